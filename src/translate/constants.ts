@@ -1,0 +1,40 @@
+/** Protocol constants of both eras (translation.md §3, §3.9). */
+
+/** The modern revision the gateway serves to clients. */
+export const MODERN_VERSION = '2026-07-28';
+/** The legacy revision the gateway speaks to upstreams that need `initialize`. */
+export const LEGACY_VERSION = '2025-11-25';
+/** Modern versions the gateway's client face accepts. */
+export const SUPPORTED_MODERN_VERSIONS: readonly string[] = [MODERN_VERSION];
+/** Legacy versions that mark a request as belonging to the legacy era (H1). */
+export const LEGACY_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
+
+/** Reserved `_meta` keys of the modern per-request envelope (S2 `RequestMetaObject`). */
+export const META = {
+  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
+  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
+  clientInfo: 'io.modelcontextprotocol/clientInfo',
+  logLevel: 'io.modelcontextprotocol/logLevel',
+  serverInfo: 'io.modelcontextprotocol/serverInfo',
+  subscriptionId: 'io.modelcontextprotocol/subscriptionId',
+  relatedTask: 'io.modelcontextprotocol/related-task',
+} as const;
+
+/** The tasks extension identifier (X). */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/** JSON-RPC error codes the gateway emits or maps (B2 §Error Codes). */
+export const ErrorCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  /** Legacy "resource not found"; MUST NOT be sent on the modern era. */
+  LegacyResourceNotFound: -32002,
+  /** Legacy URL elicitation required; MUST NOT be sent on the modern era. */
+  LegacyUrlElicitationRequired: -32042,
+  HeaderMismatch: -32020,
+  MissingRequiredClientCapability: -32021,
+  UnsupportedProtocolVersion: -32022,
+} as const;

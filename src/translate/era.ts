@@ -1,0 +1,34 @@
+/** Which protocol era a client request belongs to (translation.md §3.1; V2 §Compatibility Matrix). */
+import { LEGACY_VERSIONS, META } from './constants.js';
+import { isObject } from './jsonrpc.js';
+
+/** The two protocol eras. */
+export type Era = 'modern' | 'legacy';
+
+/** What the classifier looks at. Header names are lower-case. */
+export interface EraSignals {
+  httpMethod: string;
+  protocolVersionHeader: string | undefined;
+  body: unknown;
+}
+
+/** The `_meta` protocol version a body declares, if any. */
+export function metaProtocolVersion(body: unknown): unknown {
+  if (!isObject(body) || !isObject(body.params) || !isObject(body.params._meta)) return undefined;
+  return body.params._meta[META.protocolVersion];
+}
+
+/**
+ * Classifies a request. Modern markers (the `_meta` protocol version, or a non-legacy `MCP-Protocol-Version`)
+ * win, so that `initialize` sent with modern markers is judged by modern rules (a removed method, 404).
+ * GET/DELETE, session traffic, `initialize` and anything without markers are legacy.
+ */
+export function classifyEra(s: EraSignals): Era {
+  const method = s.httpMethod.toUpperCase();
+  if (method !== 'POST') return 'legacy';
+  if (Array.isArray(s.body)) return 'legacy'; // JSON-RPC batches exist only before 2025-06-18
+  if (metaProtocolVersion(s.body) !== undefined) return 'modern';
+  const hv = s.protocolVersionHeader;
+  if (hv !== undefined && hv !== '' && !LEGACY_VERSIONS.includes(hv)) return 'modern';
+  return 'legacy';
+}

@@ -1,0 +1,138 @@
+/**
+ * Input requests: legacy server→client requests (elicitation, sampling, roots) ⇄ modern `inputRequests`
+ * entries and `inputResponses` (translation.md §3.6, §4.7; M2 §Server Requirements).
+ */
+import { ErrorCode } from './constants.js';
+import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
+
+/** Server→client request methods that become modern input requests. */
+export const INPUT_METHODS: readonly string[] = ['elicitation/create', 'sampling/createMessage', 'roots/list'];
+
+/** One modern input request (S2 `InputRequest`). */
+export interface InputRequest {
+  method: string;
+  params?: JsonObject;
+}
+
+/** True when `method` is an input kind the modern era expresses as an input request. */
+export function isInputMethod(method: string): boolean {
+  return INPUT_METHODS.includes(method);
+}
+
+/**
+ * Whether the client declared the capability this input request needs (M2: a server MUST NOT send input
+ * request types the client did not declare). An empty `elicitation` object means form mode (S1).
+ */
+export function isInputDeclared(method: string, params: JsonObject | undefined, caps: JsonObject): boolean {
+  switch (method) {
+    case 'elicitation/create': {
+      const e = caps.elicitation;
+      if (!isObject(e)) return false;
+      const mode = params?.mode === 'url' ? 'url' : 'form';
+      if (mode === 'url') return isObject(e.url);
+      return Object.keys(e).length === 0 || isObject(e.form);
+    }
+    case 'sampling/createMessage': {
+      const s = caps.sampling;
+      if (!isObject(s)) return false;
+      if (params && (params.tools !== undefined || params.toolChoice !== undefined)) return isObject(s.tools);
+      return true;
+    }
+    case 'roots/list':
+      return isObject(caps.roots);
+    default:
+      return false;
+  }
+}
+
+/** A legacy server→client request → a modern input request: legacy-only fields removed (§4.7). */
+export function toInputRequest(method: string, params: JsonObject | undefined): InputRequest {
+  if (!params) return { method };
+  const clean: JsonObject = {};
+  for (const [k, v] of Object.entries(params)) {
+    if (k === 'task' || k === 'elicitationId') continue;
+    // Legacy `_meta` (related-task, the key hint) has no place in a modern input request; S2 forbids it on some.
+    if (k === '_meta') continue;
+    clean[k] = v;
+  }
+  return Object.keys(clean).length > 0 ? { method, params: clean } : { method };
+}
+
+/** A modern input response → the legacy result for the upstream's pending request (`resultType` removed). */
+export function toLegacyInputResult(response: unknown): JsonObject | undefined {
+  if (!isObject(response)) return undefined;
+  const { resultType: _rt, ...rest } = response;
+  return rest;
+}
+
+/**
+ * Checks an input response's basic shape for its method, so that a malformed answer is re-asked rather than
+ * forwarded (M2 §Server Requirements: validate input responses).
+ */
+export function isValidInputResponse(method: string, response: unknown): boolean {
+  if (!isObject(response)) return false;
+  switch (method) {
+    case 'elicitation/create':
+      return response.action === 'accept' || response.action === 'decline' || response.action === 'cancel';
+    case 'sampling/createMessage':
+      return typeof response.role === 'string' && (isObject(response.content) || Array.isArray(response.content));
+    case 'roots/list':
+      return Array.isArray(response.roots);
+    default:
+      return true;
+  }
+}
+
+/**
+ * What the gateway answers an upstream itself when the client did not declare the capability: elicitation is
+ * declined, anything else is refused (translation.md §4.12(a) step 6).
+ */
+export function undeclaredInputAnswer(method: string): { result: JsonObject } | { error: JsonRpcErrorObject } {
+  if (method === 'elicitation/create') return { result: { action: 'decline' } };
+  return { error: { code: ErrorCode.MethodNotFound, message: `Client does not support ${method}` } };
+}
+
+/** The legacy client capabilities that matter to an upstream session, from a modern request's capabilities. */
+export function legacySessionCapabilities(caps: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  if (isObject(caps.elicitation)) out.elicitation = caps.elicitation;
+  if (isObject(caps.sampling)) out.sampling = caps.sampling;
+  if (isObject(caps.roots)) out.roots = caps.roots;
+  return out;
+}
+
+/** Stable JSON text (sorted keys) for keying sessions by capability sets. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (isObject(value)) {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * The `_meta` key by which an upstream may suggest the MRTR key for one of its server→client requests (a
+ * migrating server keeps the key names its modern clients already know). Used when unique in the round.
+ */
+export const INPUT_KEY_HINT = 'mcp-tasks-gateway/inputKey';
+
+/** The key an upstream suggested for this request, if it is a usable key. */
+export function hintedInputKey(params: JsonObject | undefined): string | undefined {
+  const meta = params && isObject(params._meta) ? params._meta : undefined;
+  const hint = meta?.[INPUT_KEY_HINT];
+  return typeof hint === 'string' && /^[A-Za-z0-9_.:-]{1,64}$/.test(hint) ? hint : undefined;
+}
+
+/** The capability a client must declare for an input request (the data of -32021, S2 `requiredCapabilities`). */
+export function requiredCapabilityFor(method: string, params: JsonObject | undefined): JsonObject {
+  switch (method) {
+    case 'elicitation/create':
+      return { elicitation: params?.mode === 'url' ? { url: {} } : {} };
+    case 'sampling/createMessage':
+      return { sampling: params && (params.tools !== undefined || params.toolChoice !== undefined) ? { tools: {} } : {} };
+    case 'roots/list':
+      return { roots: {} };
+    default:
+      return {};
+  }
+}

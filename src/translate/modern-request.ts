@@ -1,0 +1,168 @@
+/**
+ * Validation of a modern (2026-07-28) request as it arrives at the gateway: JSON-RPC shape, the standard
+ * headers (H2 §Server Validation), the per-request `_meta` envelope (B2), supported versions (V2).
+ * Expected failures are values; the proxy maps each `reason` to an HTTP status and JSON-RPC code.
+ */
+import { ErrorCode, META, SUPPORTED_MODERN_VERSIONS } from './constants.js';
+import { decodeHeaderValue } from './headers.js';
+import { isObject, type JsonObject, type RequestId } from './jsonrpc.js';
+import { methodPolicy, type MethodPolicy } from './methods.js';
+
+/** Why a modern request was refused. */
+export type RequestFailureReason =
+  | 'invalid-request'
+  | 'header-mismatch'
+  | 'unsupported-version'
+  | 'missing-envelope'
+  | 'method-removed';
+
+/** A refused request: the reason, a message for the client, optional error data, and the id if known. */
+export interface RequestFailure {
+  reason: RequestFailureReason;
+  message: string;
+  data?: unknown;
+  id: RequestId | null;
+}
+
+/** The client-declared context of one modern request. */
+export interface RequestEnvelope {
+  protocolVersion: string;
+  clientCapabilities: JsonObject;
+  clientInfo?: JsonObject;
+  logLevel?: string;
+}
+
+/** A validated modern request. `params` has the reserved envelope keys and MRTR material removed. */
+export interface ModernRequest {
+  /** Absent for notifications. */
+  id?: RequestId;
+  method: string;
+  policy: MethodPolicy;
+  params: JsonObject;
+  envelope: RequestEnvelope;
+  /** MRTR retry material (M2), lifted out of params. */
+  inputResponses?: JsonObject;
+  requestState?: string;
+}
+
+/** The headers the validator reads (lower-case names, already de-duplicated; `null` = repeated). */
+export interface ModernHeaders {
+  'mcp-protocol-version'?: string | null;
+  'mcp-method'?: string | null;
+  'mcp-name'?: string | null;
+}
+
+const RESERVED_META = new Set<string>([META.protocolVersion, META.clientCapabilities, META.clientInfo, META.logLevel]);
+
+/** Validates one modern request; see the module doc for the order of checks. */
+export function validateModernRequest(headers: ModernHeaders, body: unknown):
+  | { ok: true; value: ModernRequest }
+  | { ok: false; failure: RequestFailure } {
+  const fail = (reason: RequestFailureReason, message: string, id: RequestId | null, data?: unknown) =>
+    ({ ok: false as const, failure: data === undefined ? { reason, message, id } : { reason, message, id, data } });
+
+  if (!isObject(body) || body.jsonrpc !== '2.0' || typeof body.method !== 'string') {
+    return fail('invalid-request', 'Invalid Request: expected one JSON-RPC 2.0 request or notification', idOf(body));
+  }
+  const id = idOf(body);
+  if ('id' in body && id === null) return fail('invalid-request', 'Invalid Request: id must be a string or number', null);
+  if (body.params !== undefined && !isObject(body.params)) return fail('invalid-request', 'Invalid Request: params must be an object', id);
+  const method = body.method;
+  const params: JsonObject = isObject(body.params) ? body.params : {};
+
+  // Order (conformance server-stateless): header present → envelope complete (-32602) → header and body
+  // versions agree (-32020) → version supported (-32022) → Mcp-Method → Mcp-Name.
+  const rawVersion = headers['mcp-protocol-version'];
+  if (rawVersion === null) return fail('header-mismatch', 'MCP-Protocol-Version header must not be repeated', id);
+  if (rawVersion === undefined || rawVersion === '') {
+    return fail('header-mismatch', 'Bad Request: the required MCP-Protocol-Version header is absent', id);
+  }
+  const version = decodeHeaderValue(rawVersion);
+  if (!version.ok) return fail('header-mismatch', `Bad Request: MCP-Protocol-Version: ${version.message}`, id);
+
+  const meta = isObject(params._meta) ? params._meta : undefined;
+  const missing: string[] = [];
+  if (!meta || typeof meta[META.protocolVersion] !== 'string') missing.push(META.protocolVersion);
+  if (!meta || !isObject(meta[META.clientCapabilities])) missing.push(META.clientCapabilities);
+  if (!meta || missing.length > 0) {
+    return fail('missing-envelope', `Invalid params: the request is missing the required per-request envelope key(s): ${missing.join(', ')}`, id);
+  }
+  const metaVersion = meta[META.protocolVersion] as string;
+  if (metaVersion !== version.value) {
+    return fail('header-mismatch', `Bad Request: MCP-Protocol-Version header (${version.value}) does not match _meta protocolVersion (${metaVersion})`, id);
+  }
+  if (!SUPPORTED_MODERN_VERSIONS.includes(version.value)) {
+    return fail('unsupported-version', `Unsupported protocol version: ${version.value}`, id, {
+      supported: [...SUPPORTED_MODERN_VERSIONS],
+      requested: version.value,
+    });
+  }
+
+  // 3. Mcp-Method must mirror the body's method.
+  const rawMethod = headers['mcp-method'];
+  if (rawMethod === null) return fail('header-mismatch', 'Mcp-Method header must not be repeated', id);
+  if (rawMethod === undefined) return fail('header-mismatch', `Bad Request: body carries method "${method}" but the required Mcp-Method header is absent`, id);
+  const headerMethod = decodeHeaderValue(rawMethod);
+  if (!headerMethod.ok) return fail('header-mismatch', `Bad Request: Mcp-Method: ${headerMethod.message}`, id);
+  if (headerMethod.value !== method) {
+    return fail('header-mismatch', `Bad Request: Mcp-Method header "${headerMethod.value}" does not match body method "${method}"`, id);
+  }
+
+  // 4. Mcp-Name must mirror params.name / params.uri / params.taskId for the methods that route by name.
+  const policy = methodPolicy(method);
+  const rawName = headers['mcp-name'];
+  if (rawName === null) return fail('header-mismatch', 'Mcp-Name header must not be repeated', id);
+  if (policy.nameParam) {
+    const bodyName = params[policy.nameParam];
+    if (typeof bodyName === 'string') {
+      if (rawName === undefined) {
+        return fail('header-mismatch', `Bad Request: body carries params.${policy.nameParam}="${bodyName}" but the required Mcp-Name header is absent`, id);
+      }
+      const name = decodeHeaderValue(rawName);
+      if (!name.ok) return fail('header-mismatch', `Bad Request: Mcp-Name: ${name.message}`, id);
+      if (name.value !== bodyName) {
+        return fail('header-mismatch', `Bad Request: Mcp-Name header "${name.value}" does not match params.${policy.nameParam} "${bodyName}"`, id);
+      }
+    }
+  }
+
+  // 5. Methods removed from the modern era.
+  if (policy.kind === 'removed') return fail('method-removed', `Method not found: ${method}`, id);
+
+  const envelope: RequestEnvelope = {
+    protocolVersion: metaVersion,
+    clientCapabilities: meta[META.clientCapabilities] as JsonObject,
+  };
+  if (isObject(meta[META.clientInfo])) envelope.clientInfo = meta[META.clientInfo] as JsonObject;
+  if (typeof meta[META.logLevel] === 'string') envelope.logLevel = meta[META.logLevel] as string;
+
+  const rest: JsonObject = {};
+  for (const [k, v] of Object.entries(meta)) if (!RESERVED_META.has(k)) rest[k] = v;
+  const cleanParams: JsonObject = {};
+  for (const [k, v] of Object.entries(params)) {
+    if (k === '_meta' || k === 'inputResponses' || k === 'requestState') continue;
+    cleanParams[k] = v;
+  }
+  if (Object.keys(rest).length > 0) cleanParams._meta = rest;
+
+  const value: ModernRequest = { method, policy, params: cleanParams, envelope };
+  if (id !== null) value.id = id;
+  if (isObject(params.inputResponses)) value.inputResponses = params.inputResponses;
+  if (typeof params.requestState === 'string') value.requestState = params.requestState;
+  return { ok: true, value };
+}
+
+function idOf(body: unknown): RequestId | null {
+  if (!isObject(body)) return null;
+  const id = body.id;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+}
+
+/** HTTP status and JSON-RPC code for each refusal reason (B2 §Error Codes; H2). The one table. */
+export const REQUEST_FAILURE_STATUS: Readonly<Record<RequestFailureReason, { status: number; code: number }>> = {
+  'invalid-request': { status: 400, code: ErrorCode.InvalidRequest },
+  'header-mismatch': { status: 400, code: ErrorCode.HeaderMismatch },
+  'unsupported-version': { status: 400, code: ErrorCode.UnsupportedProtocolVersion },
+  'missing-envelope': { status: 400, code: ErrorCode.InvalidParams },
+  'method-removed': { status: 404, code: ErrorCode.MethodNotFound },
+};

@@ -1,0 +1,128 @@
+/** Legacy (2025-11-25) results and errors → modern (2026-07-28) ones, for non-task traffic (translation.md §4.1–4.3, §4.11). */
+import { ErrorCode, META, MODERN_VERSION, TASKS_EXTENSION } from './constants.js';
+import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
+import { methodPolicy } from './methods.js';
+
+/** Cache hints stamped on cacheable modern results (CACHE2). */
+export interface CacheHints {
+  ttlMs: number;
+  scope: 'public' | 'private';
+}
+
+/** What the upstream told the gateway about itself in `initialize`. */
+export interface UpstreamIdentity {
+  protocolVersion: string;
+  capabilities: JsonObject;
+  serverInfo: JsonObject;
+  instructions?: string;
+}
+
+/** Reads an `InitializeResult` into an identity; `undefined` when it is not one. */
+export function identityFromInitialize(result: unknown): UpstreamIdentity | undefined {
+  if (!isObject(result) || typeof result.protocolVersion !== 'string' || !isObject(result.serverInfo)) return undefined;
+  const id: UpstreamIdentity = {
+    protocolVersion: result.protocolVersion,
+    capabilities: isObject(result.capabilities) ? result.capabilities : {},
+    serverInfo: result.serverInfo,
+  };
+  if (typeof result.instructions === 'string') id.instructions = result.instructions;
+  return id;
+}
+
+/** Whether the legacy server supports task-augmented `tools/call` (S1 `ServerCapabilities.tasks`). */
+export function legacySupportsToolTasks(caps: JsonObject): boolean {
+  const tasks = caps.tasks;
+  return isObject(tasks) && isObject(tasks.requests) && isObject(tasks.requests.tools) && isObject(tasks.requests.tools.call);
+}
+
+/**
+ * Legacy server capabilities → modern ones: the legacy `tasks` slot never appears (conformance
+ * `tasks-extension-advertised`); the tasks extension is advertised when the gateway can serve tasks.
+ */
+export function modernCapabilities(legacy: JsonObject, opts: { tasksExtension: boolean }): JsonObject {
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(legacy)) {
+    if (k === 'tasks') continue;
+    out[k] = v;
+  }
+  const extensions: JsonObject = isObject(legacy.extensions) ? { ...legacy.extensions } : {};
+  if (opts.tasksExtension) extensions[TASKS_EXTENSION] = {};
+  if (Object.keys(extensions).length > 0) out.extensions = extensions;
+  else delete out.extensions;
+  return out;
+}
+
+/** Builds the `server/discover` result from the upstream's identity (D2; S2 `DiscoverResult`). */
+export function discoverResult(identity: UpstreamIdentity, opts: { tasksExtension: boolean; cache: CacheHints }): JsonObject {
+  const result: JsonObject = {
+    resultType: 'complete',
+    supportedVersions: [MODERN_VERSION],
+    capabilities: modernCapabilities(identity.capabilities, opts),
+    ttlMs: opts.cache.ttlMs,
+    cacheScope: opts.cache.scope,
+    _meta: { [META.serverInfo]: identity.serverInfo },
+  };
+  if (identity.instructions !== undefined) result.instructions = identity.instructions;
+  return result;
+}
+
+/** Removes the legacy `execution` field from each tool of a `tools/list` result (S2 `Tool` has none). */
+function stripToolExecution(result: JsonObject): JsonObject {
+  if (!Array.isArray(result.tools)) return result;
+  return {
+    ...result,
+    tools: result.tools.map((tool) => {
+      if (!isObject(tool) || !('execution' in tool)) return tool;
+      const { execution: _execution, ...rest } = tool;
+      return rest;
+    }),
+  };
+}
+
+/**
+ * A legacy result → the modern result of the same method: `resultType:"complete"`, cache hints on cacheable
+ * methods, the upstream's `serverInfo` in `_meta`, legacy-only fields removed.
+ */
+export function modernResult(method: string, legacy: JsonObject, opts: { serverInfo?: JsonObject; cache: CacheHints }): JsonObject {
+  let result: JsonObject = { ...legacy };
+  if (method === 'tools/list') result = stripToolExecution(result);
+  result.resultType = 'complete';
+  if (methodPolicy(method).cacheable) {
+    if (typeof result.ttlMs !== 'number') result.ttlMs = opts.cache.ttlMs;
+    if (result.cacheScope !== 'public' && result.cacheScope !== 'private') result.cacheScope = opts.cache.scope;
+  }
+  const meta: JsonObject = isObject(result._meta) ? { ...result._meta } : {};
+  delete meta[META.relatedTask];
+  if (opts.serverInfo && meta[META.serverInfo] === undefined) meta[META.serverInfo] = opts.serverInfo;
+  if (Object.keys(meta).length > 0) result._meta = meta;
+  else delete result._meta;
+  return result;
+}
+
+/** A legacy JSON-RPC error → one the modern era may carry (B2: -32002 and -32042 MUST NOT be sent). */
+export function modernError(error: JsonRpcErrorObject, request: { uri?: string } = {}): JsonRpcErrorObject {
+  if (error.code === ErrorCode.LegacyResourceNotFound) {
+    // SEP-2164: resource not found is -32602 with data.uri.
+    const data: JsonObject = isObject(error.data) ? { ...error.data } : {};
+    if (typeof data.uri !== 'string' && request.uri !== undefined) data.uri = request.uri;
+    return withData({ code: ErrorCode.InvalidParams, message: error.message }, Object.keys(data).length > 0 ? data : error.data);
+  }
+  if (error.code === ErrorCode.LegacyUrlElicitationRequired) {
+    return { code: ErrorCode.InternalError, message: error.message, data: { upstreamCode: error.code, upstreamData: error.data } };
+  }
+  return error;
+}
+
+function withData(e: JsonRpcErrorObject, data: unknown): JsonRpcErrorObject {
+  return data === undefined ? e : { ...e, data };
+}
+
+/** Reads an upstream error object defensively. */
+export function asErrorObject(value: unknown): JsonRpcErrorObject {
+  if (isObject(value) && typeof value.code === 'number') {
+    const e: JsonRpcErrorObject = { code: value.code, message: typeof value.message === 'string' ? value.message : 'Upstream error' };
+    if ('data' in value) e.data = value.data;
+    return e;
+  }
+  return { code: ErrorCode.InternalError, message: 'Malformed error from upstream' };
+}
