@@ -1,0 +1,125 @@
+/** The gateway's configuration: a strict zod schema with named defaults (a typo is an error naming its key). */
+import { z } from 'zod';
+
+/** Named defaults, referenced by the schema, the README and `--help`. */
+export const DEFAULTS = {
+  host: '127.0.0.1',
+  port: 8080,
+  path: '/mcp',
+  bodyLimitBytes: 1_048_576,
+  cacheTtlMs: 0,
+  cacheScope: 'private' as const,
+  upstreamTimeoutMs: 300_000,
+  inputHoldMs: 300_000,
+  maxHeldCalls: 10_000,
+  maxSessionsPerUpstream: 256,
+  sessionIdleMs: 600_000,
+  maxListenStreams: 1_000,
+  keepAliveMs: 15_000,
+} as const;
+
+/** Task modes per tool (issue #4): how the gateway treats a tool's long calls. */
+export const TASK_MODES = ['native', 'off', 'auto', 'always', 'required'] as const;
+
+const positiveInt = z.number().int().positive();
+
+/** One per-tool rule. */
+export const ToolRuleSchema = z
+  .strictObject({
+    task: z.enum(TASK_MODES).default('native'),
+    afterMs: z.number().int().nonnegative().optional(),
+    ttlMs: positiveInt.optional(),
+    maxTtlMs: positiveInt.optional(),
+    pollIntervalMs: positiveInt.optional(),
+    timeoutMs: positiveInt.optional(),
+  })
+  .superRefine((rule, ctx) => {
+    if (rule.task === 'auto' && rule.afterMs === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['afterMs'], message: 'task "auto" needs afterMs (milliseconds to wait before answering with a task)' });
+    }
+    if (rule.task !== 'auto' && rule.afterMs !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['afterMs'], message: `afterMs applies only to task "auto", not "${rule.task}"` });
+    }
+    if (rule.ttlMs !== undefined && rule.maxTtlMs !== undefined && rule.ttlMs > rule.maxTtlMs) {
+      ctx.addIssue({ code: 'custom', path: ['ttlMs'], message: 'ttlMs must not exceed maxTtlMs' });
+    }
+  });
+
+const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** One upstream MCP server mounted on a path of the gateway. */
+export const UpstreamSchema = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only'),
+  path: z.string().regex(/^\/[A-Za-z0-9._~\/-]*$/, 'an absolute URL path such as /mcp').default(DEFAULTS.path),
+  url: z.url({ protocol: /^https?$/ }),
+  headers: z.record(z.string().regex(headerName, 'an HTTP header name'), z.string()).default({}),
+  timeoutMs: positiveInt.default(DEFAULTS.upstreamTimeoutMs),
+  cache: z
+    .strictObject({
+      ttlMs: z.number().int().nonnegative().default(DEFAULTS.cacheTtlMs),
+      scope: z.enum(['public', 'private']).default(DEFAULTS.cacheScope),
+    })
+    .default({ ttlMs: DEFAULTS.cacheTtlMs, scope: DEFAULTS.cacheScope }),
+  tools: z.record(z.string().min(1), ToolRuleSchema).default({ '*': { task: 'native' } }),
+});
+
+/** The whole configuration file. */
+export const ConfigSchema = z
+  .strictObject({
+    server: z
+      .strictObject({
+        host: z.string().min(1).default(DEFAULTS.host),
+        port: z.number().int().min(0).max(65535).default(DEFAULTS.port),
+        bodyLimitBytes: positiveInt.default(DEFAULTS.bodyLimitBytes),
+        /** Host header allow-list (DNS-rebinding protection); defaults to loopback names when bound to loopback. */
+        allowedHosts: z.array(z.string().min(1)).optional(),
+        /** Origin allow-list; requests without Origin are allowed. Defaults to loopback origins. */
+        allowedOrigins: z.array(z.string().min(1)).optional(),
+        keepAliveMs: positiveInt.default(DEFAULTS.keepAliveMs),
+        maxListenStreams: positiveInt.default(DEFAULTS.maxListenStreams),
+      })
+      .default({
+        host: DEFAULTS.host,
+        port: DEFAULTS.port,
+        bodyLimitBytes: DEFAULTS.bodyLimitBytes,
+        keepAliveMs: DEFAULTS.keepAliveMs,
+        maxListenStreams: DEFAULTS.maxListenStreams,
+      }),
+    store: z
+      .discriminatedUnion('kind', [z.strictObject({ kind: z.literal('memory') })])
+      .default({ kind: 'memory' }),
+    input: z
+      .strictObject({
+        /** How long an upstream call waits for the client's MRTR retry before it is cancelled. */
+        holdMs: positiveInt.default(DEFAULTS.inputHoldMs),
+        maxHeldCalls: positiveInt.default(DEFAULTS.maxHeldCalls),
+      })
+      .default({ holdMs: DEFAULTS.inputHoldMs, maxHeldCalls: DEFAULTS.maxHeldCalls }),
+    sessions: z
+      .strictObject({
+        maxPerUpstream: positiveInt.default(DEFAULTS.maxSessionsPerUpstream),
+        idleMs: positiveInt.default(DEFAULTS.sessionIdleMs),
+      })
+      .default({ maxPerUpstream: DEFAULTS.maxSessionsPerUpstream, idleMs: DEFAULTS.sessionIdleMs }),
+    upstreams: z.array(UpstreamSchema).default([]),
+  })
+  .superRefine((cfg, ctx) => {
+    const paths = new Map<string, number>();
+    cfg.upstreams.forEach((u, i) => {
+      const prev = paths.get(u.path);
+      if (prev !== undefined) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'path'], message: `path ${u.path} is already used by upstreams.${prev}` });
+      paths.set(u.path, i);
+    });
+    const names = new Set<string>();
+    cfg.upstreams.forEach((u, i) => {
+      if (names.has(u.name)) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'name'], message: `duplicate upstream name ${u.name}` });
+      names.add(u.name);
+    });
+  });
+
+/** The validated configuration. */
+export type GatewayConfig = z.infer<typeof ConfigSchema>;
+/** One validated upstream. */
+export type UpstreamConfig = z.infer<typeof UpstreamSchema>;
+/** One validated tool rule. */
+export type ToolRule = z.infer<typeof ToolRuleSchema>;
