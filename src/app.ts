@@ -1,0 +1,81 @@
+/** The composition root: configuration → upstream pools, runtime, HTTP edge. */
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { GatewayConfig } from './config/index.js';
+import { buildEdge, hostPolicy } from './proxy/index.js';
+import { MrtrBridge, type UpstreamRoute } from './tasks/index.js';
+import { LegacySessionPool } from './upstream/index.js';
+import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
+
+/** Optional collaborators (tests pass a logger or a fixed key). */
+export interface GatewayDeps {
+  logger?: FastifyServerOptions['logger'];
+  /** HMAC key for MRTR request states; random per process when absent (then states do not survive a restart). */
+  stateKey?: Uint8Array;
+}
+
+/** A built gateway: the Fastify app (not listening) and an idempotent, ordered close. */
+export interface Gateway {
+  app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+/** Default logger: pino at info, with credentials redacted should a header ever be logged. */
+export const DEFAULT_LOGGER = {
+  level: process.env.LOG_LEVEL ?? 'info',
+  redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["mcp-session-id"]', 'headers.authorization'],
+};
+
+/** Builds the gateway from a validated configuration. */
+export async function buildGateway(config: Readonly<GatewayConfig>, deps: GatewayDeps = {}): Promise<Gateway> {
+  const stateKey = deps.stateKey ?? stateKeyFromEnv() ?? randomBytes(32);
+  const bridge = new MrtrBridge({ stateKey, holdMs: config.input.holdMs, maxHeld: config.input.maxHeldCalls, gatherMs: 25 });
+  const routes: Array<{ path: string; route: UpstreamRoute }> = config.upstreams.map((u) => ({
+    path: u.path,
+    route: {
+      name: u.name,
+      url: u.url,
+      staticHeaders: { ...u.headers },
+      timeoutMs: u.timeoutMs,
+      cache: { ttlMs: u.cache.ttlMs, scope: u.cache.scope },
+      pool: new LegacySessionPool({
+        url: u.url,
+        staticHeaders: { ...u.headers },
+        timeoutMs: u.timeoutMs,
+        max: config.sessions.maxPerUpstream,
+        idleMs: config.sessions.idleMs,
+        clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },
+      }),
+    },
+  }));
+  const app = await buildEdge({
+    logger: deps.logger ?? false,
+    bodyLimitBytes: config.server.bodyLimitBytes,
+    hostPolicy: hostPolicy(config.server.host, config.server.allowedHosts, config.server.allowedOrigins),
+    keepAliveMs: config.server.keepAliveMs,
+    maxListenStreams: config.server.maxListenStreams,
+    bridge,
+    endpoints: routes,
+    version: GATEWAY_VERSION,
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    close() {
+      // Ordered: stop accepting → cancel held calls → close upstream sessions.
+      closing ??= (async () => {
+        await app.close();
+        bridge.close();
+        await Promise.all(routes.map((r) => r.route.pool.close()));
+      })();
+      return closing;
+    },
+  };
+}
+
+function stateKeyFromEnv(): Uint8Array | undefined {
+  const v = process.env.MCP_GATEWAY_STATE_SECRET;
+  if (!v) return undefined;
+  if (v.length < 32) throw new Error('MCP_GATEWAY_STATE_SECRET must be at least 32 characters');
+  return Buffer.from(v, 'utf8');
+}

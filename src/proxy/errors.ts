@@ -1,0 +1,54 @@
+/** The one table from failures to JSON-RPC errors and HTTP statuses at the edge (ARCHITECTURE §5.3). */
+import {
+  ErrorCode,
+  REQUEST_FAILURE_STATUS,
+  type JsonRpcErrorObject,
+  type RequestFailure,
+} from '../translate/index.js';
+import { InvalidRequestStateError, MissingCapabilityError } from '../tasks/index.js';
+import {
+  UpstreamBusyError,
+  UpstreamHttpError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+} from '../upstream/index.js';
+
+/** An error as the client gets it. */
+export interface EdgeError {
+  status: number;
+  error: JsonRpcErrorObject;
+  /** Whether the operator log should carry it as a gateway fault. */
+  fault: boolean;
+}
+
+/** A refused modern request → its HTTP status and JSON-RPC error. */
+export function failureToEdge(f: RequestFailure): EdgeError {
+  const { status, code } = REQUEST_FAILURE_STATUS[f.reason];
+  const error: JsonRpcErrorObject = f.data === undefined ? { code, message: f.message } : { code, message: f.message, data: f.data };
+  return { status, error, fault: false };
+}
+
+/** An upstream's in-band JSON-RPC error keeps its code; only "method not found" changes the status (H2: 404). */
+export function upstreamErrorStatus(error: JsonRpcErrorObject): number {
+  if (error.code === ErrorCode.MethodNotFound) return 404;
+  if (error.code === ErrorCode.MissingRequiredClientCapability || error.code === ErrorCode.HeaderMismatch || error.code === ErrorCode.UnsupportedProtocolVersion) return 400;
+  return 200;
+}
+
+/** A thrown error → what the client gets. Unknown errors are 500 and logged. */
+export function exceptionToEdge(e: unknown): EdgeError {
+  if (e instanceof MissingCapabilityError) {
+    return {
+      status: 400,
+      error: { code: ErrorCode.MissingRequiredClientCapability, message: e.message, data: { requiredCapabilities: e.requiredCapabilities } },
+      fault: false,
+    };
+  }
+  if (e instanceof InvalidRequestStateError) return { status: 400, error: { code: ErrorCode.InvalidParams, message: e.message }, fault: false };
+  if (e instanceof UpstreamTimeoutError) return { status: 504, error: { code: ErrorCode.InternalError, message: 'Upstream timed out' }, fault: false };
+  if (e instanceof UpstreamBusyError) return { status: 503, error: { code: ErrorCode.InternalError, message: `Gateway busy: ${e.message}` }, fault: false };
+  if (e instanceof UpstreamUnavailableError || e instanceof UpstreamHttpError) {
+    return { status: 502, error: { code: ErrorCode.InternalError, message: `Upstream unavailable: ${e.message}` }, fault: false };
+  }
+  return { status: 500, error: { code: ErrorCode.InternalError, message: 'Internal error' }, fault: true };
+}

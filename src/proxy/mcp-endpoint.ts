@@ -1,0 +1,219 @@
+/**
+ * The MCP endpoint of one upstream, for both eras on one URL (translation.md §3.1). Modern requests in front of
+ * a legacy upstream are translated; traffic whose era matches the upstream's passes through unchanged
+ * (sessions, GET streams and DELETE included) with @fastify/reply-from.
+ */
+import replyFrom from '@fastify/reply-from';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  ErrorCode,
+  TASKS_EXTENSION,
+  classifyEra,
+  discoverResult,
+  isObject,
+  legacySessionCapabilities,
+  validateModernRequest,
+  type Era,
+  type ModernHeaders,
+  type ModernRequest,
+} from '../translate/index.js';
+import { runListen, type CallerContext, type MrtrBridge, type UpstreamRoute } from '../tasks/index.js';
+import { probeEra } from '../upstream/index.js';
+import { exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
+import { principalOf } from './principal.js';
+import { ResponseChannel } from './response.js';
+
+/** What the endpoint needs. */
+export interface EndpointOptions {
+  route: UpstreamRoute;
+  path: string;
+  bridge: MrtrBridge;
+  keepAliveMs: number;
+  maxListenStreams: number;
+}
+
+function header(req: FastifyRequest, name: string): string | undefined | null {
+  const v = req.headers[name];
+  if (Array.isArray(v)) return v.length === 1 ? v[0] : null;
+  return v;
+}
+
+/** Registers the endpoint's routes in an encapsulated scope. */
+export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOptions): Promise<void> {
+  const { route, bridge } = opts;
+  const upstreamUrl = new URL(route.url);
+  let era: Promise<Era> | undefined;
+  let listenStreams = 0;
+
+  // The upstream's era is probed once and cached; a failed probe is retried by the next request.
+  const upstreamEra = (): Promise<Era> => {
+    if (!era) {
+      era = probeEra(route.url, route.staticHeaders, Math.min(route.timeoutMs, 30_000));
+      era.catch(() => {
+        era = undefined;
+      });
+    }
+    return era;
+  };
+
+  await app.register(async (scope) => {
+    await scope.register(replyFrom, {
+      base: upstreamUrl.origin,
+      undici: { connections: 128, pipelining: 1, bodyTimeout: 0, headersTimeout: route.timeoutMs },
+    });
+
+    const passThrough = (request: FastifyRequest, reply: FastifyReply) =>
+      reply.from(upstreamUrl.pathname + upstreamUrl.search, {
+        rewriteRequestHeaders: (_req, headers) => {
+          const out: Record<string, string | string[] | undefined> = { ...headers, ...route.staticHeaders, host: upstreamUrl.host };
+          // The client's Origin belongs to the gateway's origin check, not to the upstream's.
+          delete out.origin;
+          return out;
+        },
+      });
+
+    const unavailable = (reply: FastifyReply, e: unknown) => {
+      const edge = exceptionToEdge(e);
+      reply.log.warn({ err: e, upstream: route.name }, 'upstream era probe failed');
+      return reply.code(edge.status).send({ jsonrpc: '2.0', id: null, error: edge.error });
+    };
+
+    scope.route({
+      method: ['GET', 'DELETE'],
+      url: opts.path,
+      handler: async (request, reply) => {
+        let upstream: Era;
+        try {
+          upstream = await upstreamEra();
+        } catch (e) {
+          return unavailable(reply, e);
+        }
+        // H2: GET and DELETE are gone in the modern era; a modern upstream would answer 405 itself.
+        if (upstream === 'legacy') return passThrough(request, reply);
+        return reply.code(405).header('allow', 'POST').send();
+      },
+    });
+
+    scope.post(opts.path, async (request, reply) => {
+      const clientEra = classifyEra({
+        httpMethod: 'POST',
+        protocolVersionHeader: header(request, 'mcp-protocol-version') ?? undefined,
+        body: request.body,
+      });
+      let upstream: Era;
+      try {
+        upstream = await upstreamEra();
+      } catch (e) {
+        return unavailable(reply, e);
+      }
+      if (clientEra === upstream) return passThrough(request, reply);
+      if (clientEra === 'legacy') {
+        // Legacy clients in front of modern upstreams arrive with a later issue.
+        return reply.code(400).send({
+          jsonrpc: '2.0',
+          id: isObject(request.body) && (typeof request.body.id === 'string' || typeof request.body.id === 'number') ? request.body.id : null,
+          error: { code: ErrorCode.InvalidRequest, message: 'This upstream speaks MCP 2026-07-28 only; 2025-11-25 clients are not bridged to it yet' },
+        });
+      }
+      return handleModern(request, reply);
+    });
+
+    async function handleModern(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
+      const headers: ModernHeaders = {
+        'mcp-protocol-version': header(request, 'mcp-protocol-version'),
+        'mcp-method': header(request, 'mcp-method'),
+        'mcp-name': header(request, 'mcp-name'),
+      };
+      const v = validateModernRequest(headers, request.body);
+      if (!v.ok) {
+        const edge = failureToEdge(v.failure);
+        return reply.code(edge.status).send({ jsonrpc: '2.0', id: v.failure.id, error: edge.error });
+      }
+      const req = v.value;
+      // H2: a notification is accepted with 202; the core defines none a modern client sends over HTTP.
+      if (req.id === undefined) return reply.code(202).send();
+
+      const authorization = header(request, 'authorization') ?? undefined;
+      const caller: CallerContext = {
+        principal: principalOf(authorization),
+        capabilities: req.envelope.clientCapabilities,
+        ...(authorization ? { authorization } : {}),
+        ...(req.envelope.logLevel ? { logLevel: req.envelope.logLevel } : {}),
+      };
+      const accept = header(request, 'accept') ?? '';
+      const channel = new ResponseChannel(reply, accept.includes('text/event-stream') || accept.includes('*/*'), opts.keepAliveMs);
+      const aborter = new AbortController();
+      const onClose = () => {
+        if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));
+      };
+      reply.raw.on('close', onClose);
+      const started = Date.now();
+      try {
+        await dispatch(req, caller, channel, aborter.signal);
+      } catch (e) {
+        const edge = exceptionToEdge(e);
+        if (edge.fault) request.log.error({ err: e, method: req.method, upstream: route.name }, 'request failed');
+        else request.log.info({ method: req.method, upstream: route.name, code: edge.error.code, reason: (e as Error).message }, 'request refused');
+        if (aborter.signal.aborted) channel.abandon();
+        else channel.error(req.id, edge.error, edge.status);
+      } finally {
+        reply.raw.off('close', onClose);
+        request.log.debug({ method: req.method, era: 'modern', upstream: route.name, ms: Date.now() - started }, 'modern request');
+      }
+      return reply;
+    }
+
+    async function dispatch(req: ModernRequest, caller: CallerContext, channel: ResponseChannel, signal: AbortSignal): Promise<void> {
+      const id = req.id as string | number;
+      switch (req.policy.kind) {
+        case 'discover': {
+          const key = { capabilities: legacySessionCapabilities(caller.capabilities), ...(caller.authorization ? { authorization: caller.authorization } : {}) };
+          const identity = await route.pool.getIdentity(key, signal);
+          channel.result(id, discoverResult(identity, { tasksExtension: false, cache: route.cache }));
+          return;
+        }
+        case 'forward':
+        case 'forward-input': {
+          const outcome = await bridge.forward(route, req, caller, { signal, notify: (n) => channel.notify(n) });
+          if (outcome.kind === 'result') channel.result(id, outcome.result);
+          else channel.error(id, outcome.error, upstreamErrorStatus(outcome.error));
+          return;
+        }
+        case 'listen': {
+          if (listenStreams >= opts.maxListenStreams) {
+            channel.error(id, { code: ErrorCode.InternalError, message: 'Too many open subscriptions; try again later' }, 503);
+            return;
+          }
+          listenStreams++;
+          try {
+            channel.startStream();
+            const closing = await runListen(route, req, caller, { signal, send: (n) => channel.notify(n) });
+            if (signal.aborted) channel.abandon();
+            else channel.result(id, closing);
+          } finally {
+            listenStreams--;
+          }
+          return;
+        }
+        case 'tasks': {
+          // Tasks arrive with the task issues: until then no task exists, so every id is unknown (X §Errors).
+          const ext = isObject(caller.capabilities.extensions) ? caller.capabilities.extensions[TASKS_EXTENSION] : undefined;
+          if (!isObject(ext)) {
+            channel.error(id, {
+              code: ErrorCode.MissingRequiredClientCapability,
+              message: `${req.method} requires the ${TASKS_EXTENSION} extension`,
+              data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+            }, 400);
+            return;
+          }
+          channel.error(id, { code: ErrorCode.InvalidParams, message: 'Unknown task' }, 200);
+          return;
+        }
+        case 'removed':
+          // validateModernRequest already refused these; kept for exhaustiveness.
+          channel.error(id, { code: ErrorCode.MethodNotFound, message: `Method not found: ${req.method}` }, 404);
+          return;
+      }
+    }
+  });
+}

@@ -1,0 +1,72 @@
+/** The Fastify application: parsers, limits, the host check, the JSON-RPC error handler, and the endpoints. */
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { ErrorCode } from '../translate/index.js';
+import type { MrtrBridge, UpstreamRoute } from '../tasks/index.js';
+import { checkHostOrigin, type HostPolicy } from './host-check.js';
+import { registerMcpEndpoint } from './mcp-endpoint.js';
+
+/** What the edge is built from. */
+export interface EdgeOptions {
+  logger: FastifyServerOptions['logger'];
+  bodyLimitBytes: number;
+  hostPolicy: HostPolicy;
+  keepAliveMs: number;
+  maxListenStreams: number;
+  bridge: MrtrBridge;
+  endpoints: Array<{ path: string; route: UpstreamRoute }>;
+  version: string;
+}
+
+const FASTIFY_ERRORS: Record<string, { status: number; code: number; message: string }> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: ErrorCode.ParseError, message: 'Parse error: the body is not valid JSON' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: ErrorCode.ParseError, message: 'Parse error: empty body' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: ErrorCode.InvalidRequest, message: 'Request body too large' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: ErrorCode.InvalidRequest, message: 'Unsupported Content-Type: use application/json' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: ErrorCode.InvalidRequest, message: 'Invalid Content-Length' },
+};
+
+/** Builds the not-yet-listening Fastify app. */
+export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger,
+    bodyLimit: opts.bodyLimitBytes,
+    return503OnClosing: true,
+    forceCloseConnections: true,
+    disableRequestLogging: true,
+  });
+  // MCP bodies are JSON; the default text/plain parser would let other bodies through to the handlers.
+  app.removeContentTypeParser('text/plain');
+
+  app.addHook('onRequest', async (request, reply) => {
+    const origin = request.headers.origin;
+    const refused = checkHostOrigin(request.headers.host, typeof origin === 'string' ? origin : undefined, opts.hostPolicy);
+    if (refused) {
+      request.log.warn({ reason: refused }, 'request refused by the host check');
+      return reply.code(403).send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: 'Forbidden: Host or Origin not allowed' } });
+    }
+  });
+
+  app.setErrorHandler((err: { code?: string; statusCode?: number; message?: string }, request, reply) => {
+    const known = err.code ? FASTIFY_ERRORS[err.code] : undefined;
+    if (known) return reply.code(known.status).send({ jsonrpc: '2.0', id: null, error: { code: known.code, message: known.message } });
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      return reply.code(err.statusCode).send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: err.message ?? 'Bad request' } });
+    }
+    request.log.error({ err }, 'unhandled error');
+    return reply.code(500).send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InternalError, message: 'Internal error' } });
+  });
+
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not found' }));
+  app.get('/healthz', async () => ({ status: 'ok', version: opts.version }));
+
+  for (const e of opts.endpoints) {
+    await registerMcpEndpoint(app, {
+      route: e.route,
+      path: e.path,
+      bridge: opts.bridge,
+      keepAliveMs: opts.keepAliveMs,
+      maxListenStreams: opts.maxListenStreams,
+    });
+  }
+  return app;
+}

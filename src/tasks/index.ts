@@ -1,0 +1,4 @@
+/** The runtime: forwarding with the MRTR bridge, listen streams (and, with the task issues, tasks). */
+export * from './route.js';
+export * from './mrtr-bridge.js';
+export * from './listen-bridge.js';

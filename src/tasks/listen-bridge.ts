@@ -1,0 +1,83 @@
+/**
+ * `subscriptions/listen` for a legacy upstream (SUB2; translation.md §3.7): a dedicated upstream session whose
+ * GET stream carries list-changed notifications and whose `resources/subscribe` calls carry resource updates.
+ * The client's stream gets the acknowledgement first, then the notifications it opted into, each tagged with
+ * its subscription id. Closing the client stream ends the upstream session.
+ */
+import {
+  TASKS_EXTENSION,
+  acceptListenFilter,
+  isNotification,
+  isObject,
+  legacySessionCapabilities,
+  listenAcknowledgement,
+  listenClosingResult,
+  listenNotification,
+  readListenFilter,
+  type JsonObject,
+  type JsonRpcNotification,
+  type ModernRequest,
+} from '../translate/index.js';
+import { drainToResponse, type LegacySession } from '../upstream/index.js';
+import { MissingCapabilityError } from './mrtr-bridge.js';
+import type { CallerContext, UpstreamRoute } from './route.js';
+
+/** The client side of one listen stream. */
+export interface ListenHooks {
+  signal: AbortSignal;
+  /** Sends one notification on the client's stream (the first call starts the stream). */
+  send(n: JsonRpcNotification): void;
+}
+
+/** Runs a listen stream until the client leaves or the upstream ends it; returns the closing result. */
+export async function runListen(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ListenHooks): Promise<JsonObject> {
+  const subscriptionId = req.id as string | number;
+  const requested = readListenFilter(req.params);
+  const extensions = isObject(caller.capabilities.extensions) ? caller.capabilities.extensions : {};
+  if (requested.taskIds && !isObject(extensions[TASKS_EXTENSION])) {
+    // X §Task Status Notifications: asking for task notifications needs the extension.
+    throw new MissingCapabilityError({ extensions: { [TASKS_EXTENSION]: {} } }, 'notifications/tasks');
+  }
+  const key = { capabilities: legacySessionCapabilities(caller.capabilities), ...(caller.authorization ? { authorization: caller.authorization } : {}) };
+  const identity = await route.pool.getIdentity(key, hooks.signal);
+  const accepted = acceptListenFilter(requested, identity.capabilities);
+  const wantsUpstream = accepted.toolsListChanged || accepted.promptsListChanged || accepted.resourcesListChanged || accepted.resourceSubscriptions;
+  if (!wantsUpstream) {
+    hooks.send(listenAcknowledgement(subscriptionId, accepted));
+    await new Promise<void>((resolve) => {
+      if (hooks.signal.aborted) resolve();
+      hooks.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    return listenClosingResult(subscriptionId);
+  }
+
+  let session: LegacySession | undefined;
+  try {
+    session = await route.pool.openDedicated(key, hooks.signal);
+    const stream = await session.openStream(hooks.signal);
+    if (accepted.resourceSubscriptions) {
+      const ok: string[] = [];
+      for (const uri of accepted.resourceSubscriptions) {
+        const res = await drainToResponse(await session.request('resources/subscribe', { uri }, hooks.signal));
+        if (!('error' in res)) ok.push(uri);
+      }
+      if (ok.length > 0) accepted.resourceSubscriptions = ok;
+      else delete accepted.resourceSubscriptions;
+    }
+    hooks.send(listenAcknowledgement(subscriptionId, accepted));
+    if (stream) {
+      for await (const m of stream) {
+        if (!isNotification(m)) continue;
+        const out = listenNotification(m, accepted, subscriptionId);
+        if (out) hooks.send(out);
+      }
+    } else {
+      await new Promise<void>((resolve) => hooks.signal.addEventListener('abort', () => resolve(), { once: true }));
+    }
+  } catch (e) {
+    if (!hooks.signal.aborted) throw e;
+  } finally {
+    void session?.close();
+  }
+  return listenClosingResult(subscriptionId);
+}

@@ -1,0 +1,48 @@
+/** Upstream failures, each keeping its cause (undici/fetch errors, HTTP statuses). */
+
+/** The upstream could not be reached, or broke the connection (→ 502). */
+export class UpstreamUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'UpstreamUnavailableError';
+  }
+}
+
+/** The upstream did not answer within its budget (→ 504). */
+export class UpstreamTimeoutError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'UpstreamTimeoutError';
+  }
+}
+
+/** The upstream answered with an HTTP status that carries no JSON-RPC message (→ 502). */
+export class UpstreamHttpError extends Error {
+  constructor(readonly status: number, readonly bodyText: string, options?: { cause?: unknown }) {
+    super(`upstream answered HTTP ${status}`, options);
+    this.name = 'UpstreamHttpError';
+  }
+}
+
+/** The upstream no longer knows our session (HTTP 404 with a session id, H1): re-initialize and retry. */
+export class SessionExpiredError extends Error {
+  constructor() {
+    super('upstream session expired');
+    this.name = 'SessionExpiredError';
+  }
+}
+
+/** The gateway's own bound on upstream sessions is reached (→ 503). */
+export class UpstreamBusyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UpstreamBusyError';
+  }
+}
+
+/** Maps a fetch failure to the right upstream error, given the signals that may have fired. */
+export function fetchFailure(cause: unknown, timeout: AbortSignal, caller?: AbortSignal): Error {
+  if (caller?.aborted) return caller.reason instanceof Error ? caller.reason : new Error('aborted', { cause });
+  if (timeout.aborted) return new UpstreamTimeoutError('upstream did not answer in time', { cause });
+  return new UpstreamUnavailableError(`upstream unreachable: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+}

@@ -1,0 +1,6 @@
+/** Clients of upstream MCP servers: era probe, legacy sessions and their pool. */
+export * from './errors.js';
+export * from './messages.js';
+export * from './legacy-session.js';
+export * from './pool.js';
+export * from './probe.js';

@@ -1,0 +1,319 @@
+/**
+ * One legacy (2025-11-25) Streamable HTTP session with an upstream (H1): `initialize`, `Mcp-Session-Id`,
+ * POSTed requests whose responses arrive as JSON or on a per-request SSE stream (where server→client requests
+ * for that call also arrive), POSTed responses to those requests, a GET stream, DELETE on close.
+ *
+ * Written on fetch rather than the SDK Client because the gateway must know on which request's stream a
+ * server→client request arrived (to bridge it into that request's MRTR round); the SDK Client hands such
+ * requests to one session-wide handler without that association.
+ */
+import {
+  ErrorCode,
+  LEGACY_VERSION,
+  LEGACY_VERSIONS,
+  identityFromInitialize,
+  isErrorResponse,
+  isNotification,
+  isRequest,
+  isResponse,
+  type JsonObject,
+  type JsonRpcErrorObject,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  type RequestId,
+  type UpstreamIdentity,
+} from '../translate/index.js';
+import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamUnavailableError } from './errors.js';
+import { readMessages } from './messages.js';
+
+/** What a session needs to know. */
+export interface LegacySessionOptions {
+  url: string;
+  /** Static upstream headers plus the client's Authorization, if any. */
+  headers: Record<string, string>;
+  /** The legacy client capabilities declared in `initialize`. */
+  capabilities: JsonObject;
+  clientInfo: { name: string; version: string };
+  /** Budget for one upstream call, from sending to its response. */
+  timeoutMs: number;
+}
+
+/** An event on one call's response stream. */
+export type CallEvent =
+  | { kind: 'notification'; message: JsonRpcNotification }
+  | { kind: 'request'; message: JsonRpcRequest }
+  | { kind: 'response'; message: JsonRpcResponse }
+  | { kind: 'failure'; error: Error };
+
+/** One in-flight upstream request: pull its events with `next()`; `cancel()` stops it. */
+export class UpstreamCall {
+  private readonly queue: CallEvent[] = [];
+  private waiter: ((e: CallEvent) => void) | undefined;
+  private terminal: CallEvent | undefined;
+  private cancelled = false;
+
+  constructor(
+    private readonly session: LegacySession,
+    readonly requestId: RequestId,
+    private readonly controller: AbortController,
+  ) {}
+
+  /** Whether the call has produced its final event. */
+  get finished(): boolean {
+    return this.terminal !== undefined;
+  }
+
+  /** @internal Feeds an event from the pump. */
+  push(event: CallEvent): void {
+    if (this.terminal) return;
+    if (event.kind === 'response' || event.kind === 'failure') this.terminal = event;
+    const w = this.waiter;
+    if (w) {
+      this.waiter = undefined;
+      w(event);
+    } else {
+      this.queue.push(event);
+    }
+  }
+
+  /** The next event; after the final one, the final one again. */
+  next(): Promise<CallEvent> {
+    return this.nextUnless(undefined, undefined) as Promise<CallEvent>;
+  }
+
+  /**
+   * The next event, or `undefined` if `ms` pass or `signal` aborts first. An event that arrives later is not
+   * lost: it stays queued for the next call.
+   */
+  nextUnless(ms: number | undefined, signal: AbortSignal | undefined): Promise<CallEvent | undefined> {
+    const e = this.queue.shift();
+    if (e) return Promise.resolve(e);
+    if (this.terminal) return Promise.resolve(this.terminal);
+    if (signal?.aborted) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = (ev: CallEvent | undefined) => {
+        if (timer) clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        if (this.waiter === waiter) this.waiter = undefined;
+        resolve(ev);
+      };
+      const waiter = (ev: CallEvent) => done(ev);
+      const onAbort = () => done(undefined);
+      this.waiter = waiter;
+      if (ms !== undefined) timer = setTimeout(() => done(undefined), ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Whether an event is already queued (used to gather concurrent input requests without waiting). */
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** Answers a server→client request that arrived on this call's stream. */
+  respond(id: RequestId, payload: { result: JsonObject } | { error: JsonRpcErrorObject }): Promise<void> {
+    return this.session.respond(id, payload);
+  }
+
+  /**
+   * Cancels the call: `notifications/cancelled` to the upstream (H1: the legacy way; closing the stream is not a
+   * cancellation there), then the stream is dropped. Idempotent.
+   */
+  cancel(reason: string): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    if (!this.terminal) {
+      this.session.notify('notifications/cancelled', { requestId: this.requestId, reason }).catch(() => {});
+    }
+    this.controller.abort(new Error(reason));
+    this.push({ kind: 'failure', error: new Error(`cancelled: ${reason}`) });
+  }
+}
+
+/** A legacy session. Created by the pool; `initialize()` before use. */
+export class LegacySession {
+  sessionId: string | undefined;
+  protocolVersion: string = LEGACY_VERSION;
+  identity: UpstreamIdentity | undefined;
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly opts: LegacySessionOptions) {}
+
+  private headers(extra: Record<string, string> = {}): Record<string, string> {
+    const h: Record<string, string> = {
+      ...this.opts.headers,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': this.protocolVersion,
+      ...extra,
+    };
+    if (this.sessionId) h['mcp-session-id'] = this.sessionId;
+    return h;
+  }
+
+  private async post(body: unknown, signal: AbortSignal | undefined, timeoutMs = this.opts.timeoutMs): Promise<Response> {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    let res: Response;
+    try {
+      res = await fetch(this.opts.url, { method: 'POST', headers: this.headers(), body: JSON.stringify(body), signal: combined });
+    } catch (cause) {
+      throw fetchFailure(cause, timeout, signal);
+    }
+    if (res.status === 404 && this.sessionId) {
+      await res.body?.cancel().catch(() => {});
+      throw new SessionExpiredError();
+    }
+    return res;
+  }
+
+  /** Performs the `initialize` handshake and learns the upstream's identity. */
+  async initialize(signal?: AbortSignal): Promise<UpstreamIdentity> {
+    const call = await this.request(
+      'initialize',
+      { protocolVersion: LEGACY_VERSION, capabilities: this.opts.capabilities, clientInfo: this.opts.clientInfo },
+      signal,
+    );
+    const response = await drainToResponse(call);
+    if (isErrorResponse(response)) {
+      throw new UpstreamUnavailableError(`upstream refused initialize: ${response.error.code} ${response.error.message}`);
+    }
+    const identity = identityFromInitialize(response.result);
+    if (!identity) throw new UpstreamUnavailableError('upstream sent a malformed InitializeResult');
+    if (LEGACY_VERSIONS.includes(identity.protocolVersion)) this.protocolVersion = identity.protocolVersion;
+    this.identity = identity;
+    await this.notify('notifications/initialized', {});
+    return identity;
+  }
+
+  /** Sends a request and returns its call once the upstream has accepted it (status checked). */
+  async request(method: string, params: JsonObject | undefined, signal?: AbortSignal): Promise<UpstreamCall> {
+    if (this.closed) throw new UpstreamUnavailableError('session closed');
+    const id = this.nextId++;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const message: JsonRpcRequest = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
+    let res: Response;
+    try {
+      res = await this.post(message, controller.signal);
+    } catch (e) {
+      signal?.removeEventListener('abort', onAbort);
+      throw e;
+    }
+    if (method === 'initialize') {
+      const sid = res.headers.get('mcp-session-id');
+      if (sid) this.sessionId = sid;
+    }
+    const call = new UpstreamCall(this, id, controller);
+    if (!res.ok) {
+      const text = await res.text().catch(() => '');
+      signal?.removeEventListener('abort', onAbort);
+      const parsed = safeJson(text);
+      if (isErrorResponse(parsed)) {
+        call.push({ kind: 'response', message: { ...parsed, id } });
+        return call;
+      }
+      throw new UpstreamHttpError(res.status, text.slice(0, 500));
+    }
+    void this.pump(res, call, id).finally(() => signal?.removeEventListener('abort', onAbort));
+    return call;
+  }
+
+  private async pump(res: Response, call: UpstreamCall, id: RequestId): Promise<void> {
+    try {
+      for await (const m of readMessages(res)) {
+        if (isResponse(m)) {
+          if (m.id === id) {
+            call.push({ kind: 'response', message: m });
+            return;
+          }
+          continue;
+        }
+        if (isRequest(m)) {
+          if (m.method === 'ping') {
+            await this.respond(m.id, { result: {} }).catch(() => {});
+            continue;
+          }
+          call.push({ kind: 'request', message: m });
+          continue;
+        }
+        if (isNotification(m)) call.push({ kind: 'notification', message: m });
+      }
+      call.push({ kind: 'failure', error: new UpstreamUnavailableError('upstream closed the stream before answering') });
+    } catch (cause) {
+      call.push({ kind: 'failure', error: new UpstreamUnavailableError('upstream stream broke', { cause }) });
+    }
+  }
+
+  /** POSTs a response to a server→client request. */
+  async respond(id: RequestId, payload: { result: JsonObject } | { error: JsonRpcErrorObject }): Promise<void> {
+    const res = await this.post({ jsonrpc: '2.0', id, ...payload }, undefined, 30_000);
+    await res.body?.cancel().catch(() => {});
+    if (!res.ok) throw new UpstreamHttpError(res.status, '');
+  }
+
+  /** POSTs a notification. */
+  async notify(method: string, params: JsonObject): Promise<void> {
+    const res = await this.post({ jsonrpc: '2.0', method, params }, undefined, 30_000);
+    await res.body?.cancel().catch(() => {});
+  }
+
+  /** Opens the session's GET stream; `undefined` when the upstream offers none (405). */
+  async openStream(signal: AbortSignal): Promise<AsyncGenerator<unknown> | undefined> {
+    let res: Response;
+    try {
+      res = await fetch(this.opts.url, {
+        method: 'GET',
+        headers: { ...this.headers(), accept: 'text/event-stream' },
+        signal,
+      });
+    } catch (cause) {
+      throw fetchFailure(cause, AbortSignal.timeout(1), signal);
+    }
+    if (res.status === 405) {
+      await res.body?.cancel().catch(() => {});
+      return undefined;
+    }
+    if (res.status === 404 && this.sessionId) throw new SessionExpiredError();
+    if (!res.ok) throw new UpstreamHttpError(res.status, await res.text().catch(() => ''));
+    return readMessages(res);
+  }
+
+  /** Ends the session upstream (DELETE, best effort). Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (!this.sessionId) return;
+    try {
+      const res = await fetch(this.opts.url, { method: 'DELETE', headers: this.headers(), signal: AbortSignal.timeout(5_000) });
+      await res.body?.cancel().catch(() => {});
+    } catch {
+      // best effort: the upstream expires idle sessions itself
+    }
+  }
+}
+
+/** Reads a call to its response, refusing any server→client request on the way (used for handshakes). */
+export async function drainToResponse(call: UpstreamCall): Promise<JsonRpcResponse> {
+  for (;;) {
+    const e = await call.next();
+    if (e.kind === 'response') return e.message;
+    if (e.kind === 'failure') throw e.error;
+    if (e.kind === 'request') {
+      await call.respond(e.message.id, { error: { code: ErrorCode.MethodNotFound, message: 'not supported here' } }).catch(() => {});
+    }
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+

@@ -1,0 +1,177 @@
+/**
+ * The legacy session pool of one upstream. Requests whose credentials (the Authorization header, hashed) or
+ * declared client capabilities differ never share a session (translation.md §4.1). Bounded: at most `max`
+ * sessions; idle ones are closed after `idleMs`; an expired session (404) is re-initialized once.
+ */
+import { createHash } from 'node:crypto';
+import { canonicalJson, type JsonObject, type UpstreamIdentity } from '../translate/index.js';
+import { SessionExpiredError, UpstreamBusyError } from './errors.js';
+import { LegacySession } from './legacy-session.js';
+
+/** Options of one upstream's pool. */
+export interface PoolOptions {
+  url: string;
+  staticHeaders: Record<string, string>;
+  timeoutMs: number;
+  max: number;
+  idleMs: number;
+  clientInfo: { name: string; version: string };
+}
+
+/** Who a session is for. */
+export interface SessionKey {
+  authorization?: string;
+  capabilities: JsonObject;
+}
+
+interface Entry {
+  session: Promise<LegacySession>;
+  lastUsed: number;
+  inUse: number;
+}
+
+/** A bounded pool of initialized legacy sessions. */
+export class LegacySessionPool {
+  private readonly entries = new Map<string, Entry>();
+  private readonly sweeper: NodeJS.Timeout;
+  private latestIdentity: UpstreamIdentity | undefined;
+  private closed = false;
+
+  constructor(private readonly opts: PoolOptions) {
+    this.sweeper = setInterval(() => this.sweep(), Math.max(1_000, Math.floor(opts.idleMs / 2)));
+    this.sweeper.unref();
+  }
+
+  /** The upstream's identity from the most recent `initialize`, if any. */
+  get identity(): UpstreamIdentity | undefined {
+    return this.latestIdentity;
+  }
+
+  /** Number of sessions held (for metrics and tests). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private keyOf(k: SessionKey): string {
+    const auth = k.authorization ? createHash('sha256').update(k.authorization).digest('base64url') : '-';
+    return `${auth}|${canonicalJson(k.capabilities)}`;
+  }
+
+  private sessionFor(k: SessionKey): LegacySession {
+    const headers = { ...this.opts.staticHeaders };
+    if (k.authorization) headers.authorization = k.authorization;
+    return new LegacySession({
+      url: this.opts.url,
+      headers,
+      capabilities: k.capabilities,
+      clientInfo: this.opts.clientInfo,
+      timeoutMs: this.opts.timeoutMs,
+    });
+  }
+
+  private acquire(k: SessionKey, signal?: AbortSignal): { key: string; entry: Entry } {
+    if (this.closed) throw new UpstreamBusyError('gateway is shutting down');
+    const key = this.keyOf(k);
+    let entry = this.entries.get(key);
+    if (!entry) {
+      if (this.entries.size >= this.opts.max && !this.evictOneIdle()) {
+        throw new UpstreamBusyError(`all ${this.opts.max} upstream sessions are busy`);
+      }
+      const session = this.sessionFor(k);
+      const ready = session.initialize(signal).then((identity) => {
+        this.latestIdentity = identity;
+        return session;
+      });
+      entry = { session: ready, lastUsed: Date.now(), inUse: 0 };
+      this.entries.set(key, entry);
+      const created = entry;
+      ready.catch(() => {
+        if (this.entries.get(key) === created) this.entries.delete(key);
+      });
+    }
+    entry.lastUsed = Date.now();
+    return { key, entry };
+  }
+
+  /**
+   * Runs `fn` with the session for `k`. If the upstream forgot the session (404), the session is replaced and
+   * `fn` runs once more: a 404 means the upstream did not process the request.
+   */
+  async withSession<T>(k: SessionKey, fn: (s: LegacySession) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const { key, entry } = this.acquire(k, signal);
+      entry.inUse++;
+      try {
+        const session = await entry.session;
+        return await fn(session);
+      } catch (e) {
+        if (e instanceof SessionExpiredError && attempt === 0) {
+          if (this.entries.get(key) === entry) this.entries.delete(key);
+          continue;
+        }
+        throw e;
+      } finally {
+        entry.inUse--;
+        entry.lastUsed = Date.now();
+      }
+    }
+  }
+
+  /** A new initialized session outside the pool, for a long-lived stream (`subscriptions/listen`); caller closes it. */
+  async openDedicated(k: SessionKey, signal?: AbortSignal): Promise<LegacySession> {
+    if (this.closed) throw new UpstreamBusyError('gateway is shutting down');
+    const session = this.sessionFor(k);
+    this.latestIdentity = await session.initialize(signal);
+    return session;
+  }
+
+  /** Marks a session as used by a long-lived holder (a held call, a listen stream) until `release()`. */
+  hold(k: SessionKey): () => void {
+    const key = this.keyOf(k);
+    const entry = this.entries.get(key);
+    if (!entry) return () => {};
+    entry.inUse++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      entry.inUse--;
+      entry.lastUsed = Date.now();
+    };
+  }
+
+  /** The identity of the upstream, initializing a capability-less session if none exists yet. */
+  async getIdentity(k: SessionKey, signal?: AbortSignal): Promise<UpstreamIdentity> {
+    if (this.latestIdentity) return this.latestIdentity;
+    return this.withSession(k, async (s) => s.identity as UpstreamIdentity, signal);
+  }
+
+  private evictOneIdle(): boolean {
+    let oldest: [string, Entry] | undefined;
+    for (const e of this.entries) if (e[1].inUse === 0 && (!oldest || e[1].lastUsed < oldest[1].lastUsed)) oldest = e;
+    if (!oldest) return false;
+    this.entries.delete(oldest[0]);
+    void oldest[1].session.then((s) => s.close(), () => {});
+    return true;
+  }
+
+  private sweep(): void {
+    const cutoff = Date.now() - this.opts.idleMs;
+    for (const [key, e] of this.entries) {
+      if (e.inUse === 0 && e.lastUsed < cutoff) {
+        this.entries.delete(key);
+        void e.session.then((s) => s.close(), () => {});
+      }
+    }
+  }
+
+  /** Closes every session (DELETE upstream). Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.sweeper);
+    const all = [...this.entries.values()];
+    this.entries.clear();
+    await Promise.all(all.map((e) => e.session.then((s) => s.close(), () => {})));
+  }
+}
