@@ -62,8 +62,12 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       undici: { connections: 128, pipelining: 1, bodyTimeout: 0, headersTimeout: route.timeoutMs },
     });
 
-    const passThrough = (request: FastifyRequest, reply: FastifyReply) =>
-      reply.from(upstreamUrl.pathname + upstreamUrl.search, {
+    const passThrough = (request: FastifyRequest, reply: FastifyReply) => {
+      const started = Date.now();
+      reply.raw.once('finish', () => {
+        request.log.info({ method: request.method === 'POST' && isObject(request.body) ? request.body.method ?? 'response' : request.method, era: 'pass-through', upstream: route.name, status: reply.statusCode, ms: Date.now() - started }, 'mcp request');
+      });
+      return reply.from(upstreamUrl.pathname + upstreamUrl.search, {
         rewriteRequestHeaders: (_req, headers) => {
           const out: Record<string, string | string[] | undefined> = { ...headers, ...route.staticHeaders, host: upstreamUrl.host };
           // The client's Origin belongs to the gateway's origin check, not to the upstream's.
@@ -71,6 +75,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           return out;
         },
       });
+    };
 
     const unavailable = (reply: FastifyReply, e: unknown) => {
       const edge = exceptionToEdge(e);
@@ -148,41 +153,46 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       };
       reply.raw.on('close', onClose);
       const started = Date.now();
+      let outcome = 'ok';
       try {
-        await dispatch(req, caller, channel, aborter.signal);
+        outcome = await dispatch(req, caller, channel, aborter.signal);
       } catch (e) {
         const edge = exceptionToEdge(e);
+        outcome = `error ${edge.error.code}`;
         if (edge.fault) request.log.error({ err: e, method: req.method, upstream: route.name }, 'request failed');
-        else request.log.info({ method: req.method, upstream: route.name, code: edge.error.code, reason: (e as Error).message }, 'request refused');
         if (aborter.signal.aborted) channel.abandon();
         else channel.error(req.id, edge.error, edge.status);
       } finally {
         reply.raw.off('close', onClose);
-        request.log.debug({ method: req.method, era: 'modern', upstream: route.name, ms: Date.now() - started }, 'modern request');
+        if (aborter.signal.aborted) outcome = 'client closed';
+        request.log.info({ method: req.method, era: 'modern', upstream: route.name, outcome, ms: Date.now() - started }, 'mcp request');
       }
       return reply;
     }
 
-    async function dispatch(req: ModernRequest, caller: CallerContext, channel: ResponseChannel, signal: AbortSignal): Promise<void> {
+    async function dispatch(req: ModernRequest, caller: CallerContext, channel: ResponseChannel, signal: AbortSignal): Promise<string> {
       const id = req.id as string | number;
       switch (req.policy.kind) {
         case 'discover': {
           const key = { capabilities: legacySessionCapabilities(caller.capabilities), ...(caller.authorization ? { authorization: caller.authorization } : {}) };
           const identity = await route.pool.getIdentity(key, signal);
           channel.result(id, discoverResult(identity, { tasksExtension: false, cache: route.cache }));
-          return;
+          return 'ok';
         }
         case 'forward':
         case 'forward-input': {
           const outcome = await bridge.forward(route, req, caller, { signal, notify: (n) => channel.notify(n) });
-          if (outcome.kind === 'result') channel.result(id, outcome.result);
-          else channel.error(id, outcome.error, upstreamErrorStatus(outcome.error));
-          return;
+          if (outcome.kind === 'error') {
+            channel.error(id, outcome.error, upstreamErrorStatus(outcome.error));
+            return `upstream error ${outcome.error.code}`;
+          }
+          channel.result(id, outcome.result);
+          return String(outcome.result.resultType ?? 'complete');
         }
         case 'listen': {
           if (listenStreams >= opts.maxListenStreams) {
             channel.error(id, { code: ErrorCode.InternalError, message: 'Too many open subscriptions; try again later' }, 503);
-            return;
+            return 'refused: too many subscriptions';
           }
           listenStreams++;
           try {
@@ -193,7 +203,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           } finally {
             listenStreams--;
           }
-          return;
+          return 'subscription ended';
         }
         case 'tasks': {
           // Tasks arrive with the task issues: until then no task exists, so every id is unknown (X §Errors).
@@ -204,15 +214,15 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
               message: `${req.method} requires the ${TASKS_EXTENSION} extension`,
               data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
             }, 400);
-            return;
+            return 'refused: no tasks extension';
           }
           channel.error(id, { code: ErrorCode.InvalidParams, message: 'Unknown task' }, 200);
-          return;
+          return 'unknown task';
         }
         case 'removed':
           // validateModernRequest already refused these; kept for exhaustiveness.
           channel.error(id, { code: ErrorCode.MethodNotFound, message: `Method not found: ${req.method}` }, 404);
-          return;
+          return 'method not found';
       }
     }
   });

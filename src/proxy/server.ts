@@ -1,5 +1,5 @@
 /** The Fastify application: parsers, limits, the host check, the JSON-RPC error handler, and the endpoints. */
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { ErrorCode } from '../translate/index.js';
 import type { MrtrBridge, UpstreamRoute } from '../tasks/index.js';
 import { checkHostOrigin, type HostPolicy } from './host-check.js';
@@ -32,7 +32,8 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
     bodyLimit: opts.bodyLimitBytes,
     return503OnClosing: true,
     forceCloseConnections: true,
-    disableRequestLogging: true,
+    // One operator line per MCP request comes from the endpoint (method, era, upstream, outcome, duration).
+    logController: new LogController({ disableRequestLogging: true }),
   });
   // MCP bodies are JSON; the default text/plain parser would let other bodies through to the handlers.
   app.removeContentTypeParser('text/plain');
