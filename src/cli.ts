@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+/** Process entry: flags, configuration, start, graceful close on SIGTERM/SIGINT. The only file that exits. */
+import { parseArgs } from 'node:util';
+import { buildGateway, DEFAULT_LOGGER } from './app.js';
+import { ConfigError, DEFAULTS, loadConfigFile, parseConfig, type ConfigOverrides, type GatewayConfig } from './config/index.js';
+import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
+
+const HELP = `${GATEWAY_NAME} ${GATEWAY_VERSION}
+A gateway that lets MCP 2026-07-28 clients use MCP 2025-11-25 servers (and passes same-era traffic through).
+
+Usage: mcp-tasks-gateway [options]
+
+Options:
+  -c, --config FILE   configuration file (YAML or JSON); see config/gateway.example.yaml
+  -u, --upstream URL  one Streamable HTTP upstream, mounted at /mcp (replaces the file's upstreams)
+      --host HOST     listen address (default ${DEFAULTS.host})
+  -p, --port PORT     listen port (default ${DEFAULTS.port}; 0 picks a free port)
+      --demo          after starting, run the bundled modern demo client against the gateway once
+  -h, --help          show this help
+  -v, --version       show the version
+
+With no upstream configured, the gateway starts its bundled demo upstream (a 2025-11-25 server) and mounts
+it at /mcp. Environment: LOG_LEVEL (default info), MCP_GATEWAY_STATE_SECRET (HMAC key for MRTR request
+states, at least 32 characters; random per process when unset).
+`;
+
+async function main(argv: string[]): Promise<number> {
+  let args;
+  try {
+    args = parseArgs({
+      args: argv,
+      options: {
+        config: { type: 'string', short: 'c' },
+        upstream: { type: 'string', short: 'u' },
+        host: { type: 'string' },
+        port: { type: 'string', short: 'p' },
+        demo: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n\n${HELP}`);
+    return 2;
+  }
+  if (args.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (args.version) {
+    process.stdout.write(`${GATEWAY_VERSION}\n`);
+    return 0;
+  }
+
+  const overrides: ConfigOverrides = {};
+  if (args.host !== undefined) overrides.host = args.host;
+  if (args.port !== undefined) {
+    const port = Number(args.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      process.stderr.write(`invalid configuration:\n  - server.port: --port must be an integer from 0 to 65535, got "${args.port}"\n`);
+      return 2;
+    }
+    overrides.port = port;
+  }
+  if (args.upstream !== undefined) overrides.upstream = args.upstream;
+
+  let config: Readonly<GatewayConfig>;
+  try {
+    config = args.config ? await loadConfigFile(args.config, overrides) : parseConfig({}, overrides);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+
+  let demoUpstream: { url: string; close(): Promise<void> } | undefined;
+  if (config.upstreams.length === 0) {
+    const { startDemoUpstream } = await import('./demo/demo-server.js');
+    demoUpstream = await startDemoUpstream();
+    config = parseConfig({ ...structuredClone(config), upstreams: [{ name: 'demo', path: DEFAULTS.path, url: demoUpstream.url }] });
+  }
+
+  const gateway = await buildGateway(config, { logger: DEFAULT_LOGGER });
+  const log = gateway.app.log;
+  try {
+    await gateway.app.listen({ host: config.server.host, port: config.server.port });
+  } catch (e) {
+    log.error({ err: e }, 'cannot listen');
+    await gateway.close();
+    await demoUpstream?.close();
+    return 1;
+  }
+  const address = gateway.app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.server.port;
+  const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+  for (const u of config.upstreams) {
+    log.info({ upstream: u.name, endpoint: `http://${host}:${port}${u.path}`, demo: demoUpstream !== undefined }, 'serving MCP endpoint');
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    await gateway.close();
+    await demoUpstream?.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+
+  if (args.demo) {
+    const { runDemoClient } = await import('./demo/demo-client.js');
+    const first = config.upstreams[0];
+    if (first) {
+      await runDemoClient(`http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}${first.path}`, (line) => process.stdout.write(`${line}\n`));
+      process.stdout.write(`\nThe gateway keeps serving at http://${host}:${port}${first.path}; press Ctrl-C to stop.\n`);
+    }
+  }
+  return -1; // keep running
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (e: unknown) => {
+    process.stderr.write(`fatal: ${(e as Error)?.stack ?? String(e)}\n`);
+    process.exit(1);
+  },
+);
