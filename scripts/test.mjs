@@ -1,0 +1,45 @@
+// The whole test run (`npm test`): the tap suites, then the conformance suites through the gateway.
+// Ends with one line `N passed, M failed` over all of them; exits non-zero if anything failed.
+import { spawn } from 'node:child_process';
+
+function run(cmd, args) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let text = '';
+    child.stdout.on('data', (d) => {
+      text += d;
+      process.stdout.write(d);
+    });
+    child.on('close', (code) => resolve({ code: code ?? 1, text }));
+  });
+}
+
+let passed = 0;
+let failed = 0;
+let broken = false;
+
+const tap = await run(process.execPath, ['node_modules/tap/dist/esm/run.mjs', '--reporter=tap']);
+const summary = /^# \{ (.*) \}$/m.exec(tap.text);
+if (summary) {
+  const field = (k) => Number(new RegExp(`\\b${k}: (\\d+)`).exec(summary[1])?.[1] ?? 0);
+  passed += field('pass');
+  failed += field('fail');
+} else {
+  failed += 1;
+}
+if (tap.code !== 0) broken = true;
+
+for (const req of ['2026-07-28', '2025-11-25']) {
+  const r = await run(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'scripts/conformance.ts', '--requirements', req]);
+  const m = /conformance .*: (\d+) passed, (\d+) failed/.exec(r.text);
+  if (m) {
+    passed += Number(m[1]);
+    failed += Number(m[2]);
+  } else {
+    failed += 1;
+  }
+  if (r.code !== 0) broken = true;
+}
+
+process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
+process.exit(broken || failed > 0 ? 1 : 0);

@@ -1,0 +1,29 @@
+// The shipped configuration examples stay valid against the schema, and say what the defaults are.
+import { readdir } from 'node:fs/promises';
+import t from 'tap';
+import { DEFAULTS, loadConfigFile } from '../src/config/index.js';
+
+const dir = new URL('../config/', import.meta.url);
+
+t.test('every file in config/ loads', async (t) => {
+  const files = (await readdir(dir)).filter((f) => /\.(ya?ml|json)$/.test(f));
+  t.ok(files.length >= 2, 'examples exist');
+  for (const f of files) {
+    const cfg = await loadConfigFile(new URL(f, dir).pathname);
+    t.equal(cfg.server.host, DEFAULTS.host, `${f}: default host`);
+    t.equal(cfg.store.kind, 'memory', `${f}: memory store`);
+  }
+});
+
+t.test('the full example spells out the defaults', async (t) => {
+  const cfg = await loadConfigFile(new URL('gateway.example.yaml', dir).pathname);
+  t.equal(cfg.server.port, DEFAULTS.port);
+  t.equal(cfg.server.bodyLimitBytes, DEFAULTS.bodyLimitBytes);
+  t.equal(cfg.input.holdMs, DEFAULTS.inputHoldMs);
+  t.equal(cfg.sessions.maxPerUpstream, DEFAULTS.maxSessionsPerUpstream);
+  const [u] = cfg.upstreams;
+  t.equal(u?.path, DEFAULTS.path);
+  t.equal(u?.timeoutMs, DEFAULTS.upstreamTimeoutMs);
+  t.same(u?.cache, { ttlMs: DEFAULTS.cacheTtlMs, scope: DEFAULTS.cacheScope });
+  t.same(u?.tools, { '*': { task: 'native' } });
+});

@@ -1,0 +1,39 @@
+/**
+ * Test stacks: a real legacy fixture server and a real gateway, both listening on loopback port 0.
+ * Not a test file (tap runs only *.test.ts).
+ */
+import { buildGateway, type Gateway } from '../../src/app.js';
+import { parseConfig } from '../../src/config/index.js';
+import { startLegacyFixture, type LegacyFixture } from '../fixtures/legacy-server.js';
+
+/** A running fixture + gateway. */
+export interface Stack {
+  fixture: LegacyFixture;
+  gateway: Gateway;
+  /** The gateway's MCP endpoint, e.g. http://127.0.0.1:PORT/mcp */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts a legacy fixture and a gateway in front of it; `config` is merged into the gateway config. */
+export async function startStack(config: Record<string, unknown> = {}, upstream: Record<string, unknown> = {}): Promise<Stack> {
+  const fixture = await startLegacyFixture();
+  const cfg = parseConfig({
+    ...config,
+    server: { port: 0, ...((config.server as object | undefined) ?? {}) },
+    upstreams: [{ name: 'fixture', path: '/mcp', url: fixture.url, ...upstream }],
+  });
+  const gateway = await buildGateway(cfg, { logger: false });
+  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = gateway.app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  return {
+    fixture,
+    gateway,
+    url: `http://127.0.0.1:${port}/mcp`,
+    async close() {
+      await gateway.close();
+      await fixture.close();
+    },
+  };
+}
