@@ -10,3 +10,4 @@ export * from './input.js';
 export * from './request-state.js';
 export * from './listen.js';
 export * from './glob.js';
+export * from './tasks.js';

@@ -1,0 +1,52 @@
+/** The in-process task store: an LRU with a bound on entries and a per-record TTL. */
+import { LRUCache } from 'lru-cache';
+import { isTerminal, type TaskId, type TaskRecord } from '../translate/index.js';
+import type { TaskStore } from './task-store.js';
+
+/** Memory store options. */
+export interface MemoryStoreOptions {
+  /** Most records kept; the least recently used terminal ones go first when full. */
+  maxTasks: number;
+}
+
+/** A `TaskStore` in this process's memory. */
+export class MemoryTaskStore implements TaskStore {
+  private readonly records: LRUCache<string, TaskRecord>;
+
+  constructor(opts: MemoryStoreOptions) {
+    this.records = new LRUCache<string, TaskRecord>({
+      max: opts.maxTasks,
+      ttlAutopurge: true,
+      // Records are replaced, never mutated in place: a reader never sees a half-applied change.
+      noUpdateTTL: true,
+    });
+  }
+
+  async create(record: TaskRecord, retentionMs: number): Promise<void> {
+    this.records.set(record.taskId, Object.freeze({ ...record }), { ttl: retentionMs });
+  }
+
+  async get(taskId: TaskId): Promise<TaskRecord | undefined> {
+    return this.records.get(taskId);
+  }
+
+  async update(taskId: TaskId, change: (current: TaskRecord) => TaskRecord | undefined): Promise<TaskRecord | undefined> {
+    const current = this.records.get(taskId);
+    if (!current) return undefined;
+    const next = change(current);
+    if (!next) return current;
+    const stored = Object.freeze({ ...next, version: current.version + 1 });
+    this.records.set(taskId, stored); // noUpdateTTL keeps the retention counted from creation
+    return stored;
+  }
+
+  async activeCount(principal: string): Promise<number> {
+    let n = 0;
+    for (const r of this.records.values()) if (r.principal === principal && !isTerminal(r.status)) n++;
+    return n;
+  }
+
+  async close(): Promise<void> {
+    this.records.clear();
+  }
+}

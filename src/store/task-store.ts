@@ -1,0 +1,22 @@
+/** The task store contract: atomic updates by compare-and-set, TTL expiry, principal-bound counting. */
+import type { TaskId, TaskRecord } from '../translate/index.js';
+
+/** Why an update did not apply. */
+export type UpdateFailure = 'not-found' | 'conflict';
+
+/** Stores task records. Implementations: memory (this process) and, with the store issue, Redis. */
+export interface TaskStore {
+  /** Stores a new record; resolves once a `get` from anywhere would see it (durable creation, X). */
+  create(record: TaskRecord, retentionMs: number): Promise<void>;
+  /** The record, or `undefined` if unknown or expired. */
+  get(taskId: TaskId): Promise<TaskRecord | undefined>;
+  /**
+   * Applies `change` to the current record atomically and bumps its version. `change` returns the new record
+   * (without touching `version`) or `undefined` to leave it as it is. Resolves to the stored record.
+   */
+  update(taskId: TaskId, change: (current: TaskRecord) => TaskRecord | undefined): Promise<TaskRecord | undefined>;
+  /** How many live (non-terminal) tasks a principal has. */
+  activeCount(principal: string): Promise<number>;
+  /** Releases resources. Idempotent. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,191 @@
+/**
+ * A conversation with one upstream call: its events are pumped until it answers, asks for input, passes a
+ * deadline, or the consumer goes away. The same conversation serves the MRTR bridge (input becomes an
+ * `InputRequiredResult`) and gateway-owned tasks (input becomes the task's `inputRequests`), so that a call can
+ * move from one to the other (an `auto` wrap that outlives `afterMs`).
+ */
+import {
+  ErrorCode,
+  hintedInputKey,
+  isInputDeclared,
+  isInputMethod,
+  isObject,
+  isValidInputResponse,
+  requiredCapabilityFor,
+  toInputRequest,
+  toLegacyInputResult,
+  undeclaredInputAnswer,
+  type InputRequest,
+  type JsonObject,
+  type JsonRpcNotification,
+  type JsonRpcResponse,
+} from '../translate/index.js';
+import type { UpstreamCall } from '../upstream/index.js';
+
+/** The -32021 a client gets when the upstream needs an input kind it did not declare (S2; conformance). */
+export class MissingCapabilityError extends Error {
+  constructor(readonly requiredCapabilities: JsonObject, what: string) {
+    super(`The upstream needs ${what}, which this request's clientCapabilities do not declare`);
+    this.name = 'MissingCapabilityError';
+  }
+}
+
+/** Mints input keys unique for a call's whole life (M2 keys are request-unique; X keys task-unique). */
+export class KeyMinter {
+  private seq = 0;
+  private readonly used = new Set<string>();
+
+  /** The upstream's hinted key if still unused, else `<kind>-<n>`. Never the same key twice. */
+  mint(method: string, params: JsonObject | undefined): string {
+    const hint = hintedInputKey(params);
+    let key = hint !== undefined && !this.used.has(hint) ? hint : undefined;
+    while (key === undefined || this.used.has(key)) key = `${method.split('/')[0] ?? 'input'}-${++this.seq}`;
+    this.used.add(key);
+    return key;
+  }
+}
+
+/** One outstanding upstream request, by its minted key. */
+export interface Outstanding {
+  upstreamId: string | number;
+  request: InputRequest;
+}
+
+/** How one pump treats what arrives. */
+export interface PumpOptions {
+  signal: AbortSignal;
+  /** Capabilities the input must be declared in. */
+  capabilities: JsonObject;
+  /** Whether input requests may be asked at all (M2: tools/call, prompts/get, resources/read). */
+  inputAllowed: boolean;
+  /** An undeclared input kind: 'throw' a -32021 (a request), or 'refuse' it upstream and go on (a task). */
+  onUndeclared: 'throw' | 'refuse';
+  /** Responses the client already sent, by key (a fresh MRTR call may carry them). */
+  offered?: JsonObject;
+  /** Stop waiting at this time (epoch ms) and report `deadline`. */
+  deadlineAt?: number;
+  /** Once one input request arrived, wait this long for more before reporting (concurrent asks). */
+  gatherMs: number;
+  /** Notifications from the upstream (progress, log, …). */
+  notify(n: JsonRpcNotification): void;
+}
+
+/** Why a pump returned. */
+export type PumpResult =
+  | { kind: 'response'; message: JsonRpcResponse }
+  | { kind: 'input'; keys: string[] }
+  | { kind: 'deadline' }
+  | { kind: 'aborted' };
+
+/** A live upstream call plus its input bookkeeping. */
+export class Conversation {
+  readonly keys = new KeyMinter();
+  readonly outstanding = new Map<string, Outstanding>();
+
+  constructor(
+    readonly call: UpstreamCall,
+    /** Releases the upstream session hold; called once when the conversation ends. */
+    private readonly releaseSession: () => void,
+    /** `_meta` added to every answer sent upstream (the related-task of a proxied task's requests, S1). */
+    private readonly answerMeta?: JsonObject,
+  ) {}
+
+  private released = false;
+
+  /** Ends the conversation's claim on its upstream session. Idempotent. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.releaseSession();
+  }
+
+  /** Cancels the upstream call (`notifications/cancelled`) and releases the session. */
+  cancel(reason: string): void {
+    this.call.cancel(reason);
+    this.release();
+  }
+
+  /** Drops the upstream stream without a cancellation (a `tasks/result` wait; T1: tasks are not cancelled so). */
+  abandon(reason: string): void {
+    this.call.abandon(reason);
+    this.release();
+  }
+
+  /** Outstanding requests as an `inputRequests` map. */
+  inputRequests(): Record<string, InputRequest> {
+    const out: Record<string, InputRequest> = {};
+    for (const [k, o] of this.outstanding) out[k] = o.request;
+    return out;
+  }
+
+  /**
+   * Answers outstanding keys from `responses`; unknown, answered or malformed ones are ignored (X: SHOULD
+   * ignore keys not outstanding; M2: re-ask rather than fail). Returns the keys answered.
+   */
+  async answer(responses: JsonObject): Promise<string[]> {
+    const answered: string[] = [];
+    for (const [key, pending] of [...this.outstanding]) {
+      if (!Object.hasOwn(responses, key)) continue;
+      const answer = responses[key];
+      if (!isValidInputResponse(pending.request.method, answer)) continue;
+      this.outstanding.delete(key);
+      answered.push(key);
+      const result = toLegacyInputResult(answer) as JsonObject;
+      if (this.answerMeta) result._meta = { ...(isObject(result._meta) ? result._meta : {}), ...this.answerMeta };
+      await this.call.respond(pending.upstreamId, { result }).catch(() => {});
+    }
+    return answered;
+  }
+
+  /** Reads events until the call answers, asks for input, passes the deadline or the signal aborts. */
+  async pump(o: PumpOptions): Promise<PumpResult> {
+    const fresh: string[] = [];
+    const offered = o.offered ?? {};
+    for (;;) {
+      const now = Date.now();
+      let wait: number | undefined = o.deadlineAt !== undefined ? Math.max(0, o.deadlineAt - now) : undefined;
+      if (fresh.length > 0) wait = wait === undefined ? o.gatherMs : Math.min(wait, o.gatherMs);
+      const event = await this.call.nextUnless(wait, o.signal);
+      if (event === undefined) {
+        if (o.signal.aborted) return { kind: 'aborted' };
+        if (fresh.length > 0) return { kind: 'input', keys: fresh };
+        return { kind: 'deadline' };
+      }
+      switch (event.kind) {
+        case 'notification':
+          o.notify(event.message);
+          break;
+        case 'request': {
+          const { id, method } = event.message;
+          const params = isObject(event.message.params) ? event.message.params : undefined;
+          if (!o.inputAllowed || !isInputMethod(method)) {
+            const answer = isInputMethod(method)
+              ? undeclaredInputAnswer(method)
+              : { error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${method}` } };
+            await this.call.respond(id, answer).catch(() => {});
+            break;
+          }
+          if (!isInputDeclared(method, params, o.capabilities)) {
+            // M2: never ask for an undeclared kind.
+            await this.call.respond(id, undeclaredInputAnswer(method)).catch(() => {});
+            if (o.onUndeclared === 'throw') throw new MissingCapabilityError(requiredCapabilityFor(method, params), method);
+            break;
+          }
+          const key = this.keys.mint(method, params);
+          // A response the client already sent under this key answers at once (stateless MRTR re-execution).
+          if (Object.hasOwn(offered, key) && isValidInputResponse(method, offered[key])) {
+            await this.call.respond(id, { result: toLegacyInputResult(offered[key]) as JsonObject }).catch(() => {});
+            break;
+          }
+          this.outstanding.set(key, { upstreamId: id, request: toInputRequest(method, params) });
+          fresh.push(key);
+          break;
+        }
+        case 'response':
+          return { kind: 'response', message: event.message };
+        case 'failure':
+          throw event.error;
+      }
+    }
+  }
+}
