@@ -3,7 +3,9 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { GatewayConfig } from './config/index.js';
 import { buildEdge, hostPolicy } from './proxy/index.js';
-import { MrtrBridge, type UpstreamRoute } from './tasks/index.js';
+import { MemoryTaskStore } from './store/index.js';
+import { MrtrBridge, TaskRuntime, type TaskPolicy, type UpstreamRoute } from './tasks/index.js';
+import { globToRegExp } from './translate/index.js';
 import { LegacySessionPool } from './upstream/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 
@@ -30,6 +32,16 @@ export const DEFAULT_LOGGER = {
 export async function buildGateway(config: Readonly<GatewayConfig>, deps: GatewayDeps = {}): Promise<Gateway> {
   const stateKey = deps.stateKey ?? stateKeyFromEnv() ?? randomBytes(32);
   const bridge = new MrtrBridge({ stateKey, holdMs: config.input.holdMs, maxHeld: config.input.maxHeldCalls, gatherMs: 25 });
+  const store = new MemoryTaskStore({ maxTasks: config.tasks.maxTasks });
+  const runtime = new TaskRuntime({
+    store,
+    bridge,
+    defaultTtlMs: config.tasks.defaultTtlMs,
+    maxTtlMs: config.tasks.maxTtlMs,
+    defaultPollIntervalMs: config.tasks.pollIntervalMs,
+    maxActivePerPrincipal: config.tasks.maxActivePerPrincipal,
+    toolSupportTtlMs: 60_000,
+  });
   const routes: Array<{ path: string; route: UpstreamRoute }> = config.upstreams.map((u) => ({
     path: u.path,
     route: {
@@ -38,6 +50,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       staticHeaders: { ...u.headers },
       timeoutMs: u.timeoutMs,
       cache: { ttlMs: u.cache.ttlMs, scope: u.cache.scope },
+      rules: Object.entries(u.tools).map(([pattern, rule]) => [globToRegExp(pattern), rule as TaskPolicy] as const),
       pool: new LegacySessionPool({
         url: u.url,
         staticHeaders: { ...u.headers },
@@ -55,6 +68,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     keepAliveMs: config.server.keepAliveMs,
     maxListenStreams: config.server.maxListenStreams,
     bridge,
+    runtime,
     endpoints: routes,
     version: GATEWAY_VERSION,
   });
@@ -66,7 +80,9 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       closing ??= (async () => {
         await app.close();
         bridge.close();
+        runtime.close();
         await Promise.all(routes.map((r) => r.route.pool.close()));
+        await store.close();
       })();
       return closing;
     },

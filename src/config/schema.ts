@@ -16,6 +16,11 @@ export const DEFAULTS = {
   sessionIdleMs: 600_000,
   maxListenStreams: 1_000,
   keepAliveMs: 15_000,
+  taskTtlMs: 3_600_000,
+  maxTaskTtlMs: 86_400_000,
+  pollIntervalMs: 1_000,
+  maxActiveTasksPerPrincipal: 100,
+  maxTasks: 10_000,
 } as const;
 
 /** Task modes per tool (issue #4): how the gateway treats a tool's long calls. */
@@ -37,8 +42,8 @@ export const ToolRuleSchema = z
     if (rule.task === 'auto' && rule.afterMs === undefined) {
       ctx.addIssue({ code: 'custom', path: ['afterMs'], message: 'task "auto" needs afterMs (milliseconds to wait before answering with a task)' });
     }
-    if (rule.task !== 'auto' && rule.afterMs !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['afterMs'], message: `afterMs applies only to task "auto", not "${rule.task}"` });
+    if ((rule.task === 'native' || rule.task === 'off') && rule.afterMs !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['afterMs'], message: `afterMs applies to task "auto", "always" and "required", not "${rule.task}"` });
     }
     if (rule.ttlMs !== undefined && rule.maxTtlMs !== undefined && rule.ttlMs > rule.maxTtlMs) {
       ctx.addIssue({ code: 'custom', path: ['ttlMs'], message: 'ttlMs must not exceed maxTtlMs' });
@@ -88,6 +93,25 @@ export const ConfigSchema = z
     store: z
       .discriminatedUnion('kind', [z.strictObject({ kind: z.literal('memory') })])
       .default({ kind: 'memory' }),
+    tasks: z
+      .strictObject({
+        /** Retention of a task from creation when its rule sets no ttlMs. */
+        defaultTtlMs: positiveInt.default(DEFAULTS.taskTtlMs),
+        /** Upper bound on any task's retention (an upstream's `ttl: null` is reported as this). */
+        maxTtlMs: positiveInt.default(DEFAULTS.maxTaskTtlMs),
+        /** pollIntervalMs suggested to clients; upstream tasks/get is called at most twice per interval. */
+        pollIntervalMs: positiveInt.default(DEFAULTS.pollIntervalMs),
+        maxActivePerPrincipal: positiveInt.default(DEFAULTS.maxActiveTasksPerPrincipal),
+        /** Task records kept in the store at most. */
+        maxTasks: positiveInt.default(DEFAULTS.maxTasks),
+      })
+      .default({
+        defaultTtlMs: DEFAULTS.taskTtlMs,
+        maxTtlMs: DEFAULTS.maxTaskTtlMs,
+        pollIntervalMs: DEFAULTS.pollIntervalMs,
+        maxActivePerPrincipal: DEFAULTS.maxActiveTasksPerPrincipal,
+        maxTasks: DEFAULTS.maxTasks,
+      }),
     input: z
       .strictObject({
         /** How long an upstream call waits for the client's MRTR retry before it is cancelled. */

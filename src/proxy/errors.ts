@@ -5,7 +5,7 @@ import {
   type JsonRpcErrorObject,
   type RequestFailure,
 } from '../translate/index.js';
-import { InvalidRequestStateError, MissingCapabilityError } from '../tasks/index.js';
+import { InvalidRequestStateError, MissingCapabilityError, TooManyTasksError, UnknownTaskError } from '../tasks/index.js';
 import {
   UpstreamBusyError,
   UpstreamHttpError,
@@ -44,6 +44,8 @@ export function exceptionToEdge(e: unknown): EdgeError {
       fault: false,
     };
   }
+  if (e instanceof UnknownTaskError) return { status: 200, error: { code: ErrorCode.InvalidParams, message: e.message }, fault: false };
+  if (e instanceof TooManyTasksError) return { status: 429, error: { code: ErrorCode.InternalError, message: e.message }, fault: false };
   if (e instanceof InvalidRequestStateError) return { status: 400, error: { code: ErrorCode.InvalidParams, message: e.message }, fault: false };
   if (e instanceof UpstreamTimeoutError) return { status: 504, error: { code: ErrorCode.InternalError, message: 'Upstream timed out' }, fault: false };
   if (e instanceof UpstreamBusyError) return { status: 503, error: { code: ErrorCode.InternalError, message: `Gateway busy: ${e.message}` }, fault: false };

@@ -7,17 +7,18 @@ import replyFrom from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   ErrorCode,
-  TASKS_EXTENSION,
   classifyEra,
   discoverResult,
   isObject,
   legacySessionCapabilities,
+  legacySupportsToolTasks,
   validateModernRequest,
+  type JsonRpcNotification,
   type Era,
   type ModernHeaders,
   type ModernRequest,
 } from '../translate/index.js';
-import { runListen, type CallerContext, type MrtrBridge, type UpstreamRoute } from '../tasks/index.js';
+import { runListen, wrapsTools, type CallerContext, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { probeEra } from '../upstream/index.js';
 import { exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
 import { principalOf } from './principal.js';
@@ -28,6 +29,7 @@ export interface EndpointOptions {
   route: UpstreamRoute;
   path: string;
   bridge: MrtrBridge;
+  runtime: TaskRuntime;
   keepAliveMs: number;
   maxListenStreams: number;
 }
@@ -40,7 +42,7 @@ function header(req: FastifyRequest, name: string): string | undefined | null {
 
 /** Registers the endpoint's routes in an encapsulated scope. */
 export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOptions): Promise<void> {
-  const { route, bridge } = opts;
+  const { route, bridge, runtime } = opts;
   const upstreamUrl = new URL(route.url);
   let era: Promise<Era> | undefined;
   let listenStreams = 0;
@@ -176,12 +178,17 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         case 'discover': {
           const key = { capabilities: legacySessionCapabilities(caller.capabilities), ...(caller.authorization ? { authorization: caller.authorization } : {}) };
           const identity = await route.pool.getIdentity(key, signal);
-          channel.result(id, discoverResult(identity, { tasksExtension: false, cache: route.cache }));
+          // The extension is advertised when the upstream runs tool tasks or the gateway wraps tools (§4.1).
+          const tasksExtension = legacySupportsToolTasks(identity.capabilities) || wrapsTools(route);
+          channel.result(id, discoverResult(identity, { tasksExtension, cache: route.cache }));
           return 'ok';
         }
         case 'forward':
         case 'forward-input': {
-          const outcome = await bridge.forward(route, req, caller, { signal, notify: (n) => channel.notify(n) });
+          const hooks = { signal, notify: (n: JsonRpcNotification) => channel.notify(n) };
+          const outcome = req.method === 'tools/call'
+            ? await runtime.callTool(route, req, caller, hooks)
+            : await bridge.forward(route, req, caller, hooks);
           if (outcome.kind === 'error') {
             channel.error(id, outcome.error, upstreamErrorStatus(outcome.error));
             return `upstream error ${outcome.error.code}`;
@@ -197,7 +204,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           listenStreams++;
           try {
             channel.startStream();
-            const closing = await runListen(route, req, caller, { signal, send: (n) => channel.notify(n) });
+            const closing = await runListen(route, req, caller, { signal, send: (n) => channel.notify(n), tasks: runtime });
             if (signal.aborted) channel.abandon();
             else channel.result(id, closing);
           } finally {
@@ -206,18 +213,13 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           return 'subscription ended';
         }
         case 'tasks': {
-          // Tasks arrive with the task issues: until then no task exists, so every id is unknown (X §Errors).
-          const ext = isObject(caller.capabilities.extensions) ? caller.capabilities.extensions[TASKS_EXTENSION] : undefined;
-          if (!isObject(ext)) {
-            channel.error(id, {
-              code: ErrorCode.MissingRequiredClientCapability,
-              message: `${req.method} requires the ${TASKS_EXTENSION} extension`,
-              data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
-            }, 400);
-            return 'refused: no tasks extension';
-          }
-          channel.error(id, { code: ErrorCode.InvalidParams, message: 'Unknown task' }, 200);
-          return 'unknown task';
+          const result = req.method === 'tasks/get'
+            ? await runtime.get(route, req, caller)
+            : req.method === 'tasks/update'
+              ? await runtime.update(route, req, caller)
+              : await runtime.cancel(route, req, caller);
+          channel.result(id, result);
+          return typeof result.status === 'string' ? result.status : 'ok';
         }
         case 'removed':
           // validateModernRequest already refused these; kept for exhaustiveness.

@@ -1,7 +1,7 @@
 /** The Fastify application: parsers, limits, the host check, the JSON-RPC error handler, and the endpoints. */
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { ErrorCode } from '../translate/index.js';
-import type { MrtrBridge, UpstreamRoute } from '../tasks/index.js';
+import type { MrtrBridge, TaskRuntime, UpstreamRoute } from '../tasks/index.js';
 import { checkHostOrigin, type HostPolicy } from './host-check.js';
 import { registerMcpEndpoint } from './mcp-endpoint.js';
 
@@ -13,6 +13,7 @@ export interface EdgeOptions {
   keepAliveMs: number;
   maxListenStreams: number;
   bridge: MrtrBridge;
+  runtime: TaskRuntime;
   endpoints: Array<{ path: string; route: UpstreamRoute }>;
   version: string;
 }
@@ -65,6 +66,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       route: e.route,
       path: e.path,
       bridge: opts.bridge,
+      runtime: opts.runtime,
       keepAliveMs: opts.keepAliveMs,
       maxListenStreams: opts.maxListenStreams,
     });

@@ -5,6 +5,7 @@
  * its subscription id. Closing the client stream ends the upstream session.
  */
 import {
+  META,
   TASKS_EXTENSION,
   acceptListenFilter,
   isNotification,
@@ -19,14 +20,17 @@ import {
   type ModernRequest,
 } from '../translate/index.js';
 import { drainToResponse, type LegacySession } from '../upstream/index.js';
-import { MissingCapabilityError } from './mrtr-bridge.js';
+import { MissingCapabilityError } from './conversation.js';
 import type { CallerContext, UpstreamRoute } from './route.js';
+import type { TaskRuntime } from './task-runtime.js';
 
 /** The client side of one listen stream. */
 export interface ListenHooks {
   signal: AbortSignal;
   /** Sends one notification on the client's stream (the first call starts the stream). */
   send(n: JsonRpcNotification): void;
+  /** The task runtime, for `taskIds` (X §Task Status Notifications). */
+  tasks?: TaskRuntime;
 }
 
 /** Runs a listen stream until the client leaves or the upstream ends it; returns the closing result. */
@@ -41,13 +45,38 @@ export async function runListen(route: UpstreamRoute, req: ModernRequest, caller
   const key = { capabilities: legacySessionCapabilities(caller.capabilities), ...(caller.authorization ? { authorization: caller.authorization } : {}) };
   const identity = await route.pool.getIdentity(key, hooks.signal);
   const accepted = acceptListenFilter(requested, identity.capabilities);
+
+  // Task notifications: a full DetailedTask per change, for the caller's own tasks only (X; §4.12(h)).
+  let stopTasks = () => {};
+  const pendingTaskNotes: JsonRpcNotification[] = [];
+  let acknowledged = false;
+  if (requested.taskIds && hooks.tasks) {
+    const sub = await hooks.tasks.subscribe(route, caller.principal, requested.taskIds, (task) => {
+      const note: JsonRpcNotification = {
+        jsonrpc: '2.0',
+        method: 'notifications/tasks',
+        params: { ...withoutResultType(task), _meta: { [META.subscriptionId]: subscriptionId } },
+      };
+      if (acknowledged) hooks.send(note);
+      else pendingTaskNotes.push(note);
+    });
+    stopTasks = sub.stop;
+    if (sub.accepted.length > 0) accepted.taskIds = sub.accepted;
+  }
+  const acknowledge = () => {
+    hooks.send(listenAcknowledgement(subscriptionId, accepted));
+    acknowledged = true;
+    for (const n of pendingTaskNotes.splice(0)) hooks.send(n);
+  };
+
   const wantsUpstream = accepted.toolsListChanged || accepted.promptsListChanged || accepted.resourcesListChanged || accepted.resourceSubscriptions;
   if (!wantsUpstream) {
-    hooks.send(listenAcknowledgement(subscriptionId, accepted));
+    acknowledge();
     await new Promise<void>((resolve) => {
       if (hooks.signal.aborted) resolve();
       hooks.signal.addEventListener('abort', () => resolve(), { once: true });
     });
+    stopTasks();
     return listenClosingResult(subscriptionId);
   }
 
@@ -64,7 +93,7 @@ export async function runListen(route: UpstreamRoute, req: ModernRequest, caller
       if (ok.length > 0) accepted.resourceSubscriptions = ok;
       else delete accepted.resourceSubscriptions;
     }
-    hooks.send(listenAcknowledgement(subscriptionId, accepted));
+    acknowledge();
     if (stream) {
       for await (const m of stream) {
         if (!isNotification(m)) continue;
@@ -77,7 +106,13 @@ export async function runListen(route: UpstreamRoute, req: ModernRequest, caller
   } catch (e) {
     if (!hooks.signal.aborted) throw e;
   } finally {
+    stopTasks();
     void session?.close();
   }
   return listenClosingResult(subscriptionId);
+}
+
+function withoutResultType(task: JsonObject): JsonObject {
+  const { resultType: _rt, ...rest } = task;
+  return rest;
 }

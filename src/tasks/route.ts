@@ -1,5 +1,5 @@
 /** What the runtime knows about one upstream route. */
-import type { CacheHints, JsonObject } from '../translate/index.js';
+import type { CacheHints, JsonObject, TaskSupport } from '../translate/index.js';
 import type { LegacySessionPool } from '../upstream/index.js';
 
 /** One upstream as the runtime sees it. */
@@ -10,6 +10,27 @@ export interface UpstreamRoute {
   timeoutMs: number;
   cache: CacheHints;
   pool: LegacySessionPool;
+  /** Per-tool task rules, first match wins (exact names and globs compiled to patterns). */
+  rules: ReadonlyArray<readonly [RegExp, TaskPolicy]>;
+  /** The upstream's tools' task support, learned from its tools/list (refreshed by the runtime). */
+  toolSupport?: { at: number; byName: Map<string, TaskSupport> };
+}
+
+/** How the gateway treats one tool's calls (issue #4 table). */
+export interface TaskPolicy {
+  task: 'native' | 'off' | 'auto' | 'always' | 'required';
+  /** auto: answer synchronously if the call ends within this; always/required: the first round's window. */
+  afterMs?: number;
+  ttlMs?: number;
+  maxTtlMs?: number;
+  pollIntervalMs?: number;
+  /** Budget of a gateway-owned task's upstream call. */
+  timeoutMs?: number;
+}
+
+/** Whether any rule makes the gateway create tasks itself. */
+export function wrapsTools(route: UpstreamRoute): boolean {
+  return route.rules.some(([, p]) => p.task === 'auto' || p.task === 'always' || p.task === 'required');
 }
 
 /** Who is calling, and what the request declared. */

@@ -123,10 +123,16 @@ export class UpstreamCall {
    */
   cancel(reason: string): void {
     if (this.cancelled) return;
-    this.cancelled = true;
     if (!this.terminal) {
       this.session.notify('notifications/cancelled', { requestId: this.requestId, reason }).catch(() => {});
     }
+    this.abandon(reason);
+  }
+
+  /** Drops the stream without telling the upstream (for waits that must not cancel anything). Idempotent. */
+  abandon(reason: string): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
     this.controller.abort(new Error(reason));
     this.push({ kind: 'failure', error: new Error(`cancelled: ${reason}`) });
   }
