@@ -3,10 +3,13 @@
  * Node 20 shim) against the gateway in front of the legacy fixture, both started here on loopback port 0.
  *
  *   tsx scripts/conformance.ts [--requirements 2026-07-28|2025-11-25] [--scenario NAME] [--direct]
+ *                              [--tasks native|sync]
  *
- * --direct runs against the fixture itself (the baseline). Prints one line per scenario and ends with
- * `conformance <set>: N passed, M failed` counting the checks of scored scenarios; exits 1 if any scored
- * check failed. Unscored scenarios (the tasks extension, pending ones) are reported but not counted.
+ * --direct runs against the fixture itself (the baseline). --tasks gives the fixture the task tools of the
+ * `tasks-*` scenarios: `native` as 2025-11-25 tasks (issue #3), `sync` as plain slow tools that the gateway
+ * wraps by the rules in TASK_RULES below (issue #4); the tasks-* scenarios then count as scored.
+ * Prints one line per scenario and ends with `conformance <set>: N passed, M failed` counting the checks of
+ * scored scenarios; exits 1 if any scored check failed. Other unscored scenarios are reported, not counted.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -24,17 +27,35 @@ const { values } = parseArgs({
     requirements: { type: 'string', default: '2026-07-28' },
     scenario: { type: 'string' },
     direct: { type: 'boolean', default: false },
+    tasks: { type: 'string' },
   },
 });
+
+/** The per-tool rules that wrap the sync-only fixture's tools into gateway-owned tasks. */
+export const TASK_RULES = {
+  slow_compute: { task: 'auto', afterMs: 250 },
+  protocol_error_job: { task: 'auto', afterMs: 250 },
+  gated_job: { task: 'auto', afterMs: 250 },
+  // These ask for input at once; the scenarios expect the question inside a task, not an MRTR round.
+  confirm_delete: { task: 'always' },
+  multi_input: { task: 'always' },
+  failing_job: { task: 'required' },
+  // MRTR first (the question arrives within afterMs), then the task (tasks-mrtr-composition).
+  test_tool_with_task: { task: 'required', afterMs: 2000 },
+  '*': { task: 'native' },
+};
 
 interface Check { id: string; status: string; errorMessage?: string }
 
 async function main(): Promise<number> {
-  const fixture = await startLegacyFixture();
+  const tasks = values.tasks === 'native' || values.tasks === 'sync' ? values.tasks : undefined;
+  if (values.tasks !== undefined && !tasks) throw new Error('--tasks takes native or sync');
+  const fixture = await startLegacyFixture(tasks ? { tasks } : {});
   let url = fixture.url;
   let closeGateway = async () => {};
   if (!values.direct) {
-    const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'fixture', path: '/mcp', url: fixture.url }] }));
+    const upstream = { name: 'fixture', path: '/mcp', url: fixture.url, ...(tasks === 'sync' ? { tools: TASK_RULES } : {}) };
+    const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [upstream] }));
     await gateway.app.listen({ host: '127.0.0.1', port: 0 });
     const addr = gateway.app.server.address();
     url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
@@ -70,7 +91,7 @@ async function main(): Promise<number> {
     const checks = JSON.parse(await readFile(join(out, dir, 'checks.json'), 'utf8')) as Check[];
     const ok = checks.filter((c) => c.status === 'SUCCESS').length;
     const bad = checks.filter((c) => c.status === 'FAILURE');
-    const scored = !unscored.has(name);
+    const scored = !unscored.has(name) || (tasks !== undefined && name.startsWith('tasks-'));
     if (scored) {
       passed += ok;
       failed += bad.length;
@@ -80,7 +101,7 @@ async function main(): Promise<number> {
   }
   await rm(out, { recursive: true, force: true });
   process.stdout.write(`${lines.join('\n')}\n`);
-  const label = `${values.requirements}${values.direct ? ' (direct)' : ''}${values.scenario ? ` ${values.scenario}` : ''}`;
+  const label = `${values.requirements}${values.direct ? ' (direct)' : ''}${tasks ? ` tasks=${tasks}` : ''}${values.scenario ? ` ${values.scenario}` : ''}`;
   process.stdout.write(`conformance ${label}: ${passed} passed, ${failed} failed\n`);
   return failed === 0 && passed > 0 ? 0 : 1;
 }
