@@ -13,9 +13,13 @@ export function decodeHeaderValue(raw: string): DecodedHeader {
   if (m) {
     const bytes = Buffer.from(m[1] ?? '', 'base64');
     if (bytes.toString('base64').replace(/=+$/, '') !== (m[1] ?? '').replace(/=+$/, '')) return { ok: false, message: 'malformed base64 header value' };
-    const value = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
-    return { ok: true, value };
+    try {
+      return { ok: true, value: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
+    } catch {
+      return { ok: false, message: 'base64 header value is not UTF-8' };
+    }
   }
+  if (raw.startsWith('=?base64?') && raw.endsWith('?=')) return { ok: false, message: 'malformed base64 header value' };
   if (raw === '' || PLAIN.test(raw)) return { ok: true, value: raw };
   return { ok: false, message: 'header value contains characters that require base64 encoding' };
 }

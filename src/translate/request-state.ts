@@ -44,8 +44,10 @@ export function decodeRequestState(
   const dot = token.indexOf('.');
   if (dot <= 0 || dot !== token.lastIndexOf('.')) return { ok: false, reason: 'malformed' };
   const payload = token.slice(0, dot);
-  const mac = Buffer.from(token.slice(dot + 1), 'base64url');
-  const good = sign(payload, key);
+  // Compare the signature text with its canonical encoding: a base64url decoder ignores junk characters and
+  // unused bits, which would let altered tokens verify.
+  const mac = Buffer.from(token.slice(dot + 1), 'utf8');
+  const good = Buffer.from(sign(payload, key).toString('base64url'), 'utf8');
   if (mac.length !== good.length || !timingSafeEqual(mac, good)) return { ok: false, reason: 'bad-signature' };
   let parsed: unknown;
   try {
