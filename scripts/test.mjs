@@ -29,8 +29,14 @@ if (summary) {
 }
 if (tap.code !== 0) broken = true;
 
-for (const req of ['2026-07-28', '2025-11-25']) {
-  const r = await run(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'scripts/conformance.ts', '--requirements', req]);
+const suites = [
+  ['--requirements', '2026-07-28'],
+  ['--requirements', '2025-11-25'],
+  ['--requirements', '2026-07-28', '--tasks', 'native'], // issue #3: legacy tasks served as the extension
+  ['--requirements', '2026-07-28', '--tasks', 'sync'], // issue #4: sync tools wrapped into gateway tasks
+];
+for (const args of suites) {
+  const r = await run(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'scripts/conformance.ts', ...args]);
   const m = /conformance .*: (\d+) passed, (\d+) failed/.exec(r.text);
   if (m) {
     passed += Number(m[1]);

@@ -20,6 +20,8 @@ t.test('the full example spells out the defaults', async (t) => {
   t.equal(cfg.server.port, DEFAULTS.port);
   t.equal(cfg.server.bodyLimitBytes, DEFAULTS.bodyLimitBytes);
   t.equal(cfg.input.holdMs, DEFAULTS.inputHoldMs);
+  t.equal(cfg.tasks.defaultTtlMs, DEFAULTS.taskTtlMs);
+  t.equal(cfg.tasks.maxActivePerPrincipal, DEFAULTS.maxActiveTasksPerPrincipal);
   t.equal(cfg.sessions.maxPerUpstream, DEFAULTS.maxSessionsPerUpstream);
   const [u] = cfg.upstreams;
   t.equal(u?.path, DEFAULTS.path);

@@ -120,18 +120,24 @@ export class TaskRuntime {
   private async supportOf(route: UpstreamRoute, caller: CallerContext, tool: string, signal: AbortSignal): Promise<TaskSupport> {
     const identity = route.pool.identity ?? (await route.pool.getIdentity(sessionKeyOf(caller), signal));
     if (!legacySupportsToolTasks(identity.capabilities)) return 'forbidden';
-    const fresh = route.toolSupport && Date.now() - route.toolSupport.at < this.o.toolSupportTtlMs;
-    if (!fresh || !route.toolSupport?.byName.has(tool)) {
-      const res = await route.pool.withSession(sessionKeyOf(caller), async (s) => drainToResponse(await s.request('tools/list', {}, signal)), signal);
-      if ('result' in res) this.learnTools(route, res.result);
+    const age = route.toolSupport ? Date.now() - route.toolSupport.at : Infinity;
+    // Refetch when stale, or for a name not seen yet at most every few seconds (unknown names must not
+    // turn every call into an upstream tools/list).
+    if (age >= this.o.toolSupportTtlMs || (!route.toolSupport?.byName.has(tool) && age >= 5_000)) {
+      // Every page of the upstream's tools/list (bounded), then one map of task support by tool name.
+      const byName = new Map<string, TaskSupport>();
+      let cursor: string | undefined;
+      for (let page = 0; page < 50; page++) {
+        const params = cursor ? { cursor } : {};
+        const res = await route.pool.withSession(sessionKeyOf(caller), async (s) => drainToResponse(await s.request('tools/list', params, signal)), signal);
+        if (!('result' in res)) break;
+        for (const [k, v] of toolTaskSupport(res.result)) byName.set(k, v);
+        cursor = typeof res.result.nextCursor === 'string' ? res.result.nextCursor : undefined;
+        if (!cursor) break;
+      }
+      route.toolSupport = { at: Date.now(), byName };
     }
     return route.toolSupport?.byName.get(tool) ?? 'forbidden';
-  }
-
-  /** Records each tool's task support from a legacy tools/list result that passed by. */
-  learnTools(route: UpstreamRoute, listResult: unknown): void {
-    const byName = toolTaskSupport(listResult);
-    if (byName.size > 0 && !(isObject(listResult) && listResult.nextCursor)) route.toolSupport = { at: Date.now(), byName };
   }
 
   private clampTtl(requested: number | null, policy: TaskPolicy): number {

@@ -4,7 +4,7 @@
  */
 import { buildGateway, type Gateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
-import { startLegacyFixture, type LegacyFixture } from '../fixtures/legacy-server.js';
+import { startLegacyFixture, type LegacyFixture, type LegacyFixtureOptions } from '../fixtures/legacy-server.js';
 
 /** A running fixture + gateway. */
 export interface Stack {
@@ -15,9 +15,16 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-/** Starts a legacy fixture and a gateway in front of it; `config` is merged into the gateway config. */
-export async function startStack(config: Record<string, unknown> = {}, upstream: Record<string, unknown> = {}): Promise<Stack> {
-  const fixture = await startLegacyFixture();
+/**
+ * Starts a legacy fixture and a gateway in front of it; `config` is merged into the gateway config, `upstream`
+ * into its one upstream entry (e.g. `{ tools: {…} }`), `fixtureOptions` go to the fixture (e.g. `{ tasks: 'sync' }`).
+ */
+export async function startStack(
+  config: Record<string, unknown> = {},
+  upstream: Record<string, unknown> = {},
+  fixtureOptions: LegacyFixtureOptions = {},
+): Promise<Stack> {
+  const fixture = await startLegacyFixture(fixtureOptions);
   const cfg = parseConfig({
     ...config,
     server: { port: 0, ...((config.server as object | undefined) ?? {}) },
