@@ -159,6 +159,8 @@ export function inlineResult(legacy: JsonObject): JsonObject {
     delete meta[META.relatedTask];
     if (Object.keys(meta).length > 0) out._meta = meta;
     else delete out._meta;
+  } else if ('_meta' in out) {
+    delete out._meta; // a non-object _meta is malformed; modernResult drops it likewise
   }
   return out;
 }
