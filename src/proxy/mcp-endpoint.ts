@@ -10,7 +10,6 @@ import {
   classifyEra,
   discoverResult,
   isObject,
-  legacySessionCapabilities,
   legacySupportsToolTasks,
   validateModernRequest,
   type JsonRpcNotification,
@@ -18,7 +17,7 @@ import {
   type ModernHeaders,
   type ModernRequest,
 } from '../translate/index.js';
-import { runListen, wrapsTools, type CallerContext, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
+import { runListen, sessionKeyOf, wrapsTools, type CallerContext, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { probeEra } from '../upstream/index.js';
 import { exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
 import { principalOf } from './principal.js';
@@ -176,8 +175,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       const id = req.id as string | number;
       switch (req.policy.kind) {
         case 'discover': {
-          const key = { capabilities: legacySessionCapabilities(caller.capabilities), ...(caller.authorization ? { authorization: caller.authorization } : {}) };
-          const identity = await route.pool.getIdentity(key, signal);
+          const identity = await route.pool.getIdentity(sessionKeyOf(caller), signal);
           // The extension is advertised when the upstream runs tool tasks or the gateway wraps tools (§4.1).
           const tasksExtension = legacySupportsToolTasks(identity.capabilities) || wrapsTools(route);
           channel.result(id, discoverResult(identity, { tasksExtension, cache: route.cache }));

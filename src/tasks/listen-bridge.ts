@@ -10,7 +10,6 @@ import {
   acceptListenFilter,
   isNotification,
   isObject,
-  legacySessionCapabilities,
   listenAcknowledgement,
   listenClosingResult,
   listenNotification,
@@ -21,6 +20,7 @@ import {
 } from '../translate/index.js';
 import { drainToResponse, type LegacySession } from '../upstream/index.js';
 import { MissingCapabilityError } from './conversation.js';
+import { sessionKeyOf } from './mrtr-bridge.js';
 import type { CallerContext, UpstreamRoute } from './route.js';
 import type { TaskRuntime } from './task-runtime.js';
 
@@ -42,7 +42,7 @@ export async function runListen(route: UpstreamRoute, req: ModernRequest, caller
     // X §Task Status Notifications: asking for task notifications needs the extension.
     throw new MissingCapabilityError({ extensions: { [TASKS_EXTENSION]: {} } }, 'notifications/tasks');
   }
-  const key = { capabilities: legacySessionCapabilities(caller.capabilities), ...(caller.authorization ? { authorization: caller.authorization } : {}) };
+  const key = sessionKeyOf(caller);
   const identity = await route.pool.getIdentity(key, hooks.signal);
   const accepted = acceptListenFilter(requested, identity.capabilities);
 

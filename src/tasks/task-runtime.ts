@@ -107,8 +107,21 @@ export class TaskRuntime {
   private readonly events = new EventEmitter();
   private closed = false;
 
+  private readonly sweeper: NodeJS.Timeout;
+
   constructor(private readonly o: TaskRuntimeOptions) {
     this.events.setMaxListeners(0);
+    // Live work whose record has expired (its TTL passed) is stopped: nobody can ask for it any more.
+    this.sweeper = setInterval(() => void this.sweep(), 30_000);
+    this.sweeper.unref();
+  }
+
+  private async sweep(): Promise<void> {
+    for (const [id, live] of [...this.live]) {
+      if (await this.o.store.get(id as TaskId)) continue;
+      this.live.delete(id);
+      stopLive(live, 'task expired');
+    }
   }
 
   /** The policy for a tool on a route. */
@@ -601,17 +614,21 @@ export class TaskRuntime {
   /** Stops every live task (on shutdown; owned calls are cancelled upstream). Idempotent. */
   close(): void {
     this.closed = true;
-    for (const [, live] of this.live) {
-      if (live.kind === 'owned') {
-        live.stop.abort();
-        live.conv.cancel('gateway shutting down');
-      } else {
-        live.pump?.abandon('gateway shutting down');
-        live.releaseSession();
-      }
-    }
+    clearInterval(this.sweeper);
+    for (const live of this.live.values()) stopLive(live, 'gateway shutting down');
     this.live.clear();
     this.events.removeAllListeners();
+  }
+}
+
+/** Stops a task's live work: an owned call is cancelled upstream; a proxied task's wait is dropped. */
+function stopLive(live: Live, reason: string): void {
+  if (live.kind === 'owned') {
+    live.stop.abort();
+    live.conv.cancel(reason);
+  } else {
+    live.pump?.abandon(reason);
+    live.releaseSession();
   }
 }
 
