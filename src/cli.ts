@@ -19,8 +19,8 @@ Options:
   -h, --help          show this help
   -v, --version       show the version
 
-With no upstream configured, the gateway starts its bundled demo upstream (a 2025-11-25 server) and mounts
-it at /mcp. Environment: LOG_LEVEL (default info), MCP_GATEWAY_STATE_SECRET (HMAC key for MRTR request
+With no upstream configured, the gateway starts its bundled demo upstream (a 2025-11-25 server without task
+support) and mounts it at /mcp, wrapping its slow_report tool into a task when a call runs over a second. Environment: LOG_LEVEL (default info), MCP_GATEWAY_STATE_SECRET (HMAC key for MRTR request
 states, at least 32 characters; random per process when unset).
 `;
 
@@ -81,7 +81,9 @@ async function main(argv: string[]): Promise<number> {
   if (config.upstreams.length === 0) {
     const { startDemoUpstream } = await import('./demo/demo-server.js');
     demoUpstream = await startDemoUpstream();
-    config = parseConfig({ ...structuredClone(config), upstreams: [{ name: 'demo', path: DEFAULTS.path, url: demoUpstream.url }] });
+    // The demo's slow tool is wrapped: a task-capable client gets a task when it runs longer than a second.
+    const tools = { slow_report: { task: 'auto', afterMs: 1000 }, '*': { task: 'native' } };
+    config = parseConfig({ ...structuredClone(config), upstreams: [{ name: 'demo', path: DEFAULTS.path, url: demoUpstream.url, tools }] });
   }
 
   const gateway = await buildGateway(config, { logger: DEFAULT_LOGGER });

@@ -29,7 +29,8 @@ async function call(url: string, method: string, params: Json, caps: Json = {}, 
     'mcp-protocol-version': VERSION,
     'mcp-method': method,
   };
-  if (typeof params.name === 'string') headers['mcp-name'] = params.name;
+  const name = params.name ?? params.uri ?? params.taskId; // what Mcp-Name mirrors for this method
+  if (typeof name === 'string') headers['mcp-name'] = name;
   const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
   if ((res.headers.get('content-type') ?? '').includes('text/event-stream')) {
     let last: Json = {};
@@ -71,4 +72,16 @@ export async function runDemoClient(url: string, print: (line: string) => void):
     caps,
   );
   print(`   retry with inputResponses + requestState → ${text(done)}`);
+
+  const tasksCaps = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+  const created = await call(url, 'tools/call', { name: 'slow_report', arguments: { seconds: 2 } }, tasksCaps);
+  const taskId = created.result?.taskId as string | undefined;
+  print(`6. tools/call slow_report (declaring the tasks extension) → resultType ${created.result?.resultType}, status ${created.result?.status}`);
+  if (!taskId) return;
+  for (let i = 0; i < 60; i++) {
+    await new Promise((r) => setTimeout(r, created.result?.pollIntervalMs ?? 1000));
+    const got = await call(url, 'tasks/get', { taskId }, tasksCaps);
+    print(`   tasks/get → ${got.result?.status}${got.result?.result ? `: ${text({ result: got.result.result })}` : ''}`);
+    if (got.result?.status !== 'working' && got.result?.status !== 'input_required') break;
+  }
 }
