@@ -37,7 +37,9 @@ function splitHost(value: string): { name: string; port?: string } | undefined {
 
 function nameMatches(entry: string, name: string, port: string | undefined): boolean {
   if (entry === '*') return true;
-  const e = splitHost(entry.replace(/^\*\./, 'wildcard.'));
+  // A bare IPv6 literal ("::1") is written without brackets in allow-lists; splitHost needs them.
+  const bracketed = !entry.startsWith('[') && (entry.match(/:/g) ?? []).length > 1 ? `[${entry}]` : entry;
+  const e = splitHost(bracketed.replace(/^\*\./, 'wildcard.'));
   if (entry.startsWith('*.')) return name.endsWith(entry.slice(1));
   if (!e) return false;
   return e.name === name && (e.port === undefined || e.port === port);

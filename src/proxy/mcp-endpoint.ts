@@ -3,6 +3,8 @@
  * a legacy upstream are translated; traffic whose era matches the upstream's passes through unchanged
  * (sessions, GET streams and DELETE included) with @fastify/reply-from.
  */
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream';
 import replyFrom from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -75,13 +77,24 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           delete out.origin;
           return out;
         },
+        onResponse: (_req, rep, res) => {
+          // An SSE answer (a GET stream, a POST stream) may stay silent for a long time: send its headers now, not
+          // with the first body byte (Fastify sets stream headers lazily, and Node sends them with the first write).
+          if (!String(rep.getHeader('content-type') ?? '').startsWith('text/event-stream')) return rep.send(res.stream);
+          rep.hijack();
+          rep.raw.writeHead(rep.statusCode, rep.getHeaders() as OutgoingHttpHeaders);
+          (rep.raw as ServerResponse).flushHeaders();
+          pipeline(res.stream, rep.raw, () => {});
+          return rep;
+        },
       });
     };
 
-    const unavailable = (reply: FastifyReply, e: unknown) => {
+    const unavailable = (reply: FastifyReply, e: unknown, body?: unknown) => {
       const edge = exceptionToEdge(e);
       reply.log.warn({ err: e, upstream: route.name }, 'upstream era probe failed');
-      return reply.code(edge.status).send({ jsonrpc: '2.0', id: null, error: edge.error });
+      const id = isObject(body) && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
+      return reply.code(edge.status).send({ jsonrpc: '2.0', id, error: edge.error });
     };
 
     scope.route({
@@ -110,7 +123,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       try {
         upstream = await upstreamEra();
       } catch (e) {
-        return unavailable(reply, e);
+        return unavailable(reply, e, request.body);
       }
       if (clientEra === upstream) return passThrough(request, reply);
       if (clientEra === 'legacy') {
@@ -201,7 +214,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           }
           listenStreams++;
           try {
-            channel.startStream();
+            // The acknowledgement starts the stream (ResponseChannel.notify); refusals before it keep their HTTP status.
             const closing = await runListen(route, req, caller, { signal, send: (n) => channel.notify(n), tasks: runtime });
             if (signal.aborted) channel.abandon();
             else channel.result(id, closing);

@@ -38,6 +38,13 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
   });
   // MCP bodies are JSON; the default text/plain parser would let other bodies through to the handlers.
   app.removeContentTypeParser('text/plain');
+  // A DELETE (or GET) that names a JSON Content-Type but carries no body is legal session traffic: pass it on.
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' && request.method !== 'POST') return done(null, undefined);
+    return json(request, body as string, done);
+  });
 
   app.addHook('onRequest', async (request, reply) => {
     const origin = request.headers.origin;

@@ -59,6 +59,8 @@ export interface MrtrOptions {
 
 interface Hold {
   id: string;
+  /** The upstream route the held call runs on; a state is only valid on that route. */
+  route: string;
   conv: Conversation;
   principal: string;
   method: string;
@@ -148,7 +150,7 @@ export class MrtrBridge {
     let hold: Hold | undefined;
     let conv: Conversation;
     if (mrtr && req.requestState !== undefined) {
-      hold = this.take(req, caller, name);
+      hold = this.take(route, req, caller, name);
       conv = hold.conv;
       await conv.answer(req.inputResponses ?? {});
       // M2: a round answered only in part (or with malformed answers) is asked again at once.
@@ -195,7 +197,7 @@ export class MrtrBridge {
     }
   }
 
-  private take(req: ModernRequest, caller: CallerContext, name: string): Hold {
+  private take(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, name: string): Hold {
     const decoded = decodeRequestState(req.requestState as string, this.opts.stateKey, Date.now(), {
       sub: caller.principal,
       method: req.method,
@@ -203,7 +205,7 @@ export class MrtrBridge {
     });
     if (!decoded.ok) throw new InvalidRequestStateError(`Invalid requestState (${decoded.reason})`);
     const hold = this.holds.get(decoded.value.hold);
-    if (!hold || hold.round !== decoded.value.round) {
+    if (!hold || hold.round !== decoded.value.round || hold.route !== route.name) {
       throw new InvalidRequestStateError('Invalid requestState: the round it continues has ended');
     }
     if (hold.busy) throw new InvalidRequestStateError('Invalid requestState: this round is already being continued');
@@ -228,7 +230,7 @@ export class MrtrBridge {
         conv.cancel('too many calls waiting for input');
         return { kind: 'error', error: { code: ErrorCode.InternalError, message: 'Too many requests are waiting for input; try again later' } };
       }
-      hold = { id: randomBytes(16).toString('base64url'), conv, principal: caller.principal, method: req.method, name, round: 0, busy: false, timer: undefined };
+      hold = { id: randomBytes(16).toString('base64url'), route: route.name, conv, principal: caller.principal, method: req.method, name, round: 0, busy: false, timer: undefined };
       this.holds.set(hold.id, hold);
     }
     hold.round += 1;

@@ -26,9 +26,10 @@ export function metaProtocolVersion(body: unknown): unknown {
 export function classifyEra(s: EraSignals): Era {
   const method = s.httpMethod.toUpperCase();
   if (method !== 'POST') return 'legacy';
-  if (Array.isArray(s.body)) return 'legacy'; // JSON-RPC batches exist only before 2025-06-18
-  if (metaProtocolVersion(s.body) !== undefined) return 'modern';
   const hv = s.protocolVersionHeader;
-  if (hv !== undefined && hv !== '' && !LEGACY_VERSIONS.includes(hv)) return 'modern';
-  return 'legacy';
+  const modernHeader = hv !== undefined && hv !== '' && !LEGACY_VERSIONS.includes(hv);
+  // JSON-RPC batches exist only before 2025-06-18; one sent with a modern header is a malformed modern request.
+  if (Array.isArray(s.body)) return modernHeader ? 'modern' : 'legacy';
+  if (metaProtocolVersion(s.body) !== undefined) return 'modern';
+  return modernHeader ? 'modern' : 'legacy';
 }
