@@ -5,7 +5,7 @@ import {
   type JsonRpcErrorObject,
   type RequestFailure,
 } from '../translate/index.js';
-import { InvalidRequestStateError, MissingCapabilityError, TooManyTasksError, UnknownTaskError } from '../tasks/index.js';
+import { InvalidRequestStateError, StoreFullError, MissingCapabilityError, TooManyTasksError, UnknownTaskError } from '../tasks/index.js';
 import {
   UpstreamBusyError,
   UpstreamHttpError,
@@ -45,6 +45,7 @@ export function exceptionToEdge(e: unknown): EdgeError {
     };
   }
   if (e instanceof UnknownTaskError) return { status: 200, error: { code: ErrorCode.InvalidParams, message: e.message }, fault: false };
+  if (e instanceof StoreFullError) return { status: 503, error: { code: ErrorCode.InternalError, message: e.message }, fault: false };
   if (e instanceof TooManyTasksError) return { status: 429, error: { code: ErrorCode.InternalError, message: e.message }, fault: false };
   if (e instanceof InvalidRequestStateError) return { status: 400, error: { code: ErrorCode.InvalidParams, message: e.message }, fault: false };
   if (e instanceof UpstreamTimeoutError) return { status: 504, error: { code: ErrorCode.InternalError, message: 'Upstream timed out' }, fault: false };

@@ -1,11 +1,11 @@
 /** The in-process task store: an LRU with a bound on entries and a per-record TTL. */
 import { LRUCache } from 'lru-cache';
 import { isTerminal, type TaskId, type TaskRecord } from '../translate/index.js';
-import type { TaskStore } from './task-store.js';
+import { StoreFullError, type TaskStore } from './task-store.js';
 
 /** Memory store options. */
 export interface MemoryStoreOptions {
-  /** Most records kept; the least recently used terminal ones go first when full. */
+  /** Most records kept; when full, the least recently used terminal one makes room. */
   maxTasks: number;
 }
 
@@ -13,9 +13,13 @@ export interface MemoryStoreOptions {
 export class MemoryTaskStore implements TaskStore {
   private readonly records: LRUCache<string, TaskRecord>;
 
+  private readonly max: number;
+
   constructor(opts: MemoryStoreOptions) {
+    this.max = opts.maxTasks;
     this.records = new LRUCache<string, TaskRecord>({
-      max: opts.maxTasks,
+      // One spare slot: create() makes room itself, so the LRU's own eviction never drops a live task.
+      max: opts.maxTasks + 1,
       ttlAutopurge: true,
       // Records are replaced, never mutated in place: a reader never sees a half-applied change.
       noUpdateTTL: true,
@@ -23,6 +27,19 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async create(record: TaskRecord, retentionMs: number): Promise<void> {
+    if (this.records.size >= this.max) {
+      // Full: the least recently used finished task makes room; live tasks are never evicted.
+      let victim: string | undefined;
+      for (const id of this.records.rkeys()) {
+        const r = this.records.peek(id);
+        if (r && isTerminal(r.status)) {
+          victim = id;
+          break;
+        }
+      }
+      if (victim === undefined) throw new StoreFullError(this.max);
+      this.records.delete(victim);
+    }
     this.records.set(record.taskId, Object.freeze({ ...record }), { ttl: retentionMs });
   }
 

@@ -20,3 +20,11 @@ export interface TaskStore {
   /** Releases resources. Idempotent. */
   close(): Promise<void>;
 }
+
+/** The store holds as many live tasks as it may (→ 503). */
+export class StoreFullError extends Error {
+  constructor(limit: number) {
+    super(`The task store is full (${limit} live tasks); try again later`);
+    this.name = 'StoreFullError';
+  }
+}

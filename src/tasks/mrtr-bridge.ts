@@ -21,6 +21,7 @@ import {
   type JsonRpcResponse,
   type ModernRequest,
 } from '../translate/index.js';
+import { UpstreamTimeoutError } from '../upstream/index.js';
 import { Conversation } from './conversation.js';
 import type { CallerContext, UpstreamRoute } from './route.js';
 
@@ -170,7 +171,8 @@ export class MrtrBridge {
         inputAllowed: mrtr,
         onUndeclared: 'throw',
         ...(hold || !req.inputResponses ? {} : { offered: req.inputResponses }),
-        ...(cont.deadlineMs !== undefined ? { deadlineAt: Date.now() + cont.deadlineMs } : {}),
+        // A call that cannot become a task is bounded by the upstream's budget for one call.
+        deadlineAt: Date.now() + (cont.deadlineMs ?? route.timeoutMs),
         gatherMs: this.opts.gatherMs,
         notify: (n) => relay(n, caller, hooks),
       });
@@ -183,7 +185,7 @@ export class MrtrBridge {
           return this.ask(route, hold, conv, req, caller, name);
         case 'deadline':
           this.drop(hold);
-          if (!cont.onDeadline) throw new Error('deadline without a taker');
+          if (!cont.onDeadline || cont.deadlineMs === undefined) throw new UpstreamTimeoutError(`the upstream call took longer than ${route.timeoutMs} ms`);
           return await cont.onDeadline(conv);
         case 'aborted':
           this.drop(hold);

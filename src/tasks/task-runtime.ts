@@ -41,6 +41,9 @@ import {
   type TaskSupport,
 } from '../translate/index.js';
 import type { TaskStore } from '../store/index.js';
+
+/** Store errors the edge maps, re-exported so the edge depends on the runtime only. */
+export { StoreFullError } from '../store/index.js';
 import { drainToResponse, type SessionKey } from '../upstream/index.js';
 import { Conversation, MissingCapabilityError } from './conversation.js';
 import { legacyParams, sessionKeyOf, startConversation, type ForwardHooks, type MrtrBridge, type Outcome } from './mrtr-bridge.js';
@@ -191,10 +194,15 @@ export class TaskRuntime {
 
   // ── gateway-owned tasks ─────────────────────────────────────────────────────────────────────────────
 
-  private wrapped(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks, policy: TaskPolicy): Promise<Outcome> {
+  private async wrapped(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks, policy: TaskPolicy): Promise<Outcome> {
     // auto: every round gets afterMs to finish synchronously. always/required: the first round gets afterMs
     // (default 0) to finish or ask for input (MRTR before the task, X §Task Creation); later rounds none.
     const resumed = req.requestState !== undefined;
+    // A call that will become a task is refused before it reaches the upstream when the principal is at its
+    // limit (the upstream work may not be idempotent). auto calls may end synchronously: checked on adoption.
+    if (policy.task !== 'auto' && !resumed && (await this.o.store.activeCount(caller.principal)) >= this.o.maxActivePerPrincipal) {
+      throw new TooManyTasksError(this.o.maxActivePerPrincipal);
+    }
     const deadlineMs = policy.task === 'auto' ? (policy.afterMs ?? 0) : resumed ? 0 : (policy.afterMs ?? 0);
     return this.o.bridge.run(
       route,
@@ -236,7 +244,8 @@ export class TaskRuntime {
     await this.o.store.create(record, ttlMs);
     const stop = new AbortController();
     this.live.set(record.taskId, { kind: 'owned', conv, stop });
-    const timeoutAt = Date.now() + (policy.timeoutMs ?? route.timeoutMs);
+    // The call may run for its budget, and never past the task's retention (nobody could read the outcome).
+    const timeoutAt = Date.now() + Math.min(policy.timeoutMs ?? route.timeoutMs, ttlMs);
     void this.runOwned(route, record.taskId, conv, caller, stop.signal, timeoutAt);
     return { kind: 'result', result: createTaskResultV2(record) };
   }

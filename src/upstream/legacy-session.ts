@@ -123,7 +123,8 @@ export class UpstreamCall {
    */
   cancel(reason: string): void {
     if (this.cancelled) return;
-    if (!this.terminal) {
+    // Unless the upstream already answered, tell it (a broken stream does not stop the work upstream).
+    if (this.terminal?.kind !== 'response') {
       this.session.notify('notifications/cancelled', { requestId: this.requestId, reason }).catch(() => {});
     }
     this.abandon(reason);
@@ -160,14 +161,22 @@ export class LegacySession {
     return h;
   }
 
+  /**
+   * POSTs one message. `timeoutMs` bounds the wait for the response headers only: a streamed body is bounded by
+   * its consumer (the call's budget, or a task's deadline), which cancels it properly.
+   */
   private async post(body: unknown, signal: AbortSignal | undefined, timeoutMs = this.opts.timeoutMs): Promise<Response> {
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new Error('upstream did not answer in time')), timeoutMs);
+    timer.unref();
+    const combined = signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal;
     let res: Response;
     try {
       res = await fetch(this.opts.url, { method: 'POST', headers: this.headers(), body: JSON.stringify(body), signal: combined });
     } catch (cause) {
-      throw fetchFailure(cause, timeout, signal);
+      throw fetchFailure(cause, timeout.signal, signal);
+    } finally {
+      clearTimeout(timer);
     }
     if (res.status === 404 && this.sessionId) {
       await res.body?.cancel().catch(() => {});
