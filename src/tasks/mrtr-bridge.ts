@@ -174,7 +174,7 @@ export class MrtrBridge {
         // A call that cannot become a task is bounded by the upstream's budget for one call.
         deadlineAt: Date.now() + (cont.deadlineMs ?? route.timeoutMs),
         gatherMs: this.opts.gatherMs,
-        notify: (n) => relay(n, caller, hooks),
+        notify: (n) => relay(n, caller, hooks, progressTokenOf(req.params)),
       });
       switch (r.kind) {
         case 'response':
@@ -270,10 +270,20 @@ export class MrtrBridge {
   }
 }
 
-/** Relays what a modern client may see on a request stream: progress, and log messages it asked for (B2). */
-function relay(n: JsonRpcNotification, caller: CallerContext, hooks: ForwardHooks): void {
+/** The progress token a request carries in its `_meta`, if any. */
+export function progressTokenOf(params: JsonObject): string | number | undefined {
+  const meta = isObject(params._meta) ? params._meta : undefined;
+  const token = meta?.progressToken;
+  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
+}
+
+/**
+ * Relays what a modern client may see on a request stream: progress for the token it sent (the gateway may
+ * have added its own token upstream), and log messages it asked for (B2).
+ */
+function relay(n: JsonRpcNotification, caller: CallerContext, hooks: ForwardHooks, progressToken: string | number | undefined): void {
   if (n.method === 'notifications/progress') {
-    hooks.notify(n);
+    if (progressToken !== undefined && isObject(n.params) && n.params.progressToken === progressToken) hooks.notify(n);
     return;
   }
   if (n.method === 'notifications/message') {

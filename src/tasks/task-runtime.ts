@@ -46,7 +46,7 @@ import type { TaskStore } from '../store/index.js';
 export { StoreFullError } from '../store/index.js';
 import { drainToResponse, type SessionKey } from '../upstream/index.js';
 import { Conversation, MissingCapabilityError } from './conversation.js';
-import { legacyParams, sessionKeyOf, startConversation, type ForwardHooks, type MrtrBridge, type Outcome } from './mrtr-bridge.js';
+import { legacyParams, progressTokenOf, sessionKeyOf, startConversation, type ForwardHooks, type MrtrBridge, type Outcome } from './mrtr-bridge.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
 
 /** Runtime limits and defaults. */
@@ -209,7 +209,7 @@ export class TaskRuntime {
       req,
       caller,
       hooks,
-      () => startConversation(route, caller, 'tools/call', legacyParams(req), hooks.signal),
+      () => startConversation(route, caller, 'tools/call', withProgressToken(legacyParams(req)), hooks.signal),
       {
         ...this.o.bridge.plainContinuation(route, req),
         deadlineMs,
@@ -628,6 +628,16 @@ export class TaskRuntime {
     this.live.clear();
     this.events.removeAllListeners();
   }
+}
+
+/**
+ * A wrapped call asks the upstream for progress (a gateway token when the client sent none), so that a task's
+ * statusMessage can follow it; the client's own stream still gets only progress for its own token.
+ */
+function withProgressToken(params: JsonObject): JsonObject {
+  if (progressTokenOf(params) !== undefined) return params;
+  const meta = isObject(params._meta) ? params._meta : {};
+  return { ...params, _meta: { ...meta, progressToken: `gw-${randomBytes(9).toString('base64url')}` } };
 }
 
 /** Stops a task's live work: an owned call is cancelled upstream; a proxied task's wait is dropped. */

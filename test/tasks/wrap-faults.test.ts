@@ -210,8 +210,8 @@ t.test('cancel while input is required: cancelled, the call is cancelled upstrea
 
 // ── progress ───────────────────────────────────────────────────────────────────────────────────────────────────
 
-t.test('progress → statusMessage (observable only when the client sends a progressToken)', async (t) => {
-  // The gateway forwards the client's _meta.progressToken and mints none of its own for wrapped calls.
+t.test('progress → statusMessage, with the client’s progressToken or the gateway’s own', async (t) => {
+  // The gateway forwards the client's _meta.progressToken, and mints one for a wrapped call that has none.
   const stack = await stackWith(t, { '*': { task: 'always' } });
 
   t.test('test_streaming_elicitation: progress 50/100, then a question', async (t) => {
@@ -226,10 +226,12 @@ t.test('progress → statusMessage (observable only when the client sends a prog
     t.equal(firstText(done.result), 'Streaming complete (accept)');
   });
 
-  t.test('the same without a progressToken: no statusMessage', async (t) => {
-    const taskId = createdTask(t, await post(stack.url, 'tools/call', { name: 'test_streaming_elicitation', arguments: {} }, { capabilities: DECLARING }));
+  t.test('the same without a progressToken: the gateway asked for progress itself', async (t) => {
+    const r = await post(stack.url, 'tools/call', { name: 'test_streaming_elicitation', arguments: {} }, { capabilities: DECLARING });
+    const taskId = createdTask(t, r);
+    t.same(r.messages, [], 'no progress relayed to a client that asked for none');
     const asking = await pollTask(stack, taskId, (task) => task.status === 'input_required');
-    t.notOk('statusMessage' in asking, 'nothing to report');
+    t.equal(asking.statusMessage, '50/100', 'the progress became the statusMessage');
     await updateTask(stack, taskId, { streaming_confirm: { action: 'accept', content: { ok: true } } });
     t.equal((await untilTerminal(stack, taskId)).status, 'completed');
   });
