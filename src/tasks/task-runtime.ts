@@ -241,7 +241,12 @@ export class TaskRuntime {
       version: 0,
     };
     // X: the task must be readable before the CreateTaskResult is sent.
-    await this.o.store.create(record, ttlMs);
+    try {
+      await this.o.store.create(record, ttlMs);
+    } catch (e) {
+      conv.cancel('the task could not be stored');
+      throw e;
+    }
     const stop = new AbortController();
     this.live.set(record.taskId, { kind: 'owned', conv, stop });
     // The call may run for its budget, and never past the task's retention (nobody could read the outcome).
@@ -350,7 +355,14 @@ export class TaskRuntime {
       pollIntervalMs,
       version: 0,
     };
-    await this.o.store.create(record, ttlMs);
+    try {
+      await this.o.store.create(record, ttlMs);
+    } catch (e) {
+      // Not stored, so nobody can reach it: cancel the upstream task rather than orphan it.
+      void route.pool.withSession(key, async (s) => drainToResponse(await s.request('tasks/cancel', { taskId: v1.taskId }))).catch(() => {});
+      releaseSession();
+      throw e;
+    }
     let settle!: () => void;
     const live: ProxiedLive = {
       kind: 'proxied',
@@ -547,10 +559,20 @@ export class TaskRuntime {
         live.conv.cancel('task cancelled by the client');
       }
     } else if (live?.kind === 'proxied') {
+      let refused = false;
       try {
-        await live.route.pool.withSession(live.key, async (s) => drainToResponse(await s.request('tasks/cancel', { taskId: record.upstreamTaskId })));
+        const res = await live.route.pool.withSession(live.key, async (s) => drainToResponse(await s.request('tasks/cancel', { taskId: record.upstreamTaskId })));
+        refused = 'error' in res;
       } catch {
         // cooperative (X): the local record still ends cancelled
+      }
+      if (refused) {
+        // The upstream refuses to cancel a task that already ended (§4.12(d)): its outcome stands.
+        const status = await this.upstreamStatus(live, record.taskId);
+        if (status === 'completed' || status === 'failed') {
+          await Promise.race([live.pumped, new Promise((r) => setTimeout(r, 5_000).unref())]);
+          return { resultType: 'complete' };
+        }
       }
       live.pump?.abandon('task cancelled');
     }
