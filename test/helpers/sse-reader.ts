@@ -4,6 +4,9 @@
  */
 import http from 'node:http';
 
+/** How long a test waits for one SSE message before it fails. */
+export const SSE_BOUND_MS = 15_000;
+
 /**
  * Pulls the `data:` payloads of a text/event-stream response, one JSON message per call. A plain JSON response
  * (application/json) reads as its one message, so a test can accept either framing.
@@ -23,25 +26,40 @@ export class SseReader {
     this.json = (response.headers.get('content-type') ?? '').startsWith('application/json');
   }
 
-  /** The next JSON message, or `undefined` once the stream has ended. */
-  async next(): Promise<any> {
+  private pending: ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']> | undefined;
+
+  /**
+   * The next JSON message, or `undefined` once the stream has ended. Rejects when none arrives within
+   * `timeoutMs`, so a missing message fails the test instead of hanging it (the read stays pending for later).
+   */
+  async next(timeoutMs = SSE_BOUND_MS): Promise<any> {
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (this.queued.length > 0) return this.queued.shift();
-      const { value, done } = await this.reader.read();
-      if (done) {
+      this.pending ??= this.reader.read();
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now()));
+      });
+      const r = await Promise.race([this.pending, timeout]);
+      clearTimeout(timer);
+      if (r === 'timeout') throw new Error(`no SSE message within ${timeoutMs} ms`);
+      this.pending = undefined;
+      if (r.done) {
         this.parse(true);
         return this.queued.shift();
       }
-      this.buffer += this.decoder.decode(value, { stream: true });
+      this.buffer += this.decoder.decode(r.value, { stream: true });
       this.parse(false);
     }
   }
 
   /** Reads messages until one matches, returning it and everything skipped before it. */
-  async until(pred: (m: any) => boolean): Promise<{ match: any; skipped: any[] }> {
+  async until(pred: (m: any) => boolean, timeoutMs = SSE_BOUND_MS): Promise<{ match: any; skipped: any[] }> {
+    const deadline = Date.now() + timeoutMs;
     const skipped: any[] = [];
     for (;;) {
-      const m = await this.next();
+      const m = await this.next(Math.max(1, deadline - Date.now()));
       if (m === undefined) throw new Error(`stream ended before a matching message; saw ${JSON.stringify(skipped)}`);
       if (pred(m)) return { match: m, skipped };
       skipped.push(m);

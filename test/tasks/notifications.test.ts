@@ -8,7 +8,8 @@ import t, { type Test } from 'tap';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { MODERN, envelope, post } from '../helpers/modern.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
-import { DECLARING, SseStream, TASKS_EXT, createTask, getTask, pollTask, pollToEnd } from '../helpers/task-helpers.js';
+import { DECLARING, TASKS_EXT, createTask, getTask, pollTask, pollToEnd } from '../helpers/task-helpers.js';
+import { SseReader } from '../helpers/sse-reader.js';
 
 const SUB_ID = 'io.modelcontextprotocol/subscriptionId';
 
@@ -28,7 +29,7 @@ async function listen(
   id: string,
   notifications: Record<string, unknown>,
   opts: { capabilities?: Record<string, unknown>; authorization?: string } = {},
-): Promise<{ response: Response; stream: SseStream }> {
+): Promise<{ response: Response; stream: SseReader }> {
   const controller = new AbortController();
   const response = await fetch(stack.url, {
     method: 'POST',
@@ -42,7 +43,7 @@ async function listen(
     body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications, _meta: envelope(opts.capabilities ?? DECLARING) } }),
     signal: controller.signal,
   });
-  const stream = new SseStream(response);
+  const stream = new SseReader(response);
   t.teardown(async () => {
     controller.abort();
     await stream.cancel();
@@ -51,7 +52,7 @@ async function listen(
 }
 
 /** Reads the acknowledgement, which must be the first message. */
-async function ack(t: Test, stream: SseStream, id: string): Promise<any> {
+async function ack(t: Test, stream: SseReader, id: string): Promise<any> {
   const first = await stream.next();
   t.equal(first?.method, 'notifications/subscriptions/acknowledged', 'the acknowledgement comes first');
   t.equal(first?.params?._meta?.[SUB_ID], id, 'acknowledgement carries the subscription id');
@@ -93,7 +94,7 @@ t.test('gated_job: acknowledgement, then the completed DetailedTask with its res
   await post(stack.url, 'tools/call', { name: 'test_tool_with_logging', arguments: {}, _meta: noisy });
 
   t.equal(stack.fixture.releaseGate(gate), 1);
-  const { match, before } = await stream.until(isTaskNote(task.taskId, 'completed'));
+  const { match, skipped: before } = await stream.until(isTaskNote(task.taskId, 'completed'));
   checkTaskNotes(t, [...before, match], task.taskId, 'sub-gated');
   t.equal(match.jsonrpc, '2.0');
   t.equal(match.params.result?.resultType, 'complete');
@@ -116,7 +117,7 @@ t.test('confirm_delete: after tasks/update the stream reports the task through t
 
   const upd = await post(stack.url, 'tasks/update', { taskId: task.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } }, { capabilities: DECLARING });
   t.same(upd.body.result, { resultType: 'complete' });
-  const { match, before } = await stream.until(isTaskNote(task.taskId, 'completed'));
+  const { match, skipped: before } = await stream.until(isTaskNote(task.taskId, 'completed'));
   checkTaskNotes(t, [...before, match], task.taskId, 'sub-confirm');
   t.notOk(before.some((m) => m.params?.inputRequests?.confirm), 'the answered request is not announced again');
   t.equal(textOf(match.params.result), 'Deleted listen.txt');
@@ -131,12 +132,12 @@ t.test('multi_input: a partial answer is announced as input_required with the re
 
   await post(stack.url, 'tasks/update', { taskId: task.taskId, inputResponses: { name: { action: 'accept', content: { name: 'Lin' } } } }, { capabilities: DECLARING });
   const partial = await stream.until(isTaskNote(task.taskId, 'input_required'));
-  checkTaskNotes(t, [...partial.before, partial.match], task.taskId, 'sub-multi');
+  checkTaskNotes(t, [...partial.skipped, partial.match], task.taskId, 'sub-multi');
   t.same(partial.match.params.inputRequests, { confirm: confirmRequest }, 'the full DetailedTask: the one outstanding request');
 
   await post(stack.url, 'tasks/update', { taskId: task.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } }, { capabilities: DECLARING });
   const done = await stream.until(isTaskNote(task.taskId, 'completed'));
-  checkTaskNotes(t, [...done.before, done.match], task.taskId, 'sub-multi');
+  checkTaskNotes(t, [...done.skipped, done.match], task.taskId, 'sub-multi');
   t.equal(textOf(done.match.params.result), 'multi_input: name=Lin, confirm=true');
 });
 
@@ -147,7 +148,7 @@ t.test('tasks/cancel is announced as cancelled', async (t) => {
   const { stream } = await listen(t, 'sub-cancel', { taskIds: [task.taskId] });
   await ack(t, stream, 'sub-cancel');
   await post(stack.url, 'tasks/cancel', { taskId: task.taskId }, { capabilities: DECLARING });
-  const { match, before } = await stream.until(isTaskNote(task.taskId, 'cancelled'));
+  const { match, skipped: before } = await stream.until(isTaskNote(task.taskId, 'cancelled'));
   checkTaskNotes(t, [...before, match], task.taskId, 'sub-cancel');
   t.notOk('result' in match.params || 'error' in match.params);
 });
@@ -174,7 +175,7 @@ t.test("another principal's task and an unknown id are not acknowledged, and not
   const foreignEnd = await pollToEnd(stack.url, foreign.taskId, { headers: { authorization: alice } });
   t.equal(foreignEnd.at(-1).status, 'completed');
   t.equal(stack.fixture.releaseGate(ownGate), 1);
-  const { match, before } = await stream.until(isTaskNote(own.taskId, 'completed'));
+  const { match, skipped: before } = await stream.until(isTaskNote(own.taskId, 'completed'));
   checkTaskNotes(t, [...before, match], own.taskId, 'sub-mixed');
 });
 

@@ -6,74 +6,20 @@
  */
 import t from 'tap';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { createTaskSessionFromClient, DispatchError, type TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client';
+import { createTaskSessionFromClient, type TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client';
+import { fetchDispatch, type DispatchRecord } from '../helpers/ext-tasks.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { MODERN } from '../helpers/modern.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
 import { TASKS_EXT } from '../helpers/task-helpers.js';
 
-/** One request the dispatcher sent, and what came back. */
-interface Sent {
-  method: string;
-  headers: Record<string, string>;
-  params: any;
-  status: number;
-  reply: any;
-}
+type Sent = DispatchRecord;
 
 let stack: Stack;
 t.before(async () => {
   stack = await startStack({}, {}, { tasks: 'native', taskJobDelayMs: 200, taskPollIntervalMs: 100 });
 });
 t.teardown(() => stack.close());
-
-let nextId = 1;
-
-/**
- * The host-owned raw request path (SDK-NOTES §5.2): one POST per request with the standard headers, header names
- * normalised to lower case (ext-tasks passes `Mcp-Name` mixed-case, §5.4), any HTTP status read as a JSON-RPC
- * reply (JSON or SSE); a transport failure is a retryable DispatchError.
- */
-function makeDispatch(url: string, sent: Sent[]) {
-  return async (request: any, options?: { signal?: AbortSignal; context?: { headers?: Readonly<Record<string, string>> } }) => {
-    const id = `ext-${nextId++}`;
-    const params = request.params ?? {};
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN,
-      'mcp-method': request.method,
-    };
-    const name = typeof params.name === 'string' ? params.name : typeof params.taskId === 'string' ? params.taskId : undefined;
-    if (name !== undefined) headers['mcp-name'] = name;
-    for (const [k, v] of Object.entries(options?.context?.headers ?? {})) headers[k.toLowerCase()] = v;
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ jsonrpc: '2.0', id, method: request.method, params }),
-        ...(options?.signal ? { signal: options.signal } : {}),
-      });
-    } catch (e) {
-      throw new DispatchError(`POST ${request.method} failed: ${(e as Error).message}`, true, { cause: e });
-    }
-    const text = await res.text();
-    const contentType = res.headers.get('content-type') ?? '';
-    let messages: any[] = [];
-    try {
-      messages = contentType.includes('text/event-stream')
-        ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5)))
-        : text ? [JSON.parse(text)] : [];
-    } catch {
-      throw new DispatchError(`unparseable reply to ${request.method} (HTTP ${res.status})`, false);
-    }
-    const reply = messages.find((m) => m && m.id === id);
-    sent.push({ method: request.method, headers, params, status: res.status, reply });
-    if (!reply) throw new DispatchError(`no JSON-RPC reply to ${request.method} (HTTP ${res.status})`, false);
-    return 'error' in reply ? { kind: 'error' as const, error: reply.error } : { kind: 'result' as const, result: reply.result };
-  };
-}
 
 interface Harness {
   session: TaskEnabledSession;
@@ -96,7 +42,7 @@ async function connect(t: { teardown(fn: () => unknown): void }): Promise<Harnes
   const asked: Harness['asked'] = [];
   const session = createTaskSessionFromClient(client, {
     endpointId: 'gateway-under-test',
-    rawDispatch: makeDispatch(stack.url, sent),
+    rawDispatch: fetchDispatch(stack.url, sent),
     v2RequestFraming: { protocolVersion: MODERN, clientInfo: { name: 'ext-tasks-test', version: '1.0.0' }, clientCapabilities: { elicitation: {} } },
     onInputRequest: (async (request: any, ctx: any) => {
       asked.push({ request, inputId: ctx.inputId, scope: ctx.scope });

@@ -8,7 +8,6 @@
 import t, { type Test } from 'tap';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
-  DispatchError,
   TaskFailedError,
   createTaskSessionFromClient,
   type ApplicationInputRequest,
@@ -16,10 +15,10 @@ import {
   type TaskEnabledSession,
 } from '@modelcontextprotocol/ext-tasks/client';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { post } from '../helpers/modern.js';
+import { fetchDispatch, type DispatchRecord } from '../helpers/ext-tasks.js';
+import { MODERN, post } from '../helpers/modern.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
 
-const MODERN = '2026-07-28';
 const TASKS_EXT = 'io.modelcontextprotocol/tasks';
 const CLIENT_INFO = { name: 'ext-tasks-test', version: '1.0.0' };
 /** Fast polling: ext-tasks follows pollIntervalMs. */
@@ -45,64 +44,7 @@ interface Harness {
   /** Every input request ext-tasks handed to the application. */
   inputs: InputSeen[];
   /** Every request the dispatcher sent: method and HTTP status. */
-  wire: Array<{ method: string; status: number }>;
-}
-
-/** Reads the JSON-RPC message with `id` from a JSON or SSE body. */
-function findResponse(contentType: string, text: string, id: string): any {
-  const messages = contentType.includes('text/event-stream')
-    ? text
-        .split('\n')
-        .filter((l) => l.startsWith('data:'))
-        .map((l) => JSON.parse(l.slice(5).trim()))
-    : text
-      ? [JSON.parse(text)]
-      : [];
-  return messages.find((m) => m && typeof m === 'object' && m.id === id && ('result' in m || 'error' in m));
-}
-
-/**
- * A fetch dispatcher for ext-tasks: one JSON-RPC POST per request, modern routing headers (lower-cased, so a
- * mixed-case `Mcp-Name` from ext-tasks replaces ours instead of doubling it), JSON-RPC errors read from any HTTP
- * status, transport failures as DispatchError.
- */
-function fetchDispatch(url: string, wire: Harness['wire']) {
-  let seq = 0;
-  return async (request: any, options?: { signal?: AbortSignal; context?: { headers?: Readonly<Record<string, string>> } }) => {
-    const id = `ext-${++seq}`;
-    const method = String(request?.method);
-    const params = (request?.params ?? {}) as Record<string, unknown>;
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN,
-      'mcp-method': method,
-    };
-    const name = typeof params.name === 'string' ? params.name : typeof params.taskId === 'string' ? params.taskId : undefined;
-    if (name !== undefined) headers['mcp-name'] = name;
-    for (const [k, v] of Object.entries(options?.context?.headers ?? {})) headers[k.toLowerCase()] = v;
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
-        ...(options?.signal ? { signal: options.signal } : {}),
-      });
-    } catch (cause) {
-      throw new DispatchError(`fetch failed: ${(cause as Error).message}`, true, { cause });
-    }
-    const text = await res.text();
-    wire.push({ method, status: res.status });
-    let message: any;
-    try {
-      message = findResponse(res.headers.get('content-type') ?? '', text, id);
-    } catch (cause) {
-      throw new DispatchError(`unreadable reply (HTTP ${res.status})`, false, { cause });
-    }
-    if (!message) throw new DispatchError(`no JSON-RPC response (HTTP ${res.status})`, res.status >= 500);
-    return 'error' in message ? { kind: 'error' as const, error: message.error } : { kind: 'result' as const, result: message.result };
-  };
+  wire: DispatchRecord[];
 }
 
 /** Answers every elicitation by filling its schema: booleans true, strings "Ada". */
