@@ -13,6 +13,8 @@ import {
   discoverResult,
   isObject,
   legacySupportsToolTasks,
+  requestIdOf,
+  singleHeader,
   validateModernRequest,
   type JsonRpcNotification,
   type Era,
@@ -36,9 +38,7 @@ export interface EndpointOptions {
 }
 
 function header(req: FastifyRequest, name: string): string | undefined | null {
-  const v = req.headers[name];
-  if (Array.isArray(v)) return v.length === 1 ? v[0] : null;
-  return v;
+  return singleHeader(req.headers, name);
 }
 
 /** Registers the endpoint's routes in an encapsulated scope. */
@@ -93,8 +93,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
     const unavailable = (reply: FastifyReply, e: unknown, body?: unknown) => {
       const edge = exceptionToEdge(e);
       reply.log.warn({ err: e, upstream: route.name }, 'upstream era probe failed');
-      const id = isObject(body) && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
-      return reply.code(edge.status).send({ jsonrpc: '2.0', id, error: edge.error });
+      return reply.code(edge.status).send({ jsonrpc: '2.0', id: requestIdOf(body), error: edge.error });
     };
 
     scope.route({
@@ -130,7 +129,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         // Legacy clients in front of modern upstreams arrive with a later issue.
         return reply.code(400).send({
           jsonrpc: '2.0',
-          id: isObject(request.body) && (typeof request.body.id === 'string' || typeof request.body.id === 'number') ? request.body.id : null,
+          id: requestIdOf(request.body),
           error: { code: ErrorCode.InvalidRequest, message: 'This upstream speaks MCP 2026-07-28 only; 2025-11-25 clients are not bridged to it yet' },
         });
       }
@@ -168,8 +167,11 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       reply.raw.on('close', onClose);
       const started = Date.now();
       let outcome = 'ok';
+      let taskId = typeof req.params.taskId === 'string' ? req.params.taskId : undefined;
       try {
-        outcome = await dispatch(req, caller, channel, aborter.signal);
+        const done = await dispatch(req, caller, channel, aborter.signal);
+        outcome = done.outcome;
+        taskId ??= done.taskId;
       } catch (e) {
         const edge = exceptionToEdge(e);
         outcome = `error ${edge.error.code}`;
@@ -179,12 +181,13 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       } finally {
         reply.raw.off('close', onClose);
         if (aborter.signal.aborted) outcome = 'client closed';
-        request.log.info({ method: req.method, era: 'modern', upstream: route.name, outcome, ms: Date.now() - started }, 'mcp request');
+        request.log.info({ method: req.method, era: 'modern', upstream: route.name, ...(taskId ? { taskId } : {}), outcome, ms: Date.now() - started }, 'mcp request');
       }
       return reply;
     }
 
-    async function dispatch(req: ModernRequest, caller: CallerContext, channel: ResponseChannel, signal: AbortSignal): Promise<string> {
+    /** Serves one validated request; returns what the operator log says about it. */
+    async function dispatch(req: ModernRequest, caller: CallerContext, channel: ResponseChannel, signal: AbortSignal): Promise<{ outcome: string; taskId?: string }> {
       const id = req.id as string | number;
       switch (req.policy.kind) {
         case 'discover': {
@@ -192,7 +195,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           // The extension is advertised when the upstream runs tool tasks or the gateway wraps tools (§4.1).
           const tasksExtension = legacySupportsToolTasks(identity.capabilities) || wrapsTools(route);
           channel.result(id, discoverResult(identity, { tasksExtension, cache: route.cache }));
-          return 'ok';
+          return { outcome: 'ok' };
         }
         case 'forward':
         case 'forward-input': {
@@ -202,15 +205,16 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
             : await bridge.forward(route, req, caller, hooks);
           if (outcome.kind === 'error') {
             channel.error(id, outcome.error, upstreamErrorStatus(outcome.error));
-            return `upstream error ${outcome.error.code}`;
+            return { outcome: `upstream error ${outcome.error.code}` };
           }
           channel.result(id, outcome.result);
-          return String(outcome.result.resultType ?? 'complete');
+          const created = outcome.result.resultType === 'task' && typeof outcome.result.taskId === 'string' ? { taskId: outcome.result.taskId } : {};
+          return { outcome: String(outcome.result.resultType ?? 'complete'), ...created };
         }
         case 'listen': {
           if (listenStreams >= opts.maxListenStreams) {
             channel.error(id, { code: ErrorCode.InternalError, message: 'Too many open subscriptions; try again later' }, 503);
-            return 'refused: too many subscriptions';
+            return { outcome: 'refused: too many subscriptions' };
           }
           listenStreams++;
           try {
@@ -221,7 +225,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           } finally {
             listenStreams--;
           }
-          return 'subscription ended';
+          return { outcome: 'subscription ended' };
         }
         case 'tasks': {
           const result = req.method === 'tasks/get'
@@ -230,12 +234,12 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
               ? await runtime.update(route, req, caller)
               : await runtime.cancel(route, req, caller);
           channel.result(id, result);
-          return typeof result.status === 'string' ? result.status : 'ok';
+          return { outcome: typeof result.status === 'string' ? result.status : 'ok' };
         }
         case 'removed':
           // validateModernRequest already refused these; kept for exhaustiveness.
           channel.error(id, { code: ErrorCode.MethodNotFound, message: `Method not found: ${req.method}` }, 404);
-          return 'method not found';
+          return { outcome: 'method not found' };
       }
     }
   });

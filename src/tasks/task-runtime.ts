@@ -169,15 +169,17 @@ export class TaskRuntime {
     const support = await this.supportOf(route, caller, tool, hooks.signal);
     const plain = () => this.o.bridge.forward(route, req, caller, hooks);
 
+    // The upstream's own task support decides when it requires a task, or offers one and no rule wraps the tool.
     if (support === 'required' || (support === 'optional' && (policy.task === 'native' || policy.task === 'off'))) {
-      if (policy.task === 'off' || (!declares && support === 'required' && policy.task !== 'native' && policy.task !== 'required')) {
-        return this.hiddenNative(route, req, caller, hooks, policy);
+      if (declares && policy.task !== 'off') return this.nativeCreate(route, req, caller, hooks, policy);
+      // The upstream runs an optional tool synchronously for a client that takes no task (or may not get one).
+      if (support === 'optional') return plain();
+      // The upstream insists on a task the client cannot take: refuse (native, required; §4.12(g) option 1),
+      // or drive the upstream task to its end inside this call (off, auto, always; option 2).
+      if (policy.task === 'native' || policy.task === 'required') {
+        throw new MissingCapabilityError(TASKS_REQUIRED_CAPABILITIES, `a task for tool ${tool}`);
       }
-      if (!declares) {
-        if (support === 'required') throw new MissingCapabilityError(TASKS_REQUIRED_CAPABILITIES, `a task for tool ${tool}`);
-        return plain();
-      }
-      return this.nativeCreate(route, req, caller, hooks, policy);
+      return this.hiddenNative(route, req, caller, hooks, policy);
     }
     switch (policy.task) {
       case 'native':

@@ -66,6 +66,12 @@ export function errorResponse(id: RequestId | null, error: JsonRpcErrorObject): 
 export function resultResponse(id: RequestId, result: JsonObject): JsonRpcResultResponse {
   return { jsonrpc: '2.0', id, result };
 }
+/** The id of a request body if it has a usable one (string or finite number), else `null` (for error replies). */
+export function requestIdOf(body: unknown): RequestId | null {
+  if (!isObject(body)) return null;
+  return isId(body.id) ? body.id : null;
+}
+
 /** Reads `params` as an object (absent → empty). */
 export function paramsOf(m: { params?: unknown }): JsonObject {
   return isObject(m.params) ? m.params : {};

@@ -5,7 +5,7 @@
  */
 import { ErrorCode, META, SUPPORTED_MODERN_VERSIONS } from './constants.js';
 import { decodeHeaderValue } from './headers.js';
-import { isObject, type JsonObject, type RequestId } from './jsonrpc.js';
+import { isObject, requestIdOf, type JsonObject, type RequestId } from './jsonrpc.js';
 import { methodPolicy, type MethodPolicy } from './methods.js';
 
 /** Why a modern request was refused. */
@@ -62,9 +62,9 @@ export function validateModernRequest(headers: ModernHeaders, body: unknown):
     ({ ok: false as const, failure: data === undefined ? { reason, message, id } : { reason, message, id, data } });
 
   if (!isObject(body) || body.jsonrpc !== '2.0' || typeof body.method !== 'string') {
-    return fail('invalid-request', 'Invalid Request: expected one JSON-RPC 2.0 request or notification', idOf(body));
+    return fail('invalid-request', 'Invalid Request: expected one JSON-RPC 2.0 request or notification', requestIdOf(body));
   }
-  const id = idOf(body);
+  const id = requestIdOf(body);
   if ('id' in body && id === null) return fail('invalid-request', 'Invalid Request: id must be a string or number', null);
   if (body.params !== undefined && !isObject(body.params)) return fail('invalid-request', 'Invalid Request: params must be an object', id);
   const method = body.method;
@@ -150,12 +150,6 @@ export function validateModernRequest(headers: ModernHeaders, body: unknown):
   if (isObject(params.inputResponses)) value.inputResponses = params.inputResponses;
   if (typeof params.requestState === 'string') value.requestState = params.requestState;
   return { ok: true, value };
-}
-
-function idOf(body: unknown): RequestId | null {
-  if (!isObject(body)) return null;
-  const id = body.id;
-  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
 }
 
 /** HTTP status and JSON-RPC code for each refusal reason (B2 §Error Codes; H2). The one table. */

@@ -1,6 +1,6 @@
 /**
- * Helpers shared by the issue #3 task tests (not a test file): the declaring capability set, a bounded
- * tasks/get poll that honours pollIntervalMs, and an incremental SSE reader whose every read is bounded.
+ * Helpers shared by the task tests (not a test file): the declaring capability set and a bounded tasks/get
+ * poll that honours pollIntervalMs.
  */
 import { post, type RawReply } from './modern.js';
 
