@@ -16,6 +16,7 @@ Options:
       --host HOST     listen address (default ${DEFAULTS.host})
   -p, --port PORT     listen port (default ${DEFAULTS.port}; 0 picks a free port)
       --demo          after starting, run the bundled modern demo client against the gateway once
+                      (logs only warnings then, unless LOG_LEVEL is set)
   -h, --help          show this help
   -v, --version       show the version
 
@@ -86,7 +87,9 @@ async function main(argv: string[]): Promise<number> {
     config = parseConfig({ ...structuredClone(config), upstreams: [{ name: 'demo', path: DEFAULTS.path, url: demoUpstream.url, tools }] });
   }
 
-  const gateway = await buildGateway(config, { logger: DEFAULT_LOGGER });
+  // In --demo the transcript is the point: operator logs drop to warnings unless LOG_LEVEL says otherwise.
+  const logger = args.demo && !process.env.LOG_LEVEL ? { ...DEFAULT_LOGGER, level: 'warn' } : DEFAULT_LOGGER;
+  const gateway = await buildGateway(config, { logger });
   const log = gateway.app.log;
   try {
     await gateway.app.listen({ host: config.server.host, port: config.server.port });
