@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ElicitResultSchema, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 /** A running demo upstream. */
@@ -46,19 +46,14 @@ function buildServer(): McpServer {
   server.registerTool(
     'book_table',
     { description: 'Books a table; asks the user to confirm (a 2025 server→client elicitation request)', inputSchema: { guests: z.number().int().min(1) } },
-    async ({ guests }, extra) => {
-      // Sent on this call's own stream (extra.sendRequest), where the gateway can tie it to the call.
-      const answer = await extra.sendRequest(
-        {
-          method: 'elicitation/create',
-          params: {
-            mode: 'form',
-            message: `Book a table for ${guests}?`,
-            requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean', title: 'Confirm the booking' } }, required: ['confirm'] },
-          },
-        },
-        ElicitResultSchema,
-      );
+    async ({ guests }) => {
+      // Written the way SDK examples do: server.elicitInput() names no request, so the SDK sends it on the
+      // session's GET stream rather than on this call's stream. The gateway ties it to the call all the same.
+      const answer = await server.server.elicitInput({
+        mode: 'form',
+        message: `Book a table for ${guests}?`,
+        requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean', title: 'Confirm the booking' } }, required: ['confirm'] },
+      });
       const ok = answer.action === 'accept' && answer.content?.confirm === true;
       return { content: [{ type: 'text', text: ok ? `Booked a table for ${guests}.` : 'No booking made.' }] };
     },

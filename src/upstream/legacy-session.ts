@@ -37,7 +37,16 @@ export interface LegacySessionOptions {
   clientInfo: { name: string; version: string };
   /** Budget for one upstream call, from sending to its response. */
   timeoutMs: number;
+  /**
+   * Keep the session's GET stream open and hand server→client requests that arrive there (not on a call's own
+   * stream, as SDK servers send `server.elicitInput()` without a related request) to the one call that can take
+   * them. Off for sessions that read the GET stream themselves (subscriptions/listen).
+   */
+  watchStrays?: boolean;
 }
+
+/** Methods whose calls may ask for input (M2), and so may be handed a stray server→client request. */
+const INPUT_CAPABLE = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 /** An event on one call's response stream. */
 export type CallEvent =
@@ -57,6 +66,7 @@ export class UpstreamCall {
     private readonly session: LegacySession,
     readonly requestId: RequestId,
     private readonly controller: AbortController,
+    private readonly onFinish?: () => void,
   ) {}
 
   /** Whether the call has produced its final event. */
@@ -67,7 +77,10 @@ export class UpstreamCall {
   /** @internal Feeds an event from the pump. */
   push(event: CallEvent): void {
     if (this.terminal) return;
-    if (event.kind === 'response' || event.kind === 'failure') this.terminal = event;
+    if (event.kind === 'response' || event.kind === 'failure') {
+      this.terminal = event;
+      this.onFinish?.();
+    }
     const w = this.waiter;
     if (w) {
       this.waiter = undefined;
@@ -146,6 +159,9 @@ export class LegacySession {
   identity: UpstreamIdentity | undefined;
   private nextId = 1;
   private closed = false;
+  /** Calls that may ask for input, for stray server→client requests. */
+  private readonly inputCalls = new Set<UpstreamCall>();
+  private readonly streamAbort = new AbortController();
 
   constructor(private readonly opts: LegacySessionOptions) {}
 
@@ -201,7 +217,49 @@ export class LegacySession {
     if (LEGACY_VERSIONS.includes(identity.protocolVersion)) this.protocolVersion = identity.protocolVersion;
     this.identity = identity;
     await this.notify('notifications/initialized', {});
+    if (this.opts.watchStrays) {
+      // Open the GET stream before the first call, so that nothing the upstream sends there is missed (an SDK
+      // server drops what it sends to a GET stream that is not open). Bounded: a slow stream is not waited for.
+      const opened = this.watchStrays();
+      await Promise.race([opened, new Promise((r) => setTimeout(r, 2_000).unref())]);
+    }
     return identity;
+  }
+
+  /** Opens the GET stream and reads it in the background (see readStrays). */
+  private async watchStrays(): Promise<void> {
+    let stream: AsyncGenerator<unknown> | undefined;
+    try {
+      stream = await this.openStream(this.streamAbort.signal);
+    } catch {
+      return; // best effort: without the GET stream, requests sent there stay unanswered, as without the gateway
+    }
+    if (stream) void this.readStrays(stream);
+  }
+
+  /**
+   * Reads the GET stream for server→client requests that name no call (H1 allows any stream). One is handed to
+   * the session's only call that may ask for input; with none or several it cannot be tied to a call and is
+   * refused, so the upstream does not wait for an answer that will never come.
+   */
+  private async readStrays(stream: AsyncGenerator<unknown>): Promise<void> {
+    try {
+      for await (const m of stream) {
+        if (!isRequest(m)) continue;
+        if (m.method === 'ping') {
+          await this.respond(m.id, { result: {} }).catch(() => {});
+          continue;
+        }
+        const [only, ...others] = [...this.inputCalls];
+        if (only && others.length === 0) only.push({ kind: 'request', message: m });
+        else {
+          const why = only ? 'several calls are running on this session' : 'no call is running on this session';
+          await this.respond(m.id, { error: { code: ErrorCode.InternalError, message: `Cannot tie ${m.method} to a call: ${why}` } }).catch(() => {});
+        }
+      }
+    } catch {
+      // the stream ended (session closed, upstream gone): calls report their own failures
+    }
   }
 
   /** Sends a request and returns its call once the upstream has accepted it (status checked). */
@@ -212,18 +270,26 @@ export class LegacySession {
     const onAbort = () => controller.abort(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     const message: JsonRpcRequest = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
+    // Registered before the POST: the upstream may send a stray request on the GET stream before it answers.
+    const call: UpstreamCall = INPUT_CAPABLE.has(method)
+      ? new UpstreamCall(this, id, controller, () => this.inputCalls.delete(call))
+      : new UpstreamCall(this, id, controller);
+    if (INPUT_CAPABLE.has(method)) this.inputCalls.add(call);
+    const fail = (e: unknown): never => {
+      this.inputCalls.delete(call);
+      signal?.removeEventListener('abort', onAbort);
+      throw e;
+    };
     let res: Response;
     try {
       res = await this.post(message, controller.signal);
     } catch (e) {
-      signal?.removeEventListener('abort', onAbort);
-      throw e;
+      return fail(e);
     }
     if (method === 'initialize') {
       const sid = res.headers.get('mcp-session-id');
       if (sid) this.sessionId = sid;
     }
-    const call = new UpstreamCall(this, id, controller);
     if (!res.ok) {
       const text = await res.text().catch(() => '');
       signal?.removeEventListener('abort', onAbort);
@@ -232,7 +298,7 @@ export class LegacySession {
         call.push({ kind: 'response', message: { ...parsed, id } });
         return call;
       }
-      throw new UpstreamHttpError(res.status, text.slice(0, 500));
+      return fail(new UpstreamHttpError(res.status, text.slice(0, 500)));
     }
     void this.pump(res, call, id).finally(() => signal?.removeEventListener('abort', onAbort));
     return call;
@@ -302,6 +368,7 @@ export class LegacySession {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.streamAbort.abort();
     if (!this.sessionId) return;
     try {
       const res = await fetch(this.opts.url, { method: 'DELETE', headers: this.headers(), signal: AbortSignal.timeout(5_000) });

@@ -57,7 +57,7 @@ export class LegacySessionPool {
     return `${auth}|${canonicalJson(k.capabilities)}`;
   }
 
-  private sessionFor(k: SessionKey): LegacySession {
+  private sessionFor(k: SessionKey, watchStrays = true): LegacySession {
     const headers = { ...this.opts.staticHeaders };
     if (k.authorization) headers.authorization = k.authorization;
     return new LegacySession({
@@ -66,6 +66,7 @@ export class LegacySessionPool {
       capabilities: k.capabilities,
       clientInfo: this.opts.clientInfo,
       timeoutMs: this.opts.timeoutMs,
+      watchStrays,
     });
   }
 
@@ -120,7 +121,7 @@ export class LegacySessionPool {
   /** A new initialized session outside the pool, for a long-lived stream (`subscriptions/listen`); caller closes it. */
   async openDedicated(k: SessionKey, signal?: AbortSignal): Promise<LegacySession> {
     if (this.closed) throw new UpstreamBusyError('gateway is shutting down');
-    const session = this.sessionFor(k);
+    const session = this.sessionFor(k, false); // its owner reads the GET stream itself
     this.latestIdentity = await session.initialize(signal);
     return session;
   }

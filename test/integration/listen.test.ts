@@ -184,8 +184,11 @@ t.test('aborting the listen stream closes its upstream session (DELETE of that s
 
   const l = await listen(t, stack.url, 'sub-abort', { toolsListChanged: true });
   await l.stream.next(); // the acknowledgement: the upstream GET stream is open by now
-  const get = await relay.waitFor((s) => s.method === 'GET' && s.sessionId !== undefined);
-  const sessionId = get.sessionId as string;
+  await relay.waitFor((s) => s.method === 'GET' && s.sessionId !== undefined);
+  // Pooled sessions keep a GET stream too (for stray server→client requests); the listen's own session is the
+  // one initialized last, so its GET is the latest.
+  const gets = relay.seen.filter((s) => s.method === 'GET' && s.sessionId !== undefined);
+  const sessionId = gets.at(-1)?.sessionId as string;
   t.notOk(relay.seen.some((s) => s.method === 'DELETE' && s.sessionId === sessionId), 'still open while listening');
 
   l.abort();

@@ -8,6 +8,7 @@ import {
   isRequest,
   isResponse,
   paramsOf,
+  requestIdOf,
   resultResponse,
 } from '../../src/translate/jsonrpc.js';
 
@@ -85,4 +86,22 @@ t.test('paramsOf', async (t) => {
   ];
   for (const [name, params] of table) t.strictSame(paramsOf({ params }), {}, name);
   t.strictSame(paramsOf({}), {}, 'no params key');
+});
+
+t.test('requestIdOf', async (t) => {
+  const table: Array<[string, unknown, unknown]> = [
+    ['string id', { jsonrpc: '2.0', id: 'a', method: 'm' }, 'a'],
+    ['number id', { jsonrpc: '2.0', id: 7, method: 'm' }, 7],
+    ['zero', { id: 0 }, 0],
+    ['null id', { id: null }, null],
+    ['no id', { method: 'm' }, null],
+    ['NaN', { id: Number.NaN }, null],
+    ['Infinity', { id: Number.POSITIVE_INFINITY }, null],
+    ['object id', { id: { x: 1 } }, null],
+    ['boolean id', { id: true }, null],
+    ['array body', [{ id: 1 }], null],
+    ['not an object', 'x', null],
+    ['undefined', undefined, null],
+  ];
+  for (const [name, body, want] of table) t.equal(requestIdOf(body), want, name);
 });
