@@ -41,8 +41,8 @@ export class UpstreamBusyError extends Error {
 }
 
 /** Maps a fetch failure to the right upstream error, given the signals that may have fired. */
-export function fetchFailure(cause: unknown, timeout: AbortSignal, caller?: AbortSignal): Error {
+export function fetchFailure(cause: unknown, caller?: AbortSignal, timeout?: AbortSignal): Error {
   if (caller?.aborted) return caller.reason instanceof Error ? caller.reason : new Error('aborted', { cause });
-  if (timeout.aborted) return new UpstreamTimeoutError('upstream did not answer in time', { cause });
+  if (timeout?.aborted) return new UpstreamTimeoutError('upstream did not answer in time', { cause });
   return new UpstreamUnavailableError(`upstream unreachable: ${(cause as Error)?.message ?? String(cause)}`, { cause });
 }

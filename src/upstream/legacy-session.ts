@@ -24,7 +24,7 @@ import {
   type RequestId,
   type UpstreamIdentity,
 } from '../translate/index.js';
-import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamUnavailableError } from './errors.js';
+import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
 import { readMessages } from './messages.js';
 
 /** What a session needs to know. */
@@ -181,16 +181,17 @@ export class LegacySession {
    * POSTs one message. `timeoutMs` bounds the wait for the response headers only: a streamed body is bounded by
    * its consumer (the call's budget, or a task's deadline), which cancels it properly.
    */
-  private async post(body: unknown, signal: AbortSignal | undefined, timeoutMs = this.opts.timeoutMs): Promise<Response> {
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(new Error('upstream did not answer in time')), timeoutMs);
+  private async post(body: unknown, controller = new AbortController(), timeoutMs = this.opts.timeoutMs): Promise<Response> {
+    // One controller per exchange (AbortSignal.any and extra signals are costly on this hot path): the timer
+    // aborts it with a timeout error, the caller with its own reason.
+    const timer = setTimeout(() => controller.abort(new UpstreamTimeoutError('upstream did not answer in time')), timeoutMs);
     timer.unref();
-    const combined = signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal;
     let res: Response;
     try {
-      res = await fetch(this.opts.url, { method: 'POST', headers: this.headers(), body: JSON.stringify(body), signal: combined });
+      res = await fetch(this.opts.url, { method: 'POST', headers: this.headers(), body: JSON.stringify(body), signal: controller.signal });
     } catch (cause) {
-      throw fetchFailure(cause, timeout.signal, signal);
+      // The controller's reason says who aborted (the timer's UpstreamTimeoutError, or the caller's).
+      throw fetchFailure(cause, controller.signal);
     } finally {
       clearTimeout(timer);
     }
@@ -282,7 +283,7 @@ export class LegacySession {
     };
     let res: Response;
     try {
-      res = await this.post(message, controller.signal);
+      res = await this.post(message, controller);
     } catch (e) {
       return fail(e);
     }
@@ -353,7 +354,7 @@ export class LegacySession {
         signal,
       });
     } catch (cause) {
-      throw fetchFailure(cause, AbortSignal.timeout(1), signal);
+      throw fetchFailure(cause, signal);
     }
     if (res.status === 405) {
       await res.body?.cancel().catch(() => {});

@@ -35,7 +35,7 @@ export async function probeEra(url: string, headers: Record<string, string>, tim
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });
   } catch (cause) {
-    throw fetchFailure(cause, timeout, signal);
+    throw fetchFailure(cause, signal, timeout);
   }
   const text = await res.text().catch(() => '');
   if (!res.ok) return 'legacy';
