@@ -66,7 +66,13 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
   });
 
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not found' }));
-  app.get('/healthz', async () => ({ status: 'ok', version: opts.version }));
+  // Liveness plus a few gauges for operators (no per-caller data).
+  app.get('/healthz', async () => ({
+    status: 'ok',
+    version: opts.version,
+    heldCalls: opts.bridge.heldCount,
+    upstreams: opts.endpoints.map((e) => ({ name: e.route.name, path: e.path, sessions: e.route.pool.size })),
+  }));
 
   for (const e of opts.endpoints) {
     await registerMcpEndpoint(app, {

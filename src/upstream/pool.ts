@@ -47,7 +47,7 @@ export class LegacySessionPool {
     return this.latestIdentity;
   }
 
-  /** Number of sessions held (for metrics and tests). */
+  /** Number of sessions held (reported by /healthz). */
   get size(): number {
     return this.entries.size;
   }
