@@ -6,10 +6,10 @@
  */
 import {
   META,
-  TASKS_EXTENSION,
+  TASKS_REQUIRED_CAPABILITIES,
   acceptListenFilter,
+  declaresTasks,
   isNotification,
-  isObject,
   listenAcknowledgement,
   listenClosingResult,
   listenNotification,
@@ -37,10 +37,9 @@ export interface ListenHooks {
 export async function runListen(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ListenHooks): Promise<JsonObject> {
   const subscriptionId = req.id as string | number;
   const requested = readListenFilter(req.params);
-  const extensions = isObject(caller.capabilities.extensions) ? caller.capabilities.extensions : {};
-  if (requested.taskIds && !isObject(extensions[TASKS_EXTENSION])) {
+  if (requested.taskIds && !declaresTasks(caller.capabilities)) {
     // X §Task Status Notifications: asking for task notifications needs the extension.
-    throw new MissingCapabilityError({ extensions: { [TASKS_EXTENSION]: {} } }, 'notifications/tasks');
+    throw new MissingCapabilityError(TASKS_REQUIRED_CAPABILITIES, 'notifications/tasks');
   }
   const key = sessionKeyOf(caller);
   const identity = await route.pool.getIdentity(key, hooks.signal);
@@ -72,10 +71,7 @@ export async function runListen(route: UpstreamRoute, req: ModernRequest, caller
   const wantsUpstream = accepted.toolsListChanged || accepted.promptsListChanged || accepted.resourcesListChanged || accepted.resourceSubscriptions;
   if (!wantsUpstream) {
     acknowledge();
-    await new Promise<void>((resolve) => {
-      if (hooks.signal.aborted) resolve();
-      hooks.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
+    await untilAborted(hooks.signal);
     stopTasks();
     return listenClosingResult(subscriptionId);
   }
@@ -101,7 +97,7 @@ export async function runListen(route: UpstreamRoute, req: ModernRequest, caller
         if (out) hooks.send(out);
       }
     } else {
-      await new Promise<void>((resolve) => hooks.signal.addEventListener('abort', () => resolve(), { once: true }));
+      await untilAborted(hooks.signal);
     }
   } catch (e) {
     if (!hooks.signal.aborted) throw e;
@@ -110,6 +106,14 @@ export async function runListen(route: UpstreamRoute, req: ModernRequest, caller
     void session?.close();
   }
   return listenClosingResult(subscriptionId);
+}
+
+/** Resolves when the client closes its stream. */
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
 }
 
 function withoutResultType(task: JsonObject): JsonObject {
