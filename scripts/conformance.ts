@@ -97,7 +97,8 @@ async function main(): Promise<number> {
       failed += bad.length;
     }
     lines.push(`${bad.length === 0 ? '✓' : '✗'} ${name}: ${ok} passed, ${bad.length} failed${scored ? '' : ' (not scored)'}`);
-    for (const b of bad) lines.push(`    ${b.id}: ${(b.errorMessage ?? '').slice(0, 200)}`);
+    // Details only where they count: an unscored scenario's failures (e.g. tasks-* without task tools) are noise.
+    if (scored) for (const b of bad) lines.push(`    ${b.id}: ${(b.errorMessage ?? '').slice(0, 200)}`);
   }
   await rm(out, { recursive: true, force: true });
   process.stdout.write(`${lines.join('\n')}\n`);
