@@ -46,7 +46,7 @@ import type { TaskStore } from '../store/index.js';
 export { StoreFullError } from '../store/index.js';
 import { drainToResponse, type SessionKey } from '../upstream/index.js';
 import { Conversation, MissingCapabilityError } from './conversation.js';
-import { legacyParams, progressTokenOf, sessionKeyOf, startConversation, type ForwardHooks, type MrtrBridge, type Outcome } from './mrtr-bridge.js';
+import { legacyParams, progressTokenOf, sessionKeyOf, startConversation, type Continuation, type ForwardHooks, type MrtrBridge, type Outcome } from './mrtr-bridge.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
 
 /** Runtime limits and defaults. */
@@ -485,27 +485,30 @@ export class TaskRuntime {
   private hiddenNative(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks, policy: TaskPolicy): Promise<Outcome> {
     const ttl = this.clampTtl(policy.ttlMs ?? this.o.defaultTtlMs, policy);
     const plain = this.o.bridge.plainContinuation(route, req);
-    let upstreamTaskId: string | undefined;
-    return this.o.bridge.run(
-      route,
-      req,
-      caller,
-      hooks,
-      async () => {
-        // Create the task upstream, then wait on its tasks/result: input arrives there and becomes MRTR.
-        const created = await drainToResponse(await route.pool.withSession(sessionKeyOf(caller), (s) => s.request('tools/call', { ...legacyParams(req), task: { ttl } }, hooks.signal), hooks.signal));
-        if ('error' in created || !isCreateTaskResultV1(created.result)) {
-          throw new PlainAnswer(created);
-        }
-        upstreamTaskId = readTaskV1(created.result)?.taskId;
-        const call = await route.pool.withSession(sessionKeyOf(caller), (s) => s.request('tasks/result', { taskId: upstreamTaskId }, hooks.signal), hooks.signal);
-        return new Conversation(call, route.pool.hold(sessionKeyOf(caller)), relatedTaskMeta(upstreamTaskId as string));
+    const key = sessionKeyOf(caller);
+    // Two calls in sequence, each bridged to MRTR rounds: the task-augmented tools/call (a question asked before
+    // the task exists arrives there), then the task's tasks/result (task-scoped questions and the payload).
+    // A retry of either round comes back through here and resumes the held call; only a CreateTaskResult
+    // response moves on to the second call.
+    const cont: Continuation = {
+      finish: async (m, resumed) => {
+        if ('error' in m || !isCreateTaskResultV1(m.result)) return plain.finish(m, resumed);
+        const upstreamTaskId = readTaskV1(m.result)?.taskId as string;
+        const { requestState: _s, inputResponses: _r, ...fresh } = req;
+        return this.o.bridge.run(
+          route,
+          fresh,
+          caller,
+          hooks,
+          async () => {
+            const call = await route.pool.withSession(key, (s) => s.request('tasks/result', { taskId: upstreamTaskId }, hooks.signal), hooks.signal);
+            return new Conversation(call, route.pool.hold(key), relatedTaskMeta(upstreamTaskId));
+          },
+          cont,
+        );
       },
-      plain,
-    ).catch((e: unknown) => {
-      if (e instanceof PlainAnswer) return plain.finish(e.response, false);
-      throw e;
-    });
+    };
+    return this.o.bridge.run(route, req, caller, hooks, () => startConversation(route, caller, 'tools/call', { ...legacyParams(req), task: { ttl } }, hooks.signal), cont);
   }
 
   // ── tasks/get, tasks/update, tasks/cancel ──────────────────────────────────────────────────────────
@@ -672,12 +675,5 @@ function stopLive(live: Live, reason: string): void {
   } else {
     live.pump?.abandon(reason);
     live.releaseSession();
-  }
-}
-
-/** The upstream answered a task-augmented call without a task (or with an error). */
-class PlainAnswer extends Error {
-  constructor(readonly response: JsonRpcResponse) {
-    super('plain answer');
   }
 }

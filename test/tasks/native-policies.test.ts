@@ -14,6 +14,8 @@ t.before(async () => {
     {
       tools: {
         failing_job: { task: 'off' },
+        test_tool_with_task: { task: 'off' },
+        confirm_delete: { task: 'off' },
         slow_compute: { task: 'off' },
         protocol_error_job: { task: 'always' },
         '*': { task: 'native' },
@@ -46,7 +48,9 @@ t.test('off: an optional tool is called without a task', async (t) => {
 });
 
 t.test('native: a required tool and a client without the extension → -32021', async (t) => {
-  const r = await post(stack.url, 'tools/call', { name: 'test_tool_with_task', arguments: {} }, { capabilities: { elicitation: {} } });
+  const plain = await startStack({}, {}, { tasks: 'native' }); // no rules: every tool is native
+  t.teardown(() => plain.close());
+  const r = await post(plain.url, 'tools/call', { name: 'test_tool_with_task', arguments: {} }, { capabilities: { elicitation: {} } });
   t.equal(r.status, 400);
   t.equal(r.body.error.code, -32021);
   t.same(r.body.error.data.requiredCapabilities.extensions, { 'io.modelcontextprotocol/tasks': {} });
@@ -61,4 +65,36 @@ t.test('a wrapping rule on an optional upstream tool makes a gateway-owned task 
   t.equal(task.status, 'failed');
   t.equal(task.error.code, -32603);
   t.equal(created(stack).protocol_error_job ?? 0, before, 'the upstream was called without a task');
+});
+
+t.test('off: questions before and inside the hidden upstream task become MRTR rounds of the one call', async (t) => {
+  const caps = { elicitation: {} };
+  const first = await post(stack.url, 'tools/call', { name: 'test_tool_with_task', arguments: {} }, { capabilities: caps });
+  t.equal(first.body.result.resultType, 'input_required', 'asked before the upstream task exists');
+  t.notOk('taskId' in first.body.result);
+  t.ok(first.body.result.inputRequests.user_name, 'the upstream’s key');
+  const done = await post(
+    stack.url,
+    'tools/call',
+    { name: 'test_tool_with_task', arguments: {}, inputResponses: { user_name: { action: 'accept', content: { name: 'Alice' } } }, requestState: first.body.result.requestState },
+    { capabilities: caps },
+  );
+  t.equal(done.body.result.resultType, 'complete', 'the task ran upstream and its payload is the answer');
+  t.match(done.body.result.content[0].text, /Alice/);
+  t.notOk(done.body.result._meta?.['io.modelcontextprotocol/related-task'], 'no legacy related-task meta');
+});
+
+t.test('off: an optional tool that asks for input runs as a plain call with an MRTR round', async (t) => {
+  const caps = { elicitation: {} };
+  const first = await post(stack.url, 'tools/call', { name: 'confirm_delete', arguments: { filename: 'a.txt' } }, { capabilities: caps });
+  t.equal(first.body.result.resultType, 'input_required');
+  const [key] = Object.keys(first.body.result.inputRequests);
+  const done = await post(
+    stack.url,
+    'tools/call',
+    { name: 'confirm_delete', arguments: { filename: 'a.txt' }, inputResponses: { [key as string]: { action: 'accept', content: { confirm: true } } }, requestState: first.body.result.requestState },
+    { capabilities: caps },
+  );
+  t.equal(done.body.result.resultType, 'complete');
+  t.match(done.body.result.content[0].text, /Deleted a\.txt/);
 });
