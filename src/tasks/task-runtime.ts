@@ -588,9 +588,14 @@ export class TaskRuntime {
   // ── records and events ────────────────────────────────────────────────────────────────────────────
 
   private async change(taskId: TaskId, fn: (t: TaskRecord) => TaskRecord | undefined): Promise<TaskRecord | undefined> {
-    const before = await this.o.store.get(taskId);
-    const after = await this.o.store.update(taskId, fn);
-    if (after && before && after.version !== before.version) this.events.emit('task', after);
+    // Whether the change applied is known from the change itself: no second read of the record.
+    let applied = false;
+    const after = await this.o.store.update(taskId, (t) => {
+      const next = fn(t);
+      applied = next !== undefined;
+      return next;
+    });
+    if (after && applied) this.events.emit('task', after);
     return after;
   }
 
