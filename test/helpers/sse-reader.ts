@@ -3,6 +3,7 @@
  * streaming fetch Response, so a test can act after a given message and never waits on a timer.
  */
 import http from 'node:http';
+import { MODERN, envelope } from './modern.js';
 
 /** How long a test waits for one SSE message before it fails. */
 export const SSE_BOUND_MS = 15_000;
@@ -116,4 +117,44 @@ export function rawRequest(
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** An open `subscriptions/listen` stream. */
+export interface Listening {
+  response: Response;
+  stream: SseReader;
+  /** Closes the stream (the client goes away). */
+  abort(): void;
+}
+
+/**
+ * Opens a `subscriptions/listen` stream with the standard modern headers; the test reads it incrementally.
+ * Closed at the test's teardown.
+ */
+export async function openListen(
+  t: { teardown(fn: () => unknown): void },
+  url: string,
+  id: string | number,
+  notifications: Record<string, unknown>,
+  opts: { capabilities?: Record<string, unknown>; authorization?: string } = {},
+): Promise<Listening> {
+  const controller = new AbortController();
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MODERN,
+      'mcp-method': 'subscriptions/listen',
+      ...(opts.authorization ? { authorization: opts.authorization } : {}),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications, _meta: envelope(opts.capabilities ?? {}) } }),
+    signal: controller.signal,
+  });
+  const stream = new SseReader(response);
+  t.teardown(async () => {
+    controller.abort();
+    await stream.cancel();
+  });
+  return { response, stream, abort: () => controller.abort() };
 }

@@ -5,9 +5,9 @@
  */
 import t from 'tap';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { MODERN, envelope, post } from '../helpers/modern.js';
+import { post } from '../helpers/modern.js';
 import { startRelay, within } from '../helpers/relay.js';
-import { SseReader } from '../helpers/sse-reader.js';
+import { openListen } from '../helpers/sse-reader.js';
 
 const SUB_ID = 'io.modelcontextprotocol/subscriptionId';
 
@@ -21,34 +21,9 @@ async function stackFor(t: Teardown, upstream: Record<string, unknown> = {}): Pr
   return stack;
 }
 
-interface Listening {
-  response: Response;
-  stream: SseReader;
-  abort(): void;
-}
-
-/** Opens a listen stream; the caller reads it incrementally. */
-async function listen(
-  t: Teardown,
-  url: string,
-  id: string | number,
-  notifications: Record<string, unknown>,
-  capabilities: Record<string, unknown> = {},
-): Promise<Listening> {
-  const controller = new AbortController();
-  t.teardown(() => controller.abort());
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN,
-      'mcp-method': 'subscriptions/listen',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications, _meta: envelope(capabilities) } }),
-    signal: controller.signal,
-  });
-  return { response, stream: new SseReader(response), abort: () => controller.abort() };
+/** Opens a listen stream declaring `capabilities` (none by default). */
+function listen(t: Teardown, url: string, id: string | number, notifications: Record<string, unknown>, capabilities: Record<string, unknown> = {}) {
+  return openListen(t, url, id, notifications, { capabilities });
 }
 
 /** Calls one of the fixture's trigger tools on another connection. */

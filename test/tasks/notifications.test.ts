@@ -6,10 +6,10 @@
  */
 import t, { type Test } from 'tap';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { MODERN, envelope, post } from '../helpers/modern.js';
+import { envelope, post } from '../helpers/modern.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
 import { DECLARING, TASKS_EXT, createTask, getTask, pollTask, pollToEnd } from '../helpers/task-helpers.js';
-import { SseReader } from '../helpers/sse-reader.js';
+import { openListen, type SseReader } from '../helpers/sse-reader.js';
 
 const SUB_ID = 'io.modelcontextprotocol/subscriptionId';
 
@@ -23,32 +23,9 @@ interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
-/** Opens a listen stream (declaring the extension unless told otherwise); the test reads it incrementally. */
-async function listen(
-  t: Teardown,
-  id: string,
-  notifications: Record<string, unknown>,
-  opts: { capabilities?: Record<string, unknown>; authorization?: string } = {},
-): Promise<{ response: Response; stream: SseReader }> {
-  const controller = new AbortController();
-  const response = await fetch(stack.url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN,
-      'mcp-method': 'subscriptions/listen',
-      ...(opts.authorization ? { authorization: opts.authorization } : {}),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications, _meta: envelope(opts.capabilities ?? DECLARING) } }),
-    signal: controller.signal,
-  });
-  const stream = new SseReader(response);
-  t.teardown(async () => {
-    controller.abort();
-    await stream.cancel();
-  });
-  return { response, stream };
+/** Opens a listen stream on the stack, declaring the extension unless told otherwise. */
+function listen(t: Teardown, id: string, notifications: Record<string, unknown>, opts: { capabilities?: Record<string, unknown>; authorization?: string } = {}) {
+  return openListen(t, stack.url, id, notifications, { ...opts, capabilities: opts.capabilities ?? DECLARING });
 }
 
 /** Reads the acknowledgement, which must be the first message. */
