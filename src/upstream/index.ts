@@ -4,3 +4,4 @@ export * from './messages.js';
 export * from './legacy-session.js';
 export * from './pool.js';
 export * from './probe.js';
+export * from './client.js';
