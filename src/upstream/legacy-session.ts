@@ -26,6 +26,7 @@ import {
 } from '../translate/index.js';
 import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
 import { readMessages } from './messages.js';
+import type { CallEvent, UpstreamCall } from './client.js';
 
 /** What a session needs to know. */
 export interface LegacySessionOptions {
@@ -48,15 +49,8 @@ export interface LegacySessionOptions {
 /** Methods whose calls may ask for input (M2), and so may be handed a stray server→client request. */
 const INPUT_CAPABLE = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
-/** An event on one call's response stream. */
-export type CallEvent =
-  | { kind: 'notification'; message: JsonRpcNotification }
-  | { kind: 'request'; message: JsonRpcRequest }
-  | { kind: 'response'; message: JsonRpcResponse }
-  | { kind: 'failure'; error: Error };
-
-/** One in-flight upstream request: pull its events with `next()`; `cancel()` stops it. */
-export class UpstreamCall {
+/** One in-flight request on a legacy session: pull its events with `next()`; `cancel()` stops it. */
+export class LegacyCall implements UpstreamCall {
   private readonly queue: CallEvent[] = [];
   private waiter: ((e: CallEvent) => void) | undefined;
   private terminal: CallEvent | undefined;
@@ -160,7 +154,7 @@ export class LegacySession {
   private nextId = 1;
   private closed = false;
   /** Calls that may ask for input, for stray server→client requests. */
-  private readonly inputCalls = new Set<UpstreamCall>();
+  private readonly inputCalls = new Set<LegacyCall>();
   private readonly streamAbort = new AbortController();
 
   constructor(private readonly opts: LegacySessionOptions) {}
@@ -264,7 +258,7 @@ export class LegacySession {
   }
 
   /** Sends a request and returns its call once the upstream has accepted it (status checked). */
-  async request(method: string, params: JsonObject | undefined, signal?: AbortSignal): Promise<UpstreamCall> {
+  async request(method: string, params: JsonObject | undefined, signal?: AbortSignal): Promise<LegacyCall> {
     if (this.closed) throw new UpstreamUnavailableError('session closed');
     const id = this.nextId++;
     const controller = new AbortController();
@@ -272,9 +266,9 @@ export class LegacySession {
     signal?.addEventListener('abort', onAbort, { once: true });
     const message: JsonRpcRequest = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
     // Registered before the POST: the upstream may send a stray request on the GET stream before it answers.
-    const call: UpstreamCall = INPUT_CAPABLE.has(method)
-      ? new UpstreamCall(this, id, controller, () => this.inputCalls.delete(call))
-      : new UpstreamCall(this, id, controller);
+    const call: LegacyCall = INPUT_CAPABLE.has(method)
+      ? new LegacyCall(this, id, controller, () => this.inputCalls.delete(call))
+      : new LegacyCall(this, id, controller);
     if (INPUT_CAPABLE.has(method)) this.inputCalls.add(call);
     const fail = (e: unknown): never => {
       this.inputCalls.delete(call);
@@ -305,7 +299,7 @@ export class LegacySession {
     return call;
   }
 
-  private async pump(res: Response, call: UpstreamCall, id: RequestId): Promise<void> {
+  private async pump(res: Response, call: LegacyCall, id: RequestId): Promise<void> {
     try {
       for await (const m of readMessages(res)) {
         if (isResponse(m)) {
