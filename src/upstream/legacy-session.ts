@@ -189,11 +189,24 @@ export class LegacySession {
     } finally {
       clearTimeout(timer);
     }
-    if (res.status === 404 && this.sessionId) {
+    return this.unlessSessionGone(res);
+  }
+
+  /**
+   * Throws SessionExpiredError when an answer says the upstream no longer knows our session: 404 (2025-11-25
+   * basic/transports §Session Management), or a 400 whose JSON-RPC error speaks of a missing or invalid session,
+   * which is how many servers (the SDK's own examples among them) answer a session they forgot. Any other
+   * answer is returned as it came (a 400 body that was read is put back).
+   */
+  private async unlessSessionGone(res: Response): Promise<Response> {
+    if (!this.sessionId || (res.status !== 404 && res.status !== 400)) return res;
+    if (res.status === 404) {
       await res.body?.cancel().catch(() => {});
       throw new SessionExpiredError();
     }
-    return res;
+    const text = await res.text().catch(() => '');
+    if (saysSessionGone(safeJson(text))) throw new SessionExpiredError();
+    return new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
   }
 
   /** Performs the `initialize` handshake and learns the upstream's identity. */
@@ -354,7 +367,7 @@ export class LegacySession {
       await res.body?.cancel().catch(() => {});
       return undefined;
     }
-    if (res.status === 404 && this.sessionId) throw new SessionExpiredError();
+    res = await this.unlessSessionGone(res);
     if (!res.ok) throw new UpstreamHttpError(res.status, await res.text().catch(() => ''));
     return readMessages(res);
   }
@@ -384,6 +397,17 @@ export async function drainToResponse(call: UpstreamCall): Promise<JsonRpcRespon
       await call.respond(e.message.id, { error: { code: ErrorCode.MethodNotFound, message: 'not supported here' } }).catch(() => {});
     }
   }
+}
+
+/** Words with which servers say a session is gone: "no valid session ID provided", "Session not found", "invalid session". */
+const SESSION_GONE = /\bsession\b/i;
+const GONE_WORDS = /\b(no valid|not valid|invalid|unknown|not found|missing|expired|no such|required|terminated)\b/i;
+
+/** Whether a 400 body is a JSON-RPC error about the session (not about the request itself). */
+function saysSessionGone(body: unknown): boolean {
+  if (!isErrorResponse(body)) return false;
+  const message = body.error.message;
+  return typeof message === 'string' && SESSION_GONE.test(message) && GONE_WORDS.test(message);
 }
 
 function safeJson(text: string): unknown {
