@@ -6,7 +6,7 @@ import { buildEdge, hostPolicy } from './proxy/index.js';
 import { MemoryTaskStore } from './store/index.js';
 import { MrtrBridge, TaskRuntime, type TaskPolicy, type UpstreamRoute } from './tasks/index.js';
 import { globToRegExp } from './translate/index.js';
-import { LegacySessionPool } from './upstream/index.js';
+import { LegacySessionPool, upstreamAvailability, type UpstreamAvailability } from './upstream/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 
 /** Optional collaborators (tests pass a logger or a fixed key). */
@@ -42,8 +42,15 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     maxActivePerPrincipal: config.tasks.maxActivePerPrincipal,
     toolSupportTtlMs: 60_000,
   });
-  const routes: Array<{ path: string; route: UpstreamRoute }> = config.upstreams.map((u) => ({
+  const routes: Array<{ path: string; route: UpstreamRoute; availability: UpstreamAvailability }> = config.upstreams.map((u) => ({
     path: u.path,
+    availability: upstreamAvailability({
+      name: u.name,
+      url: u.url,
+      headers: u.headers,
+      era: u.era,
+      probeTimeoutMs: Math.min(u.probeTimeoutMs, u.timeoutMs),
+    }),
     route: {
       name: u.name,
       url: u.url,
@@ -79,6 +86,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       // Ordered: stop accepting → cancel held calls → close upstream sessions.
       closing ??= (async () => {
         await app.close();
+        for (const r of routes) r.availability.close();
         bridge.close();
         runtime.close();
         await Promise.all(routes.map((r) => r.route.pool.close()));

@@ -10,6 +10,8 @@ export const DEFAULTS = {
   cacheTtlMs: 0,
   cacheScope: 'private' as const,
   upstreamTimeoutMs: 300_000,
+  era: 'auto' as const,
+  probeTimeoutMs: 10_000,
   inputHoldMs: 300_000,
   maxHeldCalls: 10_000,
   maxSessionsPerUpstream: 256,
@@ -27,6 +29,12 @@ export const DEFAULTS = {
 export const TASK_MODES = ['native', 'off', 'auto', 'always', 'required'] as const;
 
 const positiveInt = z.number().int().positive();
+
+/**
+ * Which protocol eras an upstream speaks: `auto` asks it (server/discover for 2026-07-28, initialize for
+ * 2025-11-25); the others pin the answer and skip the probe. `dual` speaks both.
+ */
+export const UPSTREAM_ERAS = ['auto', 'modern', 'legacy', 'dual'] as const;
 
 /** One per-tool rule. */
 export const ToolRuleSchema = z
@@ -59,6 +67,9 @@ export const UpstreamSchema = z.strictObject({
   url: z.url({ protocol: /^https?$/ }),
   headers: z.record(z.string().regex(headerName, 'an HTTP header name'), z.string()).default({}),
   timeoutMs: positiveInt.default(DEFAULTS.upstreamTimeoutMs),
+  era: z.enum(UPSTREAM_ERAS).default(DEFAULTS.era),
+  /** Bound on each era-probe question (and so on the first request's wait for an upstream that hangs). */
+  probeTimeoutMs: positiveInt.default(DEFAULTS.probeTimeoutMs),
   cache: z
     .strictObject({
       ttlMs: z.number().int().nonnegative().default(DEFAULTS.cacheTtlMs),

@@ -8,6 +8,7 @@ import {
 import { InvalidRequestStateError, StoreFullError, MissingCapabilityError, TooManyTasksError, UnknownTaskError } from '../tasks/index.js';
 import {
   UpstreamBusyError,
+  UpstreamDownError,
   UpstreamHttpError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
@@ -19,6 +20,8 @@ export interface EdgeError {
   error: JsonRpcErrorObject;
   /** Whether the operator log should carry it as a gateway fault. */
   fault: boolean;
+  /** Seconds after which a retry may succeed (sent as `Retry-After`, RFC 9110 §10.2.3). */
+  retryAfterSeconds?: number;
 }
 
 /** A refused modern request → its HTTP status and JSON-RPC error. */
@@ -49,6 +52,11 @@ export function exceptionToEdge(e: unknown): EdgeError {
   if (e instanceof TooManyTasksError) return { status: 429, error: { code: ErrorCode.InternalError, message: e.message }, fault: false };
   if (e instanceof InvalidRequestStateError) return { status: 400, error: { code: ErrorCode.InvalidParams, message: e.message }, fault: false };
   if (e instanceof UpstreamTimeoutError) return { status: 504, error: { code: ErrorCode.InternalError, message: 'Upstream timed out' }, fault: false };
+  if (e instanceof UpstreamDownError) {
+    // Known to be down: answered at once, with when the gateway will have looked again.
+    const retryAfterSeconds = Math.max(1, Math.ceil(e.retryAfterMs / 1000));
+    return { status: 503, error: { code: ErrorCode.InternalError, message: `Upstream unavailable: ${e.upstream} is down; retry in ${retryAfterSeconds} s` }, fault: false, retryAfterSeconds };
+  }
   if (e instanceof UpstreamBusyError) return { status: 503, error: { code: ErrorCode.InternalError, message: `Gateway busy: ${e.message}` }, fault: false };
   if (e instanceof UpstreamUnavailableError || e instanceof UpstreamHttpError) {
     return { status: 502, error: { code: ErrorCode.InternalError, message: `Upstream unavailable: ${e.message}` }, fault: false };

@@ -1,7 +1,7 @@
 /**
- * The MCP endpoint of one upstream, for both eras on one URL (translation.md §3.1). Modern requests in front of
- * a legacy upstream are translated; traffic whose era matches the upstream's passes through unchanged
- * (sessions, GET streams and DELETE included) with @fastify/reply-from.
+ * The MCP endpoint of one upstream, for both eras on one URL (translation.md §3.1). A request whose era the
+ * upstream speaks passes through unchanged with @fastify/reply-from (sessions, GET streams and DELETE included;
+ * both eras in front of a dual-era upstream); only a request whose era the upstream lacks is translated.
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
@@ -22,7 +22,7 @@ import {
   type ModernRequest,
 } from '../translate/index.js';
 import { runListen, sessionKeyOf, wrapsTools, type CallerContext, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
-import { probeEra } from '../upstream/index.js';
+import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type UpstreamAvailability, type UpstreamEras } from '../upstream/index.js';
 import { exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
 import { principalOf } from './principal.js';
 import { ResponseChannel } from './response.js';
@@ -35,6 +35,24 @@ export interface EndpointOptions {
   runtime: TaskRuntime;
   keepAliveMs: number;
   maxListenStreams: number;
+  /** What the upstream speaks and whether it is up (probed or pinned; re-learned when traffic says it changed). */
+  availability: UpstreamAvailability;
+}
+
+/**
+ * Whether the upstream serves `era` itself. One that answered neither probe question is taken as legacy, as
+ * the 2026-07-28 fallback rule reads a non-modern answer (basic/transports §Backward Compatibility).
+ */
+function speaks(eras: UpstreamEras, era: Era): boolean {
+  return era === 'modern' ? eras.modern : eras.legacy || !eras.modern;
+}
+
+/**
+ * Pass-through answers that may mean the upstream changed under us: it restarted (a session it forgot: 404),
+ * lost an era (405 for GET/DELETE, 400 for a request it used to take), or is failing (5xx).
+ */
+function mayMeanUpstreamChanged(status: number): boolean {
+  return status === 400 || status === 404 || status === 405 || status >= 500;
 }
 
 function header(req: FastifyRequest, name: string): string | undefined | null {
@@ -43,21 +61,13 @@ function header(req: FastifyRequest, name: string): string | undefined | null {
 
 /** Registers the endpoint's routes in an encapsulated scope. */
 export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOptions): Promise<void> {
-  const { route, bridge, runtime } = opts;
+  const { route, bridge, runtime, availability } = opts;
   const upstreamUrl = new URL(route.url);
-  let era: Promise<Era> | undefined;
   let listenStreams = 0;
 
-  // The upstream's era is probed once and cached; a failed probe is retried by the next request.
-  const upstreamEra = (): Promise<Era> => {
-    if (!era) {
-      era = probeEra(route.url, route.staticHeaders, Math.min(route.timeoutMs, 30_000));
-      era.catch(() => {
-        era = undefined;
-      });
-    }
-    return era;
-  };
+  // The upstream's eras, learned once (or pinned) and re-learned when traffic says they changed; while the
+  // upstream is known to be down this fails at once (UpstreamDownError) instead of waiting for it.
+  const upstreamEra = (): Promise<UpstreamEras> => availability.eras();
 
   await app.register(async (scope) => {
     await scope.register(replyFrom, {
@@ -77,7 +87,16 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           delete out.origin;
           return out;
         },
+        onError: (rep, { error }) => {
+          availability.suspect();
+          // reply-from's own errors name the cause (503 refused, 504 timed out, …); the client gets the one table's.
+          const why = error as { statusCode?: number; message?: string };
+          const e = why.statusCode === 504 ? new UpstreamTimeoutError('upstream did not answer in time', { cause: error }) : new UpstreamUnavailableError(why.message ?? 'upstream failed', { cause: error });
+          const edge = exceptionToEdge(e);
+          return rep.code(edge.status).send({ jsonrpc: '2.0', id: requestIdOf(request.body), error: edge.error });
+        },
         onResponse: (_req, rep, res) => {
+          if (mayMeanUpstreamChanged(rep.statusCode)) availability.suspect();
           // An SSE answer (a GET stream, a POST stream) may stay silent for a long time: send its headers now, not
           // with the first body byte (Fastify sets stream headers lazily, and Node sends them with the first write).
           if (!String(rep.getHeader('content-type') ?? '').startsWith('text/event-stream')) return rep.send(res.stream);
@@ -93,22 +112,37 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
     const unavailable = (reply: FastifyReply, e: unknown, body?: unknown) => {
       const edge = exceptionToEdge(e);
       reply.log.warn({ err: e, upstream: route.name }, 'upstream era probe failed');
+      if (edge.retryAfterSeconds !== undefined) reply.header('retry-after', String(edge.retryAfterSeconds));
       return reply.code(edge.status).send({ jsonrpc: '2.0', id: requestIdOf(body), error: edge.error });
+    };
+
+    /**
+     * Legacy (2025-11-25) traffic for an upstream that speaks only 2026-07-28: the legacy face answers it (the
+     * gateway's own sessions, initialize from server/discover). Until it is mounted: a clear refusal.
+     */
+    const legacyFace = (request: FastifyRequest, reply: FastifyReply, _eras: UpstreamEras) => {
+      // H2: GET and DELETE are gone in the modern era; a modern upstream would answer 405 itself.
+      if (request.method !== 'POST') return reply.code(405).header('allow', 'POST').send();
+      return reply.code(400).send({
+        jsonrpc: '2.0',
+        id: requestIdOf(request.body),
+        error: { code: ErrorCode.InvalidRequest, message: 'This upstream speaks MCP 2026-07-28 only; 2025-11-25 clients are not bridged to it yet' },
+      });
     };
 
     scope.route({
       method: ['GET', 'DELETE'],
       url: opts.path,
       handler: async (request, reply) => {
-        let upstream: Era;
+        let eras: UpstreamEras;
         try {
-          upstream = await upstreamEra();
+          eras = await upstreamEra();
         } catch (e) {
           return unavailable(reply, e);
         }
-        // H2: GET and DELETE are gone in the modern era; a modern upstream would answer 405 itself.
-        if (upstream === 'legacy') return passThrough(request, reply);
-        return reply.code(405).header('allow', 'POST').send();
+        // GET and DELETE are legacy session traffic (translation.md §3.1): the upstream's own if it has sessions.
+        if (speaks(eras, 'legacy')) return passThrough(request, reply);
+        return legacyFace(request, reply, eras);
       },
     });
 
@@ -118,22 +152,17 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         protocolVersionHeader: header(request, 'mcp-protocol-version') ?? undefined,
         body: request.body,
       });
-      let upstream: Era;
+      let eras: UpstreamEras;
       try {
-        upstream = await upstreamEra();
+        eras = await upstreamEra();
       } catch (e) {
         return unavailable(reply, e, request.body);
       }
-      if (clientEra === upstream) return passThrough(request, reply);
-      if (clientEra === 'legacy') {
-        // Legacy clients in front of modern upstreams arrive with a later issue.
-        return reply.code(400).send({
-          jsonrpc: '2.0',
-          id: requestIdOf(request.body),
-          error: { code: ErrorCode.InvalidRequest, message: 'This upstream speaks MCP 2026-07-28 only; 2025-11-25 clients are not bridged to it yet' },
-        });
-      }
-      return handleModern(request, reply);
+      // In its own era whenever the upstream speaks it (legacy → dual and modern → dual included): a gateway must
+      // never make a working pairing fail. Translation only where the upstream lacks the client's era.
+      if (speaks(eras, clientEra)) return passThrough(request, reply);
+      if (clientEra === 'modern') return handleModern(request, reply);
+      return legacyFace(request, reply, eras);
     });
 
     async function handleModern(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
@@ -174,6 +203,8 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         taskId ??= done.taskId;
       } catch (e) {
         const edge = exceptionToEdge(e);
+        // An upstream that stopped answering, or refuses our era, may be down or replaced: learn it anew.
+        if (e instanceof UpstreamUnavailableError || e instanceof UpstreamHttpError || e instanceof UpstreamTimeoutError) availability.suspect();
         outcome = `error ${edge.error.code}`;
         if (edge.fault) request.log.error({ err: e, method: req.method, upstream: route.name }, 'request failed');
         if (aborter.signal.aborted) channel.abandon();

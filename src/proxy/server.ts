@@ -2,6 +2,7 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { ErrorCode } from '../translate/index.js';
 import type { MrtrBridge, TaskRuntime, UpstreamRoute } from '../tasks/index.js';
+import type { UpstreamAvailability } from '../upstream/index.js';
 import { checkHostOrigin, type HostPolicy } from './host-check.js';
 import { registerMcpEndpoint } from './mcp-endpoint.js';
 
@@ -14,7 +15,7 @@ export interface EdgeOptions {
   maxListenStreams: number;
   bridge: MrtrBridge;
   runtime: TaskRuntime;
-  endpoints: Array<{ path: string; route: UpstreamRoute }>;
+  endpoints: Array<{ path: string; route: UpstreamRoute; availability: UpstreamAvailability }>;
   version: string;
 }
 
@@ -82,6 +83,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       runtime: opts.runtime,
       keepAliveMs: opts.keepAliveMs,
       maxListenStreams: opts.maxListenStreams,
+      availability: e.availability,
     });
   }
   return app;

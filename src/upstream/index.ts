@@ -1,7 +1,8 @@
-/** Clients of upstream MCP servers: era probe, legacy sessions and their pool. */
+/** Clients of upstream MCP servers: era probe and availability, legacy sessions and their pool. */
 export * from './errors.js';
 export * from './messages.js';
 export * from './legacy-session.js';
 export * from './pool.js';
 export * from './probe.js';
+export * from './availability.js';
 export * from './client.js';

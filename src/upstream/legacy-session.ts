@@ -195,8 +195,9 @@ export class LegacySession {
   /**
    * Throws SessionExpiredError when an answer says the upstream no longer knows our session: 404 (2025-11-25
    * basic/transports §Session Management), or a 400 whose JSON-RPC error speaks of a missing or invalid session,
-   * which is how many servers (the SDK's own examples among them) answer a session they forgot. Any other
-   * answer is returned as it came (a 400 body that was read is put back).
+   * which is how many servers (the SDK's own examples among them) answer a session they forgot; and
+   * UpstreamUnavailableError when a 400 says the 2025 era itself is refused. Any other answer is returned as it
+   * came (a 400 body that was read is put back).
    */
   private async unlessSessionGone(res: Response): Promise<Response> {
     if (!this.sessionId || (res.status !== 404 && res.status !== 400)) return res;
@@ -205,7 +206,13 @@ export class LegacySession {
       throw new SessionExpiredError();
     }
     const text = await res.text().catch(() => '');
-    if (saysSessionGone(safeJson(text))) throw new SessionExpiredError();
+    const body = safeJson(text);
+    if (saysSessionGone(body)) throw new SessionExpiredError();
+    // A modern-only server refuses every 2025 request with -32022 (2026-07-28 basic/versioning §Protocol Version
+    // Negotiation): the upstream no longer speaks this era (it was replaced), which the caller must learn anew.
+    if (isErrorResponse(body) && body.error.code === ErrorCode.UnsupportedProtocolVersion) {
+      throw new UpstreamUnavailableError(`upstream no longer accepts ${this.protocolVersion}: ${body.error.message}`);
+    }
     return new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
   }
 

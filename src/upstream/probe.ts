@@ -1,63 +1,176 @@
-/** The era probe (translation.md §3.1 "Client-side fallback to legacy"): one `server/discover`, judged by its answer. */
-import { META, MODERN_VERSION, isObject, type Era } from '../translate/index.js';
-import { fetchFailure } from './errors.js';
+/**
+ * The era probe: which protocol eras an upstream speaks, asked rather than guessed. Two questions, sent at once:
+ * does it answer `server/discover` for 2026-07-28, and does it accept `initialize` for 2025-11-25? A dual-era
+ * server answers both, and its `supportedVersions` may list 2026-07-28 alone (2026-07-28 basic/versioning
+ * §Compatibility Matrix: the era is chosen by how the client opens), so one list cannot tell.
+ */
+import {
+  ErrorCode,
+  LEGACY_VERSION,
+  LEGACY_VERSIONS,
+  META,
+  MODERN_VERSION,
+  identityFromInitialize,
+  isErrorResponse,
+  isObject,
+  isResponse,
+  type JsonObject,
+  type UpstreamIdentity,
+} from '../translate/index.js';
+import { fetchFailure, UpstreamTimeoutError } from './errors.js';
+import { readMessages } from './messages.js';
+
+/** What the probe learned; callers keep it so that they need not ask the upstream again. */
+export interface UpstreamEras {
+  /** It answered `server/discover` for 2026-07-28 (or with a modern error that says it speaks it). */
+  modern: boolean;
+  /** It accepted `initialize` for a 2025-era version with an `InitializeResult`. */
+  legacy: boolean;
+  /** The `DiscoverResult`, when it sent one. */
+  discover?: JsonObject;
+  /** The identity of its `InitializeResult`, when it sent one. */
+  identity?: UpstreamIdentity;
+}
+
+/** Where and how to probe. */
+export interface ProbeTarget {
+  url: string;
+  /** Static upstream headers (credentials the operator configured). */
+  headers: Record<string, string>;
+  /** Bound on each question, from sending to its answer. */
+  timeoutMs: number;
+}
+
+const CLIENT_INFO = { name: 'mcp-tasks-gateway', version: 'probe' };
 
 /**
- * Probes an upstream's era. A `DiscoverResult` listing the modern version → modern; any other answer (a legacy
- * server's 400 "no valid session", 404, 405, a non-modern error) → legacy. Network failure throws.
+ * Asks both questions. An upstream that answered at least one of them (with anything, even an error) is judged
+ * by its answers; the question it did not answer counts as "no". Throws only when neither got an answer (the
+ * upstream is down, or hangs): UpstreamUnavailableError, or UpstreamTimeoutError when every failure was a timeout.
  */
-export async function probeEra(url: string, headers: Record<string, string>, timeoutMs: number, signal?: AbortSignal): Promise<Era> {
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const body = {
-    jsonrpc: '2.0',
-    id: 'gateway-era-probe',
-    method: 'server/discover',
-    params: {
-      _meta: {
-        [META.protocolVersion]: MODERN_VERSION,
-        [META.clientCapabilities]: {},
-        [META.clientInfo]: { name: 'mcp-tasks-gateway', version: 'probe' },
-      },
+export async function probeUpstream(target: ProbeTarget, signal?: AbortSignal): Promise<UpstreamEras> {
+  const [discover, initialize] = await Promise.allSettled([askDiscover(target, signal), askInitialize(target, signal)]);
+  if (discover.status === 'rejected' && initialize.status === 'rejected') {
+    const errors = [discover.reason, initialize.reason];
+    throw errors.find((e) => !(e instanceof UpstreamTimeoutError)) ?? errors[0];
+  }
+  const eras: UpstreamEras = { modern: false, legacy: false };
+  if (discover.status === 'fulfilled' && discover.value.modern) {
+    eras.modern = true;
+    if (discover.value.result) eras.discover = discover.value.result;
+  }
+  if (initialize.status === 'fulfilled' && initialize.value) {
+    eras.legacy = true;
+    eras.identity = initialize.value;
+  }
+  return eras;
+}
+
+/**
+ * `server/discover` with the full modern envelope and headers (2026-07-28 basic/transports §Sending Messages).
+ * A `DiscoverResult` listing 2026-07-28 means modern, and so does a recognised modern error: the server spoke
+ * 2026-07-28 and only refused this request (2026-07-28 basic/transports §Backward Compatibility; the fallback
+ * must not hang on one code). Any other answer (a legacy server's 400 "no valid session", 404, 405) means not.
+ */
+async function askDiscover(target: ProbeTarget, signal?: AbortSignal): Promise<{ modern: boolean; result?: JsonObject }> {
+  const answer = await ask(
+    target,
+    { 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': 'server/discover' },
+    {
+      jsonrpc: '2.0',
+      id: 'gateway-probe-discover',
+      method: 'server/discover',
+      params: { _meta: { [META.protocolVersion]: MODERN_VERSION, [META.clientCapabilities]: {}, [META.clientInfo]: CLIENT_INFO } },
     },
-  };
+    signal,
+  );
+  const message = answer.message;
+  if (isErrorResponse(message)) return { modern: speaksModern(message.error.code, message.error.data) };
+  if (!isResponse(message) || !answer.ok || !('result' in message) || !isObject(message.result)) return { modern: false };
+  const versions = message.result.supportedVersions;
+  return Array.isArray(versions) && versions.includes(MODERN_VERSION) ? { modern: true, result: message.result } : { modern: false };
+}
+
+/** Whether a JSON-RPC error to `server/discover` comes from a server that speaks 2026-07-28. */
+function speaksModern(code: number, data: unknown): boolean {
+  if (code === ErrorCode.HeaderMismatch || code === ErrorCode.MissingRequiredClientCapability) return true;
+  // -32022 names the versions it does speak: modern, but of use only if ours is among them.
+  if (code === ErrorCode.UnsupportedProtocolVersion) return isObject(data) && Array.isArray(data.supported) && data.supported.includes(MODERN_VERSION);
+  return false;
+}
+
+/**
+ * `initialize` for 2025-11-25 (2025-11-25 basic/lifecycle §Initialization). An `InitializeResult` for a 2025-era
+ * version means legacy; the session it opened is ended at once with DELETE (best effort: the upstream expires
+ * idle sessions itself).
+ */
+async function askInitialize(target: ProbeTarget, signal?: AbortSignal): Promise<UpstreamIdentity | undefined> {
+  const answer = await ask(
+    target,
+    {},
+    {
+      jsonrpc: '2.0',
+      id: 'gateway-probe-initialize',
+      method: 'initialize',
+      params: { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: CLIENT_INFO },
+    },
+    signal,
+  );
+  if (answer.sessionId) endSession(target, answer.sessionId, answer.message);
+  const message = answer.message;
+  if (!answer.ok || !isResponse(message) || !('result' in message)) return undefined;
+  const identity = identityFromInitialize(message.result);
+  return identity && LEGACY_VERSIONS.includes(identity.protocolVersion) ? identity : undefined;
+}
+
+/** DELETE for the probe's session (2025-11-25 basic/transports §Session Management), not awaited. */
+function endSession(target: ProbeTarget, sessionId: string, message: unknown): void {
+  const result = isResponse(message) && 'result' in message && isObject(message.result) ? message.result : undefined;
+  const version = typeof result?.protocolVersion === 'string' ? result.protocolVersion : LEGACY_VERSION;
+  fetch(target.url, {
+    method: 'DELETE',
+    headers: { ...target.headers, 'mcp-session-id': sessionId, 'mcp-protocol-version': version },
+    signal: AbortSignal.timeout(5_000),
+  })
+    .then((res) => res.body?.cancel())
+    .catch(() => {});
+}
+
+/** One probe exchange: the first JSON-RPC response in the answer (JSON or SSE), its status and session id. */
+async function ask(
+  target: ProbeTarget,
+  headers: Record<string, string>,
+  body: JsonObject,
+  signal: AbortSignal | undefined,
+): Promise<{ ok: boolean; status: number; sessionId: string | undefined; message: unknown }> {
+  const timeout = AbortSignal.timeout(target.timeoutMs);
+  const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
   let res: Response;
   try {
-    res = await fetch(url, {
+    res = await fetch(target.url, {
       method: 'POST',
-      headers: {
-        ...headers,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN_VERSION,
-        'mcp-method': 'server/discover',
-      },
+      headers: { ...target.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
       body: JSON.stringify(body),
-      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      signal: both,
     });
   } catch (cause) {
     throw fetchFailure(cause, signal, timeout);
   }
-  const text = await res.text().catch(() => '');
-  if (!res.ok) return 'legacy';
-  const payload = lastJson(text);
-  const result = isObject(payload) && isObject(payload.result) ? payload.result : undefined;
-  const versions = result?.supportedVersions;
-  return Array.isArray(versions) && versions.includes(MODERN_VERSION) ? 'modern' : 'legacy';
-}
-
-// The answer may be JSON or a short SSE stream whose last data line holds the response.
-function lastJson(text: string): unknown {
+  const sessionId = res.headers.get('mcp-session-id') ?? undefined;
+  let message: unknown;
   try {
-    return JSON.parse(text);
-  } catch {
-    const lines = text.split(/\r?\n/).filter((l) => l.startsWith('data:'));
-    for (let i = lines.length - 1; i >= 0; i--) {
-      try {
-        return JSON.parse((lines[i] as string).slice(5).trim());
-      } catch {
-        // keep looking
+    // The first response ends the read: an SSE answer need not close its stream for the probe to go on.
+    for await (const m of readMessages(res)) {
+      if (isResponse(m)) {
+        message = m;
+        break;
       }
     }
-    return undefined;
+  } catch (cause) {
+    // An unreadable body (not JSON, broken stream) is still an answer; only a timeout is not.
+    if (timeout.aborted || signal?.aborted) throw fetchFailure(cause, signal, timeout);
+  } finally {
+    await res.body?.cancel().catch(() => {});
   }
+  return { ok: res.ok, status: res.status, sessionId, message };
 }

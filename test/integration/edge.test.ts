@@ -10,6 +10,7 @@ import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { MODERN, envelope, post } from '../helpers/modern.js';
 import { startRelay, within } from '../helpers/relay.js';
+import { startEraServer, untilServed } from '../upstream/era-servers.js';
 import { SseReader, rawRequest } from '../helpers/sse-reader.js';
 
 interface Teardown {
@@ -333,14 +334,17 @@ t.test('dead upstream → 502 JSON-RPC error; the other upstream keeps serving; 
   t.equal(live.status, 200);
   t.same(live.body.result.content, [{ type: 'text', text: 'Hello, Live!' }]);
 
+  // Now known to be down: answered at once with a retry hint, while the gateway re-probes in the background.
   const legacyGet = await fetch(`${base}/dead`, { method: 'GET' });
-  t.equal(legacyGet.status, 502, 'GET on the dead upstream');
+  t.equal(legacyGet.status, 503, 'GET on the dead upstream');
+  t.ok(Number(legacyGet.headers.get('retry-after')) >= 1, 'Retry-After');
   t.equal(((await legacyGet.json()) as any).error.code, -32603);
 
-  // The failed era probe is not cached: once something listens there, the same path works.
-  const revived = await startLegacyFixture({ port: deadPort });
+  // The failed probe is not cached: once something listens there (here a dual-era server), the path works again.
+  const revived = await startEraServer('stateless', deadPort);
   t.teardown(() => revived.close());
-  const back = await post(`${base}/dead`, 'tools/call', { name: 'greet', arguments: { name: 'Back' } });
+  await revived.waitFor((s) => s.rpcMethod === 'server/discover');
+  const back = await untilServed(() => post(`${base}/dead`, 'tools/call', { name: 'greet', arguments: { name: 'Back' } }));
   t.equal(back.status, 200);
   t.same(back.body.result.content, [{ type: 'text', text: 'Hello, Back!' }]);
 });

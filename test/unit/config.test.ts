@@ -2,7 +2,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { ConfigError, DEFAULTS, loadConfigFile, parseConfig, TASK_MODES, type ConfigOverrides } from '../../src/config/index.js';
+import { ConfigError, DEFAULTS, loadConfigFile, parseConfig, TASK_MODES, UPSTREAM_ERAS, type ConfigOverrides } from '../../src/config/index.js';
 
 const repoConfigDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config');
 const up = (extra: Record<string, unknown> = {}) => ({ name: 'a', url: 'http://127.0.0.1:3000/mcp', ...extra });
@@ -43,13 +43,25 @@ t.test('defaults', async (t) => {
     path: '/mcp',
     headers: {},
     timeoutMs: DEFAULTS.upstreamTimeoutMs,
+    era: 'auto',
+    probeTimeoutMs: DEFAULTS.probeTimeoutMs,
     cache: { ttlMs: 0, scope: 'private' },
     tools: { '*': { task: 'native' } },
-  }, 'upstream defaults, tools default {"*":{task:"native"}}');
+  }, 'upstream defaults, tools default {"*":{task:"native"}}, era probed');
 
   const rule = parseConfig({ upstreams: [up({ tools: { slow: {} } })] }).upstreams[0]?.tools.slow;
   t.strictSame(rule, { task: 'native' }, 'a rule defaults to native');
   t.same([...TASK_MODES], ['native', 'off', 'auto', 'always', 'required']);
+});
+
+t.test('upstreams[].era pins the era or leaves it to the probe; probeTimeoutMs bounds the probe', async (t) => {
+  t.same([...UPSTREAM_ERAS], ['auto', 'modern', 'legacy', 'dual']);
+  for (const era of UPSTREAM_ERAS) t.equal(parseConfig({ upstreams: [up({ era })] }).upstreams[0]?.era, era, era);
+  t.equal(parseConfig({ upstreams: [up({ probeTimeoutMs: 250 })] }).upstreams[0]?.probeTimeoutMs, 250);
+  const bad = problemsOf({ upstreams: [up({ era: 'both' })] });
+  t.equal(bad.length, 1);
+  t.match(bad[0], /upstreams\.0\.era/, 'the problem names the key');
+  t.match(problemsOf({ upstreams: [up({ probeTimeoutMs: 0 })] })[0], /upstreams\.0\.probeTimeoutMs/);
 });
 
 t.test('the result is deeply frozen', async (t) => {

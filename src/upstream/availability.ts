@@ -1,0 +1,198 @@
+/**
+ * What the gateway knows about one upstream: which eras it speaks (the era probe's answer, or the operator's
+ * pin) and whether it is reachable at all. Learned once and reused, re-learned when traffic says it changed
+ * (the upstream restarted, or refuses what it used to accept). An upstream known to be down is not waited for:
+ * callers are refused at once with a retry hint while the upstream is re-probed in the background with bounded
+ * exponential backoff.
+ */
+import { probeUpstream, type UpstreamEras } from './probe.js';
+
+/** The upstream is known to be down; the caller is answered at once, to retry after `retryAfterMs`. */
+export class UpstreamDownError extends Error {
+  constructor(
+    readonly upstream: string,
+    readonly retryAfterMs: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`upstream ${upstream} is down`, options);
+    this.name = 'UpstreamDownError';
+  }
+}
+
+/** How an upstream's availability is learned. */
+export interface AvailabilityOptions {
+  /** The upstream's name (for error messages). */
+  name: string;
+  /**
+   * Asks the upstream which eras it speaks (the era probe); throws when it cannot be reached. For a pinned
+   * upstream it serves as a liveness check only: its answer about eras is ignored.
+   */
+  probe: (signal: AbortSignal) => Promise<UpstreamEras>;
+  /** Eras pinned by configuration: no probe until traffic says something is wrong. */
+  pinned?: UpstreamEras;
+  /** First wait before re-probing an upstream that is down; doubled after each failed probe. Default 1 s. */
+  initialBackoffMs?: number;
+  /** Upper bound of that wait. Default 30 s. */
+  maxBackoffMs?: number;
+  /** Least time between the end of one probe and the start of a re-probe asked for by traffic. Default 1 s. */
+  minReprobeMs?: number;
+}
+
+interface Down {
+  error: unknown;
+  /** When the next background probe starts (epoch ms). */
+  retryAt: number;
+  delayMs: number;
+}
+
+/** One upstream's eras and reachability. */
+export class UpstreamAvailability {
+  private known: UpstreamEras | undefined;
+  /** The probe in flight. Callers await it only while nothing is known yet (not while the upstream is down). */
+  private pending: Promise<UpstreamEras> | undefined;
+  private down: Down | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private lastProbeEnd = Number.NEGATIVE_INFINITY;
+  private readonly aborter = new AbortController();
+  private readonly initialBackoffMs: number;
+  private readonly maxBackoffMs: number;
+  private readonly minReprobeMs: number;
+
+  constructor(private readonly opts: AvailabilityOptions) {
+    this.known = opts.pinned;
+    this.initialBackoffMs = opts.initialBackoffMs ?? 1_000;
+    this.maxBackoffMs = Math.max(this.initialBackoffMs, opts.maxBackoffMs ?? 30_000);
+    this.minReprobeMs = opts.minReprobeMs ?? 1_000;
+  }
+
+  /** What was last learned (or pinned), without I/O: the discover result and initialize identity among it. */
+  get current(): UpstreamEras | undefined {
+    return this.known;
+  }
+
+  /** Whether the upstream is known to be down right now. */
+  get isDown(): boolean {
+    return this.down !== undefined;
+  }
+
+  /**
+   * The upstream's eras. Known → at once. Not known yet → the one shared probe is awaited; if it fails, its own
+   * error is thrown (the first callers wait at most one probe timeout). Known to be down → UpstreamDownError at
+   * once, without touching the upstream.
+   */
+  eras(): Promise<UpstreamEras> {
+    if (this.down) return Promise.reject(this.downError(this.down));
+    if (this.known) return Promise.resolve(this.known);
+    return this.probeNow();
+  }
+
+  /**
+   * Traffic says the upstream may have changed: it restarted, refused a request in a way that says the era is
+   * wrong, or failed to answer. The eras are re-learned by a background probe, at most one per `minReprobeMs`;
+   * meanwhile callers keep what is known (a caller's bad request must not make others wait), and if the probe
+   * fails the upstream is down. Nothing happens while a probe is running or due.
+   */
+  suspect(): void {
+    if (this.aborter.signal.aborted || this.down || this.pending || this.timer) return;
+    const wait = Math.max(0, this.lastProbeEnd + this.minReprobeMs - Date.now());
+    if (wait === 0) {
+      void this.probeNow().catch(() => {});
+      return;
+    }
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.probeNow().catch(() => {});
+    }, wait);
+    this.timer.unref();
+  }
+
+  /** Stops background probes. Idempotent. */
+  close(): void {
+    this.clearTimer();
+    this.aborter.abort(new Error('closed'));
+  }
+
+  /** Starts the one probe (or joins it); settles the state from its outcome. */
+  private probeNow(): Promise<UpstreamEras> {
+    if (this.pending) return this.pending;
+    const probing = this.opts.probe(this.aborter.signal).then(
+      (eras) => {
+        this.settle(probing);
+        this.down = undefined;
+        this.known = this.opts.pinned ?? eras;
+        return this.known;
+      },
+      (error: unknown) => {
+        this.settle(probing);
+        if (!this.aborter.signal.aborted) this.markDown(error);
+        throw error;
+      },
+    );
+    this.pending = probing;
+    return probing;
+  }
+
+  private settle(probing: Promise<UpstreamEras>): void {
+    if (this.pending === probing) this.pending = undefined;
+    this.lastProbeEnd = Date.now();
+  }
+
+  /** Remembers the failure and schedules the next probe, each wait twice the last, up to the bound. */
+  private markDown(error: unknown): void {
+    const delayMs = this.down ? Math.min(this.down.delayMs * 2, this.maxBackoffMs) : this.initialBackoffMs;
+    this.down = { error, retryAt: Date.now() + delayMs, delayMs };
+    this.clearTimer();
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.probeNow().catch(() => {});
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private downError(down: Down): UpstreamDownError {
+    return new UpstreamDownError(this.opts.name, Math.max(0, down.retryAt - Date.now()), { cause: down.error });
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
+
+/** An era pinned by configuration (`upstreams[].era`); `auto` means "probe". */
+export type EraSetting = 'auto' | 'modern' | 'legacy' | 'dual';
+
+/** The eras a pinned setting stands for; `undefined` for `auto`. */
+export function pinnedEras(setting: EraSetting): UpstreamEras | undefined {
+  switch (setting) {
+    case 'auto':
+      return undefined;
+    case 'modern':
+      return { modern: true, legacy: false };
+    case 'legacy':
+      return { modern: false, legacy: true };
+    case 'dual':
+      return { modern: true, legacy: true };
+  }
+}
+
+/** What one configured upstream's availability is built from. */
+export interface UpstreamAvailabilityConfig {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  era: EraSetting;
+  /** Bound on each probe question. */
+  probeTimeoutMs: number;
+}
+
+/** The availability of one configured upstream, probed with `probeUpstream` unless its era is pinned. */
+export function upstreamAvailability(c: UpstreamAvailabilityConfig): UpstreamAvailability {
+  const target = { url: c.url, headers: { ...c.headers }, timeoutMs: c.probeTimeoutMs };
+  const pinned = pinnedEras(c.era);
+  return new UpstreamAvailability({
+    name: c.name,
+    probe: (signal) => probeUpstream(target, signal),
+    ...(pinned ? { pinned } : {}),
+  });
+}
