@@ -68,6 +68,12 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
   // The upstream's eras, learned once (or pinned) and re-learned when traffic says they changed; while the
   // upstream is known to be down this fails at once (UpstreamDownError) instead of waiting for it.
   const upstreamEra = (): Promise<UpstreamEras> => availability.eras();
+  let wasDown = false;
+  availability.onChange((c) => {
+    if (!c.up) app.log.warn({ err: c.error, upstream: route.name, retryInMs: c.retryInMs }, 'upstream is down');
+    else if (wasDown) app.log.warn({ upstream: route.name, modern: c.eras.modern, legacy: c.eras.legacy }, 'upstream is back');
+    wasDown = !c.up;
+  });
 
   await app.register(async (scope) => {
     await scope.register(replyFrom, {

@@ -38,6 +38,9 @@ export interface AvailabilityOptions {
   minReprobeMs?: number;
 }
 
+/** The outcome of one probe: the upstream answered (with what it speaks), or not (and when it is probed next). */
+export type AvailabilityChange = { up: true; eras: UpstreamEras } | { up: false; error: unknown; retryInMs: number };
+
 interface Down {
   error: unknown;
   /** When the next background probe starts (epoch ms). */
@@ -53,6 +56,7 @@ export class UpstreamAvailability {
   private down: Down | undefined;
   private timer: NodeJS.Timeout | undefined;
   private lastProbeEnd = Number.NEGATIVE_INFINITY;
+  private readonly listeners = new Set<(change: AvailabilityChange) => void>();
   private readonly aborter = new AbortController();
   private readonly initialBackoffMs: number;
   private readonly maxBackoffMs: number;
@@ -106,10 +110,17 @@ export class UpstreamAvailability {
     this.timer.unref();
   }
 
+  /** Calls `listener` after each probe, once its outcome is in effect; returns the unsubscribe. */
+  onChange(listener: (change: AvailabilityChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   /** Stops background probes. Idempotent. */
   close(): void {
     this.clearTimer();
     this.aborter.abort(new Error('closed'));
+    this.listeners.clear();
   }
 
   /** Starts the one probe (or joins it); settles the state from its outcome. */
@@ -119,8 +130,10 @@ export class UpstreamAvailability {
       (eras) => {
         this.settle(probing);
         this.down = undefined;
-        this.known = this.opts.pinned ?? eras;
-        return this.known;
+        const known = this.opts.pinned ?? eras;
+        this.known = known;
+        this.emit({ up: true, eras: known });
+        return known;
       },
       (error: unknown) => {
         this.settle(probing);
@@ -147,6 +160,17 @@ export class UpstreamAvailability {
       void this.probeNow().catch(() => {});
     }, delayMs);
     this.timer.unref();
+    this.emit({ up: false, error, retryInMs: delayMs });
+  }
+
+  private emit(change: AvailabilityChange): void {
+    for (const l of [...this.listeners]) {
+      try {
+        l(change);
+      } catch {
+        // a listener's fault is its own
+      }
+    }
   }
 
   private downError(down: Down): UpstreamDownError {
