@@ -22,7 +22,7 @@ import {
   type ModernRequest,
 } from '../translate/index.js';
 import { runListen, sessionKeyOf, wrapsTools, type CallerContext, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
-import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type UpstreamAvailability, type UpstreamEras } from '../upstream/index.js';
+import { UpstreamDownError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type UpstreamAvailability, type UpstreamEras } from '../upstream/index.js';
 import { exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
 import { principalOf } from './principal.js';
 import { ResponseChannel } from './response.js';
@@ -48,11 +48,14 @@ function speaks(eras: UpstreamEras, era: Era): boolean {
 }
 
 /**
- * Pass-through answers that may mean the upstream changed under us: it restarted (a session it forgot: 404),
- * lost an era (405 for GET/DELETE, 400 for a request it used to take), or is failing (5xx).
+ * Pass-through answers that may mean the upstream changed under us: it is failing (5xx), or, to a legacy
+ * client, forgot the session (404: restarted) or refuses a request (400: a forgotten session said the SDK way,
+ * or a modern-only server's -32022); to a modern client, a 400 (a legacy server's "no valid session"). A modern
+ * 404 is only "method not found" (2026-07-28 basic/transports §Sending Messages), and a 405 to GET is an
+ * ordinary answer of a stateless dual-era server.
  */
-function mayMeanUpstreamChanged(status: number): boolean {
-  return status === 400 || status === 404 || status === 405 || status >= 500;
+function mayMeanUpstreamChanged(clientEra: Era, status: number): boolean {
+  return status >= 500 || status === 400 || (clientEra === 'legacy' && status === 404);
 }
 
 function header(req: FastifyRequest, name: string): string | undefined | null {
@@ -81,7 +84,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       undici: { connections: 128, pipelining: 1, bodyTimeout: 0, headersTimeout: route.timeoutMs },
     });
 
-    const passThrough = (request: FastifyRequest, reply: FastifyReply) => {
+    const passThrough = (request: FastifyRequest, reply: FastifyReply, clientEra: Era) => {
       const started = Date.now();
       reply.raw.once('finish', () => {
         request.log.info({ method: request.method === 'POST' && isObject(request.body) ? request.body.method ?? 'response' : request.method, era: 'pass-through', upstream: route.name, status: reply.statusCode, ms: Date.now() - started }, 'mcp request');
@@ -102,7 +105,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           return rep.code(edge.status).send({ jsonrpc: '2.0', id: requestIdOf(request.body), error: edge.error });
         },
         onResponse: (_req, rep, res) => {
-          if (mayMeanUpstreamChanged(rep.statusCode)) availability.suspect();
+          if (mayMeanUpstreamChanged(clientEra, rep.statusCode)) availability.suspect();
           // An SSE answer (a GET stream, a POST stream) may stay silent for a long time: send its headers now, not
           // with the first body byte (Fastify sets stream headers lazily, and Node sends them with the first write).
           if (!String(rep.getHeader('content-type') ?? '').startsWith('text/event-stream')) return rep.send(res.stream);
@@ -117,7 +120,8 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
 
     const unavailable = (reply: FastifyReply, e: unknown, body?: unknown) => {
       const edge = exceptionToEdge(e);
-      reply.log.warn({ err: e, upstream: route.name }, 'upstream era probe failed');
+      // A known-down upstream was logged once when it went down ('upstream is down'), not per refused request.
+      if (!(e instanceof UpstreamDownError)) reply.log.warn({ err: e, upstream: route.name }, 'upstream era probe failed');
       if (edge.retryAfterSeconds !== undefined) reply.header('retry-after', String(edge.retryAfterSeconds));
       return reply.code(edge.status).send({ jsonrpc: '2.0', id: requestIdOf(body), error: edge.error });
     };
@@ -147,7 +151,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           return unavailable(reply, e);
         }
         // GET and DELETE are legacy session traffic (translation.md §3.1): the upstream's own if it has sessions.
-        if (speaks(eras, 'legacy')) return passThrough(request, reply);
+        if (speaks(eras, 'legacy')) return passThrough(request, reply, 'legacy');
         return legacyFace(request, reply, eras);
       },
     });
@@ -166,7 +170,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       }
       // In its own era whenever the upstream speaks it (legacy → dual and modern → dual included): a gateway must
       // never make a working pairing fail. Translation only where the upstream lacks the client's era.
-      if (speaks(eras, clientEra)) return passThrough(request, reply);
+      if (speaks(eras, clientEra)) return passThrough(request, reply, clientEra);
       if (clientEra === 'modern') return handleModern(request, reply);
       return legacyFace(request, reply, eras);
     });

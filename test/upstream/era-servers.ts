@@ -87,12 +87,13 @@ export async function startEraServer(legacy: 'stateless' | 'reject', port = 0): 
 }
 
 /**
- * Sends `send()` again while the gateway answers 503 (an upstream it knows to be down), at most `tries` times.
- * For the moment between the upstream answering the gateway's background probe and the gateway reading that
- * answer: each try is a full loopback exchange, so no timer is involved. Returns the first other answer.
+ * Sends `send()` again while the answer is not `done` (by default: while the gateway answers 503, an upstream
+ * it knows to be down), at most `tries` times. For the moment between the upstream answering the gateway's
+ * background probe and the gateway reading that answer: each try is a full loopback exchange, so no timer is
+ * involved. Returns the last answer.
  */
-export async function untilServed<T extends { status: number }>(send: () => Promise<T>, tries = 50): Promise<T> {
+export async function untilServed<T extends { status: number }>(send: () => Promise<T>, done: (r: T) => boolean = (r) => r.status !== 503, tries = 50): Promise<T> {
   let last = await send();
-  for (let i = 1; i < tries && last.status === 503; i++) last = await send();
+  for (let i = 1; i < tries && !done(last); i++) last = await send();
   return last;
 }
