@@ -119,7 +119,7 @@ export class UpstreamAvailability {
   /** Stops background probes. Idempotent. */
   close(): void {
     this.clearTimer();
-    this.aborter.abort(new Error('closed'));
+    this.aborter.abort(new Error('the gateway is closing'));
     this.listeners.clear();
   }
 

@@ -1,0 +1,165 @@
+/**
+ * UpstreamAvailability against real servers: an upstream that is down is remembered and re-probed in the
+ * background with bounded exponential backoff; callers are refused at once meanwhile; once it answers, its eras
+ * are known again. A pinned era is not probed until traffic says something is wrong. Every wait here is on an
+ * event (a probe's outcome), never on a timer of the test's own.
+ */
+import net from 'node:net';
+import t from 'tap';
+import {
+  UpstreamAvailability,
+  UpstreamDownError,
+  UpstreamUnavailableError,
+  probeUpstream,
+  type AvailabilityChange,
+  type UpstreamEras,
+} from '../../src/upstream/index.js';
+import { startLegacyFixture } from '../fixtures/legacy-server.js';
+import { startEraServer } from './era-servers.js';
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+// The availability's timers are unref()ed (they must not hold a gateway open); while a test awaits a background
+// probe with nothing else open, this keeps the process alive. Not a wait: it never ends anything.
+const keepAlive = setInterval(() => {}, 60_000);
+t.teardown(() => clearInterval(keepAlive));
+
+/** A port nothing listens on (bound then released). */
+async function closedPort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
+/** Records every probe outcome and lets the test await the next ones. */
+function changes(a: UpstreamAvailability): { all: AvailabilityChange[]; next(match?: (c: AvailabilityChange) => boolean): Promise<AvailabilityChange> } {
+  const all: AvailabilityChange[] = [];
+  const waiters: Array<{ match: (c: AvailabilityChange) => boolean; resolve: (c: AvailabilityChange) => void }> = [];
+  a.onChange((c) => {
+    all.push(c);
+    for (const w of [...waiters]) {
+      if (w.match(c)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(c);
+      }
+    }
+  });
+  return { all, next: (match = () => true) => new Promise((resolve) => waiters.push({ match, resolve })) };
+}
+
+/** A probe that counts its calls. */
+function counted(url: string): { probe: (signal: AbortSignal) => Promise<UpstreamEras>; calls: () => number } {
+  let n = 0;
+  return {
+    probe: (signal) => {
+      n++;
+      return probeUpstream({ url, headers: {}, timeoutMs: 5_000 }, signal);
+    },
+    calls: () => n,
+  };
+}
+
+function availability(t: Teardown, opts: ConstructorParameters<typeof UpstreamAvailability>[0]): UpstreamAvailability {
+  const a = new UpstreamAvailability(opts);
+  t.teardown(() => a.close());
+  return a;
+}
+
+t.test('a dead upstream: the first caller gets the probe’s error, later ones UpstreamDownError at once; backoff doubles up to its bound; recovery', async (t) => {
+  const port = await closedPort();
+  const url = `http://127.0.0.1:${port}/mcp`;
+  const probe = counted(url);
+  const a = availability(t, { name: 'dead', probe: probe.probe, initialBackoffMs: 10, maxBackoffMs: 40 });
+  const seen = changes(a);
+
+  await t.rejects(a.eras(), UpstreamUnavailableError, 'the first caller: the probe’s own failure');
+  t.equal(probe.calls(), 1);
+  t.ok(a.isDown);
+  const calls = probe.calls();
+  const refusal = await a.eras().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  t.type(refusal, UpstreamDownError, 'the next caller is refused without a probe');
+  t.ok((refusal as UpstreamDownError).retryAfterMs <= 10, 'with when the gateway looks again');
+  t.equal(probe.calls(), calls, 'no probe for the refused caller');
+
+  // Four failed background probes: the waits double and stop at the bound.
+  while (seen.all.length < 5) await seen.next();
+  t.same(
+    seen.all.map((c) => (c.up ? 'up' : c.retryInMs)),
+    [10, 20, 40, 40, 40],
+    'bounded exponential backoff',
+  );
+
+  const server = await startEraServer('stateless', port);
+  t.teardown(() => server.close());
+  const up = await seen.next((c) => c.up);
+  t.same(up.up && [up.eras.modern, up.eras.legacy], [true, true]);
+  t.notOk(a.isDown);
+  const eras = await a.eras();
+  t.same([eras.modern, eras.legacy], [true, true], 'known again');
+  t.same(a.current?.discover?.supportedVersions, ['2026-07-28'], 'what the probe learned is kept');
+});
+
+t.test('a pinned era: no probe until traffic is suspicious; then only a liveness check, the pin stays', async (t) => {
+  const fixture = await startLegacyFixture();
+  t.teardown(() => fixture.close());
+  const probe = counted(fixture.url);
+  const pinned = { modern: true, legacy: true };
+  const a = availability(t, { name: 'pinned', probe: probe.probe, pinned });
+  const seen = changes(a);
+  t.same(await a.eras(), pinned);
+  t.same(await a.eras(), pinned);
+  t.equal(probe.calls(), 0, 'not probed');
+
+  a.suspect();
+  const change = await seen.next();
+  t.equal(probe.calls(), 1, 'one liveness probe');
+  t.same(change.up && change.eras, pinned, 'the legacy-only answer does not override the pin');
+  t.same(await a.eras(), pinned);
+});
+
+t.test('suspect(): callers keep what is known meanwhile; re-probes are coalesced and spaced', async (t) => {
+  const server = await startEraServer('stateless');
+  t.teardown(() => server.close());
+  const probe = counted(server.url);
+  const a = availability(t, { name: 'dual', probe: probe.probe, minReprobeMs: 50 });
+  const seen = changes(a);
+  const first = await a.eras();
+  t.equal(probe.calls(), 1);
+
+  a.suspect();
+  a.suspect();
+  a.suspect();
+  t.equal(await a.eras(), first, 'a caller does not wait for the re-probe');
+  await seen.next();
+  t.equal(probe.calls(), 2, 'three suspicions, one re-probe');
+  t.equal(seen.all.length, 2, 'the first probe and the one re-probe');
+});
+
+t.test('suspect() on an upstream that has gone: it becomes down, callers are refused at once', async (t) => {
+  const fixture = await startLegacyFixture();
+  const probe = counted(fixture.url);
+  const a = availability(t, { name: 'gone', probe: probe.probe, minReprobeMs: 1, initialBackoffMs: 60_000 });
+  const seen = changes(a);
+  t.same((await a.eras()).legacy, true);
+  await fixture.close();
+  a.suspect();
+  const change = await seen.next();
+  t.equal(change.up, false);
+  await t.rejects(a.eras(), UpstreamDownError);
+});
+
+t.test('close() is idempotent; a probe started after it is aborted, not left running', async (t) => {
+  const fixture = await startLegacyFixture();
+  t.teardown(() => fixture.close());
+  const a = new UpstreamAvailability({ name: 'closing', probe: counted(fixture.url).probe });
+  a.close();
+  a.close();
+  await t.rejects(a.eras(), { message: 'the gateway is closing' }, 'the live upstream is not asked: the probe’s signal is already aborted');
+});
