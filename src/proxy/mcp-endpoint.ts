@@ -97,7 +97,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           return out;
         },
         onError: (rep, { error }) => {
-          availability.suspect();
+          availability.suspect(true);
           // reply-from's own errors name the cause (503 refused, 504 timed out, …); the client gets the one table's.
           const why = error as { statusCode?: number; message?: string };
           const e = why.statusCode === 504 ? new UpstreamTimeoutError('upstream did not answer in time', { cause: error }) : new UpstreamUnavailableError(why.message ?? 'upstream failed', { cause: error });
@@ -214,7 +214,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       } catch (e) {
         const edge = exceptionToEdge(e);
         // An upstream that stopped answering, or refuses our era, may be down or replaced: learn it anew.
-        if (e instanceof UpstreamUnavailableError || e instanceof UpstreamHttpError || e instanceof UpstreamTimeoutError) availability.suspect();
+        if (e instanceof UpstreamUnavailableError || e instanceof UpstreamHttpError || e instanceof UpstreamTimeoutError) availability.suspect(true);
         outcome = `error ${edge.error.code}`;
         if (edge.fault) request.log.error({ err: e, method: req.method, upstream: route.name }, 'request failed');
         if (aborter.signal.aborted) channel.abandon();

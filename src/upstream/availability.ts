@@ -92,17 +92,21 @@ export class UpstreamAvailability {
 
   /**
    * Traffic says the upstream may have changed: it restarted, refused a request in a way that says the era is
-   * wrong, or failed to answer. The eras are re-learned by a background probe, at most one per `minReprobeMs`;
-   * meanwhile callers keep what is known (a caller's bad request must not make others wait), and if the probe
-   * fails the upstream is down. Nothing happens while a probe is running or due.
+   * wrong, or failed to answer. The eras are re-learned by a background probe; meanwhile callers keep what is
+   * known (a caller's bad request must not make others wait), and if the probe fails the upstream is down.
+   * A suspicion drawn from an answer (`failed` false: a status a client's own mistake may also cause) starts at
+   * most one probe per `minReprobeMs`; one drawn from a failure of the upstream itself probes at once. Nothing
+   * happens while a probe is running or due.
    */
-  suspect(): void {
-    if (this.aborter.signal.aborted || this.down || this.pending || this.timer) return;
-    const wait = Math.max(0, this.lastProbeEnd + this.minReprobeMs - Date.now());
+  suspect(failed = false): void {
+    if (this.aborter.signal.aborted || this.down || this.pending) return;
+    const wait = failed ? 0 : Math.max(0, this.lastProbeEnd + this.minReprobeMs - Date.now());
     if (wait === 0) {
+      this.clearTimer();
       void this.probeNow().catch(() => {});
       return;
     }
+    if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.probeNow().catch(() => {});

@@ -88,12 +88,13 @@ export async function startEraServer(legacy: 'stateless' | 'reject', port = 0): 
 
 /**
  * Sends `send()` again while the answer is not `done` (by default: while the gateway answers 503, an upstream
- * it knows to be down), at most `tries` times. For the moment between the upstream answering the gateway's
- * background probe and the gateway reading that answer: each try is a full loopback exchange, so no timer is
- * involved. Returns the last answer.
+ * it knows to be down). For the moment between the upstream answering the gateway's background probe and the
+ * gateway having read that answer, which nothing outside the gateway can await: each try is a full loopback
+ * exchange, no timer is involved, and the loop gives up after `boundMs` (a failed test, never a pass).
  */
-export async function untilServed<T extends { status: number }>(send: () => Promise<T>, done: (r: T) => boolean = (r) => r.status !== 503, tries = 50): Promise<T> {
+export async function untilServed<T extends { status: number }>(send: () => Promise<T>, done: (r: T) => boolean = (r) => r.status !== 503, boundMs = 10_000): Promise<T> {
+  const deadline = Date.now() + boundMs;
   let last = await send();
-  for (let i = 1; i < tries && !done(last); i++) last = await send();
+  while (!done(last) && Date.now() < deadline) last = await send();
   return last;
 }
