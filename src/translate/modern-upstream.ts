@@ -6,7 +6,7 @@
  */
 import { META, MODERN_VERSION } from './constants.js';
 import { encodeHeaderValue } from './headers.js';
-import { isObject, type JsonObject } from './jsonrpc.js';
+import { isObject, type JsonObject, type JsonRpcNotification } from './jsonrpc.js';
 import type { InputRequest } from './input.js';
 import { methodPolicy } from './methods.js';
 import type { UpstreamIdentity } from './results.js';
@@ -240,7 +240,7 @@ export function identityFromDiscover(result: unknown, fallbackInfo: JsonObject):
 }
 
 /** A notification from a listen stream without the stream's `subscriptionId` (`_meta` dropped when it empties). */
-export function withoutSubscriptionId<T extends { params?: JsonObject }>(notification: T): T {
+export function withoutSubscriptionId(notification: JsonRpcNotification): JsonRpcNotification {
   const params = notification.params;
   if (!params || !isObject(params._meta) || !Object.hasOwn(params._meta, META.subscriptionId)) return notification;
   const { [META.subscriptionId]: _id, ...meta } = params._meta;
