@@ -405,6 +405,7 @@ t.test('(d) cancel() closes the POST, and the server sees it', async (t) => {
   let sawClose: () => void = () => {};
   const closed = new Promise<void>((r) => (sawClose = r));
   const { server } = rawServer((body, res, req) => {
+    if (body.method === 'tools/list') return json(res, 200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', tools: [] } });
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } })}\n\n`);
     req.socket.on('close', sawClose);
@@ -430,7 +431,8 @@ t.test('(d) cancel() closes the POST, and the server sees it', async (t) => {
 });
 
 t.test('(d) the caller’s signal and close() abort what is in flight', async (t) => {
-  const { server } = rawServer((_body, res) => {
+  const { server } = rawServer((body, res) => {
+    if (body.method === 'tools/list') return json(res, 200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', tools: [] } });
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.write(': open\n\n');
   });
