@@ -194,7 +194,7 @@ t.test('(a) v2 server: discover, progress and log, two MRTR rounds, x-mcp-header
       }),
     });
     t.equal(raw.status, 400);
-    t.equal((await raw.json()).error.code, -32020);
+    t.equal(((await raw.json()) as any).error.code, -32020);
   });
 
   t.test('-32021 in a 400 and -32601 in a 404 are in-band responses', async (t) => {
