@@ -319,8 +319,10 @@ export class ModernUpstreamClient implements UpstreamClient {
 
   /**
    * The header parameters of the tool a `tools/call` names, from the learned schemas; an unknown or stale tool
-   * makes the client read `tools/list` first (shared by concurrent calls). Best effort: without the list, the
-   * request goes without `Mcp-Param-*` headers and the upstream's HeaderMismatch says so.
+   * makes the client read `tools/list` first (shared by concurrent calls, bounded by `timeoutMs`). Best effort:
+   * without the list, the request goes without `Mcp-Param-*` headers and the upstream's HeaderMismatch says so.
+   * Schemas are learned per upstream, not per caller: a caller shown another schema for the same tool name is
+   * covered by the HeaderMismatch re-read in `drive`.
    */
   private async headerParamsFor(caller: UpstreamCaller, params: JsonObject | undefined, signal: AbortSignal, force = false): Promise<HeaderParam[]> {
     const name = params?.name;
@@ -381,7 +383,10 @@ export class ModernUpstreamClient implements UpstreamClient {
   async listen(caller: UpstreamCaller, filter: ListenFilter, signal: AbortSignal): Promise<UpstreamListen> {
     if (this.closed) throw new UpstreamUnavailableError('upstream client closed');
     const controller = new AbortController();
-    const onAbort = () => controller.abort(signal.reason);
+    const onAbort = () => {
+      controller.abort(signal.reason);
+      this.inFlight.delete(controller); // also when the consumer never starts reading the notifications
+    };
     if (signal.aborted) onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
     this.inFlight.add(controller);

@@ -398,6 +398,37 @@ t.test('(c) subscriptions/listen: acknowledgement, then notifications without th
   t.equal(after.done, true, 'the stream ends when the signal aborts');
 });
 
+t.test('(c) a listen stream on a raw server: accepted subset, graceful close, refusal', async (t) => {
+  const sid = 'io.modelcontextprotocol/subscriptionId';
+  const { server, received } = rawServer((body, res) => {
+    if (body.params.notifications.resourceSubscriptions?.[0] === 'refuse') {
+      return json(res, 404, { jsonrpc: '2.0', id: body.id, error: { code: -32601, message: 'Method not found' } });
+    }
+    const send = (m: unknown) => res.write(`data: ${JSON.stringify(m)}\n\n`);
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    send({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: ['file:///a'] }, _meta: { [sid]: body.id } } });
+    send({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///a', _meta: { [sid]: body.id, keep: 1 } } });
+    send({ jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', _meta: { [sid]: body.id } } });
+    send({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///after-close' } });
+    res.end();
+  });
+  const url = await listen(server);
+  const client = new ModernUpstreamClient({ name: 'raw', url, timeoutMs: 10_000, clientInfo: CLIENT_INFO });
+  t.teardown(async () => {
+    await client.close();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+  const l = await client.listen(caller, { resourceSubscriptions: ['file:///a', 'file:///b'] }, new AbortController().signal);
+  t.strictSame(l.accepted, { resourceSubscriptions: ['file:///a'] });
+  t.strictSame(received[0]?.body.params.notifications, { resourceSubscriptions: ['file:///a', 'file:///b'] }, 'the filter as sent');
+  t.equal(received[0]?.headers['mcp-method'], 'subscriptions/listen');
+  const got = [];
+  for await (const n of l.notifications) got.push(n);
+  t.strictSame(got, [{ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///a', _meta: { keep: 1 } } }], 'nothing after the closing result');
+  await t.rejects(client.listen(caller, { resourceSubscriptions: ['refuse'] }, new AbortController().signal), UpstreamUnavailableError);
+});
+
 // ---------------------------------------------------------------------------------------------------------------
 // (d) cancel aborts the POST
 
@@ -420,6 +451,9 @@ t.test('(d) cancel() closes the POST, and the server sees it', async (t) => {
   const call = await client.call(caller, 'tools/call', { name: 'slow', arguments: {}, _meta: { progressToken: 1 } });
   const progress = await call.next();
   t.equal(progress.kind, 'notification', 'the stream is open');
+  t.equal(await call.nextUnless(20, undefined), undefined, 'nothing more yet');
+  t.equal(call.pending, 0);
+  t.equal(call.finished, false);
   call.cancel('user stopped it');
   call.cancel('twice is fine');
   await closed;
