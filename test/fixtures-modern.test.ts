@@ -17,7 +17,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { startModernFixture, type ModernFixture, type ModernFixtureOptions } from './fixtures/modern-server.js';
 import { envelope, post } from './helpers/modern.js';
-import { openListen } from './helpers/sse-reader.js';
+import { SseReader, openListen } from './helpers/sse-reader.js';
 
 const ALL_CAPS = { elicitation: {}, sampling: {}, roots: { listChanged: true } };
 
@@ -239,4 +239,45 @@ t.test('dual mode: a legacy client without sampling gets the gated tool refused'
   await client.connect(new LegacyTransport(new URL(fx.url)));
   t.teardown(() => client.close());
   await t.rejects(client.callTool({ name: 'test_missing_capability', arguments: {} }), { code: -32021 });
+});
+
+t.test('cancellation: closing the modern response stream aborts the call', async (t) => {
+  const fx = await fixture(t, { mode: 'modern' });
+  const cancelled = fx.nextCancellation();
+  const controller = new AbortController();
+  const res = await fetch(fx.url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'test_cancellable_wait',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'test_cancellable_wait', arguments: {}, _meta: { ...envelope(), progressToken: 'w1' } } }),
+    signal: controller.signal,
+  });
+  const stream = new SseReader(res);
+  const started = await stream.next();
+  t.equal(started.method, 'notifications/progress', 'the call is running');
+  controller.abort();
+  await stream.cancel();
+  t.equal(await cancelled, 'test_cancellable_wait');
+  t.equal(fx.stats().cancelledCalls.test_cancellable_wait, 1);
+});
+
+t.test('cancellation: a legacy client on the dual fixture cancels with notifications/cancelled', async (t) => {
+  const fx = await fixture(t, { mode: 'dual' });
+  const client = new LegacyClient({ name: 'legacy', version: '1.0.0' });
+  await client.connect(new LegacyTransport(new URL(fx.url)));
+  t.teardown(() => client.close());
+  const cancelled = fx.nextCancellation();
+  const controller = new AbortController();
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => (started = resolve));
+  const call = client.callTool({ name: 'test_cancellable_wait', arguments: {} }, undefined, { signal: controller.signal, onprogress: () => started() });
+  await running;
+  controller.abort();
+  await t.rejects(call);
+  t.equal(await cancelled, 'test_cancellable_wait');
 });
