@@ -19,6 +19,7 @@ import {
   type UpstreamCall,
   type UpstreamCaller,
 } from '../../src/upstream/index.js';
+import { startModernFixture } from '../fixtures/modern-server.js';
 
 const CLIENT_INFO = { name: 'gateway-under-test', version: '0.0.1' };
 const caller: UpstreamCaller = { capabilities: { elicitation: {} }, clientInfo: { name: 'ide', version: '9' } };
@@ -537,3 +538,71 @@ t.test('(e) a stream that ends without a response is a failure event', async (t)
   t.equal(final.kind, 'failure');
   t.type((final as any).error, UpstreamUnavailableError);
 });
+
+// ---------------------------------------------------------------------------------------------------------------
+// (f) the shared modern-only fixture, with answers as JSON-or-SSE (auto) and always SSE
+
+for (const responseMode of ['auto', 'sse'] as const) {
+  t.test(`(f) the modern fixture, responseMode ${responseMode}`, async (t) => {
+    const fixture = await startModernFixture({ mode: 'modern', responseMode });
+    const client = new ModernUpstreamClient({ name: 'fixture', url: fixture.url, timeoutMs: 10_000, clientInfo: CLIENT_INFO });
+    t.teardown(async () => {
+      await client.close();
+      await fixture.close();
+    });
+    const full: UpstreamCaller = { capabilities: { elicitation: {}, sampling: {}, roots: {} }, clientInfo: { name: 'ide', version: '9' } };
+    const elicited = (v: Record<string, unknown>) => ({ result: { action: 'accept', content: v } });
+
+    t.equal((await client.identity(full)).serverInfo.name, 'modern-fixture-server');
+
+    // Multi-round: step1, then step2, the sealed requestState echoed in between.
+    const multi = await client.call(full, 'tools/call', { name: 'test_input_required_result_multi_round', arguments: {} });
+    const step1 = await multi.next();
+    t.equal(step1.kind === 'request' && step1.message.id, '1:step1');
+    if (step1.kind === 'request') await multi.respond(step1.message.id, elicited({ name: 'Ada' }));
+    const step2 = await multi.next();
+    t.equal(step2.kind === 'request' && step2.message.id, '2:step2');
+    if (step2.kind === 'request') await multi.respond(step2.message.id, elicited({ color: 'teal' }));
+    t.equal(resultOf(await multi.next()).content[0].text, 'Multi-round complete for Ada who likes teal');
+
+    // Three kinds in one round, answered in another order than asked.
+    const many = await client.call(full, 'tools/call', { name: 'test_input_required_result_multiple_inputs', arguments: {} });
+    const asked: Array<{ id: string | number; method: string }> = [];
+    while (asked.length < 3) {
+      const e = await many.next();
+      if (e.kind !== 'request') return t.fail(`expected input requests, got ${e.kind}`);
+      asked.push({ id: e.message.id, method: e.message.method });
+    }
+    t.strictSame(asked.map((a) => a.id).sort(), ['1:client_roots', '1:greeting', '1:user_name']);
+    const answers: Record<string, { result: Record<string, unknown> }> = {
+      'roots/list': { result: { roots: [{ uri: 'file:///w' }] } },
+      'sampling/createMessage': { result: { role: 'assistant', content: { type: 'text', text: 'Hi!' }, model: 'm', stopReason: 'endTurn' } },
+      'elicitation/create': elicited({ name: 'Bo' }),
+    };
+    for (const a of [...asked].reverse()) await many.respond(a.id, answers[a.method] as { result: Record<string, unknown> });
+    t.equal(resultOf(await many.next()).content[0].text, 'Name: Bo; Greeting: Hi!; Roots: 1');
+
+    // -32021 without the capability, the input request with it.
+    const refused = await requestOnce(client, { capabilities: {} }, 'tools/call', { name: 'test_missing_capability', arguments: {} });
+    t.equal((refused as any).error?.code, -32021);
+    t.strictSame((refused as any).error?.data?.requiredCapabilities, { sampling: {} });
+
+    // Progress, then cancel: the fixture sees the request cancelled.
+    const cancelled = fixture.nextCancellation();
+    const wait = await client.call(full, 'tools/call', { name: 'test_cancellable_wait', arguments: { maxMs: 30_000 }, _meta: { progressToken: 'w' } });
+    const progress = await wait.next();
+    t.equal(progress.kind === 'notification' && progress.message.method, 'notifications/progress');
+    wait.cancel('enough');
+    t.equal(await cancelled, 'test_cancellable_wait', 'closing the stream cancelled the upstream call');
+
+    // A listen stream hears a list change.
+    const stop = new AbortController();
+    const l = await client.listen(full, { toolsListChanged: true }, stop.signal);
+    t.equal(l.accepted.toolsListChanged, true);
+    const it = l.notifications[Symbol.asyncIterator]();
+    fixture.notifyListChanged('tools');
+    t.equal((await it.next()).value?.method, 'notifications/tools/list_changed');
+    stop.abort();
+    t.equal((await it.next()).done, true);
+  });
+}
