@@ -219,7 +219,7 @@ export class ModernUpstreamClient implements UpstreamClient {
         }
         const input = mrtr ? readInputRequired(response.result) : undefined;
         if (!input) {
-          const result = method === 'tools/list' ? this.learnTools(response.result) : response.result;
+          const result = method === 'tools/list' && isObject(response.result) ? this.learnTools(response.result) : response.result;
           call.push({ kind: 'response', message: { jsonrpc: '2.0', id: call.requestId, result } });
           return;
         }
@@ -294,11 +294,10 @@ export class ModernUpstreamClient implements UpstreamClient {
   }
 
   /** One request read to its response within `timeoutMs` (discover, tools/list for schemas). */
-  private async requestWhole(caller: UpstreamCaller, method: string, params: JsonObject, signal?: AbortSignal): Promise<JsonRpcResponse> {
+  private async requestWhole(caller: UpstreamCaller, method: string, params: JsonObject): Promise<JsonRpcResponse> {
     if (this.closed) throw new UpstreamUnavailableError('upstream client closed');
+    // Shared by concurrent callers, so no caller's signal aborts it: each caller races its own (raceSignal).
     const controller = new AbortController();
-    const onAbort = () => controller.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
     this.inFlight.add(controller);
     const clear = deadline(controller, this.opts.timeoutMs);
     const id = this.nextId++;
@@ -312,7 +311,6 @@ export class ModernUpstreamClient implements UpstreamClient {
       throw new UpstreamUnavailableError(`upstream closed the stream before answering ${method}`);
     } finally {
       clear();
-      signal?.removeEventListener('abort', onAbort);
       this.inFlight.delete(controller);
     }
   }
@@ -542,9 +540,15 @@ class ModernCall implements UpstreamCall {
    * given; `undefined` when the call ends first. Waits as long as the consumer does: its budget bounds it.
    */
   async ask(round: number, requests: Record<string, InputRequest>): Promise<JsonObject | undefined> {
+    if (this.terminal) return undefined;
+    if (this.signal.aborted) {
+      // Aborted between the upstream's answer and this round: the abort event has fired already.
+      this.push({ kind: 'failure', error: abortReason(this.signal) });
+      return undefined;
+    }
     const slots = new Map<string, { key: string; answer?: JsonObject }>();
     for (const key of Object.keys(requests)) slots.set(`${round}:${key}`, { key });
-    if (slots.size === 0 || this.terminal) return this.terminal ? undefined : {};
+    if (slots.size === 0) return {}; // a round of requestState only: retried at once (MRTR §Client Requirements)
     const done = new Promise<void>((resolve) => {
       this.roundDone = resolve;
     });
