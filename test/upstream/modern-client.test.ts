@@ -345,6 +345,9 @@ t.test('(b) a HeaderMismatch makes the client re-read the tool schema and retry 
 
 t.test('(b) MRTR rounds are bounded; a state-only round is retried at once', async (t) => {
   const { server, received } = rawServer((body, res) => {
+    if (body.params.name === 'malformed') {
+      return json(res, 200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'input_required', inputRequests: { k: { params: {} } } } });
+    }
     const n = received.length;
     json(res, 200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'input_required', requestState: `s${n}` } });
   });
@@ -365,6 +368,10 @@ t.test('(b) MRTR rounds are bounded; a state-only round is retried at once', asy
   t.strictSame(received.map((r) => r.body.params.requestState), [undefined, 's1', 's2', 's3'], 'the exact state echoed each time');
   t.ok(received.every((r) => r.body.params.name === 'p' && r.body.params.arguments.a === '1'), 'the original params on every retry');
   t.ok(received.every((r) => r.body.params.inputResponses === undefined), 'no inputResponses when nothing was asked');
+
+  const malformed = await requestOnce(client, caller, 'tools/call', { name: 'malformed', arguments: {} });
+  t.equal((malformed as any).error?.code, -32603, 'a malformed InputRequiredResult ends the call');
+  t.match((malformed as any).error?.message, /malformed InputRequiredResult/);
 
   // input_required on a method that may not carry it is not a round: it is the response as sent.
   const resp = await requestOnce(client, caller, 'completion/complete', {});
