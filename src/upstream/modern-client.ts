@@ -27,8 +27,8 @@
  *   transport per call would be needed, leaving it nothing to do but derive three headers;
  * - when a response stream that carried an SSE event id breaks before the response, it reconnects with a GET
  *   and `Last-Event-ID`, which a 2026-07-28 client must never send (§Earlier Streamable HTTP Revisions);
- * - it bounds neither an SSE event nor a JSON body (`MAX_UPSTREAM_MESSAGE_BYTES` here), and it validates every
- *   message against its schema, turning a malformed one into `onerror` rather than a failure of that call;
+ * - it bounds neither an SSE event nor a JSON body (`MAX_UPSTREAM_MESSAGE_BYTES` here), and on an SSE stream it
+ *   reports a message that fails its schema to the transport-wide `onerror`, not as a failure of that call;
  * - `Mcp-Param-*` headers (the tool schemas, their cache) would have to be computed here anyway.
  */
 import {
