@@ -6,3 +6,4 @@ export * from './pool.js';
 export * from './probe.js';
 export * from './availability.js';
 export * from './client.js';
+export { ModernUpstreamClient, type ModernClientOptions } from './modern-client.js';
