@@ -58,6 +58,9 @@ function mayMeanUpstreamChanged(clientEra: Era, status: number): boolean {
   return status >= 500 || status === 400 || (clientEra === 'legacy' && status === 404);
 }
 
+/** Requests about tasks (2026-07-28 tasks extension), which the modern face answers from its own records. */
+const TASK_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
+
 function header(req: FastifyRequest, name: string): string | undefined | null {
   return singleHeader(req.headers, name);
 }
@@ -166,6 +169,8 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       try {
         eras = await upstreamEra();
       } catch (e) {
+        // The gateway's own task records answer without the upstream: a task outlives its upstream's outage.
+        if (clientEra === 'modern' && servedByModernFace(request.body)) return handleModern(request, reply);
         return unavailable(reply, e, request.body);
       }
       // In its own era whenever the upstream speaks it (legacy → dual and modern → dual included): a gateway must
@@ -174,6 +179,12 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       if (clientEra === 'modern') return handleModern(request, reply);
       return legacyFace(request, reply, eras);
     });
+
+    /** A task request the modern face answers from the gateway's store, as it did before the upstream went down. */
+    function servedByModernFace(body: unknown): boolean {
+      const known = availability.current;
+      return known !== undefined && !speaks(known, 'modern') && isObject(body) && typeof body.method === 'string' && TASK_METHODS.has(body.method);
+    }
 
     async function handleModern(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
       const headers: ModernHeaders = {

@@ -13,6 +13,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { buildGateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { post } from '../helpers/modern.js';
+import { startStack } from '../helpers/stack.js';
+import { createTask, getTask, pollToEnd } from '../helpers/task-helpers.js';
 import { startEraServer, untilServed } from './era-servers.js';
 
 /** A TCP server that accepts connections and never answers; records each request (a socket's first bytes) in `events`. */
@@ -126,4 +128,19 @@ t.test('an upstream that dies after serving: the failing request triggers a re-p
   t.same([failing.body.id, failing.body.error.code], ['f', -32603]);
   const refused = await untilServed(() => post(url, 'tools/list'), (r) => r.status === 503);
   t.equal(refused.status, 503, 'then known to be down');
+});
+
+t.test('while the upstream is known to be down, the gateway still answers for its own tasks', async (t) => {
+  const stack = await startStack({}, { tools: { greet: { task: 'always', afterMs: 0 } } });
+  t.teardown(() => stack.close());
+  const task = await createTask(stack.url, 'greet', { name: 'Kept' });
+  t.equal((await pollToEnd(stack.url, task.taskId)).at(-1).status, 'completed');
+
+  await stack.fixture.close();
+  const down = await untilServed(() => post(stack.url, 'tools/list'), (r) => r.status === 503);
+  t.equal(down.status, 503, 'known to be down');
+  const got = await getTask(stack.url, task.taskId);
+  t.equal(got.status, 200, 'tasks/get is answered from the gateway’s records');
+  t.equal(got.body.result.status, 'completed');
+  t.same(got.body.result.result?.content, [{ type: 'text', text: 'Hello, Kept!' }]);
 });
