@@ -409,12 +409,15 @@ export async function drainToResponse(call: UpstreamCall): Promise<JsonRpcRespon
 /** Words with which servers say a session is gone: "no valid session ID provided", "Session not found", "invalid session". */
 const SESSION_GONE = /\bsession\b/i;
 const GONE_WORDS = /\b(no valid|not valid|invalid|unknown|not found|missing|expired|no such|required|terminated)\b/i;
+/** An SDK server that routed our session to a fresh transport says "Bad Request: Server not initialized". */
+const NOT_INITIALIZED = /\bnot initiali[sz]ed\b/i;
 
 /** Whether a 400 body is a JSON-RPC error about the session (not about the request itself). */
 function saysSessionGone(body: unknown): boolean {
   if (!isErrorResponse(body)) return false;
   const message = body.error.message;
-  return typeof message === 'string' && SESSION_GONE.test(message) && GONE_WORDS.test(message);
+  if (typeof message !== 'string') return false;
+  return (SESSION_GONE.test(message) && GONE_WORDS.test(message)) || NOT_INITIALIZED.test(message);
 }
 
 function safeJson(text: string): unknown {

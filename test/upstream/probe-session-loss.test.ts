@@ -159,3 +159,59 @@ t.test('a 400 that is not about the session stays the upstream’s own answer; t
   t.equal((await post(url, 'tools/list')).status, 200);
   t.equal(seen.filter((s) => s === 'POST initialize').length, 1, 'one session: no re-initialize for it');
 });
+
+/**
+ * A raw legacy server (a real server's wire, written out) that forgets its sessions on demand and then answers
+ * them with HTTP 400 and `message`, the way servers word it.
+ */
+async function forgetfulServer(t: Teardown, message: string): Promise<{ url: string; forget(): void; initializes(): number }> {
+  const sessions = new Set<string>();
+  let next = 0;
+  let initializes = 0;
+  const server = http.createServer((req, res) => {
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (text += c));
+    req.on('end', () => {
+      const body = text ? JSON.parse(text) : undefined;
+      const json = (status: number, payload: unknown, headers: Record<string, string> = {}) =>
+        res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(payload));
+      if (req.method !== 'POST') return void res.writeHead(405).end();
+      if (body.method === 'initialize') {
+        const sid = `s${++next}`;
+        if (body.params?.clientInfo?.version !== 'probe') initializes++;
+        sessions.add(sid);
+        return json(200, { jsonrpc: '2.0', id: body.id, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'forgetful', version: '1' } } }, { 'mcp-session-id': sid });
+      }
+      const sid = req.headers['mcp-session-id'];
+      if (typeof sid !== 'string' || !sessions.has(sid)) return json(400, { jsonrpc: '2.0', id: body.id ?? null, error: { code: -32000, message } });
+      if (body.id === undefined) return void res.writeHead(202).end();
+      return json(200, { jsonrpc: '2.0', id: body.id, result: { tools: [{ name: 'echo', inputSchema: { type: 'object' } }] } });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, forget: () => sessions.clear(), initializes: () => initializes };
+}
+
+t.test('the ways servers say a session is gone with 400 all lead to one re-initialize', async (t) => {
+  for (const message of [
+    'Bad Request: No valid session ID provided',
+    'Bad Request: no valid session',
+    'Session not found',
+    'Invalid or expired session',
+    'Unknown session id',
+    'Bad Request: Server not initialized',
+  ]) {
+    const server = await forgetfulServer(t, message);
+    const { url } = await gatewayFor(t, server.url, 'none');
+    t.equal((await post(url, 'tools/list')).status, 200);
+    server.forget();
+    const after = await post(url, 'tools/list');
+    t.same([after.status, after.body.result?.tools?.[0]?.name], [200, 'echo'], message);
+    t.equal(server.initializes(), 2, `${message}: initialized once more`);
+  }
+});
