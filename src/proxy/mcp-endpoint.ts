@@ -40,8 +40,8 @@ export interface EndpointOptions {
 }
 
 /**
- * Whether the upstream serves `era` itself. One that answered neither probe question is taken as legacy, as
- * the 2026-07-28 fallback rule reads a non-modern answer (basic/transports §Backward Compatibility).
+ * Whether the upstream serves `era` itself. One that answered neither probe question is taken as legacy, as the
+ * fallback rule reads a non-modern answer (2026-07-28 basic/transports/streamable-http §Backward Compatibility).
  */
 function speaks(eras: UpstreamEras, era: Era): boolean {
   return era === 'modern' ? eras.modern : eras.legacy || !eras.modern;
@@ -51,8 +51,8 @@ function speaks(eras: UpstreamEras, era: Era): boolean {
  * Pass-through answers that may mean the upstream changed under us: it is failing (5xx), or, to a legacy
  * client, forgot the session (404: restarted) or refuses a request (400: a forgotten session said the SDK way,
  * or a modern-only server's -32022); to a modern client, a 400 (a legacy server's "no valid session"). A modern
- * 404 is only "method not found" (2026-07-28 basic/transports §Sending Messages), and a 405 to GET is an
- * ordinary answer of a stateless dual-era server.
+ * 404 is only "method not found" (2026-07-28 basic/transports/streamable-http §Sending Messages), and a 405 to
+ * GET is an ordinary answer of a stateless dual-era server.
  */
 function mayMeanUpstreamChanged(clientEra: Era, status: number): boolean {
   return status >= 500 || status === 400 || (clientEra === 'legacy' && status === 404);

@@ -67,9 +67,9 @@ export async function probeUpstream(target: ProbeTarget, signal?: AbortSignal): 
 }
 
 /**
- * `server/discover` with the full modern envelope and headers (2026-07-28 basic/transports §Sending Messages).
- * A `DiscoverResult` listing 2026-07-28 means modern, and so does a recognised modern error: the server spoke
- * 2026-07-28 and only refused this request (2026-07-28 basic/transports §Backward Compatibility; the fallback
+ * `server/discover` with the full modern envelope and headers (2026-07-28 basic/transports/streamable-http
+ * §Sending Messages). A `DiscoverResult` listing 2026-07-28 means modern, and so does a recognised modern error:
+ * the server spoke 2026-07-28 and only refused this request (same page, §Backward Compatibility; the fallback
  * must not hang on one code). Any other answer (a legacy server's 400 "no valid session", 404, 405) means not.
  */
 async function askDiscover(target: ProbeTarget, signal?: AbortSignal): Promise<{ modern: boolean; result?: JsonObject }> {
