@@ -224,8 +224,10 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         taskId ??= done.taskId;
       } catch (e) {
         const edge = exceptionToEdge(e);
-        // An upstream that stopped answering, or refuses our era, may be down or replaced: learn it anew.
-        if (e instanceof UpstreamUnavailableError || e instanceof UpstreamHttpError || e instanceof UpstreamTimeoutError) availability.suspect(true);
+        // An upstream that stopped answering, or refuses our era, may be down or replaced: learn it anew (at once;
+        // a 4xx without a JSON-RPC body, such as a client's refused credentials, only at the spaced pace).
+        if (e instanceof UpstreamUnavailableError || e instanceof UpstreamTimeoutError) availability.suspect(true);
+        else if (e instanceof UpstreamHttpError) availability.suspect(e.status >= 500);
         outcome = `error ${edge.error.code}`;
         if (edge.fault) request.log.error({ err: e, method: req.method, upstream: route.name }, 'request failed');
         if (aborter.signal.aborted) channel.abandon();
