@@ -72,7 +72,13 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
     status: 'ok',
     version: opts.version,
     heldCalls: opts.bridge.heldCount,
-    upstreams: opts.endpoints.map((e) => ({ name: e.route.name, path: e.path, sessions: e.route.pool.size })),
+    upstreams: opts.endpoints.map((e) => ({
+      name: e.route.name,
+      path: e.path,
+      sessions: e.route.pool.size,
+      state: e.availability.state,
+      ...(e.availability.current ? { modern: e.availability.current.modern, legacy: e.availability.current.legacy } : {}),
+    })),
   }));
 
   for (const e of opts.endpoints) {

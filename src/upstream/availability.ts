@@ -79,6 +79,11 @@ export class UpstreamAvailability {
     return this.down !== undefined;
   }
 
+  /** For operators: `down`, `up` (its eras known or pinned), or `unknown` (not asked yet). */
+  get state(): 'up' | 'down' | 'unknown' {
+    return this.down ? 'down' : this.known ? 'up' : 'unknown';
+  }
+
   /**
    * The upstream's eras. Known → at once. Not known yet → the one shared probe is awaited; if it fails, its own
    * error is thrown (the first callers wait at most one probe timeout). Known to be down → UpstreamDownError at

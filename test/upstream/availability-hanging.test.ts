@@ -84,6 +84,9 @@ t.test('a hanging upstream: one bounded wait, then immediate 503s with Retry-Aft
   t.equal(hanging.requests(), seenBefore, 'answered without a request to the upstream');
   t.same(events.slice(events.indexOf('first answered')), ['first answered', 'second answered'], 'nothing reached the upstream in between');
 
+  const health = (await (await fetch(new URL('/healthz', url))).json()) as any;
+  t.same(health.upstreams.map((u: any) => [u.name, u.state]), [['hangs', 'down']], '/healthz says so');
+
   // Legacy traffic is refused at once as well.
   const legacyInit = await fetch(url, {
     method: 'POST',
@@ -106,6 +109,9 @@ t.test('a hanging upstream: one bounded wait, then immediate 503s with Retry-Aft
   const back = await untilServed(() => post(url, 'tools/call', { name: 'greet', arguments: { name: 'Back' } }));
   t.equal(back.status, 200);
   t.same(back.body.result?.content, [{ type: 'text', text: 'Hello, Back!' }]);
+
+  const healthy = (await (await fetch(new URL('/healthz', url))).json()) as any;
+  t.same(healthy.upstreams.map((u: any) => [u.state, u.modern, u.legacy]), [['up', true, true]], '/healthz: up, both eras');
 
   const client = new Client({ name: 'legacy-after', version: '1' }, { capabilities: {} });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
