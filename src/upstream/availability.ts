@@ -41,6 +41,9 @@ export interface AvailabilityOptions {
 /** The outcome of one probe: the upstream answered (with what it speaks), or not (and when it is probed next). */
 export type AvailabilityChange = { up: true; eras: UpstreamEras } | { up: false; error: unknown; retryInMs: number };
 
+/** How often a probe that left one question unanswered is repeated before its guess stands. */
+const MAX_INCOMPLETE_REASKS = 4;
+
 interface Down {
   error: unknown;
   /** When the next background probe starts (epoch ms). */
@@ -56,6 +59,8 @@ export class UpstreamAvailability {
   private down: Down | undefined;
   private timer: NodeJS.Timeout | undefined;
   private lastProbeEnd = Number.NEGATIVE_INFINITY;
+  /** Probes in a row that left a question unanswered. */
+  private incompleteStreak = 0;
   private readonly listeners = new Set<(change: AvailabilityChange) => void>();
   private readonly aborter = new AbortController();
   private readonly initialBackoffMs: number;
@@ -105,7 +110,11 @@ export class UpstreamAvailability {
    */
   suspect(failed = false): void {
     if (this.aborter.signal.aborted || this.down || this.pending) return;
-    const wait = failed ? 0 : Math.max(0, this.lastProbeEnd + this.minReprobeMs - Date.now());
+    this.reprobeAfter(failed ? 0 : Math.max(0, this.lastProbeEnd + this.minReprobeMs - Date.now()));
+  }
+
+  /** Probes in the background after `wait` ms (at once for 0); a probe already due keeps its time. */
+  private reprobeAfter(wait: number): void {
     if (wait === 0) {
       this.clearTimer();
       void this.probeNow().catch(() => {});
@@ -142,6 +151,12 @@ export class UpstreamAvailability {
         const known = this.opts.pinned ?? eras;
         this.known = known;
         this.emit({ up: true, eras: known });
+        // A question left unanswered is asked again rather than taken as a "no": a few times, each wait twice the
+        // last (an upstream that never answers one of them costs a bounded number of probes).
+        this.incompleteStreak = eras.incomplete ? this.incompleteStreak + 1 : 0;
+        if (eras.incomplete && this.incompleteStreak <= MAX_INCOMPLETE_REASKS) {
+          this.reprobeAfter(Math.min(this.minReprobeMs * 2 ** (this.incompleteStreak - 1), this.maxBackoffMs));
+        }
         return known;
       },
       (error: unknown) => {

@@ -30,6 +30,11 @@ export interface UpstreamEras {
   discover?: JsonObject;
   /** The identity of its `InitializeResult`, when it sent one. */
   identity?: UpstreamIdentity;
+  /**
+   * One question got no answer (timed out, connection broke) while the other did: its "no" is a guess, to be
+   * asked again soon. A slow first answer is not a refusal.
+   */
+  incomplete?: true;
 }
 
 /** Where and how to probe. */
@@ -45,8 +50,9 @@ const CLIENT_INFO = { name: 'mcp-tasks-gateway', version: 'probe' };
 
 /**
  * Asks both questions. An upstream that answered at least one of them (with anything, even an error) is judged
- * by its answers; the question it did not answer counts as "no". Throws only when neither got an answer (the
- * upstream is down, or hangs): UpstreamUnavailableError, or UpstreamTimeoutError when every failure was a timeout.
+ * by its answers; the question it did not answer counts as "no" for now (`incomplete`). Throws only when neither
+ * got an answer (the upstream is down, or hangs): UpstreamUnavailableError, or UpstreamTimeoutError when every
+ * failure was a timeout.
  */
 export async function probeUpstream(target: ProbeTarget, signal?: AbortSignal): Promise<UpstreamEras> {
   const [discover, initialize] = await Promise.allSettled([askDiscover(target, signal), askInitialize(target, signal)]);
@@ -63,6 +69,7 @@ export async function probeUpstream(target: ProbeTarget, signal?: AbortSignal): 
     eras.legacy = true;
     eras.identity = initialize.value;
   }
+  if (discover.status === 'rejected' || initialize.status === 'rejected') eras.incomplete = true;
   return eras;
 }
 

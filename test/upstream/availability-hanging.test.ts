@@ -51,7 +51,7 @@ t.test('a hanging upstream: one bounded wait, then immediate 503s with Retry-Aft
   t.teardown(() => hanging.close());
   const cfg = parseConfig({
     server: { port: 0 },
-    upstreams: [{ name: 'hangs', path: '/mcp', url: `http://127.0.0.1:${hanging.port}/mcp`, probeTimeoutMs: 300 }],
+    upstreams: [{ name: 'hangs', path: '/mcp', url: `http://127.0.0.1:${hanging.port}/mcp`, probeTimeoutMs: 1_000 }],
   });
   const gateway = await buildGateway(cfg, { logger: false });
   t.teardown(() => gateway.close());

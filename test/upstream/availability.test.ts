@@ -4,6 +4,7 @@
  * are known again. A pinned era is not probed until traffic says something is wrong. Every wait here is on an
  * event (a probe's outcome), never on a timer of the test's own.
  */
+import http from 'node:http';
 import net from 'node:net';
 import t from 'tap';
 import {
@@ -162,4 +163,42 @@ t.test('close() is idempotent; a probe started after it is aborted, not left run
   a.close();
   a.close();
   await t.rejects(a.eras(), { message: 'the gateway is closing' }, 'the live upstream is not asked: the probe’s signal is already aborted');
+});
+
+t.test('a question left unanswered is asked again, not taken as a "no"', async (t) => {
+  // A raw server (a real server's wire, written out) that answers server/discover, and initialize only from its
+  // second time on: the first probe's initialize times out.
+  let initializes = 0;
+  const hung: http.ServerResponse[] = [];
+  const server = http.createServer((req, res) => {
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (text += c));
+    req.on('end', () => {
+      const body = JSON.parse(text || '{}');
+      const json = (payload: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
+      if (body.method === 'server/discover') {
+        return json({ jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: {}, ttlMs: 0, cacheScope: 'private' } });
+      }
+      if (body.method === 'initialize' && ++initializes === 1) return void hung.push(res);
+      if (body.method === 'initialize') {
+        return json({ jsonrpc: '2.0', id: body.id, result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'slow-start', version: '1' } } });
+      }
+      res.writeHead(405).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/mcp`;
+  const a = availability(t, { name: 'slow', probe: (signal) => probeUpstream({ url, headers: {}, timeoutMs: 200 }, signal), minReprobeMs: 1 });
+  const seen = changes(a);
+
+  const first = await a.eras();
+  t.same([first.modern, first.legacy, first.incomplete], [true, false, true], 'modern known, legacy not yet');
+  const second = await seen.next();
+  t.same(second.up && [second.eras.modern, second.eras.legacy, second.eras.incomplete], [true, true, undefined], 'asked again: both');
+  t.same((await a.eras()).identity?.serverInfo, { name: 'slow-start', version: '1' });
 });
