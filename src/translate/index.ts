@@ -11,3 +11,5 @@ export * from './request-state.js';
 export * from './listen.js';
 export * from './glob.js';
 export * from './tasks.js';
+export * from './legacy-handshake.js';
+export * from './legacy-results.js';
