@@ -5,3 +5,5 @@ export * from './errors.js';
 export * from './response.js';
 export * from './mcp-endpoint.js';
 export * from './server.js';
+export * from './legacy-face-sessions.js';
+export * from './legacy-face.js';

@@ -24,6 +24,7 @@ import {
 import { runListen, sessionKeyOf, wrapsTools, type CallerContext, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { probeEra } from '../upstream/index.js';
 import { exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
+import type { LegacyFace } from './legacy-face.js';
 import { principalOf } from './principal.js';
 import { ResponseChannel } from './response.js';
 
@@ -35,6 +36,8 @@ export interface EndpointOptions {
   runtime: TaskRuntime;
   keepAliveMs: number;
   maxListenStreams: number;
+  /** Serves legacy clients when the upstream speaks 2026-07-28 only (absent: they are refused). */
+  legacyFace?: LegacyFace;
 }
 
 function header(req: FastifyRequest, name: string): string | undefined | null {
@@ -108,6 +111,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         }
         // H2: GET and DELETE are gone in the modern era; a modern upstream would answer 405 itself.
         if (upstream === 'legacy') return passThrough(request, reply);
+        if (opts.legacyFace) return request.method === 'GET' ? opts.legacyFace.get(request, reply) : opts.legacyFace.delete(request, reply);
         return reply.code(405).header('allow', 'POST').send();
       },
     });
@@ -126,6 +130,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       }
       if (clientEra === upstream) return passThrough(request, reply);
       if (clientEra === 'legacy') {
+        if (opts.legacyFace) return opts.legacyFace.post(request, reply);
         // Legacy clients in front of modern upstreams arrive with a later issue.
         return reply.code(400).send({
           jsonrpc: '2.0',
