@@ -91,6 +91,8 @@ interface FaceSession {
   nextOutbound: number;
   /** The open GET stream, if any. */
   stream: ServerResponse | undefined;
+  /** A GET stream is being opened (its listen first, then its headers). */
+  streamOpening: boolean;
   backlog: JsonRpcNotification[];
   /** The upstream listen serving the session and the filter it was opened with. */
   listen: AbortController | undefined;
@@ -197,30 +199,40 @@ export class LegacyFace {
       return this.refuse(reply, 406, null, ErrorCode.InvalidRequest, 'Not Acceptable: the GET stream needs Accept: text/event-stream');
     }
     const s = entry.data;
-    if (s.stream) return this.refuse(reply, 409, null, ErrorCode.InvalidRequest, 'Conflict: only one GET stream per session');
+    if (s.stream || s.streamOpening) return this.refuse(reply, 409, null, ErrorCode.InvalidRequest, 'Conflict: only one GET stream per session');
     this.sessions.touch(entry);
 
     reply.hijack();
     const raw = reply.raw;
-    raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-    raw.flushHeaders();
-    s.stream = raw;
-    const keepAlive = setInterval(() => {
-      if (!raw.destroyed) raw.write(': keep-alive\n\n');
-    }, this.keepAliveMs);
-    keepAlive.unref();
+    let keepAlive: NodeJS.Timeout | undefined;
     raw.once('close', () => {
-      clearInterval(keepAlive);
+      if (keepAlive) clearInterval(keepAlive);
+      s.streamOpening = false;
       if (s.stream === raw) s.stream = undefined;
       if (!s.ended.signal.aborted) void this.refreshListen(s).catch(() => {});
     });
-    for (const n of s.backlog.splice(0)) writeSse(raw, n);
+    // The upstream listen is in place before the stream's headers go out: a client that sees its GET stream open
+    // misses no list change after that.
+    s.streamOpening = true;
     try {
       await this.refreshListen(s);
     } catch (e) {
-      // The stream stays open (pings, later retries); list changes are missing until a later refresh succeeds.
+      // The stream opens anyway (the client would only retry); list changes are missing until a later refresh.
       request.log.warn({ err: e, upstream: this.upstream.name }, 'legacy face: upstream listen failed');
     }
+    s.streamOpening = false;
+    if (raw.destroyed || s.ended.signal.aborted) {
+      if (!raw.destroyed) raw.end();
+      return reply;
+    }
+    raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    raw.flushHeaders();
+    s.stream = raw;
+    keepAlive = setInterval(() => {
+      if (!raw.destroyed) raw.write(': keep-alive\n\n');
+    }, this.keepAliveMs);
+    keepAlive.unref();
+    for (const n of s.backlog.splice(0)) writeSse(raw, n);
     return reply;
   }
 
@@ -271,6 +283,7 @@ export class LegacyFace {
       outbound: new Map(),
       nextOutbound: 0,
       stream: undefined,
+      streamOpening: false,
       backlog: [],
       listen: undefined,
       listenKey: '',
@@ -490,7 +503,7 @@ export class LegacyFace {
     const next = s.listenChain.then(async () => {
       if (s.ended.signal.aborted) return;
       const caps = this.upstream.knownIdentity?.capabilities ?? {};
-      const filter = sessionListenFilter(caps, { lists: s.stream !== undefined, resources: [...s.subscriptions] });
+      const filter = sessionListenFilter(caps, { lists: s.stream !== undefined || s.streamOpening, resources: [...s.subscriptions] });
       const key = filter ? canonicalJson(filter) : '';
       if (key === s.listenKey) return;
       const old = s.listen;
