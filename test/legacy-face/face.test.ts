@@ -7,6 +7,8 @@
 import t from 'tap';
 import { ElicitRequestSchema, CreateMessageRequestSchema, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UpstreamUnavailableError } from '../../src/upstream/index.js';
+import { SseReader } from '../helpers/sse-reader.js';
 import { complete, FakeModernUpstream, type Script } from './fake-modern-upstream.js';
 import { legacyClient, startFace } from './face-stack.js';
 
@@ -252,4 +254,91 @@ t.test('the bound on sessions: the least recently used idle session makes room',
   t.equal((await b.client.listTools()).tools.length, 2);
   const err = await a.client.listTools().catch((e: unknown) => e);
   t.equal((err as StreamableHTTPError).code, 404, 'the evicted client gets 404');
+});
+
+/** Raw legacy wire helpers for what the SDK client does not let a test do. */
+const LEGACY_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+async function rawInitialize(url: string, capabilities: Record<string, unknown> = {}): Promise<string> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: LEGACY_HEADERS,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'raw', version: '1' } } }),
+  });
+  await res.body?.cancel();
+  return res.headers.get('mcp-session-id') as string;
+}
+
+t.test('wire refusals: bad initialize, GET without a session, Accept or a live session', async (t) => {
+  const { url } = await setup(t, scripted());
+  const bad = await fetch(url, { method: 'POST', headers: LEGACY_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }) });
+  t.equal(bad.status, 400);
+  t.equal(((await bad.json()) as { error: { code: number } }).error.code, -32602);
+  const sid = await rawInitialize(url);
+  t.equal((await fetch(url, { method: 'GET', headers: { accept: 'text/event-stream' } })).status, 400, 'no session id');
+  t.equal((await fetch(url, { method: 'GET', headers: { accept: 'text/event-stream', 'mcp-session-id': 'nope' } })).status, 404);
+  t.equal((await fetch(url, { method: 'GET', headers: { accept: 'application/json', 'mcp-session-id': sid } })).status, 406);
+  const note = await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+  t.equal(note.status, 202);
+  const wrongVersion = await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': '2026-07-28' }, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }) });
+  t.equal(wrongVersion.status, 400, 'a modern version on a legacy session');
+  const badLevel = (await (await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'logging/setLevel', params: { level: 'loud' } }) })).json()) as { error: { code: number } };
+  t.equal(badLevel.error.code, -32602);
+});
+
+t.test('an upstream that cannot say who it is: initialize fails with the edge status, no session', async (t) => {
+  const fake = scripted();
+  fake.identity = async () => {
+    throw new UpstreamUnavailableError('connection refused');
+  };
+  const { url, face } = await setup(t, fake);
+  const res = await fetch(url, { method: 'POST', headers: LEGACY_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } } }) });
+  t.equal(res.status, 502);
+  t.notOk(res.headers.get('mcp-session-id'));
+  t.equal(face.sessionCount, 0);
+});
+
+t.test('a resource update without a GET stream waits in the backlog and arrives when the stream opens', async (t) => {
+  const fake = scripted();
+  const { url } = await setup(t, fake);
+  const sid = await rawInitialize(url);
+  const sub = await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: 'test://a' } }) });
+  t.same(((await sub.json()) as { result: unknown }).result, {});
+  t.equal(fake.emit('notifications/resources/updated', { uri: 'test://a' }), 1);
+  const ac = new AbortController();
+  t.teardown(() => ac.abort());
+  const get = await fetch(url, { method: 'GET', headers: { accept: 'text/event-stream', 'mcp-session-id': sid }, signal: ac.signal });
+  t.equal(get.status, 200);
+  const m = await new SseReader(get).next();
+  t.same(m, { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'test://a' } }, 'no subscriptionId tag');
+});
+
+t.test('a client\'s error answer to an input request reaches the upstream call', async (t) => {
+  let answer: unknown;
+  const fake = scripted().on('tools/call:ask_once', async (s) => {
+    answer = await s.ask('elicitation/create', { mode: 'form', message: 'ok?', requestedSchema: { type: 'object', properties: {} } });
+    return complete({ content: [{ type: 'text', text: 'asked' }] });
+  });
+  const { url } = await setup(t, fake);
+  const sid = await rawInitialize(url, { elicitation: {} });
+  const call = await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'ask_once', arguments: {} } }) });
+  t.match(call.headers.get('content-type') ?? '', /^text\/event-stream/, 'the call\'s stream carries the request');
+  const reader = new SseReader(call);
+  const req = await reader.next();
+  t.equal(req.method, 'elicitation/create');
+  t.match(req.id, /^gw-\d+$/, 'a gateway-minted id');
+  const unknown = await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', id: 'gw-999', result: {} }) });
+  t.equal(unknown.status, 202, 'a response to nothing is accepted and dropped');
+  const posted = await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', id: req.id, error: { code: -1, message: 'user closed the dialog' } }) });
+  t.equal(posted.status, 202);
+  const final = await reader.next();
+  t.same(final, { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: 'asked' }] } });
+  t.same(answer, { error: { code: -1, message: 'user closed the dialog' } });
+});
+
+t.test('a client that accepts no SSE cannot be asked: the call fails instead of hanging', async (t) => {
+  const { url } = await setup(t, scripted());
+  const sid = await rawInitialize(url, { elicitation: {} });
+  const res = await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, accept: 'application/json', 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ask', arguments: {} } }) });
+  const body = (await res.json()) as { error: { code: number } };
+  t.equal(body.error.code, -32603);
 });
