@@ -13,3 +13,4 @@ export * from './glob.js';
 export * from './tasks.js';
 export * from './legacy-handshake.js';
 export * from './legacy-results.js';
+export * from './modern-upstream.js';
