@@ -26,7 +26,6 @@ import {
   legacyError,
   legacyInitializeResult,
   legacyInputParams,
-  legacyNotification,
   legacyResult,
   logLevelPasses,
   modernClientCapabilities,
@@ -37,6 +36,7 @@ import {
   sessionListenFilter,
   singleHeader,
   undeclaredInputError,
+  withoutSubscriptionId,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcMessage,
@@ -528,7 +528,8 @@ export class LegacyFace {
       for await (const n of l.notifications) {
         if (controller.signal.aborted) break;
         s.listenFailures = 0;
-        this.deliver(s, legacyNotification(n));
+        // A listen stream's tag means nothing to a legacy client (the upstream client may have removed it already).
+        this.deliver(s, withoutSubscriptionId(n));
       }
     } catch {
       // the upstream ended the stream; handled below

@@ -4,7 +4,7 @@
  * is kept (S1 `Result` has an index signature, so unknown keys of other extensions pass).
  */
 import { ErrorCode, META, TASKS_EXTENSION } from './constants.js';
-import { isObject, type JsonObject, type JsonRpcErrorObject, type JsonRpcNotification } from './jsonrpc.js';
+import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
 import type { ListenFilter } from './listen.js';
 
 /** Methods whose modern results are `CacheableResult`s (2026-07-28 server/caching): `ttlMs`/`cacheScope` are cache hints there. */
@@ -101,17 +101,6 @@ export function undeclaredInputError(method: string, requiredCapabilities: JsonO
     message: `The client did not declare the capability ${method} needs`,
     data: { requiredCapabilities },
   };
-}
-
-/** A notification from a modern upstream → the legacy one: the listen stream's `subscriptionId` `_meta` key removed. */
-export function legacyNotification(n: JsonRpcNotification): JsonRpcNotification {
-  if (!isObject(n.params) || !isObject(n.params._meta) || !(META.subscriptionId in n.params._meta)) return n;
-  const meta = { ...n.params._meta };
-  delete meta[META.subscriptionId];
-  const params: JsonObject = { ...n.params };
-  if (Object.keys(meta).length > 0) params._meta = meta;
-  else delete params._meta;
-  return { ...n, params };
 }
 
 /**

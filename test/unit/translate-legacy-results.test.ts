@@ -4,7 +4,6 @@ import { ErrorCode } from '../../src/translate/constants.js';
 import {
   legacyError,
   legacyInputParams,
-  legacyNotification,
   legacyResult,
   modernParamsFromLegacy,
   sessionListenFilter,
@@ -85,15 +84,6 @@ t.test('undeclaredInputError', async (t) => {
     message: 'The client did not declare the capability sampling/createMessage needs',
     data: { requiredCapabilities: { sampling: {} } },
   });
-});
-
-t.test('legacyNotification', async (t) => {
-  const n = { jsonrpc: '2.0' as const, method: 'notifications/resources/updated', params: { uri: 'a://b', _meta: { [K.subscriptionId]: 7 } } };
-  t.strictSame(legacyNotification(n), { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'a://b' } });
-  const other = { jsonrpc: '2.0' as const, method: 'notifications/tools/list_changed', params: { _meta: { [K.subscriptionId]: 7, x: 1 } } };
-  t.strictSame(legacyNotification(other).params, { _meta: { x: 1 } }, 'other _meta keys kept');
-  const plain = { jsonrpc: '2.0' as const, method: 'notifications/progress', params: { progressToken: 1, progress: 1 } };
-  t.equal(legacyNotification(plain), plain, 'untouched without the key');
 });
 
 t.test('modernParamsFromLegacy', async (t) => {
