@@ -12,7 +12,6 @@ import {
   decodeRequestState,
   encodeRequestState,
   isObject,
-  legacySessionCapabilities,
   modernError,
   modernResult,
   type JsonObject,
@@ -81,12 +80,7 @@ export class InvalidRequestStateError extends Error {
   }
 }
 
-/** The session key of a caller: credentials and the legacy form of its declared capabilities. */
-export function sessionKeyOf(caller: CallerContext): { authorization?: string; capabilities: JsonObject } {
-  return { capabilities: legacySessionCapabilities(caller.capabilities), ...(caller.authorization ? { authorization: caller.authorization } : {}) };
-}
-
-/** Starts an upstream request on the caller's session and wraps it in a conversation. */
+/** Starts an upstream request on the caller's behalf and wraps it in a conversation. */
 export async function startConversation(
   route: UpstreamRoute,
   caller: CallerContext,
@@ -94,9 +88,7 @@ export async function startConversation(
   params: JsonObject | undefined,
   signal?: AbortSignal,
 ): Promise<Conversation> {
-  const key = sessionKeyOf(caller);
-  const call = await route.pool.withSession(key, (s) => s.request(method, params), signal);
-  return new Conversation(call, route.pool.hold(key));
+  return new Conversation(await route.upstream.call(caller, method, params, signal));
 }
 
 /** The forwarding runtime of one gateway (all upstreams share the hold registry). */
@@ -119,7 +111,7 @@ export class MrtrBridge {
           return { kind: 'error', error: modernError(asErrorObject(m.error), uri) };
         }
         const result = modernResult(req.method, isObject(m.result) ? m.result : {}, {
-          ...(route.pool.identity ? { serverInfo: route.pool.identity.serverInfo } : {}),
+          ...(route.upstream.knownIdentity ? { serverInfo: route.upstream.knownIdentity.serverInfo } : {}),
           // CACHE2: results of MRTR retries MUST NOT be cached.
           cache: resumed ? { ttlMs: 0, scope: 'private' } : route.cache,
         });
@@ -179,7 +171,6 @@ export class MrtrBridge {
       switch (r.kind) {
         case 'response':
           this.drop(hold);
-          conv.release();
           return await cont.finish(r.message, hold !== undefined);
         case 'input':
           return this.ask(route, hold, conv, req, caller, name);
@@ -245,7 +236,7 @@ export class MrtrBridge {
       this.opts.stateKey,
     );
     const result: JsonObject = { resultType: 'input_required', inputRequests: conv.inputRequests(), requestState };
-    if (route.pool.identity) result._meta = { [META.serverInfo]: route.pool.identity.serverInfo };
+    if (route.upstream.knownIdentity) result._meta = { [META.serverInfo]: route.upstream.knownIdentity.serverInfo };
     return { kind: 'result', result };
   }
 

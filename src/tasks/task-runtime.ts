@@ -44,9 +44,9 @@ import type { TaskStore } from '../store/index.js';
 
 /** Store errors the edge maps, re-exported so the edge depends on the runtime only. */
 export { StoreFullError } from '../store/index.js';
-import { drainToResponse, type SessionKey } from '../upstream/index.js';
+import { requestOnce } from '../upstream/index.js';
 import { Conversation, MissingCapabilityError } from './conversation.js';
-import { legacyParams, progressTokenOf, sessionKeyOf, startConversation, type Continuation, type ForwardHooks, type MrtrBridge, type Outcome } from './mrtr-bridge.js';
+import { legacyParams, progressTokenOf, startConversation, type Continuation, type ForwardHooks, type MrtrBridge, type Outcome } from './mrtr-bridge.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
 
 /** Runtime limits and defaults. */
@@ -87,7 +87,6 @@ interface OwnedLive {
 interface ProxiedLive {
   kind: 'proxied';
   route: UpstreamRoute;
-  key: SessionKey;
   caller: CallerContext;
   releaseSession: () => void;
   pump?: Conversation;
@@ -134,7 +133,7 @@ export class TaskRuntime {
 
   /** Whether the route's upstream can run this tool as a legacy task, per its own tools/list. */
   private async supportOf(route: UpstreamRoute, caller: CallerContext, tool: string, signal: AbortSignal): Promise<TaskSupport> {
-    const identity = route.pool.identity ?? (await route.pool.getIdentity(sessionKeyOf(caller), signal));
+    const identity = route.upstream.knownIdentity ?? (await route.upstream.identity(caller, signal));
     if (!legacySupportsToolTasks(identity.capabilities)) return 'forbidden';
     const age = route.toolSupport ? Date.now() - route.toolSupport.at : Infinity;
     // Refetch when stale, or for a name not seen yet at most every few seconds (unknown names must not
@@ -145,7 +144,7 @@ export class TaskRuntime {
       let cursor: string | undefined;
       for (let page = 0; page < 50; page++) {
         const params = cursor ? { cursor } : {};
-        const res = await route.pool.withSession(sessionKeyOf(caller), async (s) => drainToResponse(await s.request('tools/list', params, signal)), signal);
+        const res = await requestOnce(route.upstream, caller, 'tools/list', params, signal);
         if (!('result' in res)) break;
         for (const [k, v] of toolTaskSupport(res.result)) byName.set(k, v);
         cursor = typeof res.result.nextCursor === 'string' ? res.result.nextCursor : undefined;
@@ -279,12 +278,11 @@ export class TaskRuntime {
           await this.finish(taskId, { status: 'failed', error: { code: ErrorCode.InternalError, message: 'The upstream call timed out' } }, 'The upstream call timed out');
           return;
         }
-        conv.release();
         const m = r.message;
         if ('error' in m) {
           await this.finish(taskId, { status: 'failed', error: modernError(asErrorObject(m.error)) }, asErrorObject(m.error).message);
         } else {
-          const result = modernResult('tools/call', isObject(m.result) ? m.result : {}, { cache: route.cache, ...(route.pool.identity ? { serverInfo: route.pool.identity.serverInfo } : {}) });
+          const result = modernResult('tools/call', isObject(m.result) ? m.result : {}, { cache: route.cache, ...(route.upstream.knownIdentity ? { serverInfo: route.upstream.knownIdentity.serverInfo } : {}) });
           await this.finish(taskId, outcomeFromPayload({ result }));
         }
         return;
@@ -331,11 +329,10 @@ export class TaskRuntime {
   private async adoptProxied(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, policy: TaskPolicy, created: JsonObject): Promise<Outcome> {
     const v1 = readTaskV1(created);
     if (!v1) throw new Error('malformed CreateTaskResult from upstream');
-    const key = sessionKeyOf(caller);
-    const releaseSession = route.pool.hold(key);
+    const releaseSession = route.upstream.retain(caller);
     if ((await this.o.store.activeCount(caller.principal)) >= this.o.maxActivePerPrincipal) {
       // The upstream task exists already: cancel it there.
-      void route.pool.withSession(key, async (s) => drainToResponse(await s.request('tasks/cancel', { taskId: v1.taskId }))).catch(() => {});
+      void requestOnce(route.upstream, caller, 'tasks/cancel', { taskId: v1.taskId }).catch(() => {});
       releaseSession();
       throw new TooManyTasksError(this.o.maxActivePerPrincipal);
     }
@@ -361,7 +358,7 @@ export class TaskRuntime {
       await this.o.store.create(record, ttlMs);
     } catch (e) {
       // Not stored, so nobody can reach it: cancel the upstream task rather than orphan it.
-      void route.pool.withSession(key, async (s) => drainToResponse(await s.request('tasks/cancel', { taskId: v1.taskId }))).catch(() => {});
+      void requestOnce(route.upstream, caller, 'tasks/cancel', { taskId: v1.taskId }).catch(() => {});
       releaseSession();
       throw e;
     }
@@ -369,7 +366,6 @@ export class TaskRuntime {
     const live: ProxiedLive = {
       kind: 'proxied',
       route,
-      key,
       caller,
       releaseSession,
       pumped: new Promise<void>((r) => (settle = r)),
@@ -385,8 +381,8 @@ export class TaskRuntime {
     for (let attempt = 0; attempt < 3 && !this.closed; attempt++) {
       let conv: Conversation;
       try {
-        const call = await live.route.pool.withSession(live.key, (s) => s.request('tasks/result', { taskId: upstreamTaskId }));
-        conv = new Conversation(call, () => {}, relatedTaskMeta(upstreamTaskId));
+        const call = await live.route.upstream.call(live.caller, 'tasks/result', { taskId: upstreamTaskId });
+        conv = new Conversation(call, relatedTaskMeta(upstreamTaskId));
       } catch {
         continue;
       }
@@ -437,7 +433,7 @@ export class TaskRuntime {
     const record = await this.o.store.get(taskId);
     if (!record?.upstreamTaskId) return 'unknown';
     try {
-      const res = await live.route.pool.withSession(live.key, async (s) => drainToResponse(await s.request('tasks/get', { taskId: record.upstreamTaskId })));
+      const res = await requestOnce(live.route.upstream, live.caller, 'tasks/get', { taskId: record.upstreamTaskId });
       if ('error' in res) return 'unknown';
       return readTaskV1(res.result)?.status ?? 'unknown';
     } catch {
@@ -454,7 +450,7 @@ export class TaskRuntime {
     live.lastPolled = Date.now();
     let res: JsonRpcResponse;
     try {
-      res = await live.route.pool.withSession(live.key, async (s) => drainToResponse(await s.request('tasks/get', { taskId: record.upstreamTaskId })));
+      res = await requestOnce(live.route.upstream, live.caller, 'tasks/get', { taskId: record.upstreamTaskId });
     } catch {
       return record; // the upstream is unreachable now: report what is known
     }
@@ -485,7 +481,6 @@ export class TaskRuntime {
   private hiddenNative(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks, policy: TaskPolicy): Promise<Outcome> {
     const ttl = this.clampTtl(policy.ttlMs ?? this.o.defaultTtlMs, policy);
     const plain = this.o.bridge.plainContinuation(route, req);
-    const key = sessionKeyOf(caller);
     // Two calls in sequence, each bridged to MRTR rounds: the task-augmented tools/call (a question asked before
     // the task exists arrives there), then the task's tasks/result (task-scoped questions and the payload).
     // A retry of either round comes back through here and resumes the held call; only a CreateTaskResult
@@ -501,8 +496,8 @@ export class TaskRuntime {
           caller,
           hooks,
           async () => {
-            const call = await route.pool.withSession(key, (s) => s.request('tasks/result', { taskId: upstreamTaskId }, hooks.signal), hooks.signal);
-            return new Conversation(call, route.pool.hold(key), relatedTaskMeta(upstreamTaskId));
+            const call = await route.upstream.call(caller, 'tasks/result', { taskId: upstreamTaskId }, hooks.signal);
+            return new Conversation(call, relatedTaskMeta(upstreamTaskId));
           },
           cont,
         );
@@ -566,7 +561,7 @@ export class TaskRuntime {
     } else if (live?.kind === 'proxied') {
       let refused = false;
       try {
-        const res = await live.route.pool.withSession(live.key, async (s) => drainToResponse(await s.request('tasks/cancel', { taskId: record.upstreamTaskId })));
+        const res = await requestOnce(live.route.upstream, live.caller, 'tasks/cancel', { taskId: record.upstreamTaskId });
         refused = 'error' in res;
       } catch {
         // cooperative (X): the local record still ends cancelled

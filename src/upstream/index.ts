@@ -5,3 +5,4 @@ export * from './legacy-session.js';
 export * from './pool.js';
 export * from './probe.js';
 export * from './client.js';
+export * from './legacy-client.js';
