@@ -14,8 +14,11 @@ import {
   decodeRequestState,
   encodeRequestState,
   isObject,
+  legacyParams,
   modernError,
   modernResult,
+  progressTokenOf,
+  relayedOnRequestStream,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcNotification,
@@ -77,8 +80,6 @@ export type RoundResult =
   | { kind: 'window-passed'; conv: Conversation }
   /** The client's answer is ready: an `InputRequiredResult` (the call is held), or a cancellation. */
   | { kind: 'outcome'; outcome: Outcome };
-
-const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
 /** Thrown for an invalid `requestState`: the edge answers -32602. */
 export class InvalidRequestStateError extends Error {
@@ -156,6 +157,7 @@ export class MrtrBridge {
       this.drop(hold);
       return { kind: 'window-passed', conv };
     }
+    const progressToken = progressTokenOf(req.params);
     try {
       const r = await conv.pump({
         signal: hooks.signal,
@@ -165,7 +167,11 @@ export class MrtrBridge {
         ...(hold || !req.inputResponses ? {} : { offered: req.inputResponses }),
         deadlineAt: Date.now() + windowMs,
         gatherMs: this.opts.gatherMs,
-        notify: (n) => relay(n, caller, hooks, progressTokenOf(req.params)),
+        // Progress for the client's own token and the log messages it asked for (the rest has no modern
+        // counterpart on a request stream).
+        notify: (n) => {
+          if (relayedOnRequestStream(n, { progressToken, logLevel: caller.logLevel })) hooks.notify(n);
+        },
       });
       switch (r.kind) {
         case 'response':
@@ -259,39 +265,9 @@ export class MrtrBridge {
   }
 }
 
-/** The progress token a request carries in its `_meta`, if any. */
-export function progressTokenOf(params: JsonObject): string | number | undefined {
-  const meta = isObject(params._meta) ? params._meta : undefined;
-  const token = meta?.progressToken;
-  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
-}
-
-/**
- * Relays what a modern client may see on a request stream: progress for the token it sent (the gateway may
- * have added its own token upstream), and log messages it asked for (B2).
- */
-function relay(n: JsonRpcNotification, caller: CallerContext, hooks: ForwardHooks, progressToken: string | number | undefined): void {
-  if (n.method === 'notifications/progress') {
-    if (progressToken !== undefined && isObject(n.params) && n.params.progressToken === progressToken) hooks.notify(n);
-    return;
-  }
-  if (n.method === 'notifications/message') {
-    if (!caller.logLevel) return;
-    const level = isObject(n.params) && typeof n.params.level === 'string' ? n.params.level : 'info';
-    if (LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(caller.logLevel)) hooks.notify(n);
-  }
-  // notifications/elicitation/complete and others have no modern counterpart on a request stream.
-}
-
 /** The name a request state is bound to: the tool or prompt name, or the resource URI. */
 export function nameOf(req: ModernRequest): string {
   const p = req.policy.nameParam;
   const v = p ? req.params[p] : undefined;
   return typeof v === 'string' ? v : '';
-}
-
-/** Modern params → legacy params: envelope already removed; a modern client's `task` is ignored (X). */
-export function legacyParams(req: ModernRequest): JsonObject {
-  const { task: _task, ...rest } = req.params;
-  return rest;
 }

@@ -11,7 +11,9 @@ import {
   firstMatch,
   isCreateTaskResultV1,
   isObject,
+  legacyParams,
   legacySupportsToolTasks,
+  progressTokenOf,
   readTaskV1,
   relatedTaskMeta,
   toolTaskSupport,
@@ -23,7 +25,7 @@ import type { TaskStore } from '../store/index.js';
 import { requestOnce, UpstreamTimeoutError } from '../upstream/index.js';
 import { decideCall, type CallFacts, type CallWindow } from './call-decision.js';
 import { Conversation, MissingCapabilityError } from './conversation.js';
-import { legacyParams, plainOutcome, progressTokenOf, type BridgedCall, type ForwardHooks, type MrtrBridge, type Outcome } from './mrtr-bridge.js';
+import { plainOutcome, type BridgedCall, type ForwardHooks, type MrtrBridge, type Outcome } from './mrtr-bridge.js';
 import { OwnedTasks } from './owned-tasks.js';
 import { ProxiedTasks } from './proxied-tasks.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';

@@ -11,3 +11,4 @@ export * from './request-state.js';
 export * from './listen.js';
 export * from './glob.js';
 export * from './tasks.js';
+export * from './forwarding.js';
