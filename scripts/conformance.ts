@@ -1,13 +1,18 @@
 /**
  * Runs the official conformance suite (pinned @modelcontextprotocol/conformance 0.2.0-alpha.12, with the
- * Node 20 shim) against the gateway in front of the legacy fixture, both started here on loopback port 0.
+ * Node 20 shim) against the gateway in front of a fixture server, both started here on loopback port 0.
  *
- *   tsx scripts/conformance.ts [--requirements 2026-07-28|2025-11-25] [--scenario NAME] [--direct]
- *                              [--tasks native|sync]
+ *   tsx scripts/conformance.ts [--requirements 2026-07-28|2025-11-25] [--scenario NAME] [--direct | --compare]
+ *                              [--upstream legacy|modern|dual] [--tasks native|sync]
  *
- * --direct runs against the fixture itself (the baseline). --tasks gives the fixture the task tools of the
- * `tasks-*` scenarios: `native` as 2025-11-25 tasks (issue #3), `sync` as plain slow tools that the gateway
- * wraps by the rules in TASK_RULES below (issue #4); the tasks-* scenarios then count as scored.
+ * --upstream picks the fixture: `legacy` (default; test/fixtures/legacy-server.ts, 2025-11-25), `modern`
+ * (test/fixtures/modern-server.ts, 2026-07-28 only) or `dual` (the same server also serving 2025-11-25 itself).
+ * --direct runs against the fixture itself (the baseline). --compare runs the suite twice in one invocation,
+ * against the fixture directly and through the gateway, and fails listing every check (by scenario and check id)
+ * whose status differs; the counts are those of the through-gateway run, with every differing check of a scored
+ * scenario counted as a failure (differences in unscored scenarios are listed, not counted). --tasks (legacy fixture only) gives the fixture the task tools of the `tasks-*` scenarios: `native` as
+ * 2025-11-25 tasks (issue #3), `sync` as plain slow tools that the gateway wraps by the rules in TASK_RULES below
+ * (issue #4); the tasks-* scenarios then count as scored.
  * Prints one line per scenario and ends with `conformance <set>: N passed, M failed` counting the checks of
  * scored scenarios; exits 1 if any scored check failed. Other unscored scenarios are reported, not counted.
  */
@@ -20,6 +25,7 @@ import { parseArgs } from 'node:util';
 import { buildGateway } from '../src/app.js';
 import { parseConfig } from '../src/config/index.js';
 import { startLegacyFixture } from '../test/fixtures/legacy-server.js';
+import { startModernFixture } from '../test/fixtures/modern-server.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values } = parseArgs({
@@ -27,6 +33,8 @@ const { values } = parseArgs({
     requirements: { type: 'string', default: '2026-07-28' },
     scenario: { type: 'string' },
     direct: { type: 'boolean', default: false },
+    compare: { type: 'boolean', default: false },
+    upstream: { type: 'string', default: 'legacy' },
     tasks: { type: 'string' },
   },
 });
@@ -46,65 +54,141 @@ export const TASK_RULES = {
 };
 
 interface Check { id: string; status: string; errorMessage?: string }
+interface Scenario { name: string; checks: Check[] }
+interface Run { scenarios: Scenario[]; unscored: Set<string> }
+
+type Upstream = 'legacy' | 'modern' | 'dual';
+
+/** Runs the suite once against `url`; the scenarios' checks as the suite wrote them. */
+async function runSuite(url: string): Promise<Run> {
+  const out = await mkdtemp(join(tmpdir(), 'conformance-'));
+  try {
+    const args = [
+      '--import', join(root, 'conformance/node20-register.mjs'),
+      join(root, 'node_modules/@modelcontextprotocol/conformance/dist/index.js'),
+      'server', '--url', url, '-o', out,
+      ...(values.scenario ? ['--scenario', values.scenario, '--spec-version', values.requirements as string] : ['--requirements', values.requirements as string]),
+    ];
+    const stdout = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+      let text = '';
+      child.stdout.on('data', (d) => (text += d));
+      child.on('error', reject);
+      child.on('close', () => resolve(text));
+    });
+    // Scenarios listed under "Not scored for …" are reported, not counted.
+    const unscored = new Set<string>();
+    const tail = stdout.split(/Not scored for [^\n]*\n/)[1] ?? '';
+    for (const m of tail.matchAll(/^\s+[✓✗]\s+(\S+)\s+\(/gm)) if (m[1]) unscored.add(m[1]);
+    const scenarios: Scenario[] = [];
+    for (const dir of (await readdir(out)).sort()) {
+      const name = dir.replace(/^server-/, '').replace(/-\d{4}-\d{2}-\d{2}T.*$/, '');
+      const checks = JSON.parse(await readFile(join(out, dir, 'checks.json'), 'utf8')) as Check[];
+      scenarios.push({ name, checks });
+    }
+    return { scenarios, unscored };
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+}
+
+/** Starts the chosen fixture; `close` stops it. */
+async function startFixture(upstream: Upstream, tasks: 'native' | 'sync' | undefined): Promise<{ url: string; close(): Promise<void> }> {
+  if (upstream === 'legacy') return startLegacyFixture(tasks ? { tasks } : {});
+  return startModernFixture({ mode: upstream });
+}
+
+/** Starts the gateway in front of `fixtureUrl`; its client-facing URL and `close`. */
+async function startGateway(fixtureUrl: string, tasks: 'native' | 'sync' | undefined): Promise<{ url: string; close(): Promise<void> }> {
+  const upstream = { name: 'fixture', path: '/mcp', url: fixtureUrl, ...(tasks === 'sync' ? { tools: TASK_RULES } : {}) };
+  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [upstream] }));
+  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = gateway.app.server.address();
+  return { url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`, close: () => gateway.close() };
+}
+
+/** Every check whose status differs between the two runs, as `scenario/check-id: direct → gateway`. */
+function differences(direct: Run, gateway: Run): Map<string, string> {
+  const index = (run: Run) => {
+    const m = new Map<string, string>();
+    for (const s of run.scenarios) for (const c of s.checks) m.set(`${s.name}/${c.id}`, c.status);
+    return m;
+  };
+  const a = index(direct);
+  const b = index(gateway);
+  const diffs = new Map<string, string>();
+  for (const key of [...new Set([...a.keys(), ...b.keys()])].sort()) {
+    const x = a.get(key) ?? 'ABSENT';
+    const y = b.get(key) ?? 'ABSENT';
+    if (x !== y) diffs.set(key, `${x} direct → ${y} through the gateway`);
+  }
+  return diffs;
+}
 
 async function main(): Promise<number> {
   const tasks = values.tasks === 'native' || values.tasks === 'sync' ? values.tasks : undefined;
   if (values.tasks !== undefined && !tasks) throw new Error('--tasks takes native or sync');
-  const fixture = await startLegacyFixture(tasks ? { tasks } : {});
-  let url = fixture.url;
-  let closeGateway = async () => {};
-  if (!values.direct) {
-    const upstream = { name: 'fixture', path: '/mcp', url: fixture.url, ...(tasks === 'sync' ? { tools: TASK_RULES } : {}) };
-    const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [upstream] }));
-    await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-    const addr = gateway.app.server.address();
-    url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
-    closeGateway = () => gateway.close();
-  }
-  const out = await mkdtemp(join(tmpdir(), 'conformance-'));
-  const args = [
-    '--import', join(root, 'conformance/node20-register.mjs'),
-    join(root, 'node_modules/@modelcontextprotocol/conformance/dist/index.js'),
-    'server', '--url', url, '-o', out,
-    ...(values.scenario ? ['--scenario', values.scenario, '--spec-version', values.requirements as string] : ['--requirements', values.requirements as string]),
-  ];
-  const stdout = await new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let text = '';
-    child.stdout.on('data', (d) => (text += d));
-    child.on('error', reject);
-    child.on('close', () => resolve(text));
-  });
-  await closeGateway();
-  await fixture.close();
+  const upstream = values.upstream as string;
+  if (upstream !== 'legacy' && upstream !== 'modern' && upstream !== 'dual') throw new Error('--upstream takes legacy, modern or dual');
+  if (tasks && upstream !== 'legacy') throw new Error('--tasks needs --upstream legacy (the modern fixture has no task tools)');
+  if (values.direct && values.compare) throw new Error('--direct and --compare exclude each other');
 
-  // Scenarios listed under "Not scored for …" are reported, not counted.
-  const unscored = new Set<string>();
-  const tail = stdout.split(/Not scored for [^\n]*\n/)[1] ?? '';
-  for (const m of tail.matchAll(/^\s+[✓✗]\s+(\S+)\s+\(/gm)) if (m[1]) unscored.add(m[1]);
+  // Each run gets a fresh fixture, so the direct run cannot leave state behind for the gateway run.
+  const runAgainst = async (throughGateway: boolean): Promise<Run> => {
+    const fixture = await startFixture(upstream, tasks);
+    try {
+      if (!throughGateway) return await runSuite(fixture.url);
+      const gateway = await startGateway(fixture.url, tasks);
+      try {
+        return await runSuite(gateway.url);
+      } finally {
+        await gateway.close();
+      }
+    } finally {
+      await fixture.close();
+    }
+  };
+  const direct = values.direct || values.compare ? await runAgainst(false) : undefined;
+  const counted = values.direct && direct ? direct : await runAgainst(true);
+  const diffs = values.compare && direct ? differences(direct, counted) : new Map<string, string>();
 
+  const isScored = (name: string) => !counted.unscored.has(name) || (tasks !== undefined && name.startsWith('tasks-'));
   let passed = 0;
   let failed = 0;
   const lines: string[] = [];
-  for (const dir of (await readdir(out)).sort()) {
-    const name = dir.replace(/^server-/, '').replace(/-\d{4}-\d{2}-\d{2}T.*$/, '');
-    const checks = JSON.parse(await readFile(join(out, dir, 'checks.json'), 'utf8')) as Check[];
-    const ok = checks.filter((c) => c.status === 'SUCCESS').length;
-    const bad = checks.filter((c) => c.status === 'FAILURE');
-    const scored = !unscored.has(name) || (tasks !== undefined && name.startsWith('tasks-'));
+  for (const { name, checks } of counted.scenarios) {
+    // Differences count where the checks count: in scored scenarios (unscored ones are listed below, not counted).
+    const differs = (c: Check) => isScored(name) && diffs.has(`${name}/${c.id}`);
+    const ok = checks.filter((c) => c.status === 'SUCCESS' && !differs(c)).length;
+    const bad = checks.filter((c) => c.status === 'FAILURE' || differs(c));
+    const scored = isScored(name);
     if (scored) {
       passed += ok;
       failed += bad.length;
     }
     lines.push(`${bad.length === 0 ? '✓' : '✗'} ${name}: ${ok} passed, ${bad.length} failed${scored ? '' : ' (not scored)'}`);
     // Details only where they count: an unscored scenario's failures (e.g. tasks-* without task tools) are noise.
-    if (scored) for (const b of bad) lines.push(`    ${b.id}: ${(b.errorMessage ?? '').slice(0, 200)}`);
+    if (scored) for (const b of bad) lines.push(`    ${b.id}: ${differs(b) ? `[differs: ${diffs.get(`${name}/${b.id}`)}] ` : ''}${(b.errorMessage ?? '').slice(0, 200)}`);
   }
-  await rm(out, { recursive: true, force: true });
+  let scoredDiffs = 0;
+  if (values.compare) {
+    // A check present in only one run (e.g. a scenario that stopped early) differs too; count it once here.
+    const listed = new Set(counted.scenarios.flatMap((s) => s.checks.map((c) => `${s.name}/${c.id}`)));
+    const scenarioOf = (key: string) => key.slice(0, key.indexOf('/'));
+    failed += [...diffs.keys()].filter((k) => !listed.has(k) && isScored(scenarioOf(k))).length;
+    const scoredKeys = [...diffs.keys()].filter((k) => isScored(scenarioOf(k)));
+    scoredDiffs = scoredKeys.length;
+    lines.push(scoredDiffs === 0 ? 'compare: every scored check has the same status directly and through the gateway' : `compare: ${scoredDiffs} scored check(s) differ:`);
+    for (const key of scoredKeys) lines.push(`    ${key}: ${diffs.get(key)}`);
+    const other = [...diffs.keys()].filter((k) => !isScored(scenarioOf(k)));
+    if (other.length > 0) lines.push(`compare: ${other.length} check(s) of unscored scenarios differ (not counted):`);
+    for (const key of other) lines.push(`    ${key}: ${diffs.get(key)}`);
+  }
   process.stdout.write(`${lines.join('\n')}\n`);
-  const label = `${values.requirements}${values.direct ? ' (direct)' : ''}${tasks ? ` tasks=${tasks}` : ''}${values.scenario ? ` ${values.scenario}` : ''}`;
+  const mode = values.direct ? ' (direct)' : values.compare ? ' (compare)' : '';
+  const label = `${values.requirements}${upstream === 'legacy' ? '' : ` upstream=${upstream}`}${mode}${tasks ? ` tasks=${tasks}` : ''}${values.scenario ? ` ${values.scenario}` : ''}`;
   process.stdout.write(`conformance ${label}: ${passed} passed, ${failed} failed\n`);
-  return failed === 0 && passed > 0 ? 0 : 1;
+  return failed === 0 && scoredDiffs === 0 && passed > 0 ? 0 : 1;
 }
 
 main().then((code) => process.exit(code), (e) => {

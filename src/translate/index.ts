@@ -104,4 +104,21 @@ export {
   type TaskSupport,
   type TaskV1,
 } from './tasks.js';
+export {
+  headerParamsOf,
+  identityFromDiscover,
+  modernHeaders,
+  MRTR_METHODS,
+  paramHeaders,
+  readInputRequired,
+  retryParams,
+  screenToolsList,
+  withEnvelope,
+  withoutSubscriptionId,
+  X_MCP_HEADER,
+  type HeaderParam,
+  type InputRequired,
+  type ModernEnvelope,
+  type ScreenedToolsList,
+} from './modern-upstream.js';
 export { legacyParams, LOG_LEVELS, logLevelPasses, progressTokenOf, relayedOnRequestStream } from './forwarding.js';

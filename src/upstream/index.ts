@@ -1,4 +1,4 @@
-/** Clients of upstream MCP servers behind one seam (UpstreamClient): era probe, legacy sessions, their pool and client. */
+/** Clients of upstream MCP servers behind one seam (UpstreamClient): era probe, legacy sessions and their pool, both eras' clients. */
 export {
   fetchFailure,
   SessionExpiredError,
@@ -22,3 +22,4 @@ export {
   type UpstreamStats,
 } from './client.js';
 export { LegacyUpstreamClient, sessionKeyOf } from './legacy-client.js';
+export { ModernUpstreamClient, type ModernClientOptions } from './modern-client.js';

@@ -1,0 +1,701 @@
+/**
+ * A stateless client of a 2026-07-28 upstream (2026-07-28 basic/transports Streamable HTTP): every request is one
+ * POST carrying the per-request `_meta` envelope of the caller (capabilities, client info, log level) and the
+ * mirrored headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` for tool arguments marked
+ * `x-mcp-header`). No session: never `Mcp-Session-Id`, never `Last-Event-ID`, no GET stream.
+ *
+ * MRTR happens inside a call (2026-07-28 basic/patterns/mrtr): each entry of an `InputRequiredResult` becomes a
+ * `request` event with an id unique for the call (`"<round>:<key>"`, the upstream's key also given as a hint in
+ * `params._meta["mcp-tasks-gateway/inputKey"]`); once all of a round are answered through `respond()`, the
+ * original request is retried under a new JSON-RPC id with `inputResponses` and the echoed `requestState`, and
+ * the events of the retry follow. A round carrying only `requestState` is retried at once. Rounds are bounded
+ * (`maxRounds`); past the bound, and on a malformed `InputRequiredResult`, the call ends with a -32603 response.
+ *
+ * An error answer to an input request (`respond(id, { error })`) ends the call with that JSON-RPC error as its
+ * response: MRTR has no way to carry a refusal to the server (an `inputResponses` entry is a result), and
+ * retrying without the answer would only make the server ask again until the round bound.
+ *
+ * `cancel()` and `abandon()` both abort the in-flight POST: on 2026-07-28 Streamable HTTP, closing the response
+ * stream is the cancellation (§Cancellation), so there is no way to drop a stream and keep the work running.
+ *
+ * Written on fetch, not on `@modelcontextprotocol/client` 2.4.0. Its bare `StreamableHTTPClientTransport` was
+ * read (dist/index.mjs) and does not surface what the gateway needs:
+ * - a JSON-RPC error in a non-2xx answer reaches `onmessage` only for HTTP 400; a 2026 server's -32601 comes with
+ *   404, and the transport rejects `send()` with an `SdkHttpError` holding the body as text;
+ * - one `onmessage` per transport receives the messages of every request's stream, so the progress and log
+ *   notifications of concurrent calls cannot be told apart (`notifications/message` names no request); a
+ *   transport per call would be needed, leaving it nothing to do but derive three headers;
+ * - when a response stream that carried an SSE event id breaks before the response, it reconnects with a GET
+ *   and `Last-Event-ID`, which a 2026-07-28 client must never send (§Earlier Streamable HTTP Revisions);
+ * - it bounds neither an SSE event nor a JSON body (`MAX_UPSTREAM_MESSAGE_BYTES` here), and on an SSE stream it
+ *   reports a message that fails its schema to the transport-wide `onerror`, not as a failure of that call;
+ * - `Mcp-Param-*` headers (the tool schemas, their cache) would have to be computed here anyway.
+ */
+import {
+  ErrorCode,
+  INPUT_KEY_HINT,
+  MRTR_METHODS,
+  errorResponse,
+  identityFromDiscover,
+  isErrorResponse,
+  isNotification,
+  isObject,
+  isResponse,
+  modernHeaders,
+  paramHeaders,
+  readInputRequired,
+  readListenFilter,
+  retryParams,
+  screenToolsList,
+  withEnvelope,
+  withoutSubscriptionId,
+  type Era,
+  type HeaderParam,
+  type InputRequest,
+  type JsonObject,
+  type JsonRpcErrorObject,
+  type JsonRpcNotification,
+  type JsonRpcResponse,
+  type ListenFilter,
+  type RequestId,
+  type UpstreamIdentity,
+} from '../translate/index.js';
+import type { CallEvent, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats } from './client.js';
+import { fetchFailure, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
+import { readMessages } from './messages.js';
+
+/** How a modern upstream is reached. */
+export interface ModernClientOptions {
+  /** The upstream's configured name. */
+  name: string;
+  url: string;
+  /** Headers sent on every request (operator credentials, …); the caller's Authorization wins over them. */
+  staticHeaders?: Record<string, string>;
+  /** Budget for the response headers of one POST (a streamed body is bounded by its consumer). */
+  timeoutMs: number;
+  /** The gateway's identity, sent as `io.modelcontextprotocol/clientInfo` when the caller has none. */
+  clientInfo: { name: string; version: string };
+  /** Most MRTR rounds one call may take (default 16). */
+  maxRounds?: number;
+  /** How long a tool's learned `x-mcp-header` declarations are trusted (default 60 s). */
+  toolSchemaTtlMs?: number;
+  /** Most tools whose declarations are kept (default 1000). */
+  maxToolSchemas?: number;
+}
+
+const DEFAULT_MAX_ROUNDS = 16;
+const DEFAULT_TOOL_TTL_MS = 60_000;
+const DEFAULT_MAX_TOOLS = 1_000;
+/** Most `tools/list` pages read to learn tool schemas. */
+const MAX_TOOL_PAGES = 20;
+/** Most bytes read from a non-2xx body that is looked at for a JSON-RPC error. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+/** Headers that belong to the legacy transport and must never reach a 2026-07-28 upstream (§Earlier Revisions). */
+const LEGACY_ONLY_HEADERS = ['mcp-session-id', 'last-event-id'];
+
+/** A tool's learned header parameters; `undefined` params = its declarations are invalid. */
+interface ToolEntry {
+  params: HeaderParam[] | undefined;
+  expires: number;
+}
+
+/** The stateless client of one 2026-07-28 upstream. */
+export class ModernUpstreamClient implements UpstreamClient {
+  readonly era: Era = 'modern';
+  readonly name: string;
+  private readonly staticHeaders: Record<string, string>;
+  private readonly maxRounds: number;
+  private readonly toolTtlMs: number;
+  private readonly maxTools: number;
+  private identityValue: UpstreamIdentity | undefined;
+  private identityPending: Promise<UpstreamIdentity> | undefined;
+  private readonly tools = new Map<string, ToolEntry>();
+  private toolsPending: Promise<void> | undefined;
+  /** Every exchange in flight, so that `close()` can abort them. */
+  private readonly inFlight = new Set<AbortController>();
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly opts: ModernClientOptions) {
+    this.name = opts.name;
+    this.maxRounds = opts.maxRounds ?? DEFAULT_MAX_ROUNDS;
+    this.toolTtlMs = opts.toolSchemaTtlMs ?? DEFAULT_TOOL_TTL_MS;
+    this.maxTools = opts.maxToolSchemas ?? DEFAULT_MAX_TOOLS;
+    const statics: Record<string, string> = {};
+    for (const [k, v] of Object.entries(opts.staticHeaders ?? {})) {
+      if (!LEGACY_ONLY_HEADERS.includes(k.toLowerCase())) statics[k.toLowerCase()] = v;
+    }
+    this.staticHeaders = statics;
+  }
+
+  /** The identity learned from `server/discover`, without I/O. */
+  get knownIdentity(): UpstreamIdentity | undefined {
+    return this.identityValue;
+  }
+
+  /** `server/discover`, once: concurrent callers share one request; a failure is not cached. */
+  async identity(caller: UpstreamCaller, signal?: AbortSignal): Promise<UpstreamIdentity> {
+    if (this.identityValue) return this.identityValue;
+    this.identityPending ??= this.discover(caller).finally(() => {
+      this.identityPending = undefined;
+    });
+    return raceSignal(this.identityPending, signal);
+  }
+
+  private async discover(caller: UpstreamCaller): Promise<UpstreamIdentity> {
+    const response = await this.requestWhole(caller, 'server/discover', {});
+    if (isErrorResponse(response)) {
+      throw new UpstreamUnavailableError(`upstream refused server/discover: ${response.error.code} ${response.error.message}`);
+    }
+    const identity = identityFromDiscover(response.result, { name: this.name, version: 'unknown' });
+    if (!identity) throw new UpstreamUnavailableError('upstream did not answer server/discover with a 2026-07-28 DiscoverResult');
+    this.identityValue = identity;
+    return identity;
+  }
+
+  /** Sends one request; resolves once the upstream has accepted it (HTTP status checked). */
+  async call(caller: UpstreamCaller, method: string, params: JsonObject | undefined, signal?: AbortSignal): Promise<UpstreamCall> {
+    if (this.closed) throw new UpstreamUnavailableError('upstream client closed');
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal?.reason);
+    if (signal?.aborted) onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    this.inFlight.add(controller);
+    const settle = () => {
+      signal?.removeEventListener('abort', onAbort);
+      this.inFlight.delete(controller);
+    };
+    const id = this.nextId++;
+    const call = new ModernCall(id, controller);
+    try {
+      const toolParams = method === 'tools/call' ? await this.headerParamsFor(caller, params, controller.signal) : [];
+      const first = await this.exchange(caller, method, params, id, controller, toolParams);
+      void this.drive(call, caller, method, params, first, id, toolParams).finally(settle);
+      return call;
+    } catch (e) {
+      settle();
+      throw e;
+    }
+  }
+
+  /** Reads the call's exchanges to the end: notifications, MRTR rounds, the one outcome. */
+  private async drive(
+    call: ModernCall,
+    caller: UpstreamCaller,
+    method: string,
+    params: JsonObject | undefined,
+    first: AsyncIterable<unknown>,
+    firstId: number,
+    toolParams: HeaderParam[],
+  ): Promise<void> {
+    const mrtr = MRTR_METHODS.includes(method);
+    let messages = first;
+    let id = firstId;
+    let headerParams = toolParams;
+    let headersRelearned = false;
+    let sent = params;
+    try {
+      for (let round = 1; ; ) {
+        const response = await readResponse(call, messages, id);
+        if (call.finished) return;
+        if (!response) {
+          call.push({ kind: 'failure', error: new UpstreamUnavailableError('upstream closed the stream before answering') });
+          return;
+        }
+        if (isErrorResponse(response)) {
+          // §Client Behavior: on a HeaderMismatch, re-read the tool's schema and retry once if its headers changed.
+          if (response.error.code === ErrorCode.HeaderMismatch && method === 'tools/call' && !headersRelearned) {
+            headersRelearned = true;
+            const relearned = await this.headerParamsFor(caller, params, call.signal, true);
+            if (!sameParams(relearned, headerParams)) {
+              headerParams = relearned;
+              id = this.nextId++;
+              messages = await this.exchange(caller, method, sent, id, call.controller, headerParams);
+              continue;
+            }
+          }
+          call.push({ kind: 'response', message: { ...response, id: call.requestId } });
+          return;
+        }
+        const input = mrtr ? readInputRequired(response.result) : undefined;
+        if (!input) {
+          const result = method === 'tools/list' && isObject(response.result) ? this.learnTools(response.result) : response.result;
+          call.push({ kind: 'response', message: { jsonrpc: '2.0', id: call.requestId, result } });
+          return;
+        }
+        if (!input.ok) {
+          call.push({ kind: 'response', message: errorResponse(call.requestId, { code: ErrorCode.InternalError, message: `upstream sent a malformed InputRequiredResult: ${input.message}` }) });
+          return;
+        }
+        if (round > this.maxRounds) {
+          call.push({
+            kind: 'response',
+            message: errorResponse(call.requestId, { code: ErrorCode.InternalError, message: `upstream still asked for input after ${this.maxRounds} rounds` }),
+          });
+          return;
+        }
+        const answers = await call.ask(round, input.value.inputRequests);
+        if (!answers) return; // the call ended meanwhile (cancelled, or an input request was refused)
+        round++;
+        sent = retryParams(params, answers, input.value.requestState);
+        id = this.nextId++;
+        messages = await this.exchange(caller, method, sent, id, call.controller, headerParams);
+      }
+    } catch (e) {
+      call.push({ kind: 'failure', error: e instanceof Error ? e : new Error(String(e)) });
+    }
+  }
+
+  /**
+   * POSTs one request and returns its messages once the status is known: a JSON-RPC error in a non-2xx answer
+   * is in-band (a 2026 server answers -32601 with 404, -32020/-32021/-32022 with 400); a non-2xx without one
+   * is an `UpstreamHttpError`. `timeoutMs` bounds the wait for the response headers.
+   */
+  private async exchange(
+    caller: UpstreamCaller,
+    method: string,
+    params: JsonObject | undefined,
+    id: RequestId,
+    controller: AbortController,
+    toolParams: HeaderParam[] = [],
+  ): Promise<AsyncIterable<unknown>> {
+    const body = {
+      jsonrpc: '2.0',
+      id,
+      method,
+      params: withEnvelope(params, {
+        capabilities: caller.capabilities,
+        clientInfo: caller.clientInfo ?? this.opts.clientInfo,
+        ...(caller.logLevel !== undefined ? { logLevel: caller.logLevel } : {}),
+      }),
+    };
+    const headers: Record<string, string> = {
+      ...this.staticHeaders,
+      ...(caller.authorization ? { authorization: caller.authorization } : {}),
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...modernHeaders(method, params),
+      ...(toolParams.length > 0 ? paramHeaders(toolParams, params?.arguments) : {}),
+    };
+    const clear = deadline(controller, this.opts.timeoutMs);
+    let res: Response;
+    try {
+      res = await fetch(this.opts.url, { method: 'POST', headers, body: JSON.stringify(body), signal: controller.signal });
+    } catch (cause) {
+      throw failureOf(cause, controller.signal);
+    } finally {
+      clear();
+    }
+    if (res.ok) return readMessages(res);
+    const text = await boundedText(res);
+    const parsed = safeJson(text);
+    if (isErrorResponse(parsed)) return once(parsed);
+    throw new UpstreamHttpError(res.status, text.slice(0, 500));
+  }
+
+  /** One request read to its response within `timeoutMs` (discover, tools/list for schemas). */
+  private async requestWhole(caller: UpstreamCaller, method: string, params: JsonObject): Promise<JsonRpcResponse> {
+    if (this.closed) throw new UpstreamUnavailableError('upstream client closed');
+    // Shared by concurrent callers, so no caller's signal aborts it: each caller races its own (raceSignal).
+    const controller = new AbortController();
+    this.inFlight.add(controller);
+    const clear = deadline(controller, this.opts.timeoutMs);
+    const id = this.nextId++;
+    try {
+      const messages = await this.exchange(caller, method, params, id, controller);
+      try {
+        for await (const m of messages) if (isResponse(m) && (m.id === id || m.id === null)) return m;
+      } catch (cause) {
+        throw failureOf(cause, controller.signal);
+      }
+      throw new UpstreamUnavailableError(`upstream closed the stream before answering ${method}`);
+    } finally {
+      clear();
+      this.inFlight.delete(controller);
+    }
+  }
+
+  /**
+   * The header parameters of the tool a `tools/call` names, from the learned schemas; an unknown or stale tool
+   * makes the client read `tools/list` first (shared by concurrent calls, bounded by `timeoutMs`). Best effort:
+   * without the list, the request goes without `Mcp-Param-*` headers and the upstream's HeaderMismatch says so.
+   * Schemas are learned per upstream, not per caller: a caller shown another schema for the same tool name is
+   * covered by the HeaderMismatch re-read in `drive`.
+   */
+  private async headerParamsFor(caller: UpstreamCaller, params: JsonObject | undefined, signal: AbortSignal, force = false): Promise<HeaderParam[]> {
+    const name = params?.name;
+    if (typeof name !== 'string') return [];
+    const known = this.tools.get(name);
+    if (known && known.expires > Date.now() && !force) return known.params ?? [];
+    this.toolsPending ??= this.readTools(caller).finally(() => {
+      this.toolsPending = undefined;
+    });
+    try {
+      await raceSignal(this.toolsPending, signal);
+    } catch (e) {
+      if (signal.aborted) throw e;
+      return [];
+    }
+    return this.tools.get(name)?.params ?? [];
+  }
+
+  /** Reads every page of `tools/list` (bounded) and learns each tool's header parameters. */
+  private async readTools(caller: UpstreamCaller): Promise<void> {
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+      const response = await this.requestWhole(caller, 'tools/list', cursor === undefined ? {} : { cursor });
+      if (isErrorResponse(response)) return;
+      this.learnTools(response.result);
+      const next = response.result.nextCursor;
+      if (typeof next !== 'string' || next === '') return;
+      cursor = next;
+    }
+  }
+
+  /**
+   * Learns header parameters from a `tools/list` result and returns it without the tools whose `x-mcp-header`
+   * declarations are invalid (a Streamable HTTP client MUST exclude them, §Schema Extension).
+   */
+  private learnTools(result: JsonObject): JsonObject {
+    const screened = screenToolsList(result);
+    const expires = Date.now() + this.toolTtlMs;
+    const learn = (name: string, params: HeaderParam[] | undefined) => {
+      this.tools.delete(name); // re-inserted last: the Map's order is the eviction order
+      this.tools.set(name, { params, expires });
+      while (this.tools.size > this.maxTools) {
+        const oldest = this.tools.keys().next();
+        if (oldest.done) break;
+        this.tools.delete(oldest.value);
+      }
+    };
+    for (const [name, params] of screened.headers) learn(name, params);
+    for (const { name } of screened.rejected) learn(name, undefined);
+    return screened.result;
+  }
+
+  /**
+   * Opens `subscriptions/listen` (2026-07-28 basic/patterns/subscriptions): the acknowledgement gives the accepted
+   * filter; each later notification is yielded without its `subscriptionId`. Ends when `signal` aborts, the
+   * upstream closes the stream or sends the final result, or the consumer stops reading.
+   */
+  async listen(caller: UpstreamCaller, filter: ListenFilter, signal: AbortSignal): Promise<UpstreamListen> {
+    if (this.closed) throw new UpstreamUnavailableError('upstream client closed');
+    const controller = new AbortController();
+    const onAbort = () => {
+      controller.abort(signal.reason);
+      this.inFlight.delete(controller); // also when the consumer never starts reading the notifications
+    };
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    this.inFlight.add(controller);
+    const cleanup = () => {
+      controller.abort();
+      signal.removeEventListener('abort', onAbort);
+      this.inFlight.delete(controller);
+    };
+    const id = this.nextId++;
+    let it: AsyncIterator<unknown>;
+    const early: JsonRpcNotification[] = [];
+    let accepted: ListenFilter | undefined;
+    let ended = false;
+    const clear = deadline(controller, this.opts.timeoutMs); // the acknowledgement is due at once (SUB2)
+    try {
+      it = (await this.exchange(caller, 'subscriptions/listen', { notifications: { ...filter } }, id, controller))[Symbol.asyncIterator]();
+      while (accepted === undefined) {
+        let step: IteratorResult<unknown>;
+        try {
+          step = await it.next();
+        } catch (cause) {
+          throw failureOf(cause, controller.signal);
+        }
+        if (step.done) throw new UpstreamUnavailableError('upstream closed subscriptions/listen before acknowledging it');
+        const m = step.value;
+        if (isResponse(m)) {
+          if (isErrorResponse(m)) throw new UpstreamUnavailableError(`upstream refused subscriptions/listen: ${m.error.code} ${m.error.message}`);
+          accepted = {}; // closed at once, gracefully: nothing is served
+          ended = true;
+        } else if (isNotification(m)) {
+          if (m.method === 'notifications/subscriptions/acknowledged') accepted = readListenFilter(isObject(m.params) ? m.params : {});
+          else early.push(withoutSubscriptionId(m));
+        }
+      }
+    } catch (e) {
+      clear();
+      cleanup();
+      throw e;
+    }
+    clear();
+    const iterator = it;
+    async function* notifications(): AsyncGenerator<JsonRpcNotification> {
+      try {
+        yield* early;
+        if (ended) return;
+        for (;;) {
+          const step = await iterator.next();
+          if (step.done) return;
+          const m = step.value;
+          if (isResponse(m)) return; // the graceful closing result (SUB2 §Graceful Closure)
+          if (isNotification(m) && m.method !== 'notifications/subscriptions/acknowledged') yield withoutSubscriptionId(m);
+        }
+      } catch {
+        // aborted or broken: the stream ends, as the interface says
+      } finally {
+        cleanup();
+        await iterator.return?.().catch(() => {});
+      }
+    }
+    return { accepted, notifications: notifications() };
+  }
+
+  /** Nothing to keep: a modern upstream holds no per-caller state. */
+  retain(_caller: UpstreamCaller): () => void {
+    return () => {};
+  }
+
+  /** A stateless upstream holds no sessions. */
+  stats(): UpstreamStats {
+    return { sessions: 0 };
+  }
+
+  /** Aborts every exchange in flight. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const error = new UpstreamUnavailableError('upstream client closed');
+    for (const c of [...this.inFlight]) c.abort(error);
+    this.inFlight.clear();
+  }
+}
+
+/** One call to a modern upstream: a queue of events, and the answers of the current MRTR round. */
+class ModernCall implements UpstreamCall {
+  private readonly queue: CallEvent[] = [];
+  private waiter: ((e: CallEvent) => void) | undefined;
+  private terminal: CallEvent | undefined;
+  private stopped = false;
+  /** The open round: event id → the upstream's key and, once given, the answer. */
+  private round: Map<string, { key: string; answer?: JsonObject }> | undefined;
+  private roundDone: (() => void) | undefined;
+
+  constructor(
+    readonly requestId: RequestId,
+    readonly controller: AbortController,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get finished(): boolean {
+    return this.terminal !== undefined;
+  }
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** @internal Queues an event; nothing after the final one. */
+  push(event: CallEvent): void {
+    if (this.terminal) return;
+    if (event.kind === 'response' || event.kind === 'failure') {
+      this.terminal = event;
+      this.roundDone?.();
+    }
+    const w = this.waiter;
+    if (w) {
+      this.waiter = undefined;
+      w(event);
+    } else {
+      this.queue.push(event);
+    }
+  }
+
+  next(): Promise<CallEvent> {
+    return this.nextUnless(undefined, undefined) as Promise<CallEvent>;
+  }
+
+  nextUnless(ms: number | undefined, signal: AbortSignal | undefined): Promise<CallEvent | undefined> {
+    const e = this.queue.shift();
+    if (e) return Promise.resolve(e);
+    if (this.terminal) return Promise.resolve(this.terminal);
+    if (signal?.aborted) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = (ev: CallEvent | undefined) => {
+        if (timer) clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        if (this.waiter === waiter) this.waiter = undefined;
+        resolve(ev);
+      };
+      const waiter = (ev: CallEvent) => done(ev);
+      const onAbort = () => done(undefined);
+      this.waiter = waiter;
+      if (ms !== undefined) timer = setTimeout(() => done(undefined), ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /**
+   * @internal Emits a round's input requests and resolves with the answers by the upstream's keys once all are
+   * given; `undefined` when the call ends first. Waits as long as the consumer does: its budget bounds it.
+   */
+  async ask(round: number, requests: Record<string, InputRequest>): Promise<JsonObject | undefined> {
+    if (this.terminal) return undefined;
+    if (this.signal.aborted) {
+      // Aborted between the upstream's answer and this round: the abort event has fired already.
+      this.push({ kind: 'failure', error: abortReason(this.signal) });
+      return undefined;
+    }
+    const slots = new Map<string, { key: string; answer?: JsonObject }>();
+    for (const key of Object.keys(requests)) slots.set(`${round}:${key}`, { key });
+    if (slots.size === 0) return {}; // a round of requestState only: retried at once (MRTR §Client Requirements)
+    const done = new Promise<void>((resolve) => {
+      this.roundDone = resolve;
+    });
+    this.round = slots;
+    for (const [eventId, { key }] of slots) {
+      const req = requests[key] as InputRequest;
+      const meta = isObject(req.params?._meta) ? req.params._meta : {};
+      this.push({
+        kind: 'request',
+        message: { jsonrpc: '2.0', id: eventId, method: req.method, params: { ...(req.params ?? {}), _meta: { ...meta, [INPUT_KEY_HINT]: key } } },
+      });
+    }
+    const onAbort = () => this.roundDone?.();
+    this.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await done;
+    } finally {
+      this.signal.removeEventListener('abort', onAbort);
+      this.round = undefined;
+      this.roundDone = undefined;
+    }
+    if (this.terminal || this.signal.aborted) {
+      if (!this.terminal) this.push({ kind: 'failure', error: abortReason(this.signal) });
+      return undefined;
+    }
+    const answers: JsonObject = {};
+    for (const { key, answer } of slots.values()) answers[key] = answer;
+    return answers;
+  }
+
+  /** Answers an input request of the current round; a JSON-RPC error ends the call with it (see the module doc). */
+  async respond(id: RequestId, payload: { result: JsonObject } | { error: JsonRpcErrorObject }): Promise<void> {
+    const slot = this.round?.get(String(id));
+    if (!slot || slot.answer !== undefined) throw new Error(`no open input request ${String(id)} on this call`);
+    if ('error' in payload) {
+      this.push({ kind: 'response', message: errorResponse(this.requestId, payload.error) });
+      return;
+    }
+    slot.answer = payload.result;
+    if ([...(this.round?.values() ?? [])].every((s) => s.answer !== undefined)) this.roundDone?.();
+  }
+
+  /** Cancels the call: the in-flight POST is aborted, which a 2026-07-28 server takes as cancellation. */
+  cancel(reason: string): void {
+    this.abandon(reason);
+  }
+
+  /** Same as `cancel()`: closing the stream is the only way to leave a 2026-07-28 request (see the module doc). */
+  abandon(reason: string): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.push({ kind: 'failure', error: new Error(`cancelled: ${reason}`) });
+    this.controller.abort(new Error(reason));
+  }
+}
+
+/**
+ * Reads messages until the response to `id`, queueing notifications on the call. A server→client request is
+ * skipped: a 2026-07-28 server MUST NOT send one (§Receiving Messages) and a client has no way to answer it.
+ */
+async function readResponse(call: ModernCall, messages: AsyncIterable<unknown>, id: RequestId): Promise<JsonRpcResponse | undefined> {
+  try {
+    for await (const m of messages) {
+      if (isResponse(m)) {
+        if (m.id === id || (m.id === null && isErrorResponse(m))) return m;
+        continue;
+      }
+      if (isNotification(m)) call.push({ kind: 'notification', message: m });
+    }
+  } catch (cause) {
+    if (call.finished) return undefined;
+    if (call.signal.aborted) throw abortReason(call.signal, cause);
+    throw new UpstreamUnavailableError('upstream stream broke', { cause });
+  }
+  return undefined;
+}
+
+/** Aborts `controller` with an `UpstreamTimeoutError` after `ms`; returns the function that disarms it. */
+function deadline(controller: AbortController, ms: number): () => void {
+  const timer = setTimeout(() => controller.abort(new UpstreamTimeoutError('upstream did not answer in time')), ms);
+  timer.unref();
+  return () => clearTimeout(timer);
+}
+
+/** The error for a failed fetch or read: the timeout (with its cause), the abort reason, or unreachable. */
+function failureOf(cause: unknown, signal: AbortSignal): Error {
+  if (signal.aborted) return abortReason(signal, cause);
+  return fetchFailure(cause);
+}
+
+function abortReason(signal: AbortSignal, cause?: unknown): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof UpstreamTimeoutError) return new UpstreamTimeoutError(reason.message, { cause: cause ?? reason });
+  return reason instanceof Error ? reason : new Error('aborted', { cause });
+}
+
+/** Resolves with `p`, or rejects with the signal's reason when it aborts first. */
+async function raceSignal<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) throw abortReason(signal);
+  let onAbort: (() => void) | undefined;
+  try {
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => {
+        onAbort = () => reject(abortReason(signal));
+        signal.addEventListener('abort', onAbort, { once: true });
+      }),
+    ]);
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+}
+
+async function* once(message: unknown): AsyncGenerator<unknown> {
+  yield message;
+}
+
+function sameParams(a: HeaderParam[], b: HeaderParam[]): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** The start of a response body, for error reporting: at most `MAX_ERROR_BODY_BYTES`. */
+async function boundedText(res: Response): Promise<string> {
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < MAX_ERROR_BODY_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch {
+    // a broken body reads as what arrived
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, MAX_ERROR_BODY_BYTES));
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
