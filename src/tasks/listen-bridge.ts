@@ -39,7 +39,7 @@ export async function runListen(route: UpstreamRoute, req: ModernRequest, caller
     throw new MissingCapabilityError(TASKS_REQUIRED_CAPABILITIES, 'notifications/tasks');
   }
   const identity = await route.upstream.identity(caller, hooks.signal);
-  const accepted = acceptListenFilter(requested, identity.capabilities);
+  let accepted = acceptListenFilter(requested, identity.capabilities);
 
   // Task notifications: a full DetailedTask per change, for the caller's own tasks only (X; §4.12(h)).
   let stopTasks = () => {};
@@ -73,12 +73,10 @@ export async function runListen(route: UpstreamRoute, req: ModernRequest, caller
   }
 
   try {
-    const { taskIds: _tasks, ...upstreamFilter } = accepted;
+    // Task ids are the gateway's own; the upstream says which of the rest it serves (a refused subscription drops out).
+    const { taskIds, ...upstreamFilter } = accepted;
     const upstream = await route.upstream.listen(caller, upstreamFilter, hooks.signal);
-    for (const k of ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged', 'resourceSubscriptions'] as const) {
-      if (upstream.accepted[k] === undefined) delete accepted[k];
-      else (accepted as Record<string, unknown>)[k] = upstream.accepted[k];
-    }
+    accepted = { ...upstream.accepted, ...(taskIds ? { taskIds } : {}) };
     acknowledge();
     for await (const m of upstream.notifications) {
       const out = listenNotification(m, accepted, subscriptionId);
