@@ -27,10 +27,11 @@ import {
   legacyInitializeResult,
   legacyInputParams,
   legacyResult,
-  logLevelPasses,
   modernClientCapabilities,
   modernParamsFromLegacy,
+  progressTokenOf,
   readInitializeParams,
+  relayedOnRequestStream,
   requestIdOf,
   requiredCapabilityFor,
   sessionListenFilter,
@@ -392,7 +393,7 @@ export class LegacyFace {
    * level), input requests go to the client on this request's stream, the outcome ends the response.
    */
   private async pump(s: FaceSession, req: JsonRpcRequest, key: string, call: UpstreamCall, channel: ResponseChannel, canStream: boolean, signal: AbortSignal): Promise<string> {
-    const token = progressTokenOf(req.params);
+    const token = progressTokenOf(isObject(req.params) ? req.params : {});
     for (;;) {
       const waiting = [...s.outbound.values()].some((o) => o.owner === key);
       const e = await call.nextUnless(waiting ? this.inputTimeoutMs : undefined, signal);
@@ -406,14 +407,11 @@ export class LegacyFace {
         return 'input timeout';
       }
       switch (e.kind) {
-        case 'notification': {
-          const n = e.message;
-          const p = isObject(n.params) ? n.params : {};
-          if (n.method === 'notifications/progress' && token !== undefined && p.progressToken === token) channel.notify(n);
-          else if (n.method === 'notifications/message' && logLevelPasses(p.level, s.logLevel)) channel.notify(n);
-          // Other notifications of a call (list changes) reach the session through its listen, not this stream.
+        case 'notification':
+          // Progress for the client's own token, log messages at its level (the 2026-07-28 request-stream rule holds
+          // for a legacy POST stream too); list changes reach the session through its listen, not this stream.
+          if (relayedOnRequestStream(e.message, { progressToken: token, logLevel: s.logLevel })) channel.notify(e.message);
           break;
-        }
         case 'request': {
           const refused = this.ask(s, key, call, e.message, channel, canStream);
           if (refused) {
@@ -571,11 +569,4 @@ export class LegacyFace {
 function writeSse(raw: ServerResponse, message: JsonRpcMessage): void {
   if (raw.destroyed || raw.writableEnded) return;
   raw.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
-}
-
-/** The progress token a legacy request carries in its `_meta`, if any (2025-11-25 basic/utilities/progress). */
-function progressTokenOf(params: JsonObject | undefined): string | number | undefined {
-  const meta = params && isObject(params._meta) ? params._meta : undefined;
-  const token = meta?.progressToken;
-  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
 }

@@ -21,7 +21,7 @@ import {
   type ModernHeaders,
   type ModernRequest,
 } from '../translate/index.js';
-import { runListen, sessionKeyOf, wrapsTools, type CallerContext, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
+import { runListen, wrapsTools, type CallerContext, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { probeEra } from '../upstream/index.js';
 import { exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
 import type { LegacyFace } from './legacy-face.js';
@@ -161,6 +161,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         principal: principalOf(authorization),
         capabilities: req.envelope.clientCapabilities,
         ...(authorization ? { authorization } : {}),
+        ...(req.envelope.clientInfo ? { clientInfo: req.envelope.clientInfo } : {}),
         ...(req.envelope.logLevel ? { logLevel: req.envelope.logLevel } : {}),
       };
       const accept = header(request, 'accept') ?? '';
@@ -196,7 +197,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       const id = req.id as string | number;
       switch (req.policy.kind) {
         case 'discover': {
-          const identity = await route.pool.getIdentity(sessionKeyOf(caller), signal);
+          const identity = await route.upstream.identity(caller, signal);
           // The extension is advertised when the upstream runs tool tasks or the gateway wraps tools (§4.1).
           const tasksExtension = legacySupportsToolTasks(identity.capabilities) || wrapsTools(route);
           channel.result(id, discoverResult(identity, { tasksExtension, cache: route.cache }));

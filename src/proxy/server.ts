@@ -71,7 +71,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
     status: 'ok',
     version: opts.version,
     heldCalls: opts.bridge.heldCount,
-    upstreams: opts.endpoints.map((e) => ({ name: e.route.name, path: e.path, sessions: e.route.pool.size })),
+    upstreams: opts.endpoints.map((e) => ({ name: e.route.name, path: e.path, sessions: e.route.upstream.stats().sessions })),
   }));
 
   for (const e of opts.endpoints) {

@@ -5,6 +5,7 @@
  * upstream reads on every request (2026-07-28 basic §Per-request metadata).
  */
 import { LEGACY_VERSION, LEGACY_VERSIONS, TASKS_EXTENSION } from './constants.js';
+import { LOG_LEVELS } from './forwarding.js';
 import { isObject, type JsonObject } from './jsonrpc.js';
 import type { UpstreamIdentity } from './results.js';
 
@@ -79,17 +80,7 @@ export function modernClientCapabilities(legacy: JsonObject, opts: { tasksExtens
   return out;
 }
 
-/** Log levels in order of severity (2025-11-25 server/utilities/logging §Log Levels, RFC 5424). */
-export const LEGACY_LOG_LEVELS: readonly string[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
-
 /** Whether `level` names a log level (a `logging/setLevel` with another one gets -32602). */
 export function isLegacyLogLevel(level: unknown): level is string {
-  return typeof level === 'string' && LEGACY_LOG_LEVELS.includes(level);
-}
-
-/** Whether a `notifications/message` at `level` reaches a client that asked for `minimum` (none asked: none pass). */
-export function logLevelPasses(level: unknown, minimum: string | undefined): boolean {
-  if (minimum === undefined) return false;
-  const at = LEGACY_LOG_LEVELS.indexOf(typeof level === 'string' ? level : 'info');
-  return at >= 0 && at >= LEGACY_LOG_LEVELS.indexOf(minimum);
+  return typeof level === 'string' && (LOG_LEVELS as readonly string[]).includes(level);
 }
