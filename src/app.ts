@@ -1,4 +1,4 @@
-/** The composition root: configuration → upstream pools, runtime, HTTP edge. */
+/** The composition root: configuration → upstream clients, runtime, HTTP edge. */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { GatewayConfig } from './config/index.js';
@@ -6,7 +6,7 @@ import { buildEdge, hostPolicy } from './proxy/index.js';
 import { MemoryTaskStore } from './store/index.js';
 import { MrtrBridge, TaskRuntime, type TaskPolicy, type UpstreamRoute } from './tasks/index.js';
 import { globToRegExp } from './translate/index.js';
-import { LegacySessionPool, upstreamAvailability, type UpstreamAvailability } from './upstream/index.js';
+import { LegacyUpstreamClient, upstreamAvailability, type UpstreamAvailability, type UpstreamClient } from './upstream/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 
 /** Optional collaborators (tests pass a logger or a fixed key). */
@@ -58,14 +58,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       timeoutMs: u.timeoutMs,
       cache: { ttlMs: u.cache.ttlMs, scope: u.cache.scope },
       rules: Object.entries(u.tools).map(([pattern, rule]) => [globToRegExp(pattern), rule as TaskPolicy] as const),
-      pool: new LegacySessionPool({
-        url: u.url,
-        staticHeaders: { ...u.headers },
-        timeoutMs: u.timeoutMs,
-        max: config.sessions.maxPerUpstream,
-        idleMs: config.sessions.idleMs,
-        clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },
-      }),
+      upstream: upstreamClient(u, config),
     },
   }));
   const app = await buildEdge({
@@ -89,12 +82,24 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
         for (const r of routes) r.availability.close();
         bridge.close();
         runtime.close();
-        await Promise.all(routes.map((r) => r.route.pool.close()));
+        await Promise.all(routes.map((r) => r.route.upstream.close()));
         await store.close();
       })();
       return closing;
     },
   };
+}
+
+/** The client of one configured upstream: the one place that picks an implementation of the upstream seam. */
+function upstreamClient(u: GatewayConfig['upstreams'][number], config: Readonly<GatewayConfig>): UpstreamClient {
+  return new LegacyUpstreamClient(u.name, {
+    url: u.url,
+    staticHeaders: { ...u.headers },
+    timeoutMs: u.timeoutMs,
+    max: config.sessions.maxPerUpstream,
+    idleMs: config.sessions.idleMs,
+    clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },
+  });
 }
 
 function stateKeyFromEnv(): Uint8Array | undefined {

@@ -10,6 +10,8 @@
  *   from `fastify`; a value import of fastify outside proxy/ is still an error.
  * - store/ may use node: built-ins besides lru-cache and ioredis.
  * - index.ts (the package entry) may re-export any layer except config, demo and cli.
+ * - A layer is imported only through its index.ts (a deep import into another layer's files is an error), and a
+ *   directory layer's index.ts names what it exports (no `export *`), so that its public surface is explicit.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -28,6 +30,8 @@ interface ImportRef {
   typeOnly: boolean;
   kind: 'import' | 'export-from' | 'side-effect' | 'dynamic';
   line: number;
+  /** `export * from …` / `export * as ns from …`. */
+  star?: boolean;
 }
 
 /** One broken rule. */
@@ -112,7 +116,7 @@ function parseImports(source: string): ImportRef[] {
   }
   for (const m of text.matchAll(EXPORT_FROM_RE)) {
     const clause = m[2] as string;
-    found.push({ specifier: m[4] as string, typeOnly: Boolean(m[1]) || allTypeMembers(clause), kind: 'export-from', line: lineAt(m.index ?? 0) });
+    found.push({ specifier: m[4] as string, typeOnly: Boolean(m[1]) || allTypeMembers(clause), kind: 'export-from', line: lineAt(m.index ?? 0), star: clause.startsWith('*') });
   }
   for (const m of text.matchAll(SIDE_EFFECT_RE)) {
     found.push({ specifier: m[2] as string, typeOnly: false, kind: 'side-effect', line: lineAt(m.index ?? 0) });
@@ -154,9 +158,11 @@ function checkSources(files: ReadonlyMap<string, string>, runtimeDeps?: Readonly
       v(file, undefined, 'file is in no known layer (give it one in test/layering.test.ts and ARCHITECTURE.md §2)');
       continue;
     }
+    const isLayerIndex = DIR_LAYERS.some((d) => file === `${d}/index.ts`);
     for (const ref of parseImports(source)) {
       importCount++;
       const spec = ref.specifier;
+      if (isLayerIndex && ref.star) v(file, ref, "a layer's index.ts names its exports (no export *)");
       if (isRelative(spec)) {
         if (!spec.endsWith('.js') && !spec.endsWith('.json')) v(file, ref, 'relative import must end in ".js"');
         const target = posix.normalize(posix.join(posix.dirname(file), spec));
@@ -170,6 +176,10 @@ function checkSources(files: ReadonlyMap<string, string>, runtimeDeps?: Readonly
           continue;
         }
         if (to === layer) continue;
+        // A layer with an index.ts is imported through it only (demo/ has none: cli.ts picks its files).
+        if (files.has(`${to}/index.ts`) && target.replace(/\.ts$/, '.js') !== `${to}/index.js`) {
+          v(file, ref, `imports ${target} past ${to}/index.ts (a layer is imported only through its index.ts)`);
+        }
         const key = `${layer}>${to}`;
         if (!edges.has(key)) edges.set(key, { file: `src/${file}`, specifier: spec, line: ref.line });
         if (!ALLOWED[layer].includes(to)) {
@@ -287,7 +297,7 @@ t.test('src/ obeys the dependency rule', async (t) => {
   t.ok(files.size >= 20, `read ${files.size} files`);
   t.ok(importCount >= 50, `parsed ${importCount} imports`);
   const translateIndex = parseImports(files.get('translate/index.ts') ?? '');
-  t.ok(translateIndex.some((r) => r.specifier === './constants.js' && r.kind === 'export-from'), 'export * from is parsed');
+  t.ok(translateIndex.some((r) => r.specifier === './constants.js' && r.kind === 'export-from'), 'export … from is parsed');
   t.ok(edges.has('proxy>translate'), 'proxy → translate edge seen (multi-line imports parsed)');
   t.ok(edges.has('app>proxy'), 'app → proxy edge seen');
 
@@ -371,6 +381,7 @@ t.test('self-check: synthetic violations are caught', async (t) => {
       `import { createHash } from 'node:crypto';`,
     ].join('\n')],
     ['translate/y.ts', `export const y = 1;`],
+    ['translate/index.ts', `export { y } from './y.js';`],
     ['store/s.ts', `import { z } from '../tasks/index.js';\nimport Redis from 'ioredis';\nimport { request } from 'undici';`],
     ['tasks/index.ts', [
       `import {`,
@@ -381,7 +392,8 @@ t.test('self-check: synthetic violations are caught', async (t) => {
       `import 'fastify';`,
       `import { u } from '../upstream/index.js';`,
     ].join('\n')],
-    ['upstream/index.ts', `import { Client } from '@modelcontextprotocol/client';\nimport { t } from '../tasks/index.js';\nimport { l } from 'lru-cache';`],
+    ['upstream/index.ts', `import { Client } from '@modelcontextprotocol/client';\nimport { t } from '../tasks/index.js';\nimport { l } from 'lru-cache';\nexport * from './legacy.js';\nexport * as all from './all.js';\nexport { named } from './named.js';`],
+    ['demo/deep.ts', `import { g } from '../translate/glob.js';\nimport type { T } from '../translate/tasks.js';\nimport { ok } from '../translate/index.js';\nimport { same } from './d.js';`],
     ['proxy/index.ts', `import Fastify from 'fastify';\nimport rf from '@fastify/reply-from';\nexport async function f() { return import('lru-cache'); }\nimport { C } from '@modelcontextprotocol/client';`],
     ['demo/d.ts', `import { McpServer } from '@modelcontextprotocol/server';\nimport { translate } from '../translate/index.ts';`],
     ['config/index.ts', `export const config = 1;`],
@@ -411,6 +423,10 @@ t.test('self-check: synthetic violations are caught', async (t) => {
     ['src/tasks/index.ts', '../proxy/index.js', /tasks may not import proxy/],
     ['src/tasks/index.ts', '../config/index.js', /config is imported only by app\.ts and cli\.ts/],
     ['src/tasks/index.ts', 'fastify', /only proxy\/ imports fastify/],
+    ['src/upstream/index.ts', './legacy.js', /names its exports \(no export \*\)/],
+    ['src/upstream/index.ts', './all.js', /names its exports \(no export \*\)/],
+    ['src/demo/deep.ts', '../translate/glob.js', /past translate\/index\.ts/],
+    ['src/demo/deep.ts', '../translate/tasks.js', /past translate\/index\.ts/],
     ['src/upstream/index.ts', '../tasks/index.js', /upstream may not import tasks/],
     ['src/upstream/index.ts', 'lru-cache', /only store\/ imports lru-cache/],
     ['src/proxy/index.ts', 'lru-cache', /only store\/ imports lru-cache/],
@@ -445,6 +461,9 @@ t.test('self-check: synthetic violations are caught', async (t) => {
     ['src/cli.ts', './demo/d.js'],
     ['src/cli.ts', './config/index.js'],
     ['src/tasks/index.ts', '../upstream/index.js'],
+    ['src/upstream/index.ts', './named.js'],
+    ['src/demo/deep.ts', '../translate/index.js'],
+    ['src/demo/deep.ts', './d.js'],
   ];
   for (const [file, spec] of allowed) t.notOk(violations.some((x) => x.file === file && x.specifier === spec), `allowed: ${file} '${spec}'`);
   t.ok(violations.some((x) => x.file === 'src/app.ts' && x.line === 2), 'app.ts: the value import (line 2) is the one reported, not the type import');
@@ -452,7 +471,8 @@ t.test('self-check: synthetic violations are caught', async (t) => {
 
 t.test('self-check: a clean tree has no findings', async (t) => {
   const files = new Map<string, string>([
-    ['translate/index.ts', `export * from './a.js';`],
+    ['translate/index.ts', `export { a } from './a.js';`],
+    ['tasks/runner.ts', `import { u } from '../upstream/index.js';\nimport { near } from './near.js';`],
     ['translate/a.ts', `import { createHmac } from 'node:crypto';\nexport const a = 1;`],
     ['store/index.ts', `import type { A } from '../translate/index.js';\nimport { LRUCache } from 'lru-cache';`],
     ['upstream/index.ts', `import { a } from '../translate/index.js';\nimport { GATEWAY_NAME } from '../version.js';`],

@@ -1,7 +1,9 @@
 /** The HTTP edge: Fastify app, MCP endpoints for both eras, host checks, error mapping. */
-export * from './host-check.js';
-export * from './principal.js';
-export * from './errors.js';
-export * from './response.js';
-export * from './mcp-endpoint.js';
-export * from './server.js';
+export { checkHostOrigin, hostPolicy, isLoopbackHost, type HostPolicy } from './host-check.js';
+export { ANONYMOUS, principalOf } from './principal.js';
+export { exceptionToEdge, failureToEdge, upstreamErrorStatus, type EdgeError } from './errors.js';
+export { ResponseChannel } from './response.js';
+export { registerMcpEndpoint, type EndpointOptions } from './mcp-endpoint.js';
+export { buildEdge, type EdgeOptions } from './server.js';
+export { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionRegistryOptions } from './legacy-face-sessions.js';
+export { LegacyFace, type LegacyFaceOptions } from './legacy-face.js';

@@ -21,9 +21,10 @@ import {
   type ModernHeaders,
   type ModernRequest,
 } from '../translate/index.js';
-import { runListen, sessionKeyOf, wrapsTools, type CallerContext, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
+import { runListen, wrapsTools, type CallerContext, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { UpstreamDownError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type UpstreamAvailability, type UpstreamEras } from '../upstream/index.js';
 import { exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
+import type { LegacyFace } from './legacy-face.js';
 import { principalOf } from './principal.js';
 import { ResponseChannel } from './response.js';
 
@@ -37,6 +38,8 @@ export interface EndpointOptions {
   maxListenStreams: number;
   /** What the upstream speaks and whether it is up (probed or pinned; re-learned when traffic says it changed). */
   availability: UpstreamAvailability;
+  /** Serves legacy clients when the upstream speaks 2026-07-28 only (absent: they are refused). */
+  legacyFace?: LegacyFace;
 }
 
 /**
@@ -131,9 +134,11 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
 
     /**
      * Legacy (2025-11-25) traffic for an upstream that speaks only 2026-07-28: the legacy face answers it (the
-     * gateway's own sessions, initialize from server/discover). Until it is mounted: a clear refusal.
+     * gateway's own sessions, initialize from server/discover). Without one: a clear refusal.
      */
-    const legacyFace = (request: FastifyRequest, reply: FastifyReply, _eras: UpstreamEras) => {
+    const legacyFace = (request: FastifyRequest, reply: FastifyReply) => {
+      const face = opts.legacyFace;
+      if (face) return request.method === 'GET' ? face.get(request, reply) : request.method === 'DELETE' ? face.delete(request, reply) : face.post(request, reply);
       // H2: GET and DELETE are gone in the modern era; a modern upstream would answer 405 itself.
       if (request.method !== 'POST') return reply.code(405).header('allow', 'POST').send();
       return reply.code(400).send({
@@ -155,7 +160,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         }
         // GET and DELETE are legacy session traffic (translation.md §3.1): the upstream's own if it has sessions.
         if (speaks(eras, 'legacy')) return passThrough(request, reply, 'legacy');
-        return legacyFace(request, reply, eras);
+        return legacyFace(request, reply);
       },
     });
 
@@ -177,7 +182,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       // never make a working pairing fail. Translation only where the upstream lacks the client's era.
       if (speaks(eras, clientEra)) return passThrough(request, reply, clientEra);
       if (clientEra === 'modern') return handleModern(request, reply);
-      return legacyFace(request, reply, eras);
+      return legacyFace(request, reply);
     });
 
     /** A task request the modern face answers from the gateway's store, as it did before the upstream went down. */
@@ -206,6 +211,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         principal: principalOf(authorization),
         capabilities: req.envelope.clientCapabilities,
         ...(authorization ? { authorization } : {}),
+        ...(req.envelope.clientInfo ? { clientInfo: req.envelope.clientInfo } : {}),
         ...(req.envelope.logLevel ? { logLevel: req.envelope.logLevel } : {}),
       };
       const accept = header(request, 'accept') ?? '';
@@ -245,7 +251,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       const id = req.id as string | number;
       switch (req.policy.kind) {
         case 'discover': {
-          const identity = await route.pool.getIdentity(sessionKeyOf(caller), signal);
+          const identity = await route.upstream.identity(caller, signal);
           // The extension is advertised when the upstream runs tool tasks or the gateway wraps tools (§4.1).
           const tasksExtension = legacySupportsToolTasks(identity.capabilities) || wrapsTools(route);
           channel.result(id, discoverResult(identity, { tasksExtension, cache: route.cache }));

@@ -75,7 +75,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
     upstreams: opts.endpoints.map((e) => ({
       name: e.route.name,
       path: e.path,
-      sessions: e.route.pool.size,
+      sessions: e.route.upstream.stats().sessions,
       state: e.availability.state,
       ...(e.availability.current ? { modern: e.availability.current.modern, legacy: e.availability.current.legacy } : {}),
     })),

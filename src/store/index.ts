@@ -1,3 +1,3 @@
 /** Task state: the store contract and its implementations. */
-export * from './task-store.js';
-export * from './memory-store.js';
+export { StoreFullError, type TaskStore, type UpdateFailure } from './task-store.js';
+export { MemoryTaskStore, type MemoryStoreOptions } from './memory-store.js';

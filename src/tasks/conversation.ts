@@ -84,31 +84,18 @@ export class Conversation {
 
   constructor(
     readonly call: UpstreamCall,
-    /** Releases the upstream session hold; called once when the conversation ends. */
-    private readonly releaseSession: () => void,
     /** `_meta` added to every answer sent upstream (the related-task of a proxied task's requests, S1). */
     private readonly answerMeta?: JsonObject,
   ) {}
 
-  private released = false;
-
-  /** Ends the conversation's claim on its upstream session. Idempotent. */
-  release(): void {
-    if (this.released) return;
-    this.released = true;
-    this.releaseSession();
-  }
-
-  /** Cancels the upstream call (`notifications/cancelled`) and releases the session. */
+  /** Cancels the upstream call (legacy: `notifications/cancelled`). */
   cancel(reason: string): void {
     this.call.cancel(reason);
-    this.release();
   }
 
   /** Drops the upstream stream without a cancellation (a `tasks/result` wait; T1: tasks are not cancelled so). */
   abandon(reason: string): void {
     this.call.abandon(reason);
-    this.release();
   }
 
   /** Outstanding requests as an `inputRequests` map. */

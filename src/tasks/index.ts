@@ -1,6 +1,22 @@
-/** The runtime: forwarding with the MRTR bridge, listen streams (and, with the task issues, tasks). */
-export * from './route.js';
-export * from './conversation.js';
-export * from './mrtr-bridge.js';
-export * from './listen-bridge.js';
-export * from './task-runtime.js';
+/**
+ * The runtime: what each tools/call becomes (a pure decision), the MRTR bridge, listen streams, and the task
+ * lifecycles behind TaskRuntime. Named exports: the layer's public surface, nothing of its insides.
+ */
+export { wrapsTools, type CallerContext, type TaskPolicy, type UpstreamRoute } from './route.js';
+export { MissingCapabilityError } from './conversation.js';
+export {
+  callRoute,
+  decideCall,
+  type CallDecision,
+  type CallFacts,
+  type CallRoute,
+  type CallTurn,
+  type CallWindow,
+  type TaskMode,
+} from './call-decision.js';
+export { InvalidRequestStateError, MrtrBridge, type ForwardHooks, type MrtrOptions, type Outcome } from './mrtr-bridge.js';
+export { runListen, type ListenHooks } from './listen-bridge.js';
+export { TooManyTasksError, UnknownTaskError } from './task-limits.js';
+export { TaskRuntime, type TaskRuntimeOptions } from './task-runtime.js';
+/** Store errors the edge maps, re-exported so the edge depends on the runtime only. */
+export { StoreFullError } from '../store/index.js';

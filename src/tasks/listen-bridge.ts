@@ -1,15 +1,14 @@
 /**
- * `subscriptions/listen` for a legacy upstream (SUB2; translation.md §3.7): a dedicated upstream session whose
- * GET stream carries list-changed notifications and whose `resources/subscribe` calls carry resource updates.
- * The client's stream gets the acknowledgement first, then the notifications it opted into, each tagged with
- * its subscription id. Closing the client stream ends the upstream session.
+ * `subscriptions/listen` (SUB2; translation.md §3.7) over the upstream's notification stream (`listen()` of the
+ * upstream seam: for a legacy upstream, the GET stream of the caller's own session and its resource
+ * subscriptions). The client's stream gets the acknowledgement first, then the notifications it opted into,
+ * each tagged with its subscription id. Closing the client stream ends the upstream listen.
  */
 import {
   META,
   TASKS_REQUIRED_CAPABILITIES,
   acceptListenFilter,
   declaresTasks,
-  isNotification,
   listenAcknowledgement,
   listenClosingResult,
   listenNotification,
@@ -18,9 +17,7 @@ import {
   type JsonRpcNotification,
   type ModernRequest,
 } from '../translate/index.js';
-import { drainToResponse, type LegacySession } from '../upstream/index.js';
 import { MissingCapabilityError } from './conversation.js';
-import { sessionKeyOf } from './mrtr-bridge.js';
 import type { CallerContext, UpstreamRoute } from './route.js';
 import type { TaskRuntime } from './task-runtime.js';
 
@@ -41,9 +38,8 @@ export async function runListen(route: UpstreamRoute, req: ModernRequest, caller
     // X §Task Status Notifications: asking for task notifications needs the extension.
     throw new MissingCapabilityError(TASKS_REQUIRED_CAPABILITIES, 'notifications/tasks');
   }
-  const key = sessionKeyOf(caller);
-  const identity = await route.pool.getIdentity(key, hooks.signal);
-  const accepted = acceptListenFilter(requested, identity.capabilities);
+  const identity = await route.upstream.identity(caller, hooks.signal);
+  let accepted = acceptListenFilter(requested, identity.capabilities);
 
   // Task notifications: a full DetailedTask per change, for the caller's own tasks only (X; §4.12(h)).
   let stopTasks = () => {};
@@ -76,34 +72,21 @@ export async function runListen(route: UpstreamRoute, req: ModernRequest, caller
     return listenClosingResult(subscriptionId);
   }
 
-  let session: LegacySession | undefined;
   try {
-    session = await route.pool.openDedicated(key, hooks.signal);
-    const stream = await session.openStream(hooks.signal);
-    if (accepted.resourceSubscriptions) {
-      const ok: string[] = [];
-      for (const uri of accepted.resourceSubscriptions) {
-        const res = await drainToResponse(await session.request('resources/subscribe', { uri }, hooks.signal));
-        if (!('error' in res)) ok.push(uri);
-      }
-      if (ok.length > 0) accepted.resourceSubscriptions = ok;
-      else delete accepted.resourceSubscriptions;
-    }
+    // Task ids are the gateway's own; the upstream says which of the rest it serves (a refused subscription drops out).
+    const { taskIds, ...upstreamFilter } = accepted;
+    const upstream = await route.upstream.listen(caller, upstreamFilter, hooks.signal);
+    accepted = { ...upstream.accepted, ...(taskIds ? { taskIds } : {}) };
     acknowledge();
-    if (stream) {
-      for await (const m of stream) {
-        if (!isNotification(m)) continue;
-        const out = listenNotification(m, accepted, subscriptionId);
-        if (out) hooks.send(out);
-      }
-    } else {
-      await untilAborted(hooks.signal);
+    for await (const m of upstream.notifications) {
+      const out = listenNotification(m, accepted, subscriptionId);
+      if (out) hooks.send(out);
     }
+    // The upstream ended its stream: the client's stream closes gracefully.
   } catch (e) {
     if (!hooks.signal.aborted) throw e;
   } finally {
     stopTasks();
-    void session?.close();
   }
   return listenClosingResult(subscriptionId);
 }

@@ -1,8 +1,10 @@
 /**
- * Forwarding of modern requests to a legacy upstream, with the MRTR bridge (translation.md §4.3, M2):
- * server→client requests that arrive on an upstream call's stream become an `InputRequiredResult`; the call
- * is held open (bounded in time and number) until the client's retry brings `inputResponses` with the
- * integrity-protected `requestState`, then resumes. Progress and (opted-in) log messages are relayed.
+ * The MRTR bridge (translation.md §4.3; 2026-07-28 basic/patterns/mrtr): input requests that arrive on an
+ * upstream call become an `InputRequiredResult`; the call is held open (bounded in time and number) until the
+ * client's retry brings `inputResponses` with the integrity-protected `requestState`, then resumes. The bridge
+ * runs one round at a time and reports how it ended; what the call becomes is the caller's decision
+ * (`decideCall` for `tools/call`, a plain answer for other requests). Progress and opted-in log messages are
+ * relayed on the client's stream.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -12,9 +14,11 @@ import {
   decodeRequestState,
   encodeRequestState,
   isObject,
-  legacySessionCapabilities,
+  legacyParams,
   modernError,
   modernResult,
+  progressTokenOf,
+  relayedOnRequestStream,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcNotification,
@@ -36,16 +40,6 @@ export interface ForwardHooks {
   notify(n: JsonRpcNotification): void;
 }
 
-/** What becomes of a call: how its response is turned into the outcome, and an optional deadline. */
-export interface Continuation {
-  /** Turns the upstream's final response into the client's outcome. `resumed`: after an MRTR round. */
-  finish(response: JsonRpcResponse, resumed: boolean): Promise<Outcome>;
-  /** Milliseconds from each (re)start after which `onDeadline` takes the still-running call. */
-  deadlineMs?: number;
-  /** Takes over a call that outlived the deadline (it becomes a gateway-owned task). */
-  onDeadline?(conv: Conversation): Promise<Outcome>;
-}
-
 /** Bridge settings. */
 export interface MrtrOptions {
   /** HMAC key for request states. */
@@ -58,7 +52,8 @@ export interface MrtrOptions {
   gatherMs: number;
 }
 
-interface Hold {
+/** A call held between MRTR rounds (opaque outside the bridge). */
+export interface Hold {
   id: string;
   /** The upstream route the held call runs on; a state is only valid on that route. */
   route: string;
@@ -71,7 +66,20 @@ interface Hold {
   timer: NodeJS.Timeout | undefined;
 }
 
-const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+/** A call the bridge runs a round of: a fresh one, or a held one that a retry resumed. */
+export interface BridgedCall {
+  conv: Conversation;
+  hold?: Hold;
+}
+
+/** How a round ended. */
+export type RoundResult =
+  /** The upstream answered; `resumed`: after an MRTR round (its result must not be cached). */
+  | { kind: 'response'; message: JsonRpcResponse; resumed: boolean }
+  /** The round's window passed; the call still runs and is the caller's to take or cancel. */
+  | { kind: 'window-passed'; conv: Conversation }
+  /** The client's answer is ready: an `InputRequiredResult` (the call is held), or a cancellation. */
+  | { kind: 'outcome'; outcome: Outcome };
 
 /** Thrown for an invalid `requestState`: the edge answers -32602. */
 export class InvalidRequestStateError extends Error {
@@ -81,25 +89,22 @@ export class InvalidRequestStateError extends Error {
   }
 }
 
-/** The session key of a caller: credentials and the legacy form of its declared capabilities. */
-export function sessionKeyOf(caller: CallerContext): { authorization?: string; capabilities: JsonObject } {
-  return { capabilities: legacySessionCapabilities(caller.capabilities), ...(caller.authorization ? { authorization: caller.authorization } : {}) };
+/** A legacy response → the modern outcome of a request that was forwarded as it is. */
+export function plainOutcome(route: UpstreamRoute, req: ModernRequest, m: JsonRpcResponse, resumed: boolean): Outcome {
+  if ('error' in m) {
+    const uri = typeof req.params.uri === 'string' ? { uri: req.params.uri } : {};
+    return { kind: 'error', error: modernError(asErrorObject(m.error), uri) };
+  }
+  const identity = route.upstream.knownIdentity;
+  const result = modernResult(req.method, isObject(m.result) ? m.result : {}, {
+    ...(identity ? { serverInfo: identity.serverInfo } : {}),
+    // CACHE2: results of MRTR retries MUST NOT be cached.
+    cache: resumed ? { ttlMs: 0, scope: 'private' } : route.cache,
+  });
+  return { kind: 'result', result };
 }
 
-/** Starts an upstream request on the caller's session and wraps it in a conversation. */
-export async function startConversation(
-  route: UpstreamRoute,
-  caller: CallerContext,
-  method: string,
-  params: JsonObject | undefined,
-  signal?: AbortSignal,
-): Promise<Conversation> {
-  const key = sessionKeyOf(caller);
-  const call = await route.pool.withSession(key, (s) => s.request(method, params), signal);
-  return new Conversation(call, route.pool.hold(key));
-}
-
-/** The forwarding runtime of one gateway (all upstreams share the hold registry). */
+/** The MRTR bridge of one gateway: holds calls that asked for input and resumes them on the client's retry. */
 export class MrtrBridge {
   private readonly holds = new Map<string, Hold>();
 
@@ -110,87 +115,77 @@ export class MrtrBridge {
     return this.holds.size;
   }
 
-  /** The plain continuation: a legacy response becomes the modern result or error. */
-  plainContinuation(route: UpstreamRoute, req: ModernRequest): Continuation {
-    return {
-      finish: async (m, resumed) => {
-        if ('error' in m) {
-          const uri = typeof req.params.uri === 'string' ? { uri: req.params.uri } : {};
-          return { kind: 'error', error: modernError(asErrorObject(m.error), uri) };
-        }
-        const result = modernResult(req.method, isObject(m.result) ? m.result : {}, {
-          ...(route.pool.identity ? { serverInfo: route.pool.identity.serverInfo } : {}),
-          // CACHE2: results of MRTR retries MUST NOT be cached.
-          cache: resumed ? { ttlMs: 0, scope: 'private' } : route.cache,
-        });
-        return { kind: 'result', result };
-      },
-    };
-  }
-
-  /** Forwards one modern request to a legacy upstream and returns its modern outcome. */
-  forward(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks): Promise<Outcome> {
-    return this.run(route, req, caller, hooks, () => startConversation(route, caller, req.method, legacyParams(req), hooks.signal), this.plainContinuation(route, req));
+  /** Forwards one modern request (not a task candidate) and returns its modern outcome. */
+  async forward(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks): Promise<Outcome> {
+    let call: BridgedCall;
+    if (req.policy.kind === 'forward-input' && req.requestState !== undefined) {
+      const resumed = await this.resume(route, req, caller);
+      if ('outcome' in resumed) return resumed.outcome;
+      call = resumed;
+    } else {
+      call = { conv: new Conversation(await route.upstream.call(caller, req.method, legacyParams(req), hooks.signal)) };
+    }
+    const r = await this.round(route, req, caller, hooks, call, route.timeoutMs);
+    if (r.kind === 'outcome') return r.outcome;
+    if (r.kind === 'window-passed') {
+      r.conv.cancel('gateway error');
+      throw new UpstreamTimeoutError(`the upstream call took longer than ${route.timeoutMs} ms`);
+    }
+    return plainOutcome(route, req, r.message, r.resumed);
   }
 
   /**
-   * Runs (or, with a `requestState`, resumes) a call: MRTR rounds while it asks for input, then `cont` decides
-   * what its response (or its outliving the deadline) becomes. The caller derives `cont` from the request, so a
-   * retry gets the continuation its own round calls for (a wrapped tool's later rounds have no window).
+   * Takes the held call that a retry's `requestState` continues and answers it with the retry's
+   * `inputResponses`. M2: a round answered only in part (or with malformed answers) is asked again at once.
    */
-  async run(
-    route: UpstreamRoute,
-    req: ModernRequest,
-    caller: CallerContext,
-    hooks: ForwardHooks,
-    start: () => Promise<Conversation>,
-    cont: Continuation,
-  ): Promise<Outcome> {
-    const mrtr = req.policy.kind === 'forward-input';
+  async resume(route: UpstreamRoute, req: ModernRequest, caller: CallerContext): Promise<BridgedCall | { outcome: Outcome }> {
     const name = nameOf(req);
-    let hold: Hold | undefined;
-    let conv: Conversation;
-    if (mrtr && req.requestState !== undefined) {
-      hold = this.take(route, req, caller, name);
-      conv = hold.conv;
-      await conv.answer(req.inputResponses ?? {});
-      // M2: a round answered only in part (or with malformed answers) is asked again at once.
-      if (conv.outstanding.size > 0) return this.ask(route, hold, conv, req, caller, name);
-    } else {
-      conv = await start();
-    }
-    if (cont.deadlineMs === 0 && cont.onDeadline) {
-      // No synchronous window: the call becomes a task now; whatever it sends next is the task's.
+    const hold = this.take(route, req, caller, name);
+    await hold.conv.answer(req.inputResponses ?? {});
+    if (hold.conv.outstanding.size > 0) return { outcome: this.ask(route, hold, hold.conv, req, caller, name) };
+    return { conv: hold.conv, hold };
+  }
+
+  /**
+   * Runs one round of a call: pumps it until it answers, asks for input (the call is held and the client gets
+   * an `InputRequiredResult`), outlives `windowMs` (0: at once), or the client goes away (the call is cancelled).
+   */
+  async round(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks, call: BridgedCall, windowMs: number): Promise<RoundResult> {
+    const { conv, hold } = call;
+    if (windowMs === 0) {
+      // No window: whatever the call sends next is no longer this request's.
       this.drop(hold);
-      return cont.onDeadline(conv);
+      return { kind: 'window-passed', conv };
     }
+    const progressToken = progressTokenOf(req.params);
     try {
       const r = await conv.pump({
         signal: hooks.signal,
         capabilities: caller.capabilities,
-        inputAllowed: mrtr,
+        inputAllowed: req.policy.kind === 'forward-input',
         onUndeclared: 'throw',
         ...(hold || !req.inputResponses ? {} : { offered: req.inputResponses }),
-        // A call that cannot become a task is bounded by the upstream's budget for one call.
-        deadlineAt: Date.now() + (cont.deadlineMs ?? route.timeoutMs),
+        deadlineAt: Date.now() + windowMs,
         gatherMs: this.opts.gatherMs,
-        notify: (n) => relay(n, caller, hooks, progressTokenOf(req.params)),
+        // Progress for the client's own token and the log messages it asked for (the rest has no modern
+        // counterpart on a request stream).
+        notify: (n) => {
+          if (relayedOnRequestStream(n, { progressToken, logLevel: caller.logLevel })) hooks.notify(n);
+        },
       });
       switch (r.kind) {
         case 'response':
           this.drop(hold);
-          conv.release();
-          return await cont.finish(r.message, hold !== undefined);
+          return { kind: 'response', message: r.message, resumed: hold !== undefined };
         case 'input':
-          return this.ask(route, hold, conv, req, caller, name);
+          return { kind: 'outcome', outcome: this.ask(route, hold, conv, req, caller, nameOf(req)) };
         case 'deadline':
           this.drop(hold);
-          if (!cont.onDeadline || cont.deadlineMs === undefined) throw new UpstreamTimeoutError(`the upstream call took longer than ${route.timeoutMs} ms`);
-          return await cont.onDeadline(conv);
+          return { kind: 'window-passed', conv };
         case 'aborted':
           this.drop(hold);
           conv.cancel('client closed the request');
-          return { kind: 'error', error: { code: ErrorCode.InternalError, message: 'Request cancelled' } };
+          return { kind: 'outcome', outcome: { kind: 'error', error: { code: ErrorCode.InternalError, message: 'Request cancelled' } } };
       }
     } catch (e) {
       this.drop(hold);
@@ -245,7 +240,7 @@ export class MrtrBridge {
       this.opts.stateKey,
     );
     const result: JsonObject = { resultType: 'input_required', inputRequests: conv.inputRequests(), requestState };
-    if (route.pool.identity) result._meta = { [META.serverInfo]: route.pool.identity.serverInfo };
+    if (route.upstream.knownIdentity) result._meta = { [META.serverInfo]: route.upstream.knownIdentity.serverInfo };
     return { kind: 'result', result };
   }
 
@@ -270,39 +265,9 @@ export class MrtrBridge {
   }
 }
 
-/** The progress token a request carries in its `_meta`, if any. */
-export function progressTokenOf(params: JsonObject): string | number | undefined {
-  const meta = isObject(params._meta) ? params._meta : undefined;
-  const token = meta?.progressToken;
-  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
-}
-
-/**
- * Relays what a modern client may see on a request stream: progress for the token it sent (the gateway may
- * have added its own token upstream), and log messages it asked for (B2).
- */
-function relay(n: JsonRpcNotification, caller: CallerContext, hooks: ForwardHooks, progressToken: string | number | undefined): void {
-  if (n.method === 'notifications/progress') {
-    if (progressToken !== undefined && isObject(n.params) && n.params.progressToken === progressToken) hooks.notify(n);
-    return;
-  }
-  if (n.method === 'notifications/message') {
-    if (!caller.logLevel) return;
-    const level = isObject(n.params) && typeof n.params.level === 'string' ? n.params.level : 'info';
-    if (LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(caller.logLevel)) hooks.notify(n);
-  }
-  // notifications/elicitation/complete and others have no modern counterpart on a request stream.
-}
-
 /** The name a request state is bound to: the tool or prompt name, or the resource URI. */
 export function nameOf(req: ModernRequest): string {
   const p = req.policy.nameParam;
   const v = p ? req.params[p] : undefined;
   return typeof v === 'string' ? v : '';
-}
-
-/** Modern params → legacy params: envelope already removed; a modern client's `task` is ignored (X). */
-export function legacyParams(req: ModernRequest): JsonObject {
-  const { task: _task, ...rest } = req.params;
-  return rest;
 }

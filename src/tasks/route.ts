@@ -1,6 +1,6 @@
 /** What the runtime knows about one upstream route. */
-import type { CacheHints, JsonObject, TaskSupport } from '../translate/index.js';
-import type { LegacySessionPool } from '../upstream/index.js';
+import type { CacheHints, TaskSupport } from '../translate/index.js';
+import type { UpstreamCaller, UpstreamClient } from '../upstream/index.js';
 
 /** One upstream as the runtime sees it. */
 export interface UpstreamRoute {
@@ -9,7 +9,8 @@ export interface UpstreamRoute {
   staticHeaders: Record<string, string>;
   timeoutMs: number;
   cache: CacheHints;
-  pool: LegacySessionPool;
+  /** The upstream, behind the era-neutral seam. */
+  upstream: UpstreamClient;
   /** Per-tool task rules, first match wins (exact names and globs compiled to patterns). */
   rules: ReadonlyArray<readonly [RegExp, TaskPolicy]>;
   /** The upstream's tools' task support, learned from its tools/list (refreshed by the runtime). */
@@ -33,14 +34,8 @@ export function wrapsTools(route: UpstreamRoute): boolean {
   return route.rules.some(([, p]) => p.task === 'auto' || p.task === 'always' || p.task === 'required');
 }
 
-/** Who is calling, and what the request declared. */
-export interface CallerContext {
+/** Who is calling, and what the request declared (the upstream sees it as an `UpstreamCaller`). */
+export interface CallerContext extends UpstreamCaller {
   /** Fingerprint of the caller's credentials; tasks and request states are bound to it. */
   principal: string;
-  /** The Authorization header, forwarded upstream unchanged. */
-  authorization?: string;
-  /** The request's declared client capabilities. */
-  capabilities: JsonObject;
-  /** `io.modelcontextprotocol/logLevel`, when the request asked for log messages. */
-  logLevel?: string;
 }

@@ -1,14 +1,142 @@
 /** Pure protocol knowledge: era detection, validation and mapping functions. No I/O, clock or randomness. */
-export * from './constants.js';
-export * from './jsonrpc.js';
-export * from './methods.js';
-export * from './headers.js';
-export * from './era.js';
-export * from './modern-request.js';
-export * from './results.js';
-export * from './input.js';
-export * from './request-state.js';
-export * from './listen.js';
-export * from './glob.js';
-export * from './tasks.js';
-export * from './modern-upstream.js';
+export {
+  ErrorCode,
+  LEGACY_VERSION,
+  LEGACY_VERSIONS,
+  META,
+  MODERN_VERSION,
+  SUPPORTED_MODERN_VERSIONS,
+  TASKS_EXTENSION,
+} from './constants.js';
+export {
+  errorResponse,
+  isErrorResponse,
+  isNotification,
+  isObject,
+  isRequest,
+  isResponse,
+  paramsOf,
+  requestIdOf,
+  resultResponse,
+  type JsonObject,
+  type JsonRpcErrorObject,
+  type JsonRpcErrorResponse,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  type JsonRpcResultResponse,
+  type RequestId,
+} from './jsonrpc.js';
+export { methodPolicy, UNKNOWN_METHOD_POLICY, type MethodKind, type MethodPolicy } from './methods.js';
+export { decodeHeaderValue, encodeHeaderValue, singleHeader, type DecodedHeader } from './headers.js';
+export { classifyEra, metaProtocolVersion, type Era, type EraSignals } from './era.js';
+export {
+  REQUEST_FAILURE_STATUS,
+  validateModernRequest,
+  type ModernHeaders,
+  type ModernRequest,
+  type RequestEnvelope,
+  type RequestFailure,
+  type RequestFailureReason,
+} from './modern-request.js';
+export {
+  asErrorObject,
+  discoverResult,
+  identityFromInitialize,
+  legacySupportsToolTasks,
+  modernCapabilities,
+  modernError,
+  modernResult,
+  type CacheHints,
+  type UpstreamIdentity,
+} from './results.js';
+export {
+  canonicalJson,
+  hintedInputKey,
+  INPUT_KEY_HINT,
+  INPUT_METHODS,
+  isInputDeclared,
+  isInputMethod,
+  isValidInputResponse,
+  legacySessionCapabilities,
+  requiredCapabilityFor,
+  toInputRequest,
+  toLegacyInputResult,
+  undeclaredInputAnswer,
+  type InputRequest,
+} from './input.js';
+export {
+  decodeRequestState,
+  encodeRequestState,
+  type RequestStateClaims,
+  type RequestStateFailure,
+} from './request-state.js';
+export {
+  acceptListenFilter,
+  listenAcknowledgement,
+  listenClosingResult,
+  listenNotification,
+  readListenFilter,
+  type ListenFilter,
+} from './listen.js';
+export { firstMatch, globToRegExp } from './glob.js';
+export {
+  createTaskResultV2,
+  declaresTasks,
+  detailedTaskV2,
+  inlineResult,
+  isCreateTaskResultV1,
+  isTerminal,
+  outcomeFromPayload,
+  pollIntervalMsFromLegacy,
+  readTaskV1,
+  relatedTaskMeta,
+  relatedTaskOf,
+  TASKS_REQUIRED_CAPABILITIES,
+  TERMINAL_STATUSES,
+  toolTaskSupport,
+  ttlMsFromLegacy,
+  type TaskId,
+  type TaskKind,
+  type TaskRecord,
+  type TaskStatus,
+  type TaskSupport,
+  type TaskV1,
+} from './tasks.js';
+export {
+  headerParamsOf,
+  identityFromDiscover,
+  modernHeaders,
+  MRTR_METHODS,
+  paramHeaders,
+  readInputRequired,
+  retryParams,
+  screenToolsList,
+  withEnvelope,
+  withoutSubscriptionId,
+  X_MCP_HEADER,
+  type HeaderParam,
+  type InputRequired,
+  type ModernEnvelope,
+  type ScreenedToolsList,
+} from './modern-upstream.js';
+export { legacyParams, LOG_LEVELS, logLevelPasses, progressTokenOf, relayedOnRequestStream } from './forwarding.js';
+export {
+  isLegacyLogLevel,
+  legacyInitializeResult,
+  legacyServerCapabilities,
+  modernClientCapabilities,
+  negotiateLegacyVersion,
+  readInitializeParams,
+  type LegacyInitializeParams,
+} from './legacy-handshake.js';
+export {
+  legacyError,
+  legacyInputParams,
+  legacyResult,
+  modernParamsFromLegacy,
+  sessionListenFilter,
+  undeclaredInputError,
+  type LegacyResultFailure,
+} from './legacy-results.js';

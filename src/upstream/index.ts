@@ -1,9 +1,35 @@
-/** Clients of upstream MCP servers: era probe and availability, legacy sessions and their pool. */
-export * from './errors.js';
-export * from './messages.js';
-export * from './legacy-session.js';
-export * from './pool.js';
-export * from './probe.js';
-export * from './availability.js';
-export * from './client.js';
+/** Clients of upstream MCP servers behind one seam (UpstreamClient): era probe and availability, legacy sessions and their pool, both eras' clients. */
+export {
+  fetchFailure,
+  SessionExpiredError,
+  UpstreamBusyError,
+  UpstreamHttpError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+} from './errors.js';
+export { MAX_UPSTREAM_MESSAGE_BYTES, readMessages } from './messages.js';
+export { drainToResponse, LegacyCall, LegacySession, type LegacySessionOptions } from './legacy-session.js';
+export { LegacySessionPool, type PoolOptions, type SessionKey } from './pool.js';
+export { probeUpstream, type ProbeTarget, type UpstreamEras } from './probe.js';
+export {
+  pinnedEras,
+  upstreamAvailability,
+  UpstreamAvailability,
+  UpstreamDownError,
+  type AvailabilityChange,
+  type AvailabilityOptions,
+  type EraSetting,
+  type UpstreamAvailabilityConfig,
+} from './availability.js';
+export {
+  drain,
+  requestOnce,
+  type CallEvent,
+  type UpstreamCall,
+  type UpstreamCaller,
+  type UpstreamClient,
+  type UpstreamListen,
+  type UpstreamStats,
+} from './client.js';
+export { LegacyUpstreamClient, sessionKeyOf } from './legacy-client.js';
 export { ModernUpstreamClient, type ModernClientOptions } from './modern-client.js';

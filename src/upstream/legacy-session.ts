@@ -156,8 +156,25 @@ export class LegacySession {
   /** Calls that may ask for input, for stray server→client requests. */
   private readonly inputCalls = new Set<LegacyCall>();
   private readonly streamAbort = new AbortController();
+  /** Who hears the notifications of the GET stream (list changes, resource updates); `undefined`: it ended. */
+  private readonly streamListeners = new Set<(n: JsonRpcNotification | undefined) => void>();
+  private streamState: 'none' | 'open' | 'ended' = 'none';
 
   constructor(private readonly opts: LegacySessionOptions) {}
+
+  /**
+   * Hands every notification of the session's GET stream to `listener`, then `undefined` once the stream has
+   * ended (at once if it already has). A server that keeps one instance per session sends a change only to the
+   * session that caused it, so a caller's listen must hear the session its own calls use. Returns the remover.
+   */
+  onStreamNotification(listener: (n: JsonRpcNotification | undefined) => void): () => void {
+    if (this.streamState === 'ended' || this.closed) {
+      queueMicrotask(() => listener(undefined));
+      return () => {};
+    }
+    this.streamListeners.add(listener);
+    return () => this.streamListeners.delete(listener);
+  }
 
   private headers(extra: Record<string, string> = {}): Record<string, string> {
     const h: Record<string, string> = {
@@ -249,7 +266,10 @@ export class LegacySession {
     } catch {
       return; // best effort: without the GET stream, requests sent there stay unanswered, as without the gateway
     }
-    if (stream) void this.readStrays(stream);
+    if (stream) {
+      this.streamState = 'open';
+      void this.readStrays(stream);
+    }
   }
 
   /**
@@ -260,6 +280,10 @@ export class LegacySession {
   private async readStrays(stream: AsyncGenerator<unknown>): Promise<void> {
     try {
       for await (const m of stream) {
+        if (isNotification(m)) {
+          for (const listener of [...this.streamListeners]) listener(m);
+          continue;
+        }
         if (!isRequest(m)) continue;
         if (m.method === 'ping') {
           await this.respond(m.id, { result: {} }).catch(() => {});
@@ -274,6 +298,10 @@ export class LegacySession {
       }
     } catch {
       // the stream ended (session closed, upstream gone): calls report their own failures
+    } finally {
+      this.streamState = 'ended';
+      for (const listener of [...this.streamListeners]) listener(undefined);
+      this.streamListeners.clear();
     }
   }
 
@@ -384,6 +412,8 @@ export class LegacySession {
     if (this.closed) return;
     this.closed = true;
     this.streamAbort.abort();
+    for (const listener of [...this.streamListeners]) listener(undefined);
+    this.streamListeners.clear();
     if (!this.sessionId) return;
     try {
       const res = await fetch(this.opts.url, { method: 'DELETE', headers: this.headers(), signal: AbortSignal.timeout(5_000) });

@@ -57,7 +57,7 @@ export class LegacySessionPool {
     return `${auth}|${canonicalJson(k.capabilities)}`;
   }
 
-  private sessionFor(k: SessionKey, watchStrays = true): LegacySession {
+  private sessionFor(k: SessionKey): LegacySession {
     const headers = { ...this.opts.staticHeaders };
     if (k.authorization) headers.authorization = k.authorization;
     return new LegacySession({
@@ -66,7 +66,7 @@ export class LegacySessionPool {
       capabilities: k.capabilities,
       clientInfo: this.opts.clientInfo,
       timeoutMs: this.opts.timeoutMs,
-      watchStrays,
+      watchStrays: true,
     });
   }
 
@@ -118,15 +118,12 @@ export class LegacySessionPool {
     }
   }
 
-  /** A new initialized session outside the pool, for a long-lived stream (`subscriptions/listen`); caller closes it. */
-  async openDedicated(k: SessionKey, signal?: AbortSignal): Promise<LegacySession> {
-    if (this.closed) throw new UpstreamBusyError('gateway is shutting down');
-    const session = this.sessionFor(k, false); // its owner reads the GET stream itself
-    this.latestIdentity = await session.initialize(signal);
-    return session;
+  /** The session for `k`, held (never idle-closed or evicted) until `release()`: a listen stream lives on it. */
+  async lease(k: SessionKey, signal?: AbortSignal): Promise<{ session: LegacySession; release: () => void }> {
+    return this.withSession(k, async (session) => ({ session, release: this.hold(k) }), signal);
   }
 
-  /** Marks a session as used by a long-lived holder (a held call, a listen stream) until `release()`. */
+  /** Marks a session as used by a long-lived holder (a running call, a task) until `release()`. */
   hold(k: SessionKey): () => void {
     const key = this.keyOf(k);
     const entry = this.entries.get(key);

@@ -152,26 +152,27 @@ t.test('taskIds without the tasks extension is refused with HTTP 400 (as every -
   t.equal(r.body.error.code, -32021);
 });
 
-t.test('aborting the listen stream closes its upstream session (DELETE of that session)', async (t) => {
+t.test('a listen rides on the caller’s pooled session; aborting it undoes its resource subscription there', async (t) => {
   const relay = await startRelay(t);
   const stack = await stackFor(t, { url: relay.url });
   relay.setTarget(stack.fixture.url);
 
-  const l = await listen(t, stack.url, 'sub-abort', { toolsListChanged: true });
-  await l.stream.next(); // the acknowledgement: the upstream GET stream is open by now
-  await relay.waitFor((s) => s.method === 'GET' && s.sessionId !== undefined);
-  // Pooled sessions keep a GET stream too (for stray server→client requests); the listen's own session is the
-  // one initialized last, so its GET is the latest.
-  const gets = relay.seen.filter((s) => s.method === 'GET' && s.sessionId !== undefined);
-  const sessionId = gets.at(-1)?.sessionId as string;
-  t.notOk(relay.seen.some((s) => s.method === 'DELETE' && s.sessionId === sessionId), 'still open while listening');
+  const l = await listen(t, stack.url, 'sub-abort', { resourceSubscriptions: ['test://watched-resource'] });
+  t.same((await l.stream.next()).params.notifications, { resourceSubscriptions: ['test://watched-resource'] });
+  const subscribe = relay.seen.find((s) => s.rpcMethod === 'resources/subscribe');
+  t.ok(subscribe?.sessionId, 'subscribed on an upstream session');
+  // The caller's ordinary requests use that same session (a per-session server notifies only it).
+  await post(stack.url, 'tools/list', {});
+  t.equal(relay.seen.filter((s) => s.rpcMethod === 'initialize').length, 1, 'one upstream session for the caller, listen included');
+  t.equal(relay.seen.findLast((s) => s.rpcMethod === 'tools/list')?.sessionId, subscribe?.sessionId);
 
   l.abort();
-  // Guard only: a missing DELETE fails in 5 s rather than at the suite timeout.
-  const del = await within(relay.waitFor((s) => s.method === 'DELETE' && s.sessionId === sessionId), 5_000);
-  t.ok(del, 'the dedicated upstream session was deleted');
+  // Guard only: a missing unsubscribe fails in 5 s rather than at the suite timeout.
+  const unsubscribe = await within(relay.waitFor((s) => s.rpcMethod === 'resources/unsubscribe'), 5_000);
+  t.equal(unsubscribe?.sessionId, subscribe?.sessionId, 'the subscription was undone on that session');
+  t.notOk(relay.seen.some((s) => s.method === 'DELETE'), 'the pooled session stays open for the caller’s requests');
 
-  // The pooled sessions are unaffected: ordinary requests keep working.
+  // Ordinary requests keep working on it.
   const r = await post(stack.url, 'tools/call', { name: 'greet', arguments: { name: 'Ok' } });
   t.same(r.body.result?.content, [{ type: 'text', text: 'Hello, Ok!' }]);
 });

@@ -1,0 +1,572 @@
+/**
+ * The legacy face: what a 2025-11-25 client talks to when its upstream speaks 2026-07-28 only (translation.md
+ * §4.1–4.3, §4.11). The gateway plays a legacy Streamable HTTP server (2025-11-25 basic/transports): it answers
+ * `initialize` itself from the upstream's `server/discover` identity, owns the session, answers `ping` and
+ * `logging/setLevel`, and forwards everything else through an `UpstreamClient` with the session's capabilities,
+ * client info and log level as the per-request `_meta` (2026-07-28 basic §Per-request metadata).
+ *
+ * Input requests of a call (MRTR rounds, whatever the upstream era) become legacy server→client requests on the
+ * call's own POST response stream, with gateway-minted ids; the client's POSTed responses are routed back by id.
+ * The session's GET stream and `resources/subscribe` are served from an upstream `subscriptions/listen`.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import {
+  ErrorCode,
+  LEGACY_VERSIONS,
+  asErrorObject,
+  canonicalJson,
+  isInputDeclared,
+  isInputMethod,
+  isLegacyLogLevel,
+  isNotification,
+  isObject,
+  isRequest,
+  isResponse,
+  legacyError,
+  legacyInitializeResult,
+  legacyInputParams,
+  legacyResult,
+  modernClientCapabilities,
+  modernParamsFromLegacy,
+  progressTokenOf,
+  readInitializeParams,
+  relayedOnRequestStream,
+  requestIdOf,
+  requiredCapabilityFor,
+  sessionListenFilter,
+  singleHeader,
+  undeclaredInputError,
+  withoutSubscriptionId,
+  type JsonObject,
+  type JsonRpcErrorObject,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type RequestId,
+} from '../translate/index.js';
+import type { UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen } from '../upstream/index.js';
+import { exceptionToEdge } from './errors.js';
+import { LegacySessionRegistry, type SessionEndReason, type SessionEntry } from './legacy-face-sessions.js';
+import { principalOf } from './principal.js';
+import { ResponseChannel } from './response.js';
+
+/** Legacy face settings; every one has a default. */
+export interface LegacyFaceOptions {
+  /** SSE keep-alive comment interval (default 15 s). */
+  keepAliveMs?: number;
+  /** Most sessions held at once (default 1000). */
+  maxSessions?: number;
+  /** A session without requests for this long ends; its client gets 404 and re-initializes (default 30 min). */
+  idleMs?: number;
+  /** How long a call waits for the client to answer a server→client request (default 10 min). */
+  inputTimeoutMs?: number;
+  /** Notifications kept for a session whose GET stream is not open (default 64, oldest dropped first). */
+  maxBacklog?: number;
+  /** The registry's clock (tests pass their own). */
+  now?: () => number;
+}
+
+/** A server→client request the gateway sent for a call, waiting for the client's POSTed response. */
+interface Outbound {
+  call: UpstreamCall;
+  upstreamId: RequestId;
+  /** The client request whose call asked. */
+  owner: string;
+}
+
+/** Per-session state of the face. */
+interface FaceSession {
+  id: string;
+  authorization: string | undefined;
+  /** What the client declared in `initialize`, as it declared it (decides which input requests it may get). */
+  legacyCapabilities: JsonObject;
+  /** The same in the modern per-request shape. */
+  capabilities: JsonObject;
+  clientInfo: JsonObject;
+  logLevel: string | undefined;
+  subscriptions: Set<string>;
+  /** Client requests in flight, by request id key: aborting one cancels its upstream call. */
+  inflight: Map<string, AbortController>;
+  outbound: Map<string, Outbound>;
+  nextOutbound: number;
+  /** The open GET stream, if any. */
+  stream: ServerResponse | undefined;
+  /** A GET stream is being opened (its listen first, then its headers). */
+  streamOpening: boolean;
+  backlog: JsonRpcNotification[];
+  /** The upstream listen serving the session and the filter it was opened with. */
+  listen: AbortController | undefined;
+  listenKey: string;
+  /** Serializes listen changes (subscribe, unsubscribe, GET open and close). */
+  listenChain: Promise<void>;
+  listenFailures: number;
+  /** Aborted when the session ends. */
+  ended: AbortController;
+}
+
+/** Methods a legacy client may send that this face does not serve (it advertises no tasks; modern-only methods). */
+const NOT_SERVED = new Set(['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel', 'server/discover', 'subscriptions/listen']);
+
+const idKey = (id: RequestId): string => `${typeof id}:${id}`;
+
+/** The legacy face of one modern upstream. */
+export class LegacyFace {
+  private readonly sessions: LegacySessionRegistry<FaceSession>;
+  private readonly keepAliveMs: number;
+  private readonly inputTimeoutMs: number;
+  private readonly maxBacklog: number;
+  private closed = false;
+
+  constructor(
+    private readonly upstream: UpstreamClient,
+    opts: LegacyFaceOptions = {},
+  ) {
+    this.keepAliveMs = opts.keepAliveMs ?? 15_000;
+    this.inputTimeoutMs = opts.inputTimeoutMs ?? 10 * 60_000;
+    this.maxBacklog = opts.maxBacklog ?? 64;
+    this.sessions = new LegacySessionRegistry<FaceSession>({
+      ...(opts.maxSessions !== undefined ? { maxSessions: opts.maxSessions } : {}),
+      ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}),
+      ...(opts.now ? { now: opts.now } : {}),
+      onEnd: (s, reason) => this.onEnd(s, reason),
+    });
+  }
+
+  /** Sessions held (an operator gauge). */
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  /** Ends every session (on shutdown). Idempotent. */
+  close(): void {
+    this.closed = true;
+    this.sessions.close();
+  }
+
+  /** Serves one POST: `initialize`, a request, a notification or a response of the client. */
+  async post(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const body = request.body;
+    const authorization = singleHeader(request.headers, 'authorization') ?? undefined;
+    const principal = principalOf(authorization);
+    if (!isObject(body) || body.jsonrpc !== '2.0') {
+      // 2025-06-18 removed JSON-RPC batching; anything else is not one message either.
+      return this.refuse(reply, 400, requestIdOf(body), ErrorCode.InvalidRequest, 'Invalid Request: expected one JSON-RPC 2.0 message');
+    }
+    if (isRequest(body) && body.method === 'initialize') return this.initialize(request, reply, body, authorization, principal);
+
+    const sid = singleHeader(request.headers, 'mcp-session-id');
+    // H1 §Session Management: without the session id, 400; for an unknown or ended one, 404 (re-initialize).
+    if (!sid) return this.refuse(reply, 400, requestIdOf(body), -32000, 'Bad Request: Mcp-Session-Id header is required');
+    const entry = this.sessions.lookup(sid, principal);
+    if (!entry) return this.refuse(reply, 404, requestIdOf(body), -32001, 'Session not found');
+    const version = singleHeader(request.headers, 'mcp-protocol-version');
+    if (version && !LEGACY_VERSIONS.includes(version)) {
+      return this.refuse(reply, 400, requestIdOf(body), ErrorCode.InvalidRequest, `Bad Request: unsupported MCP-Protocol-Version ${version}`);
+    }
+    const s = entry.data;
+
+    if (isResponse(body)) {
+      this.sessions.touch(entry);
+      await this.routeResponse(s, body as JsonObject);
+      return reply.code(202).send();
+    }
+    if (isNotification(body)) {
+      this.sessions.touch(entry);
+      this.onNotification(s, body);
+      return reply.code(202).send();
+    }
+    if (!isRequest(body)) return this.refuse(reply, 400, requestIdOf(body), ErrorCode.InvalidRequest, 'Invalid Request');
+
+    const release = this.sessions.acquire(entry);
+    const started = Date.now();
+    let outcome = 'ok';
+    try {
+      outcome = await this.serve(request, reply, s, body);
+    } finally {
+      release();
+      request.log.info({ method: body.method, era: 'legacy-face', upstream: this.upstream.name, outcome, ms: Date.now() - started }, 'mcp request');
+    }
+    return reply;
+  }
+
+  /** Serves the session's GET stream (H1 §Listening for Messages from the Server). */
+  async get(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const sid = singleHeader(request.headers, 'mcp-session-id');
+    if (!sid) return this.refuse(reply, 400, null, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    const entry = this.sessions.lookup(sid, principalOf(singleHeader(request.headers, 'authorization') ?? undefined));
+    if (!entry) return this.refuse(reply, 404, null, -32001, 'Session not found');
+    if (!(singleHeader(request.headers, 'accept') ?? '').includes('text/event-stream')) {
+      return this.refuse(reply, 406, null, ErrorCode.InvalidRequest, 'Not Acceptable: the GET stream needs Accept: text/event-stream');
+    }
+    const s = entry.data;
+    if (s.stream || s.streamOpening) return this.refuse(reply, 409, null, ErrorCode.InvalidRequest, 'Conflict: only one GET stream per session');
+    this.sessions.touch(entry);
+
+    reply.hijack();
+    const raw = reply.raw;
+    let keepAlive: NodeJS.Timeout | undefined;
+    raw.once('close', () => {
+      if (keepAlive) clearInterval(keepAlive);
+      s.streamOpening = false;
+      if (s.stream === raw) s.stream = undefined;
+      if (!s.ended.signal.aborted) void this.refreshListen(s).catch(() => {});
+    });
+    // The upstream listen is in place before the stream's headers go out: a client that sees its GET stream open
+    // misses no list change after that.
+    s.streamOpening = true;
+    try {
+      await this.refreshListen(s);
+    } catch (e) {
+      // The stream opens anyway (the client would only retry); list changes are missing until a later refresh.
+      request.log.warn({ err: e, upstream: this.upstream.name }, 'legacy face: upstream listen failed');
+    }
+    s.streamOpening = false;
+    if (raw.destroyed || s.ended.signal.aborted) {
+      if (!raw.destroyed) raw.end();
+      return reply;
+    }
+    raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    raw.flushHeaders();
+    s.stream = raw;
+    keepAlive = setInterval(() => {
+      if (!raw.destroyed) raw.write(': keep-alive\n\n');
+    }, this.keepAliveMs);
+    keepAlive.unref();
+    for (const n of s.backlog.splice(0)) writeSse(raw, n);
+    return reply;
+  }
+
+  /** Ends the session (H1: the client SHOULD send DELETE when it leaves). */
+  async delete(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const sid = singleHeader(request.headers, 'mcp-session-id');
+    if (!sid) return this.refuse(reply, 400, null, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    const entry = this.sessions.lookup(sid, principalOf(singleHeader(request.headers, 'authorization') ?? undefined));
+    if (!entry) return this.refuse(reply, 404, null, -32001, 'Session not found');
+    this.sessions.end(entry.id, 'deleted');
+    return reply.code(200).send();
+  }
+
+  private refuse(reply: FastifyReply, status: number, id: RequestId | null, code: number, message: string): FastifyReply {
+    return reply.code(status).header('content-type', 'application/json').send({ jsonrpc: '2.0', id, error: { code, message } });
+  }
+
+  private async initialize(request: FastifyRequest, reply: FastifyReply, body: JsonRpcRequest, authorization: string | undefined, principal: string): Promise<FastifyReply> {
+    const init = readInitializeParams(body.params);
+    if (!init) return this.refuse(reply, 400, body.id, ErrorCode.InvalidParams, 'Invalid params: initialize needs protocolVersion and clientInfo');
+    if (this.closed) return this.refuse(reply, 503, body.id, ErrorCode.InternalError, 'Gateway shutting down');
+    const capabilities = modernClientCapabilities(init.capabilities);
+    const caller: UpstreamCaller = { capabilities, clientInfo: init.clientInfo, ...(authorization ? { authorization } : {}) };
+    const aborter = new AbortController();
+    const onClose = () => {
+      if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));
+    };
+    reply.raw.on('close', onClose);
+    let identity;
+    try {
+      identity = await this.upstream.identity(caller, aborter.signal);
+    } catch (e) {
+      const edge = exceptionToEdge(e);
+      if (edge.fault) request.log.error({ err: e, upstream: this.upstream.name }, 'legacy face: upstream identity failed');
+      return this.refuse(reply, edge.status, body.id, edge.error.code, edge.error.message);
+    } finally {
+      reply.raw.off('close', onClose);
+    }
+    const entry = this.sessions.create(principal, (id) => ({
+      id,
+      authorization,
+      legacyCapabilities: init.capabilities,
+      capabilities,
+      clientInfo: init.clientInfo,
+      logLevel: undefined,
+      subscriptions: new Set(),
+      inflight: new Map(),
+      outbound: new Map(),
+      nextOutbound: 0,
+      stream: undefined,
+      streamOpening: false,
+      backlog: [],
+      listen: undefined,
+      listenKey: '',
+      listenChain: Promise.resolve(),
+      listenFailures: 0,
+      ended: new AbortController(),
+    }));
+    if (!entry) {
+      return reply.code(503).header('retry-after', '5').send({ jsonrpc: '2.0', id: body.id, error: { code: ErrorCode.InternalError, message: 'Too many sessions; try again later' } });
+    }
+    request.log.info({ method: 'initialize', era: 'legacy-face', upstream: this.upstream.name, outcome: 'session created' }, 'mcp request');
+    return reply
+      .code(200)
+      .header('mcp-session-id', entry.id)
+      .header('content-type', 'application/json')
+      .send({ jsonrpc: '2.0', id: body.id, result: legacyInitializeResult(identity, init.protocolVersion) });
+  }
+
+  private callerOf(s: FaceSession): UpstreamCaller {
+    return {
+      capabilities: s.capabilities,
+      clientInfo: s.clientInfo,
+      ...(s.authorization ? { authorization: s.authorization } : {}),
+      ...(s.logLevel ? { logLevel: s.logLevel } : {}),
+    };
+  }
+
+  /** Serves one client request; returns what the operator log says about it. */
+  private async serve(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest): Promise<string> {
+    const local = (result: JsonObject) => {
+      void reply.code(200).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: req.id, result });
+      return 'ok';
+    };
+    const fail = (error: JsonRpcErrorObject) => {
+      // In-band errors travel with 200, as a legacy server sends them; a legacy client reads the body only then.
+      void reply.code(200).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: req.id, error });
+      return `error ${error.code}`;
+    };
+    const params: JsonObject = isObject(req.params) ? req.params : {};
+    switch (req.method) {
+      case 'ping':
+        // 2025-11-25 basic/utilities/ping; 2026-07-28 removed it, so it is answered here.
+        return local({});
+      case 'logging/setLevel':
+        // The level travels upstream as `io.modelcontextprotocol/logLevel` on each later request of the session.
+        if (!isLegacyLogLevel(params.level)) return fail({ code: ErrorCode.InvalidParams, message: 'Invalid params: unknown log level' });
+        s.logLevel = params.level;
+        return local({});
+      case 'resources/subscribe':
+      case 'resources/unsubscribe': {
+        if (typeof params.uri !== 'string') return fail({ code: ErrorCode.InvalidParams, message: 'Invalid params: uri is required' });
+        if (req.method === 'resources/subscribe') s.subscriptions.add(params.uri);
+        else s.subscriptions.delete(params.uri);
+        try {
+          // Answered once the upstream listen carries the new filter, so that no update after the answer is lost.
+          await this.refreshListen(s);
+        } catch (e) {
+          request.log.warn({ err: e, upstream: this.upstream.name }, 'legacy face: upstream listen failed');
+          if (req.method === 'resources/subscribe') {
+            s.subscriptions.delete(params.uri);
+            return fail({ code: ErrorCode.InternalError, message: 'Could not subscribe upstream' });
+          }
+        }
+        return local({});
+      }
+      default:
+        if (NOT_SERVED.has(req.method)) return fail({ code: ErrorCode.MethodNotFound, message: `Method not found: ${req.method}` });
+        return this.forward(request, reply, s, req);
+    }
+  }
+
+  /** Forwards a request upstream and streams what its call produces back to the client. */
+  private async forward(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest): Promise<string> {
+    const accept = singleHeader(request.headers, 'accept') ?? '';
+    const canStream = accept.includes('text/event-stream') || accept.includes('*/*');
+    const channel = new ResponseChannel(reply, canStream, this.keepAliveMs);
+    const key = idKey(req.id);
+    const aborter = new AbortController();
+    s.inflight.set(key, aborter);
+    // H1 says a disconnect is not a cancellation, but this face keeps no resumable streams: nothing could reach
+    // the client any more, so the upstream work is stopped.
+    const onClose = () => {
+      if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));
+    };
+    reply.raw.on('close', onClose);
+    let call: UpstreamCall | undefined;
+    try {
+      call = await this.upstream.call(this.callerOf(s), req.method, modernParamsFromLegacy(req.params), aborter.signal);
+      return await this.pump(s, req, key, call, channel, canStream, aborter.signal);
+    } catch (e) {
+      call?.cancel('gateway error');
+      if (aborter.signal.aborted) return this.endCancelled(req, channel);
+      const edge = exceptionToEdge(e);
+      if (edge.fault) request.log.error({ err: e, method: req.method, upstream: this.upstream.name }, 'legacy face: request failed');
+      channel.error(req.id, edge.error, edge.status);
+      return `error ${edge.error.code}`;
+    } finally {
+      reply.raw.off('close', onClose);
+      if (s.inflight.get(key) === aborter) s.inflight.delete(key);
+      for (const [gid, o] of s.outbound) if (o.owner === key) s.outbound.delete(gid);
+    }
+  }
+
+  /**
+   * Reads a call's events: notifications are relayed (progress for the client's token, log messages at its
+   * level), input requests go to the client on this request's stream, the outcome ends the response.
+   */
+  private async pump(s: FaceSession, req: JsonRpcRequest, key: string, call: UpstreamCall, channel: ResponseChannel, canStream: boolean, signal: AbortSignal): Promise<string> {
+    const token = progressTokenOf(isObject(req.params) ? req.params : {});
+    for (;;) {
+      const waiting = [...s.outbound.values()].some((o) => o.owner === key);
+      const e = await call.nextUnless(waiting ? this.inputTimeoutMs : undefined, signal);
+      if (e === undefined) {
+        if (signal.aborted) {
+          call.cancel(String((signal.reason as Error | undefined)?.message ?? 'cancelled'));
+          return this.endCancelled(req, channel);
+        }
+        call.cancel('the client did not answer the input request in time');
+        channel.error(req.id, { code: ErrorCode.InternalError, message: 'The client did not answer the server\'s request in time' }, 200);
+        return 'input timeout';
+      }
+      switch (e.kind) {
+        case 'notification':
+          // Progress for the client's own token, log messages at its level (the 2026-07-28 request-stream rule holds
+          // for a legacy POST stream too); list changes reach the session through its listen, not this stream.
+          if (relayedOnRequestStream(e.message, { progressToken: token, logLevel: s.logLevel })) channel.notify(e.message);
+          break;
+        case 'request': {
+          const refused = this.ask(s, key, call, e.message, channel, canStream);
+          if (refused) {
+            call.cancel(refused.message);
+            channel.error(req.id, refused, 200);
+            return `error ${refused.code}`;
+          }
+          break;
+        }
+        case 'response': {
+          const m = e.message;
+          if ('error' in m) {
+            const error = legacyError(asErrorObject(m.error));
+            channel.error(req.id, error, 200);
+            return `upstream error ${error.code}`;
+          }
+          const r = legacyResult(req.method, isObject(m.result) ? m.result : {});
+          if (!r.ok) {
+            channel.error(req.id, { code: ErrorCode.InternalError, message: `Upstream answered with result type ${r.failure.resultType}, which a 2025-11-25 client cannot receive` }, 200);
+            return 'unsupported result type';
+          }
+          channel.result(req.id, r.value);
+          return 'ok';
+        }
+        case 'failure':
+          throw e.error;
+      }
+    }
+  }
+
+  /**
+   * Sends one input request of a call to the client as a legacy server→client request, or says why it cannot be
+   * sent: an input kind the client did not declare is never sent (2026-07-28 basic/patterns/mrtr §Server
+   * Requirements; the upstream would answer -32021 itself).
+   */
+  private ask(s: FaceSession, owner: string, call: UpstreamCall, m: JsonRpcRequest, channel: ResponseChannel, canStream: boolean): JsonRpcErrorObject | undefined {
+    const params = isObject(m.params) ? m.params : undefined;
+    if (!isInputMethod(m.method)) {
+      void call.respond(m.id, { error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${m.method}` } }).catch(() => {});
+      return undefined;
+    }
+    if (!isInputDeclared(m.method, params, s.legacyCapabilities)) return undeclaredInputError(m.method, requiredCapabilityFor(m.method, params));
+    if (!canStream) return { code: ErrorCode.InternalError, message: `The server needs ${m.method}, which needs a response stream the client did not accept (Accept: text/event-stream)` };
+    const gid = `gw-${++s.nextOutbound}`;
+    s.outbound.set(gid, { call, upstreamId: m.id, owner });
+    const out: JsonRpcMessage = { jsonrpc: '2.0', id: gid, method: m.method };
+    const p = legacyInputParams(m.method, params, `${s.id.slice(0, 8)}-${gid}`);
+    if (p) out.params = p;
+    channel.notify(out);
+    return undefined;
+  }
+
+  /** A client's POSTed response to a server→client request, routed to the waiting call. */
+  private async routeResponse(s: FaceSession, body: JsonObject): Promise<void> {
+    const id = body.id;
+    if (typeof id !== 'string') return;
+    const o = s.outbound.get(id);
+    if (!o) return;
+    s.outbound.delete(id);
+    const payload = 'error' in body ? { error: asErrorObject(body.error) } : { result: isObject(body.result) ? body.result : {} };
+    await o.call.respond(o.upstreamId, payload).catch(() => {
+      // The call ended meanwhile; its request's response says so.
+    });
+  }
+
+  private onNotification(s: FaceSession, n: JsonRpcNotification): void {
+    if (n.method !== 'notifications/cancelled') return;
+    // 2025-11-25 basic/utilities/cancellation → the upstream call is aborted (2026-07-28: the stream is closed).
+    const p = isObject(n.params) ? n.params : {};
+    const rid = p.requestId;
+    if (typeof rid !== 'string' && typeof rid !== 'number') return;
+    s.inflight.get(idKey(rid))?.abort(new Error(typeof p.reason === 'string' ? p.reason : 'cancelled by the client'));
+  }
+
+  /** A cancelled request gets no response (2025-11-25 cancellation: SHOULD NOT); a JSON reply still needs a body. */
+  private endCancelled(req: JsonRpcRequest, channel: ResponseChannel): string {
+    if (channel.isStreaming) channel.abandon();
+    else channel.error(req.id, { code: ErrorCode.InternalError, message: 'Request cancelled' }, 200);
+    return 'cancelled';
+  }
+
+  /**
+   * Makes the session's upstream listen match what the session needs: list changes while its GET stream is open,
+   * and its resource subscriptions. The new listen is opened before the old one is closed, so nothing is missed.
+   */
+  private refreshListen(s: FaceSession): Promise<void> {
+    const next = s.listenChain.then(async () => {
+      if (s.ended.signal.aborted) return;
+      const caps = this.upstream.knownIdentity?.capabilities ?? {};
+      const filter = sessionListenFilter(caps, { lists: s.stream !== undefined || s.streamOpening, resources: [...s.subscriptions] });
+      const key = filter ? canonicalJson(filter) : '';
+      if (key === s.listenKey) return;
+      const old = s.listen;
+      s.listen = undefined;
+      s.listenKey = '';
+      if (filter) {
+        const controller = new AbortController();
+        const signal = AbortSignal.any([controller.signal, s.ended.signal]);
+        const l = await this.upstream.listen(this.callerOf(s), filter, signal);
+        s.listen = controller;
+        s.listenKey = key;
+        void this.readListen(s, l, controller);
+      }
+      old?.abort();
+    });
+    s.listenChain = next.catch(() => {});
+    return next;
+  }
+
+  private async readListen(s: FaceSession, l: UpstreamListen, controller: AbortController): Promise<void> {
+    try {
+      for await (const n of l.notifications) {
+        if (controller.signal.aborted) break;
+        s.listenFailures = 0;
+        // A listen stream's tag means nothing to a legacy client (the upstream client may have removed it already).
+        this.deliver(s, withoutSubscriptionId(n));
+      }
+    } catch {
+      // the upstream ended the stream; handled below
+    }
+    if (controller.signal.aborted || s.ended.signal.aborted || s.listen !== controller) return;
+    // The upstream ended a listen the session still needs: open it again, a bounded number of times in a row.
+    s.listen = undefined;
+    s.listenKey = '';
+    if (++s.listenFailures > 5) return;
+    const timer = setTimeout(() => void this.refreshListen(s).catch(() => {}), 500 * s.listenFailures);
+    timer.unref();
+  }
+
+  /** A listen notification → the session's GET stream, or its bounded backlog while none is open. */
+  private deliver(s: FaceSession, n: JsonRpcNotification): void {
+    if (n.method === 'notifications/resources/updated') {
+      const uri = isObject(n.params) ? n.params.uri : undefined;
+      if (typeof uri !== 'string' || !s.subscriptions.has(uri)) return;
+    }
+    if (s.stream && !s.stream.destroyed) {
+      writeSse(s.stream, n);
+      return;
+    }
+    s.backlog.push(n);
+    if (s.backlog.length > this.maxBacklog) s.backlog.shift();
+  }
+
+  private onEnd(s: FaceSession, _reason: SessionEndReason): void {
+    s.ended.abort();
+    for (const c of s.inflight.values()) c.abort(new Error('session ended'));
+    s.inflight.clear();
+    s.outbound.clear();
+    s.listen?.abort();
+    if (s.stream && !s.stream.writableEnded) s.stream.end();
+    s.stream = undefined;
+  }
+}
+
+function writeSse(raw: ServerResponse, message: JsonRpcMessage): void {
+  if (raw.destroyed || raw.writableEnded) return;
+  raw.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+}

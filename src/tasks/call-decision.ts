@@ -1,0 +1,135 @@
+/**
+ * What happens to one `tools/call`: a pure decision from the tool's task policy, whether the client declares the
+ * tasks extension, the upstream's own task support for the tool, and what the call has produced so far. The
+ * runtime asks once before sending (`start` / `resume`) and again at each turn of the call (`result`,
+ * `task-created`, `window-passed`); the MRTR bridge only holds and resumes, this table says what the call becomes.
+ *
+ * Sources: the tasks extension (io.modelcontextprotocol/tasks §Task Creation: a server decides per call, a client
+ * must declare the extension), 2025-11-25 basic/utilities/tasks §Tool-Level Negotiation (`execution.taskSupport`:
+ * a `required` tool refuses a call without `task`), and translation.md §4.12(g) (a required upstream task for a
+ * client that cannot take one: refuse, or drive the task to its end inside the call) and §4.12(j) (wrapped tools).
+ */
+import type { TaskSupport } from '../translate/index.js';
+import type { TaskPolicy } from './route.js';
+
+/** A tool's task policy mode (configuration `task:`). */
+export type TaskMode = TaskPolicy['task'];
+
+/** What the call has produced when the decision is asked. */
+export type CallTurn =
+  /** Nothing yet: what to send. */
+  | 'start'
+  /** A client's MRTR retry continues a held call: what window the resumed round gets. */
+  | 'resume'
+  /** The upstream answered with an ordinary result or error. */
+  | 'result'
+  /** The upstream answered a task-augmented call with a `CreateTaskResult`. */
+  | 'task-created'
+  /** The round's window passed while the call still runs. */
+  | 'window-passed';
+
+/** The facts a decision is made from. */
+export interface CallFacts {
+  mode: TaskMode;
+  /** The request's client capabilities declare the tasks extension. */
+  declares: boolean;
+  /** The upstream's task support for this tool (from its tools/list). */
+  support: TaskSupport;
+  turn: CallTurn;
+}
+
+/** How long a round may run before `window-passed`. */
+export type CallWindow =
+  /** The upstream's budget for one call (a call that cannot become a task). */
+  | 'budget'
+  /** The policy's `afterMs` (0 when unset). */
+  | 'after-ms'
+  /** None: the call becomes a gateway task at once. */
+  | 'none';
+
+/** What the runtime does. */
+export type CallDecision =
+  /**
+   * Forward the call. `upstreamTask`: as a task-augmented call (`task: { ttl }`); `owned`: it may become a
+   * gateway task; `refuseAtLimit`: it will become one, so a principal at its task limit is refused before the
+   * upstream sees the call (the upstream work may not be idempotent).
+   */
+  | { action: 'send'; upstreamTask: boolean; owned: boolean; refuseAtLimit: boolean; window: CallWindow }
+  /** Refuse with -32021: the tool needs a task the client did not declare (or may not get). */
+  | { action: 'refuse' }
+  /** The upstream's answer is the client's answer. */
+  | { action: 'answer' }
+  /** The upstream task becomes a proxied task; the client gets the gateway's `CreateTaskResult`. */
+  | { action: 'proxy-task' }
+  /** The upstream task is driven to its end inside this request (`tasks/result` of the upstream task). */
+  | { action: 'follow-task' }
+  /** The running call becomes a gateway-owned task. */
+  | { action: 'own-task' }
+  /** The call ran out of its budget: a timeout error. */
+  | { action: 'time-out' };
+
+/** The way a call is treated, derived from mode × declares × support (the rows of the table). */
+export type CallRoute =
+  /** Sent as it is; nothing becomes a task. */
+  | 'plain'
+  /** Refused before it reaches the upstream. */
+  | 'refused'
+  /** Sent task-augmented; an upstream task becomes a proxied task. */
+  | 'upstream-task'
+  /** Sent task-augmented; an upstream task is followed to its end within the request. */
+  | 'hidden-upstream-task'
+  /** A wrapped call: every round gets `afterMs` before it becomes a gateway task (`auto`). */
+  | 'owned-every-round'
+  /** A wrapped call: the first round gets `afterMs`, a resumed round none (`always`, `required`). */
+  | 'owned-first-round';
+
+/** The route of a call (the first three facts). */
+export function callRoute(mode: TaskMode, declares: boolean, support: TaskSupport): CallRoute {
+  // The upstream's own task support decides when it requires a task, or offers one and no rule wraps the tool.
+  if (support === 'required' || (support === 'optional' && (mode === 'native' || mode === 'off'))) {
+    if (declares && mode !== 'off') return 'upstream-task';
+    // An optional tool runs synchronously for a client that takes no task (or may not get one).
+    if (support === 'optional') return 'plain';
+    // A required task the client cannot take: refuse (native, required; §4.12(g) option 1), or hide it
+    // inside this call (off, auto, always; option 2).
+    return mode === 'native' || mode === 'required' ? 'refused' : 'hidden-upstream-task';
+  }
+  switch (mode) {
+    case 'native':
+    case 'off':
+      return 'plain';
+    case 'required':
+      return declares ? 'owned-first-round' : 'refused';
+    case 'auto':
+      return declares ? 'owned-every-round' : 'plain';
+    case 'always':
+      return declares ? 'owned-first-round' : 'plain';
+  }
+}
+
+/** The decision for one turn of a call. */
+export function decideCall(facts: CallFacts): CallDecision {
+  const route = callRoute(facts.mode, facts.declares, facts.support);
+  if (route === 'refused') return { action: 'refuse' };
+  const upstreamTask = route === 'upstream-task' || route === 'hidden-upstream-task';
+  const owned = route === 'owned-every-round' || route === 'owned-first-round';
+  switch (facts.turn) {
+    case 'start':
+      // An auto call may still end synchronously: its limit is checked when it becomes a task.
+      return { action: 'send', upstreamTask, owned, refuseAtLimit: route === 'owned-first-round', window: owned ? 'after-ms' : 'budget' };
+    case 'resume':
+      // A wrapped always/required call asked its question before the task existed (tasks extension §Task
+      // Creation: input first); once answered, the call becomes the task at once.
+      return { action: 'send', upstreamTask, owned, refuseAtLimit: false, window: route === 'owned-first-round' ? 'none' : owned ? 'after-ms' : 'budget' };
+    case 'result':
+      return { action: 'answer' };
+    case 'task-created':
+      // Only a task-augmented call can create an upstream task; elsewhere a CreateTaskResult-looking result is
+      // just a result.
+      if (route === 'upstream-task') return { action: 'proxy-task' };
+      if (route === 'hidden-upstream-task') return { action: 'follow-task' };
+      return { action: 'answer' };
+    case 'window-passed':
+      return owned ? { action: 'own-task' } : { action: 'time-out' };
+  }
+}

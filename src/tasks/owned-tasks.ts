@@ -1,0 +1,159 @@
+/**
+ * Gateway-owned tasks (translation.md §4.12(j)): a synchronous upstream call that outlived its window keeps
+ * running in the background as a task the gateway itself serves. Its input requests become the task's
+ * `inputRequests`, its progress the task's `statusMessage`, its response the task's outcome.
+ */
+import {
+  ErrorCode,
+  asErrorObject,
+  createTaskResultV2,
+  isObject,
+  isTerminal,
+  modernError,
+  modernResult,
+  outcomeFromPayload,
+  type JsonRpcNotification,
+  type ModernRequest,
+  type TaskId,
+  type TaskRecord,
+} from '../translate/index.js';
+import type { Conversation } from './conversation.js';
+import type { Outcome } from './mrtr-bridge.js';
+import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
+import type { TaskEvents } from './task-events.js';
+import { clampTtl, mintTaskId, nowIso, TooManyTasksError, type TaskLimits } from './task-limits.js';
+
+interface OwnedLive {
+  conv: Conversation;
+  stop: AbortController;
+}
+
+/** The owned tasks of one gateway, and their running calls. */
+export class OwnedTasks {
+  private readonly live = new Map<TaskId, OwnedLive>();
+
+  constructor(
+    private readonly events: TaskEvents,
+    private readonly limits: TaskLimits,
+  ) {}
+
+  /** Whether the principal may start one more task now. */
+  async atLimit(principal: string): Promise<boolean> {
+    return (await this.events.store.activeCount(principal)) >= this.limits.maxActivePerPrincipal;
+  }
+
+  /** Makes a running call a task: stores its record, runs it in the background, answers the `CreateTaskResult`. */
+  async adopt(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, policy: TaskPolicy, conv: Conversation): Promise<Outcome> {
+    if (await this.atLimit(caller.principal)) {
+      conv.cancel('too many active tasks');
+      throw new TooManyTasksError(this.limits.maxActivePerPrincipal);
+    }
+    const ttlMs = clampTtl(policy.ttlMs ?? this.limits.defaultTtlMs, policy, this.limits.maxTtlMs);
+    const now = nowIso();
+    const inputRequests = conv.inputRequests();
+    const asking = Object.keys(inputRequests).length > 0;
+    const record: TaskRecord = {
+      taskId: mintTaskId(),
+      principal: caller.principal,
+      upstream: route.name,
+      kind: 'owned',
+      tool: typeof req.params.name === 'string' ? req.params.name : '',
+      status: asking ? 'input_required' : 'working',
+      createdAt: now,
+      lastUpdatedAt: now,
+      ttlMs,
+      pollIntervalMs: policy.pollIntervalMs ?? this.limits.defaultPollIntervalMs,
+      ...(asking ? { inputRequests } : {}),
+      version: 0,
+    };
+    // Tasks extension §Task Creation: the task must be readable before the CreateTaskResult is sent.
+    try {
+      await this.events.store.create(record, ttlMs);
+    } catch (e) {
+      conv.cancel('the task could not be stored');
+      throw e;
+    }
+    const stop = new AbortController();
+    this.live.set(record.taskId, { conv, stop });
+    // The call may run for its budget, and never past the task's retention (nobody could read the outcome).
+    const timeoutAt = Date.now() + Math.min(policy.timeoutMs ?? route.timeoutMs, ttlMs);
+    void this.run(route, record.taskId, conv, caller, stop.signal, timeoutAt);
+    return { kind: 'result', result: createTaskResultV2(record) };
+  }
+
+  /** The running call of a live task, for `tasks/update`. */
+  conversation(taskId: TaskId): Conversation | undefined {
+    return this.live.get(taskId)?.conv;
+  }
+
+  /** Stops a task's call and cancels it upstream (the record is the caller's to finish). */
+  stop(taskId: TaskId, reason: string): void {
+    const live = this.live.get(taskId);
+    if (!live) return;
+    this.live.delete(taskId);
+    live.stop.abort();
+    live.conv.cancel(reason);
+  }
+
+  /** Stops the calls of tasks whose record has expired: nobody can ask for them any more. */
+  async sweep(): Promise<void> {
+    for (const id of [...this.live.keys()]) {
+      if (!(await this.events.store.get(id))) this.stop(id, 'task expired');
+    }
+  }
+
+  /** Stops every call (on shutdown). */
+  close(): void {
+    for (const id of [...this.live.keys()]) this.stop(id, 'gateway shutting down');
+  }
+
+  private async run(route: UpstreamRoute, taskId: TaskId, conv: Conversation, caller: CallerContext, stop: AbortSignal, timeoutAt: number): Promise<void> {
+    try {
+      for (;;) {
+        const r = await conv.pump({
+          signal: stop,
+          capabilities: caller.capabilities,
+          inputAllowed: true,
+          onUndeclared: 'refuse',
+          deadlineAt: timeoutAt,
+          gatherMs: this.limits.gatherMs,
+          notify: (n) => void this.progress(taskId, n),
+        });
+        if (r.kind === 'aborted') return;
+        if (r.kind === 'input') {
+          await this.events.change(taskId, (t) => (isTerminal(t.status) ? undefined : { ...t, status: 'input_required', inputRequests: conv.inputRequests(), lastUpdatedAt: nowIso() }));
+          continue;
+        }
+        if (r.kind === 'deadline') {
+          conv.cancel('task timed out');
+          await this.events.finish(taskId, { status: 'failed', error: { code: ErrorCode.InternalError, message: 'The upstream call timed out' } }, 'The upstream call timed out');
+          return;
+        }
+        const m = r.message;
+        if ('error' in m) {
+          await this.events.finish(taskId, { status: 'failed', error: modernError(asErrorObject(m.error)) }, asErrorObject(m.error).message);
+        } else {
+          const identity = route.upstream.knownIdentity;
+          const result = modernResult('tools/call', isObject(m.result) ? m.result : {}, { cache: route.cache, ...(identity ? { serverInfo: identity.serverInfo } : {}) });
+          await this.events.finish(taskId, outcomeFromPayload({ result }));
+        }
+        return;
+      }
+    } catch (e) {
+      if (stop.aborted) return;
+      conv.cancel('gateway error');
+      const message = `Upstream unavailable: ${(e as Error).message}`;
+      await this.events.finish(taskId, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message);
+    } finally {
+      if (this.live.get(taskId)?.conv === conv) this.live.delete(taskId);
+    }
+  }
+
+  /** Progress of the task's call becomes its statusMessage (progress is not relayed for tasks, tasks extension). */
+  private async progress(taskId: TaskId, n: JsonRpcNotification): Promise<void> {
+    if (n.method !== 'notifications/progress' || !isObject(n.params)) return;
+    const p = n.params;
+    const message = typeof p.message === 'string' ? p.message : typeof p.total === 'number' ? `${p.progress}/${p.total}` : `${p.progress}`;
+    await this.events.change(taskId, (t) => (isTerminal(t.status) || t.statusMessage === message ? undefined : { ...t, statusMessage: message, lastUpdatedAt: nowIso() }));
+  }
+}

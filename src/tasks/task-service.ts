@@ -1,0 +1,113 @@
+/**
+ * The task service: `tasks/get`, `tasks/update` and `tasks/cancel` (tasks extension §Task Polling, §Input,
+ * §Cancellation) for the tasks this gateway created, and task subscriptions for listen streams.
+ */
+import {
+  TASKS_REQUIRED_CAPABILITIES,
+  declaresTasks,
+  detailedTaskV2,
+  isObject,
+  isTerminal,
+  type JsonObject,
+  type ModernRequest,
+  type TaskId,
+  type TaskRecord,
+} from '../translate/index.js';
+import { MissingCapabilityError } from './conversation.js';
+import type { OwnedTasks } from './owned-tasks.js';
+import type { ProxiedTasks } from './proxied-tasks.js';
+import type { CallerContext, UpstreamRoute } from './route.js';
+import type { TaskEvents } from './task-events.js';
+import { nowIso, UnknownTaskError } from './task-limits.js';
+
+/** Serves the task methods over both lifecycles. */
+export class TaskService {
+  constructor(
+    private readonly events: TaskEvents,
+    private readonly owned: OwnedTasks,
+    private readonly proxied: ProxiedTasks,
+    private readonly pollIntervalMs: number,
+  ) {}
+
+  /** tasks/get → the DetailedTask (tasks extension §Task Polling). */
+  async get(route: UpstreamRoute, req: ModernRequest, caller: CallerContext): Promise<JsonObject> {
+    let record = await this.own(route, req, caller);
+    if (record.kind === 'proxied') record = await this.proxied.refresh(record);
+    return detailedTaskV2(record);
+  }
+
+  /** tasks/update → answers outstanding input requests; the ack follows the record change (read-your-writes). */
+  async update(route: UpstreamRoute, req: ModernRequest, caller: CallerContext): Promise<JsonObject> {
+    const record = await this.own(route, req, caller);
+    const responses = isObject(req.inputResponses) ? req.inputResponses : {};
+    const conv = record.kind === 'owned' ? this.owned.conversation(record.taskId) : this.proxied.conversation(record.taskId);
+    if (conv && !isTerminal(record.status)) {
+      const answered = await conv.answer(responses);
+      if (answered.length > 0) {
+        await this.events.change(record.taskId, (t) => {
+          if (isTerminal(t.status)) return undefined;
+          const remaining = conv.inputRequests();
+          const { inputRequests: _old, ...rest } = t;
+          return Object.keys(remaining).length > 0
+            ? { ...rest, inputRequests: remaining, lastUpdatedAt: nowIso() }
+            : { ...rest, status: 'working', lastUpdatedAt: nowIso() };
+        });
+      }
+    }
+    return { resultType: 'complete' };
+  }
+
+  /** tasks/cancel → an empty ack; idempotent on terminal tasks (conformance). */
+  async cancel(route: UpstreamRoute, req: ModernRequest, caller: CallerContext): Promise<JsonObject> {
+    const record = await this.own(route, req, caller);
+    if (isTerminal(record.status)) return { resultType: 'complete' };
+    if (record.kind === 'proxied') {
+      await this.proxied.cancel(record);
+    } else {
+      this.owned.stop(record.taskId, 'task cancelled by the client');
+      await this.events.finish(record.taskId, { status: 'cancelled' }, 'Cancelled by the client');
+    }
+    return { resultType: 'complete' };
+  }
+
+  /**
+   * Subscribes to task changes for a listen stream: returns the ids accepted (existing tasks of this principal on
+   * this route) and a function that ends the subscription.
+   */
+  async subscribe(route: UpstreamRoute, principal: string, taskIds: string[], listener: (t: JsonObject) => void): Promise<{ accepted: string[]; stop: () => void }> {
+    const accepted: string[] = [];
+    for (const id of taskIds) {
+      const r = await this.events.store.get(id as TaskId);
+      if (r && r.principal === principal && r.upstream === route.name) accepted.push(id);
+    }
+    const wanted = new Set(accepted);
+    const off = this.events.on((t) => {
+      if (wanted.has(t.taskId)) listener(detailedTaskV2(t));
+    });
+    // Proxied tasks change upstream: poll them while someone listens.
+    const timer = setInterval(() => {
+      for (const id of wanted) {
+        void this.events.store.get(id as TaskId).then((r) => (r && r.kind === 'proxied' ? this.proxied.refresh(r) : undefined)).catch(() => {});
+      }
+    }, this.pollIntervalMs);
+    timer.unref();
+    return {
+      accepted,
+      stop: () => {
+        clearInterval(timer);
+        off();
+      },
+    };
+  }
+
+  private async own(route: UpstreamRoute, req: ModernRequest, caller: CallerContext): Promise<TaskRecord> {
+    // Tasks extension §Protocol Errors: the capability is checked before the id is looked up.
+    if (!declaresTasks(caller.capabilities)) throw new MissingCapabilityError(TASKS_REQUIRED_CAPABILITIES, req.method);
+    const id = req.params.taskId;
+    if (typeof id !== 'string') throw new UnknownTaskError();
+    const record = await this.events.store.get(id as TaskId);
+    // A foreign task is indistinguishable from an unknown one (tasks extension §Security Considerations).
+    if (!record || record.principal !== caller.principal || record.upstream !== route.name) throw new UnknownTaskError();
+    return record;
+  }
+}

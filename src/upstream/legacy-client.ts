@@ -1,0 +1,236 @@
+/**
+ * The upstream seam for a legacy (2025-11-25) server, over the session pool. Sessions are keyed by the caller's
+ * Authorization and the legacy form of its declared capabilities (translation.md §4.1), so that a server sees
+ * each caller as the client it is; callers of this class never see a session.
+ */
+import {
+  acceptListenFilter,
+  legacySessionCapabilities,
+  type JsonObject,
+  type JsonRpcNotification,
+  type ListenFilter,
+  type UpstreamIdentity,
+} from '../translate/index.js';
+import type { CallEvent, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats } from './client.js';
+import { drainToResponse, type LegacySession } from './legacy-session.js';
+import { LegacySessionPool, type PoolOptions, type SessionKey } from './pool.js';
+
+/** Notifications a listen stream carries (2025-11-25 server/utilities: list changes and resource updates). */
+const LISTEN_METHODS = new Set([
+  'notifications/tools/list_changed',
+  'notifications/prompts/list_changed',
+  'notifications/resources/list_changed',
+  'notifications/resources/updated',
+]);
+
+/** Most notifications queued for a listen consumer that does not keep up (list changes are idempotent). */
+const MAX_QUEUED_NOTIFICATIONS = 1_000;
+
+/** The session key of a caller: its credentials and the legacy form of its declared capabilities. */
+export function sessionKeyOf(caller: UpstreamCaller): SessionKey {
+  return { capabilities: legacySessionCapabilities(caller.capabilities), ...(caller.authorization ? { authorization: caller.authorization } : {}) };
+}
+
+interface Subscription {
+  /** Listens that share this subscription on one session. */
+  count: number;
+  /** Whether the upstream accepted `resources/subscribe`. */
+  ok: Promise<boolean>;
+}
+
+/** A client of one legacy upstream (era `legacy`), pooling one session per caller key. */
+export class LegacyUpstreamClient implements UpstreamClient {
+  readonly era = 'legacy' as const;
+  private readonly pool: LegacySessionPool;
+  /** Resource subscriptions per session, shared by the listens on it (one subscribe, one unsubscribe). */
+  private readonly subscriptions = new WeakMap<LegacySession, Map<string, Subscription>>();
+
+  constructor(readonly name: string, opts: PoolOptions) {
+    this.pool = new LegacySessionPool(opts);
+  }
+
+  /** The identity from the most recent `initialize`, if any. */
+  get knownIdentity(): UpstreamIdentity | undefined {
+    return this.pool.identity;
+  }
+
+  /** The upstream's identity, initializing the caller's session when none has been made yet. */
+  identity(caller: UpstreamCaller, signal?: AbortSignal): Promise<UpstreamIdentity> {
+    return this.pool.getIdentity(sessionKeyOf(caller), signal);
+  }
+
+  /**
+   * Sends a request on the caller's session. `signal` aborts getting the session ready; once sent, the call is
+   * stopped with `cancel()`. The session is held until the call's final event is taken, or cancel/abandon.
+   */
+  async call(caller: UpstreamCaller, method: string, params: JsonObject | undefined, signal?: AbortSignal): Promise<UpstreamCall> {
+    const key = sessionKeyOf(caller);
+    const call = await this.pool.withSession(key, (s) => s.request(method, params), signal);
+    return new HeldCall(call, this.pool.hold(key));
+  }
+
+  /** Holds the caller's session for a task's life: a legacy task lives in the session that created it. */
+  retain(caller: UpstreamCaller): () => void {
+    return this.pool.hold(sessionKeyOf(caller));
+  }
+
+  /**
+   * Listens on the GET stream of the caller's own pooled session: a server that keeps one instance per session
+   * notifies only the session that made a change (2025-11-25 server/tools §List Changed Notification), so the
+   * changes the caller's own calls cause arrive there. Resource subscriptions are made on that session,
+   * shared with other listens on it, and undone when the last of them ends.
+   */
+  async listen(caller: UpstreamCaller, filter: ListenFilter, signal: AbortSignal): Promise<UpstreamListen> {
+    const { session, release } = await this.pool.lease(sessionKeyOf(caller), signal);
+    const undo: Array<() => void> = [release];
+    const cleanup = () => {
+      for (const u of undo.splice(0)) u();
+    };
+    const queue: JsonRpcNotification[] = [];
+    let ended = false;
+    let wake: (() => void) | undefined;
+    const onAbort = () => {
+      ended = true;
+      cleanup();
+      wake?.();
+    };
+    try {
+      const accepted = acceptListenFilter(filter, session.identity?.capabilities ?? {});
+      // Registered before subscribing, so that nothing sent after the subscription is missed.
+      undo.push(
+        session.onStreamNotification((n) => {
+          if (n === undefined) ended = true;
+          else if (LISTEN_METHODS.has(n.method)) {
+            if (queue.length >= MAX_QUEUED_NOTIFICATIONS) queue.shift();
+            queue.push(n);
+          }
+          wake?.();
+        }),
+      );
+      if (accepted.resourceSubscriptions) {
+        const ok: string[] = [];
+        for (const uri of accepted.resourceSubscriptions) {
+          const unsubscribe = await this.subscribe(session, uri);
+          if (!unsubscribe) continue;
+          undo.push(unsubscribe);
+          ok.push(uri);
+        }
+        if (ok.length > 0) accepted.resourceSubscriptions = ok;
+        else delete accepted.resourceSubscriptions;
+      }
+      if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
+      signal.addEventListener('abort', onAbort, { once: true });
+      undo.push(() => signal.removeEventListener('abort', onAbort));
+      async function* notifications(): AsyncGenerator<JsonRpcNotification> {
+        try {
+          for (;;) {
+            const n = queue.shift();
+            if (n) {
+              yield n;
+              continue;
+            }
+            if (ended || signal.aborted) return;
+            await new Promise<void>((resolve) => (wake = resolve));
+            wake = undefined;
+          }
+        } finally {
+          cleanup();
+        }
+      }
+      return { accepted, notifications: notifications() };
+    } catch (e) {
+      cleanup();
+      throw e;
+    }
+  }
+
+  /** Subscribes `uri` on a session once for all its listens; returns this listen's release, or `undefined` if refused. */
+  private async subscribe(session: LegacySession, uri: string): Promise<(() => void) | undefined> {
+    let subs = this.subscriptions.get(session);
+    if (!subs) {
+      subs = new Map();
+      this.subscriptions.set(session, subs);
+    }
+    let sub = subs.get(uri);
+    if (!sub) {
+      // Not tied to one listen's signal: other listens may come to share it. Bounded by the session's budget.
+      const ok = session
+        .request('resources/subscribe', { uri })
+        .then(drainToResponse)
+        .then((res) => !('error' in res), () => false);
+      sub = { count: 0, ok };
+      subs.set(uri, sub);
+    }
+    sub.count++;
+    const shared = sub;
+    const map = subs;
+    let released = false;
+    const releaseOne = () => {
+      if (released) return;
+      released = true;
+      shared.count--;
+      if (shared.count > 0 || map.get(uri) !== shared) return;
+      map.delete(uri);
+      void shared.ok.then(async (wasSubscribed) => {
+        if (wasSubscribed) await drainToResponse(await session.request('resources/unsubscribe', { uri }));
+      }).catch(() => {}); // best effort: a closed session has no subscriptions left
+    };
+    if (await shared.ok) return releaseOne;
+    releaseOne();
+    return undefined;
+  }
+
+  /** Sessions held (for /healthz). */
+  stats(): UpstreamStats {
+    return { sessions: this.pool.size };
+  }
+
+  /** Closes every session (DELETE upstream). Idempotent. */
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+/** A call that keeps its session held until its final event is taken, or it is cancelled or abandoned. */
+class HeldCall implements UpstreamCall {
+  constructor(
+    private readonly inner: UpstreamCall,
+    private readonly release: () => void,
+  ) {}
+
+  get finished(): boolean {
+    return this.inner.finished;
+  }
+
+  get pending(): number {
+    return this.inner.pending;
+  }
+
+  async next(): Promise<CallEvent> {
+    return this.seen(await this.inner.next());
+  }
+
+  async nextUnless(ms: number | undefined, signal: AbortSignal | undefined): Promise<CallEvent | undefined> {
+    const e = await this.inner.nextUnless(ms, signal);
+    return e && this.seen(e);
+  }
+
+  respond(...args: Parameters<UpstreamCall['respond']>): Promise<void> {
+    return this.inner.respond(...args);
+  }
+
+  cancel(reason: string): void {
+    this.inner.cancel(reason);
+    this.release();
+  }
+
+  abandon(reason: string): void {
+    this.inner.abandon(reason);
+    this.release();
+  }
+
+  private seen(e: CallEvent): CallEvent {
+    if (e.kind === 'response' || e.kind === 'failure') this.release();
+    return e;
+  }
+}

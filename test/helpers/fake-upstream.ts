@@ -1,0 +1,258 @@
+/**
+ * FakeUpstream: an in-memory FAKE of the `UpstreamClient` seam, for unit tests of the task runtime without
+ * sockets (ARCHITECTURE §6 "Runtime unit tests"). Not a test file. It speaks no protocol: a test scripts what the
+ * upstream does, either with `handle(method, fn)` (the call answers at once) or by taking the call with
+ * `nextCall()` and driving its events (`notify`, `ask`, `reply`, `fail`). Everything the runtime does to the
+ * upstream is recorded: the calls and their params, answers to input requests, cancels, abandons, retains.
+ */
+import type { CallEvent, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats } from '../../src/upstream/index.js';
+import type { JsonObject, JsonRpcErrorObject, JsonRpcNotification, ListenFilter, RequestId, UpstreamIdentity } from '../../src/translate/index.js';
+
+/** A test's bound on waiting for something the runtime is expected to do (a failure, never a pass). */
+const WAIT_MS = 5_000;
+
+function bounded<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`fake upstream: ${what} did not happen within ${WAIT_MS} ms`)), WAIT_MS);
+    timer.unref();
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** One call the runtime made, driven by the test. */
+export class FakeCall implements UpstreamCall {
+  private readonly queue: CallEvent[] = [];
+  private waiter: ((e: CallEvent) => void) | undefined;
+  private terminal: CallEvent | undefined;
+  private nextRequestId = 1;
+  private answerWaiters: Array<(a: FakeAnswer) => void> = [];
+  /** Answers the runtime gave to this call's input requests, in order. */
+  readonly answers: FakeAnswer[] = [];
+  /** Why the runtime cancelled (`cancel`) or dropped (`abandon`) the call, if it did. */
+  cancelled: string | undefined;
+  abandoned: string | undefined;
+
+  constructor(
+    readonly caller: UpstreamCaller,
+    readonly method: string,
+    readonly params: JsonObject | undefined,
+  ) {}
+
+  get finished(): boolean {
+    return this.terminal !== undefined;
+  }
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** The test: the upstream sends a notification on this call. */
+  notify(method: string, params: JsonObject = {}): void {
+    this.push({ kind: 'notification', message: { jsonrpc: '2.0', method, params } });
+  }
+
+  /** The test: the upstream asks for input on this call; returns the request id. */
+  ask(method: string, params: JsonObject = {}): RequestId {
+    const id = `in-${this.nextRequestId++}`;
+    this.push({ kind: 'request', message: { jsonrpc: '2.0', id, method, params } });
+    return id;
+  }
+
+  /** The test: the upstream answers with a result. */
+  reply(result: JsonObject): void {
+    this.push({ kind: 'response', message: { jsonrpc: '2.0', id: 1, result } });
+  }
+
+  /** The test: the upstream answers with a JSON-RPC error. */
+  replyError(error: JsonRpcErrorObject): void {
+    this.push({ kind: 'response', message: { jsonrpc: '2.0', id: 1, error } });
+  }
+
+  /** The test: the call breaks (the stream is lost). */
+  fail(error: Error): void {
+    this.push({ kind: 'failure', error });
+  }
+
+  /** The test: waits for the runtime's next answer to an input request of this call. */
+  nextAnswer(): Promise<FakeAnswer> {
+    const ready = this.answers[this.answersTaken];
+    if (ready) {
+      this.answersTaken++;
+      return Promise.resolve(ready);
+    }
+    return bounded(
+      new Promise<FakeAnswer>((resolve) => this.answerWaiters.push((a) => {
+        this.answersTaken++;
+        resolve(a);
+      })),
+      `an answer on ${this.method}`,
+    );
+  }
+  private answersTaken = 0;
+
+  next(): Promise<CallEvent> {
+    return this.nextUnless(undefined, undefined) as Promise<CallEvent>;
+  }
+
+  nextUnless(ms: number | undefined, signal: AbortSignal | undefined): Promise<CallEvent | undefined> {
+    const e = this.queue.shift();
+    if (e) return Promise.resolve(e);
+    if (this.terminal) return Promise.resolve(this.terminal);
+    if (signal?.aborted) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = (ev: CallEvent | undefined) => {
+        if (timer) clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        if (this.waiter === waiter) this.waiter = undefined;
+        resolve(ev);
+      };
+      const waiter = (ev: CallEvent) => done(ev);
+      const onAbort = () => done(undefined);
+      this.waiter = waiter;
+      if (ms !== undefined) timer = setTimeout(() => done(undefined), ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  async respond(id: RequestId, payload: { result: JsonObject } | { error: JsonRpcErrorObject }): Promise<void> {
+    const answer = { id, ...payload } as FakeAnswer;
+    this.answers.push(answer);
+    this.answerWaiters.shift()?.(answer);
+  }
+
+  cancel(reason: string): void {
+    if (this.cancelled !== undefined || this.abandoned !== undefined) return;
+    this.cancelled = reason;
+    this.push({ kind: 'failure', error: new Error(`cancelled: ${reason}`) });
+  }
+
+  abandon(reason: string): void {
+    if (this.cancelled !== undefined || this.abandoned !== undefined) return;
+    this.abandoned = reason;
+    this.push({ kind: 'failure', error: new Error(`abandoned: ${reason}`) });
+  }
+
+  private push(event: CallEvent): void {
+    if (this.terminal) return;
+    if (event.kind === 'response' || event.kind === 'failure') this.terminal = event;
+    const w = this.waiter;
+    if (w) {
+      this.waiter = undefined;
+      w(event);
+    } else this.queue.push(event);
+  }
+}
+
+/** The runtime's answer to one input request. */
+export type FakeAnswer = { id: RequestId } & ({ result: JsonObject } | { error: JsonRpcErrorObject });
+
+/** A FAKE upstream: `UpstreamClient` in memory, scripted by the test. */
+export class FakeUpstream implements UpstreamClient {
+  readonly era = 'legacy' as const;
+  /** Every call the runtime made, in order. */
+  readonly calls: FakeCall[] = [];
+  private readonly handlers = new Map<string, (params: JsonObject | undefined, call: FakeCall) => JsonObject | undefined>();
+  private readonly callWaiters: Array<{ method: string | undefined; resolve: (c: FakeCall) => void }> = [];
+  private taken = new Set<FakeCall>();
+  private retained = 0;
+  private readonly listeners = new Set<(n: JsonRpcNotification) => void>();
+
+  constructor(
+    readonly name: string,
+    readonly knownIdentity: UpstreamIdentity,
+  ) {}
+
+  /** Answers every call of `method` at once with `fn`'s result (`undefined`: leave it to the test). */
+  handle(method: string, fn: (params: JsonObject | undefined, call: FakeCall) => JsonObject | undefined): this {
+    this.handlers.set(method, fn);
+    return this;
+  }
+
+  /** The next call (of `method`, if given) that the test has not taken yet. */
+  nextCall(method?: string): Promise<FakeCall> {
+    const ready = this.calls.find((c) => !this.taken.has(c) && (method === undefined || c.method === method));
+    if (ready) {
+      this.taken.add(ready);
+      return Promise.resolve(ready);
+    }
+    return bounded(new Promise<FakeCall>((resolve) => this.callWaiters.push({ method, resolve })), `a ${method ?? 'any'} call`);
+  }
+
+  /** Holds taken by `retain()` and not yet released. */
+  get retainedCount(): number {
+    return this.retained;
+  }
+
+  async identity(): Promise<UpstreamIdentity> {
+    return this.knownIdentity;
+  }
+
+  async call(caller: UpstreamCaller, method: string, params: JsonObject | undefined): Promise<UpstreamCall> {
+    const call = new FakeCall(caller, method, params);
+    this.calls.push(call);
+    const handler = this.handlers.get(method);
+    const result = handler?.(params, call);
+    if (result !== undefined) {
+      call.reply(result);
+      this.taken.add(call);
+      return call;
+    }
+    const i = this.callWaiters.findIndex((w) => w.method === undefined || w.method === method);
+    const waiter = i >= 0 ? this.callWaiters.splice(i, 1)[0] : undefined;
+    if (waiter) {
+      this.taken.add(call);
+      waiter.resolve(call);
+    }
+    return call;
+  }
+
+  /** Sends a notification to every open listen. */
+  broadcast(method: string, params: JsonObject = {}): void {
+    for (const l of this.listeners) l({ jsonrpc: '2.0', method, params });
+  }
+
+  async listen(_caller: UpstreamCaller, filter: ListenFilter, signal: AbortSignal): Promise<UpstreamListen> {
+    const queue: JsonRpcNotification[] = [];
+    let wake: (() => void) | undefined;
+    const listener = (n: JsonRpcNotification) => {
+      queue.push(n);
+      wake?.();
+    };
+    this.listeners.add(listener);
+    const onAbort = () => wake?.();
+    signal.addEventListener('abort', onAbort, { once: true });
+    const listeners = this.listeners;
+    async function* notifications(): AsyncGenerator<JsonRpcNotification> {
+      try {
+        for (;;) {
+          const n = queue.shift();
+          if (n) yield n;
+          else if (signal.aborted) return;
+          else await new Promise<void>((r) => (wake = r));
+        }
+      } finally {
+        listeners.delete(listener);
+        signal.removeEventListener('abort', onAbort);
+      }
+    }
+    return { accepted: { ...filter }, notifications: notifications() };
+  }
+
+  retain(): () => void {
+    this.retained++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.retained--;
+    };
+  }
+
+  stats(): UpstreamStats {
+    return { sessions: 0 };
+  }
+
+  async close(): Promise<void> {}
+}

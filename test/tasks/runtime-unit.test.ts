@@ -1,0 +1,260 @@
+/**
+ * The task runtime against the in-memory FakeUpstream and the memory store: no sockets, no fixture server. Each
+ * test scripts what the upstream does and checks what the runtime makes of it: a plain call, MRTR hold and resume,
+ * a gateway-owned task (input, update, progress, cancel), a proxied upstream task (input, update, outcome,
+ * cancel), the refusal of a task the client cannot take, and an upstream task hidden inside one call.
+ */
+import t from 'tap';
+import { MemoryTaskStore } from '../../src/store/index.js';
+import {
+  MissingCapabilityError,
+  MrtrBridge,
+  TaskRuntime,
+  type CallerContext,
+  type ForwardHooks,
+  type TaskPolicy,
+  type UpstreamRoute,
+} from '../../src/tasks/index.js';
+import { globToRegExp, methodPolicy, type JsonObject, type JsonRpcNotification, type ModernRequest } from '../../src/translate/index.js';
+import { FakeUpstream } from '../helpers/fake-upstream.js';
+
+const TASKS_EXT = 'io.modelcontextprotocol/tasks';
+const DECLARING = { extensions: { [TASKS_EXT]: {} }, elicitation: {} };
+const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+const WAIT_MS = 5_000;
+
+/** Upstream capabilities with legacy tool tasks (2025-11-25 `tasks.requests.tools.call`). */
+const TASK_CAPS = { tools: {}, tasks: { requests: { tools: { call: {} } }, cancel: {} } };
+
+interface Harness {
+  runtime: TaskRuntime;
+  bridge: MrtrBridge;
+  upstream: FakeUpstream;
+  route: UpstreamRoute;
+  caller: CallerContext;
+  notified: JsonRpcNotification[];
+  hooks: ForwardHooks;
+  callTool(name: string, extra?: Partial<ModernRequest>): ReturnType<TaskRuntime['callTool']>;
+  task(method: 'tasks/get' | 'tasks/update' | 'tasks/cancel', taskId: string, extra?: Partial<ModernRequest>): Promise<JsonObject>;
+  /** Resolves with the task once `pred` holds for it (now or after a change). */
+  until(taskId: string, pred: (task: any) => boolean): Promise<any>;
+}
+
+function request(method: string, params: JsonObject, capabilities: JsonObject, extra: Partial<ModernRequest> = {}): ModernRequest {
+  return {
+    id: 1,
+    method,
+    policy: methodPolicy(method),
+    params,
+    envelope: { protocolVersion: '2026-07-28', clientCapabilities: capabilities },
+    ...extra,
+  };
+}
+
+function harness(
+  t: { teardown(fn: () => unknown): void },
+  opts: { rules?: Record<string, TaskPolicy>; capabilities?: JsonObject; upstreamCaps?: JsonObject; tools?: JsonObject[] } = {},
+): Harness {
+  const upstream = new FakeUpstream('fake', { protocolVersion: '2025-11-25', capabilities: opts.upstreamCaps ?? { tools: {} }, serverInfo: { name: 'fake', version: '1' } });
+  upstream.handle('tools/list', () => ({ tools: opts.tools ?? [] }));
+  const store = new MemoryTaskStore({ maxTasks: 100 });
+  const bridge = new MrtrBridge({ stateKey: new Uint8Array(32).fill(7), holdMs: 60_000, maxHeld: 10, gatherMs: 5 });
+  // Polls and sweeps are far away: every change in these tests is one the test itself causes.
+  const runtime = new TaskRuntime({ store, bridge, defaultTtlMs: 60_000, maxTtlMs: 3_600_000, defaultPollIntervalMs: 600_000, maxActivePerPrincipal: 10, toolSupportTtlMs: 600_000 });
+  t.teardown(async () => {
+    bridge.close();
+    runtime.close();
+    await store.close();
+  });
+  const route: UpstreamRoute = {
+    name: 'fake',
+    url: 'memory:fake',
+    staticHeaders: {},
+    timeoutMs: 30_000,
+    cache: { ttlMs: 0, scope: 'private' },
+    upstream,
+    rules: Object.entries(opts.rules ?? {}).map(([p, rule]) => [globToRegExp(p), rule] as const),
+  };
+  const capabilities = opts.capabilities ?? DECLARING;
+  const caller: CallerContext = { principal: 'alice', capabilities };
+  const notified: JsonRpcNotification[] = [];
+  const hooks: ForwardHooks = { signal: new AbortController().signal, notify: (n) => notified.push(n) };
+  const h: Harness = {
+    runtime,
+    bridge,
+    upstream,
+    route,
+    caller,
+    notified,
+    hooks,
+    callTool: (name, extra = {}) => runtime.callTool(route, request('tools/call', { name, arguments: {} }, capabilities, extra), caller, hooks),
+    task: (method, taskId, extra = {}) => {
+      const req = request(method, { taskId }, capabilities, extra);
+      return method === 'tasks/get' ? runtime.get(route, req, caller) : method === 'tasks/update' ? runtime.update(route, req, caller) : runtime.cancel(route, req, caller);
+    },
+    async until(taskId, pred) {
+      let resolve!: (task: any) => void;
+      const changed = new Promise<any>((r) => (resolve = r));
+      const sub = await runtime.subscribe(route, caller.principal, [taskId], (task) => {
+        if (pred(task)) resolve(task);
+      });
+      try {
+        const now = await h.task('tasks/get', taskId);
+        if (pred(now)) return now;
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`task ${taskId} never matched; last ${JSON.stringify(now)}`)), WAIT_MS);
+        });
+        return await Promise.race([changed, timeout]).finally(() => clearTimeout(timer));
+      } finally {
+        sub.stop();
+      }
+    },
+  };
+  return h;
+}
+
+t.test('a plain call: forwarded as it is, the response is the answer, progress for the client’s token relayed', async (t) => {
+  const h = harness(t, { capabilities: {} });
+  const outcome = h.runtime.callTool(h.route, request('tools/call', { name: 'greet', arguments: { who: 'Ada' }, task: { ttl: 1 }, _meta: { progressToken: 'p1' } }, {}), h.caller, h.hooks);
+  const call = await h.upstream.nextCall('tools/call');
+  t.same(call.params, { name: 'greet', arguments: { who: 'Ada' }, _meta: { progressToken: 'p1' } }, 'a modern client’s task is not forwarded');
+  call.notify('notifications/progress', { progressToken: 'p1', progress: 1 });
+  call.notify('notifications/progress', { progressToken: 'other', progress: 1 });
+  call.reply({ content: [{ type: 'text', text: 'Hello, Ada' }] });
+  const r = await outcome;
+  t.equal(r.kind, 'result');
+  t.match(r, { result: { resultType: 'complete', content: [{ type: 'text', text: 'Hello, Ada' }] } });
+  t.same(h.notified.map((n) => n.params?.progressToken), ['p1'], 'only the client’s own progress');
+});
+
+t.test('MRTR: an input request holds the call; the retry resumes it with the answer', async (t) => {
+  const h = harness(t, { capabilities: { elicitation: {} } });
+  const first = h.callTool('confirm');
+  const call = await h.upstream.nextCall('tools/call');
+  const id = call.ask('elicitation/create', { message: 'Sure?', requestedSchema: { type: 'object', properties: {} } });
+  const asked = await first;
+  t.equal(asked.kind, 'result');
+  const result = (asked as { result: any }).result;
+  t.equal(result.resultType, 'input_required');
+  const [key] = Object.keys(result.inputRequests);
+  t.ok(key, 'one input request');
+  t.equal(result.inputRequests[key as string].method, 'elicitation/create');
+  t.equal(h.bridge.heldCount, 1, 'the call is held');
+
+  const retry = h.callTool('confirm', { requestState: result.requestState, inputResponses: { [key as string]: { action: 'accept', content: {} } } });
+  const answer = await call.nextAnswer();
+  t.same(answer, { id, result: { action: 'accept', content: {} } }, 'the answer reached the held upstream call');
+  call.reply({ content: [{ type: 'text', text: 'done' }] });
+  const done = await retry;
+  t.match(done, { kind: 'result', result: { resultType: 'complete', content: [{ type: 'text', text: 'done' }] } });
+  t.equal(h.bridge.heldCount, 0, 'released');
+  t.equal(h.upstream.calls.filter((c) => c.method === 'tools/call').length, 1, 'one upstream call for both rounds');
+
+  await t.rejects(h.callTool('confirm', { requestState: result.requestState, inputResponses: {} }), { name: 'InvalidRequestStateError' }, 'a used state cannot continue again');
+});
+
+t.test('owned task: always wraps at once; progress, input, update and the outcome reach the record', async (t) => {
+  const h = harness(t, { rules: { slow: { task: 'always' } } });
+  const created = await h.callTool('slow');
+  t.match(created, { kind: 'result', result: { resultType: 'task', status: 'working' } });
+  const taskId = (created as { result: any }).result.taskId as string;
+  const call = await h.upstream.nextCall('tools/call');
+  t.match(call.params, { name: 'slow', _meta: { progressToken: /^gw-/ } }, 'a wrapped call asks for progress with a gateway token');
+
+  call.notify('notifications/progress', { progressToken: (call.params as any)._meta.progressToken, progress: 1, total: 4 });
+  t.equal((await h.until(taskId, (task) => task.statusMessage === '1/4')).status, 'working', 'progress becomes the statusMessage');
+
+  const id = call.ask('elicitation/create', { message: 'Go on?', requestedSchema: { type: 'object', properties: {} } });
+  const asking = await h.until(taskId, (task) => task.status === 'input_required');
+  const [key] = Object.keys(asking.inputRequests);
+  t.ok(key, 'the question is in the record');
+  t.same(await h.task('tasks/update', taskId, { inputResponses: { [key as string]: { action: 'accept', content: {} } } }), { resultType: 'complete' });
+  t.same(await call.nextAnswer(), { id, result: { action: 'accept', content: {} } }, 'tasks/update answered the upstream call');
+  t.equal((await h.task('tasks/get', taskId)).status, 'working', 'the ack follows the record change');
+
+  call.reply({ content: [{ type: 'text', text: 'finished' }] });
+  const done = await h.until(taskId, (task) => task.status === 'completed');
+  t.match(done.result, { content: [{ type: 'text', text: 'finished' }] });
+});
+
+t.test('owned task: auto answers synchronously within afterMs, and becomes a task when the window passes', async (t) => {
+  const h = harness(t, { rules: { quick: { task: 'auto', afterMs: 60_000 }, never: { task: 'auto', afterMs: 1 } } });
+  const fast = h.callTool('quick');
+  (await h.upstream.nextCall('tools/call')).reply({ content: [] });
+  t.match(await fast, { kind: 'result', result: { resultType: 'complete' } }, 'ended within the window: a plain answer');
+
+  const slow = await h.callTool('never');
+  t.match(slow, { kind: 'result', result: { resultType: 'task' } }, 'still running after the window: a task');
+});
+
+t.test('owned task: tasks/cancel cancels the upstream call and ends the record cancelled', async (t) => {
+  const h = harness(t, { rules: { '*': { task: 'always' } } });
+  const taskId = ((await h.callTool('slow')) as { result: any }).result.taskId as string;
+  const call = await h.upstream.nextCall('tools/call');
+  t.same(await h.task('tasks/cancel', taskId), { resultType: 'complete' });
+  t.equal(call.cancelled, 'task cancelled by the client', 'the upstream call was cancelled');
+  t.equal((await h.task('tasks/get', taskId)).status, 'cancelled');
+  t.same(await h.task('tasks/cancel', taskId), { resultType: 'complete' }, 'idempotent on a terminal task');
+});
+
+t.test('proxied task: the upstream’s task, its input through tasks/update, its payload as the outcome', async (t) => {
+  const h = harness(t, { upstreamCaps: TASK_CAPS, tools: [{ name: 'job', inputSchema: { type: 'object' }, execution: { taskSupport: 'optional' } }] });
+  const pending = h.callTool('job');
+  const call = await h.upstream.nextCall('tools/call');
+  t.match(call.params, { name: 'job', task: { ttl: 60_000 } }, 'sent task-augmented with the default TTL');
+  call.reply({ task: { taskId: 'up-1', status: 'working', ttl: 60_000, createdAt: '2026-01-01T00:00:00Z', pollInterval: 500 } });
+  const created = await pending;
+  t.match(created, { kind: 'result', result: { resultType: 'task', status: 'working', pollIntervalMs: 500 } });
+  const taskId = (created as { result: any }).result.taskId as string;
+  t.not(taskId, 'up-1', 'the gateway mints its own id');
+  t.equal(h.upstream.retainedCount, 1, 'the upstream state the task lives in is retained');
+
+  const wait = await h.upstream.nextCall('tasks/result');
+  t.same(wait.params, { taskId: 'up-1' });
+  const id = wait.ask('elicitation/create', { message: 'Name?', requestedSchema: { type: 'object', properties: {} } });
+  const asking = await h.until(taskId, (task) => task.status === 'input_required');
+  const [key] = Object.keys(asking.inputRequests);
+  await h.task('tasks/update', taskId, { inputResponses: { [key as string]: { action: 'accept', content: { name: 'x' } } } });
+  const answer = await wait.nextAnswer();
+  t.match(answer, { id, result: { action: 'accept', content: { name: 'x' }, _meta: { [RELATED_TASK]: { taskId: 'up-1' } } } }, 'answered as related to the upstream task');
+
+  wait.reply({ content: [{ type: 'text', text: 'payload' }] });
+  const done = await h.until(taskId, (task) => task.status === 'completed');
+  t.match(done.result, { content: [{ type: 'text', text: 'payload' }] });
+  t.equal(h.upstream.retainedCount, 0, 'released once terminal');
+});
+
+t.test('proxied task: tasks/cancel cancels upstream, drops the wait, releases the state', async (t) => {
+  const h = harness(t, { upstreamCaps: TASK_CAPS, tools: [{ name: 'job', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } }] });
+  h.upstream.handle('tasks/cancel', () => ({ taskId: 'up-2', status: 'cancelled', ttl: null, createdAt: '2026-01-01T00:00:00Z' }));
+  const pending = h.callTool('job');
+  (await h.upstream.nextCall('tools/call')).reply({ task: { taskId: 'up-2', status: 'working', ttl: null } });
+  const taskId = ((await pending) as { result: any }).result.taskId as string;
+  const wait = await h.upstream.nextCall('tasks/result');
+  t.same(await h.task('tasks/cancel', taskId), { resultType: 'complete' });
+  t.same(h.upstream.calls.find((c) => c.method === 'tasks/cancel')?.params, { taskId: 'up-2' }, 'cancelled upstream by its own id');
+  t.ok(wait.abandoned, 'the tasks/result wait was dropped, not cancelled');
+  t.equal(wait.cancelled, undefined);
+  t.equal((await h.task('tasks/get', taskId)).status, 'cancelled');
+  t.equal(h.upstream.retainedCount, 0);
+});
+
+t.test('a task the client cannot take: refused before the upstream sees the call', async (t) => {
+  const h = harness(t, { capabilities: {}, upstreamCaps: TASK_CAPS, tools: [{ name: 'job', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } }] });
+  await t.rejects(h.callTool('job'), MissingCapabilityError);
+  t.notOk(h.upstream.calls.some((c) => c.method === 'tools/call'), 'no upstream call');
+  const required = harness(t, { capabilities: {}, rules: { '*': { task: 'required' } } });
+  await t.rejects(required.callTool('anything'), MissingCapabilityError);
+});
+
+t.test('off over an upstream that requires tasks: the task is driven to its end inside the call', async (t) => {
+  const h = harness(t, { capabilities: {}, upstreamCaps: TASK_CAPS, rules: { '*': { task: 'off' } }, tools: [{ name: 'job', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } }] });
+  const outcome = h.callTool('job');
+  (await h.upstream.nextCall('tools/call')).reply({ task: { taskId: 'up-3', status: 'working', ttl: null } });
+  const wait = await h.upstream.nextCall('tasks/result');
+  t.same(wait.params, { taskId: 'up-3' });
+  wait.reply({ content: [{ type: 'text', text: 'hidden' }] });
+  t.match(await outcome, { kind: 'result', result: { resultType: 'complete', content: [{ type: 'text', text: 'hidden' }] } }, 'one synchronous answer');
+  t.equal(h.upstream.retainedCount, 0, 'no task was kept');
+});
