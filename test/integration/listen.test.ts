@@ -154,7 +154,8 @@ t.test('taskIds without the tasks extension is refused with HTTP 400 (as every -
 
 t.test('a listen rides on the caller’s pooled session; aborting it undoes its resource subscription there', async (t) => {
   const relay = await startRelay(t);
-  const stack = await stackFor(t, { url: relay.url });
+  // Era pinned: the relay counts sessions and DELETEs, and the era probe would add one of each.
+  const stack = await stackFor(t, { url: relay.url, era: 'legacy' });
   relay.setTarget(stack.fixture.url);
 
   const l = await listen(t, stack.url, 'sub-abort', { resourceSubscriptions: ['test://watched-resource'] });
