@@ -2,11 +2,11 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { GatewayConfig } from './config/index.js';
-import { buildEdge, hostPolicy } from './proxy/index.js';
+import { buildEdge, hostPolicy, type EdgeEndpoint } from './proxy/index.js';
 import { MemoryTaskStore } from './store/index.js';
-import { MrtrBridge, TaskRuntime, type TaskPolicy, type UpstreamRoute } from './tasks/index.js';
+import { MrtrBridge, TaskRuntime, type TaskPolicy } from './tasks/index.js';
 import { globToRegExp } from './translate/index.js';
-import { LegacyUpstreamClient, upstreamAvailability, type UpstreamAvailability, type UpstreamClient } from './upstream/index.js';
+import { LegacyUpstreamClient, ModernUpstreamClient, upstreamAvailability, type UpstreamClient } from './upstream/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 
 /** Optional collaborators (tests pass a logger or a fixed key). */
@@ -42,8 +42,15 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     maxActivePerPrincipal: config.tasks.maxActivePerPrincipal,
     toolSupportTtlMs: 60_000,
   });
-  const routes: Array<{ path: string; route: UpstreamRoute; availability: UpstreamAvailability }> = config.upstreams.map((u) => ({
+  const routes: Array<EdgeEndpoint> = config.upstreams.map((u) => ({
     path: u.path,
+    modernUpstream: new ModernUpstreamClient({
+      name: u.name,
+      url: u.url,
+      staticHeaders: { ...u.headers },
+      timeoutMs: u.timeoutMs,
+      clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },
+    }),
     availability: upstreamAvailability({
       name: u.name,
       url: u.url,
@@ -67,6 +74,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     hostPolicy: hostPolicy(config.server.host, config.server.allowedHosts, config.server.allowedOrigins),
     keepAliveMs: config.server.keepAliveMs,
     maxListenStreams: config.server.maxListenStreams,
+    clientSessions: { max: config.clientSessions.max, idleMs: config.clientSessions.idleMs },
     bridge,
     runtime,
     endpoints: routes,
@@ -82,7 +90,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
         for (const r of routes) r.availability.close();
         bridge.close();
         runtime.close();
-        await Promise.all(routes.map((r) => r.route.upstream.close()));
+        await Promise.all(routes.flatMap((r) => [r.route.upstream.close(), r.modernUpstream.close()]));
         await store.close();
       })();
       return closing;

@@ -23,6 +23,8 @@ export const DEFAULTS = {
   pollIntervalMs: 1_000,
   maxActiveTasksPerPrincipal: 100,
   maxTasks: 10_000,
+  maxClientSessions: 1_000,
+  clientSessionIdleMs: 1_800_000,
 } as const;
 
 /** Task modes per tool (issue #4): how the gateway treats a tool's long calls. */
@@ -136,6 +138,14 @@ export const ConfigSchema = z
         idleMs: positiveInt.default(DEFAULTS.sessionIdleMs),
       })
       .default({ maxPerUpstream: DEFAULTS.maxSessionsPerUpstream, idleMs: DEFAULTS.sessionIdleMs }),
+    /** Sessions the gateway itself mints for 2025-11-25 clients of 2026-07-28-only upstreams (the legacy face). */
+    clientSessions: z
+      .strictObject({
+        max: positiveInt.default(DEFAULTS.maxClientSessions),
+        /** A session without requests for this long ends; its client gets 404 and initializes again. */
+        idleMs: positiveInt.default(DEFAULTS.clientSessionIdleMs),
+      })
+      .default({ max: DEFAULTS.maxClientSessions, idleMs: DEFAULTS.clientSessionIdleMs }),
     upstreams: z.array(UpstreamSchema).default([]),
   })
   .superRefine((cfg, ctx) => {

@@ -4,6 +4,6 @@ export { ANONYMOUS, principalOf } from './principal.js';
 export { exceptionToEdge, failureToEdge, upstreamErrorStatus, type EdgeError } from './errors.js';
 export { ResponseChannel } from './response.js';
 export { registerMcpEndpoint, type EndpointOptions } from './mcp-endpoint.js';
-export { buildEdge, type EdgeOptions } from './server.js';
+export { buildEdge, type EdgeEndpoint, type EdgeOptions } from './server.js';
 export { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionRegistryOptions } from './legacy-face-sessions.js';
 export { LegacyFace, type LegacyFaceOptions } from './legacy-face.js';

@@ -2,9 +2,21 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { ErrorCode } from '../translate/index.js';
 import type { MrtrBridge, TaskRuntime, UpstreamRoute } from '../tasks/index.js';
-import type { UpstreamAvailability } from '../upstream/index.js';
+import type { UpstreamAvailability, UpstreamClient } from '../upstream/index.js';
 import { checkHostOrigin, type HostPolicy } from './host-check.js';
+import { LegacyFace } from './legacy-face.js';
 import { registerMcpEndpoint } from './mcp-endpoint.js';
+
+/** One upstream as the edge mounts it. */
+export interface EdgeEndpoint {
+  path: string;
+  /** The upstream as the modern face and the task runtime reach it (a legacy-only upstream's sessions). */
+  route: UpstreamRoute;
+  /** What the upstream speaks and whether it is up. */
+  availability: UpstreamAvailability;
+  /** The stateless 2026-07-28 client the legacy face uses when the upstream speaks only that era. */
+  modernUpstream: UpstreamClient;
+}
 
 /** What the edge is built from. */
 export interface EdgeOptions {
@@ -15,7 +27,9 @@ export interface EdgeOptions {
   maxListenStreams: number;
   bridge: MrtrBridge;
   runtime: TaskRuntime;
-  endpoints: Array<{ path: string; route: UpstreamRoute; availability: UpstreamAvailability }>;
+  /** Bounds of the sessions the legacy face mints for 2025-11-25 clients. */
+  clientSessions: { max: number; idleMs: number };
+  endpoints: EdgeEndpoint[];
   version: string;
 }
 
@@ -66,23 +80,32 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
     return reply.code(500).send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InternalError, message: 'Internal error' } });
   });
 
+  // One legacy face per upstream; it holds sessions only once a 2025-11-25 client meets a 2026-07-28-only upstream.
+  const faces = opts.endpoints.map(
+    (e) => new LegacyFace(e.modernUpstream, { keepAliveMs: opts.keepAliveMs, maxSessions: opts.clientSessions.max, idleMs: opts.clientSessions.idleMs }),
+  );
+  app.addHook('onClose', async () => {
+    for (const f of faces) f.close();
+  });
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not found' }));
   // Liveness plus a few gauges for operators (no per-caller data).
   app.get('/healthz', async () => ({
     status: 'ok',
     version: opts.version,
     heldCalls: opts.bridge.heldCount,
-    upstreams: opts.endpoints.map((e) => ({
+    upstreams: opts.endpoints.map((e, i) => ({
       name: e.route.name,
       path: e.path,
       sessions: e.route.upstream.stats().sessions,
+      clientSessions: faces[i]?.sessionCount ?? 0,
       state: e.availability.state,
       ...(e.availability.current ? { modern: e.availability.current.modern, legacy: e.availability.current.legacy } : {}),
     })),
   }));
 
-  for (const e of opts.endpoints) {
+  for (const [i, e] of opts.endpoints.entries()) {
     await registerMcpEndpoint(app, {
+      legacyFace: faces[i],
       route: e.route,
       path: e.path,
       bridge: opts.bridge,
