@@ -93,7 +93,7 @@ export class InvalidRequestStateError extends Error {
 export function plainOutcome(route: UpstreamRoute, req: ModernRequest, m: JsonRpcResponse, resumed: boolean): Outcome {
   if ('error' in m) {
     const uri = typeof req.params.uri === 'string' ? { uri: req.params.uri } : {};
-    return { kind: 'error', error: modernError(asErrorObject(m.error), uri) };
+    return { kind: 'error', error: modernError(asErrorObject(m.error), { method: req.method, ...uri }) };
   }
   const identity = route.upstream.knownIdentity;
   const result = modernResult(req.method, isObject(m.result) ? m.result : {}, {

@@ -48,10 +48,12 @@ export {
   modernCapabilities,
   modernError,
   modernResult,
+  saysResourceNotFound,
   type CacheHints,
   type UpstreamIdentity,
 } from './results.js';
 export {
+  BRIDGED_INPUT_CAPABILITIES,
   canonicalJson,
   hintedInputKey,
   INPUT_KEY_HINT,
@@ -59,7 +61,6 @@ export {
   isInputDeclared,
   isInputMethod,
   isValidInputResponse,
-  legacySessionCapabilities,
   requiredCapabilityFor,
   toInputRequest,
   toLegacyInputResult,

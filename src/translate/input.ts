@@ -92,14 +92,19 @@ export function undeclaredInputAnswer(method: string): { result: JsonObject } | 
   return { error: { code: ErrorCode.MethodNotFound, message: `Client does not support ${method}` } };
 }
 
-/** The legacy client capabilities that matter to an upstream session, from a modern request's capabilities. */
-export function legacySessionCapabilities(caps: JsonObject): JsonObject {
-  const out: JsonObject = {};
-  if (isObject(caps.elicitation)) out.elicitation = caps.elicitation;
-  if (isObject(caps.sampling)) out.sampling = caps.sampling;
-  if (isObject(caps.roots)) out.roots = caps.roots;
-  return out;
-}
+/**
+ * The client capabilities every upstream session is initialized with: each input kind the gateway can bridge
+ * (2025-11-25 client/elicitation form and url mode, client/sampling with tools, client/roots). A server asks
+ * only for what its client declared, and an SDK server refuses locally otherwise, so a session declaring only
+ * what one request declared would never let the gateway answer -32021 (2026-07-28 basic/patterns/mrtr
+ * §Server Requirements). Whether a given request declared the kind is checked per request, by
+ * `isInputDeclared`, when the upstream asks. No `listChanged` for roots: a modern client has no way to say so.
+ */
+export const BRIDGED_INPUT_CAPABILITIES: Readonly<JsonObject> = Object.freeze({
+  elicitation: { form: {}, url: {} },
+  sampling: { tools: {} },
+  roots: {},
+});
 
 /** Stable JSON text (sorted keys) for keying sessions by capability sets. */
 export function canonicalJson(value: unknown): string {

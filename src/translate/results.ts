@@ -99,12 +99,42 @@ export function modernResult(method: string, legacy: JsonObject, opts: { serverI
   return result;
 }
 
-/** A legacy JSON-RPC error → one the modern era may carry (B2: -32002 and -32042 MUST NOT be sent). */
-export function modernError(error: JsonRpcErrorObject, request: { uri?: string } = {}): JsonRpcErrorObject {
-  if (error.code === ErrorCode.LegacyResourceNotFound) {
-    // SEP-2164: resource not found is -32602 with data.uri.
+/**
+ * Whether a legacy error to `resources/read` says the resource does not exist. Servers differ in the code they
+ * use: -32002 (2025-11-25 server/resources §Error Handling), -32602 (the SDK's `McpServer`), -32603 (a handler
+ * that throws a plain Error), 0 or an application code (other SDKs); so, -32002 aside, the message decides.
+ * Codes that speak of the request or method itself (parse error, invalid request, method not found) never do.
+ */
+export function saysResourceNotFound(error: JsonRpcErrorObject): boolean {
+  if (error.code === ErrorCode.LegacyResourceNotFound) return true;
+  if (NOT_A_MISSING_RESOURCE.has(error.code)) return false;
+  return RESOURCE_NOT_FOUND_TEXT.test(error.message);
+}
+
+const NOT_A_MISSING_RESOURCE = new Set<number>([
+  ErrorCode.ParseError,
+  ErrorCode.InvalidRequest,
+  ErrorCode.MethodNotFound,
+  ErrorCode.LegacyUrlElicitationRequired,
+  ErrorCode.MissingRequiredClientCapability,
+  ErrorCode.UnsupportedProtocolVersion,
+  ErrorCode.HeaderMismatch,
+]);
+
+const RESOURCE_NOT_FOUND_TEXT = /\bnot found\b|\bunknown resource\b|\bno such resource\b|\bdoes ?n[o']t exist\b/i;
+
+/**
+ * A legacy JSON-RPC error → one the modern era may carry (B2: -32002 and -32042 MUST NOT be sent). A missing
+ * resource on `resources/read` becomes -32602 with `data.uri` whatever code the server used (2026-07-28
+ * server/resources §Error Handling, SEP-2164); when the code changes from one other than -32002, the server's
+ * own code stays in `data.upstreamCode`.
+ */
+export function modernError(error: JsonRpcErrorObject, request: { method?: string; uri?: string } = {}): JsonRpcErrorObject {
+  const legacyNotFound = error.code === ErrorCode.LegacyResourceNotFound;
+  if (legacyNotFound || (request.method === 'resources/read' && saysResourceNotFound(error))) {
     const data: JsonObject = isObject(error.data) ? { ...error.data } : {};
     if (typeof data.uri !== 'string' && request.uri !== undefined) data.uri = request.uri;
+    if (!legacyNotFound && error.code !== ErrorCode.InvalidParams && data.upstreamCode === undefined) data.upstreamCode = error.code;
     return withData({ code: ErrorCode.InvalidParams, message: error.message }, Object.keys(data).length > 0 ? data : error.data);
   }
   if (error.code === ErrorCode.LegacyUrlElicitationRequired) {

@@ -1,11 +1,11 @@
 /**
  * The upstream seam for a legacy (2025-11-25) server, over the session pool. Sessions are keyed by the caller's
- * Authorization and the legacy form of its declared capabilities (translation.md §4.1), so that a server sees
- * each caller as the client it is; callers of this class never see a session.
+ * Authorization (translation.md §4.1) and declare every input kind the gateway can bridge, so that the upstream
+ * asks and the caller's own declared capabilities are checked per request (an undeclared kind becomes -32021);
+ * callers of this class never see a session.
  */
 import {
   acceptListenFilter,
-  legacySessionCapabilities,
   type JsonObject,
   type JsonRpcNotification,
   type ListenFilter,
@@ -26,9 +26,9 @@ const LISTEN_METHODS = new Set([
 /** Most notifications queued for a listen consumer that does not keep up (list changes are idempotent). */
 const MAX_QUEUED_NOTIFICATIONS = 1_000;
 
-/** The session key of a caller: its credentials and the legacy form of its declared capabilities. */
+/** The session key of a caller: its credentials. */
 export function sessionKeyOf(caller: UpstreamCaller): SessionKey {
-  return { capabilities: legacySessionCapabilities(caller.capabilities), ...(caller.authorization ? { authorization: caller.authorization } : {}) };
+  return caller.authorization ? { authorization: caller.authorization } : {};
 }
 
 interface Subscription {

@@ -1,10 +1,12 @@
 /**
- * The legacy session pool of one upstream. Requests whose credentials (the Authorization header, hashed) or
- * declared client capabilities differ never share a session (translation.md §4.1). Bounded: at most `max`
- * sessions; idle ones are closed after `idleMs`; an expired session (404) is re-initialized once.
+ * The legacy session pool of one upstream. Requests whose credentials (the Authorization header, hashed) differ
+ * never share a session (translation.md §4.1). Every session declares each input kind the gateway can bridge, so
+ * declared client capabilities do not split sessions: they are checked per request when the upstream asks.
+ * Bounded: at most `max` sessions; idle ones are closed after `idleMs`; an expired session (404) is
+ * re-initialized once.
  */
 import { createHash } from 'node:crypto';
-import { canonicalJson, type JsonObject, type UpstreamIdentity } from '../translate/index.js';
+import { BRIDGED_INPUT_CAPABILITIES, type UpstreamIdentity } from '../translate/index.js';
 import { SessionExpiredError, UpstreamBusyError } from './errors.js';
 import { LegacySession } from './legacy-session.js';
 
@@ -18,10 +20,9 @@ export interface PoolOptions {
   clientInfo: { name: string; version: string };
 }
 
-/** Who a session is for. */
+/** Who a session is for: the caller's credentials. */
 export interface SessionKey {
   authorization?: string;
-  capabilities: JsonObject;
 }
 
 interface Entry {
@@ -53,8 +54,7 @@ export class LegacySessionPool {
   }
 
   private keyOf(k: SessionKey): string {
-    const auth = k.authorization ? createHash('sha256').update(k.authorization).digest('base64url') : '-';
-    return `${auth}|${canonicalJson(k.capabilities)}`;
+    return k.authorization ? createHash('sha256').update(k.authorization).digest('base64url') : '-';
   }
 
   private sessionFor(k: SessionKey): LegacySession {
@@ -63,7 +63,7 @@ export class LegacySessionPool {
     return new LegacySession({
       url: this.opts.url,
       headers,
-      capabilities: k.capabilities,
+      capabilities: { ...BRIDGED_INPUT_CAPABILITIES },
       clientInfo: this.opts.clientInfo,
       timeoutMs: this.opts.timeoutMs,
       watchStrays: true,
@@ -138,7 +138,7 @@ export class LegacySessionPool {
     };
   }
 
-  /** The identity of the upstream, initializing a capability-less session if none exists yet. */
+  /** The identity of the upstream, initializing the caller's session if none exists yet. */
   async getIdentity(k: SessionKey, signal?: AbortSignal): Promise<UpstreamIdentity> {
     if (this.latestIdentity) return this.latestIdentity;
     return this.withSession(k, async (s) => s.identity as UpstreamIdentity, signal);

@@ -18,7 +18,7 @@ t.test('held calls and sessions are counted, and released when the exchange ends
   t.equal(first.body.result.resultType, 'input_required');
   const held = await health();
   t.equal(held.heldCalls, 1, 'the upstream call waits for the retry');
-  t.equal(held.upstreams[0].sessions, 1, 'one session for this credential and capability set');
+  t.equal(held.upstreams[0].sessions, 1, 'one session for this credential');
 
   const done = await post(
     stack.url,
@@ -29,6 +29,9 @@ t.test('held calls and sessions are counted, and released when the exchange ends
   t.equal(done.body.result.resultType, 'complete');
   t.equal((await health()).heldCalls, 0, 'nothing held once the call answered');
 
+  // Declared capabilities are checked per request, not by session: only other credentials get another one.
   await post(stack.url, 'tools/list', {}, { capabilities: {} });
-  t.equal((await health()).upstreams[0].sessions, 2, 'other declared capabilities, another session');
+  t.equal((await health()).upstreams[0].sessions, 1, 'other declared capabilities, the same session');
+  await post(stack.url, 'tools/list', {}, { capabilities: {}, headers: { authorization: 'Bearer someone-else' } });
+  t.equal((await health()).upstreams[0].sessions, 2, 'other credentials, another session');
 });

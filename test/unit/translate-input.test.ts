@@ -11,7 +11,6 @@ import {
   isInputDeclared,
   isInputMethod,
   isValidInputResponse,
-  legacySessionCapabilities,
   requiredCapabilityFor,
   toInputRequest,
   toLegacyInputResult,
@@ -164,16 +163,6 @@ t.test('undeclaredInputAnswer', async (t) => {
       t.match(a.error.message, m, `${m} message names the method`);
     }
   }
-});
-
-t.test('legacySessionCapabilities', async (t) => {
-  const table: Array<[string, Json, Json]> = [
-    ['all three', { elicitation: { form: {} }, sampling: { tools: {} }, roots: { listChanged: true } }, { elicitation: { form: {} }, sampling: { tools: {} }, roots: { listChanged: true } }],
-    ['modern-only keys dropped', { extensions: { [K.tasksExtension]: {} }, experimental: { a: {} }, elicitation: {} }, { elicitation: {} }],
-    ['non-object values dropped', { elicitation: true, sampling: null, roots: [] }, {}],
-    ['empty', {}, {}],
-  ];
-  for (const [name, caps, want] of table) t.strictSame(legacySessionCapabilities(caps), want, name);
 });
 
 t.test('canonicalJson', async (t) => {
