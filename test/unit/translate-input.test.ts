@@ -4,6 +4,7 @@
  */
 import t from 'tap';
 import {
+  BRIDGED_INPUT_CAPABILITIES,
   canonicalJson,
   hintedInputKey,
   INPUT_KEY_HINT,
@@ -163,6 +164,22 @@ t.test('undeclaredInputAnswer', async (t) => {
       t.match(a.error.message, m, `${m} message names the method`);
     }
   }
+});
+
+t.test('BRIDGED_INPUT_CAPABILITIES: an upstream session declares every input kind, in every mode', async (t) => {
+  const asks: Array<[string, Json | undefined]> = [
+    ['elicitation/create', { message: 'm', requestedSchema: { type: 'object', properties: {} } }],
+    ['elicitation/create', { mode: 'form', message: 'm', requestedSchema: { type: 'object', properties: {} } }],
+    ['elicitation/create', { mode: 'url', message: 'm', url: 'https://example.com', elicitationId: 'e' }],
+    ['sampling/createMessage', { messages: [], maxTokens: 1 }],
+    ['sampling/createMessage', { messages: [], maxTokens: 1, tools: [], toolChoice: { mode: 'auto' } }],
+    ['roots/list', undefined],
+  ];
+  for (const [method, params] of asks) {
+    t.ok(isInputDeclared(method, params as never, BRIDGED_INPUT_CAPABILITIES as never), `${method} ${JSON.stringify(params ?? {}).slice(0, 40)}`);
+  }
+  t.notOk('listChanged' in (BRIDGED_INPUT_CAPABILITIES.roots as object), 'no roots listChanged: a modern client cannot send it');
+  t.ok(Object.isFrozen(BRIDGED_INPUT_CAPABILITIES), 'shared, so frozen');
 });
 
 t.test('canonicalJson', async (t) => {

@@ -9,6 +9,7 @@ import {
   legacySupportsToolTasks,
   modernCapabilities,
   modernError,
+  saysResourceNotFound,
   modernResult,
   type CacheHints,
   type UpstreamIdentity,
@@ -197,6 +198,48 @@ t.test('modernError', async (t) => {
     { code: 1, message: 'app' },
   ];
   for (const e of unchanged) t.equal(modernError(e, { uri: 'file:///a' }), e, `${e.code} unchanged (same object)`);
+});
+
+t.test('modernError: a missing resource on resources/read, whatever code the server used', async (t) => {
+  const read = { method: 'resources/read', uri: 'test://missing' };
+  // [name, error, expected]
+  const table: Array<[string, JsonRpcErrorObject, JsonRpcErrorObject]> = [
+    ['SDK McpServer: -32602 "Resource … not found" gains data.uri', { code: -32602, message: 'MCP error -32602: Resource test://missing not found' }, { code: -32602, message: 'MCP error -32602: Resource test://missing not found', data: { uri: 'test://missing' } }],
+    ['a plain Error: -32603 → -32602, the code kept', { code: -32603, message: 'Resource not found: test://missing' }, { code: -32602, message: 'Resource not found: test://missing', data: { uri: 'test://missing', upstreamCode: -32603 } }],
+    ['Python-style code 0 "Unknown resource"', { code: 0, message: 'Unknown resource: test://missing' }, { code: -32602, message: 'Unknown resource: test://missing', data: { uri: 'test://missing', upstreamCode: 0 } }],
+    ['an application code, "does not exist", its data kept', { code: -32001, message: 'File does not exist', data: { path: '/x' } }, { code: -32602, message: 'File does not exist', data: { path: '/x', uri: 'test://missing', upstreamCode: -32001 } }],
+    ['"doesn\'t exist"', { code: -32603, message: "That resource doesn't exist" }, { code: -32602, message: "That resource doesn't exist", data: { uri: 'test://missing', upstreamCode: -32603 } }],
+    ['the server\'s own data.uri wins', { code: -32602, message: 'Resource not found', data: { uri: 'test://canonical' } }, { code: -32602, message: 'Resource not found', data: { uri: 'test://canonical' } }],
+  ];
+  for (const [name, error, want] of table) {
+    const before = clone(error);
+    t.same(modernError(error, read), want, name);
+    t.strictSame(error, before, `${name}: input not mutated`);
+  }
+  // Errors that do not say the resource is missing, or that are not about resources/read, keep their code.
+  const unchanged: Array<[string, JsonRpcErrorObject, { method?: string; uri?: string }]> = [
+    ['method not found (a server without resources)', { code: -32601, message: 'Method not found' }, read],
+    ['invalid request', { code: -32600, message: 'Session not found' }, read],
+    ['-32603 that says nothing of a missing resource', { code: -32603, message: 'database offline' }, read],
+    ['-32602 about something else', { code: -32602, message: 'Invalid URI' }, read],
+    ['"not found" on tools/call', { code: -32602, message: 'Tool x not found' }, { method: 'tools/call' }],
+    ['"not found" on prompts/get', { code: -32603, message: 'Prompt not found' }, { method: 'prompts/get' }],
+  ];
+  for (const [name, error, request] of unchanged) t.equal(modernError(error, request), error, `${name}: unchanged`);
+});
+
+t.test('saysResourceNotFound', async (t) => {
+  const table: Array<[JsonRpcErrorObject, boolean]> = [
+    [{ code: -32002, message: 'anything' }, true],
+    [{ code: -32602, message: 'Resource test://a not found' }, true],
+    [{ code: -32603, message: 'NOT FOUND' }, true],
+    [{ code: 7, message: 'no such resource' }, true],
+    [{ code: -32601, message: 'Method not found' }, false],
+    [{ code: -32700, message: 'not found' }, false],
+    [{ code: -32021, message: 'not found' }, false],
+    [{ code: -32603, message: 'notfound-ish but not the phrase: foundation' }, false],
+  ];
+  for (const [e, want] of table) t.equal(saysResourceNotFound(e), want, `${e.code} ${e.message}`);
 });
 
 t.test('asErrorObject', async (t) => {

@@ -1,0 +1,249 @@
+/**
+ * The modern face in front of ordinary legacy servers, not only our fixture: SDK 1.32.2 `McpServer`s written the
+ * way the SDK's docs show (`registerTool`, `registerResource` with a `ResourceTemplate`, a stateful
+ * `StreamableHTTPServerTransport`, one `McpServer` per session), started on port 0; modern requests by raw fetch.
+ * - A missing resource is -32602 with `data.uri` (2026-07-28 server/resources §Error Handling) whether the server
+ *   answered -32602 without data (McpServer, URI matching no template) or -32603 (a handler that throws a plain
+ *   Error).
+ * - A tool that asks for input with `server.server.elicitInput/createMessage/listRoots` (sent on the session's GET
+ *   stream, as those calls are) or with `relatedRequestId` (sent on the call's own stream) gives a client that did
+ *   not declare the kind -32021 with HTTP 400 (basic/patterns/mrtr §Server Requirements), and a client that did an
+ *   ordinary MRTR round.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import t from 'tap';
+import { buildGateway } from '../../src/app.js';
+import { parseConfig } from '../../src/config/index.js';
+import { post } from '../helpers/modern.js';
+import { SSE_BOUND_MS } from '../helpers/sse-reader.js';
+
+/** What a tool learned from its input request: the answer, or the error the SDK threw. */
+type Seen = { ok: true; value: unknown } | { ok: false; message: string };
+
+interface SdkServer {
+  url: string;
+  /** Resolves with what the next input tool saw (its input request's answer, or the SDK's error). */
+  nextSeen(): Promise<Seen>;
+  close(): Promise<void>;
+}
+
+const NAME_SCHEMA = { type: 'object' as const, properties: { name: { type: 'string' as const } }, required: ['name'] };
+
+/**
+ * An SDK server as its docs write one. `missing`: how a read of a name the template knows nothing of fails:
+ * 'template-only' lets McpServer answer a URI no template matches; 'plain-error' throws an Error from the template.
+ */
+async function startSdkServer(missing: 'template-only' | 'plain-error'): Promise<SdkServer> {
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const waiters: Array<(s: Seen) => void> = [];
+  const record = async (ask: () => Promise<unknown>): Promise<string> => {
+    try {
+      const value = await ask();
+      waiters.shift()?.({ ok: true, value });
+      return JSON.stringify(value);
+    } catch (e) {
+      waiters.shift()?.({ ok: false, message: e instanceof Error ? e.message : String(e) });
+      throw e;
+    }
+  };
+  const newServer = () => {
+    const server = new McpServer({ name: `sdk-${missing}`, version: '1.0.0' });
+    const files: Record<string, string> = { readme: 'hello' };
+    server.registerResource(
+      'file',
+      new ResourceTemplate(missing === 'template-only' ? 'file:///known/{name}' : 'file:///{name}', { list: undefined }),
+      { title: 'Files', mimeType: 'text/plain' },
+      async (uri, { name }) => {
+        const text = typeof name === 'string' ? files[name] : undefined;
+        if (text === undefined) throw new Error(`Resource ${uri.href} not found`);
+        return { contents: [{ uri: uri.href, text }] };
+      },
+    );
+    server.registerTool('ask_name', { description: 'Asks the user for a name (GET stream)' }, async () => {
+      const text = await record(() => server.server.elicitInput({ message: 'Your name?', requestedSchema: NAME_SCHEMA }));
+      return { content: [{ type: 'text', text }] };
+    });
+    server.registerTool('ask_name_related', { description: 'Asks the user for a name (on the call)' }, async (extra) => {
+      const text = await record(() => server.server.elicitInput({ message: 'Your name?', requestedSchema: NAME_SCHEMA }, { relatedRequestId: extra.requestId }));
+      return { content: [{ type: 'text', text }] };
+    });
+    server.registerTool('summarize', { description: 'Asks the client’s model' }, async () => {
+      const text = await record(() =>
+        server.server.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'Summarize: hello' } }], maxTokens: 50 }),
+      );
+      return { content: [{ type: 'text', text }] };
+    });
+    server.registerTool('list_roots', { description: 'Asks the client for its roots' }, async () => {
+      const text = await record(() => server.server.listRoots());
+      return { content: [{ type: 'text', text }] };
+    });
+    return server;
+  };
+  const http: Server = createServer(async (req, res) => {
+    const sid = req.headers['mcp-session-id'];
+    const existing = typeof sid === 'string' ? sessions.get(sid) : undefined;
+    let body: unknown;
+    if (req.method === 'POST') {
+      let raw = '';
+      for await (const c of req) raw += c;
+      body = JSON.parse(raw);
+    }
+    if (existing) return existing.handleRequest(req, res, body);
+    if (req.method !== 'POST' || !isInitializeRequest(body)) {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Bad Request: No valid session ID provided' }, id: null }));
+      return;
+    }
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void sessions.set(id, transport),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    await newServer().connect(transport);
+    await transport.handleRequest(req, res, body);
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  const addr = http.address();
+  return {
+    url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`,
+    nextSeen: () =>
+      new Promise<Seen>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('the tool never learned the outcome of its input request')), SSE_BOUND_MS);
+        timer.unref();
+        waiters.push((seen) => {
+          clearTimeout(timer);
+          resolve(seen);
+        });
+      }),
+    async close() {
+      await Promise.all([...sessions.values()].map((s) => s.close().catch(() => {})));
+      http.closeAllConnections();
+      await new Promise<void>((r) => http.close(() => r()));
+    },
+  };
+}
+
+interface Stacked {
+  docs: SdkServer;
+  plain: SdkServer;
+  /** Gateway endpoints in front of each. */
+  docsUrl: string;
+  plainUrl: string;
+}
+
+async function stack(t: { teardown(fn: () => unknown): void }): Promise<Stacked> {
+  const docs = await startSdkServer('template-only');
+  const plain = await startSdkServer('plain-error');
+  const gateway = await buildGateway(
+    parseConfig({
+      server: { port: 0 },
+      upstreams: [
+        { name: 'docs', path: '/docs', url: docs.url },
+        { name: 'plain', path: '/plain', url: plain.url },
+      ],
+    }),
+    { logger: false },
+  );
+  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = gateway.app.server.address();
+  const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  t.teardown(async () => {
+    await gateway.close();
+    await docs.close();
+    await plain.close();
+  });
+  return { docs, plain, docsUrl: `${base}/docs`, plainUrl: `${base}/plain` };
+}
+
+t.test('a missing resource is -32602 with data.uri, whatever code the server used', async (t) => {
+  const s = await stack(t);
+
+  const found = await post(s.docsUrl, 'resources/read', { uri: 'file:///known/readme' });
+  t.equal(found.body.result?.contents?.[0]?.text, 'hello', 'a resource the template knows reads as usual');
+
+  // McpServer: a URI that matches no template → -32602 "Resource … not found", no data.
+  const uri = 'file:///elsewhere/nothing';
+  const r = await post(s.docsUrl, 'resources/read', { uri });
+  t.equal(r.status, 200);
+  t.equal(r.body.error?.code, -32602);
+  t.match(r.body.error?.message, /not found/);
+  t.equal(r.body.error?.data?.uri, uri, 'data.uri added');
+  t.notOk('upstreamCode' in (r.body.error?.data ?? {}), 'the code did not change, so none is kept');
+
+  // A template handler that throws a plain Error → -32603 "…not found" upstream.
+  const uri2 = 'file:///nothing';
+  const p = await post(s.plainUrl, 'resources/read', { uri: uri2 });
+  t.equal(p.status, 200);
+  t.equal(p.body.error?.code, -32602, '-32603 "not found" becomes -32602');
+  t.equal(p.body.error?.data?.uri, uri2, 'data.uri added');
+  t.equal(p.body.error?.data?.upstreamCode, -32603, 'the server’s own code is kept');
+  t.match(p.body.error?.message, /not found/, 'and its message');
+
+  const other = await post(s.plainUrl, 'resources/read', { uri: 'file:///readme' });
+  t.equal(other.body.result?.contents?.[0]?.text, 'hello');
+});
+
+/** Each input tool, the capability it needs and an answer to it. */
+const INPUT_TOOLS: Array<{ tool: string; needs: Record<string, unknown>; answer: Record<string, unknown>; method: string }> = [
+  { tool: 'ask_name', needs: { elicitation: {} }, method: 'elicitation/create', answer: { action: 'accept', content: { name: 'Ada' } } },
+  { tool: 'ask_name_related', needs: { elicitation: {} }, method: 'elicitation/create', answer: { action: 'accept', content: { name: 'Ada' } } },
+  { tool: 'summarize', needs: { sampling: {} }, method: 'sampling/createMessage', answer: { role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' } },
+  { tool: 'list_roots', needs: { roots: {} }, method: 'roots/list', answer: { roots: [{ uri: 'file:///work' }] } },
+];
+
+t.test('an input kind the request did not declare: -32021 with HTTP 400, the upstream refused', async (t) => {
+  const s = await stack(t);
+  for (const { tool, needs, method } of INPUT_TOOLS) {
+    const seenUpstream = s.docs.nextSeen();
+    // Declares the other kinds, not this one.
+    const declared = Object.fromEntries(INPUT_TOOLS.filter((x) => x.method !== method).map((x) => Object.entries(x.needs)[0] as [string, unknown]));
+    const r = await post(s.docsUrl, 'tools/call', { name: tool, arguments: {} }, { capabilities: declared });
+    t.equal(r.status, 400, `${tool}: HTTP 400`);
+    t.equal(r.body.error?.code, -32021, `${tool}: -32021`);
+    t.same(r.body.error?.data?.requiredCapabilities, needs, `${tool}: names what it needs`);
+    t.notOk(r.body.result, `${tool}: not a tool result`);
+    // The upstream was answered, not left waiting: the tool saw a refusal (a decline for elicitation).
+    const seen = await seenUpstream;
+    if (method === 'elicitation/create') t.same(seen, { ok: true, value: { action: 'decline' } }, `${tool}: declined upstream`);
+    else t.match(seen, { ok: false, message: /does not support/ }, `${tool}: refused upstream`);
+  }
+});
+
+t.test('the same tools with the capability declared: an ordinary MRTR round', async (t) => {
+  const s = await stack(t);
+  const all = { elicitation: {}, sampling: {}, roots: {} };
+  for (const { tool, method, answer } of INPUT_TOOLS) {
+    const first = await post(s.docsUrl, 'tools/call', { name: tool, arguments: {} }, { capabilities: all });
+    t.equal(first.status, 200, `${tool}: 200`);
+    t.equal(first.body.result?.resultType, 'input_required', `${tool}: input required`);
+    const requests = Object.entries(first.body.result?.inputRequests ?? {}) as Array<[string, { method: string }]>;
+    t.equal(requests.length, 1, `${tool}: one input request`);
+    const [key, request] = requests[0] ?? ['', { method: '' }];
+    t.equal(request.method, method, `${tool}: asks ${method}`);
+    const done = await post(
+      s.docsUrl,
+      'tools/call',
+      { name: tool, arguments: {}, inputResponses: { [key]: answer }, requestState: first.body.result.requestState },
+      { capabilities: all },
+    );
+    t.equal(done.body.result?.resultType, 'complete', `${tool}: complete`);
+    t.notOk(done.body.result?.isError, `${tool}: not a tool error`);
+    t.same(JSON.parse(done.body.result?.content?.[0]?.text ?? 'null'), answer, `${tool}: the tool got the client’s answer`);
+  }
+});
+
+t.test('both kinds of request share one upstream session: capabilities no longer split sessions', async (t) => {
+  const s = await stack(t);
+  const health = async () => (await fetch(new URL('/healthz', s.docsUrl))).json() as Promise<{ upstreams: Array<{ name: string; sessions: number }> }>;
+  await post(s.docsUrl, 'tools/call', { name: 'list_roots', arguments: {} }, { capabilities: {} });
+  const first = await post(s.docsUrl, 'tools/call', { name: 'list_roots', arguments: {} }, { capabilities: { roots: {} } });
+  t.equal(first.body.result?.resultType, 'input_required');
+  const docs = (await health()).upstreams.find((u) => u.name === 'docs');
+  t.equal(docs?.sessions, 1, 'one session for both capability sets');
+});
