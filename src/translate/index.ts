@@ -65,6 +65,7 @@ export {
   toInputRequest,
   toLegacyInputResult,
   undeclaredInputAnswer,
+  withCallerCapabilities,
   type InputRequest,
 } from './input.js';
 export {

@@ -2,7 +2,7 @@
  * Input requests: legacy server→client requests (elicitation, sampling, roots) ⇄ modern `inputRequests`
  * entries and `inputResponses` (translation.md §3.6, §4.7; M2 §Server Requirements).
  */
-import { ErrorCode } from './constants.js';
+import { ErrorCode, META } from './constants.js';
 import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
 
 /** Server→client request methods that become modern input requests. */
@@ -105,6 +105,17 @@ export const BRIDGED_INPUT_CAPABILITIES: Readonly<JsonObject> = Object.freeze({
   sampling: { tools: {} },
   roots: {},
 });
+
+/**
+ * Params for a legacy upstream request that carry the caller's own declared capabilities in `_meta`, under the
+ * 2026-07-28 envelope key (basic/patterns/mrtr §Client Capabilities: capabilities are per request). The session
+ * declares every kind the gateway can bridge; a server that adapts what it asks to its client (as a modern server
+ * must) reads this request's truth here rather than the session's union. A legacy server ignores the key.
+ */
+export function withCallerCapabilities(params: JsonObject | undefined, capabilities: JsonObject): JsonObject {
+  const meta = params && isObject(params._meta) ? params._meta : {};
+  return { ...params, _meta: { ...meta, [META.clientCapabilities]: capabilities } };
+}
 
 /** Stable JSON text (sorted keys) for keying sessions by capability sets. */
 export function canonicalJson(value: unknown): string {

@@ -10,6 +10,7 @@ import {
   type JsonRpcNotification,
   type ListenFilter,
   type UpstreamIdentity,
+  withCallerCapabilities,
 } from '../translate/index.js';
 import type { CallEvent, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats } from './client.js';
 import { drainToResponse, type LegacySession } from './legacy-session.js';
@@ -62,10 +63,12 @@ export class LegacyUpstreamClient implements UpstreamClient {
   /**
    * Sends a request on the caller's session. `signal` aborts getting the session ready; once sent, the call is
    * stopped with `cancel()`. The session is held until the call's final event is taken, or cancel/abandon.
+   * The request carries the caller's own capabilities in `_meta`, since the session declares the gateway's.
    */
   async call(caller: UpstreamCaller, method: string, params: JsonObject | undefined, signal?: AbortSignal): Promise<UpstreamCall> {
     const key = sessionKeyOf(caller);
-    const call = await this.pool.withSession(key, (s) => s.request(method, params), signal);
+    const sent = withCallerCapabilities(params, caller.capabilities);
+    const call = await this.pool.withSession(key, (s) => s.request(method, sent), signal);
     return new HeldCall(call, this.pool.hold(key));
   }
 

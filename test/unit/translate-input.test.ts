@@ -16,6 +16,7 @@ import {
   toInputRequest,
   toLegacyInputResult,
   undeclaredInputAnswer,
+  withCallerCapabilities,
 } from '../../src/translate/input.js';
 import { clone, K, V1, type Json } from '../fixtures/translate-wire.js';
 
@@ -180,6 +181,17 @@ t.test('BRIDGED_INPUT_CAPABILITIES: an upstream session declares every input kin
   }
   t.notOk('listChanged' in (BRIDGED_INPUT_CAPABILITIES.roots as object), 'no roots listChanged: a modern client cannot send it');
   t.ok(Object.isFrozen(BRIDGED_INPUT_CAPABILITIES), 'shared, so frozen');
+});
+
+t.test('withCallerCapabilities: the caller’s own capabilities ride in _meta, the rest of the params kept', async (t) => {
+  const KEY = 'io.modelcontextprotocol/clientCapabilities';
+  const caps = { sampling: {} };
+  t.strictSame(withCallerCapabilities(undefined, caps), { _meta: { [KEY]: caps } }, 'no params');
+  const params = { name: 'x', arguments: { a: 1 }, _meta: { progressToken: 7 } };
+  const before = clone(params);
+  t.strictSame(withCallerCapabilities(params, caps), { name: 'x', arguments: { a: 1 }, _meta: { progressToken: 7, [KEY]: caps } }, 'other _meta kept');
+  t.strictSame(params, before, 'input not mutated');
+  t.strictSame(withCallerCapabilities({ _meta: { [KEY]: { roots: {} } } }, {}), { _meta: { [KEY]: {} } }, 'the caller’s truth replaces any other');
 });
 
 t.test('canonicalJson', async (t) => {
