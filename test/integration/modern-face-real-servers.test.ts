@@ -20,6 +20,7 @@ import { buildGateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { post } from '../helpers/modern.js';
 import { SSE_BOUND_MS } from '../helpers/sse-reader.js';
+import { pollToEnd, TASKS_EXT } from '../helpers/task-helpers.js';
 
 /** What a tool learned from its input request: the answer, or the error the SDK threw. */
 type Seen = { ok: true; value: unknown } | { ok: false; message: string };
@@ -71,6 +72,13 @@ async function startSdkServer(missing: 'template-only' | 'plain-error'): Promise
       const text = await record(() => server.server.elicitInput({ message: 'Your name?', requestedSchema: NAME_SCHEMA }, { relatedRequestId: extra.requestId }));
       return { content: [{ type: 'text', text }] };
     });
+    server.registerTool('ask_name_task', { description: 'Asks the user for a name (the gateway wraps it in a task)' }, async (extra) => {
+      const text = await record(() => server.server.elicitInput({ message: 'Your name?', requestedSchema: NAME_SCHEMA }, { relatedRequestId: extra.requestId }));
+      return { content: [{ type: 'text', text }] };
+    });
+    server.registerTool('my_capabilities', { description: 'Says which client capabilities this request carried' }, async (extra) => ({
+      content: [{ type: 'text', text: JSON.stringify(extra._meta?.['io.modelcontextprotocol/clientCapabilities'] ?? null) }],
+    }));
     server.registerTool('summarize', { description: 'Asks the client’s model' }, async () => {
       const text = await record(() =>
         server.server.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'Summarize: hello' } }], maxTokens: 50 }),
@@ -144,7 +152,7 @@ async function stack(t: { teardown(fn: () => unknown): void }): Promise<Stacked>
     parseConfig({
       server: { port: 0 },
       upstreams: [
-        { name: 'docs', path: '/docs', url: docs.url },
+        { name: 'docs', path: '/docs', url: docs.url, tools: { ask_name_task: { task: 'always' } } },
         { name: 'plain', path: '/plain', url: plain.url },
       ],
     }),
@@ -246,4 +254,25 @@ t.test('both kinds of request share one upstream session: capabilities no longer
   t.equal(first.body.result?.resultType, 'input_required');
   const docs = (await health()).upstreams.find((u) => u.name === 'docs');
   t.equal(docs?.sessions, 1, 'one session for both capability sets');
+});
+
+t.test('each request carries its own capabilities to the shared session', async (t) => {
+  const s = await stack(t);
+  for (const caps of [{ sampling: {} }, {}, { elicitation: { form: {} }, roots: {} }]) {
+    const r = await post(s.docsUrl, 'tools/call', { name: 'my_capabilities', arguments: {} }, { capabilities: caps });
+    t.same(JSON.parse(r.body.result?.content?.[0]?.text ?? '"none"'), caps, `${JSON.stringify(caps)} reached the server as declared`);
+  }
+});
+
+t.test('a gateway-owned task whose tool asks for an undeclared kind: refused upstream, the task ends', async (t) => {
+  const s = await stack(t);
+  const seenUpstream = s.docs.nextSeen();
+  // Declares tasks, not elicitation: after the CreateTaskResult there is no -32021 to give, so it is refused.
+  const r = await post(s.docsUrl, 'tools/call', { name: 'ask_name_task', arguments: {} }, { capabilities: { extensions: { [TASKS_EXT]: {} } } });
+  t.equal(r.status, 200);
+  t.equal(r.body.result?.resultType, 'task', 'a task, as the rule says');
+  t.same(await seenUpstream, { ok: true, value: { action: 'decline' } }, 'the upstream got a decline, not a hang');
+  const polls = await pollToEnd(s.docsUrl, r.body.result.taskId, { capabilities: { extensions: { [TASKS_EXT]: {} } } });
+  const last = polls.at(-1);
+  t.equal(last?.status, 'completed');
 });
