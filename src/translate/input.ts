@@ -108,9 +108,10 @@ export const BRIDGED_INPUT_CAPABILITIES: Readonly<JsonObject> = Object.freeze({
 
 /**
  * Params for a legacy upstream request that carry the caller's own declared capabilities in `_meta`, under the
- * 2026-07-28 envelope key (basic/patterns/mrtr §Client Capabilities: capabilities are per request). The session
- * declares every kind the gateway can bridge; a server that adapts what it asks to its client (as a modern server
- * must) reads this request's truth here rather than the session's union. A legacy server ignores the key.
+ * 2026-07-28 envelope key (capabilities are per request: S2 `RequestMetaObject`; B2 "Per-request protocol
+ * fields"). The session declares every kind the gateway can bridge; a server that adapts what it asks to its
+ * client (as a modern server must) reads this request's truth here rather than the session's union. A legacy
+ * server ignores the key.
  */
 export function withCallerCapabilities(params: JsonObject | undefined, capabilities: JsonObject): JsonObject {
   const meta = params && isObject(params._meta) ? params._meta : {};
