@@ -19,7 +19,7 @@ import {
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { ModernFixtureMode } from '../fixtures/modern-server.js';
+import { startModernFixture, type ModernFixtureMode } from '../fixtures/modern-server.js';
 import { connectLegacy, startModernStack, type LegacyConnection, type ModernStack } from '../helpers/modern-stack.js';
 
 interface Teardown {
@@ -73,9 +73,13 @@ t.test('modern-only upstream', async (t) => {
     t.same(calls.map((x) => x.era), ['modern'], 'the call went upstream in 2026-07-28');
     t.same(calls[0]?.envelope?.['io.modelcontextprotocol/clientInfo'], { name: 'legacy-test-client', version: '1.0.0' }, 'with the client\'s own clientInfo');
 
+    t.same(await client.ping(), {});
+
     const health = await s.health();
     t.equal(health.status, 'ok');
     t.match(health.upstreams[0], { name: 'fixture', clientSessions: 1, state: 'up', modern: true, legacy: false });
+    await transport.terminateSession();
+    t.equal((await s.health()).upstreams[0]?.clientSessions, 0, 'DELETE ended the session');
   });
 
   t.test('elicitation and sampling answered by the client\'s handlers through MRTR rounds; a two-round tool', async (t) => {
@@ -216,6 +220,37 @@ t.test('modern-only upstream', async (t) => {
   });
 });
 
+t.test('the upstream restarts as dual-era: the gateway learns it from the face\'s failures, and the client ends up passing through', async (t) => {
+  const s = await stack(t, 'modern');
+  const { client, transport } = await connect(t, s.url);
+  const faceSession = transport.sessionId;
+  t.ok((await client.listTools()).tools.length > 0);
+  const port = Number(new URL(s.fixture.url).port);
+  await s.fixture.close();
+  const down = await client.listTools().catch((e: unknown) => e);
+  t.type(down, StreamableHTTPError, 'the upstream is gone: the face cannot answer');
+  t.equal((down as StreamableHTTPError).code, 502);
+
+  // The same address now serves both eras (a new release of the server).
+  const dual = await startModernFixture({ mode: 'dual', port });
+  t.teardown(() => dual.close());
+  t.ok(
+    await eventually(async () => {
+      const u = (await s.health()).upstreams[0];
+      return u?.state === 'up' && u.legacy === true;
+    }),
+    'the gateway probed again and found the 2025-11-25 era',
+  );
+  const stale = await client.listTools().catch((e: unknown) => e);
+  t.equal((stale as StreamableHTTPError).code, 404, 'the face\'s session means nothing to the upstream: the client must initialize again');
+  await client.close();
+  const again = await connectLegacy(s.url, {}, client);
+  t.not(again.transport.sessionId, faceSession);
+  t.ok((await client.listTools()).tools.length > 0);
+  t.ok((dual.stats().methods.initialize ?? 0) >= 1, 'this time the upstream answered initialize itself');
+  t.ok(dual.stats().recent.some((x) => x.era === 'legacy' && x.method === 'tools/list' && x.sessionId === again.transport.sessionId), 'on its own session');
+});
+
 t.test('dual-era upstream: the legacy client passes through untouched', async (t) => {
   const s = await stack(t, 'dual');
   const { client, transport } = await connect(t, s.url, { elicitation: {} });
@@ -240,6 +275,9 @@ t.test('dual-era upstream: the legacy client passes through untouched', async (t
   t.same(asked, ['Are you sure?'], 'the fixture\'s own elicitation/create reached the client');
   t.ok(onSession().some((x) => x.method === 'tools/call' && x.name === 'test_elicitation'), 'the call ran on the client\'s legacy session');
   t.equal(s.fixture.stats().recent.filter((x) => x.era === 'modern' && x.method === 'tools/call').length, 0, 'nothing translated to 2026-07-28');
+
+  const gated = await client.callTool({ name: 'test_missing_capability', arguments: {} }).catch((e: unknown) => e);
+  t.equal((gated as McpError).code, -32021, 'the fixture\'s own -32021 for a session without sampling');
 
   const health = await s.health();
   t.match(health.upstreams[0], { clientSessions: 0, state: 'up', modern: true, legacy: true }, 'no gateway session; both eras known');
