@@ -6,7 +6,8 @@ import { ConfigError, DEFAULTS, loadConfigFile, parseConfig, type ConfigOverride
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 
 const HELP = `${GATEWAY_NAME} ${GATEWAY_VERSION}
-A gateway that lets MCP 2026-07-28 clients use MCP 2025-11-25 servers (and passes same-era traffic through).
+A gateway between MCP eras: 2026-07-28 clients use 2025-11-25 servers and 2025-11-25 clients use 2026-07-28
+servers; traffic an upstream speaks itself (dual-era servers included) passes through.
 
 Usage: mcp-tasks-gateway [options]
 

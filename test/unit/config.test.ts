@@ -33,6 +33,8 @@ t.test('defaults', async (t) => {
   t.notOk('allowedHosts' in c.server, 'no allow-list unless configured');
   t.strictSame(c.input, { holdMs: DEFAULTS.inputHoldMs, maxHeldCalls: DEFAULTS.maxHeldCalls });
   t.strictSame(c.sessions, { maxPerUpstream: DEFAULTS.maxSessionsPerUpstream, idleMs: DEFAULTS.sessionIdleMs });
+  t.strictSame(c.clientSessions, { max: DEFAULTS.maxClientSessions, idleMs: DEFAULTS.clientSessionIdleMs });
+  t.strictSame(parseConfig({ clientSessions: { max: 3 } }).clientSessions, { max: 3, idleMs: DEFAULTS.clientSessionIdleMs });
   t.equal(DEFAULTS.host, '127.0.0.1');
   t.equal(DEFAULTS.port, 8080);
 
@@ -125,6 +127,7 @@ t.test('strictness: an unknown key is an error that names its key path', async (
     ['store', { store: { kind: 'memory', size: 1 } }, /^store: .*"size"/],
     ['input', { input: { holdMS: 1 } }, /^input: .*"holdMS"/],
     ['sessions', { sessions: { max: 1 } }, /^sessions: .*"max"/],
+    ['clientSessions', { clientSessions: { maxSessions: 1 } }, /^clientSessions: .*"maxSessions"/],
     ['upstream', { upstreams: [up({ timeout: 1 })] }, /^upstreams\.0: .*"timeout"/],
     ['upstream cache', { upstreams: [up({ cache: { ttl: 1 } })] }, /^upstreams\.0\.cache: .*"ttl"/],
     ['tool rule', { upstreams: [up({ tools: { slow: { tsk: 'auto' } } })] }, /^upstreams\.0\.tools\.slow: .*"tsk"/],
