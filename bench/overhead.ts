@@ -9,26 +9,44 @@
  * The legs alternate over `--rounds` rounds (pair order flipped every other round), so that noise on a shared
  * machine hits both sides of a pair alike; the summary gives per-leg medians over the rounds and the median of
  * the per-round ratios gateway/direct (throughput, and p50 latency).
+ * Before the rounds, one unreported pass runs every leg (up to 1000 calls each): a cold process otherwise
+ * charges JIT warm-up to whichever leg runs first.
+ * `--code DIR` loads the gateway and fixtures from another checkout (e.g. an older commit in its own worktree),
+ * so that code before and after a change is measured by the same harness; `--pairs` picks the pairs
+ * (`modern-legacy` = a/b, `legacy-modern` = c/d; the latter needs test/fixtures/modern-server.ts in DIR).
  * Bounded: a fixed number of calls per leg and round, at a fixed concurrency. Not part of `npm test`.
  *
- *   npx tsx bench/overhead.ts [--calls 2000] [--concurrency 16] [--rounds 3]
+ *   npx tsx bench/overhead.ts [--calls 2000] [--concurrency 16] [--rounds 3] [--pairs modern-legacy,legacy-modern] [--code DIR]
  */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { buildGateway, type Gateway } from '../src/app.js';
-import { parseConfig } from '../src/config/index.js';
-import { startLegacyFixture } from '../test/fixtures/legacy-server.js';
-import { startModernFixture } from '../test/fixtures/modern-server.js';
+import type { Gateway } from '../src/app.js';
+import type * as AppModule from '../src/app.js';
+import type * as ConfigModule from '../src/config/index.js';
+import type * as LegacyFixtureModule from '../test/fixtures/legacy-server.js';
+import type * as ModernFixtureModule from '../test/fixtures/modern-server.js';
 
 const { values } = parseArgs({
   options: {
     calls: { type: 'string', default: '2000' },
     concurrency: { type: 'string', default: '16' },
     rounds: { type: 'string', default: '3' },
+    pairs: { type: 'string', default: 'modern-legacy,legacy-modern' },
+    code: { type: 'string', default: resolve(fileURLToPath(import.meta.url), '../..') },
   },
 });
 const CALLS = Math.min(Number(values.calls), 100_000);
 const CONCURRENCY = Math.min(Number(values.concurrency), 256);
 const ROUNDS = Math.max(1, Math.min(Number(values.rounds), 10));
+const WARMUP_CALLS = Math.min(CALLS, 1000);
+const PAIRS = new Set(values.pairs.split(','));
+const CODE = resolve(values.code);
+const load = <T>(rel: string): Promise<T> => import(pathToFileURL(resolve(CODE, rel)).href) as Promise<T>;
+const { buildGateway } = await load<typeof AppModule>('src/app.ts');
+const { parseConfig } = await load<typeof ConfigModule>('src/config/index.ts');
+const { startLegacyFixture } = await load<typeof LegacyFixtureModule>('test/fixtures/legacy-server.ts');
 
 /** What one leg measured in one round. */
 interface LegResult {
@@ -38,14 +56,14 @@ interface LegResult {
   p99: number;
 }
 
-async function run(label: string, one: () => Promise<void>): Promise<LegResult> {
+async function run(label: string, one: () => Promise<void>, calls = CALLS, quiet = false): Promise<LegResult> {
   for (let i = 0; i < 50; i++) await one(); // warm-up
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (next < CALLS) {
+      while (next < calls) {
         next++;
         const t0 = performance.now();
         await one();
@@ -56,8 +74,8 @@ async function run(label: string, one: () => Promise<void>): Promise<LegResult> 
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;
-  const result = { callsPerSecond: CALLS / seconds, p50: q(0.5), p95: q(0.95), p99: q(0.99) };
-  console.log(
+  const result = { callsPerSecond: calls / seconds, p50: q(0.5), p95: q(0.95), p99: q(0.99) };
+  if (!quiet) console.log(
     `${label.padEnd(44)} ${String(Math.round(result.callsPerSecond)).padStart(6)} calls/s   p50 ${result.p50.toFixed(2)} ms   p95 ${result.p95.toFixed(2)} ms   p99 ${result.p99.toFixed(2)} ms`,
   );
   return result;
@@ -116,24 +134,37 @@ interface Pair {
 }
 
 async function main(): Promise<void> {
-  const legacyFixture = await startLegacyFixture();
-  const dualFixture = await startModernFixture({ mode: 'dual' });
-  const modernFixture = await startModernFixture({ mode: 'modern' });
-  const overLegacy = await startGateway(legacyFixture.url);
-  const overModern = await startGateway(modernFixture.url);
-
-  const pairs: Pair[] = [
-    {
+  console.log(`code: ${CODE}`);
+  const pairs: Pair[] = [];
+  const closers: Array<() => Promise<void>> = [];
+  let modernGreets: (() => number) | undefined;
+  if (PAIRS.has('modern-legacy')) {
+    const legacyFixture = await startLegacyFixture();
+    const overLegacy = await startGateway(legacyFixture.url);
+    closers.push(() => overLegacy.gateway.close(), () => legacyFixture.close());
+    pairs.push({
       name: 'modern client → legacy upstream',
       direct: { label: '(a) direct, 2025-11-25 session', one: await legacySession(legacyFixture.url), results: [] },
       gateway: { label: '(b) gateway, 2026-07-28 → 2025-11-25', one: modernCaller(overLegacy.url), results: [] },
-    },
-    {
+    });
+  }
+  if (PAIRS.has('legacy-modern')) {
+    if (!existsSync(resolve(CODE, 'test/fixtures/modern-server.ts'))) throw new Error(`${CODE} has no modern fixture: use --pairs modern-legacy`);
+    const { startModernFixture } = await load<typeof ModernFixtureModule>('test/fixtures/modern-server.ts');
+    const dualFixture = await startModernFixture({ mode: 'dual' });
+    const modernFixture = await startModernFixture({ mode: 'modern' });
+    const overModern = await startGateway(modernFixture.url);
+    closers.push(() => overModern.gateway.close(), () => modernFixture.close(), () => dualFixture.close());
+    modernGreets = () => modernFixture.stats().toolCalls['greet'] ?? 0;
+    pairs.push({
       name: 'legacy client → modern-only upstream',
       direct: { label: '(c) direct, 2025-11-25 session on dual', one: await legacySession(dualFixture.url), results: [] },
       gateway: { label: '(d) gateway, 2025-11-25 → 2026-07-28 only', one: await legacySession(overModern.url), results: [] },
-    },
-  ];
+    });
+  }
+  if (pairs.length === 0) throw new Error('--pairs names none of modern-legacy, legacy-modern');
+
+  for (const pair of pairs) for (const leg of [pair.direct, pair.gateway]) await run(leg.label, leg.one, WARMUP_CALLS, true);
 
   for (let round = 1; round <= ROUNDS; round++) {
     console.log(`round ${round}/${ROUNDS}  (${CALLS} calls per leg, concurrency ${CONCURRENCY})`);
@@ -144,7 +175,7 @@ async function main(): Promise<void> {
   }
 
   // The gateway legs must really have gone where they claim: (d) reaches the modern-only fixture stateless.
-  const reachedModern = modernFixture.stats().toolCalls['greet'] ?? 0;
+  const reachedModern = modernGreets?.() ?? Infinity;
   if (reachedModern < ROUNDS * CALLS) throw new Error(`only ${reachedModern} greet calls reached the modern-only fixture`);
 
   console.log(`\nmedians over ${ROUNDS} round(s)`);
@@ -162,11 +193,7 @@ async function main(): Promise<void> {
     );
   }
 
-  await overModern.gateway.close();
-  await overLegacy.gateway.close();
-  await modernFixture.close();
-  await dualFixture.close();
-  await legacyFixture.close();
+  for (const close of closers) await close();
 }
 
 main().then(() => process.exit(0), (e) => {
