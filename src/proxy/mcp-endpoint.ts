@@ -138,7 +138,14 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
      */
     const legacyFace = (request: FastifyRequest, reply: FastifyReply) => {
       const face = opts.legacyFace;
-      if (face) return request.method === 'GET' ? face.get(request, reply) : request.method === 'DELETE' ? face.delete(request, reply) : face.post(request, reply);
+      // The face's 502/504 say the upstream failed it (gone, restarted, or now refusing our era): learn it anew at
+      // once, as the modern face does, so a dead upstream is remembered and a restarted one re-probed.
+      if (face) {
+        reply.raw.once('finish', () => {
+          if (reply.statusCode === 502 || reply.statusCode === 504) availability.suspect(true);
+        });
+        return request.method === 'GET' ? face.get(request, reply) : request.method === 'DELETE' ? face.delete(request, reply) : face.post(request, reply);
+      }
       // H2: GET and DELETE are gone in the modern era; a modern upstream would answer 405 itself.
       if (request.method !== 'POST') return reply.code(405).header('allow', 'POST').send();
       return reply.code(400).send({

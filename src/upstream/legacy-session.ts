@@ -26,7 +26,8 @@ import {
 } from '../translate/index.js';
 import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
 import { readMessages } from './messages.js';
-import type { CallEvent, UpstreamCall } from './client.js';
+import type { UpstreamCall } from './client.js';
+import { QueuedCall } from './call-queue.js';
 
 /** What a session needs to know. */
 export interface LegacySessionOptions {
@@ -50,10 +51,7 @@ export interface LegacySessionOptions {
 const INPUT_CAPABLE = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 /** One in-flight request on a legacy session: pull its events with `next()`; `cancel()` stops it. */
-export class LegacyCall implements UpstreamCall {
-  private readonly queue: CallEvent[] = [];
-  private waiter: ((e: CallEvent) => void) | undefined;
-  private terminal: CallEvent | undefined;
+export class LegacyCall extends QueuedCall implements UpstreamCall {
   private cancelled = false;
 
   constructor(
@@ -61,62 +59,12 @@ export class LegacyCall implements UpstreamCall {
     readonly requestId: RequestId,
     private readonly controller: AbortController,
     private readonly onFinish?: () => void,
-  ) {}
-
-  /** Whether the call has produced its final event. */
-  get finished(): boolean {
-    return this.terminal !== undefined;
+  ) {
+    super();
   }
 
-  /** @internal Feeds an event from the pump. */
-  push(event: CallEvent): void {
-    if (this.terminal) return;
-    if (event.kind === 'response' || event.kind === 'failure') {
-      this.terminal = event;
-      this.onFinish?.();
-    }
-    const w = this.waiter;
-    if (w) {
-      this.waiter = undefined;
-      w(event);
-    } else {
-      this.queue.push(event);
-    }
-  }
-
-  /** The next event; after the final one, the final one again. */
-  next(): Promise<CallEvent> {
-    return this.nextUnless(undefined, undefined) as Promise<CallEvent>;
-  }
-
-  /**
-   * The next event, or `undefined` if `ms` pass or `signal` aborts first. An event that arrives later is not
-   * lost: it stays queued for the next call.
-   */
-  nextUnless(ms: number | undefined, signal: AbortSignal | undefined): Promise<CallEvent | undefined> {
-    const e = this.queue.shift();
-    if (e) return Promise.resolve(e);
-    if (this.terminal) return Promise.resolve(this.terminal);
-    if (signal?.aborted) return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const done = (ev: CallEvent | undefined) => {
-        if (timer) clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        if (this.waiter === waiter) this.waiter = undefined;
-        resolve(ev);
-      };
-      const waiter = (ev: CallEvent) => done(ev);
-      const onAbort = () => done(undefined);
-      this.waiter = waiter;
-      if (ms !== undefined) timer = setTimeout(() => done(undefined), ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
-  }
-
-  /** Whether an event is already queued (used to gather concurrent input requests without waiting). */
-  get pending(): number {
-    return this.queue.length;
+  protected override onFinal(): void {
+    this.onFinish?.();
   }
 
   /** Answers a server→client request that arrived on this call's stream. */
@@ -131,7 +79,7 @@ export class LegacyCall implements UpstreamCall {
   cancel(reason: string): void {
     if (this.cancelled) return;
     // Unless the upstream already answered, tell it (a broken stream does not stop the work upstream).
-    if (this.terminal?.kind !== 'response') {
+    if (this.finalEvent?.kind !== 'response') {
       this.session.notify('notifications/cancelled', { requestId: this.requestId, reason }).catch(() => {});
     }
     this.abandon(reason);

@@ -63,6 +63,7 @@ import {
 import type { CallEvent, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats } from './client.js';
 import { fetchFailure, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
 import { readMessages } from './messages.js';
+import { QueuedCall } from './call-queue.js';
 
 /** How a modern upstream is reached. */
 export interface ModernClientOptions {
@@ -468,10 +469,7 @@ export class ModernUpstreamClient implements UpstreamClient {
 }
 
 /** One call to a modern upstream: a queue of events, and the answers of the current MRTR round. */
-class ModernCall implements UpstreamCall {
-  private readonly queue: CallEvent[] = [];
-  private waiter: ((e: CallEvent) => void) | undefined;
-  private terminal: CallEvent | undefined;
+class ModernCall extends QueuedCall implements UpstreamCall {
   private stopped = false;
   /** The open round: event id → the upstream's key and, once given, the answer. */
   private round: Map<string, { key: string; answer?: JsonObject }> | undefined;
@@ -480,59 +478,16 @@ class ModernCall implements UpstreamCall {
   constructor(
     readonly requestId: RequestId,
     readonly controller: AbortController,
-  ) {}
+  ) {
+    super();
+  }
+
+  protected override onFinal(): void {
+    this.roundDone?.();
+  }
 
   get signal(): AbortSignal {
     return this.controller.signal;
-  }
-
-  get finished(): boolean {
-    return this.terminal !== undefined;
-  }
-
-  get pending(): number {
-    return this.queue.length;
-  }
-
-  /** @internal Queues an event; nothing after the final one. */
-  push(event: CallEvent): void {
-    if (this.terminal) return;
-    if (event.kind === 'response' || event.kind === 'failure') {
-      this.terminal = event;
-      this.roundDone?.();
-    }
-    const w = this.waiter;
-    if (w) {
-      this.waiter = undefined;
-      w(event);
-    } else {
-      this.queue.push(event);
-    }
-  }
-
-  next(): Promise<CallEvent> {
-    return this.nextUnless(undefined, undefined) as Promise<CallEvent>;
-  }
-
-  nextUnless(ms: number | undefined, signal: AbortSignal | undefined): Promise<CallEvent | undefined> {
-    const e = this.queue.shift();
-    if (e) return Promise.resolve(e);
-    if (this.terminal) return Promise.resolve(this.terminal);
-    if (signal?.aborted) return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const done = (ev: CallEvent | undefined) => {
-        if (timer) clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        if (this.waiter === waiter) this.waiter = undefined;
-        resolve(ev);
-      };
-      const waiter = (ev: CallEvent) => done(ev);
-      const onAbort = () => done(undefined);
-      this.waiter = waiter;
-      if (ms !== undefined) timer = setTimeout(() => done(undefined), ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
   }
 
   /**
@@ -540,7 +495,7 @@ class ModernCall implements UpstreamCall {
    * given; `undefined` when the call ends first. Waits as long as the consumer does: its budget bounds it.
    */
   async ask(round: number, requests: Record<string, InputRequest>): Promise<JsonObject | undefined> {
-    if (this.terminal) return undefined;
+    if (this.finished) return undefined;
     if (this.signal.aborted) {
       // Aborted between the upstream's answer and this round: the abort event has fired already.
       this.push({ kind: 'failure', error: abortReason(this.signal) });
@@ -570,8 +525,8 @@ class ModernCall implements UpstreamCall {
       this.round = undefined;
       this.roundDone = undefined;
     }
-    if (this.terminal || this.signal.aborted) {
-      if (!this.terminal) this.push({ kind: 'failure', error: abortReason(this.signal) });
+    if (this.finished || this.signal.aborted) {
+      if (!this.finished) this.push({ kind: 'failure', error: abortReason(this.signal) });
       return undefined;
     }
     const answers: JsonObject = {};

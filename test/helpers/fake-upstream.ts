@@ -5,7 +5,7 @@
  * `nextCall()` and driving its events (`notify`, `ask`, `reply`, `fail`). Everything the runtime does to the
  * upstream is recorded: the calls and their params, answers to input requests, cancels, abandons, retains.
  */
-import type { CallEvent, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats } from '../../src/upstream/index.js';
+import { QueuedCall, type UpstreamCall, type UpstreamCaller, type UpstreamClient, type UpstreamListen, type UpstreamStats } from '../../src/upstream/index.js';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcNotification, ListenFilter, RequestId, UpstreamIdentity } from '../../src/translate/index.js';
 
 /** A test's bound on waiting for something the runtime is expected to do (a failure, never a pass). */
@@ -21,10 +21,7 @@ function bounded<T>(p: Promise<T>, what: string): Promise<T> {
 }
 
 /** One call the runtime made, driven by the test. */
-export class FakeCall implements UpstreamCall {
-  private readonly queue: CallEvent[] = [];
-  private waiter: ((e: CallEvent) => void) | undefined;
-  private terminal: CallEvent | undefined;
+export class FakeCall extends QueuedCall implements UpstreamCall {
   private nextRequestId = 1;
   private answerWaiters: Array<(a: FakeAnswer) => void> = [];
   /** Answers the runtime gave to this call's input requests, in order. */
@@ -37,14 +34,8 @@ export class FakeCall implements UpstreamCall {
     readonly caller: UpstreamCaller,
     readonly method: string,
     readonly params: JsonObject | undefined,
-  ) {}
-
-  get finished(): boolean {
-    return this.terminal !== undefined;
-  }
-
-  get pending(): number {
-    return this.queue.length;
+  ) {
+    super();
   }
 
   /** The test: the upstream sends a notification on this call. */
@@ -91,31 +82,6 @@ export class FakeCall implements UpstreamCall {
   }
   private answersTaken = 0;
 
-  next(): Promise<CallEvent> {
-    return this.nextUnless(undefined, undefined) as Promise<CallEvent>;
-  }
-
-  nextUnless(ms: number | undefined, signal: AbortSignal | undefined): Promise<CallEvent | undefined> {
-    const e = this.queue.shift();
-    if (e) return Promise.resolve(e);
-    if (this.terminal) return Promise.resolve(this.terminal);
-    if (signal?.aborted) return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const done = (ev: CallEvent | undefined) => {
-        if (timer) clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        if (this.waiter === waiter) this.waiter = undefined;
-        resolve(ev);
-      };
-      const waiter = (ev: CallEvent) => done(ev);
-      const onAbort = () => done(undefined);
-      this.waiter = waiter;
-      if (ms !== undefined) timer = setTimeout(() => done(undefined), ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
-  }
-
   async respond(id: RequestId, payload: { result: JsonObject } | { error: JsonRpcErrorObject }): Promise<void> {
     const answer = { id, ...payload } as FakeAnswer;
     this.answers.push(answer);
@@ -134,15 +100,6 @@ export class FakeCall implements UpstreamCall {
     this.push({ kind: 'failure', error: new Error(`abandoned: ${reason}`) });
   }
 
-  private push(event: CallEvent): void {
-    if (this.terminal) return;
-    if (event.kind === 'response' || event.kind === 'failure') this.terminal = event;
-    const w = this.waiter;
-    if (w) {
-      this.waiter = undefined;
-      w(event);
-    } else this.queue.push(event);
-  }
 }
 
 /** The runtime's answer to one input request. */

@@ -4,7 +4,7 @@
  * with `resultType`, cache hints and `serverInfo`). It exists for what a conforming real server never does (send
  * an input kind the client did not declare) and to record what the face sends upstream. Not a test file.
  */
-import type { CallEvent, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen } from '../../src/upstream/index.js';
+import { QueuedCall, type UpstreamCall, type UpstreamCaller, type UpstreamClient, type UpstreamListen } from '../../src/upstream/index.js';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcNotification, ListenFilter, RequestId, UpstreamIdentity } from '../../src/translate/index.js';
 
 const SERVER_INFO = { name: 'fake-modern', version: '9.9.9' };
@@ -24,62 +24,17 @@ export interface Script {
 export type Answer = { result: JsonObject } | { error: JsonRpcErrorObject };
 
 /** FAKE: one in-flight call driven by a script. */
-class FakeCall implements UpstreamCall {
-  private readonly queue: CallEvent[] = [];
-  private waiter: ((e: CallEvent) => void) | undefined;
-  private terminal: CallEvent | undefined;
+class FakeCall extends QueuedCall implements UpstreamCall {
   private nextId = 1;
   private readonly answers = new Map<RequestId, (a: Answer) => void>();
   readonly controller = new AbortController();
   cancelledWith: string | undefined;
-
-  get finished(): boolean {
-    return this.terminal !== undefined;
-  }
-  get pending(): number {
-    return this.queue.length;
-  }
-
-  push(e: CallEvent): void {
-    if (this.terminal) return;
-    if (e.kind === 'response' || e.kind === 'failure') this.terminal = e;
-    const w = this.waiter;
-    if (w) {
-      this.waiter = undefined;
-      w(e);
-    } else this.queue.push(e);
-  }
 
   ask(method: string, params?: JsonObject): Promise<Answer> {
     const id = `in-${this.nextId++}`;
     return new Promise((resolve) => {
       this.answers.set(id, resolve);
       this.push({ kind: 'request', message: { jsonrpc: '2.0', id, method, ...(params ? { params } : {}) } });
-    });
-  }
-
-  next(): Promise<CallEvent> {
-    return this.nextUnless(undefined, undefined) as Promise<CallEvent>;
-  }
-
-  nextUnless(ms: number | undefined, signal: AbortSignal | undefined): Promise<CallEvent | undefined> {
-    const e = this.queue.shift();
-    if (e) return Promise.resolve(e);
-    if (this.terminal) return Promise.resolve(this.terminal);
-    if (signal?.aborted) return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const done = (ev: CallEvent | undefined) => {
-        if (timer) clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        if (this.waiter === waiter) this.waiter = undefined;
-        resolve(ev);
-      };
-      const waiter = (ev: CallEvent) => done(ev);
-      const onAbort = () => done(undefined);
-      this.waiter = waiter;
-      if (ms !== undefined) timer = setTimeout(() => done(undefined), ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 

@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { buildGateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
-import { post } from '../helpers/modern.js';
+import { post, readReply } from '../helpers/modern.js';
 import { startRelay, type Seen } from '../helpers/relay.js';
 import { startEraServer, untilServed, type EraServer, type SeenRequest } from './era-servers.js';
 
@@ -81,7 +81,7 @@ t.test('dual-era upstream: a 2026-07-28 request passes through untouched', async
   t.same(discover.body.result._meta['io.modelcontextprotocol/serverInfo'], { name: 'era-test-server', version: '2.4.0' }, 'the upstream’s own discover');
 });
 
-t.test('modern-only upstream: modern passes through; legacy is refused clearly (until the legacy face)', async (t) => {
+t.test('modern-only upstream: modern passes through; legacy clients meet the gateway’s legacy face', async (t) => {
   const server = await eraServer(t, 'reject');
   const url = await gatewayFor(t, server.url);
   const r = await post(url, 'tools/call', { name: 'greet', arguments: { name: 'Only' } }, { id: 'only-1' });
@@ -93,11 +93,12 @@ t.test('modern-only upstream: modern passes through; legacy is refused clearly (
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 'i', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
   });
-  t.equal(init.status, 400);
-  const body = (await init.json()) as any;
-  t.same([body.id, body.error.code], ['i', -32600]);
-  t.match(body.error.message, /2026-07-28 only/);
-  t.equal((await fetch(url, { method: 'GET' })).status, 405, 'GET: no legacy stream here');
+  t.equal(init.status, 200);
+  const body = (await readReply(init)).body;
+  t.same([body.id, body.result?.protocolVersion], ['i', '2025-11-25'], 'the gateway answers initialize itself');
+  t.ok(init.headers.get('mcp-session-id'), 'with a session of its own');
+  t.notOk(server.seen.some((s) => s.rpcMethod === 'initialize' && !isProbe(s)), 'the upstream never saw the client’s initialize');
+  t.equal((await fetch(url, { method: 'GET', headers: { accept: 'text/event-stream' } })).status, 400, 'GET without a session: refused by the face');
 });
 
 t.test('legacy-only upstream: a modern request is translated (the gateway’s own session)', async (t) => {
@@ -134,7 +135,7 @@ t.test('pinned eras skip the probe', async (t) => {
     t.ok(server.seen.some((s) => s.rpcMethod === 'initialize' && s.body.params.clientInfo.name === 'mcp-tasks-gateway'), 'from the gateway’s own session');
   });
 
-  t.test('modern in front of a dual server: legacy clients are not passed through, no probe', async (t) => {
+  t.test('modern in front of a dual server: legacy clients meet the legacy face, not the upstream, no probe', async (t) => {
     const server = await eraServer(t, 'stateless');
     const url = await gatewayFor(t, server.url, { era: 'modern' });
     const init = await fetch(url, {
@@ -142,7 +143,7 @@ t.test('pinned eras skip the probe', async (t) => {
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
     });
-    t.equal(init.status, 400);
+    t.equal(init.status, 200, 'answered by the gateway');
     await init.text();
     t.equal((await post(url, 'tools/call', { name: 'greet', arguments: { name: 'P' } })).status, 200);
     t.notOk(server.seen.some(isProbe), 'no probe');

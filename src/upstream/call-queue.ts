@@ -1,0 +1,77 @@
+/** The event queue every `UpstreamCall` is built on, whatever produces its events. */
+import type { CallEvent } from './client.js';
+
+/**
+ * Events pushed by whatever reads the upstream, pulled by the consumer with `next()`/`nextUnless()`. The final
+ * event (a response or a failure) ends the queue: later pushes are ignored, and it is returned again to every
+ * later pull. One consumer at a time, as the `UpstreamCall` contract has it.
+ */
+export abstract class QueuedCall {
+  private readonly queue: CallEvent[] = [];
+  private waiter: ((e: CallEvent) => void) | undefined;
+  private terminal: CallEvent | undefined;
+
+  /** Whether the final event has been produced. */
+  get finished(): boolean {
+    return this.terminal !== undefined;
+  }
+
+  /** Events queued and not yet taken (used to gather concurrent input requests without waiting). */
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** The final event, once produced. */
+  protected get finalEvent(): CallEvent | undefined {
+    return this.terminal;
+  }
+
+  /** Called once, when the final event is pushed (before the consumer sees it). */
+  protected onFinal(): void {}
+
+  /** Queues an event; nothing after the final one. */
+  push(event: CallEvent): void {
+    if (this.terminal) return;
+    if (event.kind === 'response' || event.kind === 'failure') {
+      this.terminal = event;
+      this.onFinal();
+    }
+    const w = this.waiter;
+    if (w) {
+      this.waiter = undefined;
+      w(event);
+    } else {
+      this.queue.push(event);
+    }
+  }
+
+  /** The next event; after the final one, the final one again. */
+  next(): Promise<CallEvent> {
+    return this.nextUnless(undefined, undefined) as Promise<CallEvent>;
+  }
+
+  /**
+   * The next event, or `undefined` if `ms` pass or `signal` aborts first. An event that arrives later is not
+   * lost: it stays queued for the next pull.
+   */
+  nextUnless(ms: number | undefined, signal: AbortSignal | undefined): Promise<CallEvent | undefined> {
+    const e = this.queue.shift();
+    if (e) return Promise.resolve(e);
+    if (this.terminal) return Promise.resolve(this.terminal);
+    if (signal?.aborted) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = (ev: CallEvent | undefined) => {
+        if (timer) clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        if (this.waiter === waiter) this.waiter = undefined;
+        resolve(ev);
+      };
+      const waiter = (ev: CallEvent) => done(ev);
+      const onAbort = () => done(undefined);
+      this.waiter = waiter;
+      if (ms !== undefined) timer = setTimeout(() => done(undefined), ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}
