@@ -27,7 +27,7 @@ export const DEFAULTS = {
   clientSessionIdleMs: 1_800_000,
 } as const;
 
-/** Task modes per tool (issue #4): how the gateway treats a tool's long calls. */
+/** Task modes per tool: how the gateway treats a tool's long calls (README, "Wrapped tools"). */
 export const TASK_MODES = ['native', 'off', 'auto', 'always', 'required'] as const;
 
 const positiveInt = z.number().int().positive();

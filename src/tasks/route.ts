@@ -17,7 +17,7 @@ export interface UpstreamRoute {
   toolSupport?: { at: number; byName: Map<string, TaskSupport> };
 }
 
-/** How the gateway treats one tool's calls (issue #4 table). */
+/** How the gateway treats one tool's calls (the README table under "Wrapped tools"). */
 export interface TaskPolicy {
   task: 'native' | 'off' | 'auto' | 'always' | 'required';
   /** auto: answer synchronously if the call ends within this; always/required: the first round's window. */
