@@ -31,7 +31,10 @@ export function failureToEdge(f: RequestFailure): EdgeError {
   return { status, error, fault: false };
 }
 
-/** An upstream's in-band JSON-RPC error keeps its code; only "method not found" changes the status (H2: 404). */
+/**
+ * An upstream's in-band JSON-RPC error keeps its code; only "method not found" changes the status (2026-07-28
+ * basic/transports/streamable-http: 404).
+ */
 export function upstreamErrorStatus(error: JsonRpcErrorObject): number {
   if (error.code === ErrorCode.MethodNotFound) return 404;
   if (error.code === ErrorCode.MissingRequiredClientCapability || error.code === ErrorCode.HeaderMismatch || error.code === ErrorCode.UnsupportedProtocolVersion) return 400;

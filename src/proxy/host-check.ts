@@ -1,6 +1,7 @@
 /**
- * DNS-rebinding protection (H2 §Security Warning): the `Host` and `Origin` of every request are checked against
- * allow-lists before anything else. Bound to loopback, the defaults admit only loopback names.
+ * DNS-rebinding protection (2026-07-28 basic/transports/streamable-http §Security Warning): the `Host` and `Origin` of
+ * every request are checked against allow-lists before anything else. Bound to loopback, the defaults admit only
+ * loopback names.
  */
 
 const LOOPBACK = ['localhost', '127.0.0.1', '::1'];

@@ -1,9 +1,10 @@
 /**
  * The legacy face's session registry (2025-11-25 basic/transports §Session Management): gateway-minted
- * `Mcp-Session-Id`s (128 random bits, URL-safe, visible ASCII as H1 requires), each bound to the principal that
- * initialized it, expired after an idle period and bounded in number. A session is idle when no request of it is
- * in flight; an open GET stream alone does not keep it alive (H1: the server MAY terminate a session at any time,
- * and the client then re-initializes on 404).
+ * `Mcp-Session-Id`s (128 random bits, URL-safe, visible ASCII as 2025-11-25 basic/transports §Session Management
+ * requires), each bound to the principal that initialized it, expired after an idle period and bounded in number. A
+ * session is idle when no request of it is in flight; an open GET stream alone does not keep it alive (2025-11-25
+ * basic/transports §Session Management: the server MAY terminate a session at any time, and the client then
+ * re-initializes on 404).
  */
 import { randomBytes } from 'node:crypto';
 

@@ -1,9 +1,9 @@
 /**
- * The legacy face: what a 2025-11-25 client talks to when its upstream speaks 2026-07-28 only (translation.md
- * §4.1–4.3, §4.11). The gateway plays a legacy Streamable HTTP server (2025-11-25 basic/transports): it answers
- * `initialize` itself from the upstream's `server/discover` identity, owns the session, answers `ping` and
- * `logging/setLevel`, and forwards everything else through an `UpstreamClient` with the session's capabilities,
- * client info and log level as the per-request `_meta` (2026-07-28 basic §Per-request metadata).
+ * The legacy face: what a 2025-11-25 client talks to when its upstream speaks 2026-07-28 only (README §How the legacy
+ * face works). The gateway plays a legacy Streamable HTTP server (2025-11-25 basic/transports): it answers `initialize`
+ * itself from the upstream's `server/discover` identity, owns the session, answers `ping` and `logging/setLevel`, and
+ * forwards everything else through an `UpstreamClient` with the session's capabilities, client info and log level as
+ * the per-request `_meta` (2026-07-28 basic §Per-request metadata).
  *
  * Input requests of a call (MRTR rounds, whatever the upstream era) become legacy server→client requests on the
  * call's own POST response stream, with gateway-minted ids; the client's POSTed responses are routed back by id.
@@ -156,7 +156,8 @@ export class LegacyFace {
     if (isRequest(body) && body.method === 'initialize') return this.initialize(request, reply, body, authorization, principal);
 
     const sid = singleHeader(request.headers, 'mcp-session-id');
-    // H1 §Session Management: without the session id, 400; for an unknown or ended one, 404 (re-initialize).
+    // 2025-11-25 basic/transports §Session Management: without the session id, 400; for an unknown or ended one, 404
+    // (re-initialize).
     if (!sid) return this.refuse(reply, 400, requestIdOf(body), -32000, 'Bad Request: Mcp-Session-Id header is required');
     const entry = this.sessions.lookup(sid, principal);
     if (!entry) return this.refuse(reply, 404, requestIdOf(body), -32001, 'Session not found');
@@ -190,7 +191,7 @@ export class LegacyFace {
     return reply;
   }
 
-  /** Serves the session's GET stream (H1 §Listening for Messages from the Server). */
+  /** Serves the session's GET stream (2025-11-25 basic/transports §Listening for Messages from the Server). */
   async get(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const sid = singleHeader(request.headers, 'mcp-session-id');
     if (!sid) return this.refuse(reply, 400, null, -32000, 'Bad Request: Mcp-Session-Id header is required');
@@ -237,7 +238,9 @@ export class LegacyFace {
     return reply;
   }
 
-  /** Ends the session (H1: the client SHOULD send DELETE when it leaves). */
+  /**
+   * Ends the session (2025-11-25 basic/transports §Session Management: the client SHOULD send DELETE when it leaves).
+   */
   async delete(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const sid = singleHeader(request.headers, 'mcp-session-id');
     if (!sid) return this.refuse(reply, 400, null, -32000, 'Bad Request: Mcp-Session-Id header is required');
@@ -364,8 +367,8 @@ export class LegacyFace {
     const key = idKey(req.id);
     const aborter = new AbortController();
     s.inflight.set(key, aborter);
-    // H1 says a disconnect is not a cancellation, but this face keeps no resumable streams: nothing could reach
-    // the client any more, so the upstream work is stopped.
+    // 2025-11-25 basic/transports says a disconnect is not a cancellation, but this face keeps no resumable streams:
+    // nothing could reach the client any more, so the upstream work is stopped.
     const onClose = () => {
       if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));
     };

@@ -1,7 +1,8 @@
 /**
- * The MCP endpoint of one upstream, for both eras on one URL (translation.md §3.1). A request whose era the
- * upstream speaks passes through unchanged with @fastify/reply-from (sessions, GET streams and DELETE included;
- * both eras in front of a dual-era upstream); only a request whose era the upstream lacks is translated.
+ * The MCP endpoint of one upstream, for both eras on one URL (2026-07-28 basic/versioning §Compatibility Matrix). A
+ * request whose era the upstream speaks passes through unchanged with @fastify/reply-from (sessions, GET streams and
+ * DELETE included; both eras in front of a dual-era upstream); only a request whose era the upstream lacks is
+ * translated.
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
@@ -146,7 +147,8 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         });
         return request.method === 'GET' ? face.get(request, reply) : request.method === 'DELETE' ? face.delete(request, reply) : face.post(request, reply);
       }
-      // H2: GET and DELETE are gone in the modern era; a modern upstream would answer 405 itself.
+      // 2026-07-28 basic/transports/streamable-http: GET and DELETE are gone in the modern era; a modern upstream would
+      // answer 405 itself.
       if (request.method !== 'POST') return reply.code(405).header('allow', 'POST').send();
       return reply.code(400).send({
         jsonrpc: '2.0',
@@ -165,7 +167,8 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         } catch (e) {
           return unavailable(reply, e);
         }
-        // GET and DELETE are legacy session traffic (translation.md §3.1): the upstream's own if it has sessions.
+        // GET and DELETE are legacy session traffic (2025-11-25 basic/transports): the upstream's own if it has
+        // sessions.
         if (speaks(eras, 'legacy')) return passThrough(request, reply, 'legacy');
         return legacyFace(request, reply);
       },
@@ -210,7 +213,8 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         return reply.code(edge.status).send({ jsonrpc: '2.0', id: v.failure.id, error: edge.error });
       }
       const req = v.value;
-      // H2: a notification is accepted with 202; the core defines none a modern client sends over HTTP.
+      // 2026-07-28 basic/transports/streamable-http: a notification is accepted with 202; the core defines none a
+      // modern client sends over HTTP.
       if (req.id === undefined) return reply.code(202).send();
 
       const authorization = header(request, 'authorization') ?? undefined;
@@ -259,7 +263,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       switch (req.policy.kind) {
         case 'discover': {
           const identity = await route.upstream.identity(caller, signal);
-          // The extension is advertised when the upstream runs tool tasks or the gateway wraps tools (§4.1).
+          // The extension is advertised when the upstream runs tool tasks or the gateway wraps tools (README §Tasks).
           const tasksExtension = legacySupportsToolTasks(identity.capabilities) || wrapsTools(route);
           channel.result(id, discoverResult(identity, { tasksExtension, cache: route.cache }));
           return { outcome: 'ok' };

@@ -1,6 +1,7 @@
 /**
- * One modern response: a JSON body, or (once there is something to stream, and the client accepts it) an SSE
- * stream scoped to the request that carries notifications and then the response (H2 §Receiving Messages).
+ * One modern response: a JSON body, or (once there is something to stream, and the client accepts it) an SSE stream
+ * scoped to the request that carries notifications and then the response (2026-07-28 basic/transports/streamable-http
+ * §Receiving Messages).
  */
 import type { FastifyReply } from 'fastify';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcMessage, RequestId } from '../translate/index.js';

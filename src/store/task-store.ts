@@ -6,7 +6,10 @@ export type UpdateFailure = 'not-found' | 'conflict';
 
 /** Stores task records. Implementations: memory (this process) and, with the store issue, Redis. */
 export interface TaskStore {
-  /** Stores a new record; resolves once a `get` from anywhere would see it (durable creation, X). */
+  /**
+   * Stores a new record; resolves once a `get` from anywhere would see it (durable creation, tasks extension §Task
+   * Creation).
+   */
   create(record: TaskRecord, retentionMs: number): Promise<void>;
   /** The record, or `undefined` if unknown or expired. */
   get(taskId: TaskId): Promise<TaskRecord | undefined>;

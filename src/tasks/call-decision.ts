@@ -6,8 +6,8 @@
  *
  * Sources: the tasks extension (io.modelcontextprotocol/tasks §Task Creation: a server decides per call, a client
  * must declare the extension), 2025-11-25 basic/utilities/tasks §Tool-Level Negotiation (`execution.taskSupport`:
- * a `required` tool refuses a call without `task`), and translation.md §4.12(g) (a required upstream task for a
- * client that cannot take one: refuse, or drive the task to its end inside the call) and §4.12(j) (wrapped tools).
+ * a `required` tool refuses a call without `task`), and README §Tasks (a required upstream task for a client that
+ * cannot take one: refuse, or drive the task to its end inside the call; wrapped tools).
  */
 import type { TaskSupport } from '../translate/index.js';
 import type { TaskPolicy } from './route.js';
@@ -90,8 +90,8 @@ export function callRoute(mode: TaskMode, declares: boolean, support: TaskSuppor
     if (declares && mode !== 'off') return 'upstream-task';
     // An optional tool runs synchronously for a client that takes no task (or may not get one).
     if (support === 'optional') return 'plain';
-    // A required task the client cannot take: refuse (native, required; §4.12(g) option 1), or hide it
-    // inside this call (off, auto, always; option 2).
+    // A required task the client cannot take: refuse (native, required; tasks extension §Capability Negotiation:
+    // -32021), or hide it inside this call (off, auto, always).
     return mode === 'native' || mode === 'required' ? 'refused' : 'hidden-upstream-task';
   }
   switch (mode) {

@@ -22,7 +22,10 @@ import {
 } from '../translate/index.js';
 import type { UpstreamCall } from '../upstream/index.js';
 
-/** The -32021 a client gets when the upstream needs an input kind it did not declare (S2; conformance). */
+/**
+ * The -32021 a client gets when the upstream needs an input kind it did not declare (2026-07-28 schema
+ * `MissingRequiredClientCapabilityError`; conformance).
+ */
 export class MissingCapabilityError extends Error {
   constructor(readonly requiredCapabilities: JsonObject, what: string) {
     super(`The upstream needs ${what}, which this request's clientCapabilities do not declare`);
@@ -30,7 +33,10 @@ export class MissingCapabilityError extends Error {
   }
 }
 
-/** Mints input keys unique for a call's whole life (M2 keys are request-unique; X keys task-unique). */
+/**
+ * Mints input keys unique for a call's whole life (2026-07-28 basic/patterns/mrtr keys are request-unique; tasks
+ * extension keys task-unique).
+ */
 export class KeyMinter {
   private seq = 0;
   private readonly used = new Set<string>();
@@ -56,7 +62,10 @@ export interface PumpOptions {
   signal: AbortSignal;
   /** Capabilities the input must be declared in. */
   capabilities: JsonObject;
-  /** Whether input requests may be asked at all (M2: tools/call, prompts/get, resources/read). */
+  /**
+   * Whether input requests may be asked at all (2026-07-28 basic/patterns/mrtr: tools/call, prompts/get,
+   * resources/read).
+   */
   inputAllowed: boolean;
   /** An undeclared input kind: 'throw' a -32021 (a request), or 'refuse' it upstream and go on (a task). */
   onUndeclared: 'throw' | 'refuse';
@@ -84,7 +93,9 @@ export class Conversation {
 
   constructor(
     readonly call: UpstreamCall,
-    /** `_meta` added to every answer sent upstream (the related-task of a proxied task's requests, S1). */
+    /**
+     * `_meta` added to every answer sent upstream (the related-task of a proxied task's requests, 2025-11-25 schema).
+     */
     private readonly answerMeta?: JsonObject,
   ) {}
 
@@ -93,7 +104,10 @@ export class Conversation {
     this.call.cancel(reason);
   }
 
-  /** Drops the upstream stream without a cancellation (a `tasks/result` wait; T1: tasks are not cancelled so). */
+  /**
+   * Drops the upstream stream without a cancellation (a `tasks/result` wait; 2025-11-25 basic/utilities/tasks: tasks
+   * are not cancelled so).
+   */
   abandon(reason: string): void {
     this.call.abandon(reason);
   }
@@ -106,8 +120,8 @@ export class Conversation {
   }
 
   /**
-   * Answers outstanding keys from `responses`; unknown, answered or malformed ones are ignored (X: SHOULD
-   * ignore keys not outstanding; M2: re-ask rather than fail). Returns the keys answered.
+   * Answers outstanding keys from `responses`; unknown, answered or malformed ones are ignored (tasks extension: SHOULD
+   * ignore keys not outstanding; 2026-07-28 basic/patterns/mrtr: re-ask rather than fail). Returns the keys answered.
    */
   async answer(responses: JsonObject): Promise<string[]> {
     const answered: string[] = [];
@@ -153,7 +167,7 @@ export class Conversation {
             break;
           }
           if (!isInputDeclared(method, params, o.capabilities)) {
-            // M2: never ask for an undeclared kind.
+            // 2026-07-28 basic/patterns/mrtr §Server Requirements: never ask for an undeclared kind.
             await this.call.respond(id, undeclaredInputAnswer(method)).catch(() => {});
             if (o.onUndeclared === 'throw') throw new MissingCapabilityError(requiredCapabilityFor(method, params), method);
             break;

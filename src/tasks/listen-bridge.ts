@@ -1,8 +1,8 @@
 /**
- * `subscriptions/listen` (SUB2; translation.md §3.7) over the upstream's notification stream (`listen()` of the
- * upstream seam: for a legacy upstream, the GET stream of the caller's own session and its resource
- * subscriptions). The client's stream gets the acknowledgement first, then the notifications it opted into,
- * each tagged with its subscription id. Closing the client stream ends the upstream listen.
+ * `subscriptions/listen` (2026-07-28 basic/patterns/subscriptions) over the upstream's notification stream (`listen()`
+ * of the upstream seam: for a legacy upstream, the GET stream of the caller's own session and its resource
+ * subscriptions). The client's stream gets the acknowledgement first, then the notifications it opted into, each tagged
+ * with its subscription id. Closing the client stream ends the upstream listen.
  */
 import {
   META,
@@ -26,7 +26,7 @@ export interface ListenHooks {
   signal: AbortSignal;
   /** Sends one notification on the client's stream (the first call starts the stream). */
   send(n: JsonRpcNotification): void;
-  /** The task runtime, for `taskIds` (X §Task Status Notifications). */
+  /** The task runtime, for `taskIds` (tasks extension §Task Status Notifications). */
   tasks?: TaskRuntime;
 }
 
@@ -35,13 +35,14 @@ export async function runListen(route: UpstreamRoute, req: ModernRequest, caller
   const subscriptionId = req.id as string | number;
   const requested = readListenFilter(req.params);
   if (requested.taskIds && !declaresTasks(caller.capabilities)) {
-    // X §Task Status Notifications: asking for task notifications needs the extension.
+    // tasks extension §Task Status Notifications: asking for task notifications needs the extension.
     throw new MissingCapabilityError(TASKS_REQUIRED_CAPABILITIES, 'notifications/tasks');
   }
   const identity = await route.upstream.identity(caller, hooks.signal);
   let accepted = acceptListenFilter(requested, identity.capabilities);
 
-  // Task notifications: a full DetailedTask per change, for the caller's own tasks only (X; §4.12(h)).
+  // Task notifications: a full DetailedTask per change, for the caller's own tasks only (tasks extension §Task Status
+  // Notifications, §Security Considerations).
   let stopTasks = () => {};
   const pendingTaskNotes: JsonRpcNotification[] = [];
   let acknowledged = false;

@@ -1,5 +1,5 @@
 /**
- * The MRTR bridge (translation.md §4.3; 2026-07-28 basic/patterns/mrtr): input requests that arrive on an
+ * The MRTR bridge (2026-07-28 basic/patterns/mrtr; README §How the modern face works): input requests that arrive on an
  * upstream call become an `InputRequiredResult`; the call is held open (bounded in time and number) until the
  * client's retry brings `inputResponses` with the integrity-protected `requestState`, then resumes. The bridge
  * runs one round at a time and reports how it ended; what the call becomes is the caller's decision
@@ -98,7 +98,7 @@ export function plainOutcome(route: UpstreamRoute, req: ModernRequest, m: JsonRp
   const identity = route.upstream.knownIdentity;
   const result = modernResult(req.method, isObject(m.result) ? m.result : {}, {
     ...(identity ? { serverInfo: identity.serverInfo } : {}),
-    // CACHE2: results of MRTR retries MUST NOT be cached.
+    // 2026-07-28 server/utilities/caching: results of MRTR retries MUST NOT be cached.
     cache: resumed ? { ttlMs: 0, scope: 'private' } : route.cache,
   });
   return { kind: 'result', result };
@@ -135,8 +135,9 @@ export class MrtrBridge {
   }
 
   /**
-   * Takes the held call that a retry's `requestState` continues and answers it with the retry's
-   * `inputResponses`. M2: a round answered only in part (or with malformed answers) is asked again at once.
+   * Takes the held call that a retry's `requestState` continues and answers it with the retry's `inputResponses`.
+   * 2026-07-28 basic/patterns/mrtr §Server Requirements: a round answered only in part (or with malformed answers) is
+   * asked again at once.
    */
   async resume(route: UpstreamRoute, req: ModernRequest, caller: CallerContext): Promise<BridgedCall | { outcome: Outcome }> {
     const name = nameOf(req);

@@ -1,8 +1,8 @@
 /**
- * Proxied tasks: the upstream runs the task (2025-11-25 basic/utilities/tasks) and the gateway serves it to a
- * modern client as a tasks-extension task. From creation on the gateway keeps an upstream `tasks/result` open:
- * that is where a legacy server sends the task's input requests and, once terminal, its payload
- * (translation.md §4.5, §4.12(a)). `tasks/get` refreshes the record from upstream `tasks/get`.
+ * Proxied tasks: the upstream runs the task (2025-11-25 basic/utilities/tasks) and the gateway serves it to a modern
+ * client as a tasks-extension task. From creation on the gateway keeps an upstream `tasks/result` open: that is where a
+ * legacy server sends the task's input requests and, once terminal, its payload (2025-11-25 basic/utilities/tasks
+ * §Result Retrieval; tasks extension §Task Polling). `tasks/get` refreshes the record from upstream `tasks/get`.
  */
 import {
   ErrorCode,
@@ -129,7 +129,8 @@ export class ProxiedTasks {
     return (
       (await this.events.change(record.taskId, (t) => {
         if (isTerminal(t.status)) return undefined;
-        // Report input_required only once an input request is actually known (§4.5).
+        // Report input_required only once an input request is actually known (tasks extension §Task Polling: an
+        // `input_required` task carries `inputRequests`).
         const status = v1.status === 'input_required' && !t.inputRequests ? 'working' : v1.status === 'working' && t.inputRequests ? 'input_required' : v1.status;
         if (status === t.status && v1.statusMessage === t.statusMessage) return undefined;
         return { ...t, status, ...(v1.statusMessage !== undefined ? { statusMessage: v1.statusMessage } : {}), lastUpdatedAt: nowIso() };
@@ -137,7 +138,10 @@ export class ProxiedTasks {
     );
   }
 
-  /** Cancels a task upstream and locally; a task that already ended upstream keeps its outcome (§4.12(d)). */
+  /**
+   * Cancels a task upstream and locally; a task that already ended upstream keeps its outcome (2025-11-25
+   * basic/utilities/tasks §Task Cancellation).
+   */
   async cancel(record: TaskRecord): Promise<void> {
     const live = this.live.get(record.taskId);
     if (live) {
@@ -191,7 +195,10 @@ export class ProxiedTasks {
     return this.events.finish(taskId, outcome, statusMessage);
   }
 
-  /** Keeps an upstream tasks/result open: input requests arrive on it, and finally the payload (§4.12(a)). */
+  /**
+   * Keeps an upstream tasks/result open: input requests arrive on it, and finally the payload (2025-11-25
+   * basic/utilities/tasks §Result Retrieval).
+   */
   private async pump(taskId: TaskId, upstreamTaskId: string, live: ProxiedLive): Promise<void> {
     for (let attempt = 0; attempt < 3 && !this.closed; attempt++) {
       let conv: Conversation;
@@ -220,7 +227,8 @@ export class ProxiedTasks {
           return;
         }
       } catch {
-        // the stream broke before the task ended: ask again (§4.12(a) step 5)
+        // the stream broke before the task ended: ask again, since the task's input and payload come only on that
+        // stream
         const current = await this.events.store.get(taskId);
         if (!current || isTerminal(current.status)) return;
       }

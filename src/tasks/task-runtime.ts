@@ -124,7 +124,7 @@ export class TaskRuntime {
       const next = decideCall({ ...facts, turn: created ? 'task-created' : 'result' });
       if (next.action === 'proxy-task' && created) return this.proxied.adopt(route, req, caller, policy, created);
       if (next.action !== 'follow-task' || !created) return plainOutcome(route, req, m, r.resumed);
-      // The upstream task is driven to its end inside this request (§4.12(g) option 2): its tasks/result carries
+      // The upstream task is driven to its end inside this request (README §Tasks): its tasks/result carries
       // the task-scoped questions (MRTR rounds of this request) and the payload.
       const upstreamTaskId = readTaskV1(created)?.taskId as string;
       const { requestState: _s, inputResponses: _r, ...fresh } = req;

@@ -1,4 +1,7 @@
-/** Protocol constants of both eras (translation.md §3, §3.9). */
+/**
+ * Protocol constants of both eras (2025-11-25 basic/lifecycle, 2026-07-28 basic/versioning; codes: 2026-07-28 basic
+ * §Error Codes).
+ */
 
 /** The modern revision the gateway serves to clients. */
 export const MODERN_VERSION = '2026-07-28';
@@ -6,10 +9,13 @@ export const MODERN_VERSION = '2026-07-28';
 export const LEGACY_VERSION = '2025-11-25';
 /** Modern versions the gateway's client face accepts. */
 export const SUPPORTED_MODERN_VERSIONS: readonly string[] = [MODERN_VERSION];
-/** Legacy versions that mark a request as belonging to the legacy era (H1). */
+/**
+ * Legacy versions that mark a request as belonging to the legacy era (2025-11-25 basic/transports §Protocol Version
+ * Header).
+ */
 export const LEGACY_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
 
-/** Reserved `_meta` keys of the modern per-request envelope (S2 `RequestMetaObject`). */
+/** Reserved `_meta` keys of the modern per-request envelope (2026-07-28 schema `RequestMetaObject`). */
 export const META = {
   protocolVersion: 'io.modelcontextprotocol/protocolVersion',
   clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
@@ -20,10 +26,10 @@ export const META = {
   relatedTask: 'io.modelcontextprotocol/related-task',
 } as const;
 
-/** The tasks extension identifier (X). */
+/** The tasks extension identifier (tasks extension §Capability Negotiation). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
-/** JSON-RPC error codes the gateway emits or maps (B2 §Error Codes). */
+/** JSON-RPC error codes the gateway emits or maps (2026-07-28 basic §Error Codes). */
 export const ErrorCode = {
   ParseError: -32700,
   InvalidRequest: -32600,

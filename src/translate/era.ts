@@ -1,4 +1,4 @@
-/** Which protocol era a client request belongs to (translation.md §3.1; V2 §Compatibility Matrix). */
+/** Which protocol era a client request belongs to (2026-07-28 basic/versioning §Compatibility Matrix). */
 import { LEGACY_VERSIONS, META } from './constants.js';
 import { isObject } from './jsonrpc.js';
 

@@ -1,4 +1,7 @@
-/** HTTP header value rules of 2026-07-28 Streamable HTTP (H2 §Value Encoding, §Server Validation). */
+/**
+ * HTTP header value rules of 2026-07-28 Streamable HTTP (2026-07-28 basic/transports/streamable-http §Value Encoding,
+ * §Server Validation).
+ */
 
 const SENTINEL = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/;
 // Visible ASCII plus inner spaces; anything else must have been sentinel-encoded.

@@ -1,6 +1,7 @@
 /**
- * Input requests: legacy server→client requests (elicitation, sampling, roots) ⇄ modern `inputRequests`
- * entries and `inputResponses` (translation.md §3.6, §4.7; M2 §Server Requirements).
+ * Input requests: legacy server→client requests (elicitation, sampling, roots) ⇄ modern `inputRequests` entries and
+ * `inputResponses` (2026-07-28 basic/patterns/mrtr §Server Requirements; 2025-11-25 client/elicitation,
+ * client/sampling, client/roots).
  */
 import { ErrorCode, META } from './constants.js';
 import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
@@ -8,7 +9,7 @@ import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js
 /** Server→client request methods that become modern input requests. */
 export const INPUT_METHODS: readonly string[] = ['elicitation/create', 'sampling/createMessage', 'roots/list'];
 
-/** One modern input request (S2 `InputRequest`). */
+/** One modern input request (2026-07-28 schema `InputRequest`). */
 export interface InputRequest {
   method: string;
   params?: JsonObject;
@@ -20,8 +21,9 @@ export function isInputMethod(method: string): boolean {
 }
 
 /**
- * Whether the client declared the capability this input request needs (M2: a server MUST NOT send input
- * request types the client did not declare). An empty `elicitation` object means form mode (S1).
+ * Whether the client declared the capability this input request needs (2026-07-28 basic/patterns/mrtr: a server MUST
+ * NOT send input request types the client did not declare). An empty `elicitation` object means form mode (2025-11-25
+ * schema `ClientCapabilities`).
  */
 export function isInputDeclared(method: string, params: JsonObject | undefined, caps: JsonObject): boolean {
   switch (method) {
@@ -45,13 +47,17 @@ export function isInputDeclared(method: string, params: JsonObject | undefined, 
   }
 }
 
-/** A legacy server→client request → a modern input request: legacy-only fields removed (§4.7). */
+/**
+ * A legacy server→client request → a modern input request: legacy-only fields removed (`_meta`, `task`,
+ * `elicitationId`: 2026-07-28 basic/patterns/mrtr).
+ */
 export function toInputRequest(method: string, params: JsonObject | undefined): InputRequest {
   if (!params) return { method };
   const clean: JsonObject = {};
   for (const [k, v] of Object.entries(params)) {
     if (k === 'task' || k === 'elicitationId') continue;
-    // Legacy `_meta` (related-task, the key hint) has no place in a modern input request; S2 forbids it on some.
+    // Legacy `_meta` (related-task, the key hint) has no place in a modern input request; the 2026-07-28 schema forbids
+    // it on some.
     if (k === '_meta') continue;
     clean[k] = v;
   }
@@ -67,7 +73,7 @@ export function toLegacyInputResult(response: unknown): JsonObject | undefined {
 
 /**
  * Checks an input response's basic shape for its method, so that a malformed answer is re-asked rather than
- * forwarded (M2 §Server Requirements: validate input responses).
+ * forwarded (2026-07-28 basic/patterns/mrtr §Server Requirements: validate input responses).
  */
 export function isValidInputResponse(method: string, response: unknown): boolean {
   if (!isObject(response)) return false;
@@ -85,7 +91,7 @@ export function isValidInputResponse(method: string, response: unknown): boolean
 
 /**
  * What the gateway answers an upstream itself when the client did not declare the capability: elicitation is
- * declined, anything else is refused (translation.md §4.12(a) step 6).
+ * declined, anything else is refused (README §How the modern face works).
  */
 export function undeclaredInputAnswer(method: string): { result: JsonObject } | { error: JsonRpcErrorObject } {
   if (method === 'elicitation/create') return { result: { action: 'decline' } };
@@ -108,10 +114,10 @@ export const BRIDGED_INPUT_CAPABILITIES: Readonly<JsonObject> = Object.freeze({
 
 /**
  * Params for a legacy upstream request that carry the caller's own declared capabilities in `_meta`, under the
- * 2026-07-28 envelope key (capabilities are per request: S2 `RequestMetaObject`; B2 "Per-request protocol
- * fields"). The session declares every kind the gateway can bridge; a server that adapts what it asks to its
- * client (as a modern server must) reads this request's truth here rather than the session's union. A legacy
- * server ignores the key.
+ * 2026-07-28 envelope key (capabilities are per request: 2026-07-28 schema `RequestMetaObject`; 2026-07-28 basic
+ * "Per-request protocol fields"). The session declares every kind the gateway can bridge; a server that adapts what it
+ * asks to its client (as a modern server must) reads this request's truth here rather than the session's union. A
+ * legacy server ignores the key.
  */
 export function withCallerCapabilities(params: JsonObject | undefined, capabilities: JsonObject): JsonObject {
   const meta = params && isObject(params._meta) ? params._meta : {};
@@ -140,7 +146,10 @@ export function hintedInputKey(params: JsonObject | undefined): string | undefin
   return typeof hint === 'string' && /^[A-Za-z0-9_.:-]{1,64}$/.test(hint) ? hint : undefined;
 }
 
-/** The capability a client must declare for an input request (the data of -32021, S2 `requiredCapabilities`). */
+/**
+ * The capability a client must declare for an input request (the data of -32021, 2026-07-28 schema
+ * `requiredCapabilities`).
+ */
 export function requiredCapabilityFor(method: string, params: JsonObject | undefined): JsonObject {
   switch (method) {
     case 'elicitation/create':

@@ -1,8 +1,8 @@
 /**
- * The legacy face's handshake (translation.md §4.1): the gateway plays a 2025-11-25 server in front of a
- * 2026-07-28 upstream. It answers `initialize` from the upstream's `server/discover` identity, and turns the
- * capabilities a legacy client declared once per session into the per-request `clientCapabilities` a modern
- * upstream reads on every request (2026-07-28 basic §Per-request metadata).
+ * The legacy face's handshake (2025-11-25 basic/lifecycle §Initialization; 2026-07-28 server/discover): the gateway
+ * plays a 2025-11-25 server in front of a 2026-07-28 upstream. It answers `initialize` from the upstream's
+ * `server/discover` identity, and turns the capabilities a legacy client declared once per session into the per-request
+ * `clientCapabilities` a modern upstream reads on every request (2026-07-28 basic §Per-request metadata).
  */
 import { LEGACY_VERSION, LEGACY_VERSIONS, TASKS_EXTENSION } from './constants.js';
 import { LOG_LEVELS } from './forwarding.js';
@@ -49,7 +49,7 @@ export function legacyServerCapabilities(modern: JsonObject): JsonObject {
   return out;
 }
 
-/** The `InitializeResult` the gateway answers from the upstream's identity (S1 `InitializeResult`). */
+/** The `InitializeResult` the gateway answers from the upstream's identity (2025-11-25 schema `InitializeResult`). */
 export function legacyInitializeResult(identity: UpstreamIdentity, requestedVersion: string): JsonObject {
   const result: JsonObject = {
     protocolVersion: negotiateLegacyVersion(requestedVersion),
@@ -61,9 +61,9 @@ export function legacyInitializeResult(identity: UpstreamIdentity, requestedVers
 }
 
 /**
- * A legacy client's session capabilities → the modern per-request `clientCapabilities` (S2 `ClientCapabilities`:
- * experimental, roots, sampling, elicitation, extensions; there is no `tasks` key). A legacy `elicitation: {}`
- * means form mode only (2025-11-25 client/elicitation §Capabilities), said explicitly upstream.
+ * A legacy client's session capabilities → the modern per-request `clientCapabilities` (2026-07-28 schema
+ * `ClientCapabilities`: experimental, roots, sampling, elicitation, extensions; there is no `tasks` key). A legacy
+ * `elicitation: {}` means form mode only (2025-11-25 client/elicitation §Capabilities), said explicitly upstream.
  */
 export function modernClientCapabilities(legacy: JsonObject, opts: { tasksExtension?: boolean } = {}): JsonObject {
   const out: JsonObject = {};

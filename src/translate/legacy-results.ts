@@ -1,7 +1,7 @@
 /**
  * Modern (2026-07-28) results, errors and notifications → what a strict 2025-11-25 client accepts, for the legacy
- * face (translation.md §4.1–4.3, §4.11). Fields the legacy schema has no place for are dropped; everything else
- * is kept (S1 `Result` has an index signature, so unknown keys of other extensions pass).
+ * face (README §How the legacy face works). Fields the legacy schema has no place for are dropped; everything else
+ * is kept (the 2025-11-25 schema `Result` has an index signature, so unknown keys of other extensions pass).
  */
 import { ErrorCode, META, TASKS_EXTENSION } from './constants.js';
 import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
@@ -14,10 +14,10 @@ const CACHEABLE = new Set(['tools/list', 'prompts/list', 'resources/list', 'reso
 export type LegacyResultFailure = { reason: 'unsupported-result-type'; resultType: string };
 
 /**
- * A modern result → the legacy result of the same method: `resultType` removed (S1 has none), cache hints removed
- * where they are cache hints, the `serverInfo` `_meta` key removed (a legacy client learned it in `initialize`).
- * Only a complete result can be given: `input_required` is consumed by the upstream client's MRTR rounds, and a
- * task is never asked for by this face.
+ * A modern result → the legacy result of the same method: `resultType` removed (the 2025-11-25 schema has none), cache
+ * hints removed where they are cache hints, the `serverInfo` `_meta` key removed (a legacy client learned it in
+ * `initialize`). Only a complete result can be given: `input_required` is consumed by the upstream client's MRTR
+ * rounds, and a task is never asked for by this face.
  */
 export function legacyResult(method: string, modern: JsonObject):
   | { ok: true; value: JsonObject }
@@ -43,10 +43,10 @@ export function legacyResult(method: string, modern: JsonObject):
 }
 
 /**
- * 2026-07-28 tools take any JSON Schema 2020-12; S1 `Tool` requires `inputSchema.type:"object"` and an
- * `outputSchema` of type object, and a strict client refuses the whole list over one tool. An input schema
- * without a `type` gets `"object"` (arguments are an object on the wire anyway); an output schema of another
- * type is dropped (its non-object `structuredContent` is dropped too, see legacyCallToolResult).
+ * 2026-07-28 tools take any JSON Schema 2020-12; the 2025-11-25 schema `Tool` requires `inputSchema.type:"object"` and
+ * an `outputSchema` of type object, and a strict client refuses the whole list over one tool. An input schema without a
+ * `type` gets `"object"` (arguments are an object on the wire anyway); an output schema of another type is dropped (its
+ * non-object `structuredContent` is dropped too, see legacyCallToolResult).
  */
 function legacyToolList(result: JsonObject): JsonObject {
   if (!Array.isArray(result.tools)) return result;
@@ -62,7 +62,10 @@ function legacyToolList(result: JsonObject): JsonObject {
   };
 }
 
-/** S1 `CallToolResult.structuredContent` is an object; a modern non-object one is dropped (`content` carries it as text, SHOULD per S2). */
+/**
+ * The 2025-11-25 schema's `CallToolResult.structuredContent` is an object; a modern non-object one is dropped
+ * (`content` carries it as text, SHOULD per the 2026-07-28 schema).
+ */
 function legacyCallToolResult(result: JsonObject): JsonObject {
   if (result.structuredContent === undefined || isObject(result.structuredContent)) return result;
   const { structuredContent: _sc, ...rest } = result;
@@ -70,10 +73,11 @@ function legacyCallToolResult(result: JsonObject): JsonObject {
 }
 
 /**
- * A modern error → the legacy one (translation.md §4.11). -32021 for a tool that needs the tasks extension is a
- * legacy -32601 (the 2025-11-25 answer to a `required` tool called without a task); -32021 for an input kind
- * stays (it tells the client what to declare). -32020/-32022 concern the gateway's own upstream requests, so a
- * legacy client gets an internal error that keeps the original in `data`. Everything else is unchanged.
+ * A modern error → the legacy one (2025-11-25 basic/utilities/tasks §Tool-Level Negotiation). -32021 for a tool that
+ * needs the tasks extension is a legacy -32601 (the 2025-11-25 answer to a `required` tool called without a task);
+ * -32021 for an input kind stays (it tells the client what to declare). -32020/-32022 concern the gateway's own
+ * upstream requests, so a legacy client gets an internal error that keeps the original in `data`. Everything else is
+ * unchanged.
  */
 export function legacyError(error: JsonRpcErrorObject): JsonRpcErrorObject {
   if (error.code === ErrorCode.MissingRequiredClientCapability && needsTasksExtension(error.data)) {
@@ -94,7 +98,10 @@ function withData(e: JsonRpcErrorObject, data: unknown): JsonRpcErrorObject {
   return data === undefined ? e : { ...e, data };
 }
 
-/** The error the upstream would give for an input request the client did not declare (S2 -32021 `requiredCapabilities`). */
+/**
+ * The error the upstream would give for an input request the client did not declare (2026-07-28 schema -32021
+ * `requiredCapabilities`).
+ */
 export function undeclaredInputError(method: string, requiredCapabilities: JsonObject): JsonRpcErrorObject {
   return {
     code: ErrorCode.MissingRequiredClientCapability,
@@ -114,8 +121,9 @@ export function modernParamsFromLegacy(params: JsonObject | undefined): JsonObje
 }
 
 /**
- * The `subscriptions/listen` filter that serves one legacy session (2026-07-28 SUB2): the list changes the
- * upstream announces, and the resources the session subscribed to; `undefined` when there is nothing to listen for.
+ * The `subscriptions/listen` filter that serves one legacy session (2026-07-28 basic/patterns/subscriptions): the list
+ * changes the upstream announces, and the resources the session subscribed to; `undefined` when there is nothing to
+ * listen for.
  */
 export function sessionListenFilter(upstreamCaps: JsonObject, opts: { lists: boolean; resources: readonly string[] }): ListenFilter | undefined {
   const listChanged = (k: string) => isObject(upstreamCaps[k]) && (upstreamCaps[k] as JsonObject).listChanged === true;
@@ -130,8 +138,8 @@ export function sessionListenFilter(upstreamCaps: JsonObject, opts: { lists: boo
 }
 
 /**
- * URL-mode elicitation needs an `elicitationId` on the legacy wire (S1 `ElicitRequestURLParams`), which the modern
- * input request has not (2026-07-28 removed it); the gateway supplies one it minted.
+ * URL-mode elicitation needs an `elicitationId` on the legacy wire (2025-11-25 schema `ElicitRequestURLParams`), which
+ * the modern input request has not (2026-07-28 removed it); the gateway supplies one it minted.
  */
 export function legacyInputParams(method: string, params: JsonObject | undefined, elicitationId: string): JsonObject | undefined {
   if (method !== 'elicitation/create' || params?.mode !== 'url' || typeof params.elicitationId === 'string') return params;

@@ -1,8 +1,10 @@
-/** `subscriptions/listen` (SUB2) ⇄ the legacy GET stream and `resources/subscribe` (translation.md §3.7). */
+/**
+ * `subscriptions/listen` (2026-07-28 basic/patterns/subscriptions) ⇄ the legacy GET stream and `resources/subscribe`.
+ */
 import { META } from './constants.js';
 import { isObject, type JsonObject, type JsonRpcNotification, type RequestId } from './jsonrpc.js';
 
-/** The notification filter of a listen request (S2 `SubscriptionsListenRequest`). */
+/** The notification filter of a listen request (2026-07-28 schema `SubscriptionsListenRequest`). */
 export interface ListenFilter {
   toolsListChanged?: boolean;
   promptsListChanged?: boolean;
@@ -41,7 +43,7 @@ export function acceptListenFilter(requested: ListenFilter, upstreamCaps: JsonOb
   return out;
 }
 
-/** The first message on a listen stream (SUB2). */
+/** The first message on a listen stream (2026-07-28 basic/patterns/subscriptions). */
 export function listenAcknowledgement(subscriptionId: RequestId, accepted: ListenFilter): JsonRpcNotification {
   return {
     jsonrpc: '2.0',
@@ -77,7 +79,10 @@ export function listenNotification(legacy: JsonRpcNotification, accepted: Listen
   return { jsonrpc: '2.0', method: legacy.method, params: { ...params, _meta: meta } };
 }
 
-/** The final result of a listen stream that the gateway closes gracefully (SUB2 §Graceful Closure). */
+/**
+ * The final result of a listen stream that the gateway closes gracefully (2026-07-28 basic/patterns/subscriptions
+ * §Graceful Closure).
+ */
 export function listenClosingResult(subscriptionId: RequestId): JsonObject {
   return { resultType: 'complete', _meta: { [META.subscriptionId]: subscriptionId } };
 }

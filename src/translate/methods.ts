@@ -5,19 +5,24 @@
 
 /** What the gateway does with a method. */
 export type MethodKind =
-  | 'discover' // answered by the gateway from the upstream's identity (D2)
+  | 'discover' // answered by the gateway from the upstream's identity (2026-07-28 server/discover)
   | 'forward' // forwarded to the upstream, result translated
-  | 'forward-input' // forwarded; the upstream may ask for input, bridged to MRTR (M2: tools/call, prompts/get, resources/read)
-  | 'listen' // subscriptions/listen, bridged to the legacy GET stream (SUB2)
-  | 'tasks' // tasks extension methods (X), answered by the task runtime
-  | 'removed'; // removed from the modern era: 404 + -32601 (CH2; conformance sep-2575-http-server-method-not-found-404-*)
+  // forwarded; the upstream may ask for input, bridged to MRTR (2026-07-28 basic/patterns/mrtr: tools/call,
+  // prompts/get, resources/read)
+  | 'forward-input'
+  | 'listen' // subscriptions/listen, bridged to the legacy GET stream (2026-07-28 basic/patterns/subscriptions)
+  | 'tasks' // methods of the tasks extension (io.modelcontextprotocol/tasks), answered by the task runtime
+  | 'removed'; // removed from the modern era: 404 + -32601 (2026-07-28 changelog; conformance sep-2575-http-server-method-not-found-404-*)
 
 /** One method's policy. */
 export interface MethodPolicy {
   kind: MethodKind;
-  /** The params key whose value must be mirrored in the `Mcp-Name` header (H2 §Request Metadata; X). */
+  /**
+   * The params key whose value must be mirrored in the `Mcp-Name` header (2026-07-28 basic/transports/streamable-http
+   * §Request Metadata; tasks extension §Streamable HTTP: Routing Headers).
+   */
   nameParam?: 'name' | 'uri' | 'taskId';
-  /** Cacheable results carry `ttlMs` and `cacheScope` (CACHE2). */
+  /** Cacheable results carry `ttlMs` and `cacheScope` (2026-07-28 server/utilities/caching). */
   cacheable?: boolean;
 }
 

@@ -1,7 +1,8 @@
 /**
- * Validation of a modern (2026-07-28) request as it arrives at the gateway: JSON-RPC shape, the standard
- * headers (H2 §Server Validation), the per-request `_meta` envelope (B2), supported versions (V2).
- * Expected failures are values; the proxy maps each `reason` to an HTTP status and JSON-RPC code.
+ * Validation of a modern (2026-07-28) request as it arrives at the gateway: JSON-RPC shape, the standard headers
+ * (2026-07-28 basic/transports/streamable-http §Server Validation), the per-request `_meta` envelope (2026-07-28
+ * basic), supported versions (2026-07-28 basic/versioning). Expected failures are values; the proxy maps each `reason`
+ * to an HTTP status and JSON-RPC code.
  */
 import { ErrorCode, META, SUPPORTED_MODERN_VERSIONS } from './constants.js';
 import { decodeHeaderValue } from './headers.js';
@@ -40,7 +41,7 @@ export interface ModernRequest {
   policy: MethodPolicy;
   params: JsonObject;
   envelope: RequestEnvelope;
-  /** MRTR retry material (M2), lifted out of params. */
+  /** MRTR retry material (2026-07-28 basic/patterns/mrtr), lifted out of params. */
   inputResponses?: JsonObject;
   requestState?: string;
 }
@@ -152,7 +153,10 @@ export function validateModernRequest(headers: ModernHeaders, body: unknown):
   return { ok: true, value };
 }
 
-/** HTTP status and JSON-RPC code for each refusal reason (B2 §Error Codes; H2). The one table. */
+/**
+ * HTTP status and JSON-RPC code for each refusal reason (2026-07-28 basic §Error Codes; 2026-07-28
+ * basic/transports/streamable-http). The one table.
+ */
 export const REQUEST_FAILURE_STATUS: Readonly<Record<RequestFailureReason, { status: number; code: number }>> = {
   'invalid-request': { status: 400, code: ErrorCode.InvalidRequest },
   'header-mismatch': { status: 400, code: ErrorCode.HeaderMismatch },

@@ -2,7 +2,7 @@
  * What the gateway, as a 2026-07-28 client, puts on a request to a modern upstream and reads from its answers:
  * the per-request `_meta` envelope, the standard and custom request headers (2026-07-28 basic/transports
  * Streamable HTTP §Request Metadata, §Custom Headers from Tool Parameters), `InputRequiredResult` and its retry
- * (2026-07-28 basic/patterns/mrtr), `server/discover` (translation.md §3.3) and the listen stream's `_meta`.
+ * (2026-07-28 basic/patterns/mrtr), `server/discover` (2026-07-28 server/discover) and the listen stream's `_meta`.
  */
 import { META, MODERN_VERSION } from './constants.js';
 import { encodeHeaderValue } from './headers.js';
@@ -223,8 +223,8 @@ export function retryParams(original: JsonObject | undefined, inputResponses: Js
 }
 
 /**
- * Reads a `DiscoverResult` into the upstream's identity (translation.md §3.3): capabilities as sent, the server's
- * identity from `_meta["io.modelcontextprotocol/serverInfo"]` (`fallbackInfo` when absent, as it is only a
+ * Reads a `DiscoverResult` into the upstream's identity (2026-07-28 server/discover): capabilities as sent, the
+ * server's identity from `_meta["io.modelcontextprotocol/serverInfo"]` (`fallbackInfo` when absent, as it is only a
  * SHOULD). `undefined` when the result does not list 2026-07-28 among its supported versions.
  */
 export function identityFromDiscover(result: unknown, fallbackInfo: JsonObject): UpstreamIdentity | undefined {

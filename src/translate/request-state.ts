@@ -1,6 +1,6 @@
 /**
- * The gateway's MRTR `requestState` (M2 §Server Requirements): integrity-protected (HMAC-SHA256), expiring,
- * bound to the principal and to the request it continues. Pure: key and time are arguments.
+ * The gateway's MRTR `requestState` (2026-07-28 basic/patterns/mrtr §Server Requirements): integrity-protected
+ * (HMAC-SHA256), expiring, bound to the principal and to the request it continues. Pure: key and time are arguments.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isObject } from './jsonrpc.js';

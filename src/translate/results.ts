@@ -1,9 +1,12 @@
-/** Legacy (2025-11-25) results and errors → modern (2026-07-28) ones, for non-task traffic (translation.md §4.1–4.3, §4.11). */
+/**
+ * Legacy (2025-11-25) results and errors → modern (2026-07-28) ones, for non-task traffic (README §What works today;
+ * 2026-07-28 basic §Error Codes).
+ */
 import { ErrorCode, META, MODERN_VERSION, TASKS_EXTENSION } from './constants.js';
 import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
 import { methodPolicy } from './methods.js';
 
-/** Cache hints stamped on cacheable modern results (CACHE2). */
+/** Cache hints stamped on cacheable modern results (2026-07-28 server/utilities/caching). */
 export interface CacheHints {
   ttlMs: number;
   scope: 'public' | 'private';
@@ -29,7 +32,7 @@ export function identityFromInitialize(result: unknown): UpstreamIdentity | unde
   return id;
 }
 
-/** Whether the legacy server supports task-augmented `tools/call` (S1 `ServerCapabilities.tasks`). */
+/** Whether the legacy server supports task-augmented `tools/call` (2025-11-25 schema `ServerCapabilities.tasks`). */
 export function legacySupportsToolTasks(caps: JsonObject): boolean {
   const tasks = caps.tasks;
   return isObject(tasks) && isObject(tasks.requests) && isObject(tasks.requests.tools) && isObject(tasks.requests.tools.call);
@@ -52,7 +55,10 @@ export function modernCapabilities(legacy: JsonObject, opts: { tasksExtension: b
   return out;
 }
 
-/** Builds the `server/discover` result from the upstream's identity (D2; S2 `DiscoverResult`). */
+/**
+ * Builds the `server/discover` result from the upstream's identity (2026-07-28 server/discover; 2026-07-28 schema
+ * `DiscoverResult`).
+ */
 export function discoverResult(identity: UpstreamIdentity, opts: { tasksExtension: boolean; cache: CacheHints }): JsonObject {
   const result: JsonObject = {
     resultType: 'complete',
@@ -66,7 +72,7 @@ export function discoverResult(identity: UpstreamIdentity, opts: { tasksExtensio
   return result;
 }
 
-/** Removes the legacy `execution` field from each tool of a `tools/list` result (S2 `Tool` has none). */
+/** Removes the legacy `execution` field from each tool of a `tools/list` result (2026-07-28 schema `Tool` has none). */
 function stripToolExecution(result: JsonObject): JsonObject {
   if (!Array.isArray(result.tools)) return result;
   return {
@@ -124,10 +130,10 @@ const NOT_A_MISSING_RESOURCE = new Set<number>([
 const RESOURCE_NOT_FOUND_TEXT = /\bnot found\b|\bunknown resource\b|\bno such resource\b|\bdoes ?n[o']t exist\b/i;
 
 /**
- * A legacy JSON-RPC error → one the modern era may carry (B2: -32002 and -32042 MUST NOT be sent). A missing
- * resource on `resources/read` becomes -32602 with `data.uri` whatever code the server used (2026-07-28
- * server/resources §Error Handling, SEP-2164); when the code changes from one other than -32002, the server's
- * own code stays in `data.upstreamCode`.
+ * A legacy JSON-RPC error → one the modern era may carry (2026-07-28 basic §Error Codes: -32002 and -32042 MUST NOT be
+ * sent). A missing resource on `resources/read` becomes -32602 with `data.uri` whatever code the server used
+ * (2026-07-28 server/resources §Error Handling, SEP-2164); when the code changes from one other than -32002, the
+ * server's own code stays in `data.upstreamCode`.
  */
 export function modernError(error: JsonRpcErrorObject, request: { method?: string; uri?: string } = {}): JsonRpcErrorObject {
   const legacyNotFound = error.code === ErrorCode.LegacyResourceNotFound;

@@ -1,13 +1,16 @@
 /**
- * Tasks, era-neutral: the task record the gateway stores, and the mappings between 2025-11-25 core tasks
- * (legacy, "V1") and the 2026-07-28 `io.modelcontextprotocol/tasks` extension (modern, "V2")
- * (translation.md §1, §2, §4.4–4.6, §4.12(e)). Pure: time and ids are arguments.
+ * Tasks, era-neutral: the task record the gateway stores, and the mappings between 2025-11-25 core tasks (legacy, "v1"
+ * in names) and the 2026-07-28 `io.modelcontextprotocol/tasks` extension (modern, "v2") (2025-11-25
+ * basic/utilities/tasks §Data Types; tasks extension §Tasks, §Task Polling). Pure: time and ids are arguments.
  */
 import { META, TASKS_EXTENSION } from './constants.js';
 import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
 import type { InputRequest } from './input.js';
 
-/** The five task statuses (same names in both eras; `failed` means different things, §4.6). */
+/**
+ * The five task statuses (same names in both eras; `failed` means different things: a legacy tool task with `isError`
+ * fails, 2025-11-25 basic/utilities/tasks).
+ */
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
 /** Terminal statuses. */
@@ -49,13 +52,13 @@ export interface TaskRecord {
   version: number;
 }
 
-/** Whether a request's own capabilities declare the tasks extension (X §Capability Negotiation). */
+/** Whether a request's own capabilities declare the tasks extension (tasks extension §Capability Negotiation). */
 export function declaresTasks(capabilities: JsonObject): boolean {
   const ext = capabilities.extensions;
   return isObject(ext) && isObject(ext[TASKS_EXTENSION]);
 }
 
-/** The -32021 data naming the tasks extension (S2 `MissingRequiredClientCapabilityError`). */
+/** The -32021 data naming the tasks extension (2026-07-28 schema `MissingRequiredClientCapabilityError`). */
 export const TASKS_REQUIRED_CAPABILITIES: JsonObject = { extensions: { [TASKS_EXTENSION]: {} } };
 
 function baseTask(r: TaskRecord): JsonObject {
@@ -71,7 +74,9 @@ function baseTask(r: TaskRecord): JsonObject {
   return t;
 }
 
-/** The flat modern `CreateTaskResult` (X §Task Creation; no result, error, inputRequests or requestState). */
+/**
+ * The flat modern `CreateTaskResult` (tasks extension §Task Creation; no result, error, inputRequests or requestState).
+ */
 export function createTaskResultV2(r: TaskRecord): JsonObject {
   const t = baseTask(r);
   // A freshly created task is announced as working (input is reported through tasks/get).
@@ -80,8 +85,8 @@ export function createTaskResultV2(r: TaskRecord): JsonObject {
 }
 
 /**
- * The modern `DetailedTask` for `tasks/get` and `notifications/tasks` (X §Task Polling): `inputRequests` while
- * input is required (reported as `working` until one is known), `result` when completed, `error` when failed.
+ * The modern `DetailedTask` for `tasks/get` and `notifications/tasks` (tasks extension §Task Polling): `inputRequests`
+ * while input is required (reported as `working` until one is known), `result` when completed, `error` when failed.
  */
 export function detailedTaskV2(r: TaskRecord): JsonObject {
   const t = baseTask(r);
@@ -120,7 +125,7 @@ export function pollIntervalMsFromLegacy(v: unknown): number | undefined {
 
 const STATUSES = new Set<string>(['working', 'input_required', 'completed', 'failed', 'cancelled']);
 
-/** A legacy (S1) `Task` read defensively. */
+/** A legacy (2025-11-25 schema) `Task` read defensively. */
 export interface TaskV1 {
   taskId: string;
   status: TaskStatus;
@@ -143,14 +148,15 @@ export function readTaskV1(value: unknown): TaskV1 | undefined {
   return t;
 }
 
-/** Whether a legacy tools/call result is a CreateTaskResult (`{task:{…}}`, S1). */
+/** Whether a legacy tools/call result is a CreateTaskResult (`{task:{…}}`, 2025-11-25 schema `CreateTaskResult`). */
 export function isCreateTaskResultV1(result: unknown): boolean {
   return isObject(result) && isObject(result.task) && typeof result.task.taskId === 'string';
 }
 
 /**
- * An inlined modern result from a legacy payload (`tasks/result` or a wrapped call's result): related-task
- * `_meta` removed (conformance), `resultType:"complete"` inside (ext-tasks requires it, §6.3).
+ * An inlined modern result from a legacy payload (`tasks/result` or a wrapped call's result): related-task `_meta`
+ * removed (conformance), `resultType:"complete"` inside (the `@modelcontextprotocol/ext-tasks` client rejects an inner
+ * result without it).
  */
 export function inlineResult(legacy: JsonObject): JsonObject {
   const out: JsonObject = { ...legacy, resultType: 'complete' };
@@ -165,7 +171,10 @@ export function inlineResult(legacy: JsonObject): JsonObject {
   return out;
 }
 
-/** The terminal outcome of a task from its payload: any tool result (isError included) completes (X; §4.5). */
+/**
+ * The terminal outcome of a task from its payload: any tool result (isError included) completes (tasks extension §Task
+ * Polling).
+ */
 export function outcomeFromPayload(payload: { result: JsonObject } | { error: JsonRpcErrorObject }):
   | { status: 'completed'; result: JsonObject }
   | { status: 'failed'; error: JsonRpcErrorObject } {
@@ -173,7 +182,10 @@ export function outcomeFromPayload(payload: { result: JsonObject } | { error: Js
   return { status: 'completed', result: inlineResult(payload.result) };
 }
 
-/** The legacy related-task `_meta` for messages about an upstream task (S1 §Related Task Metadata). */
+/**
+ * The legacy related-task `_meta` for messages about an upstream task (2025-11-25 basic/utilities/tasks §Related Task
+ * Metadata).
+ */
 export function relatedTaskMeta(upstreamTaskId: string): JsonObject {
   return { [META.relatedTask]: { taskId: upstreamTaskId } };
 }
@@ -185,7 +197,7 @@ export function relatedTaskOf(params: unknown): string | undefined {
   return isObject(rt) && typeof rt.taskId === 'string' ? rt.taskId : undefined;
 }
 
-/** A legacy tool's declared task support (S1 `Tool.execution.taskSupport`). */
+/** A legacy tool's declared task support (2025-11-25 schema `Tool.execution.taskSupport`). */
 export type TaskSupport = 'forbidden' | 'optional' | 'required';
 
 /** Reads each tool's task support from a legacy tools/list result. */

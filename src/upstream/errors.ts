@@ -24,7 +24,10 @@ export class UpstreamHttpError extends Error {
   }
 }
 
-/** The upstream no longer knows our session (HTTP 404 with a session id, H1): re-initialize and retry. */
+/**
+ * The upstream no longer knows our session (HTTP 404 with a session id, 2025-11-25 basic/transports §Session
+ * Management): re-initialize and retry.
+ */
 export class SessionExpiredError extends Error {
   constructor() {
     super('upstream session expired');

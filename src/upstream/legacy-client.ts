@@ -1,8 +1,8 @@
 /**
  * The upstream seam for a legacy (2025-11-25) server, over the session pool. Sessions are keyed by the caller's
- * Authorization (translation.md §4.1) and declare every input kind the gateway can bridge, so that the upstream
- * asks and the caller's own declared capabilities are checked per request (an undeclared kind becomes -32021);
- * callers of this class never see a session.
+ * Authorization (README §How the modern face works, Upstream sessions) and declare every input kind the gateway can
+ * bridge, so that the upstream asks and the caller's own declared capabilities are checked per request (an undeclared
+ * kind becomes -32021); callers of this class never see a session.
  */
 import {
   acceptListenFilter,

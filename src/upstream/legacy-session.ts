@@ -1,7 +1,7 @@
 /**
- * One legacy (2025-11-25) Streamable HTTP session with an upstream (H1): `initialize`, `Mcp-Session-Id`,
- * POSTed requests whose responses arrive as JSON or on a per-request SSE stream (where server→client requests
- * for that call also arrive), POSTed responses to those requests, a GET stream, DELETE on close.
+ * One legacy (2025-11-25) Streamable HTTP session with an upstream (2025-11-25 basic/transports): `initialize`,
+ * `Mcp-Session-Id`, POSTed requests whose responses arrive as JSON or on a per-request SSE stream (where server→client
+ * requests for that call also arrive), POSTed responses to those requests, a GET stream, DELETE on close.
  *
  * Written on fetch rather than the SDK Client because the gateway must know on which request's stream a
  * server→client request arrived (to bridge it into that request's MRTR round); the SDK Client hands such
@@ -47,7 +47,10 @@ export interface LegacySessionOptions {
   watchStrays?: boolean;
 }
 
-/** Methods whose calls may ask for input (M2), and so may be handed a stray server→client request. */
+/**
+ * Methods whose calls may ask for input (2026-07-28 basic/patterns/mrtr), and so may be handed a stray server→client
+ * request.
+ */
 const INPUT_CAPABLE = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 /** One in-flight request on a legacy session: pull its events with `next()`; `cancel()` stops it. */
@@ -73,8 +76,8 @@ export class LegacyCall extends QueuedCall implements UpstreamCall {
   }
 
   /**
-   * Cancels the call: `notifications/cancelled` to the upstream (H1: the legacy way; closing the stream is not a
-   * cancellation there), then the stream is dropped. Idempotent.
+   * Cancels the call: `notifications/cancelled` to the upstream (2025-11-25 basic/transports: the legacy way; closing
+   * the stream is not a cancellation there), then the stream is dropped. Idempotent.
    */
   cancel(reason: string): void {
     if (this.cancelled) return;
@@ -221,9 +224,9 @@ export class LegacySession {
   }
 
   /**
-   * Reads the GET stream for server→client requests that name no call (H1 allows any stream). One is handed to
-   * the session's only call that may ask for input; with none or several it cannot be tied to a call and is
-   * refused, so the upstream does not wait for an answer that will never come.
+   * Reads the GET stream for server→client requests that name no call (2025-11-25 basic/transports allows any stream).
+   * One is handed to the session's only call that may ask for input; with none or several it cannot be tied to a call
+   * and is refused, so the upstream does not wait for an answer that will never come.
    */
   private async readStrays(stream: AsyncGenerator<unknown>): Promise<void> {
     try {

@@ -1,4 +1,7 @@
-/** Reads JSON-RPC messages from an upstream HTTP response: a JSON body or an SSE stream (H1 §Sending Messages). */
+/**
+ * Reads JSON-RPC messages from an upstream HTTP response: a JSON body or an SSE stream (2025-11-25 basic/transports
+ * §Sending Messages).
+ */
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 
 /** Largest single SSE event or JSON body accepted from an upstream. */

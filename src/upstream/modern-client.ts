@@ -399,7 +399,8 @@ export class ModernUpstreamClient implements UpstreamClient {
     const early: JsonRpcNotification[] = [];
     let accepted: ListenFilter | undefined;
     let ended = false;
-    const clear = deadline(controller, this.opts.timeoutMs); // the acknowledgement is due at once (SUB2)
+    // the acknowledgement is due at once (2026-07-28 basic/patterns/subscriptions)
+    const clear = deadline(controller, this.opts.timeoutMs);
     try {
       it = (await this.exchange(caller, 'subscriptions/listen', { notifications: { ...filter } }, id, controller))[Symbol.asyncIterator]();
       while (accepted === undefined) {
@@ -435,7 +436,7 @@ export class ModernUpstreamClient implements UpstreamClient {
           const step = await iterator.next();
           if (step.done) return;
           const m = step.value;
-          if (isResponse(m)) return; // the graceful closing result (SUB2 §Graceful Closure)
+          if (isResponse(m)) return; // the graceful closing result (2026-07-28 basic/patterns/subscriptions §Graceful Closure)
           if (isNotification(m) && m.method !== 'notifications/subscriptions/acknowledged') yield withoutSubscriptionId(m);
         }
       } catch {

@@ -1,8 +1,8 @@
 /**
- * The legacy session pool of one upstream. Requests whose credentials (the Authorization header, hashed) differ
- * never share a session (translation.md §4.1). Every session declares each input kind the gateway can bridge, so
- * declared client capabilities do not split sessions: they are checked per request when the upstream asks.
- * Bounded: at most `max` sessions; idle ones are closed after `idleMs`; an expired session (404) is
+ * The legacy session pool of one upstream. Requests whose credentials (the Authorization header, hashed) differ never
+ * share a session (README §How the modern face works, Upstream sessions). Every session declares each input kind the
+ * gateway can bridge, so declared client capabilities do not split sessions: they are checked per request when the
+ * upstream asks. Bounded: at most `max` sessions; idle ones are closed after `idleMs`; an expired session (404) is
  * re-initialized once.
  */
 import { createHash } from 'node:crypto';
