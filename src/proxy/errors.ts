@@ -1,4 +1,7 @@
-/** The one table from failures to JSON-RPC errors and HTTP statuses at the edge (ARCHITECTURE §5.3). */
+/**
+ * The one table from failures to JSON-RPC errors and HTTP statuses at the edge: expected failures travel as values
+ * up to here, and are mapped in this one place.
+ */
 import {
   ErrorCode,
   REQUEST_FAILURE_STATUS,
