@@ -10,6 +10,7 @@
  * `inputResponses` and the echoed `requestState` (2026-07-28 basic/patterns/mrtr §Client Requirements) and
  * goes on streaming events of that retry. The consumer never sees a round boundary.
  */
+import { ErrorCode } from '../translate/index.js';
 import type {
   Era,
   JsonObject,
@@ -112,7 +113,7 @@ export async function drain(call: UpstreamCall): Promise<JsonRpcResponse> {
     if (e.kind === 'response') return e.message;
     if (e.kind === 'failure') throw e.error;
     if (e.kind === 'request') {
-      await call.respond(e.message.id, { error: { code: -32601, message: 'not supported here' } }).catch(() => {});
+      await call.respond(e.message.id, { error: { code: ErrorCode.MethodNotFound, message: 'not supported here' } }).catch(() => {});
     }
   }
 }

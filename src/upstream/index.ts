@@ -9,7 +9,7 @@ export {
 } from './errors.js';
 export { MAX_UPSTREAM_MESSAGE_BYTES, readMessages } from './messages.js';
 export { QueuedCall } from './call-queue.js';
-export { drainToResponse, LegacyCall, LegacySession, type LegacySessionOptions } from './legacy-session.js';
+export { LegacyCall, LegacySession, type LegacySessionOptions } from './legacy-session.js';
 export { LegacySessionPool, type PoolOptions, type SessionKey } from './pool.js';
 export { probeUpstream, type ProbeTarget, type UpstreamEras } from './probe.js';
 export {

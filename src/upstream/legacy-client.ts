@@ -12,8 +12,8 @@ import {
   type UpstreamIdentity,
   withCallerCapabilities,
 } from '../translate/index.js';
-import type { CallEvent, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats } from './client.js';
-import { drainToResponse, type LegacySession } from './legacy-session.js';
+import { drain, type CallEvent, type UpstreamCall, type UpstreamCaller, type UpstreamClient, type UpstreamListen, type UpstreamStats } from './client.js';
+import type { LegacySession } from './legacy-session.js';
 import { LegacySessionPool, type PoolOptions, type SessionKey } from './pool.js';
 
 /** Notifications a listen stream carries (2025-11-25 server/utilities: list changes and resource updates). */
@@ -159,7 +159,7 @@ export class LegacyUpstreamClient implements UpstreamClient {
       // Not tied to one listen's signal: other listens may come to share it. Bounded by the session's budget.
       const ok = session
         .request('resources/subscribe', { uri })
-        .then(drainToResponse)
+        .then(drain)
         .then((res) => !('error' in res), () => false);
       sub = { count: 0, ok };
       subs.set(uri, sub);
@@ -175,7 +175,7 @@ export class LegacyUpstreamClient implements UpstreamClient {
       if (shared.count > 0 || map.get(uri) !== shared) return;
       map.delete(uri);
       void shared.ok.then(async (wasSubscribed) => {
-        if (wasSubscribed) await drainToResponse(await session.request('resources/unsubscribe', { uri }));
+        if (wasSubscribed) await drain(await session.request('resources/unsubscribe', { uri }));
       }).catch(() => {}); // best effort: a closed session has no subscriptions left
     };
     if (await shared.ok) return releaseOne;

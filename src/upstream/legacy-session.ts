@@ -26,7 +26,7 @@ import {
 } from '../translate/index.js';
 import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
 import { readMessages } from './messages.js';
-import type { UpstreamCall } from './client.js';
+import { drain, type UpstreamCall } from './client.js';
 import { QueuedCall } from './call-queue.js';
 
 /** What a session needs to know. */
@@ -191,7 +191,7 @@ export class LegacySession {
       { protocolVersion: LEGACY_VERSION, capabilities: this.opts.capabilities, clientInfo: this.opts.clientInfo },
       signal,
     );
-    const response = await drainToResponse(call);
+    const response = await drain(call);
     if (isErrorResponse(response)) {
       throw new UpstreamUnavailableError(`upstream refused initialize: ${response.error.code} ${response.error.message}`);
     }
@@ -371,18 +371,6 @@ export class LegacySession {
       await res.body?.cancel().catch(() => {});
     } catch {
       // best effort: the upstream expires idle sessions itself
-    }
-  }
-}
-
-/** Reads a call to its response, refusing any server→client request on the way (used for handshakes). */
-export async function drainToResponse(call: UpstreamCall): Promise<JsonRpcResponse> {
-  for (;;) {
-    const e = await call.next();
-    if (e.kind === 'response') return e.message;
-    if (e.kind === 'failure') throw e.error;
-    if (e.kind === 'request') {
-      await call.respond(e.message.id, { error: { code: ErrorCode.MethodNotFound, message: 'not supported here' } }).catch(() => {});
     }
   }
 }
