@@ -49,7 +49,7 @@ import type { UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen } fro
 import { exceptionToEdge } from './errors.js';
 import { LegacySessionRegistry, type SessionEndReason, type SessionEntry } from './legacy-face-sessions.js';
 import { principalOf } from './principal.js';
-import { ResponseChannel } from './response.js';
+import { openSse, ResponseChannel, writeSse } from './response.js';
 
 /** Legacy face settings; every one has a default. */
 export interface LegacyFaceOptions {
@@ -155,12 +155,9 @@ export class LegacyFace {
     }
     if (isRequest(body) && body.method === 'initialize') return this.initialize(request, reply, body, authorization, principal);
 
-    const sid = singleHeader(request.headers, 'mcp-session-id');
-    // 2025-11-25 basic/transports §Session Management: without the session id, 400; for an unknown or ended one, 404
-    // (re-initialize).
-    if (!sid) return this.refuse(reply, 400, requestIdOf(body), -32000, 'Bad Request: Mcp-Session-Id header is required');
-    const entry = this.sessions.lookup(sid, principal);
-    if (!entry) return this.refuse(reply, 404, requestIdOf(body), -32001, 'Session not found');
+    const found = this.sessionOf(request, reply, requestIdOf(body), principal);
+    if ('refused' in found) return found.refused;
+    const entry = found.entry;
     const version = singleHeader(request.headers, 'mcp-protocol-version');
     if (version && !LEGACY_VERSIONS.includes(version)) {
       return this.refuse(reply, 400, requestIdOf(body), ErrorCode.InvalidRequest, `Bad Request: unsupported MCP-Protocol-Version ${version}`);
@@ -193,10 +190,9 @@ export class LegacyFace {
 
   /** Serves the session's GET stream (2025-11-25 basic/transports §Listening for Messages from the Server). */
   async get(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    const sid = singleHeader(request.headers, 'mcp-session-id');
-    if (!sid) return this.refuse(reply, 400, null, -32000, 'Bad Request: Mcp-Session-Id header is required');
-    const entry = this.sessions.lookup(sid, principalOf(singleHeader(request.headers, 'authorization') ?? undefined));
-    if (!entry) return this.refuse(reply, 404, null, -32001, 'Session not found');
+    const found = this.sessionOf(request, reply, null);
+    if ('refused' in found) return found.refused;
+    const entry = found.entry;
     if (!(singleHeader(request.headers, 'accept') ?? '').includes('text/event-stream')) {
       return this.refuse(reply, 406, null, ErrorCode.InvalidRequest, 'Not Acceptable: the GET stream needs Accept: text/event-stream');
     }
@@ -227,13 +223,8 @@ export class LegacyFace {
       if (!raw.destroyed) raw.end();
       return reply;
     }
-    raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-    raw.flushHeaders();
+    keepAlive = openSse(raw, this.keepAliveMs);
     s.stream = raw;
-    keepAlive = setInterval(() => {
-      if (!raw.destroyed) raw.write(': keep-alive\n\n');
-    }, this.keepAliveMs);
-    keepAlive.unref();
     for (const n of s.backlog.splice(0)) writeSse(raw, n);
     return reply;
   }
@@ -242,12 +233,28 @@ export class LegacyFace {
    * Ends the session (2025-11-25 basic/transports §Session Management: the client SHOULD send DELETE when it leaves).
    */
   async delete(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    const sid = singleHeader(request.headers, 'mcp-session-id');
-    if (!sid) return this.refuse(reply, 400, null, -32000, 'Bad Request: Mcp-Session-Id header is required');
-    const entry = this.sessions.lookup(sid, principalOf(singleHeader(request.headers, 'authorization') ?? undefined));
-    if (!entry) return this.refuse(reply, 404, null, -32001, 'Session not found');
+    const found = this.sessionOf(request, reply, null);
+    if ('refused' in found) return found.refused;
+    const entry = found.entry;
     this.sessions.end(entry.id, 'deleted');
     return reply.code(200).send();
+  }
+
+  /**
+   * The caller's session, or the refusal already sent (2025-11-25 basic/transports §Session Management: without the
+   * session id, 400; for an unknown or ended one, or one of another principal, 404 so that the client initializes).
+   */
+  private sessionOf(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    id: RequestId | null,
+    principal = principalOf(singleHeader(request.headers, 'authorization') ?? undefined),
+  ): { entry: SessionEntry<FaceSession> } | { refused: FastifyReply } {
+    const sid = singleHeader(request.headers, 'mcp-session-id');
+    if (!sid) return { refused: this.refuse(reply, 400, id, -32000, 'Bad Request: Mcp-Session-Id header is required') };
+    const entry = this.sessions.lookup(sid, principal);
+    if (!entry) return { refused: this.refuse(reply, 404, id, -32001, 'Session not found') };
+    return { entry };
   }
 
   private refuse(reply: FastifyReply, status: number, id: RequestId | null, code: number, message: string): FastifyReply {
@@ -567,9 +574,4 @@ export class LegacyFace {
     if (s.stream && !s.stream.writableEnded) s.stream.end();
     s.stream = undefined;
   }
-}
-
-function writeSse(raw: ServerResponse, message: JsonRpcMessage): void {
-  if (raw.destroyed || raw.writableEnded) return;
-  raw.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
 }

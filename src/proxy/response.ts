@@ -3,6 +3,7 @@
  * scoped to the request that carries notifications and then the response (2026-07-28 basic/transports/streamable-http
  * §Receiving Messages).
  */
+import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcMessage, RequestId } from '../translate/index.js';
 
@@ -28,24 +29,11 @@ export class ResponseChannel {
     if (this.streaming || this.ended) return;
     this.streaming = true;
     this.reply.hijack();
-    const raw = this.reply.raw;
-    raw.writeHead(200, {
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    raw.flushHeaders();
-    this.keepAlive = setInterval(() => {
-      if (!raw.destroyed) raw.write(': keep-alive\n\n');
-    }, this.keepAliveMs);
-    this.keepAlive.unref();
+    this.keepAlive = openSse(this.reply.raw, this.keepAliveMs);
   }
 
   private write(message: JsonRpcMessage): void {
-    const raw = this.reply.raw;
-    if (raw.destroyed || raw.writableEnded) return;
-    raw.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    writeSse(this.reply.raw, message);
   }
 
   /** Relays a notification; without SSE acceptance it is dropped (a JSON reply has room for one message). */
@@ -83,4 +71,30 @@ export class ResponseChannel {
     if (this.keepAlive) clearInterval(this.keepAlive);
     if (this.streaming && !this.reply.raw.writableEnded) this.reply.raw.end();
   }
+}
+
+/**
+ * Sends an SSE stream's headers now (a stream may stay silent for long; 2026-07-28 basic/transports/streamable-http:
+ * SSE responses SHOULD carry `X-Accel-Buffering: no`) and keeps it alive with comments. Returns the keep-alive
+ * timer (unref'd), for the caller to clear when the stream ends.
+ */
+export function openSse(raw: ServerResponse, keepAliveMs: number): NodeJS.Timeout {
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  raw.flushHeaders();
+  const keepAlive = setInterval(() => {
+    if (!raw.destroyed) raw.write(': keep-alive\n\n');
+  }, keepAliveMs);
+  keepAlive.unref();
+  return keepAlive;
+}
+
+/** Writes one JSON-RPC message as an SSE event; nothing once the stream is gone. */
+export function writeSse(raw: ServerResponse, message: JsonRpcMessage): void {
+  if (raw.destroyed || raw.writableEnded) return;
+  raw.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
 }
