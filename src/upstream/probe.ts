@@ -8,12 +8,13 @@ import {
   ErrorCode,
   LEGACY_VERSION,
   LEGACY_VERSIONS,
-  META,
+  modernHeaders,
   MODERN_VERSION,
   identityFromInitialize,
   isErrorResponse,
   isObject,
   isResponse,
+  withEnvelope,
   type JsonObject,
   type UpstreamIdentity,
 } from '../translate/index.js';
@@ -82,12 +83,12 @@ export async function probeUpstream(target: ProbeTarget, signal?: AbortSignal): 
 async function askDiscover(target: ProbeTarget, signal?: AbortSignal): Promise<{ modern: boolean; result?: JsonObject }> {
   const answer = await ask(
     target,
-    { 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': 'server/discover' },
+    modernHeaders('server/discover', undefined),
     {
       jsonrpc: '2.0',
       id: 'gateway-probe-discover',
       method: 'server/discover',
-      params: { _meta: { [META.protocolVersion]: MODERN_VERSION, [META.clientCapabilities]: {}, [META.clientInfo]: CLIENT_INFO } },
+      params: withEnvelope(undefined, { capabilities: {}, clientInfo: CLIENT_INFO }),
     },
     signal,
   );
