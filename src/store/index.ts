@@ -1,3 +1,3 @@
 /** Task state: the store contract and its implementations. */
-export { StoreFullError, type TaskStore, type UpdateFailure } from './task-store.js';
+export { StoreFullError, type TaskListQuery, type TaskStore, type UpdateFailure } from './task-store.js';
 export { MemoryTaskStore, type MemoryStoreOptions } from './memory-store.js';

@@ -1,7 +1,7 @@
 /** The in-process task store: an LRU with a bound on entries and a per-record TTL. */
 import { LRUCache } from 'lru-cache';
 import { isTerminal, type TaskId, type TaskRecord } from '../translate/index.js';
-import { StoreFullError, type TaskStore } from './task-store.js';
+import { StoreFullError, type TaskListQuery, type TaskStore } from './task-store.js';
 
 /** Memory store options. */
 export interface MemoryStoreOptions {
@@ -55,6 +55,20 @@ export class MemoryTaskStore implements TaskStore {
     const stored = Object.freeze({ ...next, version: current.version + 1 });
     this.records.set(taskId, stored); // noUpdateTTL keeps the retention counted from creation
     return stored;
+  }
+
+  async list(q: TaskListQuery): Promise<{ tasks: TaskRecord[]; more: boolean }> {
+    // Oldest first by creation, ties by id: a stable order, so that a cursor (the last id of a page) stays valid.
+    const mine: TaskRecord[] = [];
+    for (const r of this.records.values()) {
+      if (r.principal === q.principal && r.upstream === q.upstream && (q.session === undefined || r.session === q.session)) mine.push(r);
+    }
+    const order = (a: { createdAt: string; taskId: string }, b: { createdAt: string; taskId: string }) =>
+      a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0;
+    mine.sort(order);
+    const after = q.after;
+    const rest = after ? mine.filter((r) => order(r, after) > 0) : mine;
+    return { tasks: rest.slice(0, q.limit), more: rest.length > q.limit };
   }
 
   async activeCount(principal: string): Promise<number> {

@@ -4,6 +4,16 @@ import type { TaskId, TaskRecord } from '../translate/index.js';
 /** Why an update did not apply. */
 export type UpdateFailure = 'not-found' | 'conflict';
 
+/** What `TaskStore.list` is asked. */
+export interface TaskListQuery {
+  principal: string;
+  upstream: string;
+  session?: string;
+  /** Where the previous page ended: its last task's creation time and id. */
+  after?: { createdAt: string; taskId: string };
+  limit: number;
+}
+
 /** Stores task records. Implementations: memory (this process) and, with the store issue, Redis. */
 export interface TaskStore {
   /**
@@ -18,6 +28,12 @@ export interface TaskStore {
    * (without touching `version`) or `undefined` to leave it as it is. Resolves to the stored record.
    */
   update(taskId: TaskId, change: (current: TaskRecord) => TaskRecord | undefined): Promise<TaskRecord | undefined>;
+  /**
+   * One page of a principal's tasks on one upstream, oldest first (2025-11-25 `tasks/list`); `session` narrows it to
+   * the tasks a credential-less session created. A page starts after `after` in (createdAt, taskId) order, so a
+   * cursor stays valid when the task it names expires.
+   */
+  list(query: TaskListQuery): Promise<{ tasks: TaskRecord[]; more: boolean }>;
   /** How many live (non-terminal) tasks a principal has. */
   activeCount(principal: string): Promise<number>;
   /** Releases resources. Idempotent. */

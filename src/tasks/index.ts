@@ -16,7 +16,7 @@ export {
 } from './call-decision.js';
 export { InvalidRequestStateError, MrtrBridge, type ForwardHooks, type MrtrOptions, type Outcome } from './mrtr-bridge.js';
 export { runListen, type ListenHooks } from './listen-bridge.js';
-export { TooManyTasksError, UnknownTaskError } from './task-limits.js';
+export { InvalidCursorError, TaskAlreadyTerminalError, TooManyTasksError, UnknownTaskError } from './task-limits.js';
 export { TaskRuntime, type TaskRuntimeOptions } from './task-runtime.js';
 /** Store errors the edge maps, re-exported so the edge depends on the runtime only. */
 export { StoreFullError } from '../store/index.js';

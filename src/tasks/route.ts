@@ -38,4 +38,9 @@ export function wrapsTools(route: UpstreamRoute): boolean {
 export interface CallerContext extends UpstreamCaller {
   /** Fingerprint of the caller's credentials; tasks and request states are bound to it. */
   principal: string;
+  /**
+   * The legacy face session the request came on, when the caller has no credentials (its tasks are listed per session,
+   * 2025-11-25 basic/utilities/tasks §Security Considerations).
+   */
+  session?: string;
 }

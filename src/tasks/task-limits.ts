@@ -29,6 +29,25 @@ export class UnknownTaskError extends Error {
   }
 }
 
+/**
+ * A 2025-11-25 `tasks/cancel` of a task that already ended (2025-11-25 basic/utilities/tasks §Task Cancellation:
+ * -32602, "Cannot cancel task: already in terminal status").
+ */
+export class TaskAlreadyTerminalError extends Error {
+  constructor(readonly status: string) {
+    super(`Cannot cancel task: already in terminal status '${status}'`);
+    this.name = 'TaskAlreadyTerminalError';
+  }
+}
+
+/** A `tasks/list` cursor this gateway did not issue (2025-11-25 basic/utilities/tasks §Listing Tasks: -32602). */
+export class InvalidCursorError extends Error {
+  constructor() {
+    super('Invalid cursor');
+    this.name = 'InvalidCursorError';
+  }
+}
+
 /** Mints an unguessable, URL-safe task id (144 bits). */
 export function mintTaskId(): TaskId {
   return `gwt_${randomBytes(18).toString('base64url')}` as TaskId;

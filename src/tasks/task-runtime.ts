@@ -18,11 +18,13 @@ import {
   relatedTaskMeta,
   toolTaskSupport,
   type JsonObject,
+  type JsonRpcErrorObject,
   type ModernRequest,
+  type TaskRecord,
   type TaskSupport,
 } from '../translate/index.js';
 import type { TaskStore } from '../store/index.js';
-import { requestOnce, UpstreamTimeoutError } from '../upstream/index.js';
+import { requestOnce, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
 import { decideCall, type CallFacts, type CallWindow } from './call-decision.js';
 import { Conversation, MissingCapabilityError } from './conversation.js';
 import { plainOutcome, type BridgedCall, type ForwardHooks, type MrtrBridge, type Outcome } from './mrtr-bridge.js';
@@ -132,6 +134,103 @@ export class TaskRuntime {
       window = 'budget';
       call = { conv: new Conversation(await route.upstream.call(caller, 'tasks/result', { taskId: upstreamTaskId }, hooks.signal), relatedTaskMeta(upstreamTaskId)) };
     }
+  }
+
+  /**
+   * A 2025-11-25 `tools/call` WITHOUT `task`, from the legacy face: the events of an ordinary call. The tool's rules
+   * do not make it a task (a legacy client cannot receive an unsolicited task); where the upstream requires or returns
+   * one anyway it is hidden (`taskAsCall`): its input requests arrive as ordinary requests of this call, its outcome
+   * as the response, and `cancel()` cancels it upstream.
+   */
+  async callToolPlain(route: UpstreamRoute, params: JsonObject, caller: CallerContext, signal: AbortSignal): Promise<UpstreamCall> {
+    void route;
+    void params;
+    void caller;
+    void signal;
+    throw new Error('callToolPlain: not implemented yet');
+  }
+
+  /**
+   * A 2025-11-25 task-augmented `tools/call` (`params.task` removed, its `ttl` in `ttlMs`), from the legacy face: always
+   * a task, stored before this resolves. The upstream's own task (proxied) where it creates one; otherwise a
+   * gateway-owned task, completed from an immediate answer, `input_required` on an immediate question, or running.
+   * An immediate JSON-RPC error (invalid arguments, an unknown tool) is no task: it is returned as `{ error }`.
+   */
+  async createTask(
+    route: UpstreamRoute,
+    params: JsonObject,
+    caller: CallerContext,
+    opts: { ttlMs?: number },
+    signal: AbortSignal,
+  ): Promise<{ record: TaskRecord } | { error: JsonRpcErrorObject }> {
+    void route;
+    void params;
+    void caller;
+    void opts;
+    void signal;
+    throw new Error('createTask: not implemented yet');
+  }
+
+  /** The caller's task by id (refreshed when proxied); `UnknownTaskError` for an unknown, expired or foreign one. */
+  async task(route: UpstreamRoute, taskId: string, caller: CallerContext): Promise<TaskRecord> {
+    void route;
+    void taskId;
+    void caller;
+    throw new Error('task: not implemented yet');
+  }
+
+  /**
+   * Waits until the task's record has a version above `afterVersion` (or is terminal, or `signal` aborts) and
+   * returns the record then; `undefined` if it expired.
+   */
+  async changed(taskId: string, afterVersion: number, signal: AbortSignal): Promise<TaskRecord | undefined> {
+    void taskId;
+    void afterVersion;
+    void signal;
+    throw new Error('changed: not implemented yet');
+  }
+
+  /**
+   * Answers a task's outstanding input requests by key with bare modern results (the legacy face maps a client's
+   * POSTed response to its key); returns the keys answered. The record leaves `input_required` when none remain.
+   */
+  async answer(route: UpstreamRoute, taskId: string, caller: CallerContext, responses: JsonObject): Promise<string[]> {
+    void route;
+    void taskId;
+    void caller;
+    void responses;
+    throw new Error('answer: not implemented yet');
+  }
+
+  /**
+   * A 2025-11-25 `tasks/cancel`: `TaskAlreadyTerminalError` for a task that already ended (checked against the
+   * upstream first for a proxied task); otherwise cancelled upstream (or the owned call aborted) and the record
+   * `cancelled` before this resolves, for good.
+   */
+  async cancelTask(route: UpstreamRoute, taskId: string, caller: CallerContext): Promise<TaskRecord> {
+    void route;
+    void taskId;
+    void caller;
+    throw new Error('cancelTask: not implemented yet');
+  }
+
+  /**
+   * A 2025-11-25 `tasks/list` page of the caller's tasks on this route (its session's, when it has no credentials),
+   * with an opaque cursor; `InvalidCursorError` for a cursor this gateway did not issue.
+   */
+  async list(route: UpstreamRoute, caller: CallerContext, cursor: string | undefined): Promise<{ tasks: TaskRecord[]; nextCursor?: string }> {
+    void route;
+    void caller;
+    void cursor;
+    throw new Error('list: not implemented yet');
+  }
+
+  /** Every applied change of a task record of this principal on this route; returns the remover. */
+  watch(route: UpstreamRoute, principal: string, listener: (t: TaskRecord) => void): () => void {
+    void route;
+    void principal;
+    void listener;
+    throw new Error('watch: not implemented yet');
   }
 
   /** tasks/get → the DetailedTask. */

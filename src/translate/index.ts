@@ -105,6 +105,12 @@ export {
   type TaskStatus,
   type TaskSupport,
   type TaskV1,
+  createTaskResultV1,
+  legacyTasksCapability,
+  taskPayloadV1,
+  taskStatusNotificationV1,
+  taskV1,
+  withTaskSupportV1,
 } from './tasks.js';
 export {
   headerParamsOf,

@@ -35,6 +35,13 @@ export interface TaskRecord {
   kind: TaskKind;
   /** The upstream's own task id (proxied tasks). */
   upstreamTaskId?: string;
+  /**
+   * The legacy face session that created it, when the caller had no credentials: a 2025-11-25 `tasks/list` then lists
+   * that session's tasks only (2025-11-25 basic/utilities/tasks §Security Considerations).
+   */
+  session?: string;
+  /** The client era that created it (decides how its status notifications are sent). */
+  origin?: 'legacy' | 'modern';
   tool: string;
   status: TaskStatus;
   statusMessage?: string;
@@ -210,4 +217,73 @@ export function toolTaskSupport(listResult: unknown): Map<string, TaskSupport> {
     out.set(tool.name, ts === 'optional' || ts === 'required' ? ts : 'forbidden');
   }
   return out;
+}
+
+/**
+ * A task record as the flat 2025-11-25 `Task` (`tasks/get`, `tasks/cancel`, `notifications/tasks/status`): no payload,
+ * `ttl`/`pollInterval` names, and a completed tool result with `isError: true` reported as `failed` (2025-11-25
+ * basic/utilities/tasks §Task Status: for tool calls a tool error fails the task).
+ */
+export function taskV1(r: TaskRecord): JsonObject {
+  const status: TaskStatus = r.status === 'completed' && r.result?.isError === true ? 'failed' : r.status;
+  const t: JsonObject = { taskId: r.taskId, status, createdAt: r.createdAt, lastUpdatedAt: r.lastUpdatedAt, ttl: r.ttlMs };
+  if (r.statusMessage !== undefined) t.statusMessage = r.statusMessage;
+  if (r.pollIntervalMs !== undefined) t.pollInterval = r.pollIntervalMs;
+  return t;
+}
+
+/**
+ * The nested 2025-11-25 `CreateTaskResult` (`{ task }`; 2025-11-25 basic/utilities/tasks §Creating Tasks): a task
+ * starts `working` whatever happened since (legacy tasks MUST start in working), `_meta` passed through.
+ */
+export function createTaskResultV1(r: TaskRecord, meta?: JsonObject): JsonObject {
+  const task = taskV1(r);
+  task.status = 'working';
+  return meta && Object.keys(meta).length > 0 ? { task, _meta: meta } : { task };
+}
+
+/** `notifications/tasks/status` params for a record (the flat legacy Task, no related-task `_meta`). */
+export function taskStatusNotificationV1(r: TaskRecord): { jsonrpc: '2.0'; method: string; params: JsonObject } {
+  return { jsonrpc: '2.0', method: 'notifications/tasks/status', params: taskV1(r) };
+}
+
+/**
+ * What a 2025-11-25 `tasks/result` answers for a terminal record (2025-11-25 basic/utilities/tasks §Result
+ * Retrieval): completed → the result (no `resultType`) with the related-task `_meta`; failed → the JSON-RPC error;
+ * cancelled → an error saying so (the spec leaves it open).
+ */
+export function taskPayloadV1(r: TaskRecord): { result: JsonObject } | { error: JsonRpcErrorObject } {
+  if (r.status === 'completed') {
+    const { resultType: _rt, ...rest } = r.result ?? { content: [] };
+    const meta = isObject(rest._meta) ? rest._meta : {};
+    return { result: { ...rest, _meta: { ...meta, ...relatedTaskMeta(r.taskId) } } };
+  }
+  if (r.status === 'failed') return { error: r.error ?? { code: -32603, message: r.statusMessage ?? 'Task failed' } };
+  return { error: { code: -32603, message: r.statusMessage ? `Task cancelled: ${r.statusMessage}` : 'Task cancelled' } };
+}
+
+/**
+ * The 2025-11-25 server `tasks` capability the gateway advertises to a legacy client when it can run tasks
+ * (`list` too: it keeps its own inventory per principal).
+ */
+export function legacyTasksCapability(): JsonObject {
+  return { list: {}, cancel: {}, requests: { tools: { call: {} } } };
+}
+
+/**
+ * A tools/list result with each tool's 2025-11-25 `execution.taskSupport` set from `supportOf(name)` (`undefined`:
+ * the field removed, i.e. forbidden).
+ */
+export function withTaskSupportV1(result: JsonObject, supportOf: (tool: string) => TaskSupport | undefined): JsonObject {
+  if (!Array.isArray(result.tools)) return result;
+  const tools = result.tools.map((tool) => {
+    if (!isObject(tool) || typeof tool.name !== 'string') return tool;
+    const support = supportOf(tool.name);
+    const { execution: ex, ...rest } = tool;
+    const execution = isObject(ex) ? { ...ex } : {};
+    delete execution.taskSupport;
+    if (support !== undefined && support !== 'forbidden') execution.taskSupport = support;
+    return Object.keys(execution).length > 0 ? { ...rest, execution } : rest;
+  });
+  return { ...result, tools };
 }

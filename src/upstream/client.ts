@@ -19,7 +19,9 @@ import type {
   JsonRpcRequest,
   JsonRpcResponse,
   ListenFilter,
+  InputRequest,
   RequestId,
+  TaskStatus,
   UpstreamIdentity,
 } from '../translate/index.js';
 
@@ -35,12 +37,82 @@ export interface UpstreamCaller {
   logLevel?: string;
 }
 
-/** An event on one call. `response` and `failure` are final. */
+/** An event on one call. `response`, `task` and `failure` are final. */
 export type CallEvent =
   | { kind: 'notification'; message: JsonRpcNotification }
   | { kind: 'request'; message: JsonRpcRequest }
   | { kind: 'response'; message: JsonRpcResponse }
+  /** The upstream answered a call sent with `CallOptions.task` by creating a task (either era's CreateTaskResult). */
+  | { kind: 'task'; task: UpstreamTask }
   | { kind: 'failure'; error: Error };
+
+/** How one call is sent. */
+export interface CallOptions {
+  /**
+   * Lets the upstream answer with a task: a legacy upstream gets `task: { ttl }` in the params (2025-11-25
+   * basic/utilities/tasks §Creating Tasks), a modern one the tasks extension declared in this request's client
+   * capabilities (tasks extension §Capability Negotiation). Without it a modern upstream never sees the extension
+   * declared, so it cannot answer with a task. `ttlMs` absent: the upstream picks.
+   */
+  task?: { ttlMs?: number };
+}
+
+/**
+ * One upstream task as the gateway sees it, whatever era created it, in the neutral (modern) vocabulary: `failed` only
+ * for a JSON-RPC error, a tool error is `completed` with `result.isError` (tasks extension §Task Status).
+ */
+export interface UpstreamTaskSnapshot {
+  status: TaskStatus;
+  statusMessage?: string;
+  createdAt?: string;
+  lastUpdatedAt?: string;
+  /** Retention from creation in ms; `null` unlimited. */
+  ttlMs: number | null;
+  pollIntervalMs?: number;
+  /** `completed`: the result in modern shape (`resultType: "complete"`). */
+  result?: JsonObject;
+  /** `failed`: the JSON-RPC error. */
+  error?: JsonRpcErrorObject;
+  /**
+   * `input_required`: every outstanding input request by a key unique for the task's life (a modern upstream's own
+   * keys; for a legacy upstream, keys minted for its task-scoped server→client requests).
+   */
+  inputRequests?: Record<string, InputRequest>;
+  /** `_meta` of the creating result (e.g. `io.modelcontextprotocol/model-immediate-response`). */
+  meta?: JsonObject;
+}
+
+/**
+ * A task an upstream runs. A legacy upstream's is followed on its `tasks/result` stream (input requests and the
+ * payload arrive there) and polled with `tasks/get`; a modern upstream's is polled with `tasks/get` at its
+ * `pollIntervalMs`, answered with `tasks/update`. Holds the upstream state it lives in until `release()`.
+ */
+export interface UpstreamTask {
+  /** The upstream's own task id. */
+  readonly id: string;
+  /** The state the upstream created it in. */
+  readonly created: UpstreamTaskSnapshot;
+  /**
+   * The next state that differs from the last one returned (status, statusMessage, the set of input keys), or the
+   * terminal one; `undefined` once `signal` aborts. Rejects with `UpstreamTaskLostError` when the upstream no
+   * longer knows the task. After a terminal state, returns it again.
+   */
+  next(signal: AbortSignal): Promise<UpstreamTaskSnapshot | undefined>;
+  /** The state now (one upstream round trip). */
+  get(signal?: AbortSignal): Promise<UpstreamTaskSnapshot>;
+  /**
+   * Answers outstanding input requests by key with the bare modern results; unknown or answered keys are ignored.
+   * Resolves with the keys it sent upstream.
+   */
+  answer(responses: JsonObject): Promise<string[]>;
+  /**
+   * Asks the upstream to cancel. `cancelled`: accepted (modern: acknowledged); `terminal`: it had already ended
+   * (its outcome stands); `unknown`: the upstream does not know it.
+   */
+  cancel(): Promise<'cancelled' | 'terminal' | 'unknown'>;
+  /** Stops following the task and ends the hold on its upstream state. Idempotent; the upstream task runs on. */
+  release(): void;
+}
 
 /** One in-flight upstream request. */
 export interface UpstreamCall {
@@ -84,8 +156,11 @@ export interface UpstreamClient {
   readonly knownIdentity: UpstreamIdentity | undefined;
   /** The upstream's identity and capabilities (learned once, then cached). */
   identity(caller: UpstreamCaller, signal?: AbortSignal): Promise<UpstreamIdentity>;
-  /** Sends one request on the caller's behalf; its events arrive on the returned call. */
-  call(caller: UpstreamCaller, method: string, params: JsonObject | undefined, signal?: AbortSignal): Promise<UpstreamCall>;
+  /**
+   * Sends one request on the caller's behalf; its events arrive on the returned call. Resolves once the request is
+   * sent and answered with headers; see `callNow` for a call whose window starts when it is sent.
+   */
+  call(caller: UpstreamCaller, method: string, params: JsonObject | undefined, signal?: AbortSignal, opts?: CallOptions): Promise<UpstreamCall>;
   /** Opens a notification stream; it ends when `signal` aborts or the upstream ends it. */
   listen(caller: UpstreamCaller, filter: ListenFilter, signal: AbortSignal): Promise<UpstreamListen>;
   /** Keeps per-caller upstream state (a legacy session and its tasks) alive until the returned release is called. */
@@ -116,4 +191,37 @@ export async function drain(call: UpstreamCall): Promise<JsonRpcResponse> {
       await call.respond(e.message.id, { error: { code: ErrorCode.MethodNotFound, message: 'not supported here' } }).catch(() => {});
     }
   }
+}
+
+/**
+ * Starts a call and returns at once: the call's window starts when the request is sent, not when the upstream's
+ * headers arrive (an upstream in plain-JSON response mode sends its headers only with the result). A failure to send
+ * arrives as the call's `failure` event; cancelling before the upstream answered aborts the request.
+ */
+export function callNow(
+  client: UpstreamClient,
+  caller: UpstreamCaller,
+  method: string,
+  params: JsonObject | undefined,
+  signal?: AbortSignal,
+  opts?: CallOptions,
+): UpstreamCall {
+  void client;
+  void caller;
+  void method;
+  void params;
+  void signal;
+  void opts;
+  throw new Error('callNow: not implemented yet');
+}
+
+/**
+ * An upstream task seen as an ordinary call, for a client that gets no task (a hidden task; a task followed inside
+ * the creating request): each new input request becomes a `request` event with a call-unique id, `respond()`
+ * answers its key with `task.answer()`, the terminal state becomes the `response` (completed → the result, failed →
+ * the error, cancelled → an error saying so), and `cancel()` cancels the task upstream.
+ */
+export function taskAsCall(task: UpstreamTask): UpstreamCall & { readonly task: UpstreamTask } {
+  void task;
+  throw new Error('taskAsCall: not implemented yet');
 }

@@ -43,6 +43,17 @@ export class UpstreamBusyError extends Error {
   }
 }
 
+/**
+ * The upstream no longer knows a task it created (expired, or lost with its session; 2025-11-25
+ * basic/utilities/tasks §Protocol Errors, tasks extension §Protocol Errors: -32602 for an unknown id).
+ */
+export class UpstreamTaskLostError extends Error {
+  constructor(readonly upstreamTaskId: string, options?: { cause?: unknown }) {
+    super(`the upstream no longer knows task ${upstreamTaskId}`, options);
+    this.name = 'UpstreamTaskLostError';
+  }
+}
+
 /** Maps a fetch failure to the right upstream error, given the signals that may have fired. */
 export function fetchFailure(cause: unknown, caller?: AbortSignal, timeout?: AbortSignal): Error {
   if (caller?.aborted) return caller.reason instanceof Error ? caller.reason : new Error('aborted', { cause });

@@ -4,6 +4,7 @@ export {
   SessionExpiredError,
   UpstreamBusyError,
   UpstreamHttpError,
+  UpstreamTaskLostError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from './errors.js';
@@ -23,9 +24,14 @@ export {
   type UpstreamAvailabilityConfig,
 } from './availability.js';
 export {
+  callNow,
   drain,
   requestOnce,
+  taskAsCall,
   type CallEvent,
+  type CallOptions,
+  type UpstreamTask,
+  type UpstreamTaskSnapshot,
   type UpstreamCall,
   type UpstreamCaller,
   type UpstreamClient,
