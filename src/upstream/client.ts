@@ -225,3 +225,12 @@ export function taskAsCall(task: UpstreamTask): UpstreamCall & { readonly task: 
   void task;
   throw new Error('taskAsCall: not implemented yet');
 }
+
+/**
+ * The same call with a created task hidden: if the call ends with a `task` event, the events of `taskAsCall(task)`
+ * follow instead (input requests, then the task's outcome as the response), and `cancel()` cancels the task.
+ */
+export function hideTask(call: UpstreamCall): UpstreamCall {
+  void call;
+  throw new Error('hideTask: not implemented yet');
+}

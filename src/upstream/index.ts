@@ -25,6 +25,7 @@ export {
 } from './availability.js';
 export {
   callNow,
+  hideTask,
   drain,
   requestOnce,
   taskAsCall,
