@@ -1,8 +1,8 @@
 /**
  * One cell of the era matrix (not a test file): an upstream fixture of one era, running its task tools natively
- * or as plain synchronous tools, and one real gateway in front of it with two routes to that same fixture:
- * `/mcp` (ordinary retention) and `/short` (every task's retention capped at `SHORT_RETENTION_MS`, so that the
- * expiry scenario sees a task disappear). Both on loopback port 0.
+ * or as plain synchronous tools, and one real gateway in front of it with two routes: `/mcp` (ordinary retention)
+ * and `/short` (every task's retention capped at `SHORT_RETENTION_MS`, so that the expiry scenario sees a task
+ * disappear). All on loopback port 0.
  */
 import { buildGateway, type Gateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
@@ -43,26 +43,39 @@ export function cellRules(kind: TaskKind, extra: Record<string, unknown> = {}): 
 }
 
 /** The modern fixture's options with the task tools (the `tasks` option arrives with the fixture's task tools). */
-type ModernTaskFixtureOptions = ModernFixtureOptions & { tasks: 'native' | 'sync'; taskPollIntervalMs?: number; taskJobDelayMs?: number };
+type ModernTaskFixtureOptions = ModernFixtureOptions & { tasks: 'native' | 'sync'; taskPollIntervalMs?: number; taskJobDelayMs?: number; taskTtlMs?: number };
 
-async function startFixture(upstream: UpstreamEra, kind: TaskKind): Promise<{ url: string; close(): Promise<void> }> {
+interface Fixture {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts the fixture; `ttlMs` caps the retention of a modern fixture's own tasks. */
+async function startFixture(upstream: UpstreamEra, kind: TaskKind, ttlMs?: number): Promise<Fixture> {
   const tasks = kind === 'native' ? 'native' : 'sync';
   const timing = { taskPollIntervalMs: POLL_MS, taskJobDelayMs: 100 };
   if (upstream === 'legacy') return startLegacyFixture({ tasks, ...timing });
-  const options: ModernTaskFixtureOptions = { mode: upstream, tasks, ...timing };
+  const options: ModernTaskFixtureOptions = { mode: upstream, tasks, ...timing, ...(ttlMs !== undefined && { taskTtlMs: ttlMs }) };
   return startModernFixture(options);
 }
 
-/** Starts the fixture for `upstream`/`kind` and a gateway with the `/mcp` and `/short` routes to it. */
+/**
+ * Starts the fixture for `upstream`/`kind` and a gateway with the `/mcp` and `/short` routes. The legacy fixture
+ * keeps each task for the `ttl` its client asks for, so `/short` reaches the same fixture; a modern client asks
+ * for no retention (tasks extension §Task Creation: the receiver sets `ttlMs`), so behind `/short` runs a second
+ * modern fixture whose tasks live `SHORT_RETENTION_MS`.
+ */
 export async function startCell(upstream: UpstreamEra, kind: TaskKind): Promise<Cell> {
   const fixture = await startFixture(upstream, kind);
+  let short: Fixture | undefined;
   try {
+    if (upstream !== 'legacy') short = await startFixture(upstream, kind, SHORT_RETENTION_MS);
     const cfg = parseConfig({
       server: { port: 0 },
       tasks: { pollIntervalMs: POLL_MS },
       upstreams: [
         { name: 'main', path: '/mcp', url: fixture.url, tools: cellRules(kind) },
-        { name: 'short', path: '/short', url: fixture.url, tools: cellRules(kind, { maxTtlMs: SHORT_RETENTION_MS }) },
+        { name: 'short', path: '/short', url: (short ?? fixture).url, tools: cellRules(kind, { maxTtlMs: SHORT_RETENTION_MS }) },
       ],
     });
     const gateway = await buildGateway(cfg, { logger: false });
@@ -75,10 +88,12 @@ export async function startCell(upstream: UpstreamEra, kind: TaskKind): Promise<
       gateway,
       async close() {
         await gateway.close();
+        await short?.close();
         await fixture.close();
       },
     };
   } catch (e) {
+    await short?.close();
     await fixture.close();
     throw e;
   }
