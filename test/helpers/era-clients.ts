@@ -21,6 +21,7 @@ import { createTaskSessionFromClient, type ApplicationInputRequest, type TaskEna
 import { connectLegacy } from './modern-stack.js';
 import { fetchDispatch, type DispatchRecord } from './ext-tasks.js';
 import { MODERN, post } from './modern.js';
+import { openListen } from './sse-reader.js';
 import { DECLARING } from './task-helpers.js';
 
 /** Bound on any one client step (a request, or driving a task to its end). */
@@ -77,9 +78,18 @@ export interface EraClient {
   list?(): Promise<string[]>;
   /** Legacy only: the payload `tasks/result` gives for the task (a result or the error). */
   payload?(taskId: string): Promise<{ result: any } | { code: number; message: string }>;
-  /** Legacy only: the statuses `notifications/tasks/status` reported for the task, waiting (bounded) for `until`. */
-  notified?(taskId: string, until: string): Promise<string[]>;
+  /**
+   * Starts watching the task's status notifications the era's way (legacy: `notifications/tasks/status` on the GET
+   * stream; modern: `notifications/tasks` on a `subscriptions/listen` stream naming the task).
+   */
+  watch(taskId: string): Promise<Watch>;
   close(): Promise<void>;
+}
+
+/** A task's status notifications as they arrive. */
+export interface Watch {
+  /** Waits (bounded) until a notification reports `status`; every status notified so far, in order. */
+  until(status: string): Promise<string[]>;
 }
 
 /** Resolves with `p` or rejects after `CLIENT_BOUND_MS` naming `what`. */
@@ -196,21 +206,25 @@ export async function legacyClient(url: string): Promise<EraClient> {
         return asError(e);
       }
     },
-    async notified(taskId, until) {
+    async watch(taskId) {
       await bounded(getStreamOpen, 'the GET stream');
       const mine = (): string[] => statuses.filter((s) => s.taskId === taskId).map((s) => s.status);
-      let wake: (() => void) | undefined;
-      const waiter = () => wake?.();
-      statusWaiters.add(waiter);
-      try {
-        const wait = async () => {
-          while (!mine().includes(until)) await new Promise<void>((r) => (wake = r));
-        };
-        await bounded(wait(), `notifications/tasks/status ${until} for ${taskId} (saw ${JSON.stringify(mine())})`);
-        return mine();
-      } finally {
-        statusWaiters.delete(waiter);
-      }
+      return {
+        async until(status) {
+          let wake: (() => void) | undefined;
+          const waiter = () => wake?.();
+          statusWaiters.add(waiter);
+          try {
+            const wait = async () => {
+              while (!mine().includes(status)) await new Promise<void>((r) => (wake = r));
+            };
+            await bounded(wait(), `notifications/tasks/status ${status} for ${taskId} (saw ${JSON.stringify(mine())})`);
+            return mine();
+          } finally {
+            statusWaiters.delete(waiter);
+          }
+        },
+      };
     },
     async close() {
       for (const s of streams.values()) await s.return(undefined).catch(() => {});
@@ -239,6 +253,8 @@ export async function modernClient(url: string): Promise<EraClient> {
     }) as never,
   });
   const executions = new Map<string, Execution>();
+  const cleanups: Array<() => unknown> = [];
+  let listens = 0;
   const raw = async (method: string, taskId: string): Promise<{ result: Record<string, unknown> } | { code: number; message: string }> => {
     const r = await bounded(post(url, method, { taskId }, { capabilities: DECLARING }), `${method} ${taskId}`);
     if (r.body?.error) return { code: Number(r.body.error.code), message: String(r.body.error.message) };
@@ -280,7 +296,24 @@ export async function modernClient(url: string): Promise<EraClient> {
       // tasks extension §Task Cancellation: the answer is an acknowledgement, not the task.
       return 'result' in r ? { status: r.result.resultType === 'complete' ? 'acked' : JSON.stringify(r.result) } : { code: r.code, message: r.message };
     },
+    async watch(taskId) {
+      const id = `era-matrix-listen-${++listens}`;
+      const { stream } = await bounded(openListen({ teardown: (fn) => cleanups.push(fn) }, url, id, { taskIds: [taskId] }, { capabilities: DECLARING }), 'subscriptions/listen');
+      // 2026-07-28 basic/utilities/subscriptions: the stream opens with its acknowledgement.
+      const ack = await stream.until((m) => m.method === 'notifications/subscriptions/acknowledged', CLIENT_BOUND_MS);
+      if (!(ack.match.params?.notifications?.taskIds ?? []).includes(taskId)) throw new Error(`listen did not acknowledge ${taskId}: ${JSON.stringify(ack.match)}`);
+      const seen: string[] = [];
+      return {
+        async until(status) {
+          const isMine = (m: any) => m?.method === 'notifications/tasks' && m.params?.taskId === taskId;
+          const { match, skipped } = await stream.until((m) => isMine(m) && m.params.status === status, CLIENT_BOUND_MS);
+          seen.push(...[...skipped, match].filter(isMine).map((m) => String(m.params.status)));
+          return [...seen];
+        },
+      };
+    },
     async close() {
+      for (const fn of cleanups.splice(0)) await fn();
       await session.close();
       await client.close();
     },

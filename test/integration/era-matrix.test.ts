@@ -97,14 +97,15 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
-    name: 'status notifications: notifications/tasks/status on the GET stream',
-    eras: ['legacy'],
+    name: 'notifications: each status change reaches the client unasked',
     async run(t, { connect }) {
       const c = await connect();
-      const created = await c.start('slow_compute', { seconds: 0.1, label: 'n' });
+      // confirm_delete waits for its answer, so the watch is in place before the task can end.
+      const created = await c.start('confirm_delete', { filename: 'watched.txt' });
+      const watch = await c.watch(created.taskId);
       const out = await c.settle(created.taskId);
       t.equal(out.status, 'completed', JSON.stringify(out));
-      const seen = await c.notified!(created.taskId, 'completed');
+      const seen = await watch.until('completed');
       t.ok(seen.includes('completed'), `statuses notified: ${JSON.stringify(seen)}`);
     },
   },
