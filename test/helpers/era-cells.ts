@@ -7,7 +7,7 @@
 import { buildGateway, type Gateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
-import { startModernFixture, type ModernFixtureOptions } from '../fixtures/modern-server.js';
+import { startModernFixture } from '../fixtures/modern-server.js';
 
 /** Which era the upstream fixture speaks: 2025-11-25 only, 2026-07-28 only, or both on one endpoint. */
 export type UpstreamEra = 'legacy' | 'modern' | 'dual';
@@ -42,9 +42,6 @@ export function cellRules(kind: TaskKind, extra: Record<string, unknown> = {}): 
     : { '*': { task: 'native', ...extra } };
 }
 
-/** The modern fixture's options with the task tools (the `tasks` option arrives with the fixture's task tools). */
-type ModernTaskFixtureOptions = ModernFixtureOptions & { tasks: 'native' | 'sync'; taskPollIntervalMs?: number; taskJobDelayMs?: number; taskTtlMs?: number };
-
 interface Fixture {
   url: string;
   close(): Promise<void>;
@@ -55,8 +52,7 @@ async function startFixture(upstream: UpstreamEra, kind: TaskKind, ttlMs?: numbe
   const tasks = kind === 'native' ? 'native' : 'sync';
   const timing = { taskPollIntervalMs: POLL_MS, taskJobDelayMs: 100 };
   if (upstream === 'legacy') return startLegacyFixture({ tasks, ...timing });
-  const options: ModernTaskFixtureOptions = { mode: upstream, tasks, ...timing, ...(ttlMs !== undefined && { taskTtlMs: ttlMs }) };
-  return startModernFixture(options);
+  return startModernFixture({ mode: upstream, tasks, ...timing, ...(ttlMs !== undefined && { taskTtlMs: ttlMs }) });
 }
 
 /**
