@@ -152,6 +152,8 @@ const SCENARIOS: Scenario[] = [
         t.equal(codeOf(again), -32602, `cancelling a terminal task: -32602 (${statusOf(again)})`);
         const payload = await c.payload!(created.taskId);
         t.ok('code' in payload, `tasks/result of a cancelled task is an error: ${JSON.stringify(payload)}`);
+      } else {
+        t.equal(statusOf(again), 'acked', 'cancelling a terminal task: acknowledged (tasks extension §Task Cancellation)');
       }
       t.equal(statusOf(await c.lookup(created.taskId)), 'cancelled', 'still cancelled');
       t.equal(codeOf(await c.cancel(UNKNOWN_TASK)), -32602, 'cancelling an unknown task: -32602');
