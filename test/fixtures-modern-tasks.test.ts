@@ -342,7 +342,11 @@ t.test('sync: no extension, the same tools run in the call with MRTR rounds', as
 
   const gated = call(fx, 'gated_job', { gate: 'sg' });
   await waitForStats(fx, (s) => s.gatesWaiting.sg === 1);
-  t.equal(fx.releaseGate('sg'), 1);
+  const base = fx.url.replace(/\/mcp$/, '');
+  const viaHttp = (await (await fetch(`${base}/_fixture/stats`)).json()) as { gatesWaiting: Record<string, number> };
+  t.same(viaHttp.gatesWaiting, { sg: 1 }, 'GET /_fixture/stats');
+  const released = await fetch(`${base}/_fixture/gates/sg/release`, { method: 'POST' });
+  t.same(await released.json(), { gate: 'sg', released: 1 }, 'POST /_fixture/gates/{gate}/release');
   t.equal(firstText((await gated).body.result), 'released sg');
 
   const get = await tasks(fx, 'tasks/get', { taskId: 'x' });
