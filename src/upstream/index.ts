@@ -41,3 +41,4 @@ export { LegacyUpstreamClient, sessionKeyOf } from './legacy-client.js';
 export { LegacyUpstreamTask } from './legacy-task.js';
 export { PolledTask, type PolledTaskOptions } from './polled-task.js';
 export { ModernUpstreamClient, type ModernClientOptions } from './modern-client.js';
+export { ModernUpstreamTask } from './modern-task.js';
