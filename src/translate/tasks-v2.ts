@@ -127,13 +127,14 @@ function baseTask(r: TaskRecord): JsonObject {
 }
 
 /**
- * The flat modern `CreateTaskResult` (tasks extension §Task Creation; no result, error, inputRequests or requestState).
+ * The flat modern `CreateTaskResult` (tasks extension §Task Creation; no result, error, inputRequests or requestState),
+ * `_meta` passed through (e.g. the upstream's `io.modelcontextprotocol/model-immediate-response`).
  */
-export function createTaskResultV2(r: TaskRecord): JsonObject {
+export function createTaskResultV2(r: TaskRecord, meta?: JsonObject): JsonObject {
   const t = baseTask(r);
   // A freshly created task is announced as working (input is reported through tasks/get).
   if (t.status === 'input_required') t.status = 'working';
-  return { resultType: 'task', ...t };
+  return meta && Object.keys(meta).length > 0 ? { resultType: 'task', ...t, _meta: meta } : { resultType: 'task', ...t };
 }
 
 function detailed(r: TaskRecord): JsonObject {

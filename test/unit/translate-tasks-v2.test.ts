@@ -152,6 +152,15 @@ t.test('detailedTaskV2', async (t) => {
   }
 });
 
+t.test('createTaskResultV2 passes _meta through', async (t) => {
+  const meta = { 'io.modelcontextprotocol/model-immediate-response': 'Started.', 'com.example/trace': 'abc' };
+  const got = createTaskResultV2(record(), meta);
+  t.strictSame(got, { resultType: 'task', ...fieldsV2('working'), _meta: meta });
+  t.ok(CreateTaskResultV2Schema.safeParse(got).success, 'valid (ext-tasks)');
+  t.notOk('_meta' in createTaskResultV2(record(), {}), 'an empty _meta is left out');
+  t.notOk('_meta' in createTaskResultV2(record()), 'no _meta without meta');
+});
+
 t.test('declaresTasks agrees with ext-tasks, except for settings (relaxed here)', async (t) => {
   const envelope = (caps: Json) => ({ _meta: { [K.clientCapabilities]: caps } });
   const agree: Array<[string, Json]> = [
