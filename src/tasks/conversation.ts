@@ -20,7 +20,7 @@ import {
   type JsonRpcNotification,
   type JsonRpcResponse,
 } from '../translate/index.js';
-import type { UpstreamCall } from '../upstream/index.js';
+import type { UpstreamCall, UpstreamTask } from '../upstream/index.js';
 
 /**
  * The -32021 a client gets when the upstream needs an input kind it did not declare (2026-07-28 schema
@@ -82,6 +82,8 @@ export interface PumpOptions {
 /** Why a pump returned. */
 export type PumpResult =
   | { kind: 'response'; message: JsonRpcResponse }
+  /** The upstream answered a call sent with `CallOptions.task` by creating a task. */
+  | { kind: 'task'; task: UpstreamTask }
   | { kind: 'input'; keys: string[] }
   | { kind: 'deadline' }
   | { kind: 'aborted' };
@@ -184,6 +186,8 @@ export class Conversation {
         }
         case 'response':
           return { kind: 'response', message: event.message };
+        case 'task':
+          return { kind: 'task', task: event.task };
         case 'failure':
           throw event.error;
       }

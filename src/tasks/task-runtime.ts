@@ -7,10 +7,13 @@
 import { randomBytes } from 'node:crypto';
 import {
   TASKS_REQUIRED_CAPABILITIES,
+  asErrorObject,
+  createTaskResultV2,
   declaresTasks,
   firstMatch,
   isCreateTaskResultV1,
   isObject,
+  isTerminal,
   legacyParams,
   legacySupportsToolTasks,
   progressTokenOf,
@@ -20,20 +23,28 @@ import {
   type JsonObject,
   type JsonRpcErrorObject,
   type ModernRequest,
+  type TaskId,
   type TaskRecord,
   type TaskSupport,
 } from '../translate/index.js';
 import type { TaskStore } from '../store/index.js';
-import { requestOnce, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
+import { callNow, hideTask, requestOnce, taskAsCall, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
 import { decideCall, type CallFacts, type CallWindow } from './call-decision.js';
-import { Conversation, MissingCapabilityError } from './conversation.js';
+import { Conversation, MissingCapabilityError, type PumpResult } from './conversation.js';
+import { LegacyProxiedTasks } from './legacy-proxied-tasks.js';
 import { plainOutcome, type BridgedCall, type ForwardHooks, type MrtrBridge, type Outcome } from './mrtr-bridge.js';
 import { OwnedTasks } from './owned-tasks.js';
 import { ProxiedTasks } from './proxied-tasks.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
 import { TaskEvents } from './task-events.js';
-import { clampTtl, TooManyTasksError, type TaskLimits } from './task-limits.js';
+import { clampTtl, InvalidCursorError, TaskAlreadyTerminalError, TooManyTasksError, type TaskLimits } from './task-limits.js';
 import { TaskService } from './task-service.js';
+
+/** A `tasks/list` page (2025-11-25 basic/utilities/tasks §Listing Tasks: the page size is the server's choice). */
+const LIST_PAGE_SIZE = 50;
+
+/** How often a `changed` wait looks whether its record expired (an expiry sends no change). */
+const CHANGE_RECHECK_MS = 10_000;
 
 /** Runtime limits and defaults. */
 export interface TaskRuntimeOptions {
@@ -55,6 +66,7 @@ export class TaskRuntime {
   private readonly events: TaskEvents;
   private readonly owned: OwnedTasks;
   private readonly proxied: ProxiedTasks;
+  private readonly legacyProxied: LegacyProxiedTasks;
   /** tasks/get, tasks/update, tasks/cancel and task subscriptions. */
   readonly service: TaskService;
   private readonly sweeper: NodeJS.Timeout;
@@ -70,9 +82,18 @@ export class TaskRuntime {
     this.events = new TaskEvents(o.store);
     this.owned = new OwnedTasks(this.events, this.limits);
     this.proxied = new ProxiedTasks(this.events, this.limits);
-    this.service = new TaskService(this.events, this.owned, this.proxied, o.defaultPollIntervalMs);
+    this.legacyProxied = new LegacyProxiedTasks(this.events, this.limits);
+    this.service = new TaskService(this.events, this.owned, this.proxied, this.legacyProxied, o.defaultPollIntervalMs);
     // Live work whose record has expired (its TTL passed) is stopped: nobody can ask for it any more.
-    this.sweeper = setInterval(() => void this.owned.sweep().then(() => this.proxied.sweep()).catch(() => {}), 30_000);
+    this.sweeper = setInterval(
+      () =>
+        void this.owned
+          .sweep()
+          .then(() => this.proxied.sweep())
+          .then(() => this.legacyProxied.sweep())
+          .catch(() => {}),
+      30_000,
+    );
     this.sweeper.unref();
   }
 
@@ -117,14 +138,27 @@ export class TaskRuntime {
       const r = await this.o.bridge.round(route, round, caller, hooks, call, this.windowMs(window, policy, route));
       if (r.kind === 'outcome') return r.outcome;
       if (r.kind === 'window-passed') {
-        if (decideCall({ ...facts, turn: 'window-passed' }).action === 'own-task') return this.owned.adopt(route, req, caller, policy, r.conv);
+        if (decideCall({ ...facts, turn: 'window-passed' }).action === 'own-task') {
+          return { kind: 'result', result: createTaskResultV2(await this.owned.adopt(route, caller, policy, r.conv, { tool, origin: 'modern' })) };
+        }
         r.conv.cancel('gateway error');
         throw new UpstreamTimeoutError(`the upstream call took longer than ${route.timeoutMs} ms`);
+      }
+      if (r.kind === 'task') {
+        const decision = decideCall({ ...facts, turn: 'task-created' });
+        if (decision.action === 'proxy-task') {
+          return { kind: 'result', result: createTaskResultV2(await this.proxied.adopt(route, caller, policy, r.task, { tool, origin: 'modern' })) };
+        }
+        const { requestState: _s, inputResponses: _r, ...fresh } = req;
+        round = fresh;
+        window = 'budget';
+        call = { conv: new Conversation(taskAsCall(r.task)) };
+        continue;
       }
       const m = r.message;
       const created = 'result' in m && isCreateTaskResultV1(m.result) ? (m.result as JsonObject) : undefined;
       const next = decideCall({ ...facts, turn: created ? 'task-created' : 'result' });
-      if (next.action === 'proxy-task' && created) return this.proxied.adopt(route, req, caller, policy, created);
+      if (next.action === 'proxy-task' && created) return this.legacyProxied.adopt(route, req, caller, policy, created);
       if (next.action !== 'follow-task' || !created) return plainOutcome(route, req, m, r.resumed);
       // The upstream task is driven to its end inside this request (README §Tasks): its tasks/result carries
       // the task-scoped questions (MRTR rounds of this request) and the payload.
@@ -143,11 +177,15 @@ export class TaskRuntime {
    * as the response, and `cancel()` cancels it upstream.
    */
   async callToolPlain(route: UpstreamRoute, params: JsonObject, caller: CallerContext, signal: AbortSignal): Promise<UpstreamCall> {
-    void route;
-    void params;
-    void caller;
-    void signal;
-    throw new Error('callToolPlain: not implemented yet');
+    const tool = typeof params.name === 'string' ? params.name : '';
+    const support = await this.supportOf(route, caller, tool, signal);
+    // A legacy upstream creates a task only when asked, and must be asked for a `required` tool (2025-11-25
+    // basic/utilities/tasks §Tool-Level Negotiation); a modern one with the extension decides per call, and may only
+    // when the extension is declared (tasks extension §Task Creation).
+    const mayTask = support === 'required' || (support === 'optional' && route.upstream.era === 'modern');
+    if (!mayTask) return callNow(route.upstream, caller, 'tools/call', params, signal);
+    const ttlMs = this.upstreamTtl(this.policyFor(route, tool));
+    return hideTask(callNow(route.upstream, caller, 'tools/call', params, signal, { task: { ttlMs } }));
   }
 
   /**
@@ -163,20 +201,60 @@ export class TaskRuntime {
     opts: { ttlMs?: number },
     signal: AbortSignal,
   ): Promise<{ record: TaskRecord } | { error: JsonRpcErrorObject }> {
-    void route;
-    void params;
-    void caller;
-    void opts;
-    void signal;
-    throw new Error('createTask: not implemented yet');
+    const tool = typeof params.name === 'string' ? params.name : '';
+    const policy = this.policyFor(route, tool);
+    const who = { tool, origin: 'legacy' as const, ...(caller.session !== undefined ? { session: caller.session } : {}) };
+    // Every call here becomes a task: a principal at its limit is refused before the upstream sees it.
+    if (await this.owned.atLimit(caller.principal)) throw new TooManyTasksError(this.o.maxActivePerPrincipal);
+    const wrapped = policy.task === 'auto' || policy.task === 'always' || policy.task === 'required';
+    const support = wrapped ? 'forbidden' : await this.supportOf(route, caller, tool, signal);
+    if (support === 'forbidden') {
+      // A gateway-owned task at once (2025-11-25 basic/utilities/tasks §Creating Tasks); the call runs in the
+      // background, past this request.
+      const conv = new Conversation(callNow(route.upstream, caller, 'tools/call', withProgressToken(params)));
+      return { record: await this.owned.adopt(route, caller, policy, conv, who, opts.ttlMs) };
+    }
+    const ttlMs = clampTtl(opts.ttlMs ?? policy.ttlMs ?? this.o.defaultTtlMs, policy, this.o.maxTtlMs);
+    // The upstream may run it as its own task: its first answer says what the client's task becomes. The call is not
+    // bound to this request's signal (it may outlive it as a task); the client leaving before that cancels it.
+    const conv = new Conversation(callNow(route.upstream, caller, 'tools/call', withProgressToken(params), undefined, { task: { ttlMs } }));
+    let r: PumpResult;
+    try {
+      r = await conv.pump({
+        signal,
+        capabilities: caller.capabilities,
+        inputAllowed: true,
+        onUndeclared: 'refuse',
+        deadlineAt: Date.now() + route.timeoutMs,
+        gatherMs: this.limits.gatherMs,
+        notify: () => {},
+      });
+    } catch (e) {
+      conv.cancel('gateway error');
+      throw e;
+    }
+    switch (r.kind) {
+      case 'task':
+        return { record: await this.proxied.adopt(route, caller, policy, r.task, who) };
+      case 'response':
+        // An immediate JSON-RPC error is the call's answer; an immediate result completes a gateway-owned task.
+        if ('error' in r.message) return { error: asErrorObject(r.message.error) };
+        return { record: await this.owned.adopt(route, caller, policy, conv, who, ttlMs) };
+      case 'input':
+        // A question before any task: the gateway's task carries it (2025-11-25 input_required).
+        return { record: await this.owned.adopt(route, caller, policy, conv, who, ttlMs) };
+      case 'deadline':
+        conv.cancel('gateway error');
+        throw new UpstreamTimeoutError(`the upstream call took longer than ${route.timeoutMs} ms`);
+      case 'aborted':
+        conv.cancel('client closed the request');
+        throw new Error('the client closed the request');
+    }
   }
 
   /** The caller's task by id (refreshed when proxied); `UnknownTaskError` for an unknown, expired or foreign one. */
   async task(route: UpstreamRoute, taskId: string, caller: CallerContext): Promise<TaskRecord> {
-    void route;
-    void taskId;
-    void caller;
-    throw new Error('task: not implemented yet');
+    return this.service.refresh(await this.service.lookup(route, taskId, caller));
   }
 
   /**
@@ -184,10 +262,35 @@ export class TaskRuntime {
    * returns the record then; `undefined` if it expired.
    */
   async changed(taskId: string, afterVersion: number, signal: AbortSignal): Promise<TaskRecord | undefined> {
-    void taskId;
-    void afterVersion;
-    void signal;
-    throw new Error('changed: not implemented yet');
+    const id = taskId as TaskId;
+    const ready = (r: TaskRecord) => r.version > afterVersion || isTerminal(r.status);
+    const now = await this.o.store.get(id);
+    if (!now || ready(now) || signal.aborted) return now;
+    return new Promise<TaskRecord | undefined>((resolve) => {
+      let settled = false;
+      const done = (r: TaskRecord | undefined) => {
+        if (settled) return;
+        settled = true;
+        off();
+        clearInterval(expiry);
+        signal.removeEventListener('abort', onAbort);
+        resolve(r);
+      };
+      const off = this.events.on((t) => {
+        if (t.taskId === id && ready(t)) done(t);
+      });
+      const check = (final: boolean) =>
+        void this.o.store.get(id).then(
+          (r) => (!r || ready(r) || final ? done(r) : undefined),
+          () => done(undefined),
+        );
+      const onAbort = () => check(true);
+      // A record expires without a change event: look for that now and then.
+      const expiry = setInterval(() => check(false), CHANGE_RECHECK_MS);
+      expiry.unref();
+      signal.addEventListener('abort', onAbort, { once: true });
+      check(false); // a change between the first read and the listener
+    });
   }
 
   /**
@@ -195,11 +298,7 @@ export class TaskRuntime {
    * POSTed response to its key); returns the keys answered. The record leaves `input_required` when none remain.
    */
   async answer(route: UpstreamRoute, taskId: string, caller: CallerContext, responses: JsonObject): Promise<string[]> {
-    void route;
-    void taskId;
-    void caller;
-    void responses;
-    throw new Error('answer: not implemented yet');
+    return this.service.answer(await this.service.lookup(route, taskId, caller), responses);
   }
 
   /**
@@ -208,10 +307,14 @@ export class TaskRuntime {
    * `cancelled` before this resolves, for good.
    */
   async cancelTask(route: UpstreamRoute, taskId: string, caller: CallerContext): Promise<TaskRecord> {
-    void route;
-    void taskId;
-    void caller;
-    throw new Error('cancelTask: not implemented yet');
+    const record = await this.service.lookup(route, taskId, caller);
+    if (record.kind === 'owned') return this.owned.cancelStrict(record);
+    if (this.proxied.has(record.taskId)) return this.proxied.cancelStrict(record);
+    if (isTerminal(record.status)) throw new TaskAlreadyTerminalError(record.status);
+    await this.legacyProxied.cancel(record);
+    const after = (await this.o.store.get(record.taskId)) ?? record;
+    if (after.status !== 'cancelled') throw new TaskAlreadyTerminalError(after.status);
+    return after;
   }
 
   /**
@@ -219,18 +322,24 @@ export class TaskRuntime {
    * with an opaque cursor; `InvalidCursorError` for a cursor this gateway did not issue.
    */
   async list(route: UpstreamRoute, caller: CallerContext, cursor: string | undefined): Promise<{ tasks: TaskRecord[]; nextCursor?: string }> {
-    void route;
-    void caller;
-    void cursor;
-    throw new Error('list: not implemented yet');
+    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    if (cursor !== undefined && !after) throw new InvalidCursorError();
+    const page = await this.o.store.list({
+      principal: caller.principal,
+      upstream: route.name,
+      ...(caller.session !== undefined ? { session: caller.session } : {}),
+      ...(after ? { after } : {}),
+      limit: LIST_PAGE_SIZE,
+    });
+    const last = page.tasks.at(-1);
+    return { tasks: page.tasks, ...(page.more && last ? { nextCursor: encodeCursor(last) } : {}) };
   }
 
   /** Every applied change of a task record of this principal on this route; returns the remover. */
   watch(route: UpstreamRoute, principal: string, listener: (t: TaskRecord) => void): () => void {
-    void route;
-    void principal;
-    void listener;
-    throw new Error('watch: not implemented yet');
+    return this.events.on((t) => {
+      if (t.principal === principal && t.upstream === route.name) listener(t);
+    });
   }
 
   /** tasks/get → the DetailedTask. */
@@ -258,6 +367,7 @@ export class TaskRuntime {
     clearInterval(this.sweeper);
     this.owned.close();
     this.proxied.close();
+    this.legacyProxied.close();
     this.events.close();
   }
 
@@ -270,9 +380,14 @@ export class TaskRuntime {
     return window === 'after-ms' ? (policy.afterMs ?? 0) : 0;
   }
 
-  /** Whether the route's upstream can run this tool as a legacy task, per its own tools/list. */
+  /**
+   * Whether the route's upstream can run this tool as a task: a modern upstream with the tasks extension decides per
+   * call (`optional` for every tool; tasks extension §Task Creation), a legacy one says per tool in its tools/list
+   * (2025-11-25 basic/utilities/tasks §Tool-Level Negotiation).
+   */
   private async supportOf(route: UpstreamRoute, caller: CallerContext, tool: string, signal: AbortSignal): Promise<TaskSupport> {
     const identity = route.upstream.knownIdentity ?? (await route.upstream.identity(caller, signal));
+    if (route.upstream.era === 'modern') return declaresTasks(identity.capabilities) ? 'optional' : 'forbidden';
     if (!legacySupportsToolTasks(identity.capabilities)) return 'forbidden';
     const age = route.toolSupport ? Date.now() - route.toolSupport.at : Infinity;
     // Refetch when stale, or for a name not seen yet at most every few seconds (unknown names must not
@@ -302,4 +417,19 @@ function withProgressToken(params: JsonObject): JsonObject {
   if (progressTokenOf(params) !== undefined) return params;
   const meta = isObject(params._meta) ? params._meta : {};
   return { ...params, _meta: { ...meta, progressToken: `gw-${randomBytes(9).toString('base64url')}` } };
+}
+
+/** A `tasks/list` cursor: where the page ended, opaque to the client. */
+function encodeCursor(r: { createdAt: string; taskId: string }): string {
+  return Buffer.from(JSON.stringify({ c: r.createdAt, t: r.taskId })).toString('base64url');
+}
+
+/** A cursor `encodeCursor` made, or `undefined`. */
+function decodeCursor(cursor: string): { createdAt: string; taskId: string } | undefined {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    return isObject(v) && typeof v.c === 'string' && typeof v.t === 'string' ? { createdAt: v.c, taskId: v.t } : undefined;
+  } catch {
+    return undefined;
+  }
 }
