@@ -20,7 +20,7 @@ import {
   type JsonRpcNotification,
   type JsonRpcResponse,
 } from '../translate/index.js';
-import type { UpstreamCall, UpstreamTask } from '../upstream/index.js';
+import { taskAsCall, type UpstreamCall, type UpstreamTask } from '../upstream/index.js';
 
 /**
  * The -32021 a client gets when the upstream needs an input kind it did not declare (2026-07-28 schema
@@ -95,11 +95,14 @@ export class Conversation {
 
   constructor(
     readonly call: UpstreamCall,
-    /**
-     * `_meta` added to every answer sent upstream (the related-task of a proxied task's requests, 2025-11-25 schema).
-     */
-    private readonly answerMeta?: JsonObject,
+    /** The upstream task this conversation follows as a call (`taskAsCall`), which the runtime may take over. */
+    readonly task?: UpstreamTask,
   ) {}
+
+  /** A conversation following an upstream task inside a request; the task stays the caller's to take over. */
+  static following(task: UpstreamTask): Conversation {
+    return new Conversation(taskAsCall(task), task);
+  }
 
   /** Cancels the upstream call (legacy: `notifications/cancelled`). */
   cancel(reason: string): void {
@@ -133,9 +136,7 @@ export class Conversation {
       if (!isValidInputResponse(pending.request.method, answer)) continue;
       this.outstanding.delete(key);
       answered.push(key);
-      const result = toLegacyInputResult(answer) as JsonObject;
-      if (this.answerMeta) result._meta = { ...(isObject(result._meta) ? result._meta : {}), ...this.answerMeta };
-      await this.call.respond(pending.upstreamId, { result }).catch(() => {});
+      await this.call.respond(pending.upstreamId, { result: toLegacyInputResult(answer) as JsonObject }).catch(() => {});
     }
     return answered;
   }

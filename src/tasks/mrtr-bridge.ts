@@ -25,7 +25,7 @@ import {
   type JsonRpcResponse,
   type ModernRequest,
 } from '../translate/index.js';
-import { UpstreamTimeoutError, type UpstreamTask } from '../upstream/index.js';
+import { callNow, UpstreamTimeoutError, type UpstreamTask } from '../upstream/index.js';
 import { Conversation } from './conversation.js';
 import type { CallerContext, UpstreamRoute } from './route.js';
 
@@ -125,7 +125,7 @@ export class MrtrBridge {
       if ('outcome' in resumed) return resumed.outcome;
       call = resumed;
     } else {
-      call = { conv: new Conversation(await route.upstream.call(caller, req.method, legacyParams(req), hooks.signal)) };
+      call = { conv: new Conversation(callNow(route.upstream, caller, req.method, legacyParams(req), hooks.signal)) };
     }
     const r = await this.round(route, req, caller, hooks, call, route.timeoutMs);
     if (r.kind === 'outcome') return r.outcome;

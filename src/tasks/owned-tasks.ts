@@ -16,7 +16,6 @@ import {
   type TaskId,
   type TaskRecord,
 } from '../translate/index.js';
-import { taskAsCall } from '../upstream/index.js';
 import { Conversation } from './conversation.js';
 import type { TaskOrigin } from './proxied-tasks.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
@@ -164,7 +163,7 @@ export class OwnedTasks {
         if (r.kind === 'task') {
           // The upstream made its own task after all (a modern upstream decides per call, tasks extension §Task
           // Creation): this task follows it as an ordinary call, its questions and outcome this task's.
-          conv = new Conversation(taskAsCall(r.task));
+          conv = Conversation.following(r.task);
           const live = this.live.get(taskId);
           if (live) live.conv = conv;
           continue;

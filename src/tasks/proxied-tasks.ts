@@ -60,8 +60,16 @@ export class ProxiedTasks {
   /**
    * Makes an upstream task a gateway task: stores its record (TTL from the upstream, clamped by the policy) and follows
    * it until it ends. On refusal (the principal's limit, a full store) the upstream task is cancelled, not orphaned.
+   * `resync`: the task was followed since its creation (inside the creating request): start from its state now.
    */
-  async adopt(route: UpstreamRoute, caller: CallerContext, policy: TaskPolicy, task: UpstreamTask, who: TaskOrigin): Promise<TaskRecord> {
+  async adopt(
+    route: UpstreamRoute,
+    caller: CallerContext,
+    policy: TaskPolicy,
+    task: UpstreamTask,
+    who: TaskOrigin,
+    opts: { resync?: boolean } = {},
+  ): Promise<TaskRecord> {
     const orphan = () => {
       void task.cancel().catch(() => {});
       task.release();
@@ -103,6 +111,7 @@ export class ProxiedTasks {
     this.live.set(record.taskId, live);
     // An upstream task that ended as it was created (an immediate shortcut) is applied at once.
     if (isTerminal(c.status)) await this.apply(record.taskId, c, who.origin);
+    if (opts.resync) await this.refresh(record, true);
     void this.follow(record.taskId, live, who.origin).finally(settle);
     return (await this.events.store.get(record.taskId)) ?? record;
   }

@@ -11,14 +11,11 @@ import {
   createTaskResultV2,
   declaresTasks,
   firstMatch,
-  isCreateTaskResultV1,
   isObject,
   isTerminal,
   legacyParams,
   legacySupportsToolTasks,
   progressTokenOf,
-  readTaskV1,
-  relatedTaskMeta,
   toolTaskSupport,
   type JsonObject,
   type JsonRpcErrorObject,
@@ -28,16 +25,15 @@ import {
   type TaskSupport,
 } from '../translate/index.js';
 import type { TaskStore } from '../store/index.js';
-import { callNow, hideTask, requestOnce, taskAsCall, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
+import { callNow, hideTask, requestOnce, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
 import { decideCall, type CallFacts, type CallWindow } from './call-decision.js';
 import { Conversation, MissingCapabilityError, type PumpResult } from './conversation.js';
-import { LegacyProxiedTasks } from './legacy-proxied-tasks.js';
 import { plainOutcome, type BridgedCall, type ForwardHooks, type MrtrBridge, type Outcome } from './mrtr-bridge.js';
 import { OwnedTasks } from './owned-tasks.js';
 import { ProxiedTasks } from './proxied-tasks.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
 import { TaskEvents } from './task-events.js';
-import { clampTtl, InvalidCursorError, TaskAlreadyTerminalError, TooManyTasksError, type TaskLimits } from './task-limits.js';
+import { clampTtl, InvalidCursorError, TooManyTasksError, type TaskLimits } from './task-limits.js';
 import { TaskService } from './task-service.js';
 
 /** A `tasks/list` page (2025-11-25 basic/utilities/tasks §Listing Tasks: the page size is the server's choice). */
@@ -66,7 +62,6 @@ export class TaskRuntime {
   private readonly events: TaskEvents;
   private readonly owned: OwnedTasks;
   private readonly proxied: ProxiedTasks;
-  private readonly legacyProxied: LegacyProxiedTasks;
   /** tasks/get, tasks/update, tasks/cancel and task subscriptions. */
   readonly service: TaskService;
   private readonly sweeper: NodeJS.Timeout;
@@ -82,18 +77,9 @@ export class TaskRuntime {
     this.events = new TaskEvents(o.store);
     this.owned = new OwnedTasks(this.events, this.limits);
     this.proxied = new ProxiedTasks(this.events, this.limits);
-    this.legacyProxied = new LegacyProxiedTasks(this.events, this.limits);
-    this.service = new TaskService(this.events, this.owned, this.proxied, this.legacyProxied, o.defaultPollIntervalMs);
+    this.service = new TaskService(this.events, this.owned, this.proxied, o.defaultPollIntervalMs);
     // Live work whose record has expired (its TTL passed) is stopped: nobody can ask for it any more.
-    this.sweeper = setInterval(
-      () =>
-        void this.owned
-          .sweep()
-          .then(() => this.proxied.sweep())
-          .then(() => this.legacyProxied.sweep())
-          .catch(() => {}),
-      30_000,
-    );
+    this.sweeper = setInterval(() => void this.owned.sweep().then(() => this.proxied.sweep()).catch(() => {}), 30_000);
     this.sweeper.unref();
   }
 
@@ -102,14 +88,19 @@ export class TaskRuntime {
     return firstMatch(route.rules, tool) ?? DEFAULT_POLICY;
   }
 
-  /** A modern `tools/call`: a plain call, an MRTR exchange, a proxied task, a hidden upstream task or an owned task. */
+  /**
+   * A modern `tools/call`: a plain call, an MRTR exchange, a proxied task, a hidden upstream task or an owned task. Every
+   * window counts from the moment the call is sent (`callNow`), whatever the upstream's response mode.
+   */
   async callTool(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks): Promise<Outcome> {
     const tool = typeof req.params.name === 'string' ? req.params.name : '';
     const policy = this.policyFor(route, tool);
+    const who = { tool, origin: 'modern' as const };
     const facts: Omit<CallFacts, 'turn'> = {
       mode: policy.task,
       declares: declaresTasks(caller.capabilities),
       support: await this.supportOf(route, caller, tool, hooks.signal),
+      windowed: policy.afterMs !== undefined,
     };
     const resuming = req.policy.kind === 'forward-input' && req.requestState !== undefined;
     const first = decideCall({ ...facts, turn: resuming ? 'resume' : 'start' });
@@ -120,53 +111,54 @@ export class TaskRuntime {
     if (first.refuseAtLimit && (await this.owned.atLimit(caller.principal))) throw new TooManyTasksError(this.o.maxActivePerPrincipal);
 
     let call: BridgedCall;
+    let window: CallWindow = first.window;
     if (resuming) {
       const resumed = await this.o.bridge.resume(route, req, caller);
       if ('outcome' in resumed) return resumed.outcome;
       call = resumed;
+      if (call.conv.task) {
+        const next = decideCall({ ...facts, following: true, turn: 'resume' });
+        if (next.action === 'send') window = next.window;
+      }
     } else {
-      const params = first.upstreamTask
-        ? { ...legacyParams(req), task: { ttl: this.upstreamTtl(policy) } }
-        : first.owned
-          ? withProgressToken(legacyParams(req))
-          : legacyParams(req);
-      call = { conv: new Conversation(await route.upstream.call(caller, 'tools/call', params, hooks.signal)) };
+      const params = first.owned ? withProgressToken(legacyParams(req)) : legacyParams(req);
+      const opts = first.upstreamTask ? { task: { ttlMs: this.upstreamTtl(policy) } } : undefined;
+      call = { conv: new Conversation(callNow(route.upstream, caller, 'tools/call', params, hooks.signal, opts)) };
     }
     let round = req;
-    let window: CallWindow = first.window;
+    let roundStart = Date.now();
     for (;;) {
-      const r = await this.o.bridge.round(route, round, caller, hooks, call, this.windowMs(window, policy, route));
+      const r = await this.o.bridge.round(route, round, caller, hooks, call, this.windowMs(window, policy, route, roundStart));
       if (r.kind === 'outcome') return r.outcome;
       if (r.kind === 'window-passed') {
-        if (decideCall({ ...facts, turn: 'window-passed' }).action === 'own-task') {
-          return { kind: 'result', result: createTaskResultV2(await this.owned.adopt(route, caller, policy, r.conv, { tool, origin: 'modern' })) };
+        const task = r.conv.task;
+        const next = decideCall({ ...facts, following: task !== undefined, passed: window, turn: 'window-passed' });
+        if (next.action === 'own-task') return taskResult(await this.owned.adopt(route, caller, policy, r.conv, who));
+        // The followed task (nobody pulls its call any more) goes on as the client's task, from its state now.
+        if (next.action === 'proxy-task' && task) return taskResult(await this.proxied.adopt(route, caller, policy, task, who, { resync: true }));
+        if (next.action === 'wait') {
+          window = next.window;
+          call = { conv: r.conv };
+          continue;
         }
         r.conv.cancel('gateway error');
         throw new UpstreamTimeoutError(`the upstream call took longer than ${route.timeoutMs} ms`);
       }
-      if (r.kind === 'task') {
-        const decision = decideCall({ ...facts, turn: 'task-created' });
-        if (decision.action === 'proxy-task') {
-          return { kind: 'result', result: createTaskResultV2(await this.proxied.adopt(route, caller, policy, r.task, { tool, origin: 'modern' })) };
-        }
-        const { requestState: _s, inputResponses: _r, ...fresh } = req;
-        round = fresh;
-        window = 'budget';
-        call = { conv: new Conversation(taskAsCall(r.task)) };
-        continue;
-      }
-      const m = r.message;
-      const created = 'result' in m && isCreateTaskResultV1(m.result) ? (m.result as JsonObject) : undefined;
-      const next = decideCall({ ...facts, turn: created ? 'task-created' : 'result' });
-      if (next.action === 'proxy-task' && created) return this.legacyProxied.adopt(route, req, caller, policy, created);
-      if (next.action !== 'follow-task' || !created) return plainOutcome(route, req, m, r.resumed);
-      // The upstream task is driven to its end inside this request (README §Tasks): its tasks/result carries
-      // the task-scoped questions (MRTR rounds of this request) and the payload.
-      const upstreamTaskId = readTaskV1(created)?.taskId as string;
+      if (r.kind === 'response') return plainOutcome(route, req, r.message, r.resumed);
+      const open = window === 'after-ms' && Date.now() < roundStart + (policy.afterMs ?? 0);
+      const next = decideCall({ ...facts, turn: open ? 'task-created-in-window' : 'task-created' });
+      if (next.action === 'proxy-task') return taskResult(await this.proxied.adopt(route, caller, policy, r.task, who));
+      // Followed inside this request (README §Tasks): its questions are MRTR rounds of this request, answered into the
+      // task by the retry, and its outcome the answer; for the rest of the first window, or to its end.
       const { requestState: _s, inputResponses: _r, ...fresh } = req;
       round = fresh;
-      window = 'budget';
-      call = { conv: new Conversation(await route.upstream.call(caller, 'tasks/result', { taskId: upstreamTaskId }, hooks.signal), relatedTaskMeta(upstreamTaskId)) };
+      if (next.action === 'follow-task' && next.window === 'after-ms') {
+        window = 'after-ms';
+      } else {
+        window = 'budget';
+        roundStart = Date.now();
+      }
+      call = { conv: Conversation.following(r.task) };
     }
   }
 
@@ -308,13 +300,7 @@ export class TaskRuntime {
    */
   async cancelTask(route: UpstreamRoute, taskId: string, caller: CallerContext): Promise<TaskRecord> {
     const record = await this.service.lookup(route, taskId, caller);
-    if (record.kind === 'owned') return this.owned.cancelStrict(record);
-    if (this.proxied.has(record.taskId)) return this.proxied.cancelStrict(record);
-    if (isTerminal(record.status)) throw new TaskAlreadyTerminalError(record.status);
-    await this.legacyProxied.cancel(record);
-    const after = (await this.o.store.get(record.taskId)) ?? record;
-    if (after.status !== 'cancelled') throw new TaskAlreadyTerminalError(after.status);
-    return after;
+    return record.kind === 'owned' ? this.owned.cancelStrict(record) : this.proxied.cancelStrict(record);
   }
 
   /**
@@ -367,7 +353,6 @@ export class TaskRuntime {
     clearInterval(this.sweeper);
     this.owned.close();
     this.proxied.close();
-    this.legacyProxied.close();
     this.events.close();
   }
 
@@ -375,9 +360,10 @@ export class TaskRuntime {
     return clampTtl(policy.ttlMs ?? this.o.defaultTtlMs, policy, this.o.maxTtlMs);
   }
 
-  private windowMs(window: CallWindow, policy: TaskPolicy, route: UpstreamRoute): number {
-    if (window === 'budget') return route.timeoutMs;
-    return window === 'after-ms' ? (policy.afterMs ?? 0) : 0;
+  /** What is left of a round's window that started at `since` (0: none, the window has passed). */
+  private windowMs(window: CallWindow, policy: TaskPolicy, route: UpstreamRoute, since: number): number {
+    const length = window === 'budget' ? route.timeoutMs : window === 'after-ms' ? (policy.afterMs ?? 0) : 0;
+    return Math.max(0, since + length - Date.now());
   }
 
   /**
@@ -407,6 +393,11 @@ export class TaskRuntime {
     }
     return route.toolSupport?.byName.get(tool) ?? 'forbidden';
   }
+}
+
+/** The modern `CreateTaskResult` outcome for a task record (tasks extension §Task Creation). */
+function taskResult(record: TaskRecord): Outcome {
+  return { kind: 'result', result: createTaskResultV2(record) };
 }
 
 /**

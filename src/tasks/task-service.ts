@@ -14,12 +14,11 @@ import {
   type TaskRecord,
 } from '../translate/index.js';
 import { MissingCapabilityError } from './conversation.js';
-import type { LegacyProxiedTasks } from './legacy-proxied-tasks.js';
 import type { OwnedTasks } from './owned-tasks.js';
 import type { ProxiedTasks } from './proxied-tasks.js';
 import type { CallerContext, UpstreamRoute } from './route.js';
 import type { TaskEvents } from './task-events.js';
-import { nowIso, UnknownTaskError } from './task-limits.js';
+import { UnknownTaskError } from './task-limits.js';
 
 /** Serves the task methods over every lifecycle, for both faces. */
 export class TaskService {
@@ -27,7 +26,6 @@ export class TaskService {
     private readonly events: TaskEvents,
     private readonly owned: OwnedTasks,
     private readonly proxied: ProxiedTasks,
-    private readonly legacyProxied: LegacyProxiedTasks,
     private readonly pollIntervalMs: number,
   ) {}
 
@@ -48,8 +46,7 @@ export class TaskService {
     const record = await this.own(route, req, caller);
     if (isTerminal(record.status)) return { resultType: 'complete' };
     if (record.kind === 'owned') await this.owned.cancel(record);
-    else if (this.proxied.has(record.taskId)) await this.proxied.cancel(record);
-    else await this.legacyProxied.cancel(record);
+    else await this.proxied.cancel(record);
     return { resultType: 'complete' };
   }
 
@@ -69,28 +66,13 @@ export class TaskService {
 
   /** The record, refreshed from the upstream when the upstream runs the task. */
   refresh(record: TaskRecord, force = false): Promise<TaskRecord> {
-    if (record.kind === 'owned') return Promise.resolve(record);
-    return this.proxied.has(record.taskId) ? this.proxied.refresh(record, force) : this.legacyProxied.refresh(record);
+    return record.kind === 'owned' ? Promise.resolve(record) : this.proxied.refresh(record, force);
   }
 
   /** Answers a task's outstanding input requests by key; returns the keys answered. */
   async answer(record: TaskRecord, responses: JsonObject): Promise<string[]> {
     if (record.kind === 'owned') return this.owned.answer(record, responses);
-    if (this.proxied.has(record.taskId)) return this.proxied.answer(record, responses);
-    const conv = this.legacyProxied.conversation(record.taskId);
-    if (!conv || isTerminal(record.status)) return [];
-    const answered = await conv.answer(responses);
-    if (answered.length > 0) {
-      await this.events.change(record.taskId, (t) => {
-        if (isTerminal(t.status)) return undefined;
-        const remaining = conv.inputRequests();
-        const { inputRequests: _old, ...rest } = t;
-        return Object.keys(remaining).length > 0
-          ? { ...rest, inputRequests: remaining, lastUpdatedAt: nowIso() }
-          : { ...rest, status: 'working', lastUpdatedAt: nowIso() };
-      });
-    }
-    return answered;
+    return this.proxied.answer(record, responses);
   }
 
   /**
