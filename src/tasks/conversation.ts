@@ -6,7 +6,7 @@
  */
 import {
   ErrorCode,
-  hintedInputKey,
+  KeyMinter,
   isInputDeclared,
   isInputMethod,
   isObject,
@@ -30,24 +30,6 @@ export class MissingCapabilityError extends Error {
   constructor(readonly requiredCapabilities: JsonObject, what: string) {
     super(`The upstream needs ${what}, which this request's clientCapabilities do not declare`);
     this.name = 'MissingCapabilityError';
-  }
-}
-
-/**
- * Mints input keys unique for a call's whole life (2026-07-28 basic/patterns/mrtr keys are request-unique; tasks
- * extension keys task-unique).
- */
-export class KeyMinter {
-  private seq = 0;
-  private readonly used = new Set<string>();
-
-  /** The upstream's hinted key if still unused, else `<kind>-<n>`. Never the same key twice. */
-  mint(method: string, params: JsonObject | undefined): string {
-    const hint = hintedInputKey(params);
-    let key = hint !== undefined && !this.used.has(hint) ? hint : undefined;
-    while (key === undefined || this.used.has(key)) key = `${method.split('/')[0] ?? 'input'}-${++this.seq}`;
-    this.used.add(key);
-    return key;
   }
 }
 
