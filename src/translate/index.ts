@@ -104,6 +104,7 @@ export {
   legacySupportsToolTasks,
   legacyTasksCapability,
   readCreateTaskResultV1,
+  readTaskMetadataV1,
   readTaskV1,
   relatedTaskMeta,
   relatedTaskOf,

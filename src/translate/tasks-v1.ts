@@ -10,6 +10,7 @@ import {
   CreateTaskResultV1Schema,
   hasTaskToolCallCapabilityV1,
   ServerCapabilitiesV1Schema,
+  TaskMetadataV1Schema,
   TaskSupportV1Schema,
   TaskV1Schema,
   ToolExecutionV1Schema,
@@ -36,6 +37,12 @@ const ToolTaskSupportV1 = z.looseObject({
   name: z.string(),
   execution: ToolExecutionV1Schema.loose().optional().catch(undefined),
 });
+
+/**
+ * The `task` of a task-augmented request (`{ ttl? }`, 2025-11-25 basic/utilities/tasks §Creating Tasks). Published,
+ * `ttl` is an integer; a requestor's `ttl` that is no finite number only loses the request its TTL, not its task.
+ */
+const TaskMetadataV1Loose = TaskMetadataV1Schema.extend({ ttl: z.number().optional().catch(undefined) }).loose();
 
 /** A legacy `Task` as read (flat, unknown keys kept; `ttl` and `pollInterval` raw). */
 export type TaskV1 = z.output<typeof TaskV1Loose>;
@@ -65,6 +72,18 @@ export function readTaskV1(value: unknown): TaskV1 | undefined {
   const v = isObject(value) && isObject(value.task) ? value.task : value;
   const parsed = TaskV1Loose.safeParse(v);
   return parsed.success ? parsed.data : undefined;
+}
+
+/**
+ * Whether a legacy request's params ask for a task (`params.task` an object), and for how long: the requested `ttl`
+ * as the gateway's `ttlMs` (normalised; absent when the requestor left it to the receiver). `undefined`: no task.
+ */
+export function readTaskMetadataV1(params: unknown): { ttlMs?: number } | undefined {
+  if (!isObject(params) || !('task' in params)) return undefined;
+  const parsed = TaskMetadataV1Loose.safeParse(params.task);
+  if (!parsed.success) return undefined;
+  const ttlMs = ttlMsFromWire(parsed.data.ttl);
+  return ttlMs === null ? {} : { ttlMs };
 }
 
 /**

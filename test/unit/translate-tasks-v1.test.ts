@@ -19,6 +19,7 @@ import {
   legacySupportsToolTasks,
   legacyTasksCapability,
   readCreateTaskResultV1,
+  readTaskMetadataV1,
   readTaskV1,
   relatedTaskMeta,
   relatedTaskOf,
@@ -338,4 +339,26 @@ t.test('withTaskSupportV1: tools/list with execution.taskSupport', async (t) => 
   t.strictSame(list, before, 'input not mutated');
   t.strictSame([...toolTaskSupport(got)], [['render', 'optional'], ['export', 'required'], ['ping', 'forbidden'], ['echo', 'forbidden']], 'reads back through toolTaskSupport');
   t.strictSame(withTaskSupportV1({ content: [] }, () => 'optional'), { content: [] }, 'not a tools/list: unchanged');
+});
+
+t.test('readTaskMetadataV1: a task-augmented request and its ttl', async (t) => {
+  // [name, params, expected]
+  const table: Array<[string, unknown, { ttlMs?: number } | undefined]> = [
+    ['the fixture call', wire(TASK_WIRE_V1.callAsTask).params, { ttlMs: 120_000 }],
+    ['task {} (the receiver picks the ttl)', { name: 'render', task: {} }, {}],
+    ['ttl fractional rounded', { task: { ttl: 1500.5 } }, { ttlMs: 1501 }],
+    ['ttl 0 → 1', { task: { ttl: 0 } }, { ttlMs: 1 }],
+    ['ttl negative → 1', { task: { ttl: -9 } }, { ttlMs: 1 }],
+    ['ttl a string: a task, ttl ignored', { task: { ttl: '5' } }, {}],
+    ['ttl null: a task, ttl ignored', { task: { ttl: null } }, {}],
+    ['unknown keys in task ignored', { task: { ttl: 10, 'com.example/x': 1 } }, { ttlMs: 10 }],
+    ['no task', { name: 'render', arguments: {} }, undefined],
+    ['task null', { task: null }, undefined],
+    ['task true', { task: true }, undefined],
+    ['task an array', { task: [] }, undefined],
+    ['task a number', { task: 60_000 }, undefined],
+    ['params undefined', undefined, undefined],
+    ['params an array', [{ task: {} }], undefined],
+  ];
+  for (const [name, params, want] of table) t.strictSame(readTaskMetadataV1(params), want, name);
 });
