@@ -16,7 +16,9 @@ import {
   ToolExecutionV1Schema,
 } from '@modelcontextprotocol/ext-tasks/core/v1';
 import { META } from './constants.js';
+import type { InputRequest } from './input.js';
 import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
+import { legacyInputParams } from './legacy-results.js';
 import { legacyStatus, pollIntervalMsFromWire, ttlMsFromWire, type TaskRecord, type TaskSnapshot } from './tasks.js';
 
 /**
@@ -138,6 +140,17 @@ const RelatedTaskCarrier = z.looseObject({
 export function relatedTaskOf(params: unknown): string | undefined {
   const parsed = RelatedTaskCarrier.safeParse(params);
   return parsed.success ? parsed.data._meta[META.relatedTask].taskId : undefined;
+}
+
+/**
+ * A task's input request (a modern `inputRequests` entry) → the params of the 2025-11-25 server→client request that
+ * asks it: an `elicitationId` for URL mode, and the related-task `_meta` naming the task the client knows (2025-11-25
+ * basic/utilities/tasks §Input Required Status: task-scoped requests MUST carry it).
+ */
+export function taskInputParamsV1(taskId: string, request: InputRequest, elicitationId: string): JsonObject {
+  const params = legacyInputParams(request.method, request.params, elicitationId) ?? {};
+  const meta = isObject(params._meta) ? params._meta : {};
+  return { ...params, _meta: { ...meta, ...relatedTaskMeta(taskId) } };
 }
 
 /**

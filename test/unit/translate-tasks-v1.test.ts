@@ -23,6 +23,7 @@ import {
   readTaskV1,
   relatedTaskMeta,
   relatedTaskOf,
+  taskInputParamsV1,
   taskPayloadV1,
   taskSnapshotFromV1,
   taskStatusNotificationV1,
@@ -361,4 +362,17 @@ t.test('readTaskMetadataV1: a task-augmented request and its ttl', async (t) => 
     ['params an array', [{ task: {} }], undefined],
   ];
   for (const [name, params, want] of table) t.strictSame(readTaskMetadataV1(params), want, name);
+});
+
+t.test('taskInputParamsV1: a task\'s input request as a legacy server→client request', async (t) => {
+  const form = { method: 'elicitation/create', params: { mode: 'form', message: 'Which region?', requestedSchema: { type: 'object' } } };
+  t.strictSame(taskInputParamsV1('gw_1', form, 'el-1'), { ...form.params, _meta: relatedTaskMeta('gw_1') }, 'form: related-task _meta added, no elicitationId');
+  const url = { method: 'elicitation/create', params: { mode: 'url', message: 'Sign in', url: 'https://auth.example/' } };
+  t.strictSame(taskInputParamsV1('gw_1', url, 'el-1'), { ...url.params, elicitationId: 'el-1', _meta: relatedTaskMeta('gw_1') }, 'url: the minted elicitationId too');
+  t.strictSame(taskInputParamsV1('gw_1', { method: 'roots/list' }, 'el-1'), { _meta: relatedTaskMeta('gw_1') }, 'no params: only the _meta');
+  const withMeta = { method: 'sampling/createMessage', params: { messages: [], maxTokens: 5, _meta: { 'com.example/x': 1, [K.relatedTask]: { taskId: 'upstream-id' } } } };
+  const before = clone(withMeta);
+  t.strictSame(taskInputParamsV1('gw_1', withMeta, 'el-1')._meta, { 'com.example/x': 1, ...relatedTaskMeta('gw_1') }, 'other _meta kept; the related task is the one the client knows');
+  t.strictSame(withMeta, before, 'request not mutated');
+  t.equal(relatedTaskOf(taskInputParamsV1('t', form, 'e')), 't', 'reads back with relatedTaskOf');
 });
