@@ -67,6 +67,7 @@ export {
   withCallerCapabilities,
   type InputRequest,
 } from './input.js';
+export { KeyMinter } from './input-keys.js';
 export {
   decodeRequestState,
   encodeRequestState,
