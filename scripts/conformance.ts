@@ -10,9 +10,11 @@
  * --direct runs against the fixture itself (the baseline). --compare runs the suite twice in one invocation,
  * against the fixture directly and through the gateway, and fails listing every check (by scenario and check id)
  * whose status differs; the counts are those of the through-gateway run, with every differing check of a scored
- * scenario counted as a failure (differences in unscored scenarios are listed, not counted). --tasks (legacy fixture only) gives the fixture the task tools of the `tasks-*` scenarios: `native` as
- * 2025-11-25 tasks (issue #3), `sync` as plain slow tools that the gateway wraps by the rules in TASK_RULES below
- * (issue #4); the tasks-* scenarios then count as scored.
+ * scenario counted as a failure (differences in unscored scenarios are listed, not counted).
+ * --tasks gives the fixture the task tools of the `tasks-*` scenarios: `native` as the fixture's own tasks
+ * (2025-11-25 core tasks on `legacy`, the io.modelcontextprotocol/tasks extension on `modern` and `dual`), `sync` as
+ * plain tools (MRTR rounds for input on the modern fixture) that the gateway wraps by the rules in TASK_RULES
+ * below; the tasks-* scenarios then count as scored.
  * Prints one line per scenario and ends with `conformance <set>: N passed, M failed` counting the checks of
  * scored scenarios; exits 1 if any scored check failed. Other unscored scenarios are reported, not counted.
  */
@@ -95,7 +97,7 @@ async function runSuite(url: string): Promise<Run> {
 /** Starts the chosen fixture; `close` stops it. */
 async function startFixture(upstream: Upstream, tasks: 'native' | 'sync' | undefined): Promise<{ url: string; close(): Promise<void> }> {
   if (upstream === 'legacy') return startLegacyFixture(tasks ? { tasks } : {});
-  return startModernFixture({ mode: upstream });
+  return startModernFixture({ mode: upstream, ...(tasks ? { tasks } : {}) });
 }
 
 /** Starts the gateway in front of `fixtureUrl`; its client-facing URL and `close`. */
@@ -130,7 +132,6 @@ async function main(): Promise<number> {
   if (values.tasks !== undefined && !tasks) throw new Error('--tasks takes native or sync');
   const upstream = values.upstream as string;
   if (upstream !== 'legacy' && upstream !== 'modern' && upstream !== 'dual') throw new Error('--upstream takes legacy, modern or dual');
-  if (tasks && upstream !== 'legacy') throw new Error('--tasks needs --upstream legacy (the modern fixture has no task tools)');
   if (values.direct && values.compare) throw new Error('--direct and --compare exclude each other');
 
   // Each run gets a fresh fixture, so the direct run cannot leave state behind for the gateway run.

@@ -3,7 +3,7 @@ import type { CallEvent } from './client.js';
 
 /**
  * Events pushed by whatever reads the upstream, pulled by the consumer with `next()`/`nextUnless()`. The final
- * event (a response or a failure) ends the queue: later pushes are ignored, and it is returned again to every
+ * event (a response, a task or a failure) ends the queue: later pushes are ignored, and it is returned again to every
  * later pull. One consumer at a time, as the `UpstreamCall` contract has it.
  */
 export abstract class QueuedCall {
@@ -32,7 +32,7 @@ export abstract class QueuedCall {
   /** Queues an event; nothing after the final one. */
   push(event: CallEvent): void {
     if (this.terminal) return;
-    if (event.kind === 'response' || event.kind === 'failure') {
+    if (event.kind === 'response' || event.kind === 'failure' || event.kind === 'task') {
       this.terminal = event;
       this.onFinal();
     }

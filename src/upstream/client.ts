@@ -11,6 +11,7 @@
  * goes on streaming events of that retry. The consumer never sees a round boundary.
  */
 import { ErrorCode } from '../translate/index.js';
+import { taskAsCall } from './call-wrappers.js';
 import type {
   Era,
   JsonObject,
@@ -181,56 +182,15 @@ export async function requestOnce(
   return drain(await client.call(caller, method, params, signal));
 }
 
-/** Reads a call to its response, refusing any input request on the way. */
+/** Reads a call to its response, refusing any input request on the way; a task it created is followed to its end. */
 export async function drain(call: UpstreamCall): Promise<JsonRpcResponse> {
   for (;;) {
     const e = await call.next();
     if (e.kind === 'response') return e.message;
     if (e.kind === 'failure') throw e.error;
+    if (e.kind === 'task') return drain(taskAsCall(e.task));
     if (e.kind === 'request') {
       await call.respond(e.message.id, { error: { code: ErrorCode.MethodNotFound, message: 'not supported here' } }).catch(() => {});
     }
   }
-}
-
-/**
- * Starts a call and returns at once: the call's window starts when the request is sent, not when the upstream's
- * headers arrive (an upstream in plain-JSON response mode sends its headers only with the result). A failure to send
- * arrives as the call's `failure` event; cancelling before the upstream answered aborts the request.
- */
-export function callNow(
-  client: UpstreamClient,
-  caller: UpstreamCaller,
-  method: string,
-  params: JsonObject | undefined,
-  signal?: AbortSignal,
-  opts?: CallOptions,
-): UpstreamCall {
-  void client;
-  void caller;
-  void method;
-  void params;
-  void signal;
-  void opts;
-  throw new Error('callNow: not implemented yet');
-}
-
-/**
- * An upstream task seen as an ordinary call, for a client that gets no task (a hidden task; a task followed inside
- * the creating request): each new input request becomes a `request` event with a call-unique id, `respond()`
- * answers its key with `task.answer()`, the terminal state becomes the `response` (completed → the result, failed →
- * the error, cancelled → an error saying so), and `cancel()` cancels the task upstream.
- */
-export function taskAsCall(task: UpstreamTask): UpstreamCall & { readonly task: UpstreamTask } {
-  void task;
-  throw new Error('taskAsCall: not implemented yet');
-}
-
-/**
- * The same call with a created task hidden: if the call ends with a `task` event, the events of `taskAsCall(task)`
- * follow instead (input requests, then the task's outcome as the response), and `cancel()` cancels the task.
- */
-export function hideTask(call: UpstreamCall): UpstreamCall {
-  void call;
-  throw new Error('hideTask: not implemented yet');
 }

@@ -23,12 +23,10 @@ export {
   type EraSetting,
   type UpstreamAvailabilityConfig,
 } from './availability.js';
+export { callNow, hideTask, taskAsCall } from './call-wrappers.js';
 export {
-  callNow,
-  hideTask,
   drain,
   requestOnce,
-  taskAsCall,
   type CallEvent,
   type CallOptions,
   type UpstreamTask,

@@ -1,0 +1,322 @@
+/**
+ * Calls built over other calls and over upstream tasks: a call whose window starts when it is sent (`callNow`), an
+ * upstream task seen as a call (`taskAsCall`), and a call whose task is hidden (`hideTask`). All three are
+ * era-neutral: they use only the `UpstreamClient`, `UpstreamCall` and `UpstreamTask` interfaces.
+ */
+import {
+  ErrorCode,
+  INPUT_KEY_HINT,
+  errorResponse,
+  isObject,
+  isTerminal,
+  undeclaredInputAnswer,
+  type JsonObject,
+  type JsonRpcErrorObject,
+  type RequestId,
+} from '../translate/index.js';
+import { QueuedCall } from './call-queue.js';
+import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamTask, UpstreamTaskSnapshot } from './client.js';
+
+/** Whether an event ends a call. */
+function isFinal(e: CallEvent): boolean {
+  return e.kind === 'response' || e.kind === 'failure' || e.kind === 'task';
+}
+
+function asError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
+}
+
+/**
+ * Starts a call and returns at once: the call's window starts when the request is sent, not when the upstream's
+ * headers arrive (an upstream in plain-JSON response mode sends its headers only with the result). A failure to send
+ * arrives as the call's `failure` event; cancelling before the upstream answered aborts the request.
+ */
+export function callNow(
+  client: UpstreamClient,
+  caller: UpstreamCaller,
+  method: string,
+  params: JsonObject | undefined,
+  signal?: AbortSignal,
+  opts?: CallOptions,
+): UpstreamCall {
+  return new EagerCall((s) => client.call(caller, method, params, s, opts), signal);
+}
+
+/** A call that exists before its upstream request has been answered with headers; it forwards the request's events. */
+class EagerCall extends QueuedCall implements UpstreamCall {
+  private inner: UpstreamCall | undefined;
+  private stopped: { how: 'cancel' | 'abandon'; reason: string } | undefined;
+  /** Aborts the request while it is not answered yet (cancel before the call exists; the caller's signal). */
+  private readonly controller = new AbortController();
+
+  constructor(start: (signal: AbortSignal) => Promise<UpstreamCall>, signal: AbortSignal | undefined) {
+    super();
+    void this.run(start, signal);
+  }
+
+  private async run(start: (signal: AbortSignal) => Promise<UpstreamCall>, signal: AbortSignal | undefined): Promise<void> {
+    const onAbort = () => this.controller.abort(signal?.reason);
+    if (signal?.aborted) onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      let inner: UpstreamCall;
+      try {
+        inner = await start(this.controller.signal);
+      } catch (e) {
+        this.push({ kind: 'failure', error: asError(e) });
+        return;
+      }
+      if (this.stopped) {
+        // Stopped while it was being sent, and the upstream accepted it anyway: stop it there too.
+        if (this.stopped.how === 'cancel') inner.cancel(this.stopped.reason);
+        else inner.abandon(this.stopped.reason);
+        return;
+      }
+      this.inner = inner;
+      for (;;) {
+        const e = await inner.next();
+        this.push(e);
+        if (isFinal(e)) return;
+      }
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  respond(id: RequestId, payload: { result: JsonObject } | { error: JsonRpcErrorObject }): Promise<void> {
+    // A request event comes only from the inner call, so it exists by the time one is answered.
+    if (!this.inner) return Promise.reject(new Error(`no open input request ${String(id)} on this call`));
+    return this.inner.respond(id, payload);
+  }
+
+  cancel(reason: string): void {
+    this.stop('cancel', reason);
+  }
+
+  abandon(reason: string): void {
+    this.stop('abandon', reason);
+  }
+
+  private stop(how: 'cancel' | 'abandon', reason: string): void {
+    if (this.stopped) return;
+    this.stopped = { how, reason };
+    if (this.inner) {
+      if (how === 'cancel') this.inner.cancel(reason);
+      else this.inner.abandon(reason);
+    } else {
+      this.controller.abort(new Error(reason));
+    }
+    this.push({ kind: 'failure', error: new Error(`cancelled: ${reason}`) });
+  }
+}
+
+/**
+ * An upstream task seen as an ordinary call, for a client that gets no task (a hidden task; a task followed inside
+ * the creating request): each new input request becomes a `request` event with a call-unique id, `respond()`
+ * answers its key with `task.answer()`, the terminal state becomes the `response` (completed → the result, failed →
+ * the error, cancelled → an error saying so), and `cancel()` cancels the task upstream.
+ *
+ * The task is followed only while the consumer waits for an event (`next`/`nextUnless`), so a consumer that stops
+ * pulling the call may go on with `.task` itself (a task the client receives once a window has passed). The task is
+ * released once the call has ended (terminal state, cancel, abandon), not before.
+ */
+export function taskAsCall(task: UpstreamTask): UpstreamCall & { readonly task: UpstreamTask } {
+  return new TaskCall(task);
+}
+
+/** One input request emitted by a `TaskCall`, by its event id. */
+interface AskedInput {
+  key: string;
+  method: string;
+}
+
+class TaskCall extends QueuedCall implements UpstreamCall {
+  /** Input requests emitted and not answered yet, by event id. */
+  private readonly asked = new Map<string, AskedInput>();
+  /** Every input key ever emitted (a task's keys are unique for its life, tasks extension §Task Update Requests). */
+  private readonly emitted = new Set<string>();
+  private seq = 0;
+  private stopped = false;
+  private released = false;
+
+  constructor(readonly task: UpstreamTask) {
+    super();
+    this.apply(task.created);
+  }
+
+  protected override onFinal(): void {
+    // A terminal state or a lost task: nothing more to follow. cancel() releases after its upstream round trip.
+    if (!this.stopped) this.release();
+  }
+
+  override async nextUnless(ms: number | undefined, signal: AbortSignal | undefined): Promise<CallEvent | undefined> {
+    if (this.pending > 0 || this.finished) return super.nextUnless(ms, signal);
+    const pulling = new AbortController();
+    void this.pull(pulling.signal);
+    try {
+      return await super.nextUnless(ms, signal);
+    } finally {
+      pulling.abort();
+    }
+  }
+
+  /** Follows the task until a state yields an event, or the consumer stops waiting. */
+  private async pull(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted && !this.finished) {
+      let snapshot: UpstreamTaskSnapshot | undefined;
+      try {
+        snapshot = await this.task.next(signal);
+      } catch (e) {
+        this.push({ kind: 'failure', error: asError(e) });
+        return;
+      }
+      if (!snapshot || this.apply(snapshot)) return;
+    }
+  }
+
+  /** Emits what a state brings: input requests not emitted before, then the outcome. Returns whether it emitted. */
+  private apply(s: UpstreamTaskSnapshot): boolean {
+    let emitted = false;
+    for (const [key, req] of Object.entries(s.inputRequests ?? {})) {
+      if (this.emitted.has(key)) continue;
+      this.emitted.add(key);
+      const id = `task-input-${++this.seq}`;
+      this.asked.set(id, { key, method: req.method });
+      const params = req.params ?? {};
+      const meta = isObject(params._meta) ? params._meta : {};
+      // The key rides along as a hint, so that an MRTR bridge keeps the task's own keys.
+      this.push({ kind: 'request', message: { jsonrpc: '2.0', id, method: req.method, params: { ...params, _meta: { ...meta, [INPUT_KEY_HINT]: key } } } });
+      emitted = true;
+    }
+    if (!isTerminal(s.status)) return emitted;
+    const id = this.task.id;
+    if (s.status === 'completed') this.push({ kind: 'response', message: { jsonrpc: '2.0', id, result: s.result ?? {} } });
+    else if (s.status === 'failed') {
+      this.push({ kind: 'response', message: errorResponse(id, s.error ?? { code: ErrorCode.InternalError, message: s.statusMessage ?? 'The upstream task failed' }) });
+    } else {
+      this.push({ kind: 'response', message: errorResponse(id, { code: ErrorCode.InternalError, message: s.statusMessage ? `The upstream task was cancelled: ${s.statusMessage}` : 'The upstream task was cancelled' }) });
+    }
+    return true;
+  }
+
+  /**
+   * Answers one input request into the task. A refusal becomes the kind's own refusal where it has one (an
+   * elicitation is declined); a kind without one (sampling, roots) cannot be refused inside a task, so the call
+   * ends with the error and the task is cancelled rather than left waiting for an answer that will not come.
+   */
+  async respond(id: RequestId, payload: { result: JsonObject } | { error: JsonRpcErrorObject }): Promise<void> {
+    const asked = this.asked.get(String(id));
+    if (!asked || this.finished) throw new Error(`no open input request ${String(id)} on this call`);
+    this.asked.delete(String(id));
+    if ('result' in payload) {
+      await this.task.answer({ [asked.key]: payload.result });
+      return;
+    }
+    const refusal = undeclaredInputAnswer(asked.method);
+    if ('result' in refusal) {
+      await this.task.answer({ [asked.key]: refusal.result });
+      return;
+    }
+    this.stopped = true;
+    this.push({ kind: 'response', message: errorResponse(this.task.id, payload.error) });
+    await this.task.cancel().catch(() => 'unknown').finally(() => this.release());
+  }
+
+  /** Cancels the task upstream, then stops following it. Idempotent. */
+  cancel(reason: string): void {
+    if (this.stopped || this.finished) return;
+    this.stopped = true;
+    this.push({ kind: 'failure', error: new Error(`cancelled: ${reason}`) });
+    void this.task
+      .cancel()
+      .catch(() => 'unknown')
+      .finally(() => this.release());
+  }
+
+  /** Stops following the task; it runs on upstream. Idempotent. */
+  abandon(reason: string): void {
+    if (this.stopped || this.finished) return;
+    this.stopped = true;
+    this.push({ kind: 'failure', error: new Error(`cancelled: ${reason}`) });
+    this.release();
+  }
+
+  private release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.task.release();
+  }
+}
+
+/**
+ * The same call with a created task hidden: if the call ends with a `task` event, the events of `taskAsCall(task)`
+ * follow instead (input requests, then the task's outcome as the response), and `cancel()` cancels the task.
+ */
+export function hideTask(call: UpstreamCall): UpstreamCall {
+  return new HiddenTaskCall(call);
+}
+
+class HiddenTaskCall implements UpstreamCall {
+  private current: UpstreamCall;
+  private swapped = false;
+  /** The final event taken from the original call when it was not a task. */
+  private ended = false;
+
+  constructor(private readonly original: UpstreamCall) {
+    this.current = original;
+  }
+
+  /** Once the original call ended with a task, the task's call decides; before, only a final event taken counts. */
+  get finished(): boolean {
+    return this.swapped ? this.current.finished : this.ended;
+  }
+
+  get pending(): number {
+    return this.current.pending;
+  }
+
+  async next(): Promise<CallEvent> {
+    return (await this.nextUnless(undefined, undefined)) as CallEvent;
+  }
+
+  async nextUnless(ms: number | undefined, signal: AbortSignal | undefined): Promise<CallEvent | undefined> {
+    const until = ms === undefined ? undefined : Date.now() + ms;
+    for (;;) {
+      const left = until === undefined ? undefined : Math.max(0, until - Date.now());
+      const e = await this.current.nextUnless(left, signal);
+      if (e?.kind !== 'task' || this.swapped) {
+        if (e && isFinal(e)) this.ended = true;
+        return e;
+      }
+      this.current = taskAsCall(e.task);
+      this.swapped = true;
+    }
+  }
+
+  respond(id: RequestId, payload: { result: JsonObject } | { error: JsonRpcErrorObject }): Promise<void> {
+    return this.current.respond(id, payload);
+  }
+
+  cancel(reason: string): void {
+    this.stop((c) => c.cancel(reason), (t) => void t.cancel().catch(() => 'unknown').finally(() => t.release()));
+  }
+
+  abandon(reason: string): void {
+    this.stop((c) => c.abandon(reason), (t) => t.release());
+  }
+
+  /** Stops the call; a task it created that nobody took yet is stopped too (it could never be reached again). */
+  private stop(stopCall: (c: UpstreamCall) => void, stopTask: (t: UpstreamTask) => void): void {
+    const wasOriginal = !this.swapped;
+    stopCall(this.current);
+    if (!wasOriginal || this.ended) return;
+    void (async () => {
+      for (;;) {
+        const e = await this.original.nextUnless(0, undefined);
+        if (!e) return; // cannot happen once stopped: the call's final event is queued
+        if (e.kind === 'task') return stopTask(e.task);
+        if (isFinal(e)) return;
+      }
+    })().catch(() => {});
+  }
+}
