@@ -211,8 +211,11 @@ for (const def of STACKS) {
 
     t.test('tasks/list: every task of the session, in pages; an invalid cursor is -32602', async (t) => {
       const c = await connect(t, url);
+      // More than one page of the runtime's (50 tasks a page).
       const ids: string[] = [];
-      for (let i = 0; i < 12; i++) ids.push(await createTask(c.client, 'slow_compute', { seconds: 0, label: `n${i}` }));
+      for (let batch = 0; batch < 6; batch++) {
+        ids.push(...(await Promise.all(Array.from({ length: 10 }, (_, i) => createTask(c.client, 'slow_compute', { seconds: 0, label: `n${batch}-${i}` })))));
+      }
       const seen: string[] = [];
       let cursor: string | undefined;
       let pages = 0;
