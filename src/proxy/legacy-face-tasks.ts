@@ -238,9 +238,10 @@ export class LegacyFaceTasks {
       }
     } finally {
       t.waiters.delete(waiter);
-      // Keys that went out on this stream and were not answered go out again elsewhere (its stream died).
       const latest = this.tracked.get(taskId);
-      if (latest) this.offer(taskId, latest);
+      if (latest && latest.waiters.size === 0 && (!latest.owner || isTerminal(latest.last.status))) this.forget(taskId);
+      // Keys that went out on this stream and were not answered go out again elsewhere (its stream died).
+      else if (latest) this.offer(taskId, latest);
     }
     const payload = taskPayloadV1(record);
     if ('error' in payload) {
