@@ -200,7 +200,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       } catch (e) {
         // The gateway's own task records answer without the upstream: a task outlives its upstream's outage.
         const known = availability.current;
-        const faceRoute = clientEra === 'modern' && known && isTaskRequest(request.body) ? modernFaceRoute(request.body, known) : undefined;
+        const faceRoute = clientEra === 'modern' && known && isTaskRequest(request.body) ? await modernFaceRoute(request.body, known) : undefined;
         if (faceRoute) return handleModern(request, reply, faceRoute);
         return unavailable(reply, e, request.body);
       }
@@ -208,7 +208,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       // never make a working pairing fail. Translation only where the upstream lacks the client's era, and the
       // gateway's own tasks where rules wrap tools.
       if (clientEra === 'legacy') return legacyPassesThrough(eras) ? passThrough(request, reply, 'legacy') : legacyFace(request, reply);
-      const faceRoute = modernFaceRoute(request.body, eras);
+      const faceRoute = await modernFaceRoute(request.body, eras);
       return faceRoute ? handleModern(request, reply, faceRoute) : passThrough(request, reply, 'modern');
     });
 
@@ -227,10 +227,10 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
     /**
      * The route the modern face serves a modern request over, or `undefined` for a pass-through: everything, over the
      * legacy sessions, for an upstream without 2026-07-28; for one that speaks it, only what wrapping rules make the
-     * gateway's own (the extension's advertisement, calls of wrapped tools, requests about gateway tasks), so that
-     * the upstream's own tasks keep working untouched.
+     * gateway's own (the extension's advertisement, calls of wrapped tools, requests about gateway tasks, and every
+     * task request when the upstream has no tasks of its own), so that the upstream's own tasks keep working untouched.
      */
-    function modernFaceRoute(body: unknown, eras: UpstreamEras): UpstreamRoute | undefined {
+    async function modernFaceRoute(body: unknown, eras: UpstreamEras): Promise<UpstreamRoute | undefined> {
       if (!speaks(eras, 'modern')) return route;
       if (!wrapsTools(route) || !isObject(body) || typeof body.method !== 'string') return undefined;
       const params: JsonObject = isObject(body.params) ? body.params : {};
@@ -245,10 +245,26 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         case 'subscriptions/listen': {
           const n = isObject(params.notifications) ? params.notifications : {};
           const ids = Array.isArray(n.taskIds) ? n.taskIds : [];
-          return ids.some((id) => typeof id === 'string' && GATEWAY_TASK_ID.test(id)) ? modernRoute : undefined;
+          if (ids.length === 0) return undefined;
+          return ids.some((id) => typeof id === 'string' && GATEWAY_TASK_ID.test(id)) || !(await upstreamHasTasks()) ? modernRoute : undefined;
         }
         default:
-          return TASK_METHODS.has(body.method) && typeof params.taskId === 'string' && GATEWAY_TASK_ID.test(params.taskId) ? modernRoute : undefined;
+          if (!TASK_METHODS.has(body.method)) return undefined;
+          if (typeof params.taskId === 'string' && GATEWAY_TASK_ID.test(params.taskId)) return modernRoute;
+          // An upstream without the extension has no tasks: the modern face answers as the extension says (-32021 to a
+          // request that does not declare it, -32602 for an unknown id; tasks extension §Protocol Errors).
+          return (await upstreamHasTasks()) ? undefined : modernRoute;
+      }
+    }
+
+    /** Whether the 2026-07-28 upstream declares the tasks extension (its own tasks pass through untouched). */
+    async function upstreamHasTasks(): Promise<boolean> {
+      try {
+        const identity = modernRoute.upstream.knownIdentity ?? (await modernRoute.upstream.identity({ capabilities: {} }));
+        return declaresTasks(identity.capabilities);
+      } catch {
+        // Not known: the request passes through and the upstream answers it itself.
+        return true;
       }
     }
 

@@ -163,11 +163,33 @@ t.test('modern client, modern upstream with wrapping rules: only what the gatewa
   t.equal(gw.eraOf('tasks/get'), 'modern', 'a gateway task id meets the modern face');
   t.equal(got.body.result.taskId, taskId);
 
-  await post(gw.url, 'tasks/get', { taskId: 'upstream-task-1' }, { capabilities: caps });
-  t.equal(gw.eraOf('tasks/get'), 'pass-through', "another id is the upstream's own");
-
   const unknown = await post(gw.url, 'tasks/get', { taskId: 'gwt_unknown' }, { capabilities: caps });
   t.equal(unknown.body.error?.code, -32602);
+
+  const other = await post(gw.url, 'tasks/get', { taskId: 'upstream-task-1' }, { capabilities: caps });
+  t.equal(gw.eraOf('tasks/get'), 'modern', 'an upstream without the extension has no tasks: the modern face answers any id');
+  t.equal(other.body.error?.code, -32602);
+  const undeclared = await post(gw.url, 'tasks/get', { taskId: 'upstream-task-1' }, { capabilities: {} });
+  t.equal(undeclared.body.error?.code, -32021, 'a request that does not declare the extension: -32021');
+});
+
+t.test("modern client, modern upstream with the extension and wrapping rules: the upstream's own tasks pass through", async (t) => {
+  const fx = await startModernFixture({ mode: 'modern', tasks: 'native', taskPollIntervalMs: 50 });
+  t.teardown(() => fx.close());
+  const gw = await gatewayFor(t, fx.url, { greet: { task: 'always' } });
+  const caps = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+  const created = await post(gw.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0.05 } }, { capabilities: caps });
+  t.equal(gw.eraOf('tools/call'), 'pass-through', 'a native tool');
+  t.equal(created.body.result.resultType, 'task', "the upstream's own task");
+  const taskId = created.body.result.taskId as string;
+  t.notMatch(taskId, /^gwt_/);
+  const got = await post(gw.url, 'tasks/get', { taskId }, { capabilities: caps });
+  t.equal(gw.eraOf('tasks/get'), 'pass-through');
+  t.equal(got.body.result.taskId, taskId);
+
+  const wrapped = await post(gw.url, 'tools/call', { name: 'greet', arguments: { name: 'Ada' } }, { capabilities: caps });
+  t.equal(gw.eraOf('tools/call'), 'modern');
+  t.match(wrapped.body.result.taskId, /^gwt_/, 'a wrapped tool: a gateway task');
 });
 
 t.test('modern client, modern upstream without rules: everything passes through', async (t) => {
