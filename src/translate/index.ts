@@ -44,7 +44,6 @@ export {
   asErrorObject,
   discoverResult,
   identityFromInitialize,
-  legacySupportsToolTasks,
   modernCapabilities,
   modernError,
   modernResult,
@@ -68,6 +67,7 @@ export {
   withCallerCapabilities,
   type InputRequest,
 } from './input.js';
+export { KeyMinter } from './input-keys.js';
 export {
   decodeRequestState,
   encodeRequestState,
@@ -84,34 +84,52 @@ export {
 } from './listen.js';
 export { firstMatch, globToRegExp } from './glob.js';
 export {
-  createTaskResultV2,
-  declaresTasks,
-  detailedTaskV2,
   inlineResult,
-  isCreateTaskResultV1,
   isTerminal,
+  legacyStatus,
   outcomeFromPayload,
   pollIntervalMsFromLegacy,
-  readTaskV1,
-  relatedTaskMeta,
-  relatedTaskOf,
-  TASKS_REQUIRED_CAPABILITIES,
+  pollIntervalMsFromWire,
   TERMINAL_STATUSES,
-  toolTaskSupport,
   ttlMsFromLegacy,
+  ttlMsFromWire,
   type TaskId,
   type TaskKind,
   type TaskRecord,
+  type TaskSnapshot,
   type TaskStatus,
-  type TaskSupport,
-  type TaskV1,
+} from './tasks.js';
+export {
   createTaskResultV1,
+  isCreateTaskResultV1,
+  legacySupportsToolTasks,
   legacyTasksCapability,
+  readCreateTaskResultV1,
+  readTaskV1,
+  relatedTaskMeta,
+  relatedTaskOf,
   taskPayloadV1,
+  taskSnapshotFromV1,
   taskStatusNotificationV1,
   taskV1,
+  toolTaskSupport,
   withTaskSupportV1,
-} from './tasks.js';
+  type CreateTaskResultV1,
+  type TaskSupport,
+  type TaskV1,
+} from './tasks-v1.js';
+export {
+  createTaskResultV2,
+  declaresTasks,
+  detailedTaskV2,
+  readCreateTaskResultV2,
+  readDetailedTaskV2,
+  TASKS_REQUIRED_CAPABILITIES,
+  taskSnapshotFromV2,
+  taskStatusNotificationV2,
+  type CreateTaskResultV2,
+  type DetailedTaskV2,
+} from './tasks-v2.js';
 export {
   headerParamsOf,
   identityFromDiscover,

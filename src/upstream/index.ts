@@ -38,4 +38,7 @@ export {
   type UpstreamStats,
 } from './client.js';
 export { LegacyUpstreamClient, sessionKeyOf } from './legacy-client.js';
+export { LegacyUpstreamTask } from './legacy-task.js';
+export { PolledTask, type PolledTaskOptions } from './polled-task.js';
 export { ModernUpstreamClient, type ModernClientOptions } from './modern-client.js';
+export { ModernUpstreamTask } from './modern-task.js';

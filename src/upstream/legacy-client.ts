@@ -6,14 +6,27 @@
  */
 import {
   acceptListenFilter,
+  isCreateTaskResultV1,
+  isObject,
+  readTaskV1,
   type JsonObject,
   type JsonRpcNotification,
   type ListenFilter,
   type UpstreamIdentity,
   withCallerCapabilities,
 } from '../translate/index.js';
-import { drain, type CallEvent, type UpstreamCall, type UpstreamCaller, type UpstreamClient, type UpstreamListen, type UpstreamStats } from './client.js';
+import {
+  drain,
+  type CallEvent,
+  type CallOptions,
+  type UpstreamCall,
+  type UpstreamCaller,
+  type UpstreamClient,
+  type UpstreamListen,
+  type UpstreamStats,
+} from './client.js';
 import type { LegacySession } from './legacy-session.js';
+import { LegacyUpstreamTask } from './legacy-task.js';
 import { LegacySessionPool, type PoolOptions, type SessionKey } from './pool.js';
 
 /** Notifications a listen stream carries (2025-11-25 server/utilities: list changes and resource updates). */
@@ -64,12 +77,25 @@ export class LegacyUpstreamClient implements UpstreamClient {
    * Sends a request on the caller's session. `signal` aborts getting the session ready; once sent, the call is
    * stopped with `cancel()`. The session is held until the call's final event is taken, or cancel/abandon.
    * The request carries the caller's own capabilities in `_meta`, since the session declares the gateway's.
+   * With `opts.task` a `tools/call` is task-augmented (2025-11-25 basic/utilities/tasks §Creating Tasks) and a
+   * CreateTaskResult answer becomes the call's `task` event; without it a CreateTaskResult stays a response.
    */
-  async call(caller: UpstreamCaller, method: string, params: JsonObject | undefined, signal?: AbortSignal): Promise<UpstreamCall> {
+  async call(caller: UpstreamCaller, method: string, params: JsonObject | undefined, signal?: AbortSignal, opts?: CallOptions): Promise<UpstreamCall> {
     const key = sessionKeyOf(caller);
-    const sent = withCallerCapabilities(params, caller.capabilities);
+    const asTask = opts?.task !== undefined && method === 'tools/call';
+    const task = opts?.task?.ttlMs !== undefined ? { ttl: opts.task.ttlMs } : {};
+    const sent = withCallerCapabilities(asTask ? { ...(params ?? {}), task } : params, caller.capabilities);
     const call = await this.pool.withSession(key, (s) => s.request(method, sent), signal);
-    return new HeldCall(call, this.pool.hold(key));
+    return new HeldCall(call, this.pool.hold(key), asTask ? (e) => this.taskOf(caller, e) : undefined);
+  }
+
+  /** A CreateTaskResult answer as the call's `task` event (the task holds the session from here on). */
+  private taskOf(caller: UpstreamCaller, e: CallEvent): CallEvent {
+    if (e.kind !== 'response' || !('result' in e.message) || !isCreateTaskResultV1(e.message.result)) return e;
+    const v1 = readTaskV1(e.message.result);
+    if (!v1) return e;
+    const meta = isObject(e.message.result._meta) ? e.message.result._meta : undefined;
+    return { kind: 'task', task: new LegacyUpstreamTask(this, caller, v1, meta) };
   }
 
   /** Holds the caller's session for a task's life: a legacy task lives in the session that created it. */
@@ -194,11 +220,17 @@ export class LegacyUpstreamClient implements UpstreamClient {
   }
 }
 
-/** A call that keeps its session held until its final event is taken, or it is cancelled or abandoned. */
+/**
+ * A call that keeps its session held until its final event is taken, or it is cancelled or abandoned; `final`
+ * may turn the final event into another (a CreateTaskResult into a `task` event), once.
+ */
 class HeldCall implements UpstreamCall {
+  private finalSeen: CallEvent | undefined;
+
   constructor(
     private readonly inner: UpstreamCall,
     private readonly release: () => void,
+    private readonly final?: (e: CallEvent) => CallEvent,
   ) {}
 
   get finished(): boolean {
@@ -233,7 +265,10 @@ class HeldCall implements UpstreamCall {
   }
 
   private seen(e: CallEvent): CallEvent {
-    if (e.kind === 'response' || e.kind === 'failure') this.release();
-    return e;
+    if (e.kind !== 'response' && e.kind !== 'failure') return e;
+    // The task (which holds the session itself) is made before this call's hold ends.
+    this.finalSeen ??= this.final ? this.final(e) : e;
+    this.release();
+    return this.finalSeen;
   }
 }

@@ -35,6 +35,7 @@ import {
   ErrorCode,
   INPUT_KEY_HINT,
   MRTR_METHODS,
+  TASKS_EXTENSION,
   errorResponse,
   identityFromDiscover,
   isErrorResponse,
@@ -60,10 +61,11 @@ import {
   type RequestId,
   type UpstreamIdentity,
 } from '../translate/index.js';
-import type { CallEvent, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats } from './client.js';
+import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats } from './client.js';
 import { fetchFailure, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
 import { readMessages } from './messages.js';
 import { QueuedCall } from './call-queue.js';
+import { ModernUpstreamTask } from './modern-task.js';
 
 /** How a modern upstream is reached. */
 export interface ModernClientOptions {
@@ -154,9 +156,19 @@ export class ModernUpstreamClient implements UpstreamClient {
     return identity;
   }
 
-  /** Sends one request; resolves once the upstream has accepted it (HTTP status checked). */
-  async call(caller: UpstreamCaller, method: string, params: JsonObject | undefined, signal?: AbortSignal): Promise<UpstreamCall> {
+  /**
+   * Sends one request; resolves once the upstream has accepted it (HTTP status checked). With `opts.task` the
+   * request declares the tasks extension and a `CreateTaskResult` answer becomes the call's `task` event; without it
+   * the extension is taken out of the caller's capabilities, so that the upstream cannot answer with a task (tasks
+   * extension §Capability Negotiation; a tool that needs one answers -32021, an ordinary response). The extension
+   * has no way to ask for a ttl: `opts.task.ttlMs` is the upstream's to pick.
+   */
+  async call(caller: UpstreamCaller, method: string, params: JsonObject | undefined, signal?: AbortSignal, opts?: CallOptions): Promise<UpstreamCall> {
     if (this.closed) throw new UpstreamUnavailableError('upstream client closed');
+    return this.send(withTasksExtension(caller, opts?.task !== undefined), method, params, signal, opts?.task !== undefined && method === 'tools/call');
+  }
+
+  private async send(caller: UpstreamCaller, method: string, params: JsonObject | undefined, signal: AbortSignal | undefined, asTask: boolean): Promise<UpstreamCall> {
     const controller = new AbortController();
     const onAbort = () => controller.abort(signal?.reason);
     if (signal?.aborted) onAbort();
@@ -171,7 +183,7 @@ export class ModernUpstreamClient implements UpstreamClient {
     try {
       const toolParams = method === 'tools/call' ? await this.headerParamsFor(caller, params, controller.signal) : [];
       const first = await this.exchange(caller, method, params, id, controller, toolParams);
-      void this.drive(call, caller, method, params, first, id, toolParams).finally(settle);
+      void this.drive(call, caller, method, params, first, id, toolParams, asTask).finally(settle);
       return call;
     } catch (e) {
       settle();
@@ -188,6 +200,7 @@ export class ModernUpstreamClient implements UpstreamClient {
     first: AsyncIterable<unknown>,
     firstId: number,
     toolParams: HeaderParam[],
+    asTask: boolean,
   ): Promise<void> {
     const mrtr = MRTR_METHODS.includes(method);
     let messages = first;
@@ -216,6 +229,16 @@ export class ModernUpstreamClient implements UpstreamClient {
             }
           }
           call.push({ kind: 'response', message: { ...response, id: call.requestId } });
+          return;
+        }
+        if (isObject(response.result) && response.result.resultType === 'task') {
+          // Only a tools/call that declared the extension may get one; anything else is an invalid response
+          // (tasks extension §Capability Negotiation, §Supported Methods).
+          if (!asTask || typeof response.result.taskId !== 'string') {
+            call.push({ kind: 'failure', error: new UpstreamUnavailableError(`upstream answered ${method} with a task it was not allowed to create`) });
+            return;
+          }
+          call.push({ kind: 'task', task: new ModernUpstreamTask(this, caller, response.result) });
           return;
         }
         const input = mrtr ? readInputRequired(response.result) : undefined;
@@ -580,6 +603,22 @@ async function readResponse(call: ModernCall, messages: AsyncIterable<unknown>, 
     throw new UpstreamUnavailableError('upstream stream broke', { cause });
   }
   return undefined;
+}
+
+/**
+ * The caller with the tasks extension declared (`declare`), or taken out of its capabilities: a modern upstream sees
+ * the extension only on requests that may be answered with a task or that touch one.
+ */
+function withTasksExtension(caller: UpstreamCaller, declare: boolean): UpstreamCaller {
+  const caps = caller.capabilities;
+  const extensions: JsonObject = isObject(caps.extensions) ? { ...caps.extensions } : {};
+  if (declare) extensions[TASKS_EXTENSION] = {};
+  else if (!(TASKS_EXTENSION in extensions)) return caller;
+  else delete extensions[TASKS_EXTENSION];
+  const capabilities: JsonObject = { ...caps };
+  if (Object.keys(extensions).length > 0) capabilities.extensions = extensions;
+  else delete capabilities.extensions;
+  return { ...caller, capabilities };
 }
 
 /** Aborts `controller` with an `UpstreamTimeoutError` after `ms`; returns the function that disarms it. */

@@ -1,0 +1,262 @@
+/**
+ * A task a 2025-11-25 upstream runs, followed behind the era-neutral `UpstreamTask`. From creation on an upstream
+ * `tasks/result` is kept open: a legacy server sends the task's input requests there, and its payload once the task
+ * is terminal (2025-11-25 basic/utilities/tasks §Result Retrieval, §Input Required Status). `tasks/get` is polled
+ * for status and status message, at the task's `pollInterval` and only while someone awaits `next()`.
+ *
+ * A legacy task lives in the session that created it (2025-11-25 basic/utilities/tasks §Security Considerations:
+ * tasks are bound to their context), so the caller's session is held until `release()`.
+ */
+import {
+  ErrorCode,
+  KeyMinter,
+  asErrorObject,
+  inlineResult,
+  isInputDeclared,
+  isInputMethod,
+  isObject,
+  isTerminal,
+  isValidInputResponse,
+  modernError,
+  pollIntervalMsFromLegacy,
+  readTaskV1,
+  relatedTaskMeta,
+  toInputRequest,
+  toLegacyInputResult,
+  ttlMsFromLegacy,
+  undeclaredInputAnswer,
+  type InputRequest,
+  type JsonObject,
+  type JsonRpcResponse,
+  type RequestId,
+  type TaskV1,
+} from '../translate/index.js';
+import { requestOnce, type UpstreamCall, type UpstreamCaller, type UpstreamClient, type UpstreamTaskSnapshot } from './client.js';
+import { PolledTask, type PolledTaskOptions } from './polled-task.js';
+
+/** How many times a `tasks/result` that broke before the end is asked again in a row. */
+const MAX_RESULT_ATTEMPTS = 3;
+/** How long a `tasks/get` that reports a terminal status waits for the payload on the open `tasks/result`. */
+const PAYLOAD_WAIT_MS = 5_000;
+
+/** One outstanding task-scoped request of the upstream, by its minted key. */
+interface Outstanding {
+  call: UpstreamCall;
+  upstreamId: RequestId;
+  request: InputRequest;
+}
+
+/** A 2025-11-25 upstream task (see the module doc). */
+export class LegacyUpstreamTask extends PolledTask {
+  private readonly keys = new KeyMinter();
+  private readonly outstanding = new Map<string, Outstanding>();
+  private readonly holdRelease: () => void;
+  private stream: UpstreamCall | undefined;
+  private following: Promise<void> | undefined;
+
+  constructor(
+    private readonly client: UpstreamClient,
+    private readonly caller: UpstreamCaller,
+    task: TaskV1,
+    meta?: JsonObject,
+    opts: PolledTaskOptions = {},
+  ) {
+    // Modern vocabulary: `input_required` only with the requests known, and they come on tasks/result.
+    const created = snapshotOf(task);
+    if (created.status === 'input_required') created.status = 'working';
+    super(task.taskId, { ...created, ...(meta ? { meta } : {}) }, opts);
+    this.holdRelease = client.retain(caller);
+    this.follow();
+  }
+
+  async answer(responses: JsonObject): Promise<string[]> {
+    const sent: string[] = [];
+    for (const [key, pending] of [...this.outstanding]) {
+      if (!Object.hasOwn(responses, key)) continue;
+      const answer = responses[key];
+      if (!isValidInputResponse(pending.request.method, answer)) continue;
+      this.outstanding.delete(key);
+      sent.push(key);
+      const result = toLegacyInputResult(answer) as JsonObject;
+      // 2025-11-25 basic/utilities/tasks §Related Task Metadata: messages about a task name it.
+      result._meta = { ...(isObject(result._meta) ? result._meta : {}), ...relatedTaskMeta(this.id) };
+      await pending.call.respond(pending.upstreamId, { result }).catch(() => {});
+    }
+    if (sent.length > 0) this.inputChanged();
+    return sent;
+  }
+
+  async cancel(): Promise<'cancelled' | 'terminal' | 'unknown'> {
+    const res = await requestOnce(this.client, this.caller, 'tasks/cancel', { taskId: this.id });
+    if (!('error' in res)) {
+      const task = readTaskV1(res.result);
+      this.settle({ ...this.current, ...(task ? snapshotOf(task) : {}), status: 'cancelled' });
+      return 'cancelled';
+    }
+    // 2025-11-25 basic/utilities/tasks §Task Cancellation: -32602 for a terminal task and an unknown one alike.
+    const status = await this.upstreamStatus();
+    return status !== 'unknown' && isTerminal(status) ? 'terminal' : 'unknown';
+  }
+
+  protected onRelease(): void {
+    this.stream?.abandon('task released');
+    this.holdRelease();
+  }
+
+  /** Keeps an upstream `tasks/result` open until the task's payload arrives (asked again when it breaks, bounded). */
+  private follow(): void {
+    if (this.following || this.released || this.lost || isTerminal(this.current.status)) return;
+    this.following = (async () => {
+      for (let attempt = 0; attempt < MAX_RESULT_ATTEMPTS && !this.released && !isTerminal(this.current.status); attempt++) {
+        let call: UpstreamCall;
+        try {
+          call = await this.client.call(this.caller, 'tasks/result', { taskId: this.id }, this.stop.signal);
+        } catch {
+          continue;
+        }
+        // Dropped, never cancelled: notifications/cancelled on tasks/result would not be a task cancellation
+        // (2025-11-25 basic/utilities/tasks §Task Cancellation), and the task runs on for others.
+        if (this.released) {
+          call.abandon('task released');
+          return;
+        }
+        this.stream = call;
+        try {
+          if (await this.read(call)) return;
+        } catch {
+          // the stream broke before the task ended: ask again, since its input and payload come only there
+        }
+      }
+    })().finally(() => {
+      this.following = undefined;
+    });
+  }
+
+  /** Reads one `tasks/result` stream; returns whether it delivered the outcome. */
+  private async read(call: UpstreamCall): Promise<boolean> {
+    for (;;) {
+      const e = await call.next();
+      switch (e.kind) {
+        case 'request':
+          await this.ask(call, e.message.id, e.message.method, isObject(e.message.params) ? e.message.params : undefined);
+          break;
+        case 'response':
+          await this.outcome(e.message);
+          return true;
+        case 'failure':
+          throw e.error;
+        default:
+          break; // progress and logs are not carried by tasks (tasks extension §Task Status Notifications)
+      }
+    }
+  }
+
+  /** A task-scoped request: kept under a minted key, or refused when the caller cannot answer it. */
+  private async ask(call: UpstreamCall, id: RequestId, method: string, params: JsonObject | undefined): Promise<void> {
+    if (!isInputMethod(method)) {
+      await call.respond(id, { error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${method}` } }).catch(() => {});
+      return;
+    }
+    if (!isInputDeclared(method, params, this.caller.capabilities)) {
+      // 2026-07-28 basic/patterns/mrtr §Server Requirements: a caller is never asked for a kind it did not declare.
+      const refusal = undeclaredInputAnswer(method);
+      const answer = 'result' in refusal ? { result: { ...refusal.result, _meta: relatedTaskMeta(this.id) } } : refusal;
+      await call.respond(id, answer).catch(() => {});
+      return;
+    }
+    const key = this.keys.mint(method, params);
+    this.outstanding.set(key, { call, upstreamId: id, request: toInputRequest(method, params) });
+    this.inputChanged();
+  }
+
+  /** The `tasks/result` response is the terminal state (2025-11-25 basic/utilities/tasks §Result Retrieval). */
+  private async outcome(m: JsonRpcResponse): Promise<void> {
+    this.outstanding.clear();
+    if (!('error' in m)) {
+      // A tool error stays `completed` with `isError` (tasks extension §Task Status).
+      this.settle({ ...this.current, status: 'completed', result: inlineResult(isObject(m.result) ? m.result : {}) });
+      return;
+    }
+    // A cancelled task has no payload: its tasks/result answers with an error, and tasks/get tells why.
+    const status = await this.upstreamStatus();
+    if (this.lost) return;
+    if (status === 'cancelled') {
+      this.settle({ ...this.current, status: 'cancelled' });
+      return;
+    }
+    const error = modernError(asErrorObject(m.error));
+    this.settle({ ...this.current, status: 'failed', error, statusMessage: this.current.statusMessage ?? error.message });
+  }
+
+  protected async pollOnce(): Promise<void> {
+    let res: JsonRpcResponse;
+    try {
+      res = await requestOnce(this.client, this.caller, 'tasks/get', { taskId: this.id }, this.stop.signal);
+    } catch {
+      return; // unreachable for now: the state known stands, the next poll asks again
+    }
+    if (isTerminal(this.current.status)) return;
+    if ('error' in res) {
+      if (res.error.code === ErrorCode.InvalidParams) this.loseTask(res.error);
+      return;
+    }
+    const task = readTaskV1(res.result);
+    if (!task) return;
+    if (task.status === 'cancelled') {
+      this.settle({ ...this.current, ...snapshotOf(task) });
+      return;
+    }
+    // A tasks/result given up on (broken too often) is asked again: input and payload come only there.
+    this.follow();
+    if (isTerminal(task.status)) {
+      // The payload is being sent on tasks/result: wait for it there (bounded).
+      await this.changeOrTimeout(PAYLOAD_WAIT_MS, this.stop.signal, () => isTerminal(this.current.status));
+      return;
+    }
+    // In modern vocabulary an `input_required` task carries its requests (tasks extension §Task Polling), which
+    // arrive only on tasks/result: `input_required` once they are known, and while they are outstanding.
+    const next: UpstreamTaskSnapshot = { ...this.current, ...snapshotOf(task), ...this.inputView() };
+    if (task.statusMessage === undefined) delete next.statusMessage;
+    this.update(next);
+  }
+
+  /** Asks `tasks/get` for the upstream's own status (no merge); `unknown` when it does not know the task. */
+  private async upstreamStatus(): Promise<UpstreamTaskSnapshot['status'] | 'unknown'> {
+    try {
+      const res = await requestOnce(this.client, this.caller, 'tasks/get', { taskId: this.id }, this.stop.signal);
+      if ('error' in res) {
+        if (res.error.code === ErrorCode.InvalidParams) this.loseTask(res.error);
+        return 'unknown';
+      }
+      return readTaskV1(res.result)?.status ?? 'unknown';
+    } catch {
+      return 'unknown';
+    }
+  }
+
+  /** The outstanding requests changed: the status follows them while the task runs. */
+  private inputChanged(): void {
+    const next: UpstreamTaskSnapshot = { ...this.current, ...this.inputView() };
+    if (this.outstanding.size === 0) delete next.inputRequests;
+    this.update(next);
+  }
+
+  /** The status and requests the outstanding requests make (modern vocabulary). */
+  private inputView(): Pick<UpstreamTaskSnapshot, 'status' | 'inputRequests'> {
+    if (this.outstanding.size === 0) return { status: 'working' };
+    const inputRequests: Record<string, InputRequest> = {};
+    for (const [key, o] of this.outstanding) inputRequests[key] = o.request;
+    return { status: 'input_required', inputRequests };
+  }
+}
+
+/** A legacy Task in the neutral vocabulary (2025-11-25 `ttl`/`pollInterval` → `ttlMs`/`pollIntervalMs`). */
+function snapshotOf(task: TaskV1): UpstreamTaskSnapshot {
+  const s: UpstreamTaskSnapshot = { status: task.status, ttlMs: ttlMsFromLegacy(task.ttl) };
+  if (task.statusMessage !== undefined) s.statusMessage = task.statusMessage;
+  if (task.createdAt !== undefined) s.createdAt = task.createdAt;
+  if (task.lastUpdatedAt !== undefined) s.lastUpdatedAt = task.lastUpdatedAt;
+  const poll = pollIntervalMsFromLegacy(task.pollInterval);
+  if (poll !== undefined) s.pollIntervalMs = poll;
+  return s;
+}
