@@ -214,10 +214,16 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
 
     /**
      * A legacy client passes through when the upstream speaks its era and no rule wraps tools (a wrapped tool needs
-     * the gateway's own tasks and calls, which only the face serves).
+     * the gateway's own tasks and calls, which only the face serves), unless the upstream runs tasks only in its
+     * 2026-07-28 leg (its `server/discover` declares the tasks extension, its `initialize` no tool tasks): the face
+     * then gives the legacy client those tasks.
      */
     function legacyPassesThrough(eras: UpstreamEras): boolean {
-      return speaks(eras, 'legacy') && !wrapsTools(route);
+      if (!speaks(eras, 'legacy') || wrapsTools(route)) return false;
+      const discover = eras.discover;
+      const modernTasks = eras.modern && isObject(discover) && isObject(discover.capabilities) && declaresTasks(discover.capabilities);
+      const legacyTasks = eras.identity !== undefined && legacySupportsToolTasks(eras.identity.capabilities);
+      return !modernTasks || legacyTasks;
     }
 
     function isTaskRequest(body: unknown): boolean {

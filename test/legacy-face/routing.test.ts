@@ -138,6 +138,27 @@ t.test('legacy client, dual upstream with wrapping rules: the face works over th
   t.equal(lists.at(-1)?.era, 'modern', 'the upstream saw a 2026-07-28 tools/list');
 });
 
+t.test('legacy client, dual upstream whose tasks are only in its 2026-07-28 leg: the face, with tasks', async (t) => {
+  const fx = await startModernFixture({ mode: 'dual', tasks: 'native' });
+  t.teardown(() => fx.close());
+  const gw = await gatewayFor(t, fx.url);
+  const client = await legacy(t, gw.url);
+  t.same(client.getServerCapabilities()?.tasks, TASKS_CAPABILITY, 'tasks from the extension');
+  const support = await supportOf(client);
+  t.equal(support.slow_compute, 'optional');
+  t.equal(gw.eraOf('tools/list'), 'legacy-face');
+});
+
+t.test('legacy client, dual upstream without tasks and no rules: passes through', async (t) => {
+  const fx = await startModernFixture({ mode: 'dual' });
+  t.teardown(() => fx.close());
+  const gw = await gatewayFor(t, fx.url);
+  const client = await legacy(t, gw.url);
+  t.notOk(client.getServerCapabilities()?.tasks);
+  await client.listTools();
+  t.equal(gw.eraOf('tools/list'), 'pass-through');
+});
+
 t.test('modern client, modern upstream with wrapping rules: only what the gateway serves itself meets the modern face', async (t) => {
   const fx = await startModernFixture({ mode: 'modern' });
   t.teardown(() => fx.close());
