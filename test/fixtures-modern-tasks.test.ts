@@ -284,8 +284,10 @@ t.test('native: a closed stream cancels a synchronous call', async (t) => {
 
 t.test('native: a task is forgotten after its ttlMs', async (t) => {
   const fx = await fixture(t, { taskTtlMs: 300 });
-  const id = await create(t, fx, 'slow_compute', { seconds: 0 });
-  t.equal((await pollTask(fx, id)).ttlMs, 300);
+  const created = await call(fx, 'slow_compute', { seconds: 0 });
+  t.equal(created.body.result.ttlMs, 300);
+  const id = created.body.result.taskId;
+  // Only the end state is asserted: how long a loaded machine takes to get there is not.
   const deadline = Date.now() + 5000;
   let gone: RawReply | undefined;
   while (Date.now() < deadline) {
