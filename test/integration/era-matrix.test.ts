@@ -35,19 +35,7 @@ interface Scenario {
  * Cells and scenarios that cannot pass yet, with what is missing (tap `todo`: reported, not run, never counted;
  * `RUN_TODO=1` runs them). Key: `client/upstream/kind` or `client/upstream/kind/scenario` (the scenario's first word).
  */
-const TODO: Record<string, string> = {
-  'legacy/legacy/wrapped':
-    'wrapping for legacy clients: a 2025-11-25 client is passed through to a 2025-11-25 upstream untouched, so its `task` on a wrapped sync tool reaches the fixture, which ignores it and answers a plain result (no CreateTaskResult)',
-  'legacy/modern/native':
-    'tasks on the legacy face: the `task` of a 2025-11-25 tools/call is dropped on the way to the modern upstream (no CreateTaskResult; failing_job: -32601 missing extension capability), no capabilities.tasks',
-  'legacy/modern/wrapped': 'wrapping on the legacy face: the rules do not apply to a 2025-11-25 client of a modern-only upstream (a plain result, no CreateTaskResult)',
-  'modern/modern/wrapped':
-    'wrapping for modern-only upstreams: a 2026-07-28 client is passed through to a 2026-07-28 upstream untouched, so the rules do not apply and the sync tool answers at once (no task)',
-  'legacy/dual/native':
-    "a 2025-11-25 client is passed through to the dual fixture's 2025-11-25 leg, which runs the task tools synchronously (its extension is on the 2026-07-28 leg): nothing serves that client the upstream's tasks",
-  'legacy/dual/wrapped': "wrapping for legacy clients: passed through to the dual fixture's 2025-11-25 leg untouched, the rules do not apply (a plain result)",
-  'modern/dual/wrapped': "wrapping for modern clients of a dual upstream: passed through to its 2026-07-28 leg untouched, the rules do not apply (no task)",
-};
+const TODO: Record<string, string> = {};
 
 function todoFor(era: ClientEra, upstream: UpstreamEra, kind: TaskKind, scenario: string): string | undefined {
   return TODO[`${era}/${upstream}/${kind}/${scenario}`] ?? TODO[`${era}/${upstream}/${kind}`];

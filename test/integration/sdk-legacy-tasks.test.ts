@@ -9,7 +9,6 @@ import t from 'tap';
 import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { startFixture, startGateway, type Fixture, type TaskKind, type UpstreamEra } from '../helpers/era-cells.js';
 import { legacyClient, SAMPLED_TEXT, type LegacyEraClient } from '../helpers/era-clients.js';
-import { todoOptions } from '../helpers/todo.js';
 
 /** Wrapping rules with one tool per mode, to see each mode's `taskSupport` (README "Wrapped tools"). */
 const WRAP_RULES = {
@@ -31,8 +30,6 @@ interface StackSpec {
   twoRounds?: { tool: string; text: string };
   /** `execution.taskSupport` the client should see for slow_compute, failing_job and test_simple_text. */
   support: Record<'slow_compute' | 'failing_job' | 'test_simple_text', string>;
-  /** Why this stack cannot pass yet (tap todo), if it cannot. */
-  todo?: string;
 }
 
 const STACKS: StackSpec[] = [
@@ -44,7 +41,6 @@ const STACKS: StackSpec[] = [
     twoRounds: { tool: 'ask_twice', text: 'Ada likes Ada' },
     // A 2026-07-28 tool says nothing about tasks, so every tool of an upstream with the extension is `optional`.
     support: { slow_compute: 'optional', failing_job: 'optional', test_simple_text: 'optional' },
-    todo: 'tasks on the legacy face: no capabilities.tasks, and the `task` of a 2025-11-25 tools/call is dropped on the way to the modern upstream',
   },
   {
     name: 'sync-only legacy fixture (wrapped)',
@@ -52,7 +48,6 @@ const STACKS: StackSpec[] = [
     kind: 'wrapped',
     sampling: { tool: 'test_sampling', args: { prompt: 'Say something' }, text: `LLM response: ${SAMPLED_TEXT}` },
     support: WRAPPED_SUPPORT,
-    todo: 'wrapping for legacy clients: a 2025-11-25 client is passed through to a 2025-11-25 upstream untouched (no capabilities.tasks, the rules do not apply)',
   },
   {
     name: 'sync-only modern fixture (wrapped)',
@@ -61,14 +56,13 @@ const STACKS: StackSpec[] = [
     sampling: { tool: 'sample_once', args: {}, text: `Sampled: ${SAMPLED_TEXT}` },
     twoRounds: { tool: 'ask_twice', text: 'Ada likes Ada' },
     support: WRAPPED_SUPPORT,
-    todo: 'wrapping on the legacy face: no capabilities.tasks, the rules do not apply to a 2025-11-25 client of a modern-only upstream',
   },
 ];
 
 const textOf = (result: any): string => (Array.isArray(result?.content) ? result.content.map((c: any) => c?.text ?? '').join('') : '');
 
 for (const spec of STACKS) {
-  t.test(spec.name, todoOptions(spec.todo), async (t) => {
+  t.test(spec.name, async (t) => {
     const fixture: Fixture = await startFixture(spec.upstream, spec.kind);
     t.teardown(() => fixture.close());
     const { gateway, base } = await startGateway([{ name: 'fixture', path: '/mcp', url: fixture.url, ...(spec.kind === 'wrapped' && { tools: WRAP_RULES }) }]);
