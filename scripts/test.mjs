@@ -41,6 +41,8 @@ const suites = [
   ['--requirements', '2026-07-28', '--upstream', 'dual', '--compare'],
   // Modern clients in front of a modern-only server with the tasks extension: its tasks-* results unchanged.
   ['--requirements', '2026-07-28', '--upstream', 'modern', '--tasks', 'native', '--compare'],
+  // and in front of a modern-only server whose tools are all synchronous, wrapped into tasks by the rules.
+  ['--requirements', '2026-07-28', '--upstream', 'modern', '--tasks', 'sync'],
 ];
 for (const args of suites) {
   const r = await run(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'scripts/conformance.ts', ...args]);
