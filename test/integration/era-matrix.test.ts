@@ -1,6 +1,6 @@
 /**
  * The era matrix: every client era gets tasks from every upstream era, native or wrapped. One scenario script
- * (create, poll, input, cancel, failure, expiry) runs in every cell of
+ * (create and poll, status notifications, input, cancel, failure, expiry) runs in every cell of
  * {legacy (2025-11-25), modern (2026-07-28)} client × {legacy, modern, dual} upstream × {native, wrapped}, with
  * the real clients of each era (test/helpers/era-clients.ts) through the real gateway (test/helpers/era-cells.ts).
  * "native": the fixture runs the task tools as its own tasks; "wrapped": the fixture's tools are synchronous and
@@ -26,8 +26,6 @@ interface Ctx {
 
 interface Scenario {
   name: string;
-  /** Client eras the scenario applies to (default: both). */
-  eras?: ClientEra[];
   run(t: Test, ctx: Ctx): Promise<void>;
 }
 
@@ -207,7 +205,6 @@ for (const upstream of UPSTREAMS) {
       for (const era of CLIENTS) {
         t.test(`${era} client × ${upstream} upstream × ${kind}`, async (t) => {
           for (const scenario of SCENARIOS) {
-            if (scenario.eras && !scenario.eras.includes(era)) continue;
             const todo = todoFor(era, upstream, kind, scenario.name.split(':')[0]!);
             t.test(scenario.name, todoOptions(todo), async (t) => {
               const clients: EraClient[] = [];
