@@ -83,6 +83,8 @@ export {
   type ListenFilter,
 } from './listen.js';
 export { firstMatch, globToRegExp } from './glob.js';
+// Tasks: the era-neutral model and mappings (tasks.ts), 2025-11-25 core tasks (tasks-v1.ts), 2026-07-28 tasks
+// extension (tasks-v2.ts).
 export {
   inlineResult,
   isTerminal,
@@ -93,6 +95,7 @@ export {
   TERMINAL_STATUSES,
   ttlMsFromLegacy,
   ttlMsFromWire,
+  withoutRelatedTask,
   type TaskId,
   type TaskKind,
   type TaskRecord,
@@ -105,9 +108,11 @@ export {
   legacySupportsToolTasks,
   legacyTasksCapability,
   readCreateTaskResultV1,
+  readTaskMetadataV1,
   readTaskV1,
   relatedTaskMeta,
   relatedTaskOf,
+  taskInputParamsV1,
   taskPayloadV1,
   taskSnapshotFromV1,
   taskStatusNotificationV1,

@@ -10,12 +10,15 @@ import {
   CreateTaskResultV1Schema,
   hasTaskToolCallCapabilityV1,
   ServerCapabilitiesV1Schema,
+  TaskMetadataV1Schema,
   TaskSupportV1Schema,
   TaskV1Schema,
   ToolExecutionV1Schema,
 } from '@modelcontextprotocol/ext-tasks/core/v1';
 import { META } from './constants.js';
+import type { InputRequest } from './input.js';
 import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
+import { legacyInputParams } from './legacy-results.js';
 import { legacyStatus, pollIntervalMsFromWire, ttlMsFromWire, type TaskRecord, type TaskSnapshot } from './tasks.js';
 
 /**
@@ -36,6 +39,12 @@ const ToolTaskSupportV1 = z.looseObject({
   name: z.string(),
   execution: ToolExecutionV1Schema.loose().optional().catch(undefined),
 });
+
+/**
+ * The `task` of a task-augmented request (`{ ttl? }`, 2025-11-25 basic/utilities/tasks §Creating Tasks). Published,
+ * `ttl` is an integer; a requestor's `ttl` that is no finite number only loses the request its TTL, not its task.
+ */
+const TaskMetadataV1Loose = TaskMetadataV1Schema.extend({ ttl: z.number().optional().catch(undefined) }).loose();
 
 /** A legacy `Task` as read (flat, unknown keys kept; `ttl` and `pollInterval` raw). */
 export type TaskV1 = z.output<typeof TaskV1Loose>;
@@ -65,6 +74,18 @@ export function readTaskV1(value: unknown): TaskV1 | undefined {
   const v = isObject(value) && isObject(value.task) ? value.task : value;
   const parsed = TaskV1Loose.safeParse(v);
   return parsed.success ? parsed.data : undefined;
+}
+
+/**
+ * Whether a legacy request's params ask for a task (`params.task` an object), and for how long: the requested `ttl`
+ * as the gateway's `ttlMs` (normalised; absent when the requestor left it to the receiver). `undefined`: no task.
+ */
+export function readTaskMetadataV1(params: unknown): { ttlMs?: number } | undefined {
+  if (!isObject(params) || !('task' in params)) return undefined;
+  const parsed = TaskMetadataV1Loose.safeParse(params.task);
+  if (!parsed.success) return undefined;
+  const ttlMs = ttlMsFromWire(parsed.data.ttl);
+  return ttlMs === null ? {} : { ttlMs };
 }
 
 /**
@@ -119,6 +140,17 @@ const RelatedTaskCarrier = z.looseObject({
 export function relatedTaskOf(params: unknown): string | undefined {
   const parsed = RelatedTaskCarrier.safeParse(params);
   return parsed.success ? parsed.data._meta[META.relatedTask].taskId : undefined;
+}
+
+/**
+ * A task's input request (a modern `inputRequests` entry) → the params of the 2025-11-25 server→client request that
+ * asks it: an `elicitationId` for URL mode, and the related-task `_meta` naming the task the client knows (2025-11-25
+ * basic/utilities/tasks §Input Required Status: task-scoped requests MUST carry it).
+ */
+export function taskInputParamsV1(taskId: string, request: InputRequest, elicitationId: string): JsonObject {
+  const params = legacyInputParams(request.method, request.params, elicitationId) ?? {};
+  const meta = isObject(params._meta) ? params._meta : {};
+  return { ...params, _meta: { ...meta, ...relatedTaskMeta(taskId) } };
 }
 
 /**

@@ -118,21 +118,26 @@ export function legacyStatus(status: TaskStatus, result?: JsonObject): TaskStatu
 }
 
 /**
+ * A legacy message's result or params without the related-task `_meta` (an emptied or malformed `_meta` dropped): the
+ * tasks extension names the task in `params.taskId` and has no such key (e.g. a 2025-11-25 client's answer to a
+ * task-scoped request, sent on as a `tasks/update` input response).
+ */
+export function withoutRelatedTask(legacy: JsonObject): JsonObject {
+  if (!('_meta' in legacy)) return legacy;
+  const { _meta: m, ...rest } = legacy;
+  if (!isObject(m)) return rest;
+  const meta = { ...m };
+  delete meta[META.relatedTask];
+  return Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
+}
+
+/**
  * An inlined modern result from a legacy payload (`tasks/result` or a wrapped call's result): related-task `_meta`
- * removed (the tasks extension has no related-task key, and conformance rejects it on an inlined result),
- * `resultType:"complete"` inside (the `@modelcontextprotocol/ext-tasks` client rejects an inner result without it).
+ * removed (conformance rejects it on an inlined result), `resultType:"complete"` inside (the
+ * `@modelcontextprotocol/ext-tasks` client rejects an inner result without it).
  */
 export function inlineResult(legacy: JsonObject): JsonObject {
-  const out: JsonObject = { ...legacy, resultType: 'complete' };
-  if (isObject(out._meta)) {
-    const meta = { ...out._meta };
-    delete meta[META.relatedTask];
-    if (Object.keys(meta).length > 0) out._meta = meta;
-    else delete out._meta;
-  } else if ('_meta' in out) {
-    delete out._meta; // a non-object _meta is malformed; modernResult drops it likewise
-  }
-  return out;
+  return { ...withoutRelatedTask(legacy), resultType: 'complete' };
 }
 
 /**

@@ -7,7 +7,7 @@
 import { buildGateway, type Gateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
-import { startModernFixture, type ModernFixtureOptions } from '../fixtures/modern-server.js';
+import { startModernFixture } from '../fixtures/modern-server.js';
 
 /** Which era the upstream fixture speaks: 2025-11-25 only, 2026-07-28 only, or both on one endpoint. */
 export type UpstreamEra = 'legacy' | 'modern' | 'dual';
@@ -42,21 +42,31 @@ export function cellRules(kind: TaskKind, extra: Record<string, unknown> = {}): 
     : { '*': { task: 'native', ...extra } };
 }
 
-/** The modern fixture's options with the task tools (the `tasks` option arrives with the fixture's task tools). */
-type ModernTaskFixtureOptions = ModernFixtureOptions & { tasks: 'native' | 'sync'; taskPollIntervalMs?: number; taskJobDelayMs?: number; taskTtlMs?: number };
-
-interface Fixture {
+/** A running fixture. */
+export interface Fixture {
   url: string;
   close(): Promise<void>;
 }
 
-/** Starts the fixture; `ttlMs` caps the retention of a modern fixture's own tasks. */
-async function startFixture(upstream: UpstreamEra, kind: TaskKind, ttlMs?: number): Promise<Fixture> {
+/** Starts the fixture of `upstream`, its task tools `native` or sync (`wrapped`); `ttlMs` caps a modern fixture's task retention. */
+export async function startFixture(upstream: UpstreamEra, kind: TaskKind, ttlMs?: number): Promise<Fixture> {
   const tasks = kind === 'native' ? 'native' : 'sync';
   const timing = { taskPollIntervalMs: POLL_MS, taskJobDelayMs: 100 };
   if (upstream === 'legacy') return startLegacyFixture({ tasks, ...timing });
-  const options: ModernTaskFixtureOptions = { mode: upstream, tasks, ...timing, ...(ttlMs !== undefined && { taskTtlMs: ttlMs }) };
-  return startModernFixture(options);
+  return startModernFixture({ mode: upstream, tasks, ...timing, ...(ttlMs !== undefined && { taskTtlMs: ttlMs }) });
+}
+
+/** Starts a gateway (fast task polling) with `upstreams` on loopback port 0; `base` is its http://host:port. */
+export async function startGateway(upstreams: Array<Record<string, unknown>>): Promise<{ gateway: Gateway; base: string }> {
+  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, tasks: { pollIntervalMs: POLL_MS }, upstreams }), { logger: false });
+  try {
+    await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  } catch (e) {
+    await gateway.close();
+    throw e;
+  }
+  const addr = gateway.app.server.address();
+  return { gateway, base: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}` };
 }
 
 /**
@@ -70,18 +80,10 @@ export async function startCell(upstream: UpstreamEra, kind: TaskKind): Promise<
   let short: Fixture | undefined;
   try {
     if (upstream !== 'legacy') short = await startFixture(upstream, kind, SHORT_RETENTION_MS);
-    const cfg = parseConfig({
-      server: { port: 0 },
-      tasks: { pollIntervalMs: POLL_MS },
-      upstreams: [
-        { name: 'main', path: '/mcp', url: fixture.url, tools: cellRules(kind) },
-        { name: 'short', path: '/short', url: (short ?? fixture).url, tools: cellRules(kind, { maxTtlMs: SHORT_RETENTION_MS }) },
-      ],
-    });
-    const gateway = await buildGateway(cfg, { logger: false });
-    await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-    const addr = gateway.app.server.address();
-    const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    const { gateway, base } = await startGateway([
+      { name: 'main', path: '/mcp', url: fixture.url, tools: cellRules(kind) },
+      { name: 'short', path: '/short', url: (short ?? fixture).url, tools: cellRules(kind, { maxTtlMs: SHORT_RETENTION_MS }) },
+    ]);
     return {
       url: `${base}/mcp`,
       shortUrl: `${base}/short`,

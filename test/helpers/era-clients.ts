@@ -10,6 +10,7 @@
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   CallToolResultSchema,
+  CreateMessageRequestSchema,
   ElicitRequestSchema,
   McpError,
   RELATED_TASK_META_KEY,
@@ -115,9 +116,18 @@ const asError = (e: unknown): { code: number; message: string } =>
 
 type ToolStream = ReturnType<LegacyClient['experimental']['tasks']['callToolStream']>;
 
-/** Connects an SDK 1.32.2 client (declaring elicitation) to `url`. */
-export async function legacyClient(url: string): Promise<EraClient> {
-  const client = new LegacyClient({ name: 'era-matrix-legacy', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+/** The text every sampling request of a test is answered with. */
+export const SAMPLED_TEXT = 'Hi from the model';
+
+/** A legacy `EraClient` that also exposes its SDK 1.32.2 `Client`, for requests outside the shared script. */
+export interface LegacyEraClient extends EraClient {
+  readonly sdk: LegacyClient;
+}
+
+/** Connects an SDK 1.32.2 client (declaring elicitation and sampling) to `url`. */
+export async function legacyClient(url: string): Promise<LegacyEraClient> {
+  const capabilities = { elicitation: {}, sampling: {} };
+  const client = new LegacyClient({ name: 'era-matrix-legacy', version: '1.0.0' }, { capabilities });
   const asked: Asked[] = [];
   const statuses: Task[] = [];
   const statusWaiters = new Set<() => void>();
@@ -130,13 +140,20 @@ export async function legacyClient(url: string): Promise<EraClient> {
     asked.push({ message: String(req.params.message), taskId: related?.taskId });
     return answerFor((req.params as { requestedSchema?: unknown }).requestedSchema);
   });
-  const { getStreamOpen } = await bounded(connectLegacy(url, { elicitation: {} }, client), 'legacy connect');
+  client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+    const related = (req.params._meta as Record<string, { taskId?: string } | undefined> | undefined)?.[RELATED_TASK_META_KEY];
+    const prompt = req.params.messages.map((m) => (m.content as { text?: string }).text ?? '').join(' ');
+    asked.push({ message: `sampling: ${prompt}`, taskId: related?.taskId });
+    return { model: 'era-matrix-model', role: 'assistant' as const, content: { type: 'text' as const, text: SAMPLED_TEXT } };
+  });
+  const { getStreamOpen } = await bounded(connectLegacy(url, capabilities, client), 'legacy connect');
   const streams = new Map<string, ToolStream>();
   const request = { timeout: CLIENT_BOUND_MS };
   const tasks = client.experimental.tasks;
 
   return {
     era: 'legacy',
+    sdk: client,
     asked,
     async start(tool, args, opts = {}) {
       const stream = tasks.callToolStream({ name: tool, arguments: args }, CallToolResultSchema, {

@@ -15,11 +15,14 @@ import {
 import {
   CreateTaskResultV2Schema,
   GetTaskResultV2Schema,
+  InputRequestV2Schema,
+  InputResponseV2Schema,
   TaskStatusNotificationV2Schema,
 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import type { JsonObject } from '../../src/translate/jsonrpc.js';
 import { modernCapabilities } from '../../src/translate/results.js';
-import { inlineResult, outcomeFromPayload, type TaskId, type TaskRecord, type TaskSnapshot } from '../../src/translate/tasks.js';
+import { toInputRequest } from '../../src/translate/input.js';
+import { inlineResult, outcomeFromPayload, withoutRelatedTask, type TaskId, type TaskRecord, type TaskSnapshot } from '../../src/translate/tasks.js';
 import {
   createTaskResultV1,
   legacySupportsToolTasks,
@@ -27,6 +30,7 @@ import {
   readCreateTaskResultV1,
   readTaskV1,
   relatedTaskOf,
+  taskInputParamsV1,
   taskPayloadV1,
   taskSnapshotFromV1,
   taskStatusNotificationV1,
@@ -243,4 +247,17 @@ t.test('tools/list taskSupport and capabilities', async (t) => {
   t.notOk('tasks' in modernCapabilities(wire(TASK_WIRE_V1.serverCapabilities), { tasksExtension: true }), 'no legacy tasks slot in V2');
   t.ok(declaresTasks(wire(TASK_WIRE_V2.declaring)), 'V2 extension read');
   t.ok(legacySupportsToolTasks({ tasks: legacyTasksCapability() }), 'V2 extension → the V1 tasks capability the gateway advertises');
+});
+
+t.test('input exchange: task-scoped server→client request (V1) ⇄ inputRequests entry (V2), answer ⇄ input response', async (t) => {
+  const legacy = wire(TASK_WIRE_V1.elicitRequest);
+  const asV2 = toInputRequest(legacy.method as string, legacy.params as JsonObject);
+  t.ok(InputRequestV2Schema.safeParse(asV2).success, 'V1 → V2: a valid input request');
+  t.strictSame(asV2, TASK_WIRE_V2.inputRequired.inputRequests['in-1'], 'V1 → V2: the V2 fixture entry (related-task _meta gone)');
+  const back = taskInputParamsV1('up-1', wire(TASK_WIRE_V2.inputRequired.inputRequests['in-1']) as never, 'el-1');
+  t.strictSame(back, legacy.params, 'V2 → V1: the V1 fixture params, related-task _meta added');
+  const answer = { action: 'accept', content: { region: 'eu-west-1' }, _meta: { [RELATED_TASK]: { taskId: 'up-1' } } };
+  const response = withoutRelatedTask(answer);
+  t.ok(InputResponseV2Schema.safeParse(response).success, 'the client\'s answer → a valid V2 input response');
+  t.strictSame(response, TASK_WIRE_V2.update.params.inputResponses['in-1'], 'the V2 tasks/update fixture value');
 });

@@ -19,9 +19,11 @@ import {
   legacySupportsToolTasks,
   legacyTasksCapability,
   readCreateTaskResultV1,
+  readTaskMetadataV1,
   readTaskV1,
   relatedTaskMeta,
   relatedTaskOf,
+  taskInputParamsV1,
   taskPayloadV1,
   taskSnapshotFromV1,
   taskStatusNotificationV1,
@@ -338,4 +340,39 @@ t.test('withTaskSupportV1: tools/list with execution.taskSupport', async (t) => 
   t.strictSame(list, before, 'input not mutated');
   t.strictSame([...toolTaskSupport(got)], [['render', 'optional'], ['export', 'required'], ['ping', 'forbidden'], ['echo', 'forbidden']], 'reads back through toolTaskSupport');
   t.strictSame(withTaskSupportV1({ content: [] }, () => 'optional'), { content: [] }, 'not a tools/list: unchanged');
+});
+
+t.test('readTaskMetadataV1: a task-augmented request and its ttl', async (t) => {
+  // [name, params, expected]
+  const table: Array<[string, unknown, { ttlMs?: number } | undefined]> = [
+    ['the fixture call', wire(TASK_WIRE_V1.callAsTask).params, { ttlMs: 120_000 }],
+    ['task {} (the receiver picks the ttl)', { name: 'render', task: {} }, {}],
+    ['ttl fractional rounded', { task: { ttl: 1500.5 } }, { ttlMs: 1501 }],
+    ['ttl 0 → 1', { task: { ttl: 0 } }, { ttlMs: 1 }],
+    ['ttl negative → 1', { task: { ttl: -9 } }, { ttlMs: 1 }],
+    ['ttl a string: a task, ttl ignored', { task: { ttl: '5' } }, {}],
+    ['ttl null: a task, ttl ignored', { task: { ttl: null } }, {}],
+    ['unknown keys in task ignored', { task: { ttl: 10, 'com.example/x': 1 } }, { ttlMs: 10 }],
+    ['no task', { name: 'render', arguments: {} }, undefined],
+    ['task null', { task: null }, undefined],
+    ['task true', { task: true }, undefined],
+    ['task an array', { task: [] }, undefined],
+    ['task a number', { task: 60_000 }, undefined],
+    ['params undefined', undefined, undefined],
+    ['params an array', [{ task: {} }], undefined],
+  ];
+  for (const [name, params, want] of table) t.strictSame(readTaskMetadataV1(params), want, name);
+});
+
+t.test('taskInputParamsV1: a task\'s input request as a legacy server→client request', async (t) => {
+  const form = { method: 'elicitation/create', params: { mode: 'form', message: 'Which region?', requestedSchema: { type: 'object' } } };
+  t.strictSame(taskInputParamsV1('gw_1', form, 'el-1'), { ...form.params, _meta: relatedTaskMeta('gw_1') }, 'form: related-task _meta added, no elicitationId');
+  const url = { method: 'elicitation/create', params: { mode: 'url', message: 'Sign in', url: 'https://auth.example/' } };
+  t.strictSame(taskInputParamsV1('gw_1', url, 'el-1'), { ...url.params, elicitationId: 'el-1', _meta: relatedTaskMeta('gw_1') }, 'url: the minted elicitationId too');
+  t.strictSame(taskInputParamsV1('gw_1', { method: 'roots/list' }, 'el-1'), { _meta: relatedTaskMeta('gw_1') }, 'no params: only the _meta');
+  const withMeta = { method: 'sampling/createMessage', params: { messages: [], maxTokens: 5, _meta: { 'com.example/x': 1, [K.relatedTask]: { taskId: 'upstream-id' } } } };
+  const before = clone(withMeta);
+  t.strictSame(taskInputParamsV1('gw_1', withMeta, 'el-1')._meta, { 'com.example/x': 1, ...relatedTaskMeta('gw_1') }, 'other _meta kept; the related task is the one the client knows');
+  t.strictSame(withMeta, before, 'request not mutated');
+  t.equal(relatedTaskOf(taskInputParamsV1('t', form, 'e')), 't', 'reads back with relatedTaskOf');
 });

@@ -15,6 +15,7 @@ import {
   TERMINAL_STATUSES,
   ttlMsFromLegacy,
   ttlMsFromWire,
+  withoutRelatedTask,
   type TaskStatus,
 } from '../../src/translate/tasks.js';
 import { clone, K, TASKS_V1, V1, type Json } from '../fixtures/translate-wire.js';
@@ -157,4 +158,23 @@ t.test('legacyStatus: what a 2025-11-25 requestor sees', async (t) => {
   ];
   for (const [name, status, result, want] of table) t.equal(legacyStatus(status, result), want, name);
   for (const status of STATUSES) t.equal(legacyStatus(status), status, `${status} without a result is itself`);
+});
+
+t.test('withoutRelatedTask', async (t) => {
+  const rt = { [K.relatedTask]: { taskId: 'up-1' } };
+  // [name, legacy, expected]
+  const table: Array<[string, Json, Json]> = [
+    ['an elicitation answer: related-task gone with its emptied _meta', { action: 'accept', content: { region: 'eu' }, _meta: rt }, { action: 'accept', content: { region: 'eu' } }],
+    ['other _meta kept', { action: 'decline', _meta: { ...rt, 'com.example/x': 1 } }, { action: 'decline', _meta: { 'com.example/x': 1 } }],
+    ['no _meta: unchanged', { roots: [] }, { roots: [] }],
+    ['_meta without related-task kept', { roots: [], _meta: { a: 1 } }, { roots: [], _meta: { a: 1 } }],
+    ['empty _meta dropped', { roots: [], _meta: {} }, { roots: [] }],
+    ['malformed _meta dropped', { roots: [], _meta: 'x' }, { roots: [] }],
+    ['a tasks/result payload', clone(V1.toolsCallResult) as Json, { content: [{ type: 'text', text: 'done' }], isError: false, _meta: { 'com.example/trace': 'abc' } }],
+  ];
+  for (const [name, legacy, want] of table) {
+    const before = clone(legacy);
+    t.strictSame(withoutRelatedTask(legacy), want, name);
+    t.strictSame(legacy, before, `${name}: input not mutated`);
+  }
 });
