@@ -22,11 +22,20 @@ import { legacyInputParams } from './legacy-results.js';
 import { legacyStatus, pollIntervalMsFromWire, ttlMsFromWire, type TaskRecord, type TaskSnapshot } from './tasks.js';
 
 /**
- * The flat `Task`. Published, `ttl` and `pollInterval` are integers (`ttl` nullable: unlimited retention, 2025-11-25
- * basic/utilities/tasks §TTL and Resource Management); servers on the TypeScript SDK 1.x type both as any number, so
- * any finite number is read here and normalised later (`ttlMsFromWire`, `pollIntervalMsFromWire`).
+ * The flat `Task`, relaxed where servers and hand-built tasks differ from the published schema:
+ * - `ttl` and `pollInterval` are integers there (`ttl` nullable: unlimited retention, 2025-11-25 basic/utilities/tasks
+ *   §TTL and Resource Management); servers on the TypeScript SDK 1.x type both as any number, so any finite number is
+ *   read and normalised later (`ttlMsFromWire`, `pollIntervalMsFromWire`);
+ * - `ttl`, `createdAt` and `lastUpdatedAt` are required there (the spec's MUST); a Task without them still names its
+ *   id and status, which is all the gateway takes from it: a missing `ttl` reads as unlimited (the gateway bounds it),
+ *   and the gateway keeps its own timestamps for the tasks it serves.
  */
-const TaskV1Loose = TaskV1Schema.extend({ ttl: z.number().nullable(), pollInterval: z.number().optional() }).loose();
+const TaskV1Loose = TaskV1Schema.extend({
+  ttl: z.number().nullable().optional(),
+  pollInterval: z.number().optional(),
+  createdAt: z.string().optional(),
+  lastUpdatedAt: z.string().optional(),
+}).loose();
 
 /** The nested `CreateTaskResult` (`{ task, _meta? }`), unknown keys kept at both levels. */
 const CreateTaskResultV1Loose = CreateTaskResultV1Schema.extend({ task: TaskV1Loose }).loose();
@@ -93,13 +102,9 @@ export function readTaskMetadataV1(params: unknown): { ttlMs?: number } | undefi
  * here: whether it was a tool error or a JSON-RPC error only its `tasks/result` tells (`outcomeFromPayload`).
  */
 export function taskSnapshotFromV1(task: TaskV1, meta?: JsonObject): TaskSnapshot {
-  const s: TaskSnapshot = {
-    taskId: task.taskId,
-    status: task.status,
-    createdAt: task.createdAt,
-    lastUpdatedAt: task.lastUpdatedAt,
-    ttlMs: ttlMsFromWire(task.ttl),
-  };
+  const s: TaskSnapshot = { taskId: task.taskId, status: task.status, ttlMs: ttlMsFromWire(task.ttl) };
+  if (task.createdAt !== undefined) s.createdAt = task.createdAt;
+  if (task.lastUpdatedAt !== undefined) s.lastUpdatedAt = task.lastUpdatedAt;
   if (task.statusMessage !== undefined) s.statusMessage = task.statusMessage;
   const poll = pollIntervalMsFromWire(task.pollInterval);
   if (poll !== undefined) s.pollIntervalMs = poll;

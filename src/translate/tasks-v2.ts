@@ -21,12 +21,16 @@ import { type JsonObject } from './jsonrpc.js';
 import { pollIntervalMsFromWire, ttlMsFromWire, type TaskRecord, type TaskSnapshot } from './tasks.js';
 
 /**
- * Retention and poll interval as real servers send them. The published schemas want integers; a fractional value is
- * no reason to lose a task, so any finite number is read and normalised (`ttlMsFromWire`, `pollIntervalMsFromWire`).
+ * Retention, poll interval and timestamps, relaxed where servers differ from the published schemas: integers there,
+ * any finite number here (normalised by `ttlMsFromWire`, `pollIntervalMsFromWire`: a fractional value is no reason to
+ * lose a task); `ttlMs`, `createdAt` and `lastUpdatedAt` required there (tasks extension §Tasks), optional here (a
+ * missing `ttlMs` reads as unlimited, which the gateway bounds; it keeps its own timestamps for the tasks it serves).
  */
 const lenientTiming = {
-  ttlMs: z.number().nullable(),
+  ttlMs: z.number().nullable().optional(),
   pollIntervalMs: z.number().optional(),
+  createdAt: z.string().optional(),
+  lastUpdatedAt: z.string().optional(),
 };
 
 /**
@@ -93,13 +97,9 @@ export function readDetailedTaskV2(value: unknown): DetailedTaskV2 | undefined {
  * `_meta` as `meta`.
  */
 export function taskSnapshotFromV2(task: CreateTaskResultV2 | DetailedTaskV2): TaskSnapshot {
-  const s: TaskSnapshot = {
-    taskId: task.taskId,
-    status: task.status,
-    createdAt: task.createdAt,
-    lastUpdatedAt: task.lastUpdatedAt,
-    ttlMs: ttlMsFromWire(task.ttlMs),
-  };
+  const s: TaskSnapshot = { taskId: task.taskId, status: task.status, ttlMs: ttlMsFromWire(task.ttlMs) };
+  if (task.createdAt !== undefined) s.createdAt = task.createdAt;
+  if (task.lastUpdatedAt !== undefined) s.lastUpdatedAt = task.lastUpdatedAt;
   if (task.statusMessage !== undefined) s.statusMessage = task.statusMessage;
   const poll = pollIntervalMsFromWire(task.pollIntervalMs);
   if (poll !== undefined) s.pollIntervalMs = poll;

@@ -69,8 +69,9 @@ export interface TaskSnapshot {
   taskId: string;
   status: TaskStatus;
   statusMessage?: string;
-  createdAt: string;
-  lastUpdatedAt: string;
+  /** As the upstream reported them, when it did (a compliant one always does). */
+  createdAt?: string;
+  lastUpdatedAt?: string;
   /** Retention from creation in ms; `null` unlimited. */
   ttlMs: number | null;
   pollIntervalMs?: number;

@@ -7,6 +7,7 @@ import type { JsonRpcErrorObject } from '../../src/translate/jsonrpc.js';
 import type { TaskId, TaskRecord, TaskStatus } from '../../src/translate/tasks.js';
 import { clone, type Json } from '../fixtures/translate-wire.js';
 
+/** The five statuses, in lifecycle order. */
 export const STATUSES: TaskStatus[] = ['working', 'input_required', 'completed', 'failed', 'cancelled'];
 
 /** A stored record; gateway-internal fields (principal, upstream, kind, tool, version…) must never reach the wire. */
@@ -23,6 +24,7 @@ export const baseRecord: TaskRecord = {
   ttlMs: 600_000,
   version: 3,
 };
+/** `baseRecord` with some fields replaced (a fresh copy). */
 export function record(over: Partial<TaskRecord> = {}): TaskRecord {
   return { ...clone(baseRecord), ...over };
 }
@@ -38,9 +40,13 @@ export function fieldsV2(status: TaskStatus, extra: Json = {}): Json {
   };
 }
 
+/** An elicitation input request. */
 export const confirm: InputRequest = { method: 'elicitation/create', params: { mode: 'form', message: 'Delete?', requestedSchema: { type: 'object' } } };
+/** A roots input request (no params). */
 export const roots: InputRequest = { method: 'roots/list' };
+/** A modern tool result as stored in a record. */
 export const callResult: Json = { resultType: 'complete', content: [{ type: 'text', text: 'done' }], isError: false };
+/** A JSON-RPC error as stored in a record. */
 export const rpcError: JsonRpcErrorObject = { code: -32000, message: 'upstream blew up', data: { at: 'step 2' } };
 
 /** A record carrying every optional outcome field, plus keys a record must not have but a careless store might. */

@@ -61,8 +61,8 @@ function recordOf(s: TaskSnapshot, over: Partial<TaskRecord> = {}): TaskRecord {
     upstreamTaskId: s.taskId,
     tool: 'render',
     status: s.status,
-    createdAt: s.createdAt,
-    lastUpdatedAt: s.lastUpdatedAt,
+    createdAt: s.createdAt ?? 'never',
+    lastUpdatedAt: s.lastUpdatedAt ?? 'never',
     ttlMs: s.ttlMs,
     version: 0,
   };

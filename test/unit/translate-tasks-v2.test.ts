@@ -213,6 +213,13 @@ t.test('readCreateTaskResultV2', async (t) => {
     t.strictSame(readCreateTaskResultV2(createTaskResultV2(r)), createTaskResultV2(r));
     t.strictSame(readCreateTaskResultV2(clone(TASKS_V2.createTaskResult)), TASKS_V2.createTaskResult);
   });
+  t.test('relaxed: no ttlMs, no timestamps (ext-tasks requires them)', async (t) => {
+    const bare = { resultType: 'task', taskId: 'up-9', status: 'working' };
+    t.notOk(CreateTaskResultV2Schema.safeParse(bare).success, 'ext-tasks rejects it');
+    const got = readCreateTaskResultV2(bare);
+    t.strictSame(got, bare, 'read here');
+    t.strictSame(got && taskSnapshotFromV2(got), { taskId: 'up-9', status: 'working', ttlMs: null }, 'snapshot: unlimited, no timestamps');
+  });
   t.test('relaxed: fractional ttlMs and pollIntervalMs (ext-tasks wants integers)', async (t) => {
     const fractional = { ...wire(TASK_WIRE_V2.createTaskResult), ttlMs: 1500.5, pollIntervalMs: 250.4 };
     t.notOk(CreateTaskResultV2Schema.safeParse(fractional).success, 'ext-tasks rejects it');
@@ -232,13 +239,11 @@ t.test('readCreateTaskResultV2', async (t) => {
     ['taskId missing', (({ taskId: _i, ...rest }) => rest)(base)],
     ['taskId a number', { ...base, taskId: 5 }],
     ['status unknown', { ...base, status: 'done' }],
-    ['ttlMs missing', (({ ttlMs: _t, ...rest }) => rest)(base)],
     ['ttlMs a string', { ...base, ttlMs: '5' }],
     ['ttlMs Infinity', { ...base, ttlMs: Infinity }],
-    ['createdAt missing', (({ createdAt: _c, ...rest }) => rest)(base)],
+    ['createdAt a number', { ...base, createdAt: 5 }],
     ['pollIntervalMs null', { ...base, pollIntervalMs: null }],
     ['_meta not an object', { ...base, _meta: 'x' }],
-    ['legacy names only', { resultType: 'task', taskId: 'x', status: 'working', createdAt: 'a', lastUpdatedAt: 'a', ttl: 5 }],
   ];
   for (const [name, v] of rejects) t.equal(readCreateTaskResultV2(v), undefined, `rejects ${name}`);
 });
@@ -269,7 +274,6 @@ t.test('readDetailedTaskV2', async (t) => {
     ['failed with a fractional error code', { ...wire(TASK_WIRE_V2.failed), error: { code: 1.5, message: 'x' } }],
     ['status unknown', { ...base, status: 'done' }],
     ['legacy Task (ttl, no ttlMs)', clone(V1.notifications.taskStatus)],
-    ['ttlMs missing', (({ ttlMs: _t, ...rest }) => rest)(base)],
     ['lastUpdatedAt a number', { ...base, lastUpdatedAt: 5 }],
   ];
   for (const [name, v] of rejects) t.equal(readDetailedTaskV2(v), undefined, `rejects ${name}`);
