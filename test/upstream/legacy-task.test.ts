@@ -244,3 +244,23 @@ t.test('hideTask: a call that answers without a task is passed through', async (
   const call = hideTask(callNow(client, asking, 'tools/call', { name: 'greet', arguments: { name: 'Ada' } }, undefined, { task: {} }));
   t.match(await collect(call), [{ kind: 'response', message: { result: { content: [{ text: 'Hello, Ada!' }] } } }]);
 });
+
+t.test('cancelling a task-augmented call before its answer: no notifications/cancelled, the task it made is cancelled', async (t) => {
+  const call = callNow(client, asking, 'tools/call', { name: 'gated_job', arguments: { gate: 'never-7' } }, undefined, { task: {} });
+  await waitForStats(fx, (s) => (s.gatesWaiting['never-7'] ?? 0) === 1);
+  call.cancel('client went away');
+  t.match(await call.next(), { kind: 'failure' });
+  const stats = await waitForStats(fx, (s) => s.cancellations.some((c) => c.tool === 'gated_job' && c.via === 'tasks/cancel' && (s.gatesWaiting['never-7'] ?? 0) === 0));
+  t.notOk(stats.cancellations.some((c) => c.via === 'notifications/cancelled'), 'a task-augmented request is cancelled with tasks/cancel only');
+});
+
+t.test('a question asked before the task exists, on a cancelled call, is refused and the request is not cancelled', async (t) => {
+  const call = await client.call(asking, 'tools/call', { name: 'test_tool_with_task', arguments: {} }, undefined, { task: {} });
+  const ask = await call.next();
+  t.match(ask, { kind: 'request', message: { method: 'elicitation/create' } });
+  call.cancel('client went away');
+  t.match(await call.next(), { kind: 'failure' });
+  // The refused question lets the tool go on to create its task, which is then cancelled or has already ended.
+  const stats = await waitForStats(fx, (s) => (s.tasksCreated.test_tool_with_task ?? 0) === 1 && !s.running.test_tool_with_task);
+  t.notOk(stats.cancellations.some((c) => c.tool === 'test_tool_with_task' && c.via === 'notifications/cancelled'));
+});
