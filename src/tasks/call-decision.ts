@@ -25,6 +25,8 @@ export type CallTurn =
   | 'result'
   /** The upstream answered a task-augmented call with a `CreateTaskResult`. */
   | 'task-created'
+  /** The same, while the first round's `afterMs` window is still open. */
+  | 'task-created-in-window'
   /** The round's window passed while the call still runs. */
   | 'window-passed';
 
@@ -33,9 +35,15 @@ export interface CallFacts {
   mode: TaskMode;
   /** The request's client capabilities declare the tasks extension. */
   declares: boolean;
-  /** The upstream's task support for this tool (from its tools/list). */
+  /** The upstream's task support for this tool (a legacy upstream's tools/list; a modern one's tasks extension). */
   support: TaskSupport;
   turn: CallTurn;
+  /** The policy sets `afterMs`: a task the upstream creates gets the first round's window too. */
+  windowed?: boolean;
+  /** The round follows an upstream task inside the creating request (`resume`, `window-passed`). */
+  following?: boolean;
+  /** `window-passed`: the window that passed. */
+  passed?: CallWindow;
 }
 
 /** How long a round may run before `window-passed`. */
@@ -61,8 +69,13 @@ export type CallDecision =
   | { action: 'answer' }
   /** The upstream task becomes a proxied task; the client gets the gateway's `CreateTaskResult`. */
   | { action: 'proxy-task' }
-  /** The upstream task is driven to its end inside this request (`tasks/result` of the upstream task). */
-  | { action: 'follow-task' }
+  /**
+   * The upstream task is followed inside this request (its questions are MRTR rounds of the request): to its end
+   * (`budget`), or for the rest of the first round's window (`after-ms`), after which the client gets it.
+   */
+  | { action: 'follow-task'; window: CallWindow }
+  /** The first round's window passed before the upstream answered at all: wait for its answer within the budget. */
+  | { action: 'wait'; window: CallWindow }
   /** The running call becomes a gateway-owned task. */
   | { action: 'own-task' }
   /** The call ran out of its budget: a timeout error. */
@@ -113,23 +126,39 @@ export function decideCall(facts: CallFacts): CallDecision {
   if (route === 'refused') return { action: 'refuse' };
   const upstreamTask = route === 'upstream-task' || route === 'hidden-upstream-task';
   const owned = route === 'owned-every-round' || route === 'owned-first-round';
+  // A question before the task, whatever the upstream does: with `afterMs`, the first round's window covers an
+  // upstream task too, so that a task that asks at once is seen like a tool that asks before creating its task
+  // (tasks extension §Task Creation: a server may ask with an InputRequiredResult before it creates the task).
+  const windowedTask = route === 'upstream-task' && facts.windowed === true;
   switch (facts.turn) {
     case 'start':
       // An auto call may still end synchronously: its limit is checked when it becomes a task.
-      return { action: 'send', upstreamTask, owned, refuseAtLimit: route === 'owned-first-round', window: owned ? 'after-ms' : 'budget' };
-    case 'resume':
+      return {
+        action: 'send',
+        upstreamTask,
+        owned,
+        refuseAtLimit: route === 'owned-first-round',
+        window: owned || windowedTask ? 'after-ms' : 'budget',
+      };
+    case 'resume': {
       // A wrapped always/required call asked its question before the task existed (tasks extension §Task
-      // Creation: input first); once answered, the call becomes the task at once.
-      return { action: 'send', upstreamTask, owned, refuseAtLimit: false, window: route === 'owned-first-round' ? 'none' : owned ? 'after-ms' : 'budget' };
+      // Creation: input first); once answered, the call becomes the task at once. So does an upstream task that
+      // asked within the first window.
+      const becomesTask = route === 'owned-first-round' || (route === 'upstream-task' && facts.following === true);
+      return { action: 'send', upstreamTask, owned, refuseAtLimit: false, window: becomesTask ? 'none' : owned ? 'after-ms' : 'budget' };
+    }
     case 'result':
       return { action: 'answer' };
     case 'task-created':
-      // Only a task-augmented call can create an upstream task; elsewhere a CreateTaskResult-looking result is
-      // just a result.
-      if (route === 'upstream-task') return { action: 'proxy-task' };
-      if (route === 'hidden-upstream-task') return { action: 'follow-task' };
+    case 'task-created-in-window':
+      // Only a task-augmented call can create an upstream task.
+      if (route === 'upstream-task') return facts.turn === 'task-created-in-window' && windowedTask ? { action: 'follow-task', window: 'after-ms' } : { action: 'proxy-task' };
+      if (route === 'hidden-upstream-task') return { action: 'follow-task', window: 'budget' };
       return { action: 'answer' };
     case 'window-passed':
-      return owned ? { action: 'own-task' } : { action: 'time-out' };
+      if (owned) return { action: 'own-task' };
+      if (route === 'upstream-task' && facts.following === true) return { action: 'proxy-task' };
+      if (route === 'upstream-task' && facts.passed === 'after-ms') return { action: 'wait', window: 'budget' };
+      return { action: 'time-out' };
   }
 }

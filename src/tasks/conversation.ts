@@ -6,7 +6,7 @@
  */
 import {
   ErrorCode,
-  hintedInputKey,
+  KeyMinter,
   isInputDeclared,
   isInputMethod,
   isObject,
@@ -20,7 +20,7 @@ import {
   type JsonRpcNotification,
   type JsonRpcResponse,
 } from '../translate/index.js';
-import type { UpstreamCall } from '../upstream/index.js';
+import { taskAsCall, type UpstreamCall, type UpstreamTask } from '../upstream/index.js';
 
 /**
  * The -32021 a client gets when the upstream needs an input kind it did not declare (2026-07-28 schema
@@ -30,24 +30,6 @@ export class MissingCapabilityError extends Error {
   constructor(readonly requiredCapabilities: JsonObject, what: string) {
     super(`The upstream needs ${what}, which this request's clientCapabilities do not declare`);
     this.name = 'MissingCapabilityError';
-  }
-}
-
-/**
- * Mints input keys unique for a call's whole life (2026-07-28 basic/patterns/mrtr keys are request-unique; tasks
- * extension keys task-unique).
- */
-export class KeyMinter {
-  private seq = 0;
-  private readonly used = new Set<string>();
-
-  /** The upstream's hinted key if still unused, else `<kind>-<n>`. Never the same key twice. */
-  mint(method: string, params: JsonObject | undefined): string {
-    const hint = hintedInputKey(params);
-    let key = hint !== undefined && !this.used.has(hint) ? hint : undefined;
-    while (key === undefined || this.used.has(key)) key = `${method.split('/')[0] ?? 'input'}-${++this.seq}`;
-    this.used.add(key);
-    return key;
   }
 }
 
@@ -82,6 +64,8 @@ export interface PumpOptions {
 /** Why a pump returned. */
 export type PumpResult =
   | { kind: 'response'; message: JsonRpcResponse }
+  /** The upstream answered a call sent with `CallOptions.task` by creating a task. */
+  | { kind: 'task'; task: UpstreamTask }
   | { kind: 'input'; keys: string[] }
   | { kind: 'deadline' }
   | { kind: 'aborted' };
@@ -93,11 +77,14 @@ export class Conversation {
 
   constructor(
     readonly call: UpstreamCall,
-    /**
-     * `_meta` added to every answer sent upstream (the related-task of a proxied task's requests, 2025-11-25 schema).
-     */
-    private readonly answerMeta?: JsonObject,
+    /** The upstream task this conversation follows as a call (`taskAsCall`), which the runtime may take over. */
+    readonly task?: UpstreamTask,
   ) {}
+
+  /** A conversation following an upstream task inside a request; the task stays the caller's to take over. */
+  static following(task: UpstreamTask): Conversation {
+    return new Conversation(taskAsCall(task), task);
+  }
 
   /** Cancels the upstream call (legacy: `notifications/cancelled`). */
   cancel(reason: string): void {
@@ -131,9 +118,7 @@ export class Conversation {
       if (!isValidInputResponse(pending.request.method, answer)) continue;
       this.outstanding.delete(key);
       answered.push(key);
-      const result = toLegacyInputResult(answer) as JsonObject;
-      if (this.answerMeta) result._meta = { ...(isObject(result._meta) ? result._meta : {}), ...this.answerMeta };
-      await this.call.respond(pending.upstreamId, { result }).catch(() => {});
+      await this.call.respond(pending.upstreamId, { result: toLegacyInputResult(answer) as JsonObject }).catch(() => {});
     }
     return answered;
   }
@@ -184,6 +169,8 @@ export class Conversation {
         }
         case 'response':
           return { kind: 'response', message: event.message };
+        case 'task':
+          return { kind: 'task', task: event.task };
         case 'failure':
           throw event.error;
       }

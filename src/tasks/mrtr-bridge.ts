@@ -25,7 +25,7 @@ import {
   type JsonRpcResponse,
   type ModernRequest,
 } from '../translate/index.js';
-import { UpstreamTimeoutError } from '../upstream/index.js';
+import { callNow, UpstreamTimeoutError, type UpstreamTask } from '../upstream/index.js';
 import { Conversation } from './conversation.js';
 import type { CallerContext, UpstreamRoute } from './route.js';
 
@@ -78,6 +78,8 @@ export type RoundResult =
   | { kind: 'response'; message: JsonRpcResponse; resumed: boolean }
   /** The round's window passed; the call still runs and is the caller's to take or cancel. */
   | { kind: 'window-passed'; conv: Conversation }
+  /** The upstream answered a call sent with `CallOptions.task` by creating a task; it is the caller's to serve. */
+  | { kind: 'task'; task: UpstreamTask; resumed: boolean }
   /** The client's answer is ready: an `InputRequiredResult` (the call is held), or a cancellation. */
   | { kind: 'outcome'; outcome: Outcome };
 
@@ -123,13 +125,19 @@ export class MrtrBridge {
       if ('outcome' in resumed) return resumed.outcome;
       call = resumed;
     } else {
-      call = { conv: new Conversation(await route.upstream.call(caller, req.method, legacyParams(req), hooks.signal)) };
+      call = { conv: new Conversation(callNow(route.upstream, caller, req.method, legacyParams(req), hooks.signal)) };
     }
     const r = await this.round(route, req, caller, hooks, call, route.timeoutMs);
     if (r.kind === 'outcome') return r.outcome;
     if (r.kind === 'window-passed') {
       r.conv.cancel('gateway error');
       throw new UpstreamTimeoutError(`the upstream call took longer than ${route.timeoutMs} ms`);
+    }
+    if (r.kind === 'task') {
+      // Never asked for: a request forwarded here is sent without `CallOptions.task`.
+      void r.task.cancel().catch(() => {});
+      r.task.release();
+      throw new Error(`the upstream answered ${req.method} with a task it was not offered`);
     }
     return plainOutcome(route, req, r.message, r.resumed);
   }
@@ -178,6 +186,9 @@ export class MrtrBridge {
         case 'response':
           this.drop(hold);
           return { kind: 'response', message: r.message, resumed: hold !== undefined };
+        case 'task':
+          this.drop(hold);
+          return { kind: 'task', task: r.task, resumed: hold !== undefined };
         case 'input':
           return { kind: 'outcome', outcome: this.ask(route, hold, conv, req, caller, nameOf(req)) };
         case 'deadline':

@@ -6,22 +6,21 @@
 import {
   ErrorCode,
   asErrorObject,
-  createTaskResultV2,
   isObject,
   isTerminal,
   modernError,
   modernResult,
   outcomeFromPayload,
+  type JsonObject,
   type JsonRpcNotification,
-  type ModernRequest,
   type TaskId,
   type TaskRecord,
 } from '../translate/index.js';
-import type { Conversation } from './conversation.js';
-import type { Outcome } from './mrtr-bridge.js';
+import { Conversation } from './conversation.js';
+import type { TaskOrigin } from './proxied-tasks.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
 import type { TaskEvents } from './task-events.js';
-import { clampTtl, mintTaskId, nowIso, TooManyTasksError, type TaskLimits } from './task-limits.js';
+import { clampTtl, mintTaskId, nowIso, TaskAlreadyTerminalError, TooManyTasksError, type TaskLimits } from './task-limits.js';
 
 interface OwnedLive {
   conv: Conversation;
@@ -42,13 +41,16 @@ export class OwnedTasks {
     return (await this.events.store.activeCount(principal)) >= this.limits.maxActivePerPrincipal;
   }
 
-  /** Makes a running call a task: stores its record, runs it in the background, answers the `CreateTaskResult`. */
-  async adopt(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, policy: TaskPolicy, conv: Conversation): Promise<Outcome> {
+  /**
+   * Makes a running call a task: stores its record (readable before this resolves) and runs the call in the
+   * background. `ttlMs`: the client's requested retention (a 2025-11-25 `task.ttl`), clamped by the policy.
+   */
+  async adopt(route: UpstreamRoute, caller: CallerContext, policy: TaskPolicy, conv: Conversation, who: TaskOrigin, requestedTtlMs?: number): Promise<TaskRecord> {
     if (await this.atLimit(caller.principal)) {
       conv.cancel('too many active tasks');
       throw new TooManyTasksError(this.limits.maxActivePerPrincipal);
     }
-    const ttlMs = clampTtl(policy.ttlMs ?? this.limits.defaultTtlMs, policy, this.limits.maxTtlMs);
+    const ttlMs = clampTtl(requestedTtlMs ?? policy.ttlMs ?? this.limits.defaultTtlMs, policy, this.limits.maxTtlMs);
     const now = nowIso();
     const inputRequests = conv.inputRequests();
     const asking = Object.keys(inputRequests).length > 0;
@@ -57,7 +59,9 @@ export class OwnedTasks {
       principal: caller.principal,
       upstream: route.name,
       kind: 'owned',
-      tool: typeof req.params.name === 'string' ? req.params.name : '',
+      origin: who.origin,
+      ...(who.session !== undefined ? { session: who.session } : {}),
+      tool: who.tool,
       status: asking ? 'input_required' : 'working',
       createdAt: now,
       lastUpdatedAt: now,
@@ -77,13 +81,48 @@ export class OwnedTasks {
     this.live.set(record.taskId, { conv, stop });
     // The call may run for its budget, and never past the task's retention (nobody could read the outcome).
     const timeoutAt = Date.now() + Math.min(policy.timeoutMs ?? route.timeoutMs, ttlMs);
-    void this.run(route, record.taskId, conv, caller, stop.signal, timeoutAt);
-    return { kind: 'result', result: createTaskResultV2(record) };
+    const running = this.run(route, record.taskId, conv, caller, stop.signal, timeoutAt);
+    // A call that has already answered (an immediate result) completes its task before the task is handed out.
+    if (conv.call.finished) {
+      await running;
+      return (await this.events.store.get(record.taskId)) ?? record;
+    }
+    return record;
   }
 
-  /** The running call of a live task, for `tasks/update`. */
-  conversation(taskId: TaskId): Conversation | undefined {
-    return this.live.get(taskId)?.conv;
+  /**
+   * Answers a live task's outstanding input requests (unknown, answered or malformed keys ignored); the record drops
+   * the answered ones before this resolves (read-your-writes, tasks extension §Input). Returns the keys answered.
+   */
+  async answer(record: TaskRecord, responses: JsonObject): Promise<string[]> {
+    const conv = this.live.get(record.taskId)?.conv;
+    if (!conv || isTerminal(record.status)) return [];
+    const answered = await conv.answer(responses);
+    if (answered.length > 0) {
+      await this.events.change(record.taskId, (t) => {
+        if (isTerminal(t.status)) return undefined;
+        const remaining = conv.inputRequests();
+        const { inputRequests: _old, ...rest } = t;
+        return Object.keys(remaining).length > 0
+          ? { ...rest, inputRequests: remaining, lastUpdatedAt: nowIso() }
+          : { ...rest, status: 'working', lastUpdatedAt: nowIso() };
+      });
+    }
+    return answered;
+  }
+
+  /** Cancels a task: its call stopped and cancelled upstream, the record `cancelled` (unless it had already ended). */
+  cancel(record: TaskRecord): Promise<TaskRecord | undefined> {
+    this.stop(record.taskId, 'task cancelled by the client');
+    return this.events.finish(record.taskId, { status: 'cancelled' }, 'Cancelled by the client');
+  }
+
+  /** A 2025-11-25 `tasks/cancel`: `TaskAlreadyTerminalError` for a task that has ended, else `cancel`. */
+  async cancelStrict(record: TaskRecord): Promise<TaskRecord> {
+    if (isTerminal(record.status)) throw new TaskAlreadyTerminalError(record.status);
+    const after = await this.cancel(record);
+    if (after && after.status !== 'cancelled') throw new TaskAlreadyTerminalError(after.status);
+    return after ?? record;
   }
 
   /** Stops a task's call and cancels it upstream (the record is the caller's to finish). */
@@ -107,7 +146,8 @@ export class OwnedTasks {
     for (const id of [...this.live.keys()]) this.stop(id, 'gateway shutting down');
   }
 
-  private async run(route: UpstreamRoute, taskId: TaskId, conv: Conversation, caller: CallerContext, stop: AbortSignal, timeoutAt: number): Promise<void> {
+  private async run(route: UpstreamRoute, taskId: TaskId, first: Conversation, caller: CallerContext, stop: AbortSignal, timeoutAt: number): Promise<void> {
+    let conv = first;
     try {
       for (;;) {
         const r = await conv.pump({
@@ -120,6 +160,14 @@ export class OwnedTasks {
           notify: (n) => void this.progress(taskId, n),
         });
         if (r.kind === 'aborted') return;
+        if (r.kind === 'task') {
+          // The upstream made its own task after all (a modern upstream decides per call, tasks extension §Task
+          // Creation): this task follows it as an ordinary call, its questions and outcome this task's.
+          conv = Conversation.following(r.task);
+          const live = this.live.get(taskId);
+          if (live) live.conv = conv;
+          continue;
+        }
         if (r.kind === 'input') {
           await this.events.change(taskId, (t) => (isTerminal(t.status) ? undefined : { ...t, status: 'input_required', inputRequests: conv.inputRequests(), lastUpdatedAt: nowIso() }));
           continue;

@@ -7,33 +7,40 @@
 import { randomBytes } from 'node:crypto';
 import {
   TASKS_REQUIRED_CAPABILITIES,
+  asErrorObject,
+  createTaskResultV2,
   declaresTasks,
   firstMatch,
-  isCreateTaskResultV1,
   isObject,
+  isTerminal,
   legacyParams,
   legacySupportsToolTasks,
   progressTokenOf,
-  readTaskV1,
-  relatedTaskMeta,
   toolTaskSupport,
   type JsonObject,
   type JsonRpcErrorObject,
   type ModernRequest,
+  type TaskId,
   type TaskRecord,
   type TaskSupport,
 } from '../translate/index.js';
 import type { TaskStore } from '../store/index.js';
-import { requestOnce, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
+import { callNow, hideTask, requestOnce, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
 import { decideCall, type CallFacts, type CallWindow } from './call-decision.js';
-import { Conversation, MissingCapabilityError } from './conversation.js';
+import { Conversation, MissingCapabilityError, type PumpResult } from './conversation.js';
 import { plainOutcome, type BridgedCall, type ForwardHooks, type MrtrBridge, type Outcome } from './mrtr-bridge.js';
 import { OwnedTasks } from './owned-tasks.js';
 import { ProxiedTasks } from './proxied-tasks.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
 import { TaskEvents } from './task-events.js';
-import { clampTtl, TooManyTasksError, type TaskLimits } from './task-limits.js';
+import { clampTtl, InvalidCursorError, TooManyTasksError, type TaskLimits } from './task-limits.js';
 import { TaskService } from './task-service.js';
+
+/** A `tasks/list` page (2025-11-25 basic/utilities/tasks §Listing Tasks: the page size is the server's choice). */
+const LIST_PAGE_SIZE = 50;
+
+/** How often a `changed` wait looks whether its record expired (an expiry sends no change). */
+const CHANGE_RECHECK_MS = 10_000;
 
 /** Runtime limits and defaults. */
 export interface TaskRuntimeOptions {
@@ -81,14 +88,19 @@ export class TaskRuntime {
     return firstMatch(route.rules, tool) ?? DEFAULT_POLICY;
   }
 
-  /** A modern `tools/call`: a plain call, an MRTR exchange, a proxied task, a hidden upstream task or an owned task. */
+  /**
+   * A modern `tools/call`: a plain call, an MRTR exchange, a proxied task, a hidden upstream task or an owned task. Every
+   * window counts from the moment the call is sent (`callNow`), whatever the upstream's response mode.
+   */
   async callTool(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks): Promise<Outcome> {
     const tool = typeof req.params.name === 'string' ? req.params.name : '';
     const policy = this.policyFor(route, tool);
+    const who = { tool, origin: 'modern' as const };
     const facts: Omit<CallFacts, 'turn'> = {
       mode: policy.task,
       declares: declaresTasks(caller.capabilities),
       support: await this.supportOf(route, caller, tool, hooks.signal),
+      windowed: policy.afterMs !== undefined,
     };
     const resuming = req.policy.kind === 'forward-input' && req.requestState !== undefined;
     const first = decideCall({ ...facts, turn: resuming ? 'resume' : 'start' });
@@ -99,40 +111,54 @@ export class TaskRuntime {
     if (first.refuseAtLimit && (await this.owned.atLimit(caller.principal))) throw new TooManyTasksError(this.o.maxActivePerPrincipal);
 
     let call: BridgedCall;
+    let window: CallWindow = first.window;
     if (resuming) {
       const resumed = await this.o.bridge.resume(route, req, caller);
       if ('outcome' in resumed) return resumed.outcome;
       call = resumed;
+      if (call.conv.task) {
+        const next = decideCall({ ...facts, following: true, turn: 'resume' });
+        if (next.action === 'send') window = next.window;
+      }
     } else {
-      const params = first.upstreamTask
-        ? { ...legacyParams(req), task: { ttl: this.upstreamTtl(policy) } }
-        : first.owned
-          ? withProgressToken(legacyParams(req))
-          : legacyParams(req);
-      call = { conv: new Conversation(await route.upstream.call(caller, 'tools/call', params, hooks.signal)) };
+      const params = first.owned ? withProgressToken(legacyParams(req)) : legacyParams(req);
+      const opts = first.upstreamTask ? { task: { ttlMs: this.upstreamTtl(policy) } } : undefined;
+      call = { conv: new Conversation(callNow(route.upstream, caller, 'tools/call', params, hooks.signal, opts)) };
     }
     let round = req;
-    let window: CallWindow = first.window;
+    let roundStart = Date.now();
     for (;;) {
-      const r = await this.o.bridge.round(route, round, caller, hooks, call, this.windowMs(window, policy, route));
+      const r = await this.o.bridge.round(route, round, caller, hooks, call, this.windowMs(window, policy, route, roundStart));
       if (r.kind === 'outcome') return r.outcome;
       if (r.kind === 'window-passed') {
-        if (decideCall({ ...facts, turn: 'window-passed' }).action === 'own-task') return this.owned.adopt(route, req, caller, policy, r.conv);
+        const task = r.conv.task;
+        const next = decideCall({ ...facts, following: task !== undefined, passed: window, turn: 'window-passed' });
+        if (next.action === 'own-task') return taskResult(await this.owned.adopt(route, caller, policy, r.conv, who));
+        // The followed task (nobody pulls its call any more) goes on as the client's task, from its state now.
+        if (next.action === 'proxy-task' && task) return taskResult(await this.proxied.adopt(route, caller, policy, task, who, { resync: true }));
+        if (next.action === 'wait') {
+          window = next.window;
+          call = { conv: r.conv };
+          continue;
+        }
         r.conv.cancel('gateway error');
         throw new UpstreamTimeoutError(`the upstream call took longer than ${route.timeoutMs} ms`);
       }
-      const m = r.message;
-      const created = 'result' in m && isCreateTaskResultV1(m.result) ? (m.result as JsonObject) : undefined;
-      const next = decideCall({ ...facts, turn: created ? 'task-created' : 'result' });
-      if (next.action === 'proxy-task' && created) return this.proxied.adopt(route, req, caller, policy, created);
-      if (next.action !== 'follow-task' || !created) return plainOutcome(route, req, m, r.resumed);
-      // The upstream task is driven to its end inside this request (README §Tasks): its tasks/result carries
-      // the task-scoped questions (MRTR rounds of this request) and the payload.
-      const upstreamTaskId = readTaskV1(created)?.taskId as string;
+      if (r.kind === 'response') return plainOutcome(route, req, r.message, r.resumed);
+      const open = window === 'after-ms' && Date.now() < roundStart + (policy.afterMs ?? 0);
+      const next = decideCall({ ...facts, turn: open ? 'task-created-in-window' : 'task-created' });
+      if (next.action === 'proxy-task') return taskResult(await this.proxied.adopt(route, caller, policy, r.task, who));
+      // Followed inside this request (README §Tasks): its questions are MRTR rounds of this request, answered into the
+      // task by the retry, and its outcome the answer; for the rest of the first window, or to its end.
       const { requestState: _s, inputResponses: _r, ...fresh } = req;
       round = fresh;
-      window = 'budget';
-      call = { conv: new Conversation(await route.upstream.call(caller, 'tasks/result', { taskId: upstreamTaskId }, hooks.signal), relatedTaskMeta(upstreamTaskId)) };
+      if (next.action === 'follow-task' && next.window === 'after-ms') {
+        window = 'after-ms';
+      } else {
+        window = 'budget';
+        roundStart = Date.now();
+      }
+      call = { conv: Conversation.following(r.task) };
     }
   }
 
@@ -143,11 +169,15 @@ export class TaskRuntime {
    * as the response, and `cancel()` cancels it upstream.
    */
   async callToolPlain(route: UpstreamRoute, params: JsonObject, caller: CallerContext, signal: AbortSignal): Promise<UpstreamCall> {
-    void route;
-    void params;
-    void caller;
-    void signal;
-    throw new Error('callToolPlain: not implemented yet');
+    const tool = typeof params.name === 'string' ? params.name : '';
+    const support = await this.supportOf(route, caller, tool, signal);
+    // A legacy upstream creates a task only when asked, and must be asked for a `required` tool (2025-11-25
+    // basic/utilities/tasks §Tool-Level Negotiation); a modern one with the extension decides per call, and may only
+    // when the extension is declared (tasks extension §Task Creation).
+    const mayTask = support === 'required' || (support === 'optional' && route.upstream.era === 'modern');
+    if (!mayTask) return callNow(route.upstream, caller, 'tools/call', params, signal);
+    const ttlMs = this.upstreamTtl(this.policyFor(route, tool));
+    return hideTask(callNow(route.upstream, caller, 'tools/call', params, signal, { task: { ttlMs } }));
   }
 
   /**
@@ -163,20 +193,60 @@ export class TaskRuntime {
     opts: { ttlMs?: number },
     signal: AbortSignal,
   ): Promise<{ record: TaskRecord } | { error: JsonRpcErrorObject }> {
-    void route;
-    void params;
-    void caller;
-    void opts;
-    void signal;
-    throw new Error('createTask: not implemented yet');
+    const tool = typeof params.name === 'string' ? params.name : '';
+    const policy = this.policyFor(route, tool);
+    const who = { tool, origin: 'legacy' as const, ...(caller.session !== undefined ? { session: caller.session } : {}) };
+    // Every call here becomes a task: a principal at its limit is refused before the upstream sees it.
+    if (await this.owned.atLimit(caller.principal)) throw new TooManyTasksError(this.o.maxActivePerPrincipal);
+    const wrapped = policy.task === 'auto' || policy.task === 'always' || policy.task === 'required';
+    const support = wrapped ? 'forbidden' : await this.supportOf(route, caller, tool, signal);
+    if (support === 'forbidden') {
+      // A gateway-owned task at once (2025-11-25 basic/utilities/tasks §Creating Tasks); the call runs in the
+      // background, past this request.
+      const conv = new Conversation(callNow(route.upstream, caller, 'tools/call', withProgressToken(params)));
+      return { record: await this.owned.adopt(route, caller, policy, conv, who, opts.ttlMs) };
+    }
+    const ttlMs = clampTtl(opts.ttlMs ?? policy.ttlMs ?? this.o.defaultTtlMs, policy, this.o.maxTtlMs);
+    // The upstream may run it as its own task: its first answer says what the client's task becomes. The call is not
+    // bound to this request's signal (it may outlive it as a task); the client leaving before that cancels it.
+    const conv = new Conversation(callNow(route.upstream, caller, 'tools/call', withProgressToken(params), undefined, { task: { ttlMs } }));
+    let r: PumpResult;
+    try {
+      r = await conv.pump({
+        signal,
+        capabilities: caller.capabilities,
+        inputAllowed: true,
+        onUndeclared: 'refuse',
+        deadlineAt: Date.now() + route.timeoutMs,
+        gatherMs: this.limits.gatherMs,
+        notify: () => {},
+      });
+    } catch (e) {
+      conv.cancel('gateway error');
+      throw e;
+    }
+    switch (r.kind) {
+      case 'task':
+        return { record: await this.proxied.adopt(route, caller, policy, r.task, who) };
+      case 'response':
+        // An immediate JSON-RPC error is the call's answer; an immediate result completes a gateway-owned task.
+        if ('error' in r.message) return { error: asErrorObject(r.message.error) };
+        return { record: await this.owned.adopt(route, caller, policy, conv, who, ttlMs) };
+      case 'input':
+        // A question before any task: the gateway's task carries it (2025-11-25 input_required).
+        return { record: await this.owned.adopt(route, caller, policy, conv, who, ttlMs) };
+      case 'deadline':
+        conv.cancel('gateway error');
+        throw new UpstreamTimeoutError(`the upstream call took longer than ${route.timeoutMs} ms`);
+      case 'aborted':
+        conv.cancel('client closed the request');
+        throw new Error('the client closed the request');
+    }
   }
 
   /** The caller's task by id (refreshed when proxied); `UnknownTaskError` for an unknown, expired or foreign one. */
   async task(route: UpstreamRoute, taskId: string, caller: CallerContext): Promise<TaskRecord> {
-    void route;
-    void taskId;
-    void caller;
-    throw new Error('task: not implemented yet');
+    return this.service.refresh(await this.service.lookup(route, taskId, caller));
   }
 
   /**
@@ -184,10 +254,35 @@ export class TaskRuntime {
    * returns the record then; `undefined` if it expired.
    */
   async changed(taskId: string, afterVersion: number, signal: AbortSignal): Promise<TaskRecord | undefined> {
-    void taskId;
-    void afterVersion;
-    void signal;
-    throw new Error('changed: not implemented yet');
+    const id = taskId as TaskId;
+    const ready = (r: TaskRecord) => r.version > afterVersion || isTerminal(r.status);
+    const now = await this.o.store.get(id);
+    if (!now || ready(now) || signal.aborted) return now;
+    return new Promise<TaskRecord | undefined>((resolve) => {
+      let settled = false;
+      const done = (r: TaskRecord | undefined) => {
+        if (settled) return;
+        settled = true;
+        off();
+        clearInterval(expiry);
+        signal.removeEventListener('abort', onAbort);
+        resolve(r);
+      };
+      const off = this.events.on((t) => {
+        if (t.taskId === id && ready(t)) done(t);
+      });
+      const check = (final: boolean) =>
+        void this.o.store.get(id).then(
+          (r) => (!r || ready(r) || final ? done(r) : undefined),
+          () => done(undefined),
+        );
+      const onAbort = () => check(true);
+      // A record expires without a change event: look for that now and then.
+      const expiry = setInterval(() => check(false), CHANGE_RECHECK_MS);
+      expiry.unref();
+      signal.addEventListener('abort', onAbort, { once: true });
+      check(false); // a change between the first read and the listener
+    });
   }
 
   /**
@@ -195,11 +290,7 @@ export class TaskRuntime {
    * POSTed response to its key); returns the keys answered. The record leaves `input_required` when none remain.
    */
   async answer(route: UpstreamRoute, taskId: string, caller: CallerContext, responses: JsonObject): Promise<string[]> {
-    void route;
-    void taskId;
-    void caller;
-    void responses;
-    throw new Error('answer: not implemented yet');
+    return this.service.answer(await this.service.lookup(route, taskId, caller), responses);
   }
 
   /**
@@ -208,10 +299,8 @@ export class TaskRuntime {
    * `cancelled` before this resolves, for good.
    */
   async cancelTask(route: UpstreamRoute, taskId: string, caller: CallerContext): Promise<TaskRecord> {
-    void route;
-    void taskId;
-    void caller;
-    throw new Error('cancelTask: not implemented yet');
+    const record = await this.service.lookup(route, taskId, caller);
+    return record.kind === 'owned' ? this.owned.cancelStrict(record) : this.proxied.cancelStrict(record);
   }
 
   /**
@@ -219,18 +308,24 @@ export class TaskRuntime {
    * with an opaque cursor; `InvalidCursorError` for a cursor this gateway did not issue.
    */
   async list(route: UpstreamRoute, caller: CallerContext, cursor: string | undefined): Promise<{ tasks: TaskRecord[]; nextCursor?: string }> {
-    void route;
-    void caller;
-    void cursor;
-    throw new Error('list: not implemented yet');
+    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    if (cursor !== undefined && !after) throw new InvalidCursorError();
+    const page = await this.o.store.list({
+      principal: caller.principal,
+      upstream: route.name,
+      ...(caller.session !== undefined ? { session: caller.session } : {}),
+      ...(after ? { after } : {}),
+      limit: LIST_PAGE_SIZE,
+    });
+    const last = page.tasks.at(-1);
+    return { tasks: page.tasks, ...(page.more && last ? { nextCursor: encodeCursor(last) } : {}) };
   }
 
   /** Every applied change of a task record of this principal on this route; returns the remover. */
   watch(route: UpstreamRoute, principal: string, listener: (t: TaskRecord) => void): () => void {
-    void route;
-    void principal;
-    void listener;
-    throw new Error('watch: not implemented yet');
+    return this.events.on((t) => {
+      if (t.principal === principal && t.upstream === route.name) listener(t);
+    });
   }
 
   /** tasks/get → the DetailedTask. */
@@ -265,14 +360,20 @@ export class TaskRuntime {
     return clampTtl(policy.ttlMs ?? this.o.defaultTtlMs, policy, this.o.maxTtlMs);
   }
 
-  private windowMs(window: CallWindow, policy: TaskPolicy, route: UpstreamRoute): number {
-    if (window === 'budget') return route.timeoutMs;
-    return window === 'after-ms' ? (policy.afterMs ?? 0) : 0;
+  /** What is left of a round's window that started at `since` (0: none, the window has passed). */
+  private windowMs(window: CallWindow, policy: TaskPolicy, route: UpstreamRoute, since: number): number {
+    const length = window === 'budget' ? route.timeoutMs : window === 'after-ms' ? (policy.afterMs ?? 0) : 0;
+    return Math.max(0, since + length - Date.now());
   }
 
-  /** Whether the route's upstream can run this tool as a legacy task, per its own tools/list. */
+  /**
+   * Whether the route's upstream can run this tool as a task: a modern upstream with the tasks extension decides per
+   * call (`optional` for every tool; tasks extension §Task Creation), a legacy one says per tool in its tools/list
+   * (2025-11-25 basic/utilities/tasks §Tool-Level Negotiation).
+   */
   private async supportOf(route: UpstreamRoute, caller: CallerContext, tool: string, signal: AbortSignal): Promise<TaskSupport> {
     const identity = route.upstream.knownIdentity ?? (await route.upstream.identity(caller, signal));
+    if (route.upstream.era === 'modern') return declaresTasks(identity.capabilities) ? 'optional' : 'forbidden';
     if (!legacySupportsToolTasks(identity.capabilities)) return 'forbidden';
     const age = route.toolSupport ? Date.now() - route.toolSupport.at : Infinity;
     // Refetch when stale, or for a name not seen yet at most every few seconds (unknown names must not
@@ -294,6 +395,11 @@ export class TaskRuntime {
   }
 }
 
+/** The modern `CreateTaskResult` outcome for a task record (tasks extension §Task Creation). */
+function taskResult(record: TaskRecord): Outcome {
+  return { kind: 'result', result: createTaskResultV2(record) };
+}
+
 /**
  * A wrapped call asks the upstream for progress (a gateway token when the client sent none), so that a task's
  * statusMessage can follow it; the client's own stream still gets only progress for its own token.
@@ -302,4 +408,19 @@ function withProgressToken(params: JsonObject): JsonObject {
   if (progressTokenOf(params) !== undefined) return params;
   const meta = isObject(params._meta) ? params._meta : {};
   return { ...params, _meta: { ...meta, progressToken: `gw-${randomBytes(9).toString('base64url')}` } };
+}
+
+/** A `tasks/list` cursor: where the page ended, opaque to the client. */
+function encodeCursor(r: { createdAt: string; taskId: string }): string {
+  return Buffer.from(JSON.stringify({ c: r.createdAt, t: r.taskId })).toString('base64url');
+}
+
+/** A cursor `encodeCursor` made, or `undefined`. */
+function decodeCursor(cursor: string): { createdAt: string; taskId: string } | undefined {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    return isObject(v) && typeof v.c === 'string' && typeof v.t === 'string' ? { createdAt: v.c, taskId: v.t } : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -18,9 +18,9 @@ import type { OwnedTasks } from './owned-tasks.js';
 import type { ProxiedTasks } from './proxied-tasks.js';
 import type { CallerContext, UpstreamRoute } from './route.js';
 import type { TaskEvents } from './task-events.js';
-import { nowIso, UnknownTaskError } from './task-limits.js';
+import { UnknownTaskError } from './task-limits.js';
 
-/** Serves the task methods over both lifecycles. */
+/** Serves the task methods over every lifecycle, for both faces. */
 export class TaskService {
   constructor(
     private readonly events: TaskEvents,
@@ -31,29 +31,13 @@ export class TaskService {
 
   /** tasks/get → the DetailedTask (tasks extension §Task Polling). */
   async get(route: UpstreamRoute, req: ModernRequest, caller: CallerContext): Promise<JsonObject> {
-    let record = await this.own(route, req, caller);
-    if (record.kind === 'proxied') record = await this.proxied.refresh(record);
-    return detailedTaskV2(record);
+    return detailedTaskV2(await this.refresh(await this.own(route, req, caller)));
   }
 
   /** tasks/update → answers outstanding input requests; the ack follows the record change (read-your-writes). */
   async update(route: UpstreamRoute, req: ModernRequest, caller: CallerContext): Promise<JsonObject> {
     const record = await this.own(route, req, caller);
-    const responses = isObject(req.inputResponses) ? req.inputResponses : {};
-    const conv = record.kind === 'owned' ? this.owned.conversation(record.taskId) : this.proxied.conversation(record.taskId);
-    if (conv && !isTerminal(record.status)) {
-      const answered = await conv.answer(responses);
-      if (answered.length > 0) {
-        await this.events.change(record.taskId, (t) => {
-          if (isTerminal(t.status)) return undefined;
-          const remaining = conv.inputRequests();
-          const { inputRequests: _old, ...rest } = t;
-          return Object.keys(remaining).length > 0
-            ? { ...rest, inputRequests: remaining, lastUpdatedAt: nowIso() }
-            : { ...rest, status: 'working', lastUpdatedAt: nowIso() };
-        });
-      }
-    }
+    await this.answer(record, isObject(req.inputResponses) ? req.inputResponses : {});
     return { resultType: 'complete' };
   }
 
@@ -61,13 +45,34 @@ export class TaskService {
   async cancel(route: UpstreamRoute, req: ModernRequest, caller: CallerContext): Promise<JsonObject> {
     const record = await this.own(route, req, caller);
     if (isTerminal(record.status)) return { resultType: 'complete' };
-    if (record.kind === 'proxied') {
-      await this.proxied.cancel(record);
-    } else {
-      this.owned.stop(record.taskId, 'task cancelled by the client');
-      await this.events.finish(record.taskId, { status: 'cancelled' }, 'Cancelled by the client');
-    }
+    if (record.kind === 'owned') await this.owned.cancel(record);
+    else await this.proxied.cancel(record);
     return { resultType: 'complete' };
+  }
+
+  /**
+   * The caller's task by id, for either face: `UnknownTaskError` for an unknown, expired or foreign one (another
+   * principal's, another route's, or, for a caller without credentials, another session's).
+   */
+  async lookup(route: UpstreamRoute, taskId: unknown, caller: CallerContext): Promise<TaskRecord> {
+    if (typeof taskId !== 'string') throw new UnknownTaskError();
+    const record = await this.events.store.get(taskId as TaskId);
+    // A foreign task is indistinguishable from an unknown one (tasks extension §Security Considerations;
+    // 2025-11-25 basic/utilities/tasks §Security Considerations).
+    if (!record || record.principal !== caller.principal || record.upstream !== route.name) throw new UnknownTaskError();
+    if (caller.session !== undefined && record.session !== undefined && record.session !== caller.session) throw new UnknownTaskError();
+    return record;
+  }
+
+  /** The record, refreshed from the upstream when the upstream runs the task. */
+  refresh(record: TaskRecord, force = false): Promise<TaskRecord> {
+    return record.kind === 'owned' ? Promise.resolve(record) : this.proxied.refresh(record, force);
+  }
+
+  /** Answers a task's outstanding input requests by key; returns the keys answered. */
+  async answer(record: TaskRecord, responses: JsonObject): Promise<string[]> {
+    if (record.kind === 'owned') return this.owned.answer(record, responses);
+    return this.proxied.answer(record, responses);
   }
 
   /**
@@ -87,7 +92,7 @@ export class TaskService {
     // Proxied tasks change upstream: poll them while someone listens.
     const timer = setInterval(() => {
       for (const id of wanted) {
-        void this.events.store.get(id as TaskId).then((r) => (r && r.kind === 'proxied' ? this.proxied.refresh(r) : undefined)).catch(() => {});
+        void this.events.store.get(id as TaskId).then((r) => (r ? this.refresh(r) : undefined)).catch(() => {});
       }
     }, this.pollIntervalMs);
     timer.unref();
@@ -103,11 +108,6 @@ export class TaskService {
   private async own(route: UpstreamRoute, req: ModernRequest, caller: CallerContext): Promise<TaskRecord> {
     // Tasks extension §Protocol Errors: the capability is checked before the id is looked up.
     if (!declaresTasks(caller.capabilities)) throw new MissingCapabilityError(TASKS_REQUIRED_CAPABILITIES, req.method);
-    const id = req.params.taskId;
-    if (typeof id !== 'string') throw new UnknownTaskError();
-    const record = await this.events.store.get(id as TaskId);
-    // A foreign task is indistinguishable from an unknown one (tasks extension §Security Considerations).
-    if (!record || record.principal !== caller.principal || record.upstream !== route.name) throw new UnknownTaskError();
-    return record;
+    return this.lookup(route, req.params.taskId, caller);
   }
 }

@@ -5,8 +5,19 @@
  * `nextCall()` and driving its events (`notify`, `ask`, `reply`, `fail`). Everything the runtime does to the
  * upstream is recorded: the calls and their params, answers to input requests, cancels, abandons, retains.
  */
-import { QueuedCall, type UpstreamCall, type UpstreamCaller, type UpstreamClient, type UpstreamListen, type UpstreamStats } from '../../src/upstream/index.js';
-import type { JsonObject, JsonRpcErrorObject, JsonRpcNotification, ListenFilter, RequestId, UpstreamIdentity } from '../../src/translate/index.js';
+import {
+  QueuedCall,
+  UpstreamTaskLostError,
+  type CallOptions,
+  type UpstreamCall,
+  type UpstreamCaller,
+  type UpstreamClient,
+  type UpstreamListen,
+  type UpstreamStats,
+  type UpstreamTask,
+  type UpstreamTaskSnapshot,
+} from '../../src/upstream/index.js';
+import type { Era, JsonObject, JsonRpcErrorObject, JsonRpcNotification, ListenFilter, RequestId, UpstreamIdentity } from '../../src/translate/index.js';
 
 /** A test's bound on waiting for something the runtime is expected to do (a failure, never a pass). */
 const WAIT_MS = 5_000;
@@ -34,8 +45,15 @@ export class FakeCall extends QueuedCall implements UpstreamCall {
     readonly caller: UpstreamCaller,
     readonly method: string,
     readonly params: JsonObject | undefined,
+    /** How the runtime sent it (`task`: the upstream may answer with a task). */
+    readonly opts: CallOptions | undefined,
   ) {
     super();
+  }
+
+  /** The test: the upstream answers by creating a task (the call's final event). */
+  createTask(task: FakeTask): void {
+    this.push({ kind: 'task', task });
   }
 
   /** The test: the upstream sends a notification on this call. */
@@ -102,12 +120,116 @@ export class FakeCall extends QueuedCall implements UpstreamCall {
 
 }
 
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+/**
+ * A FAKE `UpstreamTask`, scripted by the test: `emit` is a state change the runtime sees on `next()` (and on `get()`),
+ * `set` one only `get()` sees (the upstream moved on, nobody was told), `lose` the upstream forgetting the task.
+ * Records what the runtime did to it: answers, cancels, release.
+ */
+export class FakeTask implements UpstreamTask {
+  /** The state `get()` reports. */
+  state: UpstreamTaskSnapshot;
+  /** Every `answer()` the runtime made, in order. */
+  readonly answers: JsonObject[] = [];
+  /** How many times the runtime asked to cancel, and what `cancel()` resolves to. */
+  cancels = 0;
+  cancelAnswer: 'cancelled' | 'terminal' | 'unknown' = 'cancelled';
+  released = false;
+  private readonly queue: Array<UpstreamTaskSnapshot | Error> = [];
+  private wake: (() => void) | undefined;
+  private answerWaiters: Array<() => void> = [];
+
+  constructor(
+    readonly id: string,
+    readonly created: UpstreamTaskSnapshot,
+  ) {
+    this.state = created;
+  }
+
+  /** The test: the upstream task changes, and the runtime's follow loop sees it. */
+  emit(change: Partial<UpstreamTaskSnapshot>): void {
+    this.state = { ...this.state, ...change };
+    this.queue.push(this.state);
+    this.wake?.();
+  }
+
+  /** The test: the upstream task changes, and only a `get()` sees it. */
+  set(change: Partial<UpstreamTaskSnapshot>): void {
+    this.state = { ...this.state, ...change };
+  }
+
+  /** The test: the upstream no longer knows the task. */
+  lose(): void {
+    this.queue.push(new UpstreamTaskLostError(this.id));
+    this.wake?.();
+  }
+
+  /** The test: waits for the runtime's next `answer()`. */
+  nextAnswer(): Promise<JsonObject> {
+    const taken = this.answersTaken;
+    if (this.answers.length > taken) {
+      this.answersTaken++;
+      return Promise.resolve(this.answers[taken] as JsonObject);
+    }
+    return bounded(
+      new Promise<JsonObject>((resolve) =>
+        this.answerWaiters.push(() => {
+          this.answersTaken++;
+          resolve(this.answers[taken] as JsonObject);
+        }),
+      ),
+      `an answer to task ${this.id}`,
+    );
+  }
+  private answersTaken = 0;
+
+  async next(signal: AbortSignal): Promise<UpstreamTaskSnapshot | undefined> {
+    for (;;) {
+      if (signal.aborted || this.released) return undefined;
+      const item = this.queue.shift();
+      if (item instanceof Error) throw item;
+      if (item) return item;
+      if (TERMINAL.has(this.state.status) && this.state !== this.created) return this.state;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          signal.removeEventListener('abort', done);
+          this.wake = undefined;
+          resolve();
+        };
+        this.wake = done;
+        signal.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+
+  async get(): Promise<UpstreamTaskSnapshot> {
+    return this.state;
+  }
+
+  async answer(responses: JsonObject): Promise<string[]> {
+    this.answers.push(responses);
+    this.answerWaiters.shift()?.();
+    const outstanding = this.state.inputRequests ?? {};
+    return Object.keys(responses).filter((k) => Object.hasOwn(outstanding, k));
+  }
+
+  async cancel(): Promise<'cancelled' | 'terminal' | 'unknown'> {
+    this.cancels++;
+    return this.cancelAnswer;
+  }
+
+  release(): void {
+    this.released = true;
+    this.wake?.();
+  }
+}
+
 /** The runtime's answer to one input request. */
 export type FakeAnswer = { id: RequestId } & ({ result: JsonObject } | { error: JsonRpcErrorObject });
 
 /** A FAKE upstream: `UpstreamClient` in memory, scripted by the test. */
 export class FakeUpstream implements UpstreamClient {
-  readonly era = 'legacy' as const;
   /** Every call the runtime made, in order. */
   readonly calls: FakeCall[] = [];
   private readonly handlers = new Map<string, (params: JsonObject | undefined, call: FakeCall) => JsonObject | undefined>();
@@ -119,6 +241,8 @@ export class FakeUpstream implements UpstreamClient {
   constructor(
     readonly name: string,
     readonly knownIdentity: UpstreamIdentity,
+    /** The era the fake pretends to speak (what the runtime's task support reads). */
+    readonly era: Era = 'legacy',
   ) {}
 
   /** Answers every call of `method` at once with `fn`'s result (`undefined`: leave it to the test). */
@@ -146,8 +270,8 @@ export class FakeUpstream implements UpstreamClient {
     return this.knownIdentity;
   }
 
-  async call(caller: UpstreamCaller, method: string, params: JsonObject | undefined): Promise<UpstreamCall> {
-    const call = new FakeCall(caller, method, params);
+  async call(caller: UpstreamCaller, method: string, params: JsonObject | undefined, _signal?: AbortSignal, opts?: CallOptions): Promise<UpstreamCall> {
+    const call = new FakeCall(caller, method, params, opts);
     this.calls.push(call);
     const handler = this.handlers.get(method);
     const result = handler?.(params, call);

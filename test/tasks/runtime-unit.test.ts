@@ -16,7 +16,7 @@ import {
   type UpstreamRoute,
 } from '../../src/tasks/index.js';
 import { globToRegExp, methodPolicy, type JsonObject, type JsonRpcNotification, type ModernRequest } from '../../src/translate/index.js';
-import { FakeUpstream } from '../helpers/fake-upstream.js';
+import { FakeTask, FakeUpstream } from '../helpers/fake-upstream.js';
 
 const TASKS_EXT = 'io.modelcontextprotocol/tasks';
 const DECLARING = { extensions: { [TASKS_EXT]: {} }, elicitation: {} };
@@ -198,46 +198,51 @@ t.test('owned task: tasks/cancel cancels the upstream call and ends the record c
   t.same(await h.task('tasks/cancel', taskId), { resultType: 'complete' }, 'idempotent on a terminal task');
 });
 
-t.test('proxied task: the upstream’s task, its input through tasks/update, its payload as the outcome', async (t) => {
+t.test('proxied task: the upstream’s task, its input through tasks/update, its outcome the record’s', async (t) => {
   const h = harness(t, { upstreamCaps: TASK_CAPS, tools: [{ name: 'job', inputSchema: { type: 'object' }, execution: { taskSupport: 'optional' } }] });
   const pending = h.callTool('job');
   const call = await h.upstream.nextCall('tools/call');
-  t.match(call.params, { name: 'job', task: { ttl: 60_000 } }, 'sent task-augmented with the default TTL');
-  call.reply({ task: { taskId: 'up-1', status: 'working', ttl: 60_000, createdAt: '2026-01-01T00:00:00Z', pollInterval: 500 } });
+  t.same(call.opts, { task: { ttlMs: 60_000 } }, 'sent letting the upstream create a task, with the default TTL');
+  t.same(call.params, { name: 'job', arguments: {} }, 'the seam adds the era’s task marker, not the runtime');
+  const task = new FakeTask('up-1', { status: 'working', ttlMs: 60_000, createdAt: '2026-01-01T00:00:00Z', pollIntervalMs: 500 });
+  call.createTask(task);
   const created = await pending;
   t.match(created, { kind: 'result', result: { resultType: 'task', status: 'working', pollIntervalMs: 500 } });
   const taskId = (created as { result: any }).result.taskId as string;
   t.not(taskId, 'up-1', 'the gateway mints its own id');
-  t.equal(h.upstream.retainedCount, 1, 'the upstream state the task lives in is retained');
 
-  const wait = await h.upstream.nextCall('tasks/result');
-  t.same(wait.params, { taskId: 'up-1' });
-  const id = wait.ask('elicitation/create', { message: 'Name?', requestedSchema: { type: 'object', properties: {} } });
+  task.emit({ status: 'input_required', inputRequests: { 'elicitation-1': { method: 'elicitation/create', params: { message: 'Name?', requestedSchema: { type: 'object', properties: {} } } } } });
   const asking = await h.until(taskId, (task) => task.status === 'input_required');
-  const [key] = Object.keys(asking.inputRequests);
-  await h.task('tasks/update', taskId, { inputResponses: { [key as string]: { action: 'accept', content: { name: 'x' } } } });
-  const answer = await wait.nextAnswer();
-  t.match(answer, { id, result: { action: 'accept', content: { name: 'x' }, _meta: { [RELATED_TASK]: { taskId: 'up-1' } } } }, 'answered as related to the upstream task');
+  t.same(Object.keys(asking.inputRequests), ['elicitation-1'], 'the upstream task’s own keys');
+  await h.task('tasks/update', taskId, { inputResponses: { 'elicitation-1': { action: 'accept', content: { name: 'x' } } } });
+  t.same(await task.nextAnswer(), { 'elicitation-1': { action: 'accept', content: { name: 'x' } } }, 'answered into the upstream task');
+  t.equal((await h.task('tasks/get', taskId)).status, 'working', 'the ack follows the record change');
 
-  wait.reply({ content: [{ type: 'text', text: 'payload' }] });
+  task.emit({ status: 'completed', inputRequests: {}, result: { resultType: 'complete', content: [{ type: 'text', text: 'payload' }], _meta: { [RELATED_TASK]: { taskId: 'up-1' } } } });
   const done = await h.until(taskId, (task) => task.status === 'completed');
-  t.match(done.result, { content: [{ type: 'text', text: 'payload' }] });
-  t.equal(h.upstream.retainedCount, 0, 'released once terminal');
+  t.same(done.result, { resultType: 'complete', content: [{ type: 'text', text: 'payload' }] }, 'the upstream’s related-task _meta removed');
+  t.ok(task.released, 'released once terminal');
 });
 
-t.test('proxied task: tasks/cancel cancels upstream, drops the wait, releases the state', async (t) => {
+t.test('proxied task: tasks/cancel cancels upstream and releases the task', async (t) => {
   const h = harness(t, { upstreamCaps: TASK_CAPS, tools: [{ name: 'job', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } }] });
-  h.upstream.handle('tasks/cancel', () => ({ taskId: 'up-2', status: 'cancelled', ttl: null, createdAt: '2026-01-01T00:00:00Z' }));
   const pending = h.callTool('job');
-  (await h.upstream.nextCall('tools/call')).reply({ task: { taskId: 'up-2', status: 'working', ttl: null } });
+  const task = new FakeTask('up-2', { status: 'working', ttlMs: null });
+  (await h.upstream.nextCall('tools/call')).createTask(task);
   const taskId = ((await pending) as { result: any }).result.taskId as string;
-  const wait = await h.upstream.nextCall('tasks/result');
   t.same(await h.task('tasks/cancel', taskId), { resultType: 'complete' });
-  t.same(h.upstream.calls.find((c) => c.method === 'tasks/cancel')?.params, { taskId: 'up-2' }, 'cancelled upstream by its own id');
-  t.ok(wait.abandoned, 'the tasks/result wait was dropped, not cancelled');
-  t.equal(wait.cancelled, undefined);
+  t.equal(task.cancels, 1, 'cancelled upstream');
   t.equal((await h.task('tasks/get', taskId)).status, 'cancelled');
-  t.equal(h.upstream.retainedCount, 0);
+  t.ok(task.released);
+
+  const second = h.callTool('job');
+  const ended = new FakeTask('up-3', { status: 'working', ttlMs: null });
+  ended.cancelAnswer = 'terminal';
+  (await h.upstream.nextCall('tools/call')).createTask(ended);
+  const id2 = ((await second) as { result: any }).result.taskId as string;
+  ended.set({ status: 'completed', result: { resultType: 'complete', content: [] } });
+  t.same(await h.task('tasks/cancel', id2), { resultType: 'complete' }, 'acknowledged');
+  t.equal((await h.task('tasks/get', id2)).status, 'completed', 'a task that had ended keeps its outcome');
 });
 
 t.test('a task the client cannot take: refused before the upstream sees the call', async (t) => {
@@ -248,13 +253,19 @@ t.test('a task the client cannot take: refused before the upstream sees the call
   await t.rejects(required.callTool('anything'), MissingCapabilityError);
 });
 
-t.test('off over an upstream that requires tasks: the task is driven to its end inside the call', async (t) => {
-  const h = harness(t, { capabilities: {}, upstreamCaps: TASK_CAPS, rules: { '*': { task: 'off' } }, tools: [{ name: 'job', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } }] });
+t.test('off over an upstream that requires tasks: the task is followed to its end inside the call', async (t) => {
+  const h = harness(t, { capabilities: { elicitation: {} }, upstreamCaps: TASK_CAPS, rules: { '*': { task: 'off' } }, tools: [{ name: 'job', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } }] });
   const outcome = h.callTool('job');
-  (await h.upstream.nextCall('tools/call')).reply({ task: { taskId: 'up-3', status: 'working', ttl: null } });
-  const wait = await h.upstream.nextCall('tasks/result');
-  t.same(wait.params, { taskId: 'up-3' });
-  wait.reply({ content: [{ type: 'text', text: 'hidden' }] });
-  t.match(await outcome, { kind: 'result', result: { resultType: 'complete', content: [{ type: 'text', text: 'hidden' }] } }, 'one synchronous answer');
-  t.equal(h.upstream.retainedCount, 0, 'no task was kept');
+  const call = await h.upstream.nextCall('tools/call');
+  t.same(call.opts, { task: { ttlMs: 60_000 } });
+  const task = new FakeTask('up-3', { status: 'working', ttlMs: null });
+  call.createTask(task);
+  task.emit({ status: 'input_required', inputRequests: { q: { method: 'elicitation/create', params: { message: 'Sure?', requestedSchema: { type: 'object', properties: {} } } } } });
+  const asked = await outcome;
+  t.match(asked, { kind: 'result', result: { resultType: 'input_required', inputRequests: { q: { method: 'elicitation/create' } } } }, 'the task’s question: an MRTR round of the call');
+  const retry = h.callTool('job', { requestState: (asked as { result: any }).result.requestState, inputResponses: { q: { action: 'accept', content: {} } } });
+  t.same(await task.nextAnswer(), { q: { action: 'accept', content: {} } }, 'the retry answered into the task');
+  task.emit({ status: 'completed', inputRequests: {}, result: { content: [{ type: 'text', text: 'hidden' }] } });
+  t.match(await retry, { kind: 'result', result: { resultType: 'complete', content: [{ type: 'text', text: 'hidden' }] } }, 'one synchronous answer');
+  t.ok(task.released, 'no task was kept');
 });

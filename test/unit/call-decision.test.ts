@@ -1,15 +1,28 @@
 /**
  * tasks/call-decision: what a tools/call becomes, as two tables. The first gives the route for every
  * combination of policy mode × client declares tasks × upstream task support (all 30); the second gives the
- * decision for every route × turn (all 30). Together they cover every row of decideCall.
+ * decision for every route × turn, each turn with the facts that change it (afterMs set, a followed upstream task, the
+ * window that passed): 6 × 10. Together they cover every row of decideCall.
  */
 import t from 'tap';
-import { callRoute, decideCall, type CallDecision, type CallRoute, type CallTurn, type TaskMode } from '../../src/tasks/call-decision.js';
+import { callRoute, decideCall, type CallDecision, type CallFacts, type CallRoute, type TaskMode } from '../../src/tasks/call-decision.js';
 import type { TaskSupport } from '../../src/translate/index.js';
 
 const MODES: TaskMode[] = ['native', 'off', 'auto', 'always', 'required'];
 const SUPPORTS: TaskSupport[] = ['forbidden', 'optional', 'required'];
-const TURNS: CallTurn[] = ['start', 'resume', 'result', 'task-created', 'window-passed'];
+/** The turns, each with the facts beyond the route that may change its decision. */
+const TURNS: Array<Pick<CallFacts, 'turn' | 'windowed' | 'following' | 'passed'>> = [
+  { turn: 'start' },
+  { turn: 'start', windowed: true },
+  { turn: 'resume' },
+  { turn: 'resume', following: true },
+  { turn: 'result' },
+  { turn: 'task-created' },
+  { turn: 'task-created-in-window', windowed: true },
+  { turn: 'window-passed', passed: 'budget' },
+  { turn: 'window-passed', passed: 'after-ms', windowed: true },
+  { turn: 'window-passed', passed: 'after-ms', windowed: true, following: true },
+];
 
 // [mode, declares, support, route]
 const ROUTES: Array<[TaskMode, boolean, TaskSupport, CallRoute]> = [
@@ -60,14 +73,42 @@ const send = (upstreamTask: boolean, owned: boolean, refuseAtLimit: boolean, win
 const REFUSE: CallDecision = { action: 'refuse' };
 const ANSWER: CallDecision = { action: 'answer' };
 
-// route → decision per turn, in TURNS order: start, resume, result, task-created, window-passed.
+// route → decision per turn, in TURNS order: start, start with afterMs, resume, resume following a task, result,
+// task-created, task-created within the window, window-passed (budget), window-passed (afterMs), and the same
+// while following a task.
+const TIME_OUT: CallDecision = { action: 'time-out' };
+const OWN: CallDecision = { action: 'own-task' };
+const PROXY: CallDecision = { action: 'proxy-task' };
 const DECISIONS: Record<CallRoute, CallDecision[]> = {
-  plain: [send(false, false, false, 'budget'), send(false, false, false, 'budget'), ANSWER, ANSWER, { action: 'time-out' }],
-  refused: [REFUSE, REFUSE, REFUSE, REFUSE, REFUSE],
-  'upstream-task': [send(true, false, false, 'budget'), send(true, false, false, 'budget'), ANSWER, { action: 'proxy-task' }, { action: 'time-out' }],
-  'hidden-upstream-task': [send(true, false, false, 'budget'), send(true, false, false, 'budget'), ANSWER, { action: 'follow-task' }, { action: 'time-out' }],
-  'owned-every-round': [send(false, true, false, 'after-ms'), send(false, true, false, 'after-ms'), ANSWER, ANSWER, { action: 'own-task' }],
-  'owned-first-round': [send(false, true, true, 'after-ms'), send(false, true, false, 'none'), ANSWER, ANSWER, { action: 'own-task' }],
+  plain: [send(false, false, false, 'budget'), send(false, false, false, 'budget'), send(false, false, false, 'budget'), send(false, false, false, 'budget'), ANSWER, ANSWER, ANSWER, TIME_OUT, TIME_OUT, TIME_OUT],
+  refused: Array(10).fill(REFUSE),
+  // With afterMs, the first window covers the upstream task too: followed within it, the client's task once it passes.
+  'upstream-task': [
+    send(true, false, false, 'budget'),
+    send(true, false, false, 'after-ms'),
+    send(true, false, false, 'budget'),
+    send(true, false, false, 'none'),
+    ANSWER,
+    PROXY,
+    { action: 'follow-task', window: 'after-ms' },
+    TIME_OUT,
+    { action: 'wait', window: 'budget' },
+    PROXY,
+  ],
+  'hidden-upstream-task': [
+    send(true, false, false, 'budget'),
+    send(true, false, false, 'budget'),
+    send(true, false, false, 'budget'),
+    send(true, false, false, 'budget'),
+    ANSWER,
+    { action: 'follow-task', window: 'budget' },
+    { action: 'follow-task', window: 'budget' },
+    TIME_OUT,
+    TIME_OUT,
+    TIME_OUT,
+  ],
+  'owned-every-round': [send(false, true, false, 'after-ms'), send(false, true, false, 'after-ms'), send(false, true, false, 'after-ms'), send(false, true, false, 'after-ms'), ANSWER, ANSWER, ANSWER, OWN, OWN, OWN],
+  'owned-first-round': [send(false, true, true, 'after-ms'), send(false, true, true, 'after-ms'), send(false, true, false, 'none'), send(false, true, false, 'none'), ANSWER, ANSWER, ANSWER, OWN, OWN, OWN],
 };
 
 t.test('the route table covers every mode × declares × support', async (t) => {
@@ -84,7 +125,7 @@ t.test('every route × turn', async (t) => {
   for (const [route, decisions] of Object.entries(DECISIONS) as Array<[CallRoute, CallDecision[]]>) {
     const [mode, declares, support] = ROUTES.find((r) => r[3] === route) as [TaskMode, boolean, TaskSupport, CallRoute];
     TURNS.forEach((turn, i) => {
-      t.same(decideCall({ mode, declares, support, turn }), decisions[i], `${route}, ${turn}`);
+      t.same(decideCall({ mode, declares, support, ...turn }), decisions[i], `${route}, ${JSON.stringify(turn)}`);
     });
   }
 });
@@ -92,6 +133,6 @@ t.test('every route × turn', async (t) => {
 t.test('decideCall depends on the facts only through the route', async (t) => {
   for (const [mode, declares, support, route] of ROUTES) {
     const want = DECISIONS[route];
-    TURNS.forEach((turn, i) => t.same(decideCall({ mode, declares, support, turn }), want[i], `${mode}/${declares}/${support}/${turn}`));
+    TURNS.forEach((turn, i) => t.same(decideCall({ mode, declares, support, ...turn }), want[i], `${mode}/${declares}/${support}/${JSON.stringify(turn)}`));
   }
 });
