@@ -7,10 +7,9 @@
 import {
   ErrorCode,
   acceptListenFilter,
-  isCreateTaskResultV1,
   isInputMethod,
   isObject,
-  readTaskV1,
+  readCreateTaskResultV1,
   type JsonObject,
   type JsonRpcNotification,
   type ListenFilter,
@@ -98,11 +97,11 @@ export class LegacyUpstreamClient implements UpstreamClient {
 
   /** A CreateTaskResult answer as the call's `task` event (the task holds the session from here on). */
   private taskOf(caller: UpstreamCaller, e: CallEvent): CallEvent {
-    if (e.kind !== 'response' || !('result' in e.message) || !isCreateTaskResultV1(e.message.result)) return e;
-    const v1 = readTaskV1(e.message.result);
-    if (!v1) return e;
+    if (e.kind !== 'response' || !('result' in e.message)) return e;
+    const created = readCreateTaskResultV1(e.message.result);
+    if (!created) return e;
     const meta = isObject(e.message.result._meta) ? e.message.result._meta : undefined;
-    return { kind: 'task', task: new LegacyUpstreamTask(this, caller, v1, meta) };
+    return { kind: 'task', task: new LegacyUpstreamTask(this, caller, created.task, meta) };
   }
 
   /** Holds the caller's session for a task's life: a legacy task lives in the session that created it. */

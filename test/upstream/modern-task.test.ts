@@ -138,7 +138,7 @@ for (const responseMode of ['sse', 'json'] as const) {
     });
 
     await t.test('a task the upstream does not know: UpstreamTaskLostError; cancel says unknown', async (t) => {
-      const task = new ModernUpstreamTask(client, caller, { taskId: 'no-such-task', status: 'working', ttlMs: null });
+      const task = new ModernUpstreamTask(client, caller, { resultType: 'task', taskId: 'no-such-task', status: 'working', ttlMs: null, createdAt: new Date(0).toISOString(), lastUpdatedAt: new Date(0).toISOString() });
       t.teardown(() => task.release());
       await t.rejects(task.get(), UpstreamTaskLostError);
       await t.rejects(task.next(new AbortController().signal), UpstreamTaskLostError);
