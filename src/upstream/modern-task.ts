@@ -22,10 +22,17 @@ import {
 import { drain, type UpstreamCaller, type UpstreamClient, type UpstreamTaskSnapshot } from './client.js';
 import { PolledTask, type PolledTaskOptions } from './polled-task.js';
 
+/** While notifications come on a listen, polls are this many times rarer (a safety net: notifications are optional). */
+const LISTENING_POLL_FACTOR = 10;
+/** …and at least this far apart. */
+const MIN_LISTENING_POLL_MS = 5_000;
+
 /** A 2026-07-28 upstream task (see the module doc). */
 export class ModernUpstreamTask extends PolledTask {
   /** Keys answered: never shown again, even while the upstream still lists them (tasks/update is eventually consistent). */
   private readonly answered = new Set<string>();
+  /** The `subscriptions/listen` for this task: started by the first wait, ended with the task or on release. */
+  private listening: 'no' | 'opening' | 'open' | 'ended' = 'no';
 
   constructor(
     private readonly client: UpstreamClient,
@@ -77,7 +84,41 @@ export class ModernUpstreamTask extends PolledTask {
   }
 
   protected onRelease(): void {
-    // Nothing is held: every exchange ends with the stop signal.
+    // Nothing is held: every exchange and the listen end with the stop signal.
+  }
+
+  /**
+   * Follows `notifications/tasks` for this task on a `subscriptions/listen` naming it (tasks extension §Task Status
+   * Notifications), from the first wait on: each carries the DetailedTask, so polling slows down while it is open
+ * (one poll when it opens catches what changed before).
+   * Notifications are optional for a server, so a listen refused or ended leaves polling as it was.
+   */
+  protected override onWait(): void {
+    if (this.listening !== 'no' || this.released) return;
+    this.listening = 'opening';
+    void (async () => {
+      try {
+        const listen = await this.client.listen(this.caller, { taskIds: [this.id] }, this.stop.signal);
+        if (!listen.accepted.taskIds?.includes(this.id)) return;
+        this.listening = 'open';
+        // A notification comes with the next change: what changed before the listen opened is asked once.
+        void this.poll().catch(() => {});
+        for await (const n of listen.notifications) {
+          if (n.method !== 'notifications/tasks') continue;
+          const detailed = readDetailedTaskV2(n.params);
+          if (detailed?.taskId === this.id) this.apply(detailed);
+          if (isTerminal(this.current.status)) return;
+        }
+      } catch {
+        // refused or broken: polling goes on at the task's own interval
+      } finally {
+        this.listening = 'ended';
+      }
+    })();
+  }
+
+  protected override pollEveryMs(taskIntervalMs: number): number {
+    return this.listening === 'open' ? Math.max(taskIntervalMs * LISTENING_POLL_FACTOR, MIN_LISTENING_POLL_MS) : taskIntervalMs;
   }
 
   protected async pollOnce(): Promise<void> {
@@ -93,7 +134,11 @@ export class ModernUpstreamTask extends PolledTask {
       return;
     }
     const detailed = readDetailedTaskV2(res.result);
-    if (!detailed) return; // malformed: the state known stands
+    if (detailed) this.apply(detailed); // a malformed answer leaves the state known as it is
+  }
+
+  /** A DetailedTask from tasks/get or a notification, merged into the state known. */
+  private apply(detailed: DetailedTaskV2): void {
     const s = snapshotOf(detailed, this.answered);
     if (isTerminal(s.status)) this.settle({ ...this.current, ...s });
     else {
