@@ -45,6 +45,10 @@ export function callNow(
 /** A call that exists before its upstream request has been answered with headers; it forwards the request's events. */
 class EagerCall extends QueuedCall implements UpstreamCall {
   private inner: UpstreamCall | undefined;
+  /** Whether the consumer took a `task` event (then the task is its own). */
+  private taskTaken = false;
+  /** What the consumer gets instead of a task that was stopped before it was taken. */
+  private withdrawn: CallEvent | undefined;
   private stopped: { how: 'cancel' | 'abandon'; reason: string } | undefined;
   /** Aborts the request while it is not answered yet (cancel before the call exists; the caller's signal). */
   private readonly controller = new AbortController();
@@ -83,6 +87,15 @@ class EagerCall extends QueuedCall implements UpstreamCall {
     }
   }
 
+  override async nextUnless(ms: number | undefined, signal: AbortSignal | undefined): Promise<CallEvent | undefined> {
+    if (this.withdrawn) return this.withdrawn;
+    const e = await super.nextUnless(ms, signal);
+    if (e?.kind !== 'task') return e;
+    if (this.withdrawn) return this.withdrawn;
+    this.taskTaken = true;
+    return e;
+  }
+
   respond(id: RequestId, payload: { result: JsonObject } | { error: JsonRpcErrorObject }): Promise<void> {
     // A request event comes only from the inner call, so it exists by the time one is answered.
     if (!this.inner) return Promise.reject(new Error(`no open input request ${String(id)} on this call`));
@@ -100,6 +113,15 @@ class EagerCall extends QueuedCall implements UpstreamCall {
   private stop(how: 'cancel' | 'abandon', reason: string): void {
     if (this.stopped) return;
     this.stopped = { how, reason };
+    const final = this.finalEvent;
+    if (final?.kind === 'task' && !this.taskTaken) {
+      // Created, but nobody took it: nobody could ever reach it.
+      this.withdrawn = { kind: 'failure', error: new Error(`cancelled: ${reason}`) };
+      if (how === 'cancel') void final.task.cancel().catch(() => 'unknown').finally(() => final.task.release());
+      else final.task.release();
+      return;
+    }
+    if (final) return;
     if (this.inner) {
       if (how === 'cancel') this.inner.cancel(reason);
       else this.inner.abandon(reason);
@@ -261,6 +283,8 @@ class HiddenTaskCall implements UpstreamCall {
   private swapped = false;
   /** The final event taken from the original call when it was not a task. */
   private ended = false;
+  /** Set by cancel/abandon before the task was taken over: every later pull gets it. */
+  private stopped: CallEvent | undefined;
 
   constructor(private readonly original: UpstreamCall) {
     this.current = original;
@@ -268,11 +292,12 @@ class HiddenTaskCall implements UpstreamCall {
 
   /** Once the original call ended with a task, the task's call decides; before, only a final event taken counts. */
   get finished(): boolean {
+    if (this.stopped) return true;
     return this.swapped ? this.current.finished : this.ended;
   }
 
   get pending(): number {
-    return this.current.pending;
+    return this.stopped ? 0 : this.current.pending;
   }
 
   async next(): Promise<CallEvent> {
@@ -282,8 +307,10 @@ class HiddenTaskCall implements UpstreamCall {
   async nextUnless(ms: number | undefined, signal: AbortSignal | undefined): Promise<CallEvent | undefined> {
     const until = ms === undefined ? undefined : Date.now() + ms;
     for (;;) {
+      if (this.stopped) return this.stopped;
       const left = until === undefined ? undefined : Math.max(0, until - Date.now());
       const e = await this.current.nextUnless(left, signal);
+      if (this.stopped) return this.stopped;
       if (e?.kind !== 'task' || this.swapped) {
         if (e && isFinal(e)) this.ended = true;
         return e;
@@ -298,25 +325,30 @@ class HiddenTaskCall implements UpstreamCall {
   }
 
   cancel(reason: string): void {
-    this.stop((c) => c.cancel(reason), (t) => void t.cancel().catch(() => 'unknown').finally(() => t.release()));
+    this.stop(reason, (c) => c.cancel(reason), (t) => void t.cancel().catch(() => 'unknown').finally(() => t.release()));
   }
 
   abandon(reason: string): void {
-    this.stop((c) => c.abandon(reason), (t) => t.release());
+    this.stop(reason, (c) => c.abandon(reason), (t) => t.release());
   }
 
-  /** Stops the call; a task it created that nobody took yet is stopped too (it could never be reached again). */
-  private stop(stopCall: (c: UpstreamCall) => void, stopTask: (t: UpstreamTask) => void): void {
-    const wasOriginal = !this.swapped;
-    stopCall(this.current);
-    if (!wasOriginal || this.ended) return;
+  /**
+   * Stops the call. Before the task was taken over, what the original call has queued is taken first: a task it
+   * created is stopped here (nobody could reach it again); if it has not answered yet, it is stopped itself.
+   */
+  private stop(reason: string, stopCall: (c: UpstreamCall) => void, stopTask: (t: UpstreamTask) => void): void {
+    if (this.swapped || this.ended) return stopCall(this.current);
+    if (this.stopped) return;
+    this.stopped = { kind: 'failure', error: new Error(`cancelled: ${reason}`) };
     void (async () => {
-      for (;;) {
+      // Only what is queued is taken (nextUnless(0) never waits then), so a pull in progress is not cut off.
+      while (this.original.pending > 0 || this.original.finished) {
         const e = await this.original.nextUnless(0, undefined);
-        if (!e) return; // cannot happen once stopped: the call's final event is queued
+        if (!e) break;
         if (e.kind === 'task') return stopTask(e.task);
         if (isFinal(e)) return;
       }
+      stopCall(this.original);
     })().catch(() => {});
   }
 }

@@ -5,14 +5,17 @@
  * kind becomes -32021); callers of this class never see a session.
  */
 import {
+  ErrorCode,
   acceptListenFilter,
-  isCreateTaskResultV1,
+  isInputMethod,
   isObject,
-  readTaskV1,
+  readCreateTaskResultV1,
   type JsonObject,
   type JsonRpcNotification,
   type ListenFilter,
+  type RequestId,
   type UpstreamIdentity,
+  undeclaredInputAnswer,
   withCallerCapabilities,
 } from '../translate/index.js';
 import {
@@ -85,17 +88,20 @@ export class LegacyUpstreamClient implements UpstreamClient {
     const asTask = opts?.task !== undefined && method === 'tools/call';
     const task = opts?.task?.ttlMs !== undefined ? { ttl: opts.task.ttlMs } : {};
     const sent = withCallerCapabilities(asTask ? { ...(params ?? {}), task } : params, caller.capabilities);
+    // A task-augmented request is never cancelled with notifications/cancelled (2025-11-25
+    // basic/utilities/cancellation, Behavior Requirements): its answer is awaited, and a task it created cancelled.
     const call = await this.pool.withSession(key, (s) => s.request(method, sent), signal);
-    return new HeldCall(call, this.pool.hold(key), asTask ? (e) => this.taskOf(caller, e) : undefined);
+    const hold = this.pool.hold(key);
+    return asTask ? new TaskAugmentedCall(call, hold, (e) => this.taskOf(caller, e)) : new HeldCall(call, hold);
   }
 
   /** A CreateTaskResult answer as the call's `task` event (the task holds the session from here on). */
   private taskOf(caller: UpstreamCaller, e: CallEvent): CallEvent {
-    if (e.kind !== 'response' || !('result' in e.message) || !isCreateTaskResultV1(e.message.result)) return e;
-    const v1 = readTaskV1(e.message.result);
-    if (!v1) return e;
+    if (e.kind !== 'response' || !('result' in e.message)) return e;
+    const created = readCreateTaskResultV1(e.message.result);
+    if (!created) return e;
     const meta = isObject(e.message.result._meta) ? e.message.result._meta : undefined;
-    return { kind: 'task', task: new LegacyUpstreamTask(this, caller, v1, meta) };
+    return { kind: 'task', task: new LegacyUpstreamTask(this, caller, created.task, meta) };
   }
 
   /** Holds the caller's session for a task's life: a legacy task lives in the session that created it. */
@@ -225,11 +231,12 @@ export class LegacyUpstreamClient implements UpstreamClient {
  * may turn the final event into another (a CreateTaskResult into a `task` event), once.
  */
 class HeldCall implements UpstreamCall {
-  private finalSeen: CallEvent | undefined;
+  /** The final event as the consumer sees it, once taken. */
+  protected finalSeen: CallEvent | undefined;
 
   constructor(
-    private readonly inner: UpstreamCall,
-    private readonly release: () => void,
+    protected readonly inner: UpstreamCall,
+    protected readonly release: () => void,
     private readonly final?: (e: CallEvent) => CallEvent,
   ) {}
 
@@ -264,11 +271,79 @@ class HeldCall implements UpstreamCall {
     this.release();
   }
 
-  private seen(e: CallEvent): CallEvent {
+  protected seen(e: CallEvent): CallEvent {
     if (e.kind !== 'response' && e.kind !== 'failure') return e;
     // The task (which holds the session itself) is made before this call's hold ends.
     this.finalSeen ??= this.final ? this.final(e) : e;
     this.release();
     return this.finalSeen;
+  }
+}
+
+/** How long a cancelled task-augmented request is awaited for the task it may have created. */
+const CANCEL_DRAIN_MS = 30_000;
+
+/**
+ * A task-augmented `tools/call`. Cancelling it before its answer was taken sends no `notifications/cancelled`
+ * (2025-11-25 basic/utilities/cancellation: task-augmented requests are cancelled with `tasks/cancel` only): the
+ * answer is awaited in the background (bounded; questions asked before the task exists are refused), and a task
+ * it created is cancelled with `tasks/cancel`.
+ */
+class TaskAugmentedCall extends HeldCall {
+  private stopped: CallEvent | undefined;
+  /** Questions the consumer took and has not answered, by id: refused on cancel, so that the upstream goes on. */
+  private readonly asked = new Map<RequestId, string>();
+  /** Ends the consumer's wait when the call is cancelled (the background wait takes over the events). */
+  private readonly stop = new AbortController();
+
+  override async next(): Promise<CallEvent> {
+    return (await this.nextUnless(undefined, undefined)) as CallEvent;
+  }
+
+  override async nextUnless(ms: number | undefined, signal: AbortSignal | undefined): Promise<CallEvent | undefined> {
+    if (this.stopped) return this.stopped;
+    const e = await super.nextUnless(ms, signal ? AbortSignal.any([signal, this.stop.signal]) : this.stop.signal);
+    if (e?.kind === 'request') this.asked.set(e.message.id, e.message.method);
+    return this.stopped ?? e;
+  }
+
+  override respond(...args: Parameters<UpstreamCall['respond']>): Promise<void> {
+    this.asked.delete(args[0]);
+    return super.respond(...args);
+  }
+
+  override cancel(reason: string): void {
+    if (this.stopped) return;
+    if (this.finalSeen) return super.cancel(reason); // the answer was taken: a task is its taker's to cancel
+    this.stopped = { kind: 'failure', error: new Error(`cancelled: ${reason}`) };
+    this.stop.abort();
+    void this.cancelCreated();
+  }
+
+  private async cancelCreated(): Promise<void> {
+    const until = Date.now() + CANCEL_DRAIN_MS;
+    const refuse = (id: RequestId, method: string) =>
+      this.inner.respond(id, isInputMethod(method) ? undeclaredInputAnswer(method) : { error: { code: ErrorCode.MethodNotFound, message: 'cancelled' } }).catch(() => {});
+    try {
+      for (const [id, method] of this.asked) await refuse(id, method);
+      this.asked.clear();
+      for (;;) {
+        const e = await this.inner.nextUnless(Math.max(0, until - Date.now()), undefined);
+        if (!e) {
+          this.inner.abandon('cancelled, and no answer came in time');
+          return;
+        }
+        if (e.kind === 'request') {
+          await refuse(e.message.id, e.message.method);
+          continue;
+        }
+        if (e.kind === 'notification') continue;
+        const final = this.seen(e);
+        if (final.kind === 'task') await final.task.cancel().catch(() => 'unknown').finally(() => final.task.release());
+        return;
+      }
+    } finally {
+      this.release();
+    }
   }
 }

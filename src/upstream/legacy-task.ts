@@ -18,12 +18,11 @@ import {
   isTerminal,
   isValidInputResponse,
   modernError,
-  pollIntervalMsFromLegacy,
   readTaskV1,
   relatedTaskMeta,
   toInputRequest,
+  taskSnapshotFromV1,
   toLegacyInputResult,
-  ttlMsFromLegacy,
   undeclaredInputAnswer,
   type InputRequest,
   type JsonObject,
@@ -252,11 +251,6 @@ export class LegacyUpstreamTask extends PolledTask {
 
 /** A legacy Task in the neutral vocabulary (2025-11-25 `ttl`/`pollInterval` → `ttlMs`/`pollIntervalMs`). */
 function snapshotOf(task: TaskV1): UpstreamTaskSnapshot {
-  const s: UpstreamTaskSnapshot = { status: task.status, ttlMs: ttlMsFromLegacy(task.ttl) };
-  if (task.statusMessage !== undefined) s.statusMessage = task.statusMessage;
-  if (task.createdAt !== undefined) s.createdAt = task.createdAt;
-  if (task.lastUpdatedAt !== undefined) s.lastUpdatedAt = task.lastUpdatedAt;
-  const poll = pollIntervalMsFromLegacy(task.pollInterval);
-  if (poll !== undefined) s.pollIntervalMs = poll;
+  const { taskId: _id, ...s } = taskSnapshotFromV1(task);
   return s;
 }

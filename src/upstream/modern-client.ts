@@ -44,6 +44,7 @@ import {
   isResponse,
   modernHeaders,
   paramHeaders,
+  readCreateTaskResultV2,
   readInputRequired,
   readListenFilter,
   retryParams,
@@ -234,11 +235,13 @@ export class ModernUpstreamClient implements UpstreamClient {
         if (isObject(response.result) && response.result.resultType === 'task') {
           // Only a tools/call that declared the extension may get one; anything else is an invalid response
           // (tasks extension §Capability Negotiation, §Supported Methods).
-          if (!asTask || typeof response.result.taskId !== 'string') {
-            call.push({ kind: 'failure', error: new UpstreamUnavailableError(`upstream answered ${method} with a task it was not allowed to create`) });
+          const created = readCreateTaskResultV2(response.result);
+          const why = !asTask ? 'a task it was not allowed to create' : !created ? 'a malformed CreateTaskResult' : undefined;
+          if (why || !created) {
+            call.push({ kind: 'failure', error: new UpstreamUnavailableError(`upstream answered ${method} with ${why}`) });
             return;
           }
-          call.push({ kind: 'task', task: new ModernUpstreamTask(this, caller, response.result) });
+          call.push({ kind: 'task', task: new ModernUpstreamTask(this, caller, created) });
           return;
         }
         const input = mrtr ? readInputRequired(response.result) : undefined;

@@ -8,10 +8,12 @@
  */
 import {
   ErrorCode,
-  asErrorObject,
   isErrorResponse,
-  isObject,
   isTerminal,
+  readDetailedTaskV2,
+  taskSnapshotFromV2,
+  type CreateTaskResultV2,
+  type DetailedTaskV2,
   type InputRequest,
   type JsonObject,
   type JsonRpcResponse,
@@ -20,23 +22,25 @@ import {
 import { drain, type UpstreamCaller, type UpstreamClient, type UpstreamTaskSnapshot } from './client.js';
 import { PolledTask, type PolledTaskOptions } from './polled-task.js';
 
-const STATUSES: ReadonlySet<string> = new Set<TaskStatus>(['working', 'input_required', 'completed', 'failed', 'cancelled']);
+/** While notifications come on a listen, polls are this many times rarer (a safety net: notifications are optional). */
+const LISTENING_POLL_FACTOR = 10;
+/** …and at least this far apart. */
+const MIN_LISTENING_POLL_MS = 5_000;
 
 /** A 2026-07-28 upstream task (see the module doc). */
 export class ModernUpstreamTask extends PolledTask {
   /** Keys answered: never shown again, even while the upstream still lists them (tasks/update is eventually consistent). */
   private readonly answered = new Set<string>();
+  /** The `subscriptions/listen` for this task: started by the first wait, ended with the task or on release. */
+  private listening: 'no' | 'opening' | 'open' | 'ended' = 'no';
 
   constructor(
     private readonly client: UpstreamClient,
     private readonly caller: UpstreamCaller,
-    created: JsonObject,
+    created: CreateTaskResultV2,
     opts: PolledTaskOptions = {},
   ) {
-    const id = typeof created.taskId === 'string' ? created.taskId : '';
-    const snapshot = snapshotOf(created, new Set()) ?? { status: 'working' as const, ttlMs: null };
-    // Strictly a CreateTaskResult has no `_meta` of the task's own, but the creating result's (e.g. a model hint) is kept.
-    super(id, isObject(created._meta) ? { ...snapshot, meta: created._meta } : snapshot, opts);
+    super(created.taskId, snapshotOf(created, new Set()), opts);
   }
 
   async answer(responses: JsonObject): Promise<string[]> {
@@ -80,7 +84,41 @@ export class ModernUpstreamTask extends PolledTask {
   }
 
   protected onRelease(): void {
-    // Nothing is held: every exchange ends with the stop signal.
+    // Nothing is held: every exchange and the listen end with the stop signal.
+  }
+
+  /**
+   * Follows `notifications/tasks` for this task on a `subscriptions/listen` naming it (tasks extension §Task Status
+   * Notifications), from the first wait on: each carries the DetailedTask, so polling slows down while it is open
+ * (one poll when it opens catches what changed before).
+   * Notifications are optional for a server, so a listen refused or ended leaves polling as it was.
+   */
+  protected override onWait(): void {
+    if (this.listening !== 'no' || this.released) return;
+    this.listening = 'opening';
+    void (async () => {
+      try {
+        const listen = await this.client.listen(this.caller, { taskIds: [this.id] }, this.stop.signal);
+        if (!listen.accepted.taskIds?.includes(this.id)) return;
+        this.listening = 'open';
+        // A notification comes with the next change: what changed before the listen opened is asked once.
+        void this.poll().catch(() => {});
+        for await (const n of listen.notifications) {
+          if (n.method !== 'notifications/tasks') continue;
+          const detailed = readDetailedTaskV2(n.params);
+          if (detailed?.taskId === this.id) this.apply(detailed);
+          if (isTerminal(this.current.status)) return;
+        }
+      } catch {
+        // refused or broken: polling goes on at the task's own interval
+      } finally {
+        this.listening = 'ended';
+      }
+    })();
+  }
+
+  protected override pollEveryMs(taskIntervalMs: number): number {
+    return this.listening === 'open' ? Math.max(taskIntervalMs * LISTENING_POLL_FACTOR, MIN_LISTENING_POLL_MS) : taskIntervalMs;
   }
 
   protected async pollOnce(): Promise<void> {
@@ -95,8 +133,13 @@ export class ModernUpstreamTask extends PolledTask {
       if (res.error.code === ErrorCode.InvalidParams) this.loseTask(res.error);
       return;
     }
-    const s = snapshotOf(res.result, this.answered);
-    if (!s) return;
+    const detailed = readDetailedTaskV2(res.result);
+    if (detailed) this.apply(detailed); // a malformed answer leaves the state known as it is
+  }
+
+  /** A DetailedTask from tasks/get or a notification, merged into the state known. */
+  private apply(detailed: DetailedTaskV2): void {
+    const s = snapshotOf(detailed, this.answered);
     if (isTerminal(s.status)) this.settle({ ...this.current, ...s });
     else {
       const next: UpstreamTaskSnapshot = { ...this.current, ...s };
@@ -113,31 +156,18 @@ export class ModernUpstreamTask extends PolledTask {
 }
 
 /**
- * A CreateTaskResult or DetailedTask in the neutral vocabulary; `undefined` when it is not one. Keys already
- * answered are left out; an `input_required` task with no key left is `working` to the follower.
+ * A CreateTaskResult or DetailedTask in the neutral vocabulary (`_meta` of the creating result kept as `meta`). Keys
+ * already answered are left out; an `input_required` task with no key left is `working` to the follower.
  */
-function snapshotOf(v: unknown, answered: ReadonlySet<string>): UpstreamTaskSnapshot | undefined {
-  if (!isObject(v) || typeof v.status !== 'string' || !STATUSES.has(v.status)) return undefined;
-  const status = v.status as TaskStatus;
-  const s: UpstreamTaskSnapshot = { status, ttlMs: typeof v.ttlMs === 'number' ? v.ttlMs : null };
-  if (typeof v.statusMessage === 'string') s.statusMessage = v.statusMessage;
-  if (typeof v.createdAt === 'string') s.createdAt = v.createdAt;
-  if (typeof v.lastUpdatedAt === 'string') s.lastUpdatedAt = v.lastUpdatedAt;
-  if (typeof v.pollIntervalMs === 'number' && v.pollIntervalMs > 0) s.pollIntervalMs = v.pollIntervalMs;
-  if (status === 'completed') {
-    const result = isObject(v.result) ? v.result : {};
-    s.result = typeof result.resultType === 'string' ? result : { ...result, resultType: 'complete' };
-  }
-  if (status === 'failed') s.error = asErrorObject(v.error);
-  if (status === 'input_required') {
-    const requests: Record<string, InputRequest> = {};
-    for (const [key, entry] of Object.entries(isObject(v.inputRequests) ? v.inputRequests : {})) {
-      if (answered.has(key) || !isObject(entry) || typeof entry.method !== 'string') continue;
-      requests[key] = isObject(entry.params) ? { method: entry.method, params: entry.params } : { method: entry.method };
-    }
-    Object.assign(s, inputView(status, requests));
-  }
-  return s;
+function snapshotOf(task: CreateTaskResultV2 | DetailedTaskV2, answered: ReadonlySet<string>): UpstreamTaskSnapshot {
+  const { taskId: _id, ...s } = taskSnapshotFromV2(task);
+  if (s.status !== 'input_required') return s;
+  const requests: Record<string, InputRequest> = {};
+  for (const [key, req] of Object.entries(s.inputRequests ?? {})) if (!answered.has(key)) requests[key] = req;
+  const view = inputView(s.status, requests);
+  const out: UpstreamTaskSnapshot = { ...s, ...view };
+  if (!view.inputRequests) delete out.inputRequests;
+  return out;
 }
 
 /** The status and requests that the outstanding requests make, while the task asks. */

@@ -50,7 +50,8 @@ export abstract class PolledTask implements UpstreamTask {
         return this.current;
       }
       // Wait for news (an era may bring some unasked), or for the poll interval, then poll.
-      const ms = Math.max(this.minPollMs, this.current.pollIntervalMs ?? DEFAULT_POLL_MS);
+      this.onWait();
+      const ms = Math.max(this.minPollMs, this.pollEveryMs(this.current.pollIntervalMs ?? DEFAULT_POLL_MS));
       const woken = await this.changeOrTimeout(ms, signal);
       if (!woken && !signal.aborted && !this.released) await this.poll(signal);
     }
@@ -73,6 +74,14 @@ export abstract class PolledTask implements UpstreamTask {
     this.stop.abort(new Error('task released'));
     this.onRelease();
     this.wake();
+  }
+
+  /** Called each time `next()` is about to wait: an era may start following the task another way. */
+  protected onWait(): void {}
+
+  /** How long to wait between polls, given the task's own interval (longer while news comes otherwise). */
+  protected pollEveryMs(taskIntervalMs: number): number {
+    return taskIntervalMs;
   }
 
   /** What an era lets go of on release (a stream, a session hold). */

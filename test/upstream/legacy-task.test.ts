@@ -244,3 +244,61 @@ t.test('hideTask: a call that answers without a task is passed through', async (
   const call = hideTask(callNow(client, asking, 'tools/call', { name: 'greet', arguments: { name: 'Ada' } }, undefined, { task: {} }));
   t.match(await collect(call), [{ kind: 'response', message: { result: { content: [{ text: 'Hello, Ada!' }] } } }]);
 });
+
+t.test('cancelling a task-augmented call before its answer: no notifications/cancelled, the task it made is cancelled', async (t) => {
+  const call = callNow(client, asking, 'tools/call', { name: 'gated_job', arguments: { gate: 'never-7' } }, undefined, { task: {} });
+  await waitForStats(fx, (s) => (s.gatesWaiting['never-7'] ?? 0) === 1);
+  call.cancel('client went away');
+  t.match(await call.next(), { kind: 'failure' });
+  const stats = await waitForStats(fx, (s) => s.cancellations.some((c) => c.tool === 'gated_job' && c.via === 'tasks/cancel' && (s.gatesWaiting['never-7'] ?? 0) === 0));
+  t.notOk(stats.cancellations.some((c) => c.via === 'notifications/cancelled'), 'a task-augmented request is cancelled with tasks/cancel only');
+});
+
+t.test('a question asked before the task exists, on a cancelled call, is refused and the request is not cancelled', async (t) => {
+  const call = await client.call(asking, 'tools/call', { name: 'test_tool_with_task', arguments: {} }, undefined, { task: {} });
+  const ask = await call.next();
+  t.match(ask, { kind: 'request', message: { method: 'elicitation/create' } });
+  call.cancel('client went away');
+  t.match(await call.next(), { kind: 'failure' });
+  // The refused question lets the tool go on to create its task, which is then cancelled or has already ended.
+  const stats = await waitForStats(fx, (s) => (s.tasksCreated.test_tool_with_task ?? 0) === 1 && !s.running.test_tool_with_task);
+  t.notOk(stats.cancellations.some((c) => c.tool === 'test_tool_with_task' && c.via === 'notifications/cancelled'));
+});
+
+t.test('a legacy upstream in plain-JSON response mode (tasks/result answers only when the task has ended)', async (t) => {
+  const jfx = await startLegacyFixture({ tasks: 'native', responseMode: 'json', taskPollIntervalMs: 100, taskJobDelayMs: 200 });
+  const jclient = new LegacyUpstreamClient('up', { url: jfx.url, staticHeaders: {}, timeoutMs: 30_000, max: 10, idleMs: 60_000, clientInfo: CLIENT_INFO });
+  t.teardown(async () => {
+    await jclient.close();
+    await jfx.close();
+  });
+  const start = async (tool: string, args: Record<string, unknown>): Promise<UpstreamTask> => {
+    const e = await (await jclient.call(asking, 'tools/call', { name: tool, arguments: args }, undefined, { task: {} })).next();
+    if (e.kind !== 'task') throw new Error(`expected a task, got ${e.kind}`);
+    t.teardown(() => e.task.release());
+    return e.task;
+  };
+
+  await t.test('completed, and failed with the JSON-RPC error', async (t) => {
+    t.match((await toEnd(await start('slow_compute', { seconds: 0.2 }))).at(-1), { status: 'completed', result: { content: [{ text: 'Computed result after 0.2s' }] } });
+    t.match((await toEnd(await start('protocol_error_job', {}))).at(-1), { status: 'failed', error: { code: -32603 } });
+  });
+
+  await t.test('cancelled', async (t) => {
+    const task = await start('gated_job', { gate: 'json-1' });
+    await waitForStats(jfx, (s) => (s.gatesWaiting['json-1'] ?? 0) === 1);
+    t.equal(await task.cancel(), 'cancelled');
+    t.equal((await toEnd(task)).at(-1)!.status, 'cancelled');
+  });
+
+  await t.test('callNow: the call exists before the headers, which come only with the result', async (t) => {
+    const call = callNow(jclient, asking, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0.3 } });
+    t.equal(await call.nextUnless(0, undefined), undefined);
+    t.match(await call.next(), { kind: 'response', message: { result: { content: [{ text: 'Computed result after 0.3s' }] } } });
+  });
+
+  await t.test('hideTask over callNow: the hidden task runs to its result', async (t) => {
+    const call = hideTask(callNow(jclient, asking, 'tools/call', { name: 'failing_job', arguments: {} }, undefined, { task: {} }));
+    t.match(await call.next(), { kind: 'response', message: { result: { isError: true } } });
+  });
+});

@@ -138,7 +138,7 @@ for (const responseMode of ['sse', 'json'] as const) {
     });
 
     await t.test('a task the upstream does not know: UpstreamTaskLostError; cancel says unknown', async (t) => {
-      const task = new ModernUpstreamTask(client, caller, { taskId: 'no-such-task', status: 'working', ttlMs: null });
+      const task = new ModernUpstreamTask(client, caller, { resultType: 'task', taskId: 'no-such-task', status: 'working', ttlMs: null, createdAt: new Date(0).toISOString(), lastUpdatedAt: new Date(0).toISOString() });
       t.teardown(() => task.release());
       await t.rejects(task.get(), UpstreamTaskLostError);
       await t.rejects(task.next(new AbortController().signal), UpstreamTaskLostError);
@@ -182,6 +182,27 @@ for (const responseMode of ['sse', 'json'] as const) {
     });
   });
 }
+
+t.test('notifications/tasks on subscriptions/listen bring the states, so polling slows down', async (t) => {
+  // A poll interval far longer than the task: only the listen can bring its states in time.
+  const fx = await startModernFixture({ mode: 'modern', tasks: 'native', taskPollIntervalMs: 60_000 });
+  const client = new ModernUpstreamClient({ name: 'up', url: fx.url, timeoutMs: 30_000, clientInfo: CLIENT_INFO });
+  t.teardown(async () => {
+    await client.close();
+    await fx.close();
+  });
+  const e = await (await client.call(caller, 'tools/call', { name: 'confirm_delete', arguments: { filename: 'n.txt' } }, undefined, { task: {} })).next();
+  if (e.kind !== 'task') return t.fail(`expected a task, got ${e.kind}`);
+  const task = e.task;
+  t.teardown(() => task.release());
+  const polls = () => fx.stats().methods['tasks/get'] ?? 0;
+  const before = polls();
+  const asked = await nextWith(task, 'input_required');
+  t.same(Object.keys(asked.inputRequests ?? {}), ['confirm']);
+  await task.answer({ confirm: { action: 'accept', content: { confirm: true } } });
+  t.match((await toEnd(task)).at(-1), { status: 'completed', result: { content: [{ text: 'Deleted n.txt' }] } });
+  t.equal(polls(), before + 1, 'one tasks/get when the listen opened; every later state came as a notification');
+});
 
 /**
  * A server that breaks the extension's rule (a task for a request that did not declare it): a fake, because no real
