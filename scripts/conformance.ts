@@ -3,7 +3,7 @@
  * Node 20 shim) against the gateway in front of a fixture server, both started here on loopback port 0.
  *
  *   tsx scripts/conformance.ts [--requirements 2026-07-28|2025-11-25] [--scenario NAME] [--direct | --compare]
- *                              [--upstream legacy|modern|dual] [--tasks native|sync]
+ *                              [--upstream legacy|modern|dual] [--tasks native|sync [--task-first]]
  *
  * --upstream picks the fixture: `legacy` (default; test/fixtures/legacy-server.ts, 2025-11-25), `modern`
  * (test/fixtures/modern-server.ts, 2026-07-28 only) or `dual` (the same server also serving 2025-11-25 itself).
@@ -14,7 +14,9 @@
  * --tasks gives the fixture the task tools of the `tasks-*` scenarios: `native` as the fixture's own tasks
  * (2025-11-25 core tasks on `legacy`, the io.modelcontextprotocol/tasks extension on `modern` and `dual`), `sync` as
  * plain tools (MRTR rounds for input on the modern fixture) that the gateway wraps by the rules in TASK_RULES
- * below; the tasks-* scenarios then count as scored.
+ * below; the tasks-* scenarios then count as scored. --task-first (with --tasks native) starts the fixture with
+ * `taskFirst`: its test_tool_with_task creates the task at once and asks inside it, the other kind of "question
+ * before the task" (the scenario tasks-mrtr-composition wants an MRTR round first, so it fails directly by design).
  * Prints one line per scenario and ends with `conformance <set>: N passed, M failed` counting the checks of
  * scored scenarios; exits 1 if any scored check failed. Other unscored scenarios are reported, not counted.
  */
@@ -38,6 +40,7 @@ const { values } = parseArgs({
     compare: { type: 'boolean', default: false },
     upstream: { type: 'string', default: 'legacy' },
     tasks: { type: 'string' },
+    'task-first': { type: 'boolean', default: false },
   },
 });
 
@@ -96,8 +99,9 @@ async function runSuite(url: string): Promise<Run> {
 
 /** Starts the chosen fixture; `close` stops it. */
 async function startFixture(upstream: Upstream, tasks: 'native' | 'sync' | undefined): Promise<{ url: string; close(): Promise<void> }> {
-  if (upstream === 'legacy') return startLegacyFixture(tasks ? { tasks } : {});
-  return startModernFixture({ mode: upstream, ...(tasks ? { tasks } : {}) });
+  const taskFirst = values['task-first'] ? { taskFirst: true } : {};
+  if (upstream === 'legacy') return startLegacyFixture(tasks ? { tasks, ...taskFirst } : {});
+  return startModernFixture({ mode: upstream, ...(tasks ? { tasks, ...taskFirst } : {}) });
 }
 
 /** Starts the gateway in front of `fixtureUrl`; its client-facing URL and `close`. */
@@ -133,6 +137,7 @@ async function main(): Promise<number> {
   const upstream = values.upstream as string;
   if (upstream !== 'legacy' && upstream !== 'modern' && upstream !== 'dual') throw new Error('--upstream takes legacy, modern or dual');
   if (values.direct && values.compare) throw new Error('--direct and --compare exclude each other');
+  if (values['task-first'] && tasks !== 'native') throw new Error('--task-first needs --tasks native');
 
   // Each run gets a fresh fixture, so the direct run cannot leave state behind for the gateway run.
   const runAgainst = async (throughGateway: boolean): Promise<Run> => {
@@ -187,7 +192,7 @@ async function main(): Promise<number> {
   }
   process.stdout.write(`${lines.join('\n')}\n`);
   const mode = values.direct ? ' (direct)' : values.compare ? ' (compare)' : '';
-  const label = `${values.requirements}${upstream === 'legacy' ? '' : ` upstream=${upstream}`}${mode}${tasks ? ` tasks=${tasks}` : ''}${values.scenario ? ` ${values.scenario}` : ''}`;
+  const label = `${values.requirements}${upstream === 'legacy' ? '' : ` upstream=${upstream}`}${mode}${tasks ? ` tasks=${tasks}` : ''}${values['task-first'] ? ' task-first' : ''}${values.scenario ? ` ${values.scenario}` : ''}`;
   process.stdout.write(`conformance ${label}: ${passed} passed, ${failed} failed\n`);
   return failed === 0 && scoredDiffs === 0 && passed > 0 ? 0 : 1;
 }

@@ -39,6 +39,8 @@ const suites = [
   // and in front of a dual-era server: exactly what the server gives directly, check by check, in both eras.
   ['--requirements', '2025-11-25', '--upstream', 'dual', '--compare'],
   ['--requirements', '2026-07-28', '--upstream', 'dual', '--compare'],
+  // Modern clients in front of a modern-only server with the tasks extension: its tasks-* results unchanged.
+  ['--requirements', '2026-07-28', '--upstream', 'modern', '--tasks', 'native', '--compare'],
 ];
 for (const args of suites) {
   const r = await run(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'scripts/conformance.ts', ...args]);

@@ -7,7 +7,8 @@ import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 
 const HELP = `${GATEWAY_NAME} ${GATEWAY_VERSION}
 A gateway between MCP eras: 2026-07-28 clients use 2025-11-25 servers and 2025-11-25 clients use 2026-07-28
-servers; traffic an upstream speaks itself (dual-era servers included) passes through.
+servers, tasks included; traffic an upstream speaks itself (dual-era servers included) passes through, except
+where rules wrap tools into tasks (for clients of both eras).
 
 Usage: mcp-tasks-gateway [options]
 

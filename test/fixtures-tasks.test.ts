@@ -451,3 +451,70 @@ t.test('default fixture: no task tools, no stats', async (t) => {
   t.equal(client.getServerCapabilities()?.tasks, undefined);
   t.throws(() => fx.stats(), /tasks/);
 });
+
+// ───────────────────────────── the two kinds of "question before the task" ─────────────────────────────
+
+t.test('native, taskFirst: test_tool_with_task creates its task at once and asks inside it', async (t) => {
+  const fx = await startLegacyFixture({ tasks: 'native', taskFirst: true, taskPollIntervalMs: 50, taskJobDelayMs: 50 });
+  t.teardown(() => fx.close());
+  const order: string[] = [];
+  const { client, elicitations } = await connect(fx.url, () => {
+    order.push('elicit');
+    return { action: 'accept', content: { name: 'Alice' } };
+  });
+  t.teardown(() => client.close());
+  const msgs: unknown[] = [];
+  let taskId = '';
+  for await (const m of client.experimental.tasks.callToolStream({ name: 'test_tool_with_task', arguments: {} }, CallToolResultSchema, { task: TASK })) {
+    if (m.type === 'taskCreated') {
+      order.push('taskCreated');
+      taskId = m.task.taskId;
+    }
+    msgs.push(m);
+  }
+  t.same(order, ['taskCreated', 'elicit'], 'the task exists before the question');
+  t.ok(msgs.some((m) => (m as { type: string; task?: Task }).type === 'taskStatus' && (m as { task: Task }).task.status === 'input_required'));
+  const meta = metaOf(elicitations[0]!);
+  t.equal(meta[INPUT_KEY], 'user_name');
+  t.same(meta[RELATED_TASK_META_KEY], { taskId }, 'task-scoped elicitation (on the tasks/result stream)');
+  t.match(msgs.at(-1), { type: 'result', result: { content: [{ type: 'text', text: 'Hello, Alice!' }] } });
+  t.equal(fx.stats().tasksCreated.test_tool_with_task, 1);
+});
+
+// ───────────────────────────── plain JSON responses ─────────────────────────────
+
+t.test("responseMode 'json': answers are application/json, tasks still work", async (t) => {
+  const fx = await startLegacyFixture({ tasks: 'native', responseMode: 'json', taskPollIntervalMs: 50, taskJobDelayMs: 50 });
+  t.teardown(() => fx.close());
+  const init = await fetch(fx.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } }
+    })
+  });
+  t.match(init.headers.get('content-type'), /^application\/json/);
+  t.match(await init.json(), { id: 1, result: { protocolVersion: '2025-11-25', capabilities: { tasks: {} } } });
+
+  const { client } = await connect(fx.url);
+  t.teardown(() => client.close());
+  t.equal(textOf(await client.callTool({ name: 'slow_compute', arguments: { seconds: 0.05, label: 'j' } })), 'Computed j after 0.05s');
+  const msgs = await collect(
+    client.experimental.tasks.callToolStream({ name: 'slow_compute', arguments: { seconds: 0.1, label: 'jt' } }, CallToolResultSchema, { task: TASK })
+  );
+  t.equal(msgs[0]?.type, 'taskCreated');
+  t.match(msgs.at(-1), { type: 'result', result: { content: [{ type: 'text', text: 'Computed jt after 0.1s' }] } });
+});
+
+t.test("responseMode 'json': a question during a call has no stream and is dropped (the call waits for inputTimeoutMs)", async (t) => {
+  const fx = await startLegacyFixture({ tasks: 'sync', responseMode: 'json', inputTimeoutMs: 200 });
+  t.teardown(() => fx.close());
+  const { client, elicitations } = await connect(fx.url, () => ({ action: 'accept', content: { confirm: true } }));
+  t.teardown(() => client.close());
+  // The SDK's request timeout inside the tool surfaces as its JSON-RPC error.
+  await t.rejects(client.callTool({ name: 'confirm_delete', arguments: { filename: 'j.txt' } }), { code: -32001 });
+  t.equal(elicitations.length, 0, 'the client never saw the question');
+});

@@ -42,6 +42,9 @@ interface Violation {
   rule: string;
 }
 
+/** The packages translate may import: pure and zod-only (ARCHITECTURE §2). */
+const TRANSLATE_PACKAGES: readonly string[] = ['node:crypto', 'zod', '@modelcontextprotocol/ext-tasks/core/v1', '@modelcontextprotocol/ext-tasks/core/v2'];
+
 type Layer = 'translate' | 'config' | 'upstream' | 'tasks' | 'proxy' | 'store' | 'demo' | 'app' | 'cli' | 'version' | 'index';
 
 const DIR_LAYERS: readonly Layer[] = ['translate', 'config', 'upstream', 'tasks', 'proxy', 'store', 'demo'];
@@ -194,7 +197,9 @@ function checkSources(files: ReadonlyMap<string, string>, runtimeDeps?: Readonly
       // A package or built-in.
       const pkg = packageName(spec);
       if (layer === 'translate') {
-        if (spec !== 'node:crypto') v(file, ref, 'translate imports no package except node:crypto (pure: no framework, logger, network, file or store package)');
+        // ARCHITECTURE §2: wire shapes are parsed with zod and the pure, zod-only ext-tasks core schemas.
+        if (!TRANSLATE_PACKAGES.includes(spec)) v(file, ref, 'translate imports no package except node:crypto, zod and @modelcontextprotocol/ext-tasks/core/v1|v2 (pure: no framework, logger, network, file or store package)');
+        else if (runtimeDeps && !ref.typeOnly && spec !== 'node:crypto' && !runtimeDeps.has(pkg)) v(file, ref, `${pkg} is not a runtime dependency in package.json (value imports from src/ ship to users)`);
         continue;
       }
       if (layer === 'version') {
@@ -379,6 +384,10 @@ t.test('self-check: synthetic violations are caught', async (t) => {
       `import { y } from './y';`,
       `export * from '../store/index.js';`,
       `import { createHash } from 'node:crypto';`,
+      `import { z } from 'zod';`,
+      `import { TaskV1Schema } from '@modelcontextprotocol/ext-tasks/core/v1';`,
+      `import { TaskV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';`,
+      `import { createTaskSession } from '@modelcontextprotocol/ext-tasks/client';`,
     ].join('\n')],
     ['translate/y.ts', `export const y = 1;`],
     ['translate/index.ts', `export { y } from './y.js';`],
@@ -406,7 +415,7 @@ t.test('self-check: synthetic violations are caught', async (t) => {
   ]);
   const { violations } = checkSources(
     files,
-    new Set(['fastify', '@fastify/reply-from', 'lru-cache', 'ioredis', 'undici', '@modelcontextprotocol/client', '@modelcontextprotocol/server']),
+    new Set(['fastify', '@fastify/reply-from', 'lru-cache', 'ioredis', 'undici', '@modelcontextprotocol/client', '@modelcontextprotocol/server', 'zod', '@modelcontextprotocol/ext-tasks']),
   );
   const lines = violations.map(describe);
 
@@ -415,6 +424,7 @@ t.test('self-check: synthetic violations are caught', async (t) => {
     ['src/translate/bad.ts', 'fastify', /translate imports no package except node:crypto/],
     ['src/translate/bad.ts', 'node:fs/promises', /translate imports no package/],
     ['src/translate/bad.ts', 'pino', /translate imports no package/],
+    ['src/translate/bad.ts', '@modelcontextprotocol/ext-tasks/client', /translate imports no package/],
     ['src/translate/bad.ts', '../proxy/index.js', /translate may not import proxy/],
     ['src/translate/bad.ts', './y', /must end in "\.js"/],
     ['src/translate/bad.ts', '../store/index.js', /translate may not import store/],
@@ -453,6 +463,9 @@ t.test('self-check: synthetic violations are caught', async (t) => {
   // Allowed on purpose: none of these may be reported.
   const allowed: Array<[string, string]> = [
     ['src/translate/bad.ts', 'node:crypto'],
+    ['src/translate/bad.ts', 'zod'],
+    ['src/translate/bad.ts', '@modelcontextprotocol/ext-tasks/core/v1'],
+    ['src/translate/bad.ts', '@modelcontextprotocol/ext-tasks/core/v2'],
     ['src/store/s.ts', 'ioredis'],
     ['src/upstream/index.ts', '@modelcontextprotocol/client'],
     ['src/proxy/index.ts', 'fastify'],

@@ -140,7 +140,10 @@ export const ConfigSchema = z
         idleMs: positiveInt.default(DEFAULTS.sessionIdleMs),
       })
       .default({ maxPerUpstream: DEFAULTS.maxSessionsPerUpstream, idleMs: DEFAULTS.sessionIdleMs }),
-    /** Sessions the gateway itself mints for 2025-11-25 clients of 2026-07-28-only upstreams (the legacy face). */
+    /**
+     * Sessions the gateway itself mints for 2025-11-25 clients (the legacy face): of 2026-07-28-only upstreams, and of
+     * any upstream whose tools a rule wraps.
+     */
     clientSessions: z
       .strictObject({
         max: positiveInt.default(DEFAULTS.maxClientSessions),

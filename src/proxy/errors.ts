@@ -8,7 +8,15 @@ import {
   type JsonRpcErrorObject,
   type RequestFailure,
 } from '../translate/index.js';
-import { InvalidRequestStateError, StoreFullError, MissingCapabilityError, TooManyTasksError, UnknownTaskError } from '../tasks/index.js';
+import {
+  InvalidCursorError,
+  InvalidRequestStateError,
+  MissingCapabilityError,
+  StoreFullError,
+  TaskAlreadyTerminalError,
+  TooManyTasksError,
+  UnknownTaskError,
+} from '../tasks/index.js';
 import {
   UpstreamBusyError,
   UpstreamDownError,
@@ -53,7 +61,11 @@ export function exceptionToEdge(e: unknown): EdgeError {
       fault: false,
     };
   }
-  if (e instanceof UnknownTaskError) return { status: 200, error: { code: ErrorCode.InvalidParams, message: e.message }, fault: false };
+  // 2025-11-25 basic/utilities/tasks §Protocol Errors: unknown task, invalid cursor and cancel of a terminal task are
+  // -32602 (in-band; tasks extension §Protocol Errors likewise for an unknown task).
+  if (e instanceof UnknownTaskError || e instanceof InvalidCursorError || e instanceof TaskAlreadyTerminalError) {
+    return { status: 200, error: { code: ErrorCode.InvalidParams, message: e.message }, fault: false };
+  }
   if (e instanceof StoreFullError) return { status: 503, error: { code: ErrorCode.InternalError, message: e.message }, fault: false };
   if (e instanceof TooManyTasksError) return { status: 429, error: { code: ErrorCode.InternalError, message: e.message }, fault: false };
   if (e instanceof InvalidRequestStateError) return { status: 400, error: { code: ErrorCode.InvalidParams, message: e.message }, fault: false };

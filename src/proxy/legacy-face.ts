@@ -8,6 +8,9 @@
  * Input requests of a call (MRTR rounds, whatever the upstream era) become legacy server→client requests on the
  * call's own POST response stream, with gateway-minted ids; the client's POSTed responses are routed back by id.
  * The session's GET stream and `resources/subscribe` are served from an upstream `subscriptions/listen`.
+ *
+ * Tasks (2025-11-25 basic/utilities/tasks) are served whenever the session's route can run them: the upstream runs
+ * tool tasks, or a rule wraps tools. The records live in the task runtime; legacy-face-tasks.ts serves them.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
@@ -16,6 +19,7 @@ import {
   LEGACY_VERSIONS,
   asErrorObject,
   canonicalJson,
+  declaresTasks,
   isInputDeclared,
   isInputMethod,
   isLegacyLogLevel,
@@ -27,6 +31,8 @@ import {
   legacyInitializeResult,
   legacyInputParams,
   legacyResult,
+  legacySupportsToolTasks,
+  legacyTasksCapability,
   modernClientCapabilities,
   modernParamsFromLegacy,
   progressTokenOf,
@@ -36,7 +42,9 @@ import {
   requiredCapabilityFor,
   sessionListenFilter,
   singleHeader,
+  toolTaskSupport,
   undeclaredInputError,
+  withTaskSupportV1,
   withoutSubscriptionId,
   type JsonObject,
   type JsonRpcErrorObject,
@@ -45,11 +53,24 @@ import {
   type JsonRpcRequest,
   type RequestId,
 } from '../translate/index.js';
-import type { UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen } from '../upstream/index.js';
+import { wrapsTools, type CallerContext, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
+import type { UpstreamCall, UpstreamCaller, UpstreamListen } from '../upstream/index.js';
 import { exceptionToEdge } from './errors.js';
+import { LegacyFaceTasks, legacyTaskSupport } from './legacy-face-tasks.js';
 import { LegacySessionRegistry, type SessionEndReason, type SessionEntry } from './legacy-face-sessions.js';
 import { principalOf } from './principal.js';
 import { openSse, ResponseChannel, writeSse } from './response.js';
+
+/** What the face works over. */
+export interface LegacyFaceTarget {
+  /** The runtime that runs tool calls and keeps task records. */
+  runtime: TaskRuntime;
+  /**
+   * The route a new session works over, decided at its `initialize`: the upstream's modern client when the upstream
+   * speaks 2026-07-28, else its legacy client. Task records name the route either way.
+   */
+  routeFor(signal: AbortSignal): Promise<UpstreamRoute>;
+}
 
 /** Legacy face settings; every one has a default. */
 export interface LegacyFaceOptions {
@@ -78,7 +99,12 @@ interface Outbound {
 /** Per-session state of the face. */
 interface FaceSession {
   id: string;
+  principal: string;
   authorization: string | undefined;
+  /** The upstream route the session works over (picked at initialize). */
+  route: UpstreamRoute;
+  /** Whether `initialize` advertised tasks (the route can run them). */
+  tasks: boolean;
   /** What the client declared in `initialize`, as it declared it (decides which input requests it may get). */
   legacyCapabilities: JsonObject;
   /** The same in the modern per-request shape. */
@@ -105,23 +131,44 @@ interface FaceSession {
   ended: AbortController;
 }
 
-/** Methods a legacy client may send that this face does not serve (it advertises no tasks; modern-only methods). */
-const NOT_SERVED = new Set(['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel', 'server/discover', 'subscriptions/listen']);
+/** Methods a legacy client may send that this face does not serve (modern-only methods). */
+const NOT_SERVED = new Set(['server/discover', 'subscriptions/listen']);
+
+/** The 2025-11-25 task methods, served only to a session that was advertised tasks. */
+const TASK_METHODS = new Set(['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel']);
+
+/**
+ * Whether a route can run tool tasks for a legacy client: the upstream runs them (a modern one declares the tasks
+ * extension, a legacy one `tasks.requests.tools.call`), or a rule wraps tools.
+ */
+function runsTasks(route: UpstreamRoute, upstreamCaps: JsonObject): boolean {
+  if (wrapsTools(route)) return true;
+  return route.upstream.era === 'modern' ? declaresTasks(upstreamCaps) : legacySupportsToolTasks(upstreamCaps);
+}
 
 const idKey = (id: RequestId): string => `${typeof id}:${id}`;
 
-/** The legacy face of one modern upstream. */
+/** The legacy face of one upstream. */
 export class LegacyFace {
   private readonly sessions: LegacySessionRegistry<FaceSession>;
+  private readonly runtime: TaskRuntime;
+  private readonly tasks: LegacyFaceTasks;
+  /** Where warnings without a request go (set from the first request's logger). */
+  private log: FastifyRequest['log'] | undefined;
   private readonly keepAliveMs: number;
   private readonly inputTimeoutMs: number;
   private readonly maxBacklog: number;
   private closed = false;
 
   constructor(
-    private readonly upstream: UpstreamClient,
+    private readonly target: LegacyFaceTarget,
     opts: LegacyFaceOptions = {},
   ) {
+    this.runtime = target.runtime;
+    this.tasks = new LegacyFaceTasks(target.runtime, {
+      notify: (s, n) => this.deliver(s as FaceSession, n),
+      warn: (err, msg) => this.log?.warn({ err }, msg),
+    });
     this.keepAliveMs = opts.keepAliveMs ?? 15_000;
     this.inputTimeoutMs = opts.inputTimeoutMs ?? 10 * 60_000;
     this.maxBacklog = opts.maxBacklog ?? 64;
@@ -142,11 +189,13 @@ export class LegacyFace {
   close(): void {
     this.closed = true;
     this.sessions.close();
+    this.tasks.close();
   }
 
   /** Serves one POST: `initialize`, a request, a notification or a response of the client. */
   async post(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const body = request.body;
+    this.log ??= request.log;
     const authorization = singleHeader(request.headers, 'authorization') ?? undefined;
     const principal = principalOf(authorization);
     if (!isObject(body) || body.jsonrpc !== '2.0') {
@@ -166,7 +215,7 @@ export class LegacyFace {
 
     if (isResponse(body)) {
       this.sessions.touch(entry);
-      await this.routeResponse(s, body as JsonObject);
+      if (!(await this.tasks.response(s, body as JsonObject))) await this.routeResponse(s, body as JsonObject);
       return reply.code(202).send();
     }
     if (isNotification(body)) {
@@ -183,7 +232,7 @@ export class LegacyFace {
       outcome = await this.serve(request, reply, s, body);
     } finally {
       release();
-      request.log.info({ method: body.method, era: 'legacy-face', upstream: this.upstream.name, outcome, ms: Date.now() - started }, 'mcp request');
+      request.log.info({ method: body.method, era: 'legacy-face', upstream: s.route.name, outcome, ms: Date.now() - started }, 'mcp request');
     }
     return reply;
   }
@@ -216,7 +265,7 @@ export class LegacyFace {
       await this.refreshListen(s);
     } catch (e) {
       // The stream opens anyway (the client would only retry); list changes are missing until a later refresh.
-      request.log.warn({ err: e, upstream: this.upstream.name }, 'legacy face: upstream listen failed');
+      request.log.warn({ err: e, upstream: s.route.name }, 'legacy face: upstream listen failed');
     }
     s.streamOpening = false;
     if (raw.destroyed || s.ended.signal.aborted) {
@@ -226,6 +275,8 @@ export class LegacyFace {
     keepAlive = openSse(raw, this.keepAliveMs);
     s.stream = raw;
     for (const n of s.backlog.splice(0)) writeSse(raw, n);
+    // Task input that waited for a stream (2025-11-25 basic/utilities/tasks §Input Required Status: any SSE stream).
+    this.tasks.streamOpened(s);
     return reply;
   }
 
@@ -273,18 +324,24 @@ export class LegacyFace {
     };
     reply.raw.on('close', onClose);
     let identity;
+    let route: UpstreamRoute;
     try {
-      identity = await this.upstream.identity(caller, aborter.signal);
+      route = await this.target.routeFor(aborter.signal);
+      identity = await route.upstream.identity(caller, aborter.signal);
     } catch (e) {
       const edge = exceptionToEdge(e);
-      if (edge.fault) request.log.error({ err: e, upstream: this.upstream.name }, 'legacy face: upstream identity failed');
+      if (edge.fault) request.log.error({ err: e }, 'legacy face: upstream identity failed');
       return this.refuse(reply, edge.status, body.id, edge.error.code, edge.error.message);
     } finally {
       reply.raw.off('close', onClose);
     }
+    const tasks = runsTasks(route, identity.capabilities);
     const entry = this.sessions.create(principal, (id) => ({
       id,
+      principal,
       authorization,
+      route,
+      tasks,
       legacyCapabilities: init.capabilities,
       capabilities,
       clientInfo: init.clientInfo,
@@ -305,12 +362,15 @@ export class LegacyFace {
     if (!entry) {
       return reply.code(503).header('retry-after', '5').send({ jsonrpc: '2.0', id: body.id, error: { code: ErrorCode.InternalError, message: 'Too many sessions; try again later' } });
     }
-    request.log.info({ method: 'initialize', era: 'legacy-face', upstream: this.upstream.name, outcome: 'session created' }, 'mcp request');
+    request.log.info({ method: 'initialize', era: 'legacy-face', upstream: route.name, outcome: 'session created' }, 'mcp request');
+    const result = legacyInitializeResult(identity, init.protocolVersion);
+    // 2025-11-25 basic/utilities/tasks §Server Capabilities: list, cancel and task-augmented tools/call.
+    if (tasks && isObject(result.capabilities)) result.capabilities = { ...result.capabilities, tasks: legacyTasksCapability() };
     return reply
       .code(200)
       .header('mcp-session-id', entry.id)
       .header('content-type', 'application/json')
-      .send({ jsonrpc: '2.0', id: body.id, result: legacyInitializeResult(identity, init.protocolVersion) });
+      .send({ jsonrpc: '2.0', id: body.id, result });
   }
 
   private callerOf(s: FaceSession): UpstreamCaller {
@@ -320,6 +380,14 @@ export class LegacyFace {
       ...(s.authorization ? { authorization: s.authorization } : {}),
       ...(s.logLevel ? { logLevel: s.logLevel } : {}),
     };
+  }
+
+  /**
+   * The session as the runtime's caller: its principal, and the session itself when it has no credentials (its tasks
+   * are then its own, 2025-11-25 basic/utilities/tasks §Security Considerations).
+   */
+  private contextOf(s: FaceSession): CallerContext {
+    return { ...this.callerOf(s), principal: s.principal, ...(s.authorization ? {} : { session: s.id }) };
   }
 
   /** Serves one client request; returns what the operator log says about it. */
@@ -352,7 +420,7 @@ export class LegacyFace {
           // Answered once the upstream listen carries the new filter, so that no update after the answer is lost.
           await this.refreshListen(s);
         } catch (e) {
-          request.log.warn({ err: e, upstream: this.upstream.name }, 'legacy face: upstream listen failed');
+          request.log.warn({ err: e, upstream: s.route.name }, 'legacy face: upstream listen failed');
           if (req.method === 'resources/subscribe') {
             s.subscriptions.delete(params.uri);
             return fail({ code: ErrorCode.InternalError, message: 'Could not subscribe upstream' });
@@ -360,10 +428,115 @@ export class LegacyFace {
         }
         return local({});
       }
+      case 'tools/call':
+        // 2025-11-25 basic/utilities/tasks §Behavior Requirements #1: a receiver that did not declare task support
+        // processes the request normally and ignores `task`.
+        if (s.tasks && isObject(params.task)) return this.createTask(request, reply, s, req, params, fail);
+        return this.forward(request, reply, s, req);
       default:
-        if (NOT_SERVED.has(req.method)) return fail({ code: ErrorCode.MethodNotFound, message: `Method not found: ${req.method}` });
+        if (NOT_SERVED.has(req.method) || (TASK_METHODS.has(req.method) && !s.tasks)) return fail({ code: ErrorCode.MethodNotFound, message: `Method not found: ${req.method}` });
+        if (TASK_METHODS.has(req.method)) return this.serveTask(request, reply, s, req, params, local, fail);
         return this.forward(request, reply, s, req);
     }
+  }
+
+  /** A task-augmented tools/call: a task in the runtime, answered with the nested CreateTaskResult. */
+  private async createTask(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    s: FaceSession,
+    req: JsonRpcRequest,
+    params: JsonObject,
+    fail: (e: JsonRpcErrorObject) => string,
+  ): Promise<string> {
+    const { task, ...rest } = params;
+    const aborter = new AbortController();
+    const onClose = () => {
+      if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));
+    };
+    reply.raw.on('close', onClose);
+    try {
+      const created = await this.tasks.create(s, s.route, this.contextOf(s), rest, isObject(task) ? task.ttl : undefined, aborter.signal);
+      if ('error' in created) return fail(legacyError(created.error));
+      void reply.code(200).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: req.id, result: created.result });
+      const t = created.result.task;
+      return isObject(t) && typeof t.taskId === 'string' ? `task created` : 'ok';
+    } catch (e) {
+      return this.failWith(request, reply, s, req, e, fail);
+    } finally {
+      reply.raw.off('close', onClose);
+    }
+  }
+
+  /** tasks/get, tasks/list, tasks/cancel and the blocking tasks/result. */
+  private async serveTask(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    s: FaceSession,
+    req: JsonRpcRequest,
+    params: JsonObject,
+    local: (r: JsonObject) => string,
+    fail: (e: JsonRpcErrorObject) => string,
+  ): Promise<string> {
+    const caller = this.contextOf(s);
+    const taskId = typeof params.taskId === 'string' ? params.taskId : undefined;
+    if (req.method !== 'tasks/list' && taskId === undefined) return fail({ code: ErrorCode.InvalidParams, message: 'Invalid params: taskId is required' });
+    try {
+      switch (req.method) {
+        case 'tasks/get':
+          return local(await this.tasks.get(s.route, caller, taskId as string));
+        case 'tasks/cancel':
+          return local(await this.tasks.cancel(s.route, caller, taskId as string));
+        case 'tasks/list':
+          return local(await this.tasks.list(s.route, caller, typeof params.cursor === 'string' ? params.cursor : undefined));
+        default:
+          return await this.taskResult(request, reply, s, req, taskId as string);
+      }
+    } catch (e) {
+      return this.failWith(request, reply, s, req, e, fail);
+    }
+  }
+
+  /** tasks/result: an SSE response that stays open until the task is terminal (2025-11-25 §Result Retrieval). */
+  private async taskResult(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, taskId: string): Promise<string> {
+    const accept = singleHeader(request.headers, 'accept') ?? '';
+    const canStream = accept.includes('text/event-stream') || accept.includes('*/*');
+    const channel = new ResponseChannel(reply, canStream, this.keepAliveMs);
+    const aborter = new AbortController();
+    const key = idKey(req.id);
+    s.inflight.set(key, aborter);
+    // A disconnect is not a cancellation (2025-11-25 basic/transports): the task runs on; only this wait ends.
+    const onClose = () => {
+      if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));
+    };
+    reply.raw.on('close', onClose);
+    try {
+      const outcome = await this.tasks.result(s, s.route, this.contextOf(s), taskId, req.id, channel, reply.raw, canStream, aborter.signal);
+      if (aborter.signal.aborted) channel.abandon();
+      return outcome;
+    } catch (e) {
+      if (aborter.signal.aborted) {
+        channel.abandon();
+        return 'client closed';
+      }
+      const edge = exceptionToEdge(e);
+      if (edge.fault) request.log.error({ err: e, method: req.method, upstream: s.route.name }, 'legacy face: request failed');
+      channel.error(req.id, edge.error, edge.status);
+      return `error ${edge.error.code}`;
+    } finally {
+      reply.raw.off('close', onClose);
+      if (s.inflight.get(key) === aborter) s.inflight.delete(key);
+    }
+  }
+
+  /** A thrown error as the client gets it: in-band for the errors a legacy server answers in-band. */
+  private failWith(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, e: unknown, fail: (e: JsonRpcErrorObject) => string): string {
+    const edge = exceptionToEdge(e);
+    if (edge.fault) request.log.error({ err: e, method: req.method, upstream: s.route.name }, 'legacy face: request failed');
+    if (edge.status === 200) return fail(edge.error);
+    if (edge.retryAfterSeconds !== undefined) void reply.header('retry-after', String(edge.retryAfterSeconds));
+    void reply.code(edge.status).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: req.id, error: edge.error });
+    return `error ${edge.error.code}`;
   }
 
   /** Forwards a request upstream and streams what its call produces back to the client. */
@@ -382,13 +555,16 @@ export class LegacyFace {
     reply.raw.on('close', onClose);
     let call: UpstreamCall | undefined;
     try {
-      call = await this.upstream.call(this.callerOf(s), req.method, modernParamsFromLegacy(req.params), aborter.signal);
+      // A tools/call goes through the runtime: its rules apply, and a task the upstream insists on is hidden.
+      call = req.method === 'tools/call'
+        ? await this.runtime.callToolPlain(s.route, modernParamsFromLegacy(isObject(req.params) ? req.params : {}) ?? {}, this.contextOf(s), aborter.signal)
+        : await s.route.upstream.call(this.callerOf(s), req.method, modernParamsFromLegacy(req.params), aborter.signal);
       return await this.pump(s, req, key, call, channel, canStream, aborter.signal);
     } catch (e) {
       call?.cancel('gateway error');
       if (aborter.signal.aborted) return this.endCancelled(req, channel);
       const edge = exceptionToEdge(e);
-      if (edge.fault) request.log.error({ err: e, method: req.method, upstream: this.upstream.name }, 'legacy face: request failed');
+      if (edge.fault) request.log.error({ err: e, method: req.method, upstream: s.route.name }, 'legacy face: request failed');
       channel.error(req.id, edge.error, edge.status);
       return `error ${edge.error.code}`;
     } finally {
@@ -443,13 +619,24 @@ export class LegacyFace {
             channel.error(req.id, { code: ErrorCode.InternalError, message: `Upstream answered with result type ${r.failure.resultType}, which a 2025-11-25 client cannot receive` }, 200);
             return 'unsupported result type';
           }
-          channel.result(req.id, r.value);
+          channel.result(req.id, req.method === 'tools/list' && s.tasks ? this.withTaskSupport(s, m.result, r.value) : r.value);
           return 'ok';
         }
         case 'failure':
           throw e.error;
       }
     }
+  }
+
+  /** A tools/list result with each tool's 2025-11-25 `execution.taskSupport` (legacyTaskSupport). */
+  private withTaskSupport(s: FaceSession, upstreamResult: unknown, result: JsonObject): JsonObject {
+    const route = s.route;
+    const era = route.upstream.era;
+    const extension = declaresTasks(route.upstream.knownIdentity?.capabilities ?? {});
+    const own = era === 'legacy' ? toolTaskSupport(upstreamResult) : undefined;
+    return withTaskSupportV1(result, (name) =>
+      legacyTaskSupport(this.runtime.policyFor(route, name).task, era === 'modern' ? { era, extension } : { era: 'legacy', support: own?.get(name) }),
+    );
   }
 
   /**
@@ -510,7 +697,7 @@ export class LegacyFace {
   private refreshListen(s: FaceSession): Promise<void> {
     const next = s.listenChain.then(async () => {
       if (s.ended.signal.aborted) return;
-      const caps = this.upstream.knownIdentity?.capabilities ?? {};
+      const caps = s.route.upstream.knownIdentity?.capabilities ?? {};
       const filter = sessionListenFilter(caps, { lists: s.stream !== undefined || s.streamOpening, resources: [...s.subscriptions] });
       const key = filter ? canonicalJson(filter) : '';
       if (key === s.listenKey) return;
@@ -520,7 +707,7 @@ export class LegacyFace {
       if (filter) {
         const controller = new AbortController();
         const signal = AbortSignal.any([controller.signal, s.ended.signal]);
-        const l = await this.upstream.listen(this.callerOf(s), filter, signal);
+        const l = await s.route.upstream.listen(this.callerOf(s), filter, signal);
         s.listen = controller;
         s.listenKey = key;
         void this.readListen(s, l, controller);
@@ -567,6 +754,7 @@ export class LegacyFace {
 
   private onEnd(s: FaceSession, _reason: SessionEndReason): void {
     s.ended.abort();
+    this.tasks.sessionEnded(s);
     for (const c of s.inflight.values()) c.abort(new Error('session ended'));
     s.inflight.clear();
     s.outbound.clear();

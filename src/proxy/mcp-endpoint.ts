@@ -1,8 +1,9 @@
 /**
  * The MCP endpoint of one upstream, for both eras on one URL (2026-07-28 basic/versioning §Compatibility Matrix). A
  * request whose era the upstream speaks passes through unchanged with @fastify/reply-from (sessions, GET streams and
- * DELETE included; both eras in front of a dual-era upstream); only a request whose era the upstream lacks is
- * translated.
+ * DELETE included; both eras in front of a dual-era upstream); a request whose era the upstream lacks is translated.
+ * Rules that wrap tools apply to every client era: a legacy client then always meets the legacy face, and a modern
+ * client meets the modern face for exactly the traffic the gateway serves itself (README §Routing).
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
@@ -13,6 +14,7 @@ import {
   classifyEra,
   discoverResult,
   isObject,
+  declaresTasks,
   legacySupportsToolTasks,
   requestIdOf,
   singleHeader,
@@ -21,6 +23,7 @@ import {
   type Era,
   type ModernHeaders,
   type ModernRequest,
+  type JsonObject,
 } from '../translate/index.js';
 import { runListen, wrapsTools, type CallerContext, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { UpstreamDownError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type UpstreamAvailability, type UpstreamEras } from '../upstream/index.js';
@@ -31,7 +34,10 @@ import { ResponseChannel } from './response.js';
 
 /** What the endpoint needs. */
 export interface EndpointOptions {
+  /** The upstream through the client of the era it speaks (legacy sessions for a legacy-only upstream). */
   route: UpstreamRoute;
+  /** The same upstream through its stateless 2026-07-28 client: the modern face's route for a modern upstream. */
+  modernRoute: UpstreamRoute;
   path: string;
   bridge: MrtrBridge;
   runtime: TaskRuntime;
@@ -65,13 +71,21 @@ function mayMeanUpstreamChanged(clientEra: Era, status: number): boolean {
 /** Requests about tasks (2026-07-28 tasks extension), which the modern face answers from its own records. */
 const TASK_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
 
+/** Gateway-minted task ids start so (the runtime's `mintTaskId`); any other id is the upstream's own. */
+const GATEWAY_TASK_ID = /^gwt_/;
+
+/** Whether the upstream runs tool tasks itself: a modern one declares the tasks extension, a legacy one tool tasks. */
+function upstreamRunsTasks(route: UpstreamRoute, capabilities: JsonObject): boolean {
+  return route.upstream.era === 'modern' ? declaresTasks(capabilities) : legacySupportsToolTasks(capabilities);
+}
+
 function header(req: FastifyRequest, name: string): string | undefined | null {
   return singleHeader(req.headers, name);
 }
 
 /** Registers the endpoint's routes in an encapsulated scope. */
 export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOptions): Promise<void> {
-  const { route, bridge, runtime, availability } = opts;
+  const { route, modernRoute, bridge, runtime, availability } = opts;
   const upstreamUrl = new URL(route.url);
   let listenStreams = 0;
 
@@ -134,8 +148,8 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
     };
 
     /**
-     * Legacy (2025-11-25) traffic for an upstream that speaks only 2026-07-28: the legacy face answers it (the
-     * gateway's own sessions, initialize from server/discover). Without one: a clear refusal.
+     * Legacy (2025-11-25) traffic the upstream cannot take as it is (it speaks only 2026-07-28, or rules wrap tools):
+     * the legacy face answers it (the gateway's own sessions and tasks). Without one: a clear refusal.
      */
     const legacyFace = (request: FastifyRequest, reply: FastifyReply) => {
       const face = opts.legacyFace;
@@ -167,9 +181,9 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         } catch (e) {
           return unavailable(reply, e);
         }
-        // GET and DELETE are legacy session traffic (2025-11-25 basic/transports): the upstream's own if it has
-        // sessions.
-        if (speaks(eras, 'legacy')) return passThrough(request, reply, 'legacy');
+        // GET and DELETE are legacy session traffic (2025-11-25 basic/transports): the upstream's own if its sessions
+        // serve the client, else the face's.
+        if (legacyPassesThrough(eras)) return passThrough(request, reply, 'legacy');
         return legacyFace(request, reply);
       },
     });
@@ -185,23 +199,82 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         eras = await upstreamEra();
       } catch (e) {
         // The gateway's own task records answer without the upstream: a task outlives its upstream's outage.
-        if (clientEra === 'modern' && servedByModernFace(request.body)) return handleModern(request, reply);
+        const known = availability.current;
+        const faceRoute = clientEra === 'modern' && known && isTaskRequest(request.body) ? await modernFaceRoute(request.body, known) : undefined;
+        if (faceRoute) return handleModern(request, reply, faceRoute);
         return unavailable(reply, e, request.body);
       }
       // In its own era whenever the upstream speaks it (legacy → dual and modern → dual included): a gateway must
-      // never make a working pairing fail. Translation only where the upstream lacks the client's era.
-      if (speaks(eras, clientEra)) return passThrough(request, reply, clientEra);
-      if (clientEra === 'modern') return handleModern(request, reply);
-      return legacyFace(request, reply);
+      // never make a working pairing fail. Translation only where the upstream lacks the client's era, and the
+      // gateway's own tasks where rules wrap tools.
+      if (clientEra === 'legacy') return legacyPassesThrough(eras) ? passThrough(request, reply, 'legacy') : legacyFace(request, reply);
+      const faceRoute = await modernFaceRoute(request.body, eras);
+      return faceRoute ? handleModern(request, reply, faceRoute) : passThrough(request, reply, 'modern');
     });
 
-    /** A task request the modern face answers from the gateway's store, as it did before the upstream went down. */
-    function servedByModernFace(body: unknown): boolean {
-      const known = availability.current;
-      return known !== undefined && !speaks(known, 'modern') && isObject(body) && typeof body.method === 'string' && TASK_METHODS.has(body.method);
+    /**
+     * A legacy client passes through when the upstream speaks its era and no rule wraps tools (a wrapped tool needs
+     * the gateway's own tasks and calls, which only the face serves), unless the upstream runs tasks only in its
+     * 2026-07-28 leg (its `server/discover` declares the tasks extension, its `initialize` no tool tasks): the face
+     * then gives the legacy client those tasks.
+     */
+    function legacyPassesThrough(eras: UpstreamEras): boolean {
+      if (!speaks(eras, 'legacy') || wrapsTools(route)) return false;
+      const discover = eras.discover;
+      const modernTasks = eras.modern && isObject(discover) && isObject(discover.capabilities) && declaresTasks(discover.capabilities);
+      const legacyTasks = eras.identity !== undefined && legacySupportsToolTasks(eras.identity.capabilities);
+      return !modernTasks || legacyTasks;
     }
 
-    async function handleModern(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
+    function isTaskRequest(body: unknown): boolean {
+      return isObject(body) && typeof body.method === 'string' && TASK_METHODS.has(body.method);
+    }
+
+    /**
+     * The route the modern face serves a modern request over, or `undefined` for a pass-through: everything, over the
+     * legacy sessions, for an upstream without 2026-07-28; for one that speaks it, only what wrapping rules make the
+     * gateway's own (the extension's advertisement, calls of wrapped tools, requests about gateway tasks, and every
+     * task request when the upstream has no tasks of its own), so that the upstream's own tasks keep working untouched.
+     */
+    async function modernFaceRoute(body: unknown, eras: UpstreamEras): Promise<UpstreamRoute | undefined> {
+      if (!speaks(eras, 'modern')) return route;
+      if (!wrapsTools(route) || !isObject(body) || typeof body.method !== 'string') return undefined;
+      const params: JsonObject = isObject(body.params) ? body.params : {};
+      switch (body.method) {
+        case 'server/discover':
+          return modernRoute;
+        case 'tools/call': {
+          const policy = runtime.policyFor(modernRoute, typeof params.name === 'string' ? params.name : '');
+          const wrapped = policy.task === 'auto' || policy.task === 'always' || policy.task === 'required' || (policy.task === 'native' && policy.afterMs !== undefined);
+          return wrapped ? modernRoute : undefined;
+        }
+        case 'subscriptions/listen': {
+          const n = isObject(params.notifications) ? params.notifications : {};
+          const ids = Array.isArray(n.taskIds) ? n.taskIds : [];
+          if (ids.length === 0) return undefined;
+          return ids.some((id) => typeof id === 'string' && GATEWAY_TASK_ID.test(id)) || !(await upstreamHasTasks()) ? modernRoute : undefined;
+        }
+        default:
+          if (!TASK_METHODS.has(body.method)) return undefined;
+          if (typeof params.taskId === 'string' && GATEWAY_TASK_ID.test(params.taskId)) return modernRoute;
+          // An upstream without the extension has no tasks: the modern face answers as the extension says (-32021 to a
+          // request that does not declare it, -32602 for an unknown id; tasks extension §Protocol Errors).
+          return (await upstreamHasTasks()) ? undefined : modernRoute;
+      }
+    }
+
+    /** Whether the 2026-07-28 upstream declares the tasks extension (its own tasks pass through untouched). */
+    async function upstreamHasTasks(): Promise<boolean> {
+      try {
+        const identity = modernRoute.upstream.knownIdentity ?? (await modernRoute.upstream.identity({ capabilities: {} }));
+        return declaresTasks(identity.capabilities);
+      } catch {
+        // Not known: the request passes through and the upstream answers it itself.
+        return true;
+      }
+    }
+
+    async function handleModern(request: FastifyRequest, reply: FastifyReply, route: UpstreamRoute): Promise<FastifyReply | void> {
       const headers: ModernHeaders = {
         'mcp-protocol-version': header(request, 'mcp-protocol-version'),
         'mcp-method': header(request, 'mcp-method'),
@@ -236,7 +309,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       let outcome = 'ok';
       let taskId = typeof req.params.taskId === 'string' ? req.params.taskId : undefined;
       try {
-        const done = await dispatch(req, caller, channel, aborter.signal);
+        const done = await dispatch(route, req, caller, channel, aborter.signal);
         outcome = done.outcome;
         taskId ??= done.taskId;
       } catch (e) {
@@ -258,13 +331,13 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
     }
 
     /** Serves one validated request; returns what the operator log says about it. */
-    async function dispatch(req: ModernRequest, caller: CallerContext, channel: ResponseChannel, signal: AbortSignal): Promise<{ outcome: string; taskId?: string }> {
+    async function dispatch(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, channel: ResponseChannel, signal: AbortSignal): Promise<{ outcome: string; taskId?: string }> {
       const id = req.id as string | number;
       switch (req.policy.kind) {
         case 'discover': {
           const identity = await route.upstream.identity(caller, signal);
           // The extension is advertised when the upstream runs tool tasks or the gateway wraps tools (README §Tasks).
-          const tasksExtension = legacySupportsToolTasks(identity.capabilities) || wrapsTools(route);
+          const tasksExtension = upstreamRunsTasks(route, identity.capabilities) || wrapsTools(route);
           channel.result(id, discoverResult(identity, { tasksExtension, cache: route.cache }));
           return { outcome: 'ok' };
         }

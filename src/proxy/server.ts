@@ -14,7 +14,7 @@ export interface EdgeEndpoint {
   route: UpstreamRoute;
   /** What the upstream speaks and whether it is up. */
   availability: UpstreamAvailability;
-  /** The stateless 2026-07-28 client the legacy face uses when the upstream speaks only that era. */
+  /** The stateless 2026-07-28 client the faces use when the upstream speaks that era. */
   modernUpstream: UpstreamClient;
 }
 
@@ -80,9 +80,21 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
     return reply.code(500).send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InternalError, message: 'Internal error' } });
   });
 
-  // One legacy face per upstream; it holds sessions only once a 2025-11-25 client meets a 2026-07-28-only upstream.
+  // The same upstream reached through its stateless 2026-07-28 client: the legacy face's route when the upstream speaks
+  // that era, and the modern face's for wrapped tools of such an upstream. One object per upstream: it caches what
+  // the runtime learns of the upstream's tools.
+  const modernRoutes = opts.endpoints.map((e): UpstreamRoute => ({ ...e.route, upstream: e.modernUpstream }));
+  // One legacy face per upstream; it holds sessions only once a 2025-11-25 client meets the face (README §How the
+  // legacy face works: a 2026-07-28-only upstream, or rules that wrap tools).
   const faces = opts.endpoints.map(
-    (e) => new LegacyFace(e.modernUpstream, { keepAliveMs: opts.keepAliveMs, maxSessions: opts.clientSessions.max, idleMs: opts.clientSessions.idleMs }),
+    (e, i) =>
+      new LegacyFace(
+        {
+          runtime: opts.runtime,
+          routeFor: async () => ((await e.availability.eras()).modern ? (modernRoutes[i] as UpstreamRoute) : e.route),
+        },
+        { keepAliveMs: opts.keepAliveMs, maxSessions: opts.clientSessions.max, idleMs: opts.clientSessions.idleMs },
+      ),
   );
   app.addHook('onClose', async () => {
     for (const f of faces) f.close();
@@ -107,6 +119,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
     await registerMcpEndpoint(app, {
       legacyFace: faces[i],
       route: e.route,
+      modernRoute: modernRoutes[i] as UpstreamRoute,
       path: e.path,
       bridge: opts.bridge,
       runtime: opts.runtime,

@@ -3,9 +3,10 @@
  * face (README §How the legacy face works). Fields the legacy schema has no place for are dropped; everything else
  * is kept (the 2025-11-25 schema `Result` has an index signature, so unknown keys of other extensions pass).
  */
-import { ErrorCode, META, TASKS_EXTENSION } from './constants.js';
+import { ErrorCode, META } from './constants.js';
 import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
 import type { ListenFilter } from './listen.js';
+import { declaresTasks } from './tasks-v2.js';
 
 /** Methods whose modern results are `CacheableResult`s (2026-07-28 server/caching): `ttlMs`/`cacheScope` are cache hints there. */
 const CACHEABLE = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover']);
@@ -90,8 +91,7 @@ export function legacyError(error: JsonRpcErrorObject): JsonRpcErrorObject {
 }
 
 function needsTasksExtension(data: unknown): boolean {
-  const req = isObject(data) && isObject(data.requiredCapabilities) ? data.requiredCapabilities : undefined;
-  return isObject(req?.extensions) && TASKS_EXTENSION in req.extensions;
+  return isObject(data) && isObject(data.requiredCapabilities) && declaresTasks(data.requiredCapabilities);
 }
 
 function withData(e: JsonRpcErrorObject, data: unknown): JsonRpcErrorObject {

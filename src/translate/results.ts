@@ -32,12 +32,6 @@ export function identityFromInitialize(result: unknown): UpstreamIdentity | unde
   return id;
 }
 
-/** Whether the legacy server supports task-augmented `tools/call` (2025-11-25 schema `ServerCapabilities.tasks`). */
-export function legacySupportsToolTasks(caps: JsonObject): boolean {
-  const tasks = caps.tasks;
-  return isObject(tasks) && isObject(tasks.requests) && isObject(tasks.requests.tools) && isObject(tasks.requests.tools.call);
-}
-
 /**
  * Legacy server capabilities → modern ones: the legacy `tasks` slot never appears (conformance
  * `tasks-extension-advertised`); the tasks extension is advertised when the gateway can serve tasks.

@@ -67,13 +67,14 @@ t.test('initialize is answered from the upstream identity; lists lose modern-onl
   t.equal(client.getInstructions(), 'fake instructions');
   const caps = client.getServerCapabilities() as Record<string, unknown>;
   t.notOk('extensions' in caps, 'no extensions slot for a legacy client');
-  t.notOk('tasks' in caps, 'no tasks: this face serves no tasks/*');
+  t.same(caps.tasks, { list: {}, cancel: {}, requests: { tools: { call: {} } } }, 'the upstream declares the tasks extension: 2025-11-25 tasks advertised');
   t.same(caps.tools, { listChanged: true });
 
   const list = await client.listTools();
   t.same(list.tools.map((x) => x.name), ['echo', 'ask']);
   t.same(list.tools[0]?.inputSchema, { type: 'object' }, 'a typeless input schema becomes an object schema');
   t.notOk('outputSchema' in (list.tools[1] ?? {}), 'a non-object output schema is dropped');
+  t.same(list.tools.map((x) => x.execution?.taskSupport), ['optional', 'optional'], 'a modern upstream with the extension may answer any tool with a task');
   t.notOk('resultType' in list);
   t.notOk('ttlMs' in list);
   t.notOk('_meta' in list, 'the serverInfo _meta key is dropped');

@@ -5,19 +5,50 @@
 import Fastify from 'fastify';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { randomBytes } from 'node:crypto';
 import { LegacyFace, type LegacyFaceOptions } from '../../src/proxy/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
+import { MrtrBridge, TaskRuntime, type TaskPolicy, type UpstreamRoute } from '../../src/tasks/index.js';
+import { globToRegExp } from '../../src/translate/index.js';
 import type { UpstreamClient } from '../../src/upstream/index.js';
 
 /** A running face. */
 export interface FaceStack {
   face: LegacyFace;
+  runtime: TaskRuntime;
+  route: UpstreamRoute;
   url: string;
   close(): Promise<void>;
 }
 
-/** Starts the face in front of `upstream`. */
-export async function startFace(upstream: UpstreamClient, opts: LegacyFaceOptions = {}): Promise<FaceStack> {
-  const face = new LegacyFace(upstream, opts);
+/** A route over `upstream` with these tool rules (pattern → rule, first match wins). */
+export function routeOver(upstream: UpstreamClient, tools: Record<string, TaskPolicy> = {}): UpstreamRoute {
+  return {
+    name: upstream.name,
+    url: 'http://upstream.invalid/mcp',
+    staticHeaders: {},
+    timeoutMs: 10_000,
+    cache: { ttlMs: 0, scope: 'private' },
+    upstream,
+    rules: Object.entries(tools).map(([pattern, rule]) => [globToRegExp(pattern), rule] as const),
+  };
+}
+
+/** Starts the face in front of `upstream`, with a runtime of its own; `tools` are the route's rules. */
+export async function startFace(upstream: UpstreamClient, opts: LegacyFaceOptions = {}, tools: Record<string, TaskPolicy> = {}): Promise<FaceStack> {
+  const bridge = new MrtrBridge({ stateKey: randomBytes(32), holdMs: 60_000, maxHeld: 100, gatherMs: 25 });
+  const store = new MemoryTaskStore({ maxTasks: 1000 });
+  const runtime = new TaskRuntime({
+    store,
+    bridge,
+    defaultTtlMs: 60_000,
+    maxTtlMs: 600_000,
+    defaultPollIntervalMs: 100,
+    maxActivePerPrincipal: 50,
+    toolSupportTtlMs: 60_000,
+  });
+  const route = routeOver(upstream, tools);
+  const face = new LegacyFace({ runtime, routeFor: async () => route }, opts);
   const app = Fastify({ logger: false, forceCloseConnections: true });
   app.post('/mcp', (req, reply) => face.post(req, reply));
   app.get('/mcp', (req, reply) => face.get(req, reply));
@@ -27,10 +58,15 @@ export async function startFace(upstream: UpstreamClient, opts: LegacyFaceOption
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   return {
     face,
+    runtime,
+    route,
     url: `http://127.0.0.1:${port}/mcp`,
     async close() {
       face.close();
       await app.close();
+      bridge.close();
+      runtime.close();
+      await store.close();
     },
   };
 }

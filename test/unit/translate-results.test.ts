@@ -6,7 +6,6 @@ import {
   asErrorObject,
   discoverResult,
   identityFromInitialize,
-  legacySupportsToolTasks,
   modernCapabilities,
   modernError,
   saysResourceNotFound,
@@ -52,20 +51,6 @@ t.test('identityFromInitialize', async (t) => {
     ['an error response', { code: -32600, message: 'bad' }],
   ];
   for (const [name, v] of rejects) t.equal(identityFromInitialize(v), undefined, `rejects ${name}`);
-});
-
-t.test('legacySupportsToolTasks', async (t) => {
-  const table: Array<[string, Json, boolean]> = [
-    ['full fixture', V1.initializeResult.capabilities, true],
-    ['minimal', { tasks: { requests: { tools: { call: {} } } } }, true],
-    ['no tasks', { tools: {} }, false],
-    ['tasks without requests', { tasks: { list: {}, cancel: {} } }, false],
-    ['requests without tools', { tasks: { requests: { sampling: { createMessage: {} } } } }, false],
-    ['tools without call', { tasks: { requests: { tools: {} } } }, false],
-    ['call true instead of object', { tasks: { requests: { tools: { call: true } } } }, false],
-    ['tasks array', { tasks: [] }, false],
-  ];
-  for (const [name, caps, want] of table) t.equal(legacySupportsToolTasks(caps), want, name);
 });
 
 t.test('modernCapabilities', async (t) => {

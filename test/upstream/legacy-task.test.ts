@@ -141,7 +141,7 @@ t.test('cancel: accepted, the upstream work stops, and the task ends cancelled; 
 });
 
 t.test('a task the upstream does not know: next() and get() reject UpstreamTaskLostError, cancel says unknown', async (t) => {
-  const task = new LegacyUpstreamTask(client, asking, { taskId: 'no-such-task', status: 'working', ttl: null }, undefined, { minPollMs: 50 });
+  const task = new LegacyUpstreamTask(client, asking, { taskId: 'no-such-task', status: 'working', ttl: null, createdAt: new Date(0).toISOString(), lastUpdatedAt: new Date(0).toISOString() }, undefined, { minPollMs: 50 });
   t.teardown(() => task.release());
   await t.rejects(task.next(new AbortController().signal), UpstreamTaskLostError);
   await t.rejects(task.get(), UpstreamTaskLostError);
@@ -150,7 +150,7 @@ t.test('a task the upstream does not know: next() and get() reject UpstreamTaskL
 
 t.test('a task of another session is unknown there (tasks are bound to the session that created them)', async (t) => {
   const task = await startTask(t, 'gated_job', { gate: 'never-2' });
-  const elsewhere = new LegacyUpstreamTask(client, { ...asking, authorization: 'Bearer someone-else' }, { taskId: task.id, status: 'working', ttl: null });
+  const elsewhere = new LegacyUpstreamTask(client, { ...asking, authorization: 'Bearer someone-else' }, { taskId: task.id, status: 'working', ttl: null, createdAt: new Date(0).toISOString(), lastUpdatedAt: new Date(0).toISOString() });
   t.teardown(() => elsewhere.release());
   await t.rejects(elsewhere.get(), UpstreamTaskLostError);
   t.equal(await task.cancel(), 'cancelled');

@@ -1,0 +1,227 @@
+/**
+ * The 2025-11-25 core tasks' wire shapes ("V1"): the server `tasks` capability, a tool's `execution.taskSupport`, the
+ * flat `Task`, the nested `CreateTaskResult`, the `tasks/result` payload with its related-task `_meta`, and
+ * `notifications/tasks/status`; built from a `TaskRecord` and read with the zod schemas of
+ * `@modelcontextprotocol/ext-tasks/core/v1` (2025-11-25 basic/utilities/tasks). Wire schemas are loose: unknown keys
+ * pass through.
+ */
+import { z } from 'zod';
+import {
+  CreateTaskResultV1Schema,
+  hasTaskToolCallCapabilityV1,
+  ServerCapabilitiesV1Schema,
+  TaskMetadataV1Schema,
+  TaskSupportV1Schema,
+  TaskV1Schema,
+  ToolExecutionV1Schema,
+} from '@modelcontextprotocol/ext-tasks/core/v1';
+import { META } from './constants.js';
+import type { InputRequest } from './input.js';
+import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
+import { legacyInputParams } from './legacy-results.js';
+import { legacyStatus, pollIntervalMsFromWire, ttlMsFromWire, type TaskRecord, type TaskSnapshot } from './tasks.js';
+
+/**
+ * The flat `Task`. Published, `ttl` and `pollInterval` are integers (`ttl` nullable: unlimited retention, 2025-11-25
+ * basic/utilities/tasks §TTL and Resource Management); servers on the TypeScript SDK 1.x type both as any number, so
+ * any finite number is read here and normalised later (`ttlMsFromWire`, `pollIntervalMsFromWire`).
+ */
+const TaskV1Loose = TaskV1Schema.extend({ ttl: z.number().nullable(), pollInterval: z.number().optional() }).loose();
+
+/** The nested `CreateTaskResult` (`{ task, _meta? }`), unknown keys kept at both levels. */
+const CreateTaskResultV1Loose = CreateTaskResultV1Schema.extend({ task: TaskV1Loose }).loose();
+
+/**
+ * One tool of a `tools/list` result, for its task support only: a tool needs a name; an `execution` that does not
+ * parse counts as absent, i.e. `forbidden` (2025-11-25 server/tools: absent means forbidden).
+ */
+const ToolTaskSupportV1 = z.looseObject({
+  name: z.string(),
+  execution: ToolExecutionV1Schema.loose().optional().catch(undefined),
+});
+
+/**
+ * The `task` of a task-augmented request (`{ ttl? }`, 2025-11-25 basic/utilities/tasks §Creating Tasks). Published,
+ * `ttl` is an integer; a requestor's `ttl` that is no finite number only loses the request its TTL, not its task.
+ */
+const TaskMetadataV1Loose = TaskMetadataV1Schema.extend({ ttl: z.number().optional().catch(undefined) }).loose();
+
+/** A legacy `Task` as read (flat, unknown keys kept; `ttl` and `pollInterval` raw). */
+export type TaskV1 = z.output<typeof TaskV1Loose>;
+
+/** A legacy `CreateTaskResult` as read (`{ task, _meta? }`, unknown keys kept). */
+export type CreateTaskResultV1 = z.output<typeof CreateTaskResultV1Loose>;
+
+/** A legacy tool's declared task support (2025-11-25 schema `Tool.execution.taskSupport`). */
+export type TaskSupport = z.output<typeof TaskSupportV1Schema>;
+
+/** Reads a legacy nested `CreateTaskResult` (2025-11-25 basic/utilities/tasks §Creating Tasks); `undefined` if not one. */
+export function readCreateTaskResultV1(value: unknown): CreateTaskResultV1 | undefined {
+  const parsed = CreateTaskResultV1Loose.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** Whether a legacy tools/call result is a `CreateTaskResult` (the task nested under `task`). */
+export function isCreateTaskResultV1(result: unknown): boolean {
+  return readCreateTaskResultV1(result) !== undefined;
+}
+
+/**
+ * Reads a legacy `Task`: flat (`tasks/get`, `tasks/cancel`, `notifications/tasks/status` params) or the nested `task`
+ * of a `CreateTaskResult`; `undefined` when it is neither.
+ */
+export function readTaskV1(value: unknown): TaskV1 | undefined {
+  const v = isObject(value) && isObject(value.task) ? value.task : value;
+  const parsed = TaskV1Loose.safeParse(v);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/**
+ * Whether a legacy request's params ask for a task (`params.task` an object), and for how long: the requested `ttl`
+ * as the gateway's `ttlMs` (normalised; absent when the requestor left it to the receiver). `undefined`: no task.
+ */
+export function readTaskMetadataV1(params: unknown): { ttlMs?: number } | undefined {
+  if (!isObject(params) || !('task' in params)) return undefined;
+  const parsed = TaskMetadataV1Loose.safeParse(params.task);
+  if (!parsed.success) return undefined;
+  const ttlMs = ttlMsFromWire(parsed.data.ttl);
+  return ttlMs === null ? {} : { ttlMs };
+}
+
+/**
+ * A legacy task as read → the gateway's snapshot (modern names, timing normalised). A legacy `failed` stays `failed`
+ * here: whether it was a tool error or a JSON-RPC error only its `tasks/result` tells (`outcomeFromPayload`).
+ */
+export function taskSnapshotFromV1(task: TaskV1, meta?: JsonObject): TaskSnapshot {
+  const s: TaskSnapshot = {
+    taskId: task.taskId,
+    status: task.status,
+    createdAt: task.createdAt,
+    lastUpdatedAt: task.lastUpdatedAt,
+    ttlMs: ttlMsFromWire(task.ttl),
+  };
+  if (task.statusMessage !== undefined) s.statusMessage = task.statusMessage;
+  const poll = pollIntervalMsFromWire(task.pollInterval);
+  if (poll !== undefined) s.pollIntervalMs = poll;
+  if (meta && Object.keys(meta).length > 0) s.meta = meta;
+  return s;
+}
+
+/** Whether the legacy server supports task-augmented `tools/call` (2025-11-25 schema `ServerCapabilities.tasks`). */
+export function legacySupportsToolTasks(caps: JsonObject): boolean {
+  const parsed = ServerCapabilitiesV1Schema.safeParse(caps);
+  return parsed.success && parsed.data.tasks !== undefined && hasTaskToolCallCapabilityV1(parsed.data.tasks);
+}
+
+/** Reads each tool's task support from a legacy tools/list result (tools without a string name are skipped). */
+export function toolTaskSupport(listResult: unknown): Map<string, TaskSupport> {
+  const out = new Map<string, TaskSupport>();
+  if (!isObject(listResult) || !Array.isArray(listResult.tools)) return out;
+  for (const entry of listResult.tools) {
+    const tool = ToolTaskSupportV1.safeParse(entry);
+    if (tool.success) out.set(tool.data.name, tool.data.execution?.taskSupport ?? 'forbidden');
+  }
+  return out;
+}
+
+/**
+ * The legacy related-task `_meta` for messages about a task (2025-11-25 basic/utilities/tasks §Related Task
+ * Metadata).
+ */
+export function relatedTaskMeta(taskId: string): JsonObject {
+  return { [META.relatedTask]: { taskId } };
+}
+
+const RelatedTaskCarrier = z.looseObject({
+  _meta: z.looseObject({ [META.relatedTask]: z.looseObject({ taskId: z.string() }) }),
+});
+
+/** The related task a legacy message's params (or result) name, if any. */
+export function relatedTaskOf(params: unknown): string | undefined {
+  const parsed = RelatedTaskCarrier.safeParse(params);
+  return parsed.success ? parsed.data._meta[META.relatedTask].taskId : undefined;
+}
+
+/**
+ * A task's input request (a modern `inputRequests` entry) → the params of the 2025-11-25 server→client request that
+ * asks it: an `elicitationId` for URL mode, and the related-task `_meta` naming the task the client knows (2025-11-25
+ * basic/utilities/tasks §Input Required Status: task-scoped requests MUST carry it).
+ */
+export function taskInputParamsV1(taskId: string, request: InputRequest, elicitationId: string): JsonObject {
+  const params = legacyInputParams(request.method, request.params, elicitationId) ?? {};
+  const meta = isObject(params._meta) ? params._meta : {};
+  return { ...params, _meta: { ...meta, ...relatedTaskMeta(taskId) } };
+}
+
+/**
+ * A task record as the flat 2025-11-25 `Task` (`tasks/get`, `tasks/cancel`, `notifications/tasks/status`): no payload,
+ * `ttl`/`pollInterval` names, and a completed tool result with `isError: true` reported as `failed` (`legacyStatus`).
+ */
+export function taskV1(r: TaskRecord): JsonObject {
+  const t: JsonObject = {
+    taskId: r.taskId,
+    status: legacyStatus(r.status, r.result),
+    createdAt: r.createdAt,
+    lastUpdatedAt: r.lastUpdatedAt,
+    ttl: r.ttlMs,
+  };
+  if (r.statusMessage !== undefined) t.statusMessage = r.statusMessage;
+  if (r.pollIntervalMs !== undefined) t.pollInterval = r.pollIntervalMs;
+  return t;
+}
+
+/**
+ * The nested 2025-11-25 `CreateTaskResult` (`{ task }`; 2025-11-25 basic/utilities/tasks §Creating Tasks): a task
+ * starts `working` whatever happened since (legacy tasks MUST start in working), `_meta` passed through.
+ */
+export function createTaskResultV1(r: TaskRecord, meta?: JsonObject): JsonObject {
+  const task = taskV1(r);
+  task.status = 'working';
+  return meta && Object.keys(meta).length > 0 ? { task, _meta: meta } : { task };
+}
+
+/** `notifications/tasks/status` params for a record (the flat legacy Task, no related-task `_meta`). */
+export function taskStatusNotificationV1(r: TaskRecord): { jsonrpc: '2.0'; method: string; params: JsonObject } {
+  return { jsonrpc: '2.0', method: 'notifications/tasks/status', params: taskV1(r) };
+}
+
+/**
+ * What a 2025-11-25 `tasks/result` answers for a terminal record (2025-11-25 basic/utilities/tasks §Result
+ * Retrieval): completed → the result (no `resultType`) with the related-task `_meta`; failed → the JSON-RPC error;
+ * cancelled → an error saying so (the spec leaves it open).
+ */
+export function taskPayloadV1(r: TaskRecord): { result: JsonObject } | { error: JsonRpcErrorObject } {
+  if (r.status === 'completed') {
+    const { resultType: _rt, ...rest } = r.result ?? { content: [] };
+    const meta = isObject(rest._meta) ? rest._meta : {};
+    return { result: { ...rest, _meta: { ...meta, ...relatedTaskMeta(r.taskId) } } };
+  }
+  if (r.status === 'failed') return { error: r.error ?? { code: -32603, message: r.statusMessage ?? 'Task failed' } };
+  return { error: { code: -32603, message: r.statusMessage ? `Task cancelled: ${r.statusMessage}` : 'Task cancelled' } };
+}
+
+/**
+ * The 2025-11-25 server `tasks` capability the gateway advertises to a legacy client when it can run tasks
+ * (`list` too: it keeps its own inventory per principal).
+ */
+export function legacyTasksCapability(): JsonObject {
+  return { list: {}, cancel: {}, requests: { tools: { call: {} } } };
+}
+
+/**
+ * A tools/list result with each tool's 2025-11-25 `execution.taskSupport` set from `supportOf(name)` (`undefined`:
+ * the field removed, i.e. forbidden).
+ */
+export function withTaskSupportV1(result: JsonObject, supportOf: (tool: string) => TaskSupport | undefined): JsonObject {
+  if (!Array.isArray(result.tools)) return result;
+  const tools = result.tools.map((tool) => {
+    if (!isObject(tool) || typeof tool.name !== 'string') return tool;
+    const support = supportOf(tool.name);
+    const { execution: ex, ...rest } = tool;
+    const execution = isObject(ex) ? { ...ex } : {};
+    delete execution.taskSupport;
+    if (support !== undefined && support !== 'forbidden') execution.taskSupport = support;
+    return Object.keys(execution).length > 0 ? { ...rest, execution } : rest;
+  });
+  return { ...result, tools };
+}
