@@ -52,8 +52,10 @@ export const ToolRuleSchema = z
     if (rule.task === 'auto' && rule.afterMs === undefined) {
       ctx.addIssue({ code: 'custom', path: ['afterMs'], message: 'task "auto" needs afterMs (milliseconds to wait before answering with a task)' });
     }
-    if ((rule.task === 'native' || rule.task === 'off') && rule.afterMs !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['afterMs'], message: `afterMs applies to task "auto", "always" and "required", not "${rule.task}"` });
+    // On native, afterMs is the window in which an upstream task's first question or result is answered within the
+    // creating call; off never makes a task, so a window means nothing there.
+    if (rule.task === 'off' && rule.afterMs !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['afterMs'], message: 'afterMs applies to task "native", "auto", "always" and "required", not "off"' });
     }
     if (rule.ttlMs !== undefined && rule.maxTtlMs !== undefined && rule.ttlMs > rule.maxTtlMs) {
       ctx.addIssue({ code: 'custom', path: ['ttlMs'], message: 'ttlMs must not exceed maxTtlMs' });

@@ -25,7 +25,7 @@ import {
   type ModernRequest,
   type JsonObject,
 } from '../translate/index.js';
-import { runListen, wrapsTools, type CallerContext, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
+import { runListen, runtimeServesTools, wrapsTools, type CallerContext, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { UpstreamDownError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type UpstreamAvailability, type UpstreamEras } from '../upstream/index.js';
 import { exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
 import type { LegacyFace } from './legacy-face.js';
@@ -238,7 +238,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
      */
     async function modernFaceRoute(body: unknown, eras: UpstreamEras): Promise<UpstreamRoute | undefined> {
       if (!speaks(eras, 'modern')) return route;
-      if (!wrapsTools(route) || !isObject(body) || typeof body.method !== 'string') return undefined;
+      if (!runtimeServesTools(route) || !isObject(body) || typeof body.method !== 'string') return undefined;
       const params: JsonObject = isObject(body.params) ? body.params : {};
       switch (body.method) {
         case 'server/discover':

@@ -16,11 +16,14 @@ import {
   type TaskId,
   type TaskRecord,
 } from '../translate/index.js';
+import { UpstreamTimeoutError } from '../upstream/index.js';
 import { Conversation } from './conversation.js';
 import type { TaskOrigin } from './proxied-tasks.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
 import type { TaskEvents } from './task-events.js';
 import { clampTtl, mintTaskId, nowIso, TaskAlreadyTerminalError, TooManyTasksError, type TaskLimits } from './task-limits.js';
+
+const TIMED_OUT = 'The upstream call timed out';
 
 interface OwnedLive {
   conv: Conversation;
@@ -174,7 +177,7 @@ export class OwnedTasks {
         }
         if (r.kind === 'deadline') {
           conv.cancel('task timed out');
-          await this.events.finish(taskId, { status: 'failed', error: { code: ErrorCode.InternalError, message: 'The upstream call timed out' } }, 'The upstream call timed out');
+          await this.events.finish(taskId, { status: 'failed', error: { code: ErrorCode.InternalError, message: TIMED_OUT } }, TIMED_OUT);
           return;
         }
         const m = r.message;
@@ -190,7 +193,8 @@ export class OwnedTasks {
     } catch (e) {
       if (stop.aborted) return;
       conv.cancel('gateway error');
-      const message = `Upstream unavailable: ${(e as Error).message}`;
+      // The upstream's own budget may end the call before the task's does (its headers did not come in time).
+      const message = e instanceof UpstreamTimeoutError ? TIMED_OUT : `Upstream unavailable: ${(e as Error).message}`;
       await this.events.finish(taskId, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message);
     } finally {
       if (this.live.get(taskId)?.conv === conv) this.live.delete(taskId);

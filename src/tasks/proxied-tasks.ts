@@ -116,11 +116,14 @@ export class ProxiedTasks {
     return (await this.events.store.get(record.taskId)) ?? record;
   }
 
-  /** Refreshes a live task from the upstream (at most once per half poll interval unless `force`). */
+  /**
+   * Refreshes a live task from the upstream, at most once per poll interval unless `force` (the follow loop polls
+   * once per interval too: at most two upstream reads per interval however often clients poll).
+   */
   async refresh(record: TaskRecord, force = false): Promise<TaskRecord> {
     const live = this.live.get(record.taskId);
     if (!live || isTerminal(record.status)) return record;
-    const minGap = Math.floor((record.pollIntervalMs ?? this.limits.defaultPollIntervalMs) / 2);
+    const minGap = record.pollIntervalMs ?? this.limits.defaultPollIntervalMs;
     if (!force && Date.now() - live.lastPolled < minGap) return record;
     live.lastPolled = Date.now();
     let snap: UpstreamTaskSnapshot;

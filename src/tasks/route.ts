@@ -34,6 +34,15 @@ export function wrapsTools(route: UpstreamRoute): boolean {
   return route.rules.some(([, p]) => p.task === 'auto' || p.task === 'always' || p.task === 'required');
 }
 
+/**
+ * Whether the runtime must see this route's tool calls even when the upstream speaks the client's era: a rule wraps
+ * tools, or a `native` rule's `afterMs` window covers the upstream's tasks (its questions become MRTR rounds of the
+ * creating call, its tasks get gateway ids).
+ */
+export function runtimeServesTools(route: UpstreamRoute): boolean {
+  return wrapsTools(route) || route.rules.some(([, p]) => p.task === 'native' && p.afterMs !== undefined);
+}
+
 /** Who is calling, and what the request declared (the upstream sees it as an `UpstreamCaller`). */
 export interface CallerContext extends UpstreamCaller {
   /** Fingerprint of the caller's credentials; tasks and request states are bound to it. */

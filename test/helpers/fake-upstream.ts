@@ -210,8 +210,12 @@ export class FakeTask implements UpstreamTask {
   async answer(responses: JsonObject): Promise<string[]> {
     this.answers.push(responses);
     this.answerWaiters.shift()?.();
-    const outstanding = this.state.inputRequests ?? {};
-    return Object.keys(responses).filter((k) => Object.hasOwn(outstanding, k));
+    const outstanding = { ...(this.state.inputRequests ?? {}) };
+    const sent = Object.keys(responses).filter((k) => Object.hasOwn(outstanding, k));
+    // An answered request is no longer outstanding upstream (tasks extension §Task Update Requests).
+    for (const k of sent) delete outstanding[k];
+    if (sent.length > 0) this.state = { ...this.state, inputRequests: outstanding, ...(Object.keys(outstanding).length === 0 && this.state.status === 'input_required' ? { status: 'working' as const } : {}) };
+    return sent;
   }
 
   async cancel(): Promise<'cancelled' | 'terminal' | 'unknown'> {
@@ -237,6 +241,8 @@ export class FakeUpstream implements UpstreamClient {
   private taken = new Set<FakeCall>();
   private retained = 0;
   private readonly listeners = new Set<(n: JsonRpcNotification) => void>();
+  /** While set, `call()` resolves only once it settles: an upstream that has not sent its response headers yet. */
+  headers: Promise<void> | undefined;
 
   constructor(
     readonly name: string,
@@ -286,6 +292,8 @@ export class FakeUpstream implements UpstreamClient {
       this.taken.add(call);
       waiter.resolve(call);
     }
+    // The test already holds the call; the runtime gets it once the headers "arrive".
+    if (this.headers) await this.headers;
     return call;
   }
 

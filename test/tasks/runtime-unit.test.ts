@@ -15,7 +15,7 @@ import {
   type TaskPolicy,
   type UpstreamRoute,
 } from '../../src/tasks/index.js';
-import { globToRegExp, methodPolicy, type JsonObject, type JsonRpcNotification, type ModernRequest } from '../../src/translate/index.js';
+import { globToRegExp, methodPolicy, type Era, type JsonObject, type JsonRpcNotification, type ModernRequest } from '../../src/translate/index.js';
 import { FakeTask, FakeUpstream } from '../helpers/fake-upstream.js';
 
 const TASKS_EXT = 'io.modelcontextprotocol/tasks';
@@ -53,9 +53,9 @@ function request(method: string, params: JsonObject, capabilities: JsonObject, e
 
 function harness(
   t: { teardown(fn: () => unknown): void },
-  opts: { rules?: Record<string, TaskPolicy>; capabilities?: JsonObject; upstreamCaps?: JsonObject; tools?: JsonObject[] } = {},
+  opts: { rules?: Record<string, TaskPolicy>; capabilities?: JsonObject; upstreamCaps?: JsonObject; tools?: JsonObject[]; era?: Era } = {},
 ): Harness {
-  const upstream = new FakeUpstream('fake', { protocolVersion: '2025-11-25', capabilities: opts.upstreamCaps ?? { tools: {} }, serverInfo: { name: 'fake', version: '1' } });
+  const upstream = new FakeUpstream('fake', { protocolVersion: '2025-11-25', capabilities: opts.upstreamCaps ?? { tools: {} }, serverInfo: { name: 'fake', version: '1' } }, opts.era);
   upstream.handle('tools/list', () => ({ tools: opts.tools ?? [] }));
   const store = new MemoryTaskStore({ maxTasks: 100 });
   const bridge = new MrtrBridge({ stateKey: new Uint8Array(32).fill(7), holdMs: 60_000, maxHeld: 10, gatherMs: 5 });
@@ -268,4 +268,73 @@ t.test('off over an upstream that requires tasks: the task is followed to its en
   task.emit({ status: 'completed', inputRequests: {}, result: { content: [{ type: 'text', text: 'hidden' }] } });
   t.match(await retry, { kind: 'result', result: { resultType: 'complete', content: [{ type: 'text', text: 'hidden' }] } }, 'one synchronous answer');
   t.ok(task.released, 'no task was kept');
+});
+
+/** A modern upstream with the tasks extension: the server decides per call whether a tool runs as a task. */
+const MODERN_TASKS = { era: 'modern' as const, upstreamCaps: { tools: {}, extensions: { [TASKS_EXT]: {} } } };
+const ASK = { method: 'elicitation/create', params: { message: 'Sure?', requestedSchema: { type: 'object', properties: {} } } };
+
+t.test('native with afterMs: a task that asks at once is an MRTR round of the creating call, then the client’s task', async (t) => {
+  const h = harness(t, { ...MODERN_TASKS, rules: { '*': { task: 'native', afterMs: 60_000 } } });
+  const first = h.callTool('job');
+  const call = await h.upstream.nextCall('tools/call');
+  t.same(call.opts, { task: { ttlMs: 60_000 } }, 'a modern upstream with the extension may answer with a task');
+  const task = new FakeTask('up-1', { status: 'working', ttlMs: 60_000 });
+  call.createTask(task);
+  task.emit({ status: 'input_required', inputRequests: { q: ASK } });
+  const asked = await first;
+  t.match(asked, { kind: 'result', result: { resultType: 'input_required', inputRequests: { q: ASK } } }, 'the question within the window: an MRTR round');
+  const retry = h.callTool('job', { requestState: (asked as { result: any }).result.requestState, inputResponses: { q: { action: 'accept', content: {} } } });
+  t.same(await task.nextAnswer(), { q: { action: 'accept', content: {} } }, 'the retry answered into the upstream task');
+  task.set({ status: 'working', inputRequests: {} });
+  const created = await retry;
+  t.match(created, { kind: 'result', result: { resultType: 'task', status: 'working' } }, 'then the client gets the task');
+  const taskId = (created as { result: any }).result.taskId as string;
+  t.notOk(task.released, 'the same upstream task, adopted');
+  task.emit({ status: 'completed', result: { resultType: 'complete', content: [{ type: 'text', text: 'done' }] } });
+  t.match((await h.until(taskId, (x) => x.status === 'completed')).result, { content: [{ type: 'text', text: 'done' }] });
+  t.equal(h.upstream.calls.filter((c) => c.method === 'tools/call').length, 1, 'one upstream call');
+});
+
+t.test('native with afterMs: a task that ends within the window is answered directly', async (t) => {
+  const h = harness(t, { ...MODERN_TASKS, rules: { '*': { task: 'native', afterMs: 60_000 } } });
+  const outcome = h.callTool('job');
+  const task = new FakeTask('up-1', { status: 'working', ttlMs: 60_000 });
+  (await h.upstream.nextCall('tools/call')).createTask(task);
+  task.emit({ status: 'completed', result: { resultType: 'complete', content: [{ type: 'text', text: 'quick' }] } });
+  t.match(await outcome, { kind: 'result', result: { resultType: 'complete', content: [{ type: 'text', text: 'quick' }] } });
+});
+
+t.test('native with afterMs: when the window passes, the client gets the upstream task (the same one)', async (t) => {
+  const h = harness(t, { ...MODERN_TASKS, rules: { '*': { task: 'native', afterMs: 1 } } });
+  const outcome = h.callTool('job');
+  const task = new FakeTask('up-1', { status: 'working', ttlMs: 60_000 });
+  (await h.upstream.nextCall('tools/call')).createTask(task);
+  const created = await outcome;
+  t.match(created, { kind: 'result', result: { resultType: 'task' } });
+  t.equal(task.cancels, 0, 'not cancelled');
+  t.notOk(task.released, 'adopted, not dropped');
+  const taskId = (created as { result: any }).result.taskId as string;
+  task.emit({ status: 'input_required', inputRequests: { q: ASK } });
+  t.same(Object.keys((await h.until(taskId, (x) => x.status === 'input_required')).inputRequests), ['q'], 'its later questions are the task’s');
+});
+
+t.test('native with afterMs: an upstream that has not answered when the window passes is waited for, then proxied', async (t) => {
+  let answer!: () => void;
+  const h = harness(t, { ...MODERN_TASKS, rules: { '*': { task: 'native', afterMs: 1 } } });
+  h.upstream.headers = new Promise<void>((r) => (answer = r));
+  const outcome = h.callTool('job');
+  const call = await h.upstream.nextCall('tools/call');
+  // The window (1 ms) passes while the upstream is silent; it answers later.
+  await new Promise<void>((r) => setImmediate(r));
+  answer();
+  call.createTask(new FakeTask('up-1', { status: 'working', ttlMs: 60_000 }));
+  t.match(await outcome, { kind: 'result', result: { resultType: 'task' } }, 'no timeout: the task the upstream made');
+});
+
+t.test('the wrapping window counts from the send: an upstream that hangs before its headers still gives a task', async (t) => {
+  const h = harness(t, { rules: { now: { task: 'always' }, soon: { task: 'auto', afterMs: 1 } } });
+  h.upstream.headers = new Promise<void>(() => {});
+  t.match(await h.callTool('now'), { kind: 'result', result: { resultType: 'task' } }, 'always: a task at once');
+  t.match(await h.callTool('soon'), { kind: 'result', result: { resultType: 'task' } }, 'auto: a task when afterMs passes');
 });

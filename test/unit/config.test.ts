@@ -77,6 +77,12 @@ t.test('the result is deeply frozen', async (t) => {
   }, TypeError, 'strict-mode write throws');
 });
 
+t.test('afterMs on native: the window in which an upstream task answers or asks within the creating call', async (t) => {
+  const c = parseConfig({ upstreams: [up({ tools: { ask_first: { afterMs: 500 }, '*': { task: 'native', afterMs: 0 } } })] });
+  t.strictSame(c.upstreams[0]?.tools.ask_first, { task: 'native', afterMs: 500 });
+  t.strictSame(c.upstreams[0]?.tools['*'], { task: 'native', afterMs: 0 });
+});
+
 t.test('explicit values', async (t) => {
   const c = parseConfig({
     server: { host: '0.0.0.0', port: 0, allowedHosts: ['mcp.example.com'] },
@@ -143,7 +149,6 @@ t.test('strictness: an unknown key is an error that names its key path', async (
 t.test('value problems', async (t) => {
   const table: Array<[string, unknown, RegExp]> = [
     ['task auto without afterMs', { upstreams: [up({ tools: { slow: { task: 'auto' } } })] }, /^upstreams\.0\.tools\.slow\.afterMs: task "auto" needs afterMs/],
-    ['afterMs on native (the default mode)', { upstreams: [up({ tools: { s: { afterMs: 5 } } })] }, /^upstreams\.0\.tools\.s\.afterMs: afterMs applies .*not "native"/],
     ['afterMs on off', { upstreams: [up({ tools: { s: { task: 'off', afterMs: 5 } } })] }, /^upstreams\.0\.tools\.s\.afterMs: afterMs applies .*not "off"/],
     ['ttlMs > maxTtlMs', { upstreams: [up({ tools: { s: { ttlMs: 11, maxTtlMs: 10 } } })] }, /^upstreams\.0\.tools\.s\.ttlMs: ttlMs must not exceed maxTtlMs/],
     ['unknown task mode', { upstreams: [up({ tools: { s: { task: 'sometimes' } } })] }, /^upstreams\.0\.tools\.s\.task: /],
