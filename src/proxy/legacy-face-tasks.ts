@@ -158,7 +158,9 @@ export class LegacyFaceTasks {
   ): Promise<{ record: TaskRecord } | { error: JsonRpcErrorObject }> {
     // Watching starts before the task exists, so that no change after its creation is missed.
     this.watchFor(session, route, caller);
-    const opts = typeof ttl === 'number' && Number.isFinite(ttl) ? { ttlMs: Math.max(1, Math.round(ttl)) } : {};
+    // 2025-11-25 basic/utilities/tasks §TTL and Resource Management: the receiver may override the requested ttl; a
+    // non-positive one is taken as none asked (the gateway's default), not as a task gone at once.
+    const opts = typeof ttl === 'number' && Number.isFinite(ttl) && ttl >= 1 ? { ttlMs: Math.round(ttl) } : {};
     const created = await this.runtime.createTask(route, params, caller, opts, signal);
     if ('error' in created) return created;
     const record = created.record;
