@@ -32,15 +32,17 @@ if (tap.code !== 0) broken = true;
 const suites = [
   ['--requirements', '2026-07-28'],
   ['--requirements', '2025-11-25'],
-  ['--requirements', '2026-07-28', '--tasks', 'native'], // issue #3: legacy tasks served as the extension
-  ['--requirements', '2026-07-28', '--tasks', 'sync'], // issue #4: sync tools wrapped into gateway tasks
-  // issue #7: legacy clients through the gateway's legacy face in front of a modern-only server,
+  ['--requirements', '2026-07-28', '--tasks', 'native'], // 2025-11-25 upstream tasks served as the extension
+  ['--requirements', '2026-07-28', '--tasks', 'sync'], // sync tools wrapped into gateway tasks
+  // Legacy clients through the gateway's legacy face in front of a modern-only server,
   ['--requirements', '2025-11-25', '--upstream', 'modern'],
   // and in front of a dual-era server: exactly what the server gives directly, check by check, in both eras.
   ['--requirements', '2025-11-25', '--upstream', 'dual', '--compare'],
   ['--requirements', '2026-07-28', '--upstream', 'dual', '--compare'],
   // Modern clients in front of a modern-only server with the tasks extension: its tasks-* results unchanged.
   ['--requirements', '2026-07-28', '--upstream', 'modern', '--tasks', 'native', '--compare'],
+  // and in front of a modern-only server whose tools are all synchronous, wrapped into tasks by the rules.
+  ['--requirements', '2026-07-28', '--upstream', 'modern', '--tasks', 'sync'],
 ];
 for (const args of suites) {
   const r = await run(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'scripts/conformance.ts', ...args]);

@@ -26,7 +26,7 @@ import { openListen } from './sse-reader.js';
 import { DECLARING } from './task-helpers.js';
 
 /** Bound on any one client step (a request, or driving a task to its end). */
-export const CLIENT_BOUND_MS = 8_000;
+export const CLIENT_BOUND_MS = 15_000;
 
 /** The client eras of the matrix. */
 export type ClientEra = 'legacy' | 'modern';
