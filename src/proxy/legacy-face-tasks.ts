@@ -9,7 +9,6 @@ import type { ServerResponse } from 'node:http';
 import {
   ErrorCode,
   META,
-  createTaskResultV1,
   isInputDeclared,
   isObject,
   isTerminal,
@@ -146,8 +145,8 @@ export class LegacyFaceTasks {
   }
 
   /**
-   * A task-augmented `tools/call` (`params.task` already removed): the runtime makes it a task; the client gets the
-   * nested `CreateTaskResult`, or the JSON-RPC error of a call that failed at once.
+   * A task-augmented `tools/call` (`params.task` already removed): the runtime makes it a task, which this relay
+   * follows for its creating session; or the JSON-RPC error of a call that failed at once.
    */
   async create(
     session: TaskSessionView,
@@ -156,23 +155,24 @@ export class LegacyFaceTasks {
     params: JsonObject,
     ttl: unknown,
     signal: AbortSignal,
-  ): Promise<{ result: JsonObject } | { error: JsonRpcErrorObject }> {
+  ): Promise<{ record: TaskRecord } | { error: JsonRpcErrorObject }> {
     // Watching starts before the task exists, so that no change after its creation is missed.
     this.watchFor(session, route, caller);
-    const opts = typeof ttl === 'number' && Number.isFinite(ttl) ? { ttlMs: Math.max(1, Math.round(ttl)) } : {};
+    // 2025-11-25 basic/utilities/tasks §TTL and Resource Management: the receiver may override the requested ttl; a
+    // non-positive one is taken as none asked (the gateway's default), not as a task gone at once.
+    const opts = typeof ttl === 'number' && Number.isFinite(ttl) && ttl >= 1 ? { ttlMs: Math.round(ttl) } : {};
     const created = await this.runtime.createTask(route, params, caller, opts, signal);
     if ('error' in created) return created;
     const record = created.record;
     const t = this.track(record, route);
     t.owner = { session, caller };
     t.notified = 'working';
-    const meta = 'meta' in created && isObject(created.meta) ? created.meta : undefined;
     // The record may have moved on while the answer was on its way; the latest one decides what happens next.
     void this.runtime.task(route, record.taskId, caller).then(
       (r) => this.observe(r),
       () => {},
     );
-    return { result: createTaskResultV1(record, meta) };
+    return { record };
   }
 
   /** `tasks/get`: the flat 2025-11-25 `Task` (2025-11-25 basic/utilities/tasks §Getting Tasks). */

@@ -19,6 +19,7 @@ import {
   LEGACY_VERSIONS,
   asErrorObject,
   canonicalJson,
+  createTaskResultV1,
   declaresTasks,
   isInputDeclared,
   isInputMethod,
@@ -228,11 +229,13 @@ export class LegacyFace {
     const release = this.sessions.acquire(entry);
     const started = Date.now();
     let outcome = 'ok';
+    // The operator line names the task of task traffic (README: logs); a created task's id is learned on the way.
+    const logged: { taskId?: string } = isObject(body.params) && typeof body.params.taskId === 'string' ? { taskId: body.params.taskId } : {};
     try {
-      outcome = await this.serve(request, reply, s, body);
+      outcome = await this.serve(request, reply, s, body, logged);
     } finally {
       release();
-      request.log.info({ method: body.method, era: 'legacy-face', upstream: s.route.name, outcome, ms: Date.now() - started }, 'mcp request');
+      request.log.info({ method: body.method, era: 'legacy-face', upstream: s.route.name, ...logged, outcome, ms: Date.now() - started }, 'mcp request');
     }
     return reply;
   }
@@ -391,7 +394,7 @@ export class LegacyFace {
   }
 
   /** Serves one client request; returns what the operator log says about it. */
-  private async serve(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest): Promise<string> {
+  private async serve(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, logged: { taskId?: string }): Promise<string> {
     const local = (result: JsonObject) => {
       void reply.code(200).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: req.id, result });
       return 'ok';
@@ -431,7 +434,7 @@ export class LegacyFace {
       case 'tools/call':
         // 2025-11-25 basic/utilities/tasks §Behavior Requirements #1: a receiver that did not declare task support
         // processes the request normally and ignores `task`.
-        if (s.tasks && isObject(params.task)) return this.createTask(request, reply, s, req, params, fail);
+        if (s.tasks && isObject(params.task)) return this.createTask(request, reply, s, req, params, fail, logged);
         return this.forward(request, reply, s, req);
       default:
         if (NOT_SERVED.has(req.method) || (TASK_METHODS.has(req.method) && !s.tasks)) return fail({ code: ErrorCode.MethodNotFound, message: `Method not found: ${req.method}` });
@@ -448,6 +451,7 @@ export class LegacyFace {
     req: JsonRpcRequest,
     params: JsonObject,
     fail: (e: JsonRpcErrorObject) => string,
+    logged: { taskId?: string },
   ): Promise<string> {
     const { task, ...rest } = params;
     const aborter = new AbortController();
@@ -458,9 +462,9 @@ export class LegacyFace {
     try {
       const created = await this.tasks.create(s, s.route, this.contextOf(s), rest, isObject(task) ? task.ttl : undefined, aborter.signal);
       if ('error' in created) return fail(legacyError(created.error));
-      void reply.code(200).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: req.id, result: created.result });
-      const t = created.result.task;
-      return isObject(t) && typeof t.taskId === 'string' ? `task created` : 'ok';
+      logged.taskId = created.record.taskId;
+      void reply.code(200).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: req.id, result: createTaskResultV1(created.record) });
+      return 'task created';
     } catch (e) {
       return this.failWith(request, reply, s, req, e, fail);
     } finally {
