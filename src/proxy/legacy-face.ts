@@ -1,9 +1,11 @@
 /**
- * The legacy face: what a 2025-11-25 client talks to when its upstream speaks 2026-07-28 only (README §How the legacy
- * face works). The gateway plays a legacy Streamable HTTP server (2025-11-25 basic/transports): it answers `initialize`
- * itself from the upstream's `server/discover` identity, owns the session, answers `ping` and `logging/setLevel`, and
- * forwards everything else through an `UpstreamClient` with the session's capabilities, client info and log level as
- * the per-request `_meta` (2026-07-28 basic §Per-request metadata).
+ * The legacy face: what a 2025-11-25 client talks to when its upstream speaks 2026-07-28 only, or when the gateway's
+ * own tasks are needed (rules that wrap tools; tasks only in a dual-era upstream's 2026-07-28 leg) (README §How the
+ * legacy face works). The gateway plays a legacy Streamable HTTP server (2025-11-25 basic/transports): it answers
+ * `initialize` itself from the upstream's identity, owns the session, answers `ping` and `logging/setLevel`, and
+ * forwards everything else through the session's route (the upstream's 2026-07-28 client when it speaks that era, else
+ * its legacy sessions) with the session's capabilities, client info and log level (2026-07-28 basic §Per-request
+ * metadata); tool calls go through the task runtime, so that the tool rules apply.
  *
  * Input requests of a call (MRTR rounds, whatever the upstream era) become legacy server→client requests on the
  * call's own POST response stream, with gateway-minted ids; the client's POSTed responses are routed back by id.
