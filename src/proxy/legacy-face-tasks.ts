@@ -155,7 +155,7 @@ export class LegacyFaceTasks {
     params: JsonObject,
     ttl: unknown,
     signal: AbortSignal,
-  ): Promise<{ record: TaskRecord } | { error: JsonRpcErrorObject }> {
+  ): Promise<{ record: TaskRecord; meta?: JsonObject } | { error: JsonRpcErrorObject }> {
     // Watching starts before the task exists, so that no change after its creation is missed.
     this.watchFor(session, route, caller);
     // 2025-11-25 basic/utilities/tasks §TTL and Resource Management: the receiver may override the requested ttl; a
@@ -172,7 +172,7 @@ export class LegacyFaceTasks {
       (r) => this.observe(r),
       () => {},
     );
-    return { record };
+    return created;
   }
 
   /** `tasks/get`: the flat 2025-11-25 `Task` (2025-11-25 basic/utilities/tasks §Getting Tasks). */

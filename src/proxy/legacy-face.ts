@@ -465,7 +465,7 @@ export class LegacyFace {
       const created = await this.tasks.create(s, s.route, this.contextOf(s), rest, isObject(task) ? task.ttl : undefined, aborter.signal);
       if ('error' in created) return fail(legacyError(created.error));
       logged.taskId = created.record.taskId;
-      void reply.code(200).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: req.id, result: createTaskResultV1(created.record) });
+      void reply.code(200).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: req.id, result: createTaskResultV1(created.record, created.meta) });
       return 'task created';
     } catch (e) {
       return this.failWith(request, reply, s, req, e, fail);

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
+  ErrorCode,
   TASKS_REQUIRED_CAPABILITIES,
   asErrorObject,
   createTaskResultV2,
@@ -55,6 +56,12 @@ export interface TaskRuntimeOptions {
 }
 
 const DEFAULT_POLICY: TaskPolicy = { task: 'native' };
+
+/**
+ * How long a legacy client's task-augmented call waits for the upstream's first answer (its task, a result, a
+ * question) before the client gets a gateway-owned task instead; a rule's `afterMs` replaces it.
+ */
+const CREATE_WINDOW_MS = 1_000;
 
 /** The runtime of one gateway. */
 export class TaskRuntime {
@@ -192,7 +199,7 @@ export class TaskRuntime {
     caller: CallerContext,
     opts: { ttlMs?: number },
     signal: AbortSignal,
-  ): Promise<{ record: TaskRecord } | { error: JsonRpcErrorObject }> {
+  ): Promise<{ record: TaskRecord; meta?: JsonObject } | { error: JsonRpcErrorObject }> {
     const tool = typeof params.name === 'string' ? params.name : '';
     const policy = this.policyFor(route, tool);
     const who = { tool, origin: 'legacy' as const, ...(caller.session !== undefined ? { session: caller.session } : {}) };
@@ -200,7 +207,12 @@ export class TaskRuntime {
     if (await this.owned.atLimit(caller.principal)) throw new TooManyTasksError(this.o.maxActivePerPrincipal);
     const wrapped = policy.task === 'auto' || policy.task === 'always' || policy.task === 'required';
     const support = wrapped ? 'forbidden' : await this.supportOf(route, caller, tool, signal);
-    if (support === 'forbidden') {
+    // A tool shown as `forbidden` (rule `off`, or an upstream that cannot run it as a task and no rule wraps it) takes
+    // no `task` (2025-11-25 basic/utilities/tasks §Tool-Level Negotiation: SHOULD answer -32601).
+    if (policy.task === 'off' || (!wrapped && support === 'forbidden')) {
+      return { error: { code: ErrorCode.MethodNotFound, message: `Tool ${tool} does not support task-augmented calls` } };
+    }
+    if (wrapped) {
       // A gateway-owned task at once (2025-11-25 basic/utilities/tasks §Creating Tasks); the call runs in the
       // background, past this request.
       const conv = new Conversation(callNow(route.upstream, caller, 'tools/call', withProgressToken(params)));
@@ -217,7 +229,10 @@ export class TaskRuntime {
         capabilities: caller.capabilities,
         inputAllowed: true,
         onUndeclared: 'refuse',
-        deadlineAt: Date.now() + route.timeoutMs,
+        // The client asked for a task and must get one soon (2025-11-25 basic/utilities/tasks §Creating Tasks: as soon
+        // as possible): an upstream that has not answered within the creation window (a modern server running the
+        // tool synchronously, a slow one) gets a gateway-owned task, which follows an upstream task created later.
+        deadlineAt: Date.now() + Math.min(policy.afterMs ?? CREATE_WINDOW_MS, route.timeoutMs),
         gatherMs: this.limits.gatherMs,
         notify: () => {},
       });
@@ -226,8 +241,12 @@ export class TaskRuntime {
       throw e;
     }
     switch (r.kind) {
-      case 'task':
-        return { record: await this.proxied.adopt(route, caller, policy, r.task, who) };
+      case 'task': {
+        // The creating result's `_meta` (e.g. io.modelcontextprotocol/model-immediate-response) is passed through.
+        const meta = r.task.created.meta;
+        const record = await this.proxied.adopt(route, caller, policy, r.task, who);
+        return meta && Object.keys(meta).length > 0 ? { record, meta } : { record };
+      }
       case 'response':
         // An immediate JSON-RPC error is the call's answer; an immediate result completes a gateway-owned task.
         if ('error' in r.message) return { error: asErrorObject(r.message.error) };
@@ -236,8 +255,7 @@ export class TaskRuntime {
         // A question before any task: the gateway's task carries it (2025-11-25 input_required).
         return { record: await this.owned.adopt(route, caller, policy, conv, who, ttlMs) };
       case 'deadline':
-        conv.cancel('gateway error');
-        throw new UpstreamTimeoutError(`the upstream call took longer than ${route.timeoutMs} ms`);
+        return { record: await this.owned.adopt(route, caller, policy, conv, who, ttlMs) };
       case 'aborted':
         conv.cancel('client closed the request');
         throw new Error('the client closed the request');

@@ -143,19 +143,25 @@ t.test('the upstream answers at once: a result completes an owned task, a questi
   t.equal((await h.until(record.taskId, (r) => r.status === 'completed')).status, 'completed');
 });
 
-t.test('a wrapped tool, or an upstream without tasks: a gateway-owned task at once, the call sent as it is', async (t) => {
+t.test('a wrapped tool: a gateway-owned task at once, the call sent as it is', async (t) => {
+  const h = harness(t, { rules: { '*': { task: 'always' } } });
+  const record = recordOf(await h.create('slow'));
+  t.match(record, { kind: 'owned', status: 'working' }, 'a task before the upstream answered');
+  const call = await h.upstream.nextCall('tools/call');
+  t.equal(call.opts, undefined, 'the upstream cannot make it a task');
+  call.reply({ content: [] });
+  await h.until(record.taskId, (r) => r.status === 'completed');
+});
+
+t.test('a tool shown as forbidden (rule off, or an upstream without tasks for it): -32601, nothing sent', async (t) => {
   for (const [label, opts] of [
-    ['always', { rules: { '*': { task: 'always' } } }],
+    ['off', { rules: { '*': { task: 'off' } } }],
     ['no extension', { upstreamCaps: { tools: {} } }],
     ['legacy forbidden', { era: 'legacy', upstreamCaps: { tools: {}, tasks: { requests: { tools: { call: {} } } } }, tools: [{ name: 'slow', inputSchema: {} }] }],
   ] as Array<[string, Parameters<typeof harness>[1]]>) {
     const h = harness(t, opts);
-    const record = recordOf(await h.create('slow'));
-    t.match(record, { kind: 'owned', status: 'working' }, `${label}: a task before the upstream answered`);
-    const call = await h.upstream.nextCall('tools/call');
-    t.equal(call.opts, undefined, `${label}: the upstream cannot make it a task`);
-    call.reply({ content: [] });
-    await h.until(record.taskId, (r) => r.status === 'completed');
+    t.match(await h.create('slow'), { error: { code: -32601 } }, `${label}: 2025-11-25 §Tool-Level Negotiation`);
+    t.equal(h.upstream.calls.filter((c) => c.method === 'tools/call').length, 0, `${label}: the upstream never saw the call`);
   }
 });
 
@@ -297,4 +303,25 @@ t.test('callToolPlain: a task the upstream creates stays hidden; the rules make 
   t.equal((await legacy.upstream.nextCall('tools/call')).opts, undefined, 'legacy optional: a plain call');
   await legacy.runtime.callToolPlain(legacy.route, { name: 'req' }, legacy.caller, new AbortController().signal);
   t.same((await legacy.upstream.nextCall('tools/call')).opts, { task: { ttlMs: 60_000 } }, 'legacy required: task-augmented');
+});
+
+t.test('the upstream task’s creating _meta reaches the legacy client (e.g. model-immediate-response)', async (t) => {
+  const h = harness(t);
+  const pending = h.create('job');
+  const meta = { 'io.modelcontextprotocol/model-immediate-response': 'Working on it.' };
+  (await h.upstream.nextCall('tools/call')).createTask(new FakeTask('up-m', snapshot({ meta })));
+  const created = await pending;
+  t.match(created, { record: { kind: 'proxied', upstreamTaskId: 'up-m' }, meta });
+});
+
+t.test('an upstream silent past the creation window: a gateway-owned task at once, completed by the late answer', async (t) => {
+  const h = harness(t, { rules: { '*': { task: 'native', afterMs: 20 } } });
+  const pending = h.create('job');
+  const call = await h.upstream.nextCall('tools/call');
+  t.same(call.opts, { task: { ttlMs: 60_000 } }, 'asked task-augmented: the upstream could have made it its own task');
+  const record = recordOf(await pending);
+  t.match(record, { kind: 'owned', status: 'working' }, 'the client got its task before the upstream answered');
+  call.reply({ content: [{ type: 'text', text: 'late' }] });
+  const done = await h.until(record.taskId, (r) => r.status === 'completed');
+  t.match(done.result, { content: [{ type: 'text', text: 'late' }] });
 });
