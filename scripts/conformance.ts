@@ -16,7 +16,8 @@
  * plain tools (MRTR rounds for input on the modern fixture) that the gateway wraps by the rules in TASK_RULES
  * below; the tasks-* scenarios then count as scored. --task-first (with --tasks native) starts the fixture with
  * `taskFirst`: its test_tool_with_task creates the task at once and asks inside it, the other kind of "question
- * before the task" (the scenario tasks-mrtr-composition wants an MRTR round first, so it fails directly by design).
+ * before the task" (the scenario tasks-mrtr-composition wants an MRTR round first, so it fails directly by design;
+ * through the gateway, TASK_FIRST_RULES give that tool a native window that turns the question into that round).
  * Prints one line per scenario and ends with `conformance <set>: N passed, M failed` counting the checks of
  * scored scenarios; exits 1 if any scored check failed. Other unscored scenarios are reported, not counted.
  */
@@ -55,6 +56,15 @@ export const TASK_RULES = {
   failing_job: { task: 'required' },
   // MRTR first (the question arrives within afterMs), then the task (tasks-mrtr-composition).
   test_tool_with_task: { task: 'required', afterMs: 2000 },
+  '*': { task: 'native' },
+};
+
+/**
+ * With --task-first: the first-round window of a native rule covers the upstream task, so a question the task asks
+ * at once becomes an MRTR round of the creating call, as the tasks-mrtr-composition scenario expects of a server.
+ */
+export const TASK_FIRST_RULES = {
+  test_tool_with_task: { task: 'native', afterMs: 2000 },
   '*': { task: 'native' },
 };
 
@@ -110,7 +120,8 @@ async function startFixture(upstream: Upstream, tasks: 'native' | 'sync' | undef
 
 /** Starts the gateway in front of `fixtureUrl`; its client-facing URL and `close`. */
 async function startGateway(fixtureUrl: string, tasks: 'native' | 'sync' | undefined): Promise<{ url: string; close(): Promise<void> }> {
-  const upstream = { name: 'fixture', path: '/mcp', url: fixtureUrl, ...(tasks === 'sync' ? { tools: TASK_RULES } : {}) };
+  const tools = tasks === 'sync' ? TASK_RULES : values['task-first'] ? TASK_FIRST_RULES : undefined;
+  const upstream = { name: 'fixture', path: '/mcp', url: fixtureUrl, ...(tools ? { tools } : {}) };
   const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [upstream] }));
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const addr = gateway.app.server.address();

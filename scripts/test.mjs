@@ -43,6 +43,10 @@ const suites = [
   ['--requirements', '2026-07-28', '--upstream', 'modern', '--tasks', 'native', '--compare'],
   // and in front of a modern-only server whose tools are all synchronous, wrapped into tasks by the rules.
   ['--requirements', '2026-07-28', '--upstream', 'modern', '--tasks', 'sync'],
+  // Servers of both eras that create a task and ask inside it at once: a native rule's window makes the question an
+  // MRTR round before the task, as tasks-mrtr-composition expects (it fails against the modern fixture directly).
+  ['--requirements', '2026-07-28', '--tasks', 'native', '--task-first'],
+  ['--requirements', '2026-07-28', '--upstream', 'modern', '--tasks', 'native', '--task-first'],
 ];
 for (const args of suites) {
   const r = await run(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'scripts/conformance.ts', ...args]);
