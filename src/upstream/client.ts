@@ -20,9 +20,8 @@ import type {
   JsonRpcRequest,
   JsonRpcResponse,
   ListenFilter,
-  InputRequest,
   RequestId,
-  TaskStatus,
+  TaskSnapshot,
   UpstreamIdentity,
 } from '../translate/index.js';
 
@@ -60,28 +59,10 @@ export interface CallOptions {
 
 /**
  * One upstream task as the gateway sees it, whatever era created it, in the neutral (modern) vocabulary: `failed` only
- * for a JSON-RPC error, a tool error is `completed` with `result.isError` (tasks extension §Task Status).
+ * for a JSON-RPC error, a tool error is `completed` with `result.isError` (tasks extension §Task Status). The same
+ * shape translate reads from either era's wire (`TaskSnapshot`), without the id (the task carries it).
  */
-export interface UpstreamTaskSnapshot {
-  status: TaskStatus;
-  statusMessage?: string;
-  createdAt?: string;
-  lastUpdatedAt?: string;
-  /** Retention from creation in ms; `null` unlimited. */
-  ttlMs: number | null;
-  pollIntervalMs?: number;
-  /** `completed`: the result in modern shape (`resultType: "complete"`). */
-  result?: JsonObject;
-  /** `failed`: the JSON-RPC error. */
-  error?: JsonRpcErrorObject;
-  /**
-   * `input_required`: every outstanding input request by a key unique for the task's life (a modern upstream's own
-   * keys; for a legacy upstream, keys minted for its task-scoped server→client requests).
-   */
-  inputRequests?: Record<string, InputRequest>;
-  /** `_meta` of the creating result (e.g. `io.modelcontextprotocol/model-immediate-response`). */
-  meta?: JsonObject;
-}
+export type UpstreamTaskSnapshot = Omit<TaskSnapshot, 'taskId'>;
 
 /**
  * A task an upstream runs. A legacy upstream's is followed on its `tasks/result` stream (input requests and the
