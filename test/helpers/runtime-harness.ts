@@ -1,0 +1,48 @@
+/**
+ * The parts of a task-runtime unit test harness (not a test file): a TaskRuntime over a memory store and an MRTR
+ * bridge, closed at teardown, and the UpstreamRoute of an in-memory FakeUpstream.
+ */
+import { MemoryTaskStore } from '../../src/store/index.js';
+import { MrtrBridge, TaskRuntime, type TaskPolicy, type UpstreamRoute } from '../../src/tasks/index.js';
+import { globToRegExp } from '../../src/translate/index.js';
+import type { FakeUpstream } from './fake-upstream.js';
+
+/**
+ * A TaskRuntime whose polls and sweeps are far away, so every change a test sees is one the test itself causes;
+ * runtime, bridge and store are closed when `t` ends.
+ */
+export function quietRuntime(
+  t: { teardown(fn: () => unknown): void },
+  opts: { maxTasks: number; maxActivePerPrincipal?: number },
+): { runtime: TaskRuntime; bridge: MrtrBridge; store: MemoryTaskStore } {
+  const store = new MemoryTaskStore({ maxTasks: opts.maxTasks });
+  const bridge = new MrtrBridge({ stateKey: new Uint8Array(32).fill(7), holdMs: 60_000, maxHeld: 10, gatherMs: 5 });
+  const runtime = new TaskRuntime({
+    store,
+    bridge,
+    defaultTtlMs: 60_000,
+    maxTtlMs: 3_600_000,
+    defaultPollIntervalMs: 600_000,
+    maxActivePerPrincipal: opts.maxActivePerPrincipal ?? 10,
+    toolSupportTtlMs: 600_000,
+  });
+  t.teardown(async () => {
+    bridge.close();
+    runtime.close();
+    await store.close();
+  });
+  return { runtime, bridge, store };
+}
+
+/** The route of a FakeUpstream named `fake`: no response cache, per-tool rules from glob patterns. */
+export function fakeRoute(upstream: FakeUpstream, rules: Record<string, TaskPolicy> = {}): UpstreamRoute {
+  return {
+    name: 'fake',
+    url: 'memory:fake',
+    staticHeaders: {},
+    timeoutMs: 30_000,
+    cache: { ttlMs: 0, scope: 'private' },
+    upstream,
+    rules: Object.entries(rules).map(([p, rule]) => [globToRegExp(p), rule] as const),
+  };
+}
