@@ -1,11 +1,11 @@
 /**
  * The parts of a task-runtime unit test harness (not a test file): a TaskRuntime over a memory store and an MRTR
- * bridge, closed at teardown, and the UpstreamRoute of an in-memory FakeUpstream.
+ * bridge, closed at teardown, and a route over an upstream (a FakeUpstream or a real client).
  */
 import { MemoryTaskStore } from '../../src/store/index.js';
 import { MrtrBridge, TaskRuntime, type TaskPolicy, type UpstreamRoute } from '../../src/tasks/index.js';
 import { globToRegExp } from '../../src/translate/index.js';
-import type { FakeUpstream } from './fake-upstream.js';
+import type { UpstreamClient } from '../../src/upstream/index.js';
 
 /**
  * A TaskRuntime whose polls and sweeps are far away, so every change a test sees is one the test itself causes;
@@ -34,15 +34,22 @@ export function quietRuntime(
   return { runtime, bridge, store };
 }
 
-/** The route of a FakeUpstream named `fake`: no response cache, per-tool rules from glob patterns. */
-export function fakeRoute(upstream: FakeUpstream, rules: Record<string, TaskPolicy> = {}): UpstreamRoute {
+/**
+ * A route over `upstream` with these tool rules (pattern → rule, first match wins) and no response cache. `at` is
+ * where the route says the upstream is and its call budget (the runtime's windows depend on `timeoutMs`).
+ */
+export function routeOver(
+  upstream: UpstreamClient,
+  tools: Record<string, TaskPolicy> = {},
+  at: { url: string; timeoutMs: number } = { url: 'http://upstream.invalid/mcp', timeoutMs: 10_000 },
+): UpstreamRoute {
   return {
-    name: 'fake',
-    url: 'memory:fake',
+    name: upstream.name,
+    url: at.url,
     staticHeaders: {},
-    timeoutMs: 30_000,
+    timeoutMs: at.timeoutMs,
     cache: { ttlMs: 0, scope: 'private' },
     upstream,
-    rules: Object.entries(rules).map(([p, rule]) => [globToRegExp(p), rule] as const),
+    rules: Object.entries(tools).map(([pattern, rule]) => [globToRegExp(pattern), rule] as const),
   };
 }

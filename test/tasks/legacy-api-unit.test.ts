@@ -10,7 +10,7 @@ import type { CallerContext, TaskPolicy, TaskRuntime, UpstreamRoute } from '../.
 import type { Era, JsonObject, TaskRecord } from '../../src/translate/index.js';
 import type { UpstreamTaskSnapshot } from '../../src/upstream/index.js';
 import { FakeTask, FakeUpstream } from '../helpers/fake-upstream.js';
-import { fakeRoute, quietRuntime } from '../helpers/runtime-harness.js';
+import { quietRuntime, routeOver } from '../helpers/runtime-harness.js';
 
 const TASKS_EXT = 'io.modelcontextprotocol/tasks';
 const WAIT_MS = 5_000;
@@ -35,7 +35,7 @@ function harness(
   const upstream = new FakeUpstream('fake', { protocolVersion: era === 'modern' ? '2026-07-28' : '2025-11-25', capabilities: caps, serverInfo: { name: 'fake', version: '1' } }, era);
   upstream.handle('tools/list', () => ({ tools: opts.tools ?? [] }));
   const { runtime } = quietRuntime(t, { maxTasks: 500, maxActivePerPrincipal: opts.maxActive ?? 10 });
-  const route = fakeRoute(upstream, opts.rules);
+  const route = routeOver(upstream, opts.rules, { url: 'memory:fake', timeoutMs: 30_000 });
   const caller: CallerContext = { principal: 'anon', session: 's1', capabilities: { elicitation: {} } };
   const h: Harness = {
     runtime,

@@ -16,7 +16,7 @@ import {
 } from '../../src/tasks/index.js';
 import { methodPolicy, type Era, type JsonObject, type JsonRpcNotification, type ModernRequest } from '../../src/translate/index.js';
 import { FakeTask, FakeUpstream } from '../helpers/fake-upstream.js';
-import { fakeRoute, quietRuntime } from '../helpers/runtime-harness.js';
+import { quietRuntime, routeOver } from '../helpers/runtime-harness.js';
 
 const TASKS_EXT = 'io.modelcontextprotocol/tasks';
 const DECLARING = { extensions: { [TASKS_EXT]: {} }, elicitation: {} };
@@ -58,7 +58,7 @@ function harness(
   const upstream = new FakeUpstream('fake', { protocolVersion: '2025-11-25', capabilities: opts.upstreamCaps ?? { tools: {} }, serverInfo: { name: 'fake', version: '1' } }, opts.era);
   upstream.handle('tools/list', () => ({ tools: opts.tools ?? [] }));
   const { runtime, bridge } = quietRuntime(t, { maxTasks: 100 });
-  const route = fakeRoute(upstream, opts.rules);
+  const route = routeOver(upstream, opts.rules, { url: 'memory:fake', timeoutMs: 30_000 });
   const capabilities = opts.capabilities ?? DECLARING;
   const caller: CallerContext = { principal: 'alice', capabilities };
   const notified: JsonRpcNotification[] = [];
