@@ -9,8 +9,11 @@ import { randomBytes } from 'node:crypto';
 import { LegacyFace, type LegacyFaceOptions } from '../../src/proxy/index.js';
 import { MemoryTaskStore } from '../../src/store/index.js';
 import { MrtrBridge, TaskRuntime, type TaskPolicy, type UpstreamRoute } from '../../src/tasks/index.js';
-import { globToRegExp } from '../../src/translate/index.js';
 import type { UpstreamClient } from '../../src/upstream/index.js';
+import { routeOver } from '../helpers/runtime-harness.js';
+
+/** Re-exported: face tests built routes with it from here. */
+export { routeOver };
 
 /** A running face. */
 export interface FaceStack {
@@ -19,19 +22,6 @@ export interface FaceStack {
   route: UpstreamRoute;
   url: string;
   close(): Promise<void>;
-}
-
-/** A route over `upstream` with these tool rules (pattern → rule, first match wins). */
-export function routeOver(upstream: UpstreamClient, tools: Record<string, TaskPolicy> = {}): UpstreamRoute {
-  return {
-    name: upstream.name,
-    url: 'http://upstream.invalid/mcp',
-    staticHeaders: {},
-    timeoutMs: 10_000,
-    cache: { ttlMs: 0, scope: 'private' },
-    upstream,
-    rules: Object.entries(tools).map(([pattern, rule]) => [globToRegExp(pattern), rule] as const),
-  };
 }
 
 /** Starts the face in front of `upstream`, with a runtime of its own; `tools` are the route's rules. */

@@ -6,11 +6,11 @@
  * lists and watches.
  */
 import t from 'tap';
-import { MemoryTaskStore } from '../../src/store/index.js';
-import { MrtrBridge, TaskRuntime, type CallerContext, type TaskPolicy, type UpstreamRoute } from '../../src/tasks/index.js';
-import { globToRegExp, type Era, type JsonObject, type TaskRecord } from '../../src/translate/index.js';
+import type { CallerContext, TaskPolicy, TaskRuntime, UpstreamRoute } from '../../src/tasks/index.js';
+import type { Era, JsonObject, TaskRecord } from '../../src/translate/index.js';
 import type { UpstreamTaskSnapshot } from '../../src/upstream/index.js';
 import { FakeTask, FakeUpstream } from '../helpers/fake-upstream.js';
+import { quietRuntime, routeOver } from '../helpers/runtime-harness.js';
 
 const TASKS_EXT = 'io.modelcontextprotocol/tasks';
 const WAIT_MS = 5_000;
@@ -34,32 +34,8 @@ function harness(
   const caps = opts.upstreamCaps ?? { tools: {}, extensions: { [TASKS_EXT]: {} } };
   const upstream = new FakeUpstream('fake', { protocolVersion: era === 'modern' ? '2026-07-28' : '2025-11-25', capabilities: caps, serverInfo: { name: 'fake', version: '1' } }, era);
   upstream.handle('tools/list', () => ({ tools: opts.tools ?? [] }));
-  const store = new MemoryTaskStore({ maxTasks: 500 });
-  const bridge = new MrtrBridge({ stateKey: new Uint8Array(32).fill(7), holdMs: 60_000, maxHeld: 10, gatherMs: 5 });
-  // Polls and sweeps are far away: every change in these tests is one the test itself causes.
-  const runtime = new TaskRuntime({
-    store,
-    bridge,
-    defaultTtlMs: 60_000,
-    maxTtlMs: 3_600_000,
-    defaultPollIntervalMs: 600_000,
-    maxActivePerPrincipal: opts.maxActive ?? 10,
-    toolSupportTtlMs: 600_000,
-  });
-  t.teardown(async () => {
-    bridge.close();
-    runtime.close();
-    await store.close();
-  });
-  const route: UpstreamRoute = {
-    name: 'fake',
-    url: 'memory:fake',
-    staticHeaders: {},
-    timeoutMs: 30_000,
-    cache: { ttlMs: 0, scope: 'private' },
-    upstream,
-    rules: Object.entries(opts.rules ?? {}).map(([p, rule]) => [globToRegExp(p), rule] as const),
-  };
+  const { runtime } = quietRuntime(t, { maxTasks: 500, maxActivePerPrincipal: opts.maxActive ?? 10 });
+  const route = routeOver(upstream, opts.rules, { url: 'memory:fake', timeoutMs: 30_000 });
   const caller: CallerContext = { principal: 'anon', session: 's1', capabilities: { elicitation: {} } };
   const h: Harness = {
     runtime,

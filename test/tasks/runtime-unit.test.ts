@@ -5,18 +5,18 @@
  * cancel), the refusal of a task the client cannot take, and an upstream task hidden inside one call.
  */
 import t from 'tap';
-import { MemoryTaskStore } from '../../src/store/index.js';
 import {
   MissingCapabilityError,
-  MrtrBridge,
-  TaskRuntime,
+  type MrtrBridge,
+  type TaskRuntime,
   type CallerContext,
   type ForwardHooks,
   type TaskPolicy,
   type UpstreamRoute,
 } from '../../src/tasks/index.js';
-import { globToRegExp, methodPolicy, type Era, type JsonObject, type JsonRpcNotification, type ModernRequest } from '../../src/translate/index.js';
+import { methodPolicy, type Era, type JsonObject, type JsonRpcNotification, type ModernRequest } from '../../src/translate/index.js';
 import { FakeTask, FakeUpstream } from '../helpers/fake-upstream.js';
+import { quietRuntime, routeOver } from '../helpers/runtime-harness.js';
 
 const TASKS_EXT = 'io.modelcontextprotocol/tasks';
 const DECLARING = { extensions: { [TASKS_EXT]: {} }, elicitation: {} };
@@ -57,24 +57,8 @@ function harness(
 ): Harness {
   const upstream = new FakeUpstream('fake', { protocolVersion: '2025-11-25', capabilities: opts.upstreamCaps ?? { tools: {} }, serverInfo: { name: 'fake', version: '1' } }, opts.era);
   upstream.handle('tools/list', () => ({ tools: opts.tools ?? [] }));
-  const store = new MemoryTaskStore({ maxTasks: 100 });
-  const bridge = new MrtrBridge({ stateKey: new Uint8Array(32).fill(7), holdMs: 60_000, maxHeld: 10, gatherMs: 5 });
-  // Polls and sweeps are far away: every change in these tests is one the test itself causes.
-  const runtime = new TaskRuntime({ store, bridge, defaultTtlMs: 60_000, maxTtlMs: 3_600_000, defaultPollIntervalMs: 600_000, maxActivePerPrincipal: 10, toolSupportTtlMs: 600_000 });
-  t.teardown(async () => {
-    bridge.close();
-    runtime.close();
-    await store.close();
-  });
-  const route: UpstreamRoute = {
-    name: 'fake',
-    url: 'memory:fake',
-    staticHeaders: {},
-    timeoutMs: 30_000,
-    cache: { ttlMs: 0, scope: 'private' },
-    upstream,
-    rules: Object.entries(opts.rules ?? {}).map(([p, rule]) => [globToRegExp(p), rule] as const),
-  };
+  const { runtime, bridge } = quietRuntime(t, { maxTasks: 100 });
+  const route = routeOver(upstream, opts.rules, { url: 'memory:fake', timeoutMs: 30_000 });
   const capabilities = opts.capabilities ?? DECLARING;
   const caller: CallerContext = { principal: 'alice', capabilities };
   const notified: JsonRpcNotification[] = [];

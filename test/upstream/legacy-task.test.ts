@@ -15,10 +15,10 @@ import {
   type UpstreamCall,
   type UpstreamCaller,
   type UpstreamTask,
-  type UpstreamTaskSnapshot,
 } from '../../src/upstream/index.js';
 import { startLegacyFixture, type LegacyFixture } from '../fixtures/legacy-server.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
+import { nextWith, toEnd } from '../helpers/upstream-task.js';
 
 const CLIENT_INFO = { name: 'gateway-under-test', version: '0.0.1' };
 const asking: UpstreamCaller = { capabilities: { elicitation: {} }, clientInfo: { name: 'ide', version: '9' } };
@@ -43,27 +43,6 @@ async function startTask(t: Test, tool: string, args: Record<string, unknown>, c
   if (e.kind !== 'task') throw new Error(`expected a task, got ${JSON.stringify(e.kind === 'response' ? e.message : e)}`);
   t.teardown(() => e.task.release());
   return e.task;
-}
-
-/** Follows a task to its terminal state, collecting every state seen. */
-async function toEnd(task: UpstreamTask): Promise<UpstreamTaskSnapshot[]> {
-  const seen: UpstreamTaskSnapshot[] = [];
-  const signal = new AbortController().signal;
-  for (;;) {
-    const s = await task.next(signal);
-    if (!s) throw new Error('next() ended without a state');
-    seen.push(s);
-    if (s.status === 'completed' || s.status === 'failed' || s.status === 'cancelled') return seen;
-  }
-}
-
-async function nextWith(task: UpstreamTask, status: string): Promise<UpstreamTaskSnapshot> {
-  const signal = new AbortController().signal;
-  for (;;) {
-    const s = await task.next(signal);
-    if (!s) throw new Error('next() ended');
-    if (s.status === status) return s;
-  }
 }
 
 async function collect(call: UpstreamCall): Promise<CallEvent[]> {

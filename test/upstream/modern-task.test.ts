@@ -17,9 +17,9 @@ import {
   type CallEvent,
   type UpstreamCaller,
   type UpstreamTask,
-  type UpstreamTaskSnapshot,
 } from '../../src/upstream/index.js';
 import { startModernFixture, type ModernFixture } from '../fixtures/modern-server.js';
+import { nextWith, toEnd } from '../helpers/upstream-task.js';
 
 const CLIENT_INFO = { name: 'gateway-under-test', version: '0.0.1' };
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -32,26 +32,6 @@ const caller: UpstreamCaller = {
 async function until(fx: ModernFixture, done: (s: ReturnType<ModernFixture['stats']>) => boolean): Promise<void> {
   for (let i = 0; i < 500 && !done(fx.stats()); i++) await new Promise((r) => setTimeout(r, 10));
   if (!done(fx.stats())) throw new Error(`fixture never reached the state: ${JSON.stringify(fx.stats())}`);
-}
-
-async function toEnd(task: UpstreamTask): Promise<UpstreamTaskSnapshot[]> {
-  const seen: UpstreamTaskSnapshot[] = [];
-  const signal = new AbortController().signal;
-  for (;;) {
-    const s = await task.next(signal);
-    if (!s) throw new Error('next() ended without a state');
-    seen.push(s);
-    if (s.status === 'completed' || s.status === 'failed' || s.status === 'cancelled') return seen;
-  }
-}
-
-async function nextWith(task: UpstreamTask, status: string): Promise<UpstreamTaskSnapshot> {
-  const signal = new AbortController().signal;
-  for (;;) {
-    const s = await task.next(signal);
-    if (!s) throw new Error('next() ended');
-    if (s.status === status) return s;
-  }
 }
 
 for (const responseMode of ['sse', 'json'] as const) {
