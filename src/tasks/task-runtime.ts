@@ -142,7 +142,7 @@ export class TaskRuntime {
         const next = decideCall({ ...facts, following: task !== undefined, passed: window, turn: 'window-passed' });
         if (next.action === 'own-task') return taskResult(await this.owned.adopt(route, caller, policy, r.conv, who));
         // The followed task (nobody pulls its call any more) goes on as the client's task, from its state now.
-        if (next.action === 'proxy-task' && task) return taskResult(await this.proxied.adopt(route, caller, policy, task, who, { resync: true }));
+        if (next.action === 'proxy-task' && task) return taskResult(await this.proxied.adopt(route, caller, policy, task, who, { resync: true }), task.created.meta);
         if (next.action === 'wait') {
           window = next.window;
           call = { conv: r.conv };
@@ -154,7 +154,7 @@ export class TaskRuntime {
       if (r.kind === 'response') return plainOutcome(route, req, r.message, r.resumed);
       const open = window === 'after-ms' && Date.now() < roundStart + (policy.afterMs ?? 0);
       const next = decideCall({ ...facts, turn: open ? 'task-created-in-window' : 'task-created' });
-      if (next.action === 'proxy-task') return taskResult(await this.proxied.adopt(route, caller, policy, r.task, who));
+      if (next.action === 'proxy-task') return taskResult(await this.proxied.adopt(route, caller, policy, r.task, who), r.task.created.meta);
       // Followed inside this request (README §Tasks): its questions are MRTR rounds of this request, answered into the
       // task by the retry, and its outcome the answer; for the rest of the first window, or to its end.
       const { requestState: _s, inputResponses: _r, ...fresh } = req;
@@ -413,9 +413,12 @@ export class TaskRuntime {
   }
 }
 
-/** The modern `CreateTaskResult` outcome for a task record (tasks extension §Task Creation). */
-function taskResult(record: TaskRecord): Outcome {
-  return { kind: 'result', result: createTaskResultV2(record) };
+/**
+ * The modern `CreateTaskResult` outcome for a task record (tasks extension §Task Creation), with the upstream's creating
+ * `_meta` (e.g. `io.modelcontextprotocol/model-immediate-response`) passed through.
+ */
+function taskResult(record: TaskRecord, meta?: JsonObject): Outcome {
+  return { kind: 'result', result: createTaskResultV2(record, meta) };
 }
 
 /**

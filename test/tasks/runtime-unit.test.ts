@@ -208,6 +208,14 @@ t.test('proxied task: the upstream’s task, its input through tasks/update, its
   t.ok(task.released, 'released once terminal');
 });
 
+t.test('proxied task: the upstream’s creating _meta reaches the modern client (e.g. model-immediate-response)', async (t) => {
+  const h = harness(t, { upstreamCaps: TASK_CAPS, tools: [{ name: 'job', inputSchema: { type: 'object' }, execution: { taskSupport: 'optional' } }] });
+  const pending = h.callTool('job');
+  const meta = { 'io.modelcontextprotocol/model-immediate-response': 'Started; I will report back.' };
+  (await h.upstream.nextCall('tools/call')).createTask(new FakeTask('up-m', { status: 'working', ttlMs: 60_000, meta }));
+  t.match(await pending, { kind: 'result', result: { resultType: 'task', _meta: meta } });
+});
+
 t.test('proxied task: tasks/cancel cancels upstream and releases the task', async (t) => {
   const h = harness(t, { upstreamCaps: TASK_CAPS, tools: [{ name: 'job', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } }] });
   const pending = h.callTool('job');
