@@ -1,7 +1,8 @@
 /**
  * Calls built over other calls and over upstream tasks: a call whose window starts when it is sent (`callNow`), an
  * upstream task seen as a call (`taskAsCall`), and a call whose task is hidden (`hideTask`). All three are
- * era-neutral: they use only the `UpstreamClient`, `UpstreamCall` and `UpstreamTask` interfaces.
+ * era-neutral: they use only the `UpstreamClient`, `UpstreamCall` and `UpstreamTask` interfaces. Also the readers of
+ * a call to its end (`drain`, `requestOnce`), which follow a task the call created.
  */
 import {
   ErrorCode,
@@ -12,6 +13,7 @@ import {
   undeclaredInputAnswer,
   type JsonObject,
   type JsonRpcErrorObject,
+  type JsonRpcResponse,
   type RequestId,
 } from '../translate/index.js';
 import { QueuedCall } from './call-queue.js';
@@ -350,5 +352,29 @@ class HiddenTaskCall implements UpstreamCall {
       }
       stopCall(this.original);
     })().catch(() => {});
+  }
+}
+
+/** Sends one request and reads it to its response, refusing any input request on the way (handshakes, lists, tasks/*). */
+export async function requestOnce(
+  client: UpstreamClient,
+  caller: UpstreamCaller,
+  method: string,
+  params: JsonObject | undefined,
+  signal?: AbortSignal,
+): Promise<JsonRpcResponse> {
+  return drain(await client.call(caller, method, params, signal));
+}
+
+/** Reads a call to its response, refusing any input request on the way; a task it created is followed to its end. */
+export async function drain(call: UpstreamCall): Promise<JsonRpcResponse> {
+  for (;;) {
+    const e = await call.next();
+    if (e.kind === 'response') return e.message;
+    if (e.kind === 'failure') throw e.error;
+    if (e.kind === 'task') return drain(taskAsCall(e.task));
+    if (e.kind === 'request') {
+      await call.respond(e.message.id, { error: { code: ErrorCode.MethodNotFound, message: 'not supported here' } }).catch(() => {});
+    }
   }
 }

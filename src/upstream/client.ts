@@ -10,8 +10,6 @@
  * `inputResponses` and the echoed `requestState` (2026-07-28 basic/patterns/mrtr §Client Requirements) and
  * goes on streaming events of that retry. The consumer never sees a round boundary.
  */
-import { ErrorCode } from '../translate/index.js';
-import { taskAsCall } from './call-wrappers.js';
 import type {
   Era,
   JsonObject,
@@ -150,28 +148,4 @@ export interface UpstreamClient {
   stats(): UpstreamStats;
   /** Releases every upstream resource. Idempotent. */
   close(): Promise<void>;
-}
-
-/** Sends one request and reads it to its response, refusing any input request on the way (handshakes, lists, tasks/*). */
-export async function requestOnce(
-  client: UpstreamClient,
-  caller: UpstreamCaller,
-  method: string,
-  params: JsonObject | undefined,
-  signal?: AbortSignal,
-): Promise<JsonRpcResponse> {
-  return drain(await client.call(caller, method, params, signal));
-}
-
-/** Reads a call to its response, refusing any input request on the way; a task it created is followed to its end. */
-export async function drain(call: UpstreamCall): Promise<JsonRpcResponse> {
-  for (;;) {
-    const e = await call.next();
-    if (e.kind === 'response') return e.message;
-    if (e.kind === 'failure') throw e.error;
-    if (e.kind === 'task') return drain(taskAsCall(e.task));
-    if (e.kind === 'request') {
-      await call.respond(e.message.id, { error: { code: ErrorCode.MethodNotFound, message: 'not supported here' } }).catch(() => {});
-    }
-  }
 }

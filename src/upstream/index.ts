@@ -23,10 +23,8 @@ export {
   type EraSetting,
   type UpstreamAvailabilityConfig,
 } from './availability.js';
-export { callNow, hideTask, taskAsCall } from './call-wrappers.js';
+export { callNow, drain, hideTask, requestOnce, taskAsCall } from './call-wrappers.js';
 export {
-  drain,
-  requestOnce,
   type CallEvent,
   type CallOptions,
   type UpstreamTask,

@@ -18,16 +18,8 @@ import {
   undeclaredInputAnswer,
   withCallerCapabilities,
 } from '../translate/index.js';
-import {
-  drain,
-  type CallEvent,
-  type CallOptions,
-  type UpstreamCall,
-  type UpstreamCaller,
-  type UpstreamClient,
-  type UpstreamListen,
-  type UpstreamStats,
-} from './client.js';
+import { drain } from './call-wrappers.js';
+import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats } from './client.js';
 import type { LegacySession } from './legacy-session.js';
 import { LegacyUpstreamTask } from './legacy-task.js';
 import { LegacySessionPool, type PoolOptions, type SessionKey } from './pool.js';

@@ -26,7 +26,8 @@ import {
 } from '../translate/index.js';
 import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
 import { readMessages } from './messages.js';
-import { drain, type UpstreamCall } from './client.js';
+import { drain } from './call-wrappers.js';
+import type { UpstreamCall } from './client.js';
 import { QueuedCall } from './call-queue.js';
 
 /** What a session needs to know. */

@@ -30,7 +30,8 @@ import {
   type RequestId,
   type TaskV1,
 } from '../translate/index.js';
-import { requestOnce, type UpstreamCall, type UpstreamCaller, type UpstreamClient, type UpstreamTaskSnapshot } from './client.js';
+import { requestOnce } from './call-wrappers.js';
+import type { UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamTaskSnapshot } from './client.js';
 import { PolledTask, type PolledTaskOptions } from './polled-task.js';
 
 /** How many times a `tasks/result` that broke before the end is asked again in a row. */

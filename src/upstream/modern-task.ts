@@ -19,7 +19,8 @@ import {
   type JsonRpcResponse,
   type TaskStatus,
 } from '../translate/index.js';
-import { drain, type UpstreamCaller, type UpstreamClient, type UpstreamTaskSnapshot } from './client.js';
+import { drain } from './call-wrappers.js';
+import type { UpstreamCaller, UpstreamClient, UpstreamTaskSnapshot } from './client.js';
 import { PolledTask, type PolledTaskOptions } from './polled-task.js';
 
 /** While notifications come on a listen, polls are this many times rarer (a safety net: notifications are optional). */
