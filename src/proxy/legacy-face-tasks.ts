@@ -8,15 +8,15 @@
 import type { ServerResponse } from 'node:http';
 import {
   ErrorCode,
-  META,
   isInputDeclared,
   isObject,
   isTerminal,
-  legacyInputParams,
+  taskInputParamsV1,
   taskPayloadV1,
   taskStatusNotificationV1,
   taskV1,
   undeclaredInputAnswer,
+  withoutRelatedTask,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcMessage,
@@ -81,13 +81,6 @@ export interface LegacyFaceTasksOptions {
   maxTracked?: number;
 }
 
-/** A task-scoped request names its task (2025-11-25 basic/utilities/tasks §Associating Task-Related Messages). */
-function withRelatedTask(params: JsonObject | undefined, taskId: string): JsonObject {
-  const p = params ?? {};
-  const meta = isObject(p._meta) ? p._meta : {};
-  return { ...p, _meta: { ...meta, [META.relatedTask]: { taskId } } };
-}
-
 /** A client's answer as the runtime takes it: the bare result, without the legacy related-task `_meta`. */
 function bareAnswer(method: string, body: JsonObject): JsonObject | undefined {
   if ('error' in body) {
@@ -95,14 +88,7 @@ function bareAnswer(method: string, body: JsonObject): JsonObject | undefined {
     // how a client says it will not answer (2025-11-25 client/elicitation §Response Actions).
     return method === 'elicitation/create' ? { action: 'cancel' } : undefined;
   }
-  const result = isObject(body.result) ? { ...body.result } : {};
-  if (isObject(result._meta)) {
-    const meta = { ...result._meta };
-    delete meta[META.relatedTask];
-    if (Object.keys(meta).length > 0) result._meta = meta;
-    else delete result._meta;
-  }
-  return result;
+  return withoutRelatedTask(isObject(body.result) ? body.result : {});
 }
 
 /**
@@ -373,8 +359,8 @@ export class LegacyFaceTasks {
       const gid = `gwt-in-${++this.nextId}`;
       this.outbound.set(gid, { taskId, key, method: request.method, session: target.session.id, caller: target.caller });
       t.gids.add(gid);
-      const params = legacyInputParams(request.method, withRelatedTask(request.params, taskId), `${taskId.slice(-12)}-${key}`);
-      target.send({ jsonrpc: '2.0', id: gid, method: request.method, ...(params ? { params } : {}) });
+      const params = taskInputParamsV1(taskId, request, `${taskId.slice(-12)}-${key}`);
+      target.send({ jsonrpc: '2.0', id: gid, method: request.method, params });
       t.sent.set(key, target.alive);
     }
   }
