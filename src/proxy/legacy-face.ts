@@ -504,35 +504,23 @@ export class LegacyFace {
   }
 
   /** tasks/result: an SSE response that stays open until the task is terminal (2025-11-25 §Result Retrieval). */
-  private async taskResult(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, taskId: string): Promise<string> {
-    const accept = singleHeader(request.headers, 'accept') ?? '';
-    const canStream = accept.includes('text/event-stream') || accept.includes('*/*');
-    const channel = new ResponseChannel(reply, canStream, this.keepAliveMs);
-    const aborter = new AbortController();
-    const key = idKey(req.id);
-    s.inflight.set(key, aborter);
+  private taskResult(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, taskId: string): Promise<string> {
     // A disconnect is not a cancellation (2025-11-25 basic/transports): the task runs on; only this wait ends.
-    const onClose = () => {
-      if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));
-    };
-    reply.raw.on('close', onClose);
-    try {
-      const outcome = await this.tasks.result(s, s.route, this.contextOf(s), taskId, req.id, channel, reply.raw, canStream, aborter.signal);
-      if (aborter.signal.aborted) channel.abandon();
-      return outcome;
-    } catch (e) {
-      if (aborter.signal.aborted) {
+    return this.streamed(
+      request,
+      reply,
+      s,
+      req,
+      async ({ channel, canStream, signal }) => {
+        const outcome = await this.tasks.result(s, s.route, this.contextOf(s), taskId, req.id, channel, reply.raw, canStream, signal);
+        if (signal.aborted) channel.abandon();
+        return outcome;
+      },
+      (channel) => {
         channel.abandon();
         return 'client closed';
-      }
-      const edge = exceptionToEdge(e);
-      if (edge.fault) request.log.error({ err: e, method: req.method, upstream: s.route.name }, 'legacy face: request failed');
-      channel.error(req.id, edge.error, edge.status);
-      return `error ${edge.error.code}`;
-    } finally {
-      reply.raw.off('close', onClose);
-      if (s.inflight.get(key) === aborter) s.inflight.delete(key);
-    }
+      },
+    );
   }
 
   /** A thrown error as the client gets it: in-band for the errors a legacy server answers in-band. */
@@ -546,29 +534,58 @@ export class LegacyFace {
   }
 
   /** Forwards a request upstream and streams what its call produces back to the client. */
-  private async forward(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest): Promise<string> {
+  private forward(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest): Promise<string> {
+    // 2025-11-25 basic/transports says a disconnect is not a cancellation, but this face keeps no resumable streams:
+    // nothing could reach the client any more, so the upstream work is stopped.
+    return this.streamed(
+      request,
+      reply,
+      s,
+      req,
+      async ({ channel, canStream, signal, key }) => {
+        let call: UpstreamCall | undefined;
+        try {
+          // A tools/call goes through the runtime: its rules apply, and a task the upstream insists on is hidden.
+          call = req.method === 'tools/call'
+            ? await this.runtime.callToolPlain(s.route, modernParamsFromLegacy(isObject(req.params) ? req.params : {}) ?? {}, this.contextOf(s), signal)
+            : await s.route.upstream.call(this.callerOf(s), req.method, modernParamsFromLegacy(req.params), signal);
+          return await this.pump(s, req, key, call, channel, canStream, signal);
+        } catch (e) {
+          call?.cancel('gateway error');
+          throw e;
+        }
+      },
+      (channel) => this.endCancelled(req, channel),
+    );
+  }
+
+  /**
+   * Serves a client request whose answer may stream (SSE when the client accepts it): the request is cancellable (its
+   * `notifications/cancelled`, or the connection closing, aborts `signal`), a failure is answered through the one
+   * error table, and what the request left behind (its in-flight entry, its server→client requests) is dropped.
+   */
+  private async streamed(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    s: FaceSession,
+    req: JsonRpcRequest,
+    run: (io: { channel: ResponseChannel; canStream: boolean; signal: AbortSignal; key: string }) => Promise<string>,
+    cancelled: (channel: ResponseChannel) => string,
+  ): Promise<string> {
     const accept = singleHeader(request.headers, 'accept') ?? '';
     const canStream = accept.includes('text/event-stream') || accept.includes('*/*');
     const channel = new ResponseChannel(reply, canStream, this.keepAliveMs);
     const key = idKey(req.id);
     const aborter = new AbortController();
     s.inflight.set(key, aborter);
-    // 2025-11-25 basic/transports says a disconnect is not a cancellation, but this face keeps no resumable streams:
-    // nothing could reach the client any more, so the upstream work is stopped.
     const onClose = () => {
       if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));
     };
     reply.raw.on('close', onClose);
-    let call: UpstreamCall | undefined;
     try {
-      // A tools/call goes through the runtime: its rules apply, and a task the upstream insists on is hidden.
-      call = req.method === 'tools/call'
-        ? await this.runtime.callToolPlain(s.route, modernParamsFromLegacy(isObject(req.params) ? req.params : {}) ?? {}, this.contextOf(s), aborter.signal)
-        : await s.route.upstream.call(this.callerOf(s), req.method, modernParamsFromLegacy(req.params), aborter.signal);
-      return await this.pump(s, req, key, call, channel, canStream, aborter.signal);
+      return await run({ channel, canStream, signal: aborter.signal, key });
     } catch (e) {
-      call?.cancel('gateway error');
-      if (aborter.signal.aborted) return this.endCancelled(req, channel);
+      if (aborter.signal.aborted) return cancelled(channel);
       const edge = exceptionToEdge(e);
       if (edge.fault) request.log.error({ err: e, method: req.method, upstream: s.route.name }, 'legacy face: request failed');
       channel.error(req.id, edge.error, edge.status);
