@@ -6,16 +6,14 @@
  * Resource subscriptions on that shared session are counted: one subscribe for several listens, one unsubscribe
  * when the last of them ends.
  */
-import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest, SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import t from 'tap';
 import { buildGateway, type Gateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { post } from '../helpers/modern.js';
-import { openListen, SSE_BOUND_MS } from '../helpers/sse-reader.js';
+import { serveSdkSessions, nextPushed } from '../helpers/sdk-session-server.js';
+import { openListen } from '../helpers/sse-reader.js';
 
 const SUB_ID = 'io.modelcontextprotocol/subscriptionId';
 
@@ -29,7 +27,6 @@ interface PerSessionServer {
 
 /** A legacy server with one McpServer per session: a tool it adds is announced to that session only. */
 async function startPerSessionServer(): Promise<PerSessionServer> {
-  const sessions = new Map<string, StreamableHTTPServerTransport>();
   const subscribes: string[] = [];
   const unsubscribeWaiters: Array<(uri: string) => void> = [];
   const newServer = () => {
@@ -50,46 +47,12 @@ async function startPerSessionServer(): Promise<PerSessionServer> {
     });
     return server;
   };
-  const http: Server = createServer(async (req, res) => {
-    const sid = req.headers['mcp-session-id'];
-    const existing = typeof sid === 'string' ? sessions.get(sid) : undefined;
-    let body: unknown;
-    if (req.method === 'POST') {
-      let raw = '';
-      for await (const c of req) raw += c;
-      body = JSON.parse(raw);
-    }
-    if (existing) return existing.handleRequest(req, res, body);
-    if (req.method !== 'POST' || !isInitializeRequest(body)) {
-      res.writeHead(req.method === 'POST' ? 400 : 404).end();
-      return;
-    }
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, transport),
-    });
-    await newServer().connect(transport);
-    await transport.handleRequest(req, res, body);
-  });
-  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
-  const addr = http.address();
+  const served = await serveSdkSessions(newServer, 'bare-status');
   return {
-    url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`,
+    url: served.url,
     subscribes,
-    nextUnsubscribe: () =>
-      new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error('no resources/unsubscribe arrived')), SSE_BOUND_MS);
-        timer.unref();
-        unsubscribeWaiters.push((uri) => {
-          clearTimeout(timer);
-          resolve(uri);
-        });
-      }),
-    async close() {
-      await Promise.all([...sessions.values()].map((s) => s.close().catch(() => {})));
-      http.closeAllConnections();
-      await new Promise<void>((r) => http.close(() => r()));
-    },
+    nextUnsubscribe: () => nextPushed(unsubscribeWaiters, 'no resources/unsubscribe arrived'),
+    close: served.close,
   };
 }
 

@@ -10,16 +10,12 @@
  *   not declare the kind -32021 with HTTP 400 (basic/patterns/mrtr §Server Requirements), and a client that did an
  *   ordinary MRTR round.
  */
-import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import t from 'tap';
 import { buildGateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { post } from '../helpers/modern.js';
-import { SSE_BOUND_MS } from '../helpers/sse-reader.js';
+import { nextPushed, serveSdkSessions } from '../helpers/sdk-session-server.js';
 import { pollToEnd, TASKS_EXT } from '../helpers/task-helpers.js';
 
 /** What a tool learned from its input request: the answer, or the error the SDK threw. */
@@ -39,7 +35,6 @@ const NAME_SCHEMA = { type: 'object' as const, properties: { name: { type: 'stri
  * 'template-only' lets McpServer answer a URI no template matches; 'plain-error' throws an Error from the template.
  */
 async function startSdkServer(missing: 'template-only' | 'plain-error'): Promise<SdkServer> {
-  const sessions = new Map<string, StreamableHTTPServerTransport>();
   const waiters: Array<(s: Seen) => void> = [];
   const record = async (ask: () => Promise<unknown>): Promise<string> => {
     try {
@@ -91,49 +86,11 @@ async function startSdkServer(missing: 'template-only' | 'plain-error'): Promise
     });
     return server;
   };
-  const http: Server = createServer(async (req, res) => {
-    const sid = req.headers['mcp-session-id'];
-    const existing = typeof sid === 'string' ? sessions.get(sid) : undefined;
-    let body: unknown;
-    if (req.method === 'POST') {
-      let raw = '';
-      for await (const c of req) raw += c;
-      body = JSON.parse(raw);
-    }
-    if (existing) return existing.handleRequest(req, res, body);
-    if (req.method !== 'POST' || !isInitializeRequest(body)) {
-      res.writeHead(400, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Bad Request: No valid session ID provided' }, id: null }));
-      return;
-    }
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, transport),
-    });
-    transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
-    };
-    await newServer().connect(transport);
-    await transport.handleRequest(req, res, body);
-  });
-  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
-  const addr = http.address();
+  const served = await serveSdkSessions(newServer, 'sdk-400-json');
   return {
-    url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`,
-    nextSeen: () =>
-      new Promise<Seen>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error('the tool never learned the outcome of its input request')), SSE_BOUND_MS);
-        timer.unref();
-        waiters.push((seen) => {
-          clearTimeout(timer);
-          resolve(seen);
-        });
-      }),
-    async close() {
-      await Promise.all([...sessions.values()].map((s) => s.close().catch(() => {})));
-      http.closeAllConnections();
-      await new Promise<void>((r) => http.close(() => r()));
-    },
+    url: served.url,
+    nextSeen: () => nextPushed(waiters, 'the tool never learned the outcome of its input request'),
+    close: served.close,
   };
 }
 
