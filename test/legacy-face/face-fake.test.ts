@@ -10,7 +10,7 @@ import t from 'tap';
 import { LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { SseReader } from '../helpers/sse-reader.js';
 import { complete, FakeModernUpstream } from './fake-modern-upstream.js';
-import { legacyClient, startFace } from './face-stack.js';
+import { connectFace, LEGACY_HEADERS, rawInitialize, startFace } from './face-stack.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -39,29 +39,10 @@ async function setup(t: Teardown, fake: FakeModernUpstream, opts: Parameters<typ
   return stack;
 }
 
-async function connect(t: Teardown, url: string, capabilities: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-  const c = await legacyClient(url, capabilities, headers);
-  c.client.onerror = () => {};
-  t.teardown(() => c.client.close());
-  return c;
-}
-
-/** Raw legacy wire helpers for what the SDK client does not let a test do. */
-const LEGACY_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
-async function rawInitialize(url: string, capabilities: Record<string, unknown> = {}): Promise<string> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: LEGACY_HEADERS,
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'raw', version: '1' } } }),
-  });
-  await res.body?.cancel();
-  return res.headers.get('mcp-session-id') as string;
-}
-
 t.test('initialize is answered from the upstream identity; lists lose modern-only fields', async (t) => {
   const fake = scripted();
   const { url } = await setup(t, fake);
-  const { client, transport } = await connect(t, url, { elicitation: {}, sampling: {} });
+  const { client, transport } = await connectFace(t, url, { elicitation: {}, sampling: {} });
   t.match(transport.sessionId, /^[A-Za-z0-9_-]{22}$/, 'a gateway-minted session id');
   t.same(client.getServerVersion(), { name: 'fake-modern', version: '9.9.9' });
   t.equal(client.getInstructions(), 'fake instructions');
@@ -97,7 +78,7 @@ t.test('initialize is answered from the upstream identity; lists lose modern-onl
 t.test('an input kind the session did not declare is never sent: the call fails with -32021', async (t) => {
   const fake = scripted();
   const { url } = await setup(t, fake);
-  const { client } = await connect(t, url, { elicitation: {} });
+  const { client } = await connectFace(t, url, { elicitation: {} });
   const unexpected: string[] = [];
   client.fallbackRequestHandler = async (req) => {
     unexpected.push(req.method);
@@ -122,7 +103,7 @@ t.test('logging/setLevel travels upstream; progress and log messages are relayed
     return complete({ content: [{ type: 'text', text: 'done' }] });
   });
   const { url } = await setup(t, fake);
-  const { client } = await connect(t, url);
+  const { client } = await connectFace(t, url);
   const logs: unknown[] = [];
   client.setNotificationHandler(LoggingMessageNotificationSchema, async (n) => {
     logs.push(n.params.data);
@@ -139,7 +120,7 @@ t.test('logging/setLevel travels upstream; progress and log messages are relayed
 t.test('the GET stream and resources/subscribe are served from an upstream listen', async (t) => {
   const fake = scripted();
   const { url } = await setup(t, fake);
-  const { client } = await connect(t, url);
+  const { client } = await connectFace(t, url);
   const updated: string[] = [];
   const gotUpdate = deferred();
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (n) => {

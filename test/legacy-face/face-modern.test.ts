@@ -17,7 +17,7 @@ import {
 import { ModernUpstreamClient } from '../../src/upstream/index.js';
 import { startModernFixture, type ModernFixture } from '../fixtures/modern-server.js';
 import { SseReader } from '../helpers/sse-reader.js';
-import { legacyClient, startFace, type FaceStack } from './face-stack.js';
+import { connectFace, LEGACY_HEADERS, rawInitialize, startFace, type FaceStack } from './face-stack.js';
 import type { LegacyFaceOptions } from '../../src/proxy/index.js';
 
 interface Teardown {
@@ -36,31 +36,11 @@ async function stack(t: Teardown, opts: LegacyFaceOptions = {}): Promise<{ fx: M
   return { fx, face };
 }
 
-async function connect(t: Teardown, url: string, capabilities: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-  const c = await legacyClient(url, capabilities, headers);
-  c.client.onerror = () => {};
-  t.teardown(() => c.client.close());
-  return c;
-}
-
-const LEGACY_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
-
-/** Initializes a session on the raw wire (for what the SDK client does not let a test do); its id. */
-async function rawInitialize(url: string, capabilities: Record<string, unknown> = {}): Promise<string> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: LEGACY_HEADERS,
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'raw', version: '1' } } }),
-  });
-  await res.body?.cancel();
-  return res.headers.get('mcp-session-id') as string;
-}
-
 const textOf = (r: object): string => ((r as { content?: Array<{ text?: string }> }).content?.[0]?.text ?? '');
 
 t.test('initialize, lists and a plain call', async (t) => {
   const { fx, face } = await stack(t);
-  const { client, transport } = await connect(t, face.url);
+  const { client, transport } = await connectFace(t, face.url);
   t.ok(transport.sessionId, 'the gateway minted a session');
   t.same(client.getServerVersion(), { name: 'modern-fixture-server', version: '1.0.0' }, 'serverInfo from server/discover');
   const caps = client.getServerCapabilities() as Record<string, unknown>;
@@ -90,7 +70,7 @@ t.test('initialize, lists and a plain call', async (t) => {
 
 t.test('elicitation and sampling answered by the client handlers through MRTR rounds; a two-round tool', async (t) => {
   const { fx, face } = await stack(t);
-  const { client } = await connect(t, face.url, { elicitation: {}, sampling: {} });
+  const { client } = await connectFace(t, face.url, { elicitation: {}, sampling: {} });
   const asked: string[] = [];
   client.setRequestHandler(ElicitRequestSchema, async (req) => {
     asked.push(`elicit:${req.params.message}`);
@@ -115,12 +95,12 @@ t.test('elicitation and sampling answered by the client handlers through MRTR ro
 
 t.test('roots: declared → the client answers; undeclared → -32021, never sent', async (t) => {
   const { face } = await stack(t);
-  const withRoots = await connect(t, face.url, { roots: { listChanged: true } });
+  const withRoots = await connectFace(t, face.url, { roots: { listChanged: true } });
   withRoots.client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///work', name: 'work' }] }));
   const r = await withRoots.client.callTool({ name: 'test_input_required_result_list_roots', arguments: {} });
   t.equal(textOf(r), 'Found 1 root(s)');
 
-  const bare = await connect(t, face.url, {});
+  const bare = await connectFace(t, face.url, {});
   const unexpected: string[] = [];
   bare.client.fallbackRequestHandler = async (req) => {
     unexpected.push(req.method);
@@ -137,7 +117,7 @@ t.test('roots: declared → the client answers; undeclared → -32021, never sen
 
 t.test('a client\'s cancellation aborts the upstream call', async (t) => {
   const { fx, face } = await stack(t);
-  const { client } = await connect(t, face.url);
+  const { client } = await connectFace(t, face.url);
   const ac = new AbortController();
   const cancelled = fx.nextCancellation();
   // The tool reports progress 0 once it runs; the client aborts only then, so the upstream has something to stop.
@@ -152,7 +132,7 @@ t.test('a client\'s cancellation aborts the upstream call', async (t) => {
 
 t.test('setLevel travels upstream; log messages and progress are relayed', async (t) => {
   const { face } = await stack(t);
-  const { client } = await connect(t, face.url);
+  const { client } = await connectFace(t, face.url);
   const logs: unknown[] = [];
   client.setNotificationHandler(LoggingMessageNotificationSchema, async (n) => {
     logs.push(n.params.data);
@@ -174,7 +154,7 @@ t.test('setLevel travels upstream; log messages and progress are relayed', async
 
 t.test('a resource subscription delivers an update on the GET stream', async (t) => {
   const { fx, face } = await stack(t);
-  const { client } = await connect(t, face.url);
+  const { client } = await connectFace(t, face.url);
   let resolve!: (uri: string) => void;
   const updated = new Promise<string>((r) => (resolve = r));
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (n) => resolve(n.params.uri));
@@ -214,13 +194,13 @@ t.test('list changes reach an open GET stream (raw legacy session)', async (t) =
 t.test('session expiry: the client gets 404 and re-initializes', async (t) => {
   let clock = 0;
   const { face } = await stack(t, { idleMs: 60_000, now: () => clock });
-  const first = await connect(t, face.url);
+  const first = await connectFace(t, face.url);
   await first.client.listTools();
   clock += 60_001;
   const err = await first.client.listTools().catch((x: unknown) => x);
   t.type(err, StreamableHTTPError);
   t.equal((err as StreamableHTTPError).code, 404);
-  const again = await connect(t, face.url);
+  const again = await connectFace(t, face.url);
   t.not(again.transport.sessionId, first.transport.sessionId);
   t.ok((await again.client.listTools()).tools.length > 0, 'the new session works');
 });
@@ -228,7 +208,7 @@ t.test('session expiry: the client gets 404 and re-initializes', async (t) => {
 t.test('sessions: bound to the principal, 400 without an id, DELETE ends them', async (t) => {
   const { face } = await stack(t);
   const url = face.url;
-  const { transport } = await connect(t, url, {}, { authorization: 'Bearer alice' });
+  const { transport } = await connectFace(t, url, {}, { authorization: 'Bearer alice' });
   const sid = transport.sessionId as string;
   const post = (headers: Record<string, string>, body: unknown) =>
     fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
@@ -251,9 +231,9 @@ t.test('sessions: bound to the principal, 400 without an id, DELETE ends them', 
 t.test('the bound on sessions: the least recently used idle session makes room', async (t) => {
   let clock = 0;
   const { face } = await stack(t, { maxSessions: 1, now: () => clock });
-  const a = await connect(t, face.url);
+  const a = await connectFace(t, face.url);
   clock += 1;
-  const b = await connect(t, face.url);
+  const b = await connectFace(t, face.url);
   t.ok((await b.client.listTools()).tools.length > 0);
   const err = await a.client.listTools().catch((e: unknown) => e);
   t.equal((err as StreamableHTTPError).code, 404, 'the evicted client gets 404');

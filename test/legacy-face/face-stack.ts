@@ -68,3 +68,33 @@ export async function legacyClient(url: string, capabilities: Record<string, unk
   await client.connect(transport);
   return { client, transport };
 }
+
+/**
+ * Connects an SDK 1.32.2 client (as `legacyClient`) that the test closes at teardown; a GET stream the face ends is
+ * not an error the tests assert on.
+ */
+export async function connectFace(
+  t: { teardown(fn: () => unknown): void },
+  url: string,
+  capabilities: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const c = await legacyClient(url, capabilities, headers);
+  c.client.onerror = () => {};
+  t.teardown(() => c.client.close());
+  return c;
+}
+
+/** Headers of a raw 2025-11-25 POST, for what the SDK client does not let a test do. */
+export const LEGACY_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+
+/** Initializes a session on the raw wire; its id. */
+export async function rawInitialize(url: string, capabilities: Record<string, unknown> = {}): Promise<string> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: LEGACY_HEADERS,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'raw', version: '1' } } }),
+  });
+  await res.body?.cancel();
+  return res.headers.get('mcp-session-id') as string;
+}
