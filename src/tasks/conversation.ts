@@ -6,13 +6,11 @@
  */
 import {
   ErrorCode,
-  KeyMinter,
   isInputDeclared,
   isInputMethod,
   isObject,
   isValidInputResponse,
   requiredCapabilityFor,
-  toInputRequest,
   toLegacyInputResult,
   undeclaredInputAnswer,
   type InputRequest,
@@ -20,7 +18,7 @@ import {
   type JsonRpcNotification,
   type JsonRpcResponse,
 } from '../translate/index.js';
-import { taskAsCall, type UpstreamCall, type UpstreamTask } from '../upstream/index.js';
+import { InputLedger, taskAsCall, type UpstreamCall, type UpstreamTask } from '../upstream/index.js';
 
 /**
  * The -32021 a client gets when the upstream needs an input kind it did not declare (2026-07-28 schema
@@ -31,12 +29,6 @@ export class MissingCapabilityError extends Error {
     super(`The upstream needs ${what}, which this request's clientCapabilities do not declare`);
     this.name = 'MissingCapabilityError';
   }
-}
-
-/** One outstanding upstream request, by its minted key. */
-export interface Outstanding {
-  upstreamId: string | number;
-  request: InputRequest;
 }
 
 /** How one pump treats what arrives. */
@@ -72,8 +64,8 @@ export type PumpResult =
 
 /** A live upstream call plus its input bookkeeping. */
 export class Conversation {
-  readonly keys = new KeyMinter();
-  readonly outstanding = new Map<string, Outstanding>();
+  /** The call's outstanding input requests, by keys unique for its whole life. */
+  readonly input = new InputLedger();
 
   constructor(
     readonly call: UpstreamCall,
@@ -101,26 +93,12 @@ export class Conversation {
 
   /** Outstanding requests as an `inputRequests` map. */
   inputRequests(): Record<string, InputRequest> {
-    const out: Record<string, InputRequest> = {};
-    for (const [k, o] of this.outstanding) out[k] = o.request;
-    return out;
+    return this.input.inputRequests();
   }
 
-  /**
-   * Answers outstanding keys from `responses`; unknown, answered or malformed ones are ignored (tasks extension: SHOULD
-   * ignore keys not outstanding; 2026-07-28 basic/patterns/mrtr: re-ask rather than fail). Returns the keys answered.
-   */
-  async answer(responses: JsonObject): Promise<string[]> {
-    const answered: string[] = [];
-    for (const [key, pending] of [...this.outstanding]) {
-      if (!Object.hasOwn(responses, key)) continue;
-      const answer = responses[key];
-      if (!isValidInputResponse(pending.request.method, answer)) continue;
-      this.outstanding.delete(key);
-      answered.push(key);
-      await this.call.respond(pending.upstreamId, { result: toLegacyInputResult(answer) as JsonObject }).catch(() => {});
-    }
-    return answered;
+  /** Answers outstanding keys from `responses` (see `InputLedger.answer`); returns the keys answered. */
+  answer(responses: JsonObject): Promise<string[]> {
+    return this.input.answer(responses);
   }
 
   /** Reads events until the call answers, asks for input, passes the deadline or the signal aborts. */
@@ -157,13 +135,13 @@ export class Conversation {
             if (o.onUndeclared === 'throw') throw new MissingCapabilityError(requiredCapabilityFor(method, params), method);
             break;
           }
-          const key = this.keys.mint(method, params);
+          const key = this.input.keys.mint(method, params);
           // A response the client already sent under this key answers at once (stateless MRTR re-execution).
           if (Object.hasOwn(offered, key) && isValidInputResponse(method, offered[key])) {
             await this.call.respond(id, { result: toLegacyInputResult(offered[key]) as JsonObject }).catch(() => {});
             break;
           }
-          this.outstanding.set(key, { upstreamId: id, request: toInputRequest(method, params) });
+          this.input.hold(key, this.call, id, method, params);
           fresh.push(key);
           break;
         }

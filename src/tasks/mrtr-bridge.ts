@@ -151,7 +151,7 @@ export class MrtrBridge {
     const name = nameOf(req);
     const hold = this.take(route, req, caller, name);
     await hold.conv.answer(req.inputResponses ?? {});
-    if (hold.conv.outstanding.size > 0) return { outcome: this.ask(route, hold, hold.conv, req, caller, name) };
+    if (hold.conv.input.size > 0) return { outcome: this.ask(route, hold, hold.conv, req, caller, name) };
     return { conv: hold.conv, hold };
   }
 

@@ -36,6 +36,7 @@ export {
   type UpstreamStats,
 } from './client.js';
 export { LegacyUpstreamClient, sessionKeyOf } from './legacy-client.js';
+export { InputLedger } from './input-ledger.js';
 export { LegacyUpstreamTask } from './legacy-task.js';
 export { PolledTask, type PolledTaskOptions } from './polled-task.js';
 export { ModernUpstreamClient, type ModernClientOptions } from './modern-client.js';

@@ -9,22 +9,17 @@
  */
 import {
   ErrorCode,
-  KeyMinter,
   asErrorObject,
   inlineResult,
   isInputDeclared,
   isInputMethod,
   isObject,
   isTerminal,
-  isValidInputResponse,
   modernError,
   readTaskV1,
   relatedTaskMeta,
-  toInputRequest,
   taskSnapshotFromV1,
-  toLegacyInputResult,
   undeclaredInputAnswer,
-  type InputRequest,
   type JsonObject,
   type JsonRpcResponse,
   type RequestId,
@@ -32,6 +27,7 @@ import {
 } from '../translate/index.js';
 import { requestOnce } from './call-wrappers.js';
 import type { UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamTaskSnapshot } from './client.js';
+import { InputLedger } from './input-ledger.js';
 import { PolledTask, type PolledTaskOptions } from './polled-task.js';
 
 /** How many times a `tasks/result` that broke before the end is asked again in a row. */
@@ -39,17 +35,10 @@ const MAX_RESULT_ATTEMPTS = 3;
 /** How long a `tasks/get` that reports a terminal status waits for the payload on the open `tasks/result`. */
 const PAYLOAD_WAIT_MS = 5_000;
 
-/** One outstanding task-scoped request of the upstream, by its minted key. */
-interface Outstanding {
-  call: UpstreamCall;
-  upstreamId: RequestId;
-  request: InputRequest;
-}
-
 /** A 2025-11-25 upstream task (see the module doc). */
 export class LegacyUpstreamTask extends PolledTask {
-  private readonly keys = new KeyMinter();
-  private readonly outstanding = new Map<string, Outstanding>();
+  /** Its task-scoped requests; answers name the task (2025-11-25 basic/utilities/tasks §Related Task Metadata). */
+  private readonly input = new InputLedger(relatedTaskMeta(this.id));
   private readonly holdRelease: () => void;
   private stream: UpstreamCall | undefined;
   private following: Promise<void> | undefined;
@@ -70,18 +59,7 @@ export class LegacyUpstreamTask extends PolledTask {
   }
 
   async answer(responses: JsonObject): Promise<string[]> {
-    const sent: string[] = [];
-    for (const [key, pending] of [...this.outstanding]) {
-      if (!Object.hasOwn(responses, key)) continue;
-      const answer = responses[key];
-      if (!isValidInputResponse(pending.request.method, answer)) continue;
-      this.outstanding.delete(key);
-      sent.push(key);
-      const result = toLegacyInputResult(answer) as JsonObject;
-      // 2025-11-25 basic/utilities/tasks §Related Task Metadata: messages about a task name it.
-      result._meta = { ...(isObject(result._meta) ? result._meta : {}), ...relatedTaskMeta(this.id) };
-      await pending.call.respond(pending.upstreamId, { result }).catch(() => {});
-    }
+    const sent = await this.input.answer(responses);
     if (sent.length > 0) this.inputChanged();
     return sent;
   }
@@ -164,14 +142,13 @@ export class LegacyUpstreamTask extends PolledTask {
       await call.respond(id, answer).catch(() => {});
       return;
     }
-    const key = this.keys.mint(method, params);
-    this.outstanding.set(key, { call, upstreamId: id, request: toInputRequest(method, params) });
+    this.input.hold(this.input.keys.mint(method, params), call, id, method, params);
     this.inputChanged();
   }
 
   /** The `tasks/result` response is the terminal state (2025-11-25 basic/utilities/tasks §Result Retrieval). */
   private async outcome(m: JsonRpcResponse): Promise<void> {
-    this.outstanding.clear();
+    this.input.clear();
     if (!('error' in m)) {
       // A tool error stays `completed` with `isError` (tasks extension §Task Status).
       this.settle({ ...this.current, status: 'completed', result: inlineResult(isObject(m.result) ? m.result : {}) });
@@ -237,16 +214,14 @@ export class LegacyUpstreamTask extends PolledTask {
   /** The outstanding requests changed: the status follows them while the task runs. */
   private inputChanged(): void {
     const next: UpstreamTaskSnapshot = { ...this.current, ...this.inputView() };
-    if (this.outstanding.size === 0) delete next.inputRequests;
+    if (this.input.size === 0) delete next.inputRequests;
     this.update(next);
   }
 
   /** The status and requests the outstanding requests make (modern vocabulary). */
   private inputView(): Pick<UpstreamTaskSnapshot, 'status' | 'inputRequests'> {
-    if (this.outstanding.size === 0) return { status: 'working' };
-    const inputRequests: Record<string, InputRequest> = {};
-    for (const [key, o] of this.outstanding) inputRequests[key] = o.request;
-    return { status: 'input_required', inputRequests };
+    if (this.input.size === 0) return { status: 'working' };
+    return { status: 'input_required', inputRequests: this.input.inputRequests() };
   }
 }
 

@@ -1,0 +1,75 @@
+/**
+ * The input requests an upstream asked and the gateway holds until they are answered: each under a key unique for
+ * the call's or the task's whole life (2026-07-28 basic/patterns/mrtr keys; tasks extension `inputRequests` keys),
+ * with the upstream call it came on and the id to answer. One ledger serves a call the runtime converses with and a
+ * legacy upstream task followed on its `tasks/result` stream.
+ */
+import {
+  KeyMinter,
+  isObject,
+  isValidInputResponse,
+  toInputRequest,
+  toLegacyInputResult,
+  type InputRequest,
+  type JsonObject,
+  type RequestId,
+} from '../translate/index.js';
+import type { UpstreamCall } from './client.js';
+
+interface Held {
+  call: UpstreamCall;
+  upstreamId: RequestId;
+  request: InputRequest;
+}
+
+/** Outstanding upstream input requests by key. */
+export class InputLedger {
+  /** Mints the keys (an upstream's hinted key when still unused). */
+  readonly keys = new KeyMinter();
+  private readonly held = new Map<string, Held>();
+
+  /** `_meta` added to every answer sent upstream (a legacy task's related-task, 2025-11-25 schema). */
+  constructor(private readonly answerMeta?: JsonObject) {}
+
+  /** How many requests wait for an answer. */
+  get size(): number {
+    return this.held.size;
+  }
+
+  /** Holds an upstream request under `key` (minted with `keys`). */
+  hold(key: string, call: UpstreamCall, upstreamId: RequestId, method: string, params: JsonObject | undefined): void {
+    this.held.set(key, { call, upstreamId, request: toInputRequest(method, params) });
+  }
+
+  /** Outstanding requests as an `inputRequests` map. */
+  inputRequests(): Record<string, InputRequest> {
+    const out: Record<string, InputRequest> = {};
+    for (const [k, o] of this.held) out[k] = o.request;
+    return out;
+  }
+
+  /** Forgets every request (the call or task ended). */
+  clear(): void {
+    this.held.clear();
+  }
+
+  /**
+   * Answers outstanding keys from `responses` (bare modern results) upstream; unknown, answered or malformed ones are
+   * ignored (tasks extension: SHOULD ignore keys not outstanding; 2026-07-28 basic/patterns/mrtr: re-ask rather than
+   * fail). Returns the keys answered.
+   */
+  async answer(responses: JsonObject): Promise<string[]> {
+    const answered: string[] = [];
+    for (const [key, pending] of [...this.held]) {
+      if (!Object.hasOwn(responses, key)) continue;
+      const answer = responses[key];
+      if (!isValidInputResponse(pending.request.method, answer)) continue;
+      this.held.delete(key);
+      answered.push(key);
+      const result = toLegacyInputResult(answer) as JsonObject;
+      if (this.answerMeta) result._meta = { ...(isObject(result._meta) ? result._meta : {}), ...this.answerMeta };
+      await pending.call.respond(pending.upstreamId, { result }).catch(() => {});
+    }
+    return answered;
+  }
+}
