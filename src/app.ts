@@ -1,10 +1,10 @@
 /** The composition root: configuration → upstream clients, runtime, HTTP edge. */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import type { GatewayConfig } from './config/index.js';
+import { ConfigError, type GatewayConfig } from './config/index.js';
 import { buildEdge, hostPolicy, type EdgeEndpoint } from './proxy/index.js';
-import { MemoryTaskStore } from './store/index.js';
-import { MrtrBridge, TaskRuntime, type TaskPolicy } from './tasks/index.js';
+import { MemoryTaskStore, RedisTaskStore, type TaskStore } from './store/index.js';
+import { InstanceBus, mintInstanceId, MrtrBridge, Sealer, TaskRuntime, type TaskPolicy } from './tasks/index.js';
 import { globToRegExp } from './translate/index.js';
 import { LegacyUpstreamClient, ModernUpstreamClient, upstreamAvailability, type UpstreamClient } from './upstream/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
@@ -12,8 +12,15 @@ import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 /** Optional collaborators (tests pass a logger or a fixed key). */
 export interface GatewayDeps {
   logger?: FastifyServerOptions['logger'];
-  /** HMAC key for MRTR request states; random per process when absent (then states do not survive a restart). */
+  /**
+   * The shared secret (HMAC key for MRTR request states, key of sealed values); otherwise from the configuration or
+   * its environment variable, else random per process (memory store only: then states do not survive a restart).
+   */
   stateKey?: Uint8Array;
+  /** This instance's id (random when absent). */
+  instanceId?: string;
+  /** Environment to read the secret and the Redis URL from (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** A built gateway: the Fastify app (not listening) and an idempotent, ordered close. */
@@ -30,11 +37,29 @@ export const DEFAULT_LOGGER = {
 
 /** Builds the gateway from a validated configuration. */
 export async function buildGateway(config: Readonly<GatewayConfig>, deps: GatewayDeps = {}): Promise<Gateway> {
-  const stateKey = deps.stateKey ?? stateKeyFromEnv() ?? randomBytes(32);
+  const env = deps.env ?? process.env;
+  const shared = deps.stateKey ?? secretOf(config, env);
+  if (!shared && config.store.kind !== 'memory') {
+    // Everything one instance signs or seals must open on every other: a random key per process would not.
+    throw new ConfigError([
+      `secret: a shared store (${config.store.kind}) needs the deployment's shared secret, the same on every instance: set ${config.secret.env} (at least 32 characters) or secret.value`,
+    ]);
+  }
+  const stateKey = shared ?? randomBytes(32);
+  const store = await createStore(config, env);
+  const bus = new InstanceBus({ store, instanceId: deps.instanceId ?? mintInstanceId(), heartbeatMs: config.tasks.leaseMs });
+  try {
+    await bus.start();
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
   const bridge = new MrtrBridge({ stateKey, holdMs: config.input.holdMs, maxHeld: config.input.maxHeldCalls, gatherMs: 25 });
-  const store = new MemoryTaskStore({ maxTasks: config.tasks.maxTasks });
   const runtime = new TaskRuntime({
     store,
+    bus,
+    sealer: new Sealer(stateKey),
+    leaseMs: config.tasks.leaseMs,
     bridge,
     defaultTtlMs: config.tasks.defaultTtlMs,
     maxTtlMs: config.tasks.maxTtlMs,
@@ -89,7 +114,9 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
         await app.close();
         for (const r of routes) r.availability.close();
         bridge.close();
-        runtime.close();
+        // Leases are handed over at once (another instance takes the work over without waiting for expiry).
+        await runtime.close();
+        await bus.close();
         await Promise.all(routes.flatMap((r) => [r.route.upstream.close(), r.modernUpstream.close()]));
         await store.close();
       })();
@@ -110,9 +137,27 @@ function upstreamClient(u: GatewayConfig['upstreams'][number], config: Readonly<
   });
 }
 
-function stateKeyFromEnv(): Uint8Array | undefined {
-  const v = process.env.MCP_GATEWAY_STATE_SECRET;
+/** The deployment's shared secret: `secret.value`, else the variable `secret.env` names. */
+function secretOf(config: Readonly<GatewayConfig>, env: NodeJS.ProcessEnv): Uint8Array | undefined {
+  const v = config.secret.value ?? env[config.secret.env];
   if (!v) return undefined;
-  if (v.length < 32) throw new Error('MCP_GATEWAY_STATE_SECRET must be at least 32 characters');
+  if (v.length < 32) throw new ConfigError([`secret: ${config.secret.env} must be at least 32 characters`]);
   return Buffer.from(v, 'utf8');
+}
+
+/** The configured task store, connected. */
+async function createStore(config: Readonly<GatewayConfig>, env: NodeJS.ProcessEnv): Promise<TaskStore> {
+  const s = config.store;
+  if (s.kind === 'memory') return new MemoryTaskStore({ maxTasks: config.tasks.maxTasks, maxTtlMs: config.tasks.maxTtlMs });
+  const url = s.url ?? env[s.urlEnv];
+  if (!url) throw new ConfigError([`store.url: the Redis store needs a URL: set ${s.urlEnv} or store.url`]);
+  const store = new RedisTaskStore({
+    url,
+    keyPrefix: s.keyPrefix,
+    maxTtlMs: config.tasks.maxTtlMs,
+    commandTimeoutMs: s.commandTimeoutMs,
+    connectTimeoutMs: s.connectTimeoutMs,
+  });
+  await store.connect();
+  return store;
 }

@@ -25,6 +25,12 @@ export const DEFAULTS = {
   maxTasks: 10_000,
   maxClientSessions: 1_000,
   clientSessionIdleMs: 1_800_000,
+  leaseMs: 15_000,
+  redisUrlEnv: 'MCP_GATEWAY_REDIS_URL',
+  redisKeyPrefix: 'mcpgw:',
+  redisCommandTimeoutMs: 2_000,
+  redisConnectTimeoutMs: 2_000,
+  secretEnv: 'MCP_GATEWAY_STATE_SECRET',
 } as const;
 
 /** Task modes per tool: how the gateway treats a tool's long calls (README, "Wrapped tools"). */
@@ -47,6 +53,11 @@ export const ToolRuleSchema = z
     maxTtlMs: positiveInt.optional(),
     pollIntervalMs: positiveInt.optional(),
     timeoutMs: positiveInt.optional(),
+    /**
+     * When the instance running a wrapped call is lost, another instance starts the call again instead of failing the
+     * task. Only for idempotent tools (`idempotentHint: true`): the upstream may see the call twice.
+     */
+    retryOnLoss: z.boolean().optional(),
   })
   .superRefine((rule, ctx) => {
     if (rule.task === 'auto' && rule.afterMs === undefined) {
@@ -106,8 +117,32 @@ export const ConfigSchema = z
         maxListenStreams: DEFAULTS.maxListenStreams,
       }),
     store: z
-      .discriminatedUnion('kind', [z.strictObject({ kind: z.literal('memory') })])
+      .discriminatedUnion('kind', [
+        z.strictObject({ kind: z.literal('memory') }),
+        z.strictObject({
+          kind: z.literal('redis'),
+          /** The Redis URL (`redis://…`, `rediss://…`); better given through `urlEnv`, so that a password stays out of files. */
+          url: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').optional(),
+          /** The environment variable holding the URL when `url` is absent. */
+          urlEnv: z.string().min(1).default(DEFAULTS.redisUrlEnv),
+          /** Prefix of every key and channel (several deployments can share one Redis). */
+          keyPrefix: z.string().min(1).default(DEFAULTS.redisKeyPrefix),
+          /** Bound on each Redis command: a Redis outage is an error after this long, never a hang. */
+          commandTimeoutMs: positiveInt.default(DEFAULTS.redisCommandTimeoutMs),
+          connectTimeoutMs: positiveInt.default(DEFAULTS.redisConnectTimeoutMs),
+        }),
+      ])
       .default({ kind: 'memory' }),
+    /**
+     * The shared secret of a deployment (HMAC key of MRTR request states, key of sealed values): every instance must
+     * hold the same one. Better given through the environment (`secretEnv`); required with a shared store.
+     */
+    secret: z
+      .strictObject({
+        value: z.string().min(32, 'at least 32 characters').optional(),
+        env: z.string().min(1).default(DEFAULTS.secretEnv),
+      })
+      .default({ env: DEFAULTS.secretEnv }),
     tasks: z
       .strictObject({
         /** Retention of a task from creation when its rule sets no ttlMs. */
@@ -119,6 +154,11 @@ export const ConfigSchema = z
         maxActivePerPrincipal: positiveInt.default(DEFAULTS.maxActiveTasksPerPrincipal),
         /** Task records kept in the store at most. */
         maxTasks: positiveInt.default(DEFAULTS.maxTasks),
+        /**
+         * How long an instance's claim on running work (a wrapped call, following an upstream task) lasts unless
+         * renewed (every third of it); after that another instance takes the work over.
+         */
+        leaseMs: positiveInt.default(DEFAULTS.leaseMs),
       })
       .default({
         defaultTtlMs: DEFAULTS.taskTtlMs,
@@ -126,6 +166,7 @@ export const ConfigSchema = z
         pollIntervalMs: DEFAULTS.pollIntervalMs,
         maxActivePerPrincipal: DEFAULTS.maxActiveTasksPerPrincipal,
         maxTasks: DEFAULTS.maxTasks,
+        leaseMs: DEFAULTS.leaseMs,
       }),
     input: z
       .strictObject({

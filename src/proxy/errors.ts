@@ -12,7 +12,9 @@ import {
   InvalidCursorError,
   InvalidRequestStateError,
   MissingCapabilityError,
+  InstanceGoneError,
   StoreFullError,
+  StoreUnavailableError,
   TaskAlreadyTerminalError,
   TooManyTasksError,
   UnknownTaskError,
@@ -67,6 +69,11 @@ export function exceptionToEdge(e: unknown): EdgeError {
     return { status: 200, error: { code: ErrorCode.InvalidParams, message: e.message }, fault: false };
   }
   if (e instanceof StoreFullError) return { status: 503, error: { code: ErrorCode.InternalError, message: e.message }, fault: false };
+  if (e instanceof StoreUnavailableError) return { status: 503, error: { code: ErrorCode.InternalError, message: e.message }, fault: false, retryAfterSeconds: 1 };
+  // A relayed MRTR retry whose held call lived on an instance that is gone: the round is lost, the client starts over.
+  if (e instanceof InstanceGoneError) {
+    return { status: 410, error: { code: ErrorCode.InvalidParams, message: 'Invalid requestState: the gateway instance holding this request is gone; send the request again without requestState' }, fault: false };
+  }
   if (e instanceof TooManyTasksError) return { status: 429, error: { code: ErrorCode.InternalError, message: e.message }, fault: false };
   if (e instanceof InvalidRequestStateError) return { status: 400, error: { code: ErrorCode.InvalidParams, message: e.message }, fault: false };
   if (e instanceof UpstreamTimeoutError) return { status: 504, error: { code: ErrorCode.InternalError, message: 'Upstream timed out' }, fault: false };

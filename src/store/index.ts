@@ -1,3 +1,15 @@
 /** Task state: the store contract and its implementations. */
-export { StoreFullError, type TaskListQuery, type TaskStore, type UpdateFailure } from './task-store.js';
+export {
+  StoreFullError,
+  StoreUnavailableError,
+  TaskIdClashError,
+  updateByReplace,
+  type ExpiredLease,
+  type ReplaceResult,
+  type StoreLimits,
+  type TaskListQuery,
+  type TaskStore,
+  type UpdateFailure,
+} from './task-store.js';
 export { MemoryTaskStore, type MemoryStoreOptions } from './memory-store.js';
+export { RedisTaskStore, type RedisStoreOptions } from './redis-store.js';

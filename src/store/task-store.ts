@@ -1,8 +1,20 @@
-/** The task store contract: atomic updates by compare-and-set, TTL expiry, principal-bound counting. */
-import type { TaskId, TaskRecord } from '../translate/index.js';
+/**
+ * The task store contract (ARCHITECTURE §4): records written by compare-and-set under the task state machine, expiry
+ * by retention capped by the store's `maxTtlMs`, the per-principal inventory, leases for running work, a small
+ * key-value space with TTLs (gateway-minted sessions, instance heartbeats), and an event channel between gateway
+ * instances. Two implementations keep the same contract (one test suite runs against both): memory (one process)
+ * and Redis (several instances).
+ */
+import type { JsonObject, TaskId, TaskRecord } from '../translate/index.js';
 
-/** Why an update did not apply. */
-export type UpdateFailure = 'not-found' | 'conflict';
+/**
+ * Why a compare-and-set did not apply: the record is unknown or expired (`not-found`), another writer changed it
+ * first (`conflict`: the stale writer loses), or it is terminal and terminal records never change (`terminal`).
+ */
+export type UpdateFailure = 'not-found' | 'conflict' | 'terminal';
+
+/** The outcome of `TaskStore.replace`; a failure carries the record as it is now, when there is one. */
+export type ReplaceResult = { ok: true; record: TaskRecord } | { ok: false; reason: UpdateFailure; current?: TaskRecord };
 
 /** What `TaskStore.list` is asked. */
 export interface TaskListQuery {
@@ -14,18 +26,42 @@ export interface TaskListQuery {
   limit: number;
 }
 
-/** Stores task records. Implementations: memory (this process) and, with the store issue, Redis. */
+/** A lease another instance may take over: its task and the instance that let it lapse. */
+export interface ExpiredLease {
+  taskId: TaskId;
+  previousOwner: string;
+}
+
+/** Store-wide bounds. */
+export interface StoreLimits {
+  /** Most records kept (memory store; the Redis store is bounded by key TTLs). */
+  maxTasks: number;
+  /** No record is retained longer than this, whatever its `ttlMs`. */
+  maxTtlMs: number;
+}
+
+/** Stores task records and the little shared state gateway instances need. */
 export interface TaskStore {
+  /** `memory`: one process only; `shared`: every instance using the same backend sees the same state. */
+  readonly scope: 'memory' | 'shared';
   /**
-   * Stores a new record; resolves once a `get` from anywhere would see it (durable creation, tasks extension §Task
-   * Creation).
+   * Stores a new record (its `version` as given, normally 0) for `min(retentionMs, maxTtlMs)`; resolves once a `get`
+   * from any instance sees it (durable creation, tasks extension §Task Creation). Rejects with `TaskIdClashError` when
+   * the id exists, `StoreFullError` when no room can be made (live tasks are never evicted).
    */
   create(record: TaskRecord, retentionMs: number): Promise<void>;
   /** The record, or `undefined` if unknown or expired. */
   get(taskId: TaskId): Promise<TaskRecord | undefined>;
   /**
-   * Applies `change` to the current record atomically and bumps its version. `change` returns the new record
-   * (without touching `version`) or `undefined` to leave it as it is. Resolves to the stored record.
+   * Compare-and-set: stores `next` with `version: expectedVersion + 1` if the stored record's version is
+   * `expectedVersion` and the stored record is not terminal. The retention stays counted from creation. A record that
+   * leaves the live statuses leaves the principal's active count.
+   */
+  replace(next: TaskRecord, expectedVersion: number): Promise<ReplaceResult>;
+  /**
+   * Read, `change`, `replace`, retried on conflict (bounded): `change` gets the current record and returns the next
+   * one (without touching `version`) or `undefined` to leave it. Resolves to the stored record (unchanged when `change`
+   * declined or the record is terminal), `undefined` when unknown.
    */
   update(taskId: TaskId, change: (current: TaskRecord) => TaskRecord | undefined): Promise<TaskRecord | undefined>;
   /**
@@ -34,9 +70,42 @@ export interface TaskStore {
    * cursor stays valid when the task it names expires.
    */
   list(query: TaskListQuery): Promise<{ tasks: TaskRecord[]; more: boolean }>;
-  /** How many live (non-terminal) tasks a principal has. */
+  /** How many live (non-terminal, unexpired) tasks a principal has. */
   activeCount(principal: string): Promise<number>;
-  /** Releases resources. Idempotent. */
+
+  /**
+   * Takes the lease on a task's running work for `owner` for `ttlMs`: true when it was free, had lapsed, or is
+   * already `owner`'s (then renewed).
+   */
+  acquireLease(taskId: TaskId, owner: string, ttlMs: number): Promise<boolean>;
+  /** Renews `owner`'s leases on these tasks; resolves to the ids still held by `owner` (the others were lost). */
+  renewLeases(owner: string, taskIds: readonly TaskId[], ttlMs: number): Promise<TaskId[]>;
+  /**
+   * Ends `owner`'s lease: `drop` forgets it (the work ended), `handover` makes it lapse at once so that another
+   * instance claims it without waiting for expiry (graceful shutdown). A lease held by someone else is untouched.
+   */
+  releaseLease(taskId: TaskId, owner: string, mode: 'drop' | 'handover'): Promise<void>;
+  /**
+   * Claims up to `limit` lapsed leases for `owner` (each claimed by exactly one caller, however many ask at once) and
+   * returns them with the owner that let them lapse. Leases of expired records are dropped, not returned.
+   */
+  claimExpiredLeases(owner: string, ttlMs: number, limit: number): Promise<ExpiredLease[]>;
+  /** The current holder of a task's lease, if it has not lapsed. */
+  leaseOwner(taskId: TaskId): Promise<string | undefined>;
+
+  /** Shared values with a TTL (gateway-minted sessions, instance heartbeats); `ifAbsent` fails on an existing key. */
+  putValue(key: string, value: JsonObject, ttlMs: number, opts?: { ifAbsent?: boolean }): Promise<boolean>;
+  getValue(key: string): Promise<JsonObject | undefined>;
+  /** Restarts a value's TTL; false when it is gone. */
+  touchValue(key: string, ttlMs: number): Promise<boolean>;
+  deleteValue(key: string): Promise<boolean>;
+
+  /** Publishes a message on a topic to every subscriber in every instance (this one included). At most once. */
+  publish(topic: string, message: JsonObject): Promise<void>;
+  /** Subscribes to a topic; resolves once messages published from then on are delivered. Returns the remover. */
+  subscribe(topic: string, listener: (message: JsonObject) => void): Promise<() => void>;
+
+  /** Releases resources (Redis: `quit`). Idempotent. */
   close(): Promise<void>;
 }
 
@@ -46,4 +115,45 @@ export class StoreFullError extends Error {
     super(`The task store is full (${limit} live tasks); try again later`);
     this.name = 'StoreFullError';
   }
+}
+
+/** `create` with an id that is already stored (a minting bug or a replay: never overwritten). */
+export class TaskIdClashError extends Error {
+  constructor(readonly taskId: string) {
+    super('A task with this id already exists');
+    this.name = 'TaskIdClashError';
+  }
+}
+
+/** The store's backend cannot be reached now (Redis down): a fast, clear failure, never a hang (→ 503). */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(`The task store is unavailable: ${message}`, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+/** How often `update` re-reads and retries after losing a compare-and-set. */
+export const UPDATE_ATTEMPTS = 16;
+
+/**
+ * `TaskStore.update` over `get` and `replace`, shared by the implementations: a stale read loses the compare-and-set
+ * and is retried from the record as it is now.
+ */
+export async function updateByReplace(
+  store: Pick<TaskStore, 'get' | 'replace'>,
+  taskId: TaskId,
+  change: (current: TaskRecord) => TaskRecord | undefined,
+): Promise<TaskRecord | undefined> {
+  let current = await store.get(taskId);
+  for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+    if (!current) return undefined;
+    const next = change(current);
+    if (!next) return current;
+    const r = await store.replace(next, current.version);
+    if (r.ok) return r.record;
+    if (r.reason !== 'conflict') return r.current;
+    current = r.current ?? (await store.get(taskId));
+  }
+  throw new Error(`task ${taskId}: ${UPDATE_ATTEMPTS} conflicting writers in a row`);
 }

@@ -18,5 +18,7 @@ export { InvalidRequestStateError, MrtrBridge, type ForwardHooks, type MrtrOptio
 export { runListen, type ListenHooks } from './listen-bridge.js';
 export { InvalidCursorError, TaskAlreadyTerminalError, TooManyTasksError, UnknownTaskError } from './task-limits.js';
 export { TaskRuntime, type TaskRuntimeOptions } from './task-runtime.js';
+export { InstanceBus, InstanceGoneError, RemoteError, mintInstanceId, type BusContext, type BusHandler } from './instance-bus.js';
+export { Sealer } from './sealing.js';
 /** Store errors the edge maps, re-exported so the edge depends on the runtime only. */
-export { StoreFullError } from '../store/index.js';
+export { StoreFullError, StoreUnavailableError } from '../store/index.js';

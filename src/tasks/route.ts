@@ -27,6 +27,8 @@ export interface TaskPolicy {
   pollIntervalMs?: number;
   /** Budget of a gateway-owned task's upstream call. */
   timeoutMs?: number;
+  /** A gateway-owned task whose instance is lost is run again by another instance (idempotent tools only). */
+  retryOnLoss?: boolean;
 }
 
 /** Whether any rule makes the gateway create tasks itself. */

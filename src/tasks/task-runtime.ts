@@ -36,6 +36,8 @@ import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
 import { TaskEvents } from './task-events.js';
 import { clampTtl, InvalidCursorError, TooManyTasksError, type TaskLimits } from './task-limits.js';
 import { TaskService } from './task-service.js';
+import type { InstanceBus } from './instance-bus.js';
+import type { Sealer } from './sealing.js';
 
 /** A `tasks/list` page (2025-11-25 basic/utilities/tasks §Listing Tasks: the page size is the server's choice). */
 const LIST_PAGE_SIZE = 50;
@@ -46,6 +48,15 @@ const CHANGE_RECHECK_MS = 10_000;
 /** Runtime limits and defaults. */
 export interface TaskRuntimeOptions {
   store: TaskStore;
+  /**
+   * Requests between the instances sharing the store (started by the caller); absent: this runtime is the only
+   * instance (a bus over the store is made and started by `start()`).
+   */
+  bus?: InstanceBus;
+  /** Seals what another instance needs to take work over; absent: a random key (one instance). */
+  sealer?: Sealer;
+  /** How long a claim on running work lasts unless renewed (default 15 s). */
+  leaseMs?: number;
   bridge: MrtrBridge;
   defaultTtlMs: number;
   maxTtlMs: number;
@@ -367,7 +378,7 @@ export class TaskRuntime {
   }
 
   /** Stops every live task (on shutdown; owned calls are cancelled upstream). Idempotent. */
-  close(): void {
+  async close(): Promise<void> {
     clearInterval(this.sweeper);
     this.owned.close();
     this.proxied.close();

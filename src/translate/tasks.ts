@@ -57,6 +57,20 @@ export interface TaskRecord {
   error?: JsonRpcErrorObject;
   /** Outstanding input requests by task-unique key. */
   inputRequests?: Record<string, InputRequest>;
+  /**
+   * The gateway instance that runs the work (owned) or follows the upstream task (proxied); the store's lease says
+   * whether it still does. Absent for a one-instance store.
+   */
+  owner?: string;
+  /** The upstream session a legacy upstream's task lives in (proxied tasks: another instance reaches it there). */
+  upstreamSession?: string;
+  /**
+   * What another instance needs to take the work over (the caller's credentials and capabilities, an owned task's
+   * call), sealed with the gateway's shared secret: opaque here, never logged.
+   */
+  sealed?: string;
+  /** How many times an owned task's call has been started (a `retryOnLoss` takeover starts it again). */
+  attempt?: number;
   /** Compare-and-set version, incremented by every change. */
   version: number;
 }

@@ -63,6 +63,16 @@ export interface CallOptions {
 export type UpstreamTaskSnapshot = Omit<TaskSnapshot, 'taskId'>;
 
 /**
+ * Where an upstream task lives, for another gateway instance to reach it: its id, and for a legacy upstream the
+ * session it was created in (2025-11-25 tasks are bound to their session).
+ */
+export interface UpstreamTaskRef {
+  id: string;
+  /** The upstream session id (legacy upstreams). */
+  session?: string;
+}
+
+/**
  * A task an upstream runs. A legacy upstream's is followed on its `tasks/result` stream (input requests and the
  * payload arrive there) and polled with `tasks/get`; a modern upstream's is polled with `tasks/get` at its
  * `pollIntervalMs`, answered with `tasks/update`. Holds the upstream state it lives in until `release()`.
@@ -70,6 +80,8 @@ export type UpstreamTaskSnapshot = Omit<TaskSnapshot, 'taskId'>;
 export interface UpstreamTask {
   /** The upstream's own task id. */
   readonly id: string;
+  /** Where it lives (stored with the gateway's record, so that any instance can reach it). */
+  readonly ref: UpstreamTaskRef;
   /** The state the upstream created it in. */
   readonly created: UpstreamTaskSnapshot;
   /**
@@ -143,6 +155,12 @@ export interface UpstreamClient {
   call(caller: UpstreamCaller, method: string, params: JsonObject | undefined, signal?: AbortSignal, opts?: CallOptions): Promise<UpstreamCall>;
   /** Opens a notification stream; it ends when `signal` aborts or the upstream ends it. */
   listen(caller: UpstreamCaller, filter: ListenFilter, signal: AbortSignal): Promise<UpstreamListen>;
+  /**
+   * An upstream task another instance created, reached on the caller's behalf from its `ref` (a legacy upstream's
+   * session is joined by id, without a new `initialize`). `created`: its last known state. The task is not followed
+   * until `next` is called; operations on a task the upstream no longer knows reject with `UpstreamTaskLostError`.
+   */
+  resumeTask(caller: UpstreamCaller, ref: UpstreamTaskRef, created: UpstreamTaskSnapshot): UpstreamTask;
   /** Keeps per-caller upstream state (a legacy session and its tasks) alive until the returned release is called. */
   retain(caller: UpstreamCaller): () => void;
   stats(): UpstreamStats;

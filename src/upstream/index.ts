@@ -28,6 +28,7 @@ export {
   type CallEvent,
   type CallOptions,
   type UpstreamTask,
+  type UpstreamTaskRef,
   type UpstreamTaskSnapshot,
   type UpstreamCall,
   type UpstreamCaller,

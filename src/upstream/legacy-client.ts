@@ -19,7 +19,7 @@ import {
   withCallerCapabilities,
 } from '../translate/index.js';
 import { drain } from './call-wrappers.js';
-import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats } from './client.js';
+import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats, UpstreamTask, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
 import type { LegacySession } from './legacy-session.js';
 import { LegacyUpstreamTask } from './legacy-task.js';
 import { LegacySessionPool, type PoolOptions, type SessionKey } from './pool.js';
@@ -94,6 +94,10 @@ export class LegacyUpstreamClient implements UpstreamClient {
     if (!created) return e;
     const meta = isObject(e.message.result._meta) ? e.message.result._meta : undefined;
     return { kind: 'task', task: new LegacyUpstreamTask(this, caller, created.task, meta) };
+  }
+
+  resumeTask(_caller: UpstreamCaller, _ref: UpstreamTaskRef, _created: UpstreamTaskSnapshot): UpstreamTask {
+    throw new Error('resumeTask: not implemented yet');
   }
 
   /** Holds the caller's session for a task's life: a legacy task lives in the session that created it. */

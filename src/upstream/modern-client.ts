@@ -62,7 +62,7 @@ import {
   type RequestId,
   type UpstreamIdentity,
 } from '../translate/index.js';
-import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats } from './client.js';
+import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats, UpstreamTask, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
 import { fetchFailure, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
 import { readMessages } from './messages.js';
 import { QueuedCall } from './call-queue.js';
@@ -473,6 +473,10 @@ export class ModernUpstreamClient implements UpstreamClient {
       }
     }
     return { accepted, notifications: notifications() };
+  }
+
+  resumeTask(_caller: UpstreamCaller, _ref: UpstreamTaskRef, _created: UpstreamTaskSnapshot): UpstreamTask {
+    throw new Error('resumeTask: not implemented yet');
   }
 
   /** Nothing to keep: a modern upstream holds no per-caller state. */

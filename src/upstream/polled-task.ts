@@ -3,7 +3,7 @@
  * someone awaits `next()` (at the task's poll interval, bounded below), and the wait for a change.
  */
 import { isTerminal, type JsonObject, type JsonRpcErrorObject } from '../translate/index.js';
-import type { UpstreamTask, UpstreamTaskSnapshot } from './client.js';
+import type { UpstreamTask, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
 import { UpstreamTaskLostError } from './errors.js';
 
 /** Shortest poll interval honoured (a task may ask for less; the gateway does not poll faster). */
@@ -39,6 +39,11 @@ export abstract class PolledTask implements UpstreamTask {
     this.current = created;
     this.lastReturned = created;
     this.minPollMs = opts.minPollMs ?? MIN_POLL_MS;
+  }
+
+  /** Where the task lives (a legacy task adds its session). */
+  get ref(): UpstreamTaskRef {
+    return { id: this.id };
   }
 
   async next(signal: AbortSignal): Promise<UpstreamTaskSnapshot | undefined> {

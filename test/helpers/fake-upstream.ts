@@ -137,6 +137,10 @@ export class FakeTask implements UpstreamTask {
   cancelAnswer: 'cancelled' | 'terminal' | 'unknown' = 'cancelled';
   released = false;
   private readonly queue: Array<UpstreamTaskSnapshot | Error> = [];
+
+  get ref(): { id: string } {
+    return { id: this.id };
+  }
   private wake: (() => void) | undefined;
   private answerWaiters: Array<() => void> = [];
 
@@ -327,6 +331,10 @@ export class FakeUpstream implements UpstreamClient {
       }
     }
     return { accepted: { ...filter }, notifications: notifications() };
+  }
+
+  resumeTask(): UpstreamTask {
+    throw new Error('FakeUpstream: resumeTask is not scripted');
   }
 
   retain(): () => void {

@@ -183,6 +183,10 @@ export class FakeModernUpstream implements UpstreamClient {
     return this.listens.filter((l) => !l.signal.aborted).length;
   }
 
+  resumeTask(): never {
+    throw new Error('FakeModernUpstream: resumeTask is not scripted');
+  }
+
   retain(): () => void {
     return () => {};
   }
