@@ -207,6 +207,7 @@ export class RedisTaskStore implements TaskStore {
   /** Pub/sub needs its own connection (a subscribed RESP2 connection takes no other command). */
   private readonly sub: Redis;
   private readonly topics = new Map<string, Topic>();
+  private connecting: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(readonly opts: RedisStoreOptions) {
@@ -232,8 +233,20 @@ export class RedisTaskStore implements TaskStore {
     this.sub.on('message', (channel: string, raw: string) => this.deliver(channel, raw));
   }
 
-  /** Connects and loads the scripts; rejects with `StoreUnavailableError` when Redis cannot be reached. */
-  async connect(): Promise<void> {
+  /**
+   * Connects and loads the scripts; rejects with `StoreUnavailableError` when Redis cannot be reached within
+   * `connectTimeoutMs`. Called again while connected, it resolves at once; after a failure it tries again.
+   */
+  connect(): Promise<void> {
+    if (this.closing) return Promise.reject(new StoreUnavailableError('connect: the store is closed'));
+    this.connecting ??= this.open().catch((err: unknown) => {
+      this.connecting = undefined;
+      throw err;
+    });
+    return this.connecting;
+  }
+
+  private async open(): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no connection within ${this.opts.connectTimeoutMs} ms`)), this.opts.connectTimeoutMs);

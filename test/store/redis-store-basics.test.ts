@@ -286,12 +286,15 @@ t.test('Redis killed then restarted on the same port: fast errors, then the same
   t.same(heard[0], { n: 1 });
 });
 
-t.test('connect rejects with StoreUnavailableError when Redis cannot be reached; close is idempotent', async (t) => {
+t.test('connect rejects with StoreUnavailableError when Redis cannot be reached; connect and close are idempotent', async (t) => {
   const s = new RedisTaskStore({ url: `redis://127.0.0.1:${await freePort()}`, keyPrefix: 'x:', maxTtlMs: 1000, commandTimeoutMs: 200, connectTimeoutMs: 300 });
   await t.rejects(s.connect(), StoreUnavailableError);
   await s.close();
   await s.close();
   const ok = await openStore(`b9:${randomUUID()}:`);
+  await ok.connect();
+  await ok.putValue('k', { v: 1 }, 60_000);
+  t.same(await ok.getValue('k'), { v: 1 }, 'a second connect() leaves a connected store working');
   await ok.close();
   await ok.close();
   await t.rejects(ok.get(newId()), StoreUnavailableError, 'a closed store is unavailable');
