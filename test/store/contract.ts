@@ -379,6 +379,84 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       t.same(all.tasks.map((x) => x.taskId), [a.taskId, c.taskId], 'the expired task is not listed');
     });
 
+    t.test('list: long inventories page correctly when few tasks match or many have expired', async (t) => {
+      const { store } = await subject(t);
+      const at = (i: number) => `2026-08-01T11:${String(Math.floor(i / 60)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}.000Z`;
+      const n = 230;
+      const rare = new Set([0, 60, 120, 180, 229]);
+      const all = Array.from({ length: n }, (_, i) => rec({ createdAt: at(i), ...(rare.has(i) ? { session: 'rare' } : { session: 'common' }) }));
+      await Promise.all(all.map((r) => store.create(r, LONG_MS)));
+      const pages: string[][] = [];
+      let after: { createdAt: string; taskId: string } | undefined;
+      for (let i = 0; i < 10; i++) {
+        const page = await store.list({ principal: 'principal-a', upstream: 'up-1', session: 'rare', limit: 2, ...(after ? { after } : {}) });
+        pages.push(page.tasks.map((x) => x.taskId));
+        const last = page.tasks.at(-1);
+        if (!page.more || !last) break;
+        after = { createdAt: last.createdAt, taskId: last.taskId };
+      }
+      const rareIds = all.filter((_, i) => rare.has(i)).map((r) => r.taskId);
+      t.same(pages, [rareIds.slice(0, 2), rareIds.slice(2, 4), rareIds.slice(4)], 'sparse matches found across a long inventory, more exact');
+      const whole = await store.list({ principal: 'principal-a', upstream: 'up-1', limit: 1_000 });
+      t.same(whole.tasks.map((x) => x.taskId), all.map((r) => r.taskId), `all ${n} in order`);
+      t.equal(whole.more, false);
+      const cut = await store.list({ principal: 'principal-a', upstream: 'up-1', limit: n - 1 });
+      t.equal(cut.tasks.length, n - 1);
+      t.equal(cut.more, true, 'one left: more');
+
+      // Many expired entries before the live ones.
+      const early = (i: number) => `2026-08-01T08:${String(Math.floor(i / 60)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}.000Z`;
+      const expiring = Array.from({ length: 150 }, (_, i) => rec({ upstream: 'up-x', createdAt: early(i) }));
+      const survivors = [rec({ upstream: 'up-x', createdAt: at(0) }), rec({ upstream: 'up-x', createdAt: at(1) })];
+      await Promise.all(expiring.map((r) => store.create(r, SHORT_MS)));
+      for (const r of survivors) await store.create(r, LONG_MS);
+      await eventually('the early tasks expire', async () => (await store.get(expiring.at(-1)!.taskId)) === undefined && (await store.get(expiring[0]!.taskId)) === undefined);
+      const first = await store.list({ principal: 'principal-a', upstream: 'up-x', limit: 1 });
+      t.same([first.tasks.map((x) => x.taskId), first.more], [[survivors[0]!.taskId], true], 'the first live task after 150 expired ones, and more');
+      const rest = await store.list({ principal: 'principal-a', upstream: 'up-x', limit: 5 });
+      t.same([rest.tasks.map((x) => x.taskId), rest.more], [survivors.map((r) => r.taskId), false], 'expired entries never count toward more');
+    });
+
+    t.test('principals, upstreams, sessions, topics and keys may hold any character', async (t) => {
+      const { store, peer } = await subject(t);
+      const b = await peer();
+      const odd = ['a:b', 'a', 'b:c', 'ü*?[x]', 'with space', 'a\nb', '{tag}'];
+      const recs = [
+        rec({ principal: 'a:b', upstream: 'c' }),
+        rec({ principal: 'a', upstream: 'b:c' }),
+        rec({ principal: 'ü*?[x]', upstream: '{tag}', session: 'with space' }),
+        rec({ principal: 'a\nb', upstream: '*' }),
+      ];
+      for (const r of recs) await store.create(r, LONG_MS);
+      t.same((await store.list({ principal: 'a:b', upstream: 'c', limit: 10 })).tasks.map((x) => x.taskId), [recs[0]!.taskId], '"a:b"/"c" is not "a"/"b:c"');
+      t.same((await store.list({ principal: 'a', upstream: 'b:c', limit: 10 })).tasks.map((x) => x.taskId), [recs[1]!.taskId]);
+      t.same((await store.list({ principal: 'ü*?[x]', upstream: '{tag}', session: 'with space', limit: 10 })).tasks.map((x) => x.taskId), [recs[2]!.taskId]);
+      t.same((await store.list({ principal: 'a\nb', upstream: 'b', limit: 10 })).tasks, [], 'a glob-like upstream is a name, not a pattern');
+      t.equal(await store.activeCount('a'), 1);
+      t.equal(await store.activeCount('a:b'), 1);
+      for (const [i, k] of odd.entries()) await store.putValue(k, { i }, LONG_MS);
+      for (const [i, k] of odd.entries()) t.same(await b.getValue(k), { i }, `value under ${JSON.stringify(k)}`);
+      const star = await nextMessage(b, 'task:*');
+      const one = await nextMessage(b, 'task:1');
+      await store.publish('task:1', { n: 1 });
+      await store.publish('task:*', { n: 2 });
+      t.same(await one.message, { n: 1 });
+      t.same(await star.message, { n: 2 });
+      t.same(star.got, [{ n: 2 }], 'a topic with glob characters is a name, not a pattern');
+      star.off();
+      one.off();
+    });
+
+    t.test('create keeps the version it is given', async (t) => {
+      const { store } = await subject(t);
+      const r = rec({ version: 5 });
+      await store.create(r, LONG_MS);
+      t.equal((await store.get(r.taskId))?.version, 5);
+      t.ok(!(await store.replace(r, 0)).ok, 'version 0 is stale');
+      const next = await store.replace({ ...r, statusMessage: 'x' }, 5);
+      t.ok(next.ok && next.record.version === 6);
+    });
+
     t.test('activeCount: live tasks of a principal; drops on terminal and on expiry', async (t) => {
       const { store, peer } = await subject(t);
       const other = await peer();
