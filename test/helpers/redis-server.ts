@@ -17,6 +17,12 @@ export interface RedisServer {
   kill(): Promise<void>;
   /** Starts it again on the same port (after `stop`/`kill`; empty, since nothing is persisted). */
   restart(): Promise<void>;
+  /**
+   * Freezes it (SIGSTOP): connections stay open but nothing answers, as with a hung or overloaded Redis. `resume()`
+   * (SIGCONT) thaws it with its data intact. `stop`/`kill` resume it first.
+   */
+  pause(): void;
+  resume(): void;
 }
 
 const BINARY = process.env['REDIS_SERVER_BIN'] ?? 'redis-server';
@@ -123,12 +129,17 @@ export async function startRedis(): Promise<RedisServer> {
   const server: RedisServer = {
     url: `redis://127.0.0.1:${port}`,
     port,
-    stop: () => end(child, 'SIGTERM'),
+    stop: () => {
+      server.resume();
+      return end(child, 'SIGTERM');
+    },
     kill: () => end(child, 'SIGKILL'),
     async restart() {
-      await end(child, 'SIGTERM');
+      await server.stop();
       child = await spawnOn(port);
     },
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
   };
   return server;
 }

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { RedisTaskStore, StoreUnavailableError, type RedisStoreOptions } from '../../src/store/index.js';
-import type { JsonObject } from '../../src/translate/index.js';
+import type { JsonObject, TaskRecord } from '../../src/translate/index.js';
 import { redisAvailable, serverBinaryMissing, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { eventually, rec, rejectsUnavailable, storeContract } from './contract.js';
 
@@ -94,6 +94,29 @@ t.test('redis store', { skip: missing ?? false }, async (t) => {
   });
 });
 
+/** One call of every store method (but close), about `r`, named. */
+function everyMethod(store: RedisTaskStore, r: TaskRecord): Array<[string, () => Promise<unknown>]> {
+  return [
+    ['create', () => store.create(rec(), LONG_MS)],
+    ['get', () => store.get(r.taskId)],
+    ['replace', () => store.replace({ ...r, status: 'completed' }, 0)],
+    ['update', () => store.update(r.taskId, (x) => ({ ...x, statusMessage: 'x' }))],
+    ['list', () => store.list({ principal: 'principal-a', upstream: 'up-1', limit: 10 })],
+    ['activeCount', () => store.activeCount('principal-a')],
+    ['acquireLease', () => store.acquireLease(r.taskId, 'inst-a', LONG_MS)],
+    ['renewLeases', () => store.renewLeases('inst-a', [r.taskId], LONG_MS)],
+    ['releaseLease', () => store.releaseLease(r.taskId, 'inst-a', 'handover')],
+    ['claimExpiredLeases', () => store.claimExpiredLeases('inst-a', LONG_MS, 10)],
+    ['leaseOwner', () => store.leaseOwner(r.taskId)],
+    ['putValue', () => store.putValue('v', { a: 2 }, LONG_MS)],
+    ['getValue', () => store.getValue('v')],
+    ['touchValue', () => store.touchValue('v', LONG_MS)],
+    ['deleteValue', () => store.deleteValue('v')],
+    ['publish', () => store.publish('events', { n: 0 })],
+    ['subscribe', () => store.subscribe('other', () => {})],
+  ];
+}
+
 t.test('redis outage', { skip: serverBinaryMissing() ?? false }, async (t) => {
   const COMMAND_MS = 300;
   // Generous: the outcome asserted is "rejects, and does not hang", not a duration.
@@ -113,25 +136,7 @@ t.test('redis outage', { skip: serverBinaryMissing() ?? false }, async (t) => {
       await store.putValue('v', { a: 1 }, LONG_MS);
 
       await server[how]();
-      const calls: Array<[string, () => Promise<unknown>]> = [
-        ['create', () => store.create(rec(), LONG_MS)],
-        ['get', () => store.get(r.taskId)],
-        ['replace', () => store.replace({ ...r, status: 'completed' }, 0)],
-        ['update', () => store.update(r.taskId, (x) => ({ ...x, statusMessage: 'x' }))],
-        ['list', () => store.list({ principal: 'principal-a', upstream: 'up-1', limit: 10 })],
-        ['activeCount', () => store.activeCount('principal-a')],
-        ['acquireLease', () => store.acquireLease(r.taskId, 'inst-a', LONG_MS)],
-        ['renewLeases', () => store.renewLeases('inst-a', [r.taskId], LONG_MS)],
-        ['releaseLease', () => store.releaseLease(r.taskId, 'inst-a', 'handover')],
-        ['claimExpiredLeases', () => store.claimExpiredLeases('inst-a', LONG_MS, 10)],
-        ['leaseOwner', () => store.leaseOwner(r.taskId)],
-        ['putValue', () => store.putValue('v', { a: 2 }, LONG_MS)],
-        ['getValue', () => store.getValue('v')],
-        ['touchValue', () => store.touchValue('v', LONG_MS)],
-        ['deleteValue', () => store.deleteValue('v')],
-        ['publish', () => store.publish('events', { n: 0 })],
-        ['subscribe', () => store.subscribe('other', () => {})],
-      ];
+      const calls = everyMethod(store, r);
       // Twice: as the connection drops, and again while the client is trying to reconnect.
       for (const round of ['at once', 'while reconnecting']) {
         await Promise.all(calls.map(([name, call]) => rejectsUnavailable(t, `${name} (${round})`, call(), BOUND_MS)));
@@ -170,6 +175,48 @@ t.test('redis outage', { skip: serverBinaryMissing() ?? false }, async (t) => {
       t.ok(heard.every((m) => typeof m['n'] === 'number' && m['n'] > 0), 'only messages published after the restart');
     });
   }
+
+  t.test('Redis hangs (SIGSTOP): every method fails fast; thawed: the same store works again, data intact', async (t) => {
+    const server = await startRedis();
+    t.teardown(() => server.stop());
+    const opts = { url: server.url, commandTimeoutMs: COMMAND_MS, connectTimeoutMs: COMMAND_MS };
+    const store = await connected(opts);
+    t.teardown(() => store.close());
+    const heard: JsonObject[] = [];
+    await store.subscribe('events', (m) => heard.push(m));
+    const r = rec({ principal: 'kept', upstream: 'kept' });
+    await store.create(r, LONG_MS);
+    // The calls made while Redis hangs are about another record: a timed-out write may still apply once it thaws.
+    const victim = rec();
+    await store.create(victim, LONG_MS);
+
+    server.pause();
+    // Connections stay open and nothing answers: only the command bound ends each call.
+    await Promise.all(everyMethod(store, victim).map(([name, call]) => rejectsUnavailable(t, `${name} (hung)`, call(), BOUND_MS)));
+    server.resume();
+
+    await eventually(
+      'the same store object answers again',
+      async () => {
+        try {
+          return (await store.get(r.taskId)) !== undefined;
+        } catch (err) {
+          if (!(err instanceof StoreUnavailableError)) throw err;
+          return false;
+        }
+      },
+      15_000,
+    );
+    t.same(await store.get(r.taskId), r, 'the record is intact and is the right reply (no reply of a timed-out command taken for it)');
+    t.equal(await store.activeCount('kept'), 1);
+    t.same(await store.list({ principal: 'kept', upstream: 'kept', limit: 10 }), { tasks: [r], more: false });
+    let n = 0;
+    await eventually('the subscription made before the hang hears events again', async () => {
+      await store.publish('events', { n: ++n });
+      return heard.length > 0;
+    }, 15_000);
+    t.pass('events flow again');
+  });
 
   t.test('connect() to a Redis that is not there fails fast', async (t) => {
     const server = await startRedis();
