@@ -506,6 +506,9 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       const raced = await Promise.all([store, b, ...(await Promise.all([peer(), peer()]))].map((s, i) => s.acquireLease(free.taskId, `inst-${i}`, LONG_MS)));
       t.equal(raced.filter(Boolean).length, 1, 'of several instances racing for a free lease, exactly one gets it');
       t.equal(await store.leaseOwner(free.taskId), `inst-${raced.indexOf(true)}`, 'and holds it');
+      const unknown = newId();
+      t.equal(await store.acquireLease(unknown, 'inst-a', LONG_MS), false, 'no lease on an unknown (or expired) task');
+      t.equal(await store.leaseOwner(unknown), undefined);
     });
 
     t.test('leases: renewLeases keeps the held ones and reports the lost', async (t) => {
@@ -631,6 +634,9 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       t.equal(two.length, 1, 'the rest later');
       t.same([...one, ...two].map((x) => x.taskId).sort(), tasks.map((r) => r.taskId).sort());
       t.same(await store.claimExpiredLeases('inst-d', LONG_MS, 2), []);
+      await store.releaseLease(tasks[0]!.taskId, 'inst-b', 'handover');
+      t.same(await store.claimExpiredLeases('inst-d', LONG_MS, 0), [], 'limit 0 claims nothing');
+      t.equal(await store.leaseOwner(tasks[0]!.taskId), undefined, 'and leaves the lapsed lease');
     });
 
     t.test('leases: the lease of an expired record is dropped, not claimed', async (t) => {
@@ -737,6 +743,16 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       t.pass('removing twice is harmless');
       // A topic nobody listens to any more can be published on.
       await store.publish('x', { n: 4 });
+    });
+
+    t.test('events: one publisher’s messages on a topic arrive in order', async (t) => {
+      const { store, peer } = await subject(t);
+      const b = await peer();
+      const heard = await nextMessage(b, 'ordered');
+      for (let n = 1; n <= 20; n++) await store.publish('ordered', { n });
+      await eventually('all 20 arrived', () => heard.got.length === 20);
+      t.same(heard.got.map((m) => m['n']), Array.from({ length: 20 }, (_, i) => i + 1));
+      heard.off();
     });
 
     t.test('events: two listeners on one topic each get the message once', async (t) => {
