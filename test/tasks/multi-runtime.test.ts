@@ -100,6 +100,7 @@ class InstanceView implements TaskStore {
 interface Instance {
   id: string;
   view: InstanceView;
+  bus: InstanceBus;
   runtime: TaskRuntime;
   route: UpstreamRoute;
   close(): Promise<void>;
@@ -143,6 +144,7 @@ async function startInstance(backing: Backing, fx: LegacyFixture, rules: Record<
   return {
     id,
     view,
+    bus,
     runtime,
     route,
     close() {
@@ -265,6 +267,20 @@ function suite(backingOf: () => Promise<Backing>, label: string): void {
     await t.rejects(b.runtime.cancelTask(b.route, created.taskId, CALLER), TaskAlreadyTerminalError, 'a second cancel: already terminal');
   });
 
+  t.test(`${label}: A is gone (no heartbeat) before its lease lapses: an answer through B answers nothing, a cancel applies`, async (t) => {
+    const { fx, a, b } = await pair(t, backingOf, { confirm_delete: { task: 'always' } });
+    const created = await createOn(a, 'confirm_delete', { filename: 'gone.txt' });
+    const asking = await until(b, created.taskId, (r) => r.status === 'input_required');
+    const key = Object.keys(asking.inputRequests ?? {})[0]!;
+    // A's bus goes (its heartbeat with it) while its runtime still holds the lease: to B, A is gone.
+    await a.bus.close();
+    t.same(await b.runtime.answer(b.route, created.taskId, CALLER, { [key]: { action: 'accept', content: { confirm: true } } }), [], 'nothing answered');
+    t.equal((await b.runtime.task(b.route, created.taskId, CALLER)).status, 'input_required', 'the question stands');
+    const cancelled = await b.runtime.cancelTask(b.route, created.taskId, CALLER);
+    t.equal(cancelled.status, 'cancelled', 'the cancel is applied to the record by B');
+    t.equal(fx.stats().calls.confirm_delete, 1);
+  });
+
   t.test(`${label}: A shuts down: B takes the task over at once and fails it clearly`, async (t) => {
     const { fx, a, b } = await pair(t, backingOf, { gated_job: { task: 'always' } });
     const created = await createOn(a, 'gated_job', { gate: 'handover' });
@@ -357,3 +373,30 @@ function suite(backingOf: () => Promise<Backing>, label: string): void {
 }
 
 suite(async () => memoryBacking(), 'memory');
+
+t.test('one instance on the memory store: a task still running at shutdown ends failed, saying so', async (t) => {
+  const fx = await startLegacyFixture({ tasks: 'sync' });
+  const store = new MemoryTaskStore({ maxTasks: 100 });
+  const client = new LegacyUpstreamClient('up', { url: fx.url, staticHeaders: {}, timeoutMs: 30_000, max: 10, idleMs: 60_000, clientInfo: { name: 'multi-runtime-test', version: '1' } });
+  const bridge = new MrtrBridge({ stateKey: SECRET, holdMs: 60_000, maxHeld: 10, gatherMs: 5 });
+  const route = routeOver(client, { gated_job: { task: 'always' } }, { url: fx.url, timeoutMs: 30_000 });
+  const runtime = new TaskRuntime({ store, bridge, defaultTtlMs: 60_000, maxTtlMs: 600_000, defaultPollIntervalMs: 600_000, maxActivePerPrincipal: 5, toolSupportTtlMs: 600_000 });
+  await runtime.start();
+  t.teardown(async () => {
+    bridge.close();
+    await client.close();
+    await fx.close();
+    await store.close();
+  });
+  const r = await runtime.createTask(route, { name: 'gated_job', arguments: { gate: 'shutdown' } }, CALLER, {}, new AbortController().signal);
+  if (!('record' in r)) throw new Error('no task');
+  t.notOk(r.record.sealed, 'nothing is sealed for another instance with a one-instance store');
+  await waitForStats(fx, (s) => s.gatesWaiting.shutdown === 1);
+  await runtime.close();
+  await runtime.close();
+  const after = await store.get(r.record.taskId);
+  t.equal(after?.status, 'failed');
+  t.match(after?.error?.message, /shutting down/);
+  await waitForStats(fx, (s) => s.cancellations.some((c) => c.tool === 'gated_job') && !s.running.gated_job);
+  t.pass('the call was cancelled upstream');
+});
