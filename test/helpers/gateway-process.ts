@@ -145,6 +145,8 @@ export interface GatewayProcess {
   output(): string;
   /** Resolves when the process has exited. */
   exited: Promise<ProcessExit>;
+  /** How it ended, if it has (a crash shows here with the output that led to it). */
+  readonly exit: ProcessExit | undefined;
   /** Sends `signal` and waits for the exit. */
   kill(signal: NodeJS.Signals): Promise<ProcessExit>;
 }
@@ -188,10 +190,12 @@ export async function startGatewayProcess(opts: GatewayProcessOptions): Promise<
   let out = '';
   child.stdout?.on('data', (d) => (out += d));
   child.stderr?.on('data', (d) => (out += d));
+  let exit: ProcessExit | undefined;
   const exited = new Promise<ProcessExit>((resolve) => {
     child.once('close', (code, signal) => {
       void cleanup();
-      resolve({ code, signal });
+      exit = { code, signal };
+      resolve(exit);
     });
   });
   const upstreams = (opts.config.upstreams as Array<{ name: string }> | undefined) ?? [];
@@ -228,6 +232,9 @@ export async function startGatewayProcess(opts: GatewayProcessOptions): Promise<
     },
     output: () => out,
     exited,
+    get exit() {
+      return exit;
+    },
     async kill(signal) {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;

@@ -322,10 +322,22 @@ async function main(t: Test, redisBinary: string): Promise<void> {
     t.match(r2?.body?.error?.message, /again/i, 'it says to start the request again');
   });
 
+  t.test('A and B are still running (nothing above crashed them)', async (t) => {
+    for (const g of [A, B]) {
+      t.notOk(g.exit, `${g.name} is running`, { exit: g.exit, output: g.exit ? lastLines(g.output()) : undefined });
+    }
+  });
+
   t.test('Redis stopped and restarted: fast 503s while it is down, recovery without a restart', async (t) => {
     await redisOutage(t, redis, A, B, legacySync);
+    for (const g of [A, B]) {
+      t.notOk(g.exit, `${g.name} survived the outage`, { exit: g.exit, output: g.exit ? lastLines(g.output()) : undefined });
+    }
   });
 }
+
+/** The end of a process's output (what led to a crash). */
+const lastLines = (text: string, n = 15) => text.split('\n').slice(-n).join('\n');
 
 /** Redis goes away under both instances, then comes back (empty: no persistence). */
 async function redisOutage(t: Test, redis: RedisProcess, A: GatewayProcess, B: GatewayProcess, fixture: LegacyFixture): Promise<void> {
@@ -339,10 +351,11 @@ async function redisOutage(t: Test, redis: RedisProcess, A: GatewayProcess, B: G
     ['tasks/cancel on B', () => post(B.url('wrapped'), 'tasks/cancel', { taskId }, { capabilities: DECLARING })],
   ];
   for (const [what, send] of attempts) {
-    const r = await raceBound(send(), bound);
+    // A refused connection is an answer too (a crashed instance): reported, not thrown.
+    const r = await raceBound(safe(send()), bound);
     t.ok(r, `${what}: answered within commandTimeoutMs + ${MARGIN_MS} ms`);
     if (!r) continue;
-    t.equal(r.status, 503, `${what}: HTTP 503`, { body: r.body });
+    t.equal(r.status, 503, `${what}: HTTP 503`, { body: r.body, exits: [A.exit, B.exit] });
     t.equal(r.body?.error?.code, -32603, `${what}: JSON-RPC -32603`);
     t.match(r.body?.error?.message, /task store is unavailable/i, `${what}: says the task store is unavailable`);
   }
@@ -353,7 +366,7 @@ async function redisOutage(t: Test, redis: RedisProcess, A: GatewayProcess, B: G
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
     }).then(readReply),
     bound,
-  );
+  ).catch((e: Error) => ({ status: 0, body: { fetchError: String(e.cause ?? e) } }));
   t.ok(legacy, 'a legacy initialize (a session kept in the store): answered within the bound');
   t.equal(legacy?.status, 503, 'a legacy initialize: HTTP 503', { body: legacy?.body });
 
@@ -362,7 +375,7 @@ async function redisOutage(t: Test, redis: RedisProcess, A: GatewayProcess, B: G
   const deadline = Date.now() + BOUND_MS;
   let recovered: string | undefined;
   while (!recovered && Date.now() < deadline) {
-    const r = await post(A.url('wrapped'), 'tools/call', { name: 'greet', arguments: { name: 'after' } }, { capabilities: DECLARING });
+    const r = await safe(post(A.url('wrapped'), 'tools/call', { name: 'greet', arguments: { name: 'after' } }, { capabilities: DECLARING }));
     if (r.body?.result?.resultType === 'task') recovered = r.body.result.taskId as string;
     else await new Promise((res) => setTimeout(res, 100));
   }
@@ -378,6 +391,11 @@ async function redisOutage(t: Test, redis: RedisProcess, A: GatewayProcess, B: G
 
 const firstText = (result: any): string | undefined => result?.content?.[0]?.text;
 const accept = (content: Record<string, unknown>) => ({ action: 'accept', content });
+
+/** A reply, or a refused connection as a reply with status 0 (a crashed instance is reported, not thrown). */
+function safe(p: Promise<RawReply>): Promise<RawReply> {
+  return p.catch((e: Error): RawReply => ({ status: 0, contentType: '', body: { fetchError: String(e.cause ?? e) }, messages: [] }));
+}
 
 /** Resolves with the reply, or undefined when `ms` pass first (the outcome the caller asserts on). */
 async function raceBound<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
