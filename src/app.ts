@@ -101,6 +101,16 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       upstream: upstreamClient(u, config),
     },
   }));
+  // Tasks created on another instance are taken over against their route by name; then this runtime joins the others.
+  for (const r of routes) runtime.register(r.route);
+  try {
+    await runtime.start();
+  } catch (e) {
+    await runtime.close();
+    await bus.close();
+    await store.close();
+    throw e;
+  }
   const app = await buildEdge({
     logger: deps.logger ?? false,
     bodyLimitBytes: config.server.bodyLimitBytes,

@@ -25,6 +25,8 @@ t.test('--help lists every flag and exits 0', async (t) => {
   const p = runCli(['--help']);
   t.equal(await p.exited, 0);
   for (const flag of ['--config', '--upstream', '--host', '--port', '--demo', '--help', '--version']) t.match(p.out(), flag);
+  t.match(p.out(), /MCP_GATEWAY_REDIS_URL/, 'names the Redis URL variable');
+  t.match(p.out(), /MCP_GATEWAY_STATE_SECRET[^]*REQUIRED with the Redis store/, 'says the secret is required with Redis');
 });
 
 t.test('an unknown flag exits 2 with the usage', async (t) => {
