@@ -3,17 +3,17 @@
  * connections, events between store objects, a TTL on every key, and an outage (Redis killed, frozen, restarted on
  * the same port) seen as fast `StoreUnavailableError`s followed by recovery of the same store object.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { RedisTaskStore, StoreUnavailableError, TaskIdClashError } from '../../src/store/index.js';
 import type { JsonObject, TaskId, TaskRecord } from '../../src/translate/index.js';
+import { serverBinaryMissing, startRedis } from '../helpers/redis-server.js';
 
-const missing = spawnSync('redis-server', ['--version']).error;
+const missing = serverBinaryMissing();
 if (missing) {
-  t.plan(0, `no redis-server binary: ${missing.message}`);
+  t.plan(0, `Redis store basics skipped: ${missing}`);
   process.exit(0);
 }
 
@@ -28,31 +28,9 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Starts redis-server on `port`; resolves once it accepts connections. */
-function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let log = '';
-    child.stdout.on('data', (d: Buffer) => {
-      log += d.toString();
-      if (log.includes('Ready to accept connections')) resolve(child);
-    });
-    child.stderr.resume();
-    child.once('exit', (code) => reject(new Error(`redis-server exited (${code}):\n${log}`)));
-  });
-}
-
-const ended = (child: ChildProcess, signal: NodeJS.Signals): Promise<void> =>
-  new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill(signal);
-  });
-
-const port = await freePort();
-let server = await startRedis(port);
-const url = `redis://127.0.0.1:${port}`;
-t.teardown(() => ended(server, 'SIGKILL'));
+const server = await startRedis();
+const url = server.url;
+t.teardown(() => server.stop());
 
 const stores: RedisTaskStore[] = [];
 async function openStore(keyPrefix: string, over: { commandTimeoutMs?: number } = {}): Promise<RedisTaskStore> {
@@ -251,13 +229,13 @@ t.test('every key has a TTL', async (t) => {
 t.test('Redis frozen: a command fails with StoreUnavailableError after commandTimeoutMs', async (t) => {
   const store = await openStore(`b7:${randomUUID()}:`, { commandTimeoutMs: 200 });
   await store.putValue('k', { v: 1 }, 60_000);
-  server.kill('SIGSTOP');
+  server.pause();
   try {
     const err = await store.getValue('k').catch((e: unknown) => e);
     t.ok(err instanceof StoreUnavailableError, String(err));
     t.ok((err as Error).cause instanceof Error, 'the cause is kept');
   } finally {
-    server.kill('SIGCONT');
+    server.resume();
   }
   t.same(await untilWorks(() => store.getValue('k')), { v: 1 });
 });
@@ -268,12 +246,12 @@ t.test('Redis killed then restarted on the same port: fast errors, then the same
   const b = await openStore(prefix);
   const heard: JsonObject[] = [];
   await b.subscribe('after', (m) => heard.push(m));
-  await ended(server, 'SIGKILL');
+  await server.kill();
   await t.rejects(a.get(newId()), StoreUnavailableError, 'get while Redis is down');
   await t.rejects(a.create(rec(), 60_000), StoreUnavailableError, 'create while Redis is down');
   await t.rejects(a.publish('after', { n: 0 }), StoreUnavailableError, 'publish while Redis is down');
   await t.rejects(b.subscribe('other', () => {}), StoreUnavailableError, 'subscribe while Redis is down');
-  server = await startRedis(port);
+  await server.restart();
   const r = rec();
   await untilWorks(() => a.create(r, 60_000));
   t.same(await untilWorks(() => b.get(r.taskId)), r);
