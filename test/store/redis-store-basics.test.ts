@@ -240,6 +240,26 @@ t.test('Redis frozen: a command fails with StoreUnavailableError after commandTi
   t.same(await untilWorks(() => store.getValue('k')), { v: 1 });
 });
 
+t.test('Redis frozen: a subscribe that timed out leaves no subscription behind once Redis answers again', async (t) => {
+  const prefix = `b10:${randomUUID()}:`;
+  const store = await openStore(prefix, { commandTimeoutMs: 200 });
+  server.pause();
+  try {
+    await t.rejects(store.subscribe('late', () => {}), StoreUnavailableError);
+  } finally {
+    server.resume();
+  }
+  // Commands on the subscriber connection are answered in order: once this subscription is acknowledged, Redis has
+  // handled the late SUBSCRIBE and whatever followed it.
+  const off = await untilWorks(() => store.subscribe('barrier', () => {}));
+  const raw = new Redis(url, { lazyConnect: true });
+  await raw.connect();
+  t.teardown(() => raw.quit());
+  t.same(await raw.pubsub('NUMSUB', `${prefix}ev:late`), [`${prefix}ev:late`, 0], 'no subscription to the failed topic');
+  t.same(await raw.pubsub('NUMSUB', `${prefix}ev:barrier`), [`${prefix}ev:barrier`, 1]);
+  off();
+});
+
 t.test('Redis killed then restarted on the same port: fast errors, then the same store object works again', async (t) => {
   const prefix = `b8:${randomUUID()}:`;
   const a = await openStore(prefix);
