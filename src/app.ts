@@ -108,7 +108,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
   } catch (e) {
     await runtime.close();
     await bus.close();
-    await store.close();
+    if (ownStore) await store.close();
     throw e;
   }
   const app = await buildEdge({
