@@ -36,8 +36,8 @@ import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
 import { TaskEvents } from './task-events.js';
 import { clampTtl, InvalidCursorError, TooManyTasksError, type TaskLimits } from './task-limits.js';
 import { TaskService } from './task-service.js';
-import type { InstanceBus } from './instance-bus.js';
-import type { Sealer } from './sealing.js';
+import { mintInstanceId, type InstanceBus } from './instance-bus.js';
+import { Sealer } from './sealing.js';
 
 /** A `tasks/list` page (2025-11-25 basic/utilities/tasks §Listing Tasks: the page size is the server's choice). */
 const LIST_PAGE_SIZE = 50;
@@ -79,7 +79,8 @@ export class TaskRuntime {
   private readonly limits: TaskLimits;
   private readonly events: TaskEvents;
   private readonly owned: OwnedTasks;
-  private readonly proxied: ProxiedTasks;
+  /** Proxied tasks: the lease reaper calls `takeOver`, the renewal loop renews `liveIds()` and reports `leaseLost`. */
+  readonly proxied: ProxiedTasks;
   /** tasks/get, tasks/update, tasks/cancel and task subscriptions. */
   readonly service: TaskService;
   private readonly sweeper: NodeJS.Timeout;
@@ -94,7 +95,12 @@ export class TaskRuntime {
     };
     this.events = new TaskEvents(o.store);
     this.owned = new OwnedTasks(this.events, this.limits);
-    this.proxied = new ProxiedTasks(this.events, this.limits);
+    this.proxied = new ProxiedTasks(this.events, this.limits, {
+      instanceId: o.bus?.instanceId ?? mintInstanceId(),
+      sealer: o.sealer ?? new Sealer(randomBytes(32)),
+      ...(o.bus ? { bus: o.bus } : {}),
+      leaseMs: o.leaseMs ?? 15_000,
+    });
     this.service = new TaskService(this.events, this.owned, this.proxied, o.defaultPollIntervalMs);
     // Live work whose record has expired (its TTL passed) is stopped: nobody can ask for it any more.
     this.sweeper = setInterval(() => void this.owned.sweep().then(() => this.proxied.sweep()).catch(() => {}), 30_000);
@@ -275,7 +281,7 @@ export class TaskRuntime {
 
   /** The caller's task by id (refreshed when proxied); `UnknownTaskError` for an unknown, expired or foreign one. */
   async task(route: UpstreamRoute, taskId: string, caller: CallerContext): Promise<TaskRecord> {
-    return this.service.refresh(await this.service.lookup(route, taskId, caller));
+    return this.service.refresh(await this.service.lookup(route, taskId, caller), { route, caller });
   }
 
   /**
@@ -319,7 +325,7 @@ export class TaskRuntime {
    * POSTed response to its key); returns the keys answered. The record leaves `input_required` when none remain.
    */
   async answer(route: UpstreamRoute, taskId: string, caller: CallerContext, responses: JsonObject): Promise<string[]> {
-    return this.service.answer(await this.service.lookup(route, taskId, caller), responses);
+    return this.service.answer(await this.service.lookup(route, taskId, caller), responses, { route, caller });
   }
 
   /**
@@ -329,7 +335,7 @@ export class TaskRuntime {
    */
   async cancelTask(route: UpstreamRoute, taskId: string, caller: CallerContext): Promise<TaskRecord> {
     const record = await this.service.lookup(route, taskId, caller);
-    return record.kind === 'owned' ? this.owned.cancelStrict(record) : this.proxied.cancelStrict(record);
+    return record.kind === 'owned' ? this.owned.cancelStrict(record) : this.proxied.cancelStrict(record, { route, caller });
   }
 
   /**
@@ -381,7 +387,7 @@ export class TaskRuntime {
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     this.owned.close();
-    this.proxied.close();
+    await this.proxied.close();
     this.events.close();
   }
 
