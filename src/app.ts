@@ -93,6 +93,12 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       upstream: upstreamClient(u, config),
     },
   }));
+  // Any route's proxied task may be taken over here, through a client of the era that created it, before this
+  // instance has served a request on that route.
+  for (const e of routes) {
+    runtime.proxied.knowRoute(e.route);
+    runtime.proxied.knowRoute({ ...e.route, upstream: e.modernUpstream });
+  }
   const app = await buildEdge({
     logger: deps.logger ?? false,
     bodyLimitBytes: config.server.bodyLimitBytes,

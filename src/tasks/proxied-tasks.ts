@@ -93,7 +93,10 @@ const LOST_INPUT_MESSAGE =
 /** The proxied tasks of one gateway, and the upstream tasks they follow. */
 export class ProxiedTasks {
   private readonly live = new Map<TaskId, ProxiedLive>();
-  /** Routes seen, by name: a takeover starts from a record, which names its route. */
+  /**
+   * Routes seen, by name and the era their client speaks (one upstream is reached by a client of each era): a takeover
+   * starts from a record, which names its route, and the sealed value says which era's client created the task.
+   */
   private readonly routes = new Map<string, UpstreamRoute>();
   /** When this instance last polled the upstream for a task it does not follow. */
   private readonly remotePolled = new Map<TaskId, number>();
@@ -130,7 +133,7 @@ export class ProxiedTasks {
 
   /** Makes a route known for takeovers (routes are otherwise seen only with requests). */
   knowRoute(route: UpstreamRoute): void {
-    this.routes.set(route.name, route);
+    this.routes.set(routeKey(route.name, route.upstream.era), route);
   }
 
   /** Whether this lifecycle follows the task (it was adopted here and is not terminal yet). */
@@ -174,7 +177,7 @@ export class ProxiedTasks {
       ...(ref.session !== undefined ? { upstreamSession: ref.session } : {}),
       owner: this.o.instanceId,
       // What another instance needs to act for the caller without a request of its own (a takeover).
-      sealed: this.o.sealer.seal(SEAL_PURPOSE, { caller: upstreamCallerOf(caller) }),
+      sealed: this.o.sealer.seal(SEAL_PURPOSE, { caller: upstreamCallerOf(caller), era: route.upstream.era }),
       origin: who.origin,
       ...(who.session !== undefined ? { session: who.session } : {}),
       tool: who.tool,
@@ -334,7 +337,7 @@ export class ProxiedTasks {
   async takeOver(record: TaskRecord, route?: UpstreamRoute): Promise<boolean> {
     const taskId = record.taskId;
     if (record.kind !== 'proxied' || isTerminal(record.status) || this.live.has(taskId)) return this.live.has(taskId);
-    const r = route ?? this.routes.get(record.upstream);
+    const r = route ?? this.routeOf(record, {});
     if (r) this.knowRoute(r);
     const caller = this.sealedCaller(record);
     const task = r && caller && this.transient(record, r, caller);
@@ -403,13 +406,19 @@ export class ProxiedTasks {
     return this.events.finish(taskId, outcome, statusMessage);
   }
 
-  /** The route of a task: the request's, or one seen before by name. */
+  /** The route of a task: the request's, unless another era's client created the task and that route is known. */
   private routeOf(record: TaskRecord, access: TaskAccess): UpstreamRoute | undefined {
-    if (access.route) {
-      this.knowRoute(access.route);
-      return access.route;
-    }
-    return this.routes.get(record.upstream);
+    if (access.route) this.knowRoute(access.route);
+    const era = this.sealedEra(record);
+    if (access.route && (era === undefined || access.route.upstream.era === era)) return access.route;
+    if (era !== undefined) return this.routes.get(routeKey(record.upstream, era)) ?? access.route;
+    return access.route ?? this.routes.get(routeKey(record.upstream, record.upstreamSession !== undefined ? 'legacy' : 'modern'));
+  }
+
+  /** The era of the client that created the task, as sealed at adoption. */
+  private sealedEra(record: TaskRecord): 'legacy' | 'modern' | undefined {
+    const era = record.sealed !== undefined ? this.o.sealer.open(SEAL_PURPOSE, record.sealed)?.era : undefined;
+    return era === 'legacy' || era === 'modern' ? era : undefined;
   }
 
   /**
@@ -545,6 +554,10 @@ export class ProxiedTasks {
       }
     }
   }
+}
+
+function routeKey(name: string, era: string): string {
+  return `${era}:${name}`;
 }
 
 /** What an upstream sees of a caller: its credentials, capabilities, identity and log level (no principal or session). */

@@ -76,7 +76,10 @@ async function instance(t: { teardown(fn: () => unknown): void }, era: Era, url:
       await upstream.close();
     })());
   t.teardown(close);
-  return { id: bus.instanceId, runtime, bus, route: routeOver(upstream, {}, { url, timeoutMs: 30_000 }), close };
+  const route = routeOver(upstream, {}, { url, timeoutMs: 30_000 });
+  // As app.ts does: every configured route is known for takeovers before any request comes.
+  runtime.proxied.knowRoute(route);
+  return { id: bus.instanceId, runtime, bus, route, close };
 }
 
 async function create(a: Instance, tool: string, args: Record<string, unknown>): Promise<TaskRecord> {
@@ -178,7 +181,7 @@ for (const era of ['legacy', 'modern'] as const) {
       const claimed = await store.claimExpiredLeases(b.id, 5_000, 10);
       t.same(claimed, [{ taskId: created.taskId, previousOwner: a.id }]);
       const record = await store.get(created.taskId as TaskId);
-      t.ok(record && (await b.runtime.proxied.takeOver(record, b.route)), 'B follows it now');
+      t.ok(record && (await b.runtime.proxied.takeOver(record)), 'B follows it now (its route found by name and era)');
       t.same(b.runtime.proxied.liveIds(), [created.taskId]);
       t.equal((await store.get(created.taskId as TaskId))?.owner, b.id);
       fx.releaseGate(`${era}-takeover`);
