@@ -26,8 +26,8 @@ import {
   type TaskId,
   type TaskRecord,
 } from '../translate/index.js';
-import { UpstreamTaskLostError, type UpstreamCaller, type UpstreamTask, type UpstreamTaskRef, type UpstreamTaskSnapshot } from '../upstream/index.js';
-import type { InstanceBus } from './instance-bus.js';
+import { UpstreamBusyError, UpstreamTaskLostError, type UpstreamCaller, type UpstreamTask, type UpstreamTaskRef, type UpstreamTaskSnapshot } from '../upstream/index.js';
+import { InstanceGoneError, type InstanceBus } from './instance-bus.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
 import type { Sealer } from './sealing.js';
 import type { TaskEvents, TaskOutcome } from './task-events.js';
@@ -458,7 +458,14 @@ export class ProxiedTasks {
   private async forwardAnswer(record: TaskRecord, responses: JsonObject): Promise<string[]> {
     const bus = this.o.bus;
     if (!bus || record.owner === undefined || record.owner === this.o.instanceId) return [];
-    const reply = await bus.request(record.owner, ANSWER_KIND, { taskId: record.taskId, responses });
+    let reply: JsonObject;
+    try {
+      reply = await bus.request(record.owner, ANSWER_KIND, { taskId: record.taskId, responses });
+    } catch (e) {
+      // Transient: within the lease time another instance takes the task over, and says then what became of its input.
+      if (e instanceof InstanceGoneError) throw new UpstreamBusyError('the gateway instance following this task is gone; another instance takes it over shortly', { cause: e });
+      throw e;
+    }
     return Array.isArray(reply.sent) ? reply.sent.filter((k): k is string => typeof k === 'string') : [];
   }
 

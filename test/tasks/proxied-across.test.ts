@@ -196,6 +196,13 @@ for (const era of ['legacy', 'modern'] as const) {
       const created = await create(a, 'confirm_delete', { filename: `${era}-late.txt` });
       await pollUntil(a, created.taskId, (r) => r.status === 'input_required');
       await a.close();
+      if (era === 'legacy') {
+        // Before the takeover, nobody holds the stream the question came on: a clear, transient refusal.
+        await t.rejects(b.runtime.answer(b.route, created.taskId, caller, { confirm: { action: 'accept', content: { confirm: false } } }), {
+          name: 'UpstreamBusyError',
+          message: /following this task is gone/,
+        });
+      }
       await store.claimExpiredLeases(b.id, 5_000, 10);
       const record = await store.get(created.taskId as TaskId);
       t.ok(record && (await b.runtime.proxied.takeOver(record, b.route)));
