@@ -1,6 +1,6 @@
 // The whole test run (`npm test`): the tap suites, then the conformance suites through the gateway.
 // Ends with one line `N passed, M failed` over all of them; exits non-zero if anything failed.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 
 function run(cmd, args) {
   return new Promise((resolve) => {
@@ -12,6 +12,12 @@ function run(cmd, args) {
     });
     child.on('close', (code) => resolve({ code: code ?? 1, text }));
   });
+}
+
+// The Redis runs (the store contract on Redis, the multi-instance tests) start their own redis-server on a loopback
+// port; without the binary they skip, and the run says so up front rather than only in the TAP output.
+if (spawnSync('redis-server', ['--version']).error) {
+  process.stdout.write('# note: no redis-server binary on PATH: the Redis store and multi-instance tests are skipped\n');
 }
 
 let passed = 0;

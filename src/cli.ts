@@ -23,8 +23,18 @@ Options:
   -v, --version       show the version
 
 With no upstream configured, the gateway starts its bundled demo upstream (a 2025-11-25 server without task
-support) and mounts it at /mcp, wrapping its slow_report tool into a task when a call runs over a second. Environment: LOG_LEVEL (default info), MCP_GATEWAY_STATE_SECRET (HMAC key for MRTR request
-states, at least 32 characters; random per process when unset).
+support) and mounts it at /mcp, wrapping its slow_report tool into a task when a call runs over a second.
+
+Environment:
+  LOG_LEVEL                  log level (default info)
+  MCP_GATEWAY_STATE_SECRET   the deployment's shared secret (HMAC key of MRTR request states, key of sealed
+                             values), at least 32 characters. Random per process when unset with the memory
+                             store; REQUIRED with the Redis store (every instance must hold the same one)
+  MCP_GATEWAY_REDIS_URL      the Redis URL (redis:// or rediss://) of "store: {kind: redis}" when the file
+                             gives no store.url (store.urlEnv names another variable)
+
+Several instances share tasks, MRTR rounds and legacy sessions through one Redis: see
+config/gateway.redis.example.yaml and the README's "Several instances (Redis)".
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -91,7 +101,18 @@ async function main(argv: string[]): Promise<number> {
 
   // In --demo the transcript is the point: operator logs drop to warnings unless LOG_LEVEL says otherwise.
   const logger = args.demo && !process.env.LOG_LEVEL ? { ...DEFAULT_LOGGER, level: 'warn' } : DEFAULT_LOGGER;
-  const gateway = await buildGateway(config, { logger });
+  let gateway;
+  try {
+    gateway = await buildGateway(config, { logger });
+  } catch (e) {
+    // What only building can check (the shared secret a Redis store needs, its URL) is a configuration error too.
+    if (e instanceof ConfigError) {
+      process.stderr.write(`${e.message}\n`);
+      await demoUpstream?.close();
+      return 2;
+    }
+    throw e;
+  }
   const log = gateway.app.log;
   try {
     await gateway.app.listen({ host: config.server.host, port: config.server.port });

@@ -10,8 +10,8 @@ t.test('every file in config/ loads', async (t) => {
   t.ok(files.length >= 2, 'examples exist');
   for (const f of files) {
     const cfg = await loadConfigFile(new URL(f, dir).pathname);
-    t.equal(cfg.server.host, DEFAULTS.host, `${f}: default host`);
-    t.equal(cfg.store.kind, 'memory', `${f}: memory store`);
+    if (f !== 'gateway.redis.example.yaml') t.equal(cfg.server.host, DEFAULTS.host, `${f}: default host`);
+    t.equal(cfg.store.kind, f === 'gateway.redis.example.yaml' ? 'redis' : 'memory', `${f}: its store`);
   }
 });
 
@@ -28,4 +28,18 @@ t.test('the full example spells out the defaults', async (t) => {
   t.equal(u?.timeoutMs, DEFAULTS.upstreamTimeoutMs);
   t.same(u?.cache, { ttlMs: DEFAULTS.cacheTtlMs, scope: DEFAULTS.cacheScope });
   t.same(u?.tools, { '*': { task: 'native' } });
+});
+
+t.test('the Redis example spells out the store defaults and the secret variable', async (t) => {
+  const cfg = await loadConfigFile(new URL('gateway.redis.example.yaml', dir).pathname);
+  t.same(cfg.store, {
+    kind: 'redis',
+    urlEnv: DEFAULTS.redisUrlEnv,
+    keyPrefix: DEFAULTS.redisKeyPrefix,
+    commandTimeoutMs: DEFAULTS.redisCommandTimeoutMs,
+    connectTimeoutMs: DEFAULTS.redisConnectTimeoutMs,
+  });
+  t.same(cfg.secret, { env: DEFAULTS.secretEnv });
+  t.equal(cfg.tasks.leaseMs, DEFAULTS.leaseMs);
+  t.equal(cfg.upstreams[0]?.tools.refresh_index?.retryOnLoss, true);
 });

@@ -100,6 +100,8 @@ export class ProxiedTasks {
   private readonly routes = new Map<string, UpstreamRoute>();
   /** When this instance last polled the upstream for a task it does not follow. */
   private readonly remotePolled = new Map<TaskId, number>();
+  private renewer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(
     private readonly events: TaskEvents,
@@ -121,7 +123,19 @@ export class ProxiedTasks {
     return this.o.instanceId;
   }
 
-  /** The tasks this instance follows: their leases are renewed by the runtime's renewal loop. */
+  /** Whether the store is shared with other instances (then tasks carry a lease and their sealed caller). */
+  private get shared(): boolean {
+    return this.events.store.scope === 'shared';
+  }
+
+  /** With a shared store, renews the leases of the tasks followed here every third of the lease time. Idempotent. */
+  start(): void {
+    if (!this.shared || this.renewer || this.closed) return;
+    this.renewer = setInterval(() => void this.renew().catch(() => {}), Math.max(50, Math.floor(this.o.leaseMs / 3)));
+    this.renewer.unref();
+  }
+
+  /** The tasks this instance follows (their leases are renewed while they are). */
   liveIds(): TaskId[] {
     return [...this.live.keys()];
   }
@@ -129,6 +143,14 @@ export class ProxiedTasks {
   /** The lease on a followed task was lost (another instance holds it now): stop following, leave its lease alone. */
   leaseLost(taskId: TaskId): void {
     this.drop(taskId, 'none');
+  }
+
+  /** Renews the leases of the tasks followed here; one whose lease another instance claimed is no longer followed. */
+  private async renew(): Promise<void> {
+    const ids = this.liveIds();
+    if (ids.length === 0) return;
+    const still = new Set(await this.events.store.renewLeases(this.o.instanceId, ids, this.o.leaseMs));
+    for (const id of ids) if (!still.has(id)) this.leaseLost(id);
   }
 
   /** Makes a route known for takeovers (routes are otherwise seen only with requests). */
@@ -177,7 +199,7 @@ export class ProxiedTasks {
       ...(ref.session !== undefined ? { upstreamSession: ref.session } : {}),
       owner: this.o.instanceId,
       // What another instance needs to act for the caller without a request of its own (a takeover).
-      sealed: this.o.sealer.seal(SEAL_PURPOSE, { caller: upstreamCallerOf(caller), era: route.upstream.era }),
+      ...(this.shared ? { sealed: this.o.sealer.seal(SEAL_PURPOSE, { caller: upstreamCallerOf(caller), era: route.upstream.era }) } : {}),
       origin: who.origin,
       ...(who.session !== undefined ? { session: who.session } : {}),
       tool: who.tool,
@@ -193,7 +215,7 @@ export class ProxiedTasks {
     try {
       await this.events.store.create(record, ttlMs);
       // This instance follows it: the lease says so to the others, and lapses if this instance disappears.
-      await this.events.store.acquireLease(record.taskId, this.o.instanceId, this.o.leaseMs);
+      if (this.shared) await this.events.store.acquireLease(record.taskId, this.o.instanceId, this.o.leaseMs);
     } catch (e) {
       orphan();
       throw e;
@@ -385,8 +407,11 @@ export class ProxiedTasks {
    * another instance takes them over without waiting for the leases to lapse.
    */
   async close(): Promise<void> {
+    this.closed = true;
+    if (this.renewer) clearInterval(this.renewer);
     const ids = [...this.live.keys()];
     for (const id of ids) this.drop(id, 'none');
+    if (!this.shared) return;
     await Promise.all(ids.map((id) => this.events.store.releaseLease(id, this.o.instanceId, 'handover').catch(() => {})));
   }
 
@@ -397,7 +422,7 @@ export class ProxiedTasks {
     this.live.delete(taskId);
     live.stop.abort();
     live.task.release();
-    if (lease !== 'none') void this.events.store.releaseLease(taskId, this.o.instanceId, lease).catch(() => {});
+    if (lease !== 'none' && this.shared) void this.events.store.releaseLease(taskId, this.o.instanceId, lease).catch(() => {});
   }
 
   /** A terminal task needs its upstream task no more. */

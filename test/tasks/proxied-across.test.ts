@@ -3,14 +3,15 @@
  * instances) share ONE MemoryTaskStore, each with its own InstanceBus, sealer (same secret) and upstream client (its own
  * session pool), in front of real fixture upstreams: the legacy fixture with native 2025-11-25 tasks and the modern
  * fixture with the tasks extension. A task created on A is polled (status and result), answered and cancelled
- * through B; once A closes, B takes it over and follows it to its end.
+ * through B; once A closes, B's lease reaper takes it over and B follows it to its end. The memory store stands in for
+ * a shared backend (one object reaches both runtimes): each runtime sees it through a view that says `scope: shared`.
  *
- * B's polls are a client's polls at the task's poll interval (bounded); changes B's own follower makes are awaited
- * with `changed`.
+ * B's polls are a client's polls at the task's poll interval (bounded); record changes are awaited with `changed`
+ * (every instance hears every change over the store's task topic).
  */
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { MemoryTaskStore } from '../../src/store/index.js';
+import { MemoryTaskStore, type TaskStore } from '../../src/store/index.js';
 import { InstanceBus, mintInstanceId, MrtrBridge, Sealer, TaskRuntime, type CallerContext, type UpstreamRoute } from '../../src/tasks/index.js';
 import { isTerminal, type TaskId, type TaskRecord } from '../../src/translate/index.js';
 import { LegacyUpstreamClient, ModernUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
@@ -23,6 +24,19 @@ const CLIENT_INFO = { name: 'gateway-under-test', version: '0.0.1' };
 const caller: CallerContext = { principal: 'alice', authorization: 'Bearer alice', capabilities: { elicitation: {} }, clientInfo: { name: 'ide', version: '9' } };
 /** How long a bounded poll or wait may take before the test fails. */
 const BOUND_MS = 10_000;
+/** Lease time: a lapsed follower's task is claimed by a reaper round (every third of it) soon after. */
+const LEASE_MS = 3_000;
+
+/** The memory store as a shared backend: scope `shared`, every call on the one object. */
+function sharedView(store: MemoryTaskStore): TaskStore {
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === 'scope') return 'shared';
+      const v: unknown = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  }) as TaskStore;
+}
 
 interface Instance {
   id: string;
@@ -47,7 +61,7 @@ async function startUpstream(era: Era): Promise<Fixture> {
     : startModernFixture({ mode: 'modern', tasks: 'native', taskPollIntervalMs: 100, taskJobDelayMs: 200 });
 }
 
-async function instance(t: { teardown(fn: () => unknown): void }, era: Era, url: string, store: MemoryTaskStore, secret: Uint8Array): Promise<Instance> {
+async function instance(t: { teardown(fn: () => unknown): void }, era: Era, url: string, store: TaskStore, secret: Uint8Array, started = true): Promise<Instance> {
   const bus = new InstanceBus({ store, instanceId: mintInstanceId(), heartbeatMs: 5_000 });
   await bus.start();
   const upstream: UpstreamClient =
@@ -59,7 +73,7 @@ async function instance(t: { teardown(fn: () => unknown): void }, era: Era, url:
     store,
     bus,
     sealer: new Sealer(secret),
-    leaseMs: 5_000,
+    leaseMs: LEASE_MS,
     bridge,
     defaultTtlMs: 60_000,
     maxTtlMs: 3_600_000,
@@ -78,7 +92,9 @@ async function instance(t: { teardown(fn: () => unknown): void }, era: Era, url:
   t.teardown(close);
   const route = routeOver(upstream, {}, { url, timeoutMs: 30_000 });
   // As app.ts does: every configured route is known for takeovers before any request comes.
-  runtime.proxied.knowRoute(route);
+  runtime.register(route);
+  // Started: it hears other instances' changes, renews its leases and reaps lapsed ones (not started: the test does).
+  if (started) await runtime.start();
   return { id: bus.instanceId, runtime, bus, route, close };
 }
 
@@ -118,11 +134,12 @@ for (const era of ['legacy', 'modern'] as const) {
     const fx = await startUpstream(era);
     t.teardown(() => fx.close());
 
-    async function pair(t: { teardown(fn: () => unknown): void }) {
-      const store = new MemoryTaskStore({ maxTasks: 100 });
-      t.teardown(() => store.close());
+    async function pair(t: { teardown(fn: () => unknown): void }, opts: { startB?: boolean } = {}) {
+      const memory = new MemoryTaskStore({ maxTasks: 100 });
+      t.teardown(() => memory.close());
+      const store = sharedView(memory);
       const secret = randomBytes(32);
-      return { store, a: await instance(t, era, fx.url, store, secret), b: await instance(t, era, fx.url, store, secret) };
+      return { store, a: await instance(t, era, fx.url, store, secret), b: await instance(t, era, fx.url, store, secret, opts.startB ?? true) };
     }
 
     t.test('created on A: the record says where the upstream task lives and who follows it; B polls status and result', async (t) => {
@@ -173,17 +190,14 @@ for (const era of ['legacy', 'modern'] as const) {
       t.same(a.runtime.proxied.liveIds(), []);
     });
 
-    t.test('A closes: its lease is handed over, B takes the task over and follows it to its end', async (t) => {
+    t.test('A closes: its lease is handed over, B reaps it, takes the task over and follows it to its end', async (t) => {
       const { store, a, b } = await pair(t);
       const created = await create(a, 'gated_job', { gate: `${era}-takeover` });
       await a.close();
-      // What B's lease reaper does (the runtime's renewal and reaping loop): claim the lapsed lease, take the task over.
-      const claimed = await store.claimExpiredLeases(b.id, 5_000, 10);
-      t.same(claimed, [{ taskId: created.taskId, previousOwner: a.id }]);
-      const record = await store.get(created.taskId as TaskId);
-      t.ok(record && (await b.runtime.proxied.takeOver(record)), 'B follows it now (its route found by name and era)');
-      t.same(b.runtime.proxied.liveIds(), [created.taskId]);
-      t.equal((await store.get(created.taskId as TaskId))?.owner, b.id);
+      // B's reaper claims the handed-over lease and takes the task over (its route found by name and era).
+      await changedUntil(b, created.taskId, (r) => r.owner === b.id);
+      t.same(b.runtime.proxied.liveIds(), [created.taskId], 'B follows it now');
+      t.equal(await store.leaseOwner(created.taskId as TaskId), b.id, 'and holds its lease');
       fx.releaseGate(`${era}-takeover`);
       const done = await changedUntil(b, created.taskId, (r) => isTerminal(r.status));
       t.match(done, { status: 'completed', result: { content: [{ text: `released ${era}-takeover` }] } });
@@ -192,7 +206,8 @@ for (const era of ['legacy', 'modern'] as const) {
     });
 
     t.test('a takeover after A closed with input outstanding', async (t) => {
-      const { store, a, b } = await pair(t);
+      // B's reaper is not started: the test claims the lease and calls takeOver as the reaper does.
+      const { store, a, b } = await pair(t, { startB: false });
       const created = await create(a, 'confirm_delete', { filename: `${era}-late.txt` });
       await pollUntil(a, created.taskId, (r) => r.status === 'input_required');
       await a.close();
@@ -203,9 +218,9 @@ for (const era of ['legacy', 'modern'] as const) {
           message: /following this task is gone/,
         });
       }
-      await store.claimExpiredLeases(b.id, 5_000, 10);
+      t.same(await store.claimExpiredLeases(b.id, LEASE_MS, 10), [{ taskId: created.taskId, previousOwner: a.id }]);
       const record = await store.get(created.taskId as TaskId);
-      t.ok(record && (await b.runtime.proxied.takeOver(record, b.route)));
+      t.ok(record && (await b.runtime.proxied.takeOver(record)));
       if (era === 'modern') {
         // A modern task's questions are in its tasks/get: nothing was lost with A.
         const asked = await pollUntil(b, created.taskId, (r) => r.status === 'input_required');
@@ -226,14 +241,29 @@ for (const era of ['legacy', 'modern'] as const) {
     t.test('a record sealed with another secret cannot be taken over: the task fails with a clear error', async (t) => {
       const { store, a, b } = await pair(t);
       const created = await create(a, 'gated_job', { gate: `${era}-foreign` });
+      const foreign = new Sealer(randomBytes(32)).seal('proxied-task', { caller: { capabilities: {} }, era });
+      await store.update(created.taskId as TaskId, (r) => ({ ...r, sealed: foreign }));
       await a.close();
-      await store.claimExpiredLeases(b.id, 5_000, 10);
-      const record = await store.get(created.taskId as TaskId);
-      if (!record) throw new Error('no record');
-      const foreign = { ...record, sealed: new Sealer(randomBytes(32)).seal('proxied-task', { caller: { capabilities: {} } }) };
-      t.equal(await b.runtime.proxied.takeOver(foreign, b.route), false);
-      t.match(await store.get(created.taskId as TaskId), { status: 'failed', error: { message: /cannot reach its upstream task/ } });
+      const failed = await changedUntil(b, created.taskId, (r) => isTerminal(r.status));
+      t.match(failed, { status: 'failed', error: { message: /cannot reach its upstream task/ } });
+      t.same(b.runtime.proxied.liveIds(), []);
       fx.releaseGate(`${era}-foreign`);
+    });
+
+    t.test('a follower that stops renewing loses the task to the instance that claimed its lease', async (t) => {
+      const { store, a, b } = await pair(t, { startB: false });
+      const created = await create(a, 'gated_job', { gate: `${era}-stolen` });
+      // B claims the lease as if A had let it lapse (a frozen A); A's next renewal finds it gone and stops following.
+      await store.releaseLease(created.taskId as TaskId, a.id, 'handover');
+      t.same(await store.claimExpiredLeases(b.id, LEASE_MS, 10), [{ taskId: created.taskId, previousOwner: a.id }]);
+      const record = await store.get(created.taskId as TaskId);
+      t.ok(record && (await b.runtime.proxied.takeOver(record)));
+      const until = Date.now() + BOUND_MS;
+      while (a.runtime.proxied.liveIds().length > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      t.same(a.runtime.proxied.liveIds(), [], 'A let it go');
+      t.same(b.runtime.proxied.liveIds(), [created.taskId]);
+      fx.releaseGate(`${era}-stolen`);
+      t.match(await changedUntil(b, created.taskId, (r) => isTerminal(r.status)), { status: 'completed' });
     });
   });
 }

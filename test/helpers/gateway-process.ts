@@ -1,0 +1,257 @@
+/**
+ * Real gateway processes for the multi-instance tests: `node --import tsx src/cli.ts -c <config.json>` on loopback
+ * port 0 (one process, so that SIGKILL kills the gateway itself, not a wrapper), its port learnt from the
+ * `serving MCP endpoint` log lines (pino JSON on stdout). And, until a shared helper exists, a throwaway
+ * `redis-server` on a free loopback port that a test can stop and start again on the same port. Not a test file.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+
+const root = new URL('../..', import.meta.url).pathname;
+const cli = join(root, 'src/cli.ts');
+
+/** The shared secret every test instance holds (at least 32 characters). */
+export const TEST_SECRET = 'multi-instance-test-secret-0123456789abcdef';
+
+/** Starting a process or waiting for its first log lines gives up after this long (a failed test, never a pass). */
+const START_BOUND_MS = 30_000;
+
+/** The `redis-server` binary on PATH, or undefined (then the Redis tests skip, saying so). */
+export function redisServerBinary(): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const p = join(dir, 'redis-server');
+    if (existsSync(p)) return p;
+  }
+  return undefined;
+}
+
+/** A free loopback TCP port (bound and released; a race with another process is possible but unlikely). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** Resolves when `ready()` holds (checked on each chunk of output); rejects, with `text()`, on exit or after the bound. */
+function waitForOutput(child: ChildProcess, text: () => string, ready: () => boolean, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (ready()) {
+        done();
+        resolve();
+      }
+    };
+    const onExit = (code: number | null, signal: string | null) => {
+      done();
+      reject(new Error(`${what} exited (code ${code}, signal ${signal}) before it was ready:\n${text().slice(-4000)}`));
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(`${what} not ready within ${START_BOUND_MS} ms:\n${text().slice(-4000)}`));
+    }, START_BOUND_MS);
+    const done = () => {
+      clearTimeout(timer);
+      child.stdout?.off('data', check);
+      child.stderr?.off('data', check);
+      child.off('close', onExit);
+    };
+    child.stdout?.on('data', check);
+    child.stderr?.on('data', check);
+    // 'close', not 'exit': the output is complete then.
+    child.on('close', onExit);
+    check();
+  });
+}
+
+/** A redis-server the test controls: stop it (an outage) and start it again on the same port (empty: no persistence). */
+export interface RedisProcess {
+  url: string;
+  port: number;
+  /** Whether the server is up now. */
+  readonly running: boolean;
+  /** Stops the server (SIGTERM) and waits for it to exit. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and waits until it accepts connections. */
+  start(): Promise<void>;
+  /** Stops it if running. */
+  close(): Promise<void>;
+}
+
+/** Starts `redis-server` on a free loopback port, without persistence. */
+export async function startRedisServer(binary = redisServerBinary() ?? 'redis-server'): Promise<RedisProcess> {
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const launch = async () => {
+    const c = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    c.stdout?.on('data', (d) => (out += d));
+    c.stderr?.on('data', (d) => (out += d));
+    await waitForOutput(c, () => out, () => /Ready to accept connections/.test(out), `redis-server on port ${port}`);
+    child = c;
+  };
+  const stop = async () => {
+    const c = child;
+    if (!c) return;
+    child = undefined;
+    if (c.exitCode === null && c.signalCode === null) {
+      const exited = once(c, 'exit');
+      c.kill('SIGTERM');
+      await exited;
+    }
+  };
+  await launch();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    get running() {
+      return child !== undefined;
+    },
+    stop,
+    start: launch,
+    close: stop,
+  };
+}
+
+/** How a gateway process ended. */
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A running gateway process. */
+export interface GatewayProcess {
+  /** The label given at start (A, B, …), used in failure messages. */
+  name: string;
+  pid: number;
+  port: number;
+  /** The MCP endpoint of each configured upstream, by upstream name (from the log). */
+  endpoints: Record<string, string>;
+  /** The MCP endpoint of one upstream (throws when it was not configured). */
+  url(upstream: string): string;
+  /** Everything written to stdout (pino JSON lines) and stderr so far. */
+  output(): string;
+  /** Resolves when the process has exited. */
+  exited: Promise<ProcessExit>;
+  /** How it ended, if it has (a crash shows here with the output that led to it). */
+  readonly exit: ProcessExit | undefined;
+  /** Sends `signal` and waits for the exit. */
+  kill(signal: NodeJS.Signals): Promise<ProcessExit>;
+}
+
+/** What to start a gateway process with. */
+export interface GatewayProcessOptions {
+  name: string;
+  /** The configuration file's content (written as JSON); `server.port` defaults to 0. */
+  config: Record<string, unknown>;
+  /** Extra environment (e.g. MCP_GATEWAY_STATE_SECRET, MCP_GATEWAY_REDIS_URL); a value `undefined` removes the variable. */
+  env?: Record<string, string | undefined>;
+}
+
+function spawnGateway(opts: GatewayProcessOptions, file: string): ChildProcess {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info' };
+  // Never inherit the variables the tests decide on.
+  delete env.MCP_GATEWAY_STATE_SECRET;
+  delete env.MCP_GATEWAY_REDIS_URL;
+  for (const [k, v] of Object.entries(opts.env ?? {})) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return spawn(process.execPath, ['--import', 'tsx', cli, '-c', file], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env });
+}
+
+async function writeConfig(opts: GatewayProcessOptions): Promise<{ file: string; cleanup(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), `gw-${opts.name}-`));
+  const file = join(dir, 'config.json');
+  const server = { port: 0, ...((opts.config.server as object | undefined) ?? {}) };
+  await writeFile(file, JSON.stringify({ ...opts.config, server }, null, 2));
+  return { file, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Starts a gateway process and resolves once every configured upstream's endpoint was logged (the server is
+ * listening then). Rejects, with the process output, when it exits first.
+ */
+export async function startGatewayProcess(opts: GatewayProcessOptions): Promise<GatewayProcess> {
+  const { file, cleanup } = await writeConfig(opts);
+  const child = spawnGateway(opts, file);
+  let out = '';
+  child.stdout?.on('data', (d) => (out += d));
+  child.stderr?.on('data', (d) => (out += d));
+  let exit: ProcessExit | undefined;
+  const exited = new Promise<ProcessExit>((resolve) => {
+    child.once('close', (code, signal) => {
+      void cleanup();
+      exit = { code, signal };
+      resolve(exit);
+    });
+  });
+  const upstreams = (opts.config.upstreams as Array<{ name: string }> | undefined) ?? [];
+  const expected = Math.max(1, upstreams.length);
+  const endpoints: Record<string, string> = {};
+  const serving = () => {
+    for (const line of out.split('\n')) {
+      if (!line.startsWith('{')) continue;
+      try {
+        const entry = JSON.parse(line) as { msg?: string; upstream?: string; endpoint?: string };
+        if (entry.msg === 'serving MCP endpoint' && entry.upstream && entry.endpoint) endpoints[entry.upstream] = entry.endpoint;
+      } catch {
+        // a partial line: the next chunk completes it
+      }
+    }
+    return Object.keys(endpoints).length >= expected;
+  };
+  try {
+    await waitForOutput(child, () => out, serving, `gateway ${opts.name}`);
+  } catch (e) {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    throw e;
+  }
+  const first = Object.values(endpoints)[0] ?? '';
+  return {
+    name: opts.name,
+    pid: child.pid ?? 0,
+    port: Number(new URL(first).port),
+    endpoints,
+    url(upstream) {
+      const u = endpoints[upstream];
+      if (!u) throw new Error(`gateway ${opts.name} serves no upstream ${upstream}`);
+      return u;
+    },
+    output: () => out,
+    exited,
+    get exit() {
+      return exit;
+    },
+    async kill(signal) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Runs a gateway process that is expected to refuse to start: its exit and output. */
+export async function runGatewayToExit(opts: GatewayProcessOptions): Promise<ProcessExit & { output: string }> {
+  const { file, cleanup } = await writeConfig(opts);
+  const child = spawnGateway(opts, file);
+  let out = '';
+  child.stdout?.on('data', (d) => (out += d));
+  child.stderr?.on('data', (d) => (out += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), START_BOUND_MS);
+  const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+  clearTimeout(timer);
+  await cleanup();
+  return { code, signal, output: out };
+}
