@@ -18,8 +18,8 @@ const cli = join(root, 'src/cli.ts');
 /** The shared secret every test instance holds (at least 32 characters). */
 export const TEST_SECRET = 'multi-instance-test-secret-0123456789abcdef';
 
-/** Starting a process or waiting for its first log lines gives up after this long (a failed test, never a pass). */
-const START_BOUND_MS = 30_000;
+/** Starting a process gives up after this long (a failed test, never a pass); generous: a cold tsx cache on a loaded machine. */
+const START_BOUND_MS = 90_000;
 
 /** The `redis-server` binary on PATH, or undefined (then the Redis tests skip, saying so). */
 export function redisServerBinary(): string | undefined {
@@ -160,6 +160,12 @@ export interface GatewayProcessOptions {
   env?: Record<string, string | undefined>;
 }
 
+/** Every gateway process started here, killed if the test process exits without stopping them (a crashed test). */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 function spawnGateway(opts: GatewayProcessOptions, file: string): ChildProcess {
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info' };
   // Never inherit the variables the tests decide on.
@@ -169,7 +175,10 @@ function spawnGateway(opts: GatewayProcessOptions, file: string): ChildProcess {
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
-  return spawn(process.execPath, ['--import', 'tsx', cli, '-c', file], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, '-c', file], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
 }
 
 async function writeConfig(opts: GatewayProcessOptions): Promise<{ file: string; cleanup(): Promise<void> }> {
