@@ -83,7 +83,11 @@ export interface RedisProcess {
   /** Stops the server (SIGTERM) and waits for it to exit. */
   stop(): Promise<void>;
   /** Starts it again on the same port and waits until it accepts connections. */
-  start(): Promise<void>;
+  restart(): Promise<void>;
+  /** Freezes it (SIGSTOP): connections stay open and nothing answers, as with a hung Redis. */
+  pause(): void;
+  /** Thaws it (SIGCONT), data intact. */
+  resume(): void;
   /** Stops it if running. */
   close(): Promise<void>;
 }
@@ -107,6 +111,7 @@ export async function startRedisServer(binary = redisServerBinary() ?? 'redis-se
     if (!c) return;
     child = undefined;
     if (c.exitCode === null && c.signalCode === null) {
+      c.kill('SIGCONT'); // a paused server would not act on SIGTERM
       const exited = once(c, 'exit');
       c.kill('SIGTERM');
       await exited;
@@ -120,7 +125,9 @@ export async function startRedisServer(binary = redisServerBinary() ?? 'redis-se
       return child !== undefined;
     },
     stop,
-    start: launch,
+    restart: launch,
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
     close: stop,
   };
 }

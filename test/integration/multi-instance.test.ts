@@ -328,6 +328,25 @@ async function main(t: Test, redisBinary: string): Promise<void> {
     }
   });
 
+  t.test('Redis hung (SIGSTOP): requests fail within commandTimeoutMs, and the data is served again once it answers', async (t) => {
+    const taskId = await createTask(t, A.url('wrapped'), 'greet', { name: 'hung' });
+    await pollUntil(B.url('wrapped'), taskId, (r) => r.status === 'completed');
+    redis.pause();
+    try {
+      for (const [what, g] of [['tasks/get on B', B], ['tasks/get on A', A]] as const) {
+        const r = await raceBound(safe(getTask(g.url('wrapped'), taskId)), COMMAND_TIMEOUT_MS + MARGIN_MS);
+        t.ok(r, `${what}: answered within commandTimeoutMs + ${MARGIN_MS} ms`);
+        t.equal(r?.status, 503, `${what}: HTTP 503`, { body: r?.body });
+        t.match(r?.body?.error?.message, /task store is unavailable/i, `${what}: says the task store is unavailable`);
+      }
+    } finally {
+      redis.resume();
+    }
+    const back = await pollUntil(B.url('wrapped'), taskId, (r) => r.status === 'completed');
+    t.equal(firstText(back.result), 'Hello, hung!', 'the task is there again, unchanged');
+    for (const g of [A, B]) t.notOk(g.exit, `${g.name} lives on`, { exit: g.exit, output: g.exit ? lastLines(g.output()) : undefined });
+  });
+
   t.test('Redis stopped and restarted: fast 503s while it is down, recovery without a restart', async (t) => {
     await redisOutage(t, redis, A, B, legacySync);
     for (const g of [A, B]) {
@@ -373,7 +392,7 @@ async function redisOutage(t: Test, redis: RedisProcess, A: GatewayProcess, B: G
   t.ok(legacy, 'a legacy initialize (a session kept in the store): answered within the bound');
   t.equal(legacy?.status, 503, 'a legacy initialize: HTTP 503', { body: legacy?.body });
 
-  await redis.start();
+  await redis.restart();
   // Recovery: the instances reconnect on their own; a new task made on A is polled to its end through B.
   const deadline = Date.now() + BOUND_MS;
   let recovered: string | undefined;
