@@ -21,6 +21,11 @@ export interface GatewayDeps {
   instanceId?: string;
   /** Environment to read the secret and the Redis URL from (default `process.env`). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * A task store to use instead of the configured one (tests share one between several gateways in one process); the
+   * gateway does not close it.
+   */
+  store?: TaskStore;
 }
 
 /** A built gateway: the Fastify app (not listening) and an idempotent, ordered close. */
@@ -46,19 +51,22 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     ]);
   }
   const stateKey = shared ?? randomBytes(32);
-  const store = await createStore(config, env);
+  const store = deps.store ?? (await createStore(config, env));
+  const ownStore = deps.store === undefined;
   const bus = new InstanceBus({ store, instanceId: deps.instanceId ?? mintInstanceId(), heartbeatMs: config.tasks.leaseMs });
   try {
     await bus.start();
   } catch (e) {
-    await store.close();
+    if (ownStore) await store.close();
     throw e;
   }
-  const bridge = new MrtrBridge({ stateKey, holdMs: config.input.holdMs, maxHeld: config.input.maxHeldCalls, gatherMs: 25 });
+  // One sealer for the runtime and the bridge: what one instance seals, every instance opens.
+  const sealer = new Sealer(stateKey);
+  const bridge = new MrtrBridge({ stateKey, holdMs: config.input.holdMs, maxHeld: config.input.maxHeldCalls, gatherMs: 25, bus, sealer });
   const runtime = new TaskRuntime({
     store,
     bus,
-    sealer: new Sealer(stateKey),
+    sealer,
     leaseMs: config.tasks.leaseMs,
     bridge,
     defaultTtlMs: config.tasks.defaultTtlMs,
@@ -93,6 +101,16 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       upstream: upstreamClient(u, config),
     },
   }));
+  // Tasks created on another instance are taken over against their route by name; then this runtime joins the others.
+  for (const r of routes) runtime.register(r.route);
+  try {
+    await runtime.start();
+  } catch (e) {
+    await runtime.close();
+    await bus.close();
+    await store.close();
+    throw e;
+  }
   const app = await buildEdge({
     logger: deps.logger ?? false,
     bodyLimitBytes: config.server.bodyLimitBytes,
@@ -118,7 +136,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
         await runtime.close();
         await bus.close();
         await Promise.all(routes.flatMap((r) => [r.route.upstream.close(), r.modernUpstream.close()]));
-        await store.close();
+        if (ownStore) await store.close();
       })();
       return closing;
     },

@@ -70,9 +70,10 @@ export function exceptionToEdge(e: unknown): EdgeError {
   }
   if (e instanceof StoreFullError) return { status: 503, error: { code: ErrorCode.InternalError, message: e.message }, fault: false };
   if (e instanceof StoreUnavailableError) return { status: 503, error: { code: ErrorCode.InternalError, message: e.message }, fault: false, retryAfterSeconds: 1 };
-  // A relayed MRTR retry whose held call lived on an instance that is gone: the round is lost, the client starts over.
+  // An MRTR retry whose held call lived on an instance that is gone: the round is lost, the client starts over. An
+  // invalid state like any other (2026-07-28 basic/patterns/mrtr §Server Requirements), so 400 with -32602.
   if (e instanceof InstanceGoneError) {
-    return { status: 410, error: { code: ErrorCode.InvalidParams, message: 'Invalid requestState: the gateway instance holding this request is gone; send the request again without requestState' }, fault: false };
+    return { status: 400, error: { code: ErrorCode.InvalidParams, message: 'Invalid requestState: the gateway instance holding this request is gone; send the request again without requestState' }, fault: false };
   }
   if (e instanceof TooManyTasksError) return { status: 429, error: { code: ErrorCode.InternalError, message: e.message }, fault: false };
   if (e instanceof InvalidRequestStateError) return { status: 400, error: { code: ErrorCode.InvalidParams, message: e.message }, fault: false };

@@ -25,7 +25,7 @@ import {
   type ModernRequest,
   type JsonObject,
 } from '../translate/index.js';
-import { runListen, runtimeServesTools, wrapsTools, type CallerContext, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
+import { runListen, runtimeServesTools, wrapsTools, type CallerContext, type ForwardHooks, type MrtrBridge, type Outcome, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { UpstreamDownError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type UpstreamAvailability, type UpstreamEras } from '../upstream/index.js';
 import { exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
 import type { LegacyFace } from './legacy-face.js';
@@ -81,6 +81,15 @@ function upstreamRunsTasks(route: UpstreamRoute, capabilities: JsonObject): bool
 
 function header(req: FastifyRequest, name: string): string | undefined | null {
   return singleHeader(req.headers, name);
+}
+
+/**
+ * Runs one modern request that may need input: `tools/call` through the runtime (its rules decide what the call
+ * becomes), the rest through the MRTR bridge. The same for a request that arrived here and one relayed from another
+ * instance.
+ */
+export function runRequest(runtime: TaskRuntime, bridge: MrtrBridge, route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks): Promise<Outcome> {
+  return req.method === 'tools/call' ? runtime.callTool(route, req, caller, hooks) : bridge.forward(route, req, caller, hooks);
 }
 
 /** Registers the endpoint's routes in an encapsulated scope. */
@@ -344,9 +353,8 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         case 'forward':
         case 'forward-input': {
           const hooks = { signal, notify: (n: JsonRpcNotification) => channel.notify(n) };
-          const outcome = req.method === 'tools/call'
-            ? await runtime.callTool(route, req, caller, hooks)
-            : await bridge.forward(route, req, caller, hooks);
+          // A retry whose held call another instance holds is answered there (2026-07-28 basic/patterns/mrtr).
+          const outcome = (await bridge.relay(route, req, caller, hooks)) ?? (await runRequest(runtime, bridge, route, req, caller, hooks));
           if (outcome.kind === 'error') {
             channel.error(id, outcome.error, upstreamErrorStatus(outcome.error));
             return { outcome: `upstream error ${outcome.error.code}` };

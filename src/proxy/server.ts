@@ -5,7 +5,7 @@ import type { MrtrBridge, TaskRuntime, UpstreamRoute } from '../tasks/index.js';
 import type { UpstreamAvailability, UpstreamClient } from '../upstream/index.js';
 import { checkHostOrigin, type HostPolicy } from './host-check.js';
 import { LegacyFace } from './legacy-face.js';
-import { registerMcpEndpoint } from './mcp-endpoint.js';
+import { registerMcpEndpoint, runRequest } from './mcp-endpoint.js';
 
 /** One upstream as the edge mounts it. */
 export interface EdgeEndpoint {
@@ -99,6 +99,9 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
   app.addHook('onClose', async () => {
     for (const f of faces) f.close();
   });
+  // MRTR retries that landed on another instance come here to the call this instance holds, and run as if they had
+  // arrived here (the hold names its route).
+  opts.bridge.serveRelayed((route, req, caller, hooks) => runRequest(opts.runtime, opts.bridge, route, req, caller, hooks));
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not found' }));
   // Liveness plus a few gauges for operators (no per-caller data).
   app.get('/healthz', async () => ({

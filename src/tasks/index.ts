@@ -14,7 +14,7 @@ export {
   type CallWindow,
   type TaskMode,
 } from './call-decision.js';
-export { InvalidRequestStateError, MrtrBridge, type ForwardHooks, type MrtrOptions, type Outcome } from './mrtr-bridge.js';
+export { InvalidRequestStateError, MrtrBridge, type ForwardHooks, type MrtrOptions, type Outcome, type RelayedDispatch } from './mrtr-bridge.js';
 export { runListen, type ListenHooks } from './listen-bridge.js';
 export { InvalidCursorError, TaskAlreadyTerminalError, TooManyTasksError, UnknownTaskError } from './task-limits.js';
 export { TaskRuntime, type TaskRuntimeOptions } from './task-runtime.js';

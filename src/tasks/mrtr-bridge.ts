@@ -5,6 +5,10 @@
  * runs one round at a time and reports how it ended; what the call becomes is the caller's decision
  * (`decideCall` for `tools/call`, a plain answer for other requests). Progress and opted-in log messages are
  * relayed on the client's stream.
+ *
+ * A retry may reach any instance of the gateway (2026-07-28 basic/transports §Stateless): the state names the instance
+ * holding the call, and a retry that lands elsewhere is relayed there whole over the instance bus (its caller sealed),
+ * run there as if it had arrived there, and its answer comes back; an instance that is gone is a clear error.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -15,6 +19,7 @@ import {
   encodeRequestState,
   isObject,
   legacyParams,
+  methodPolicy,
   modernError,
   modernResult,
   progressTokenOf,
@@ -25,9 +30,21 @@ import {
   type JsonRpcResponse,
   type ModernRequest,
 } from '../translate/index.js';
-import { callNow, UpstreamTimeoutError, type UpstreamTask } from '../upstream/index.js';
-import { Conversation } from './conversation.js';
+import { StoreFullError, StoreUnavailableError } from '../store/index.js';
+import {
+  callNow,
+  UpstreamBusyError,
+  UpstreamDownError,
+  UpstreamHttpError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+  type UpstreamTask,
+} from '../upstream/index.js';
+import { Conversation, MissingCapabilityError } from './conversation.js';
+import { InstanceGoneError, RemoteError, type InstanceBus } from './instance-bus.js';
 import type { CallerContext, UpstreamRoute } from './route.js';
+import type { Sealer } from './sealing.js';
+import { InvalidCursorError, TaskAlreadyTerminalError, TooManyTasksError, UnknownTaskError } from './task-limits.js';
 
 /** The outcome of a forwarded request, already in modern shape. */
 export type Outcome = { kind: 'result'; result: JsonObject } | { kind: 'error'; error: JsonRpcErrorObject };
@@ -50,13 +67,33 @@ export interface MrtrOptions {
   maxHeld: number;
   /** How long to wait for further concurrent input requests once one arrived. */
   gatherMs: number;
+  /**
+   * The instances sharing the store: a retry whose call another instance holds is relayed to it. Absent: this is the
+   * only instance.
+   */
+  bus?: InstanceBus;
+  /** Seals a relayed retry's caller (it carries the client's credentials); needed with `bus`. */
+  sealer?: Sealer;
+  /** How often a relayed retry checks that the holding instance still lives (default 1 s). */
+  livenessCheckMs?: number;
 }
+
+/**
+ * Runs a relayed retry on the instance holding its call exactly as the edge runs one that arrived there (the edge
+ * registers it: `tools/call` through the runtime, the rest through `forward`).
+ */
+export type RelayedDispatch = (route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks) => Promise<Outcome>;
+
+/** The bus request kind of a relayed retry, and the purpose its caller is sealed for. */
+const RELAY_KIND = 'mrtr.retry';
 
 /** A call held between MRTR rounds (opaque outside the bridge). */
 export interface Hold {
   id: string;
   /** The upstream route the held call runs on; a state is only valid on that route. */
   route: string;
+  /** That route (a relayed retry runs over it). */
+  on: UpstreamRoute;
   conv: Conversation;
   principal: string;
   method: string;
@@ -111,6 +148,83 @@ export class MrtrBridge {
   private readonly holds = new Map<string, Hold>();
 
   constructor(readonly opts: MrtrOptions) {}
+
+  /** The id request states name as the holder of this bridge's calls. */
+  get instanceId(): string {
+    return this.opts.bus?.instanceId ?? 'local';
+  }
+
+  /**
+   * A retry whose call another instance holds: relayed there whole and answered with its outcome; `undefined` when
+   * the retry is this instance's to serve (no state, a state this instance holds, or one it refuses itself).
+   * Rejects with `InstanceGoneError` when the holder is gone (no heartbeat, no acknowledgement, or its heartbeat
+   * stops while it runs the retry), and with the error the holder's run failed with, rebuilt by name.
+   */
+  async relay(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks): Promise<Outcome | undefined> {
+    const { bus, sealer } = this.opts;
+    if (!bus || !sealer || req.policy.kind !== 'forward-input' || req.requestState === undefined) return undefined;
+    const decoded = decodeRequestState(req.requestState, this.opts.stateKey, Date.now(), { sub: caller.principal, method: req.method, name: nameOf(req) });
+    if (!decoded.ok || decoded.value.inst === bus.instanceId) return undefined;
+    const holder = decoded.value.inst;
+    // A holder that dies after acknowledging sends no answer: its heartbeat lapsing ends the wait.
+    const gone = new AbortController();
+    const check = setInterval(() => {
+      bus.alive(holder).then(
+        (alive) => {
+          if (!alive) gone.abort(new InstanceGoneError(holder));
+        },
+        () => {},
+      );
+    }, this.opts.livenessCheckMs ?? 1_000);
+    check.unref();
+    try {
+      const answer = await bus.request(
+        holder,
+        RELAY_KIND,
+        { route: route.name, req: req as unknown as JsonObject, caller: sealer.seal(RELAY_KIND, caller as unknown as JsonObject) },
+        { signal: AbortSignal.any([hooks.signal, gone.signal]), onNotify: (n) => hooks.notify(n as unknown as JsonRpcNotification) },
+      );
+      if (isObject(answer.thrown)) throw rebuildError(answer.thrown);
+      if (!isOutcome(answer.outcome)) throw new Error('the holding instance answered a relayed retry without an outcome');
+      return answer.outcome;
+    } catch (e) {
+      if (hooks.signal.aborted) return CANCELLED;
+      if (gone.signal.aborted) throw gone.signal.reason;
+      if (e instanceof RemoteError) throw rebuildError({ name: e.remoteName, message: e.message });
+      throw e;
+    } finally {
+      clearInterval(check);
+    }
+  }
+
+  /**
+   * Serves retries other instances relay here with `dispatch` (the edge's own way of running a request): the caller
+   * is opened, the held call looked up, notifications go back to the asking instance, and the asker giving up aborts
+   * the run. Failures travel back described, so that the asker answers what this instance would have.
+   */
+  serveRelayed(dispatch: RelayedDispatch): void {
+    const { bus, sealer } = this.opts;
+    if (!bus || !sealer) return;
+    bus.handle(RELAY_KIND, async (payload, ctx) => {
+      try {
+        const opened = typeof payload.caller === 'string' ? sealer.open(RELAY_KIND, payload.caller) : undefined;
+        const raw = payload.req;
+        if (!opened || typeof opened.principal !== 'string' || !isObject(raw) || typeof raw.method !== 'string' || typeof raw.requestState !== 'string') {
+          throw new InvalidRequestStateError('Invalid requestState: the relayed retry could not be read');
+        }
+        const caller = opened as unknown as CallerContext;
+        const req = { ...(raw as unknown as ModernRequest), policy: methodPolicy(raw.method) };
+        const decoded = decodeRequestState(raw.requestState, this.opts.stateKey, Date.now(), { sub: caller.principal, method: req.method, name: nameOf(req) });
+        if (!decoded.ok) throw new InvalidRequestStateError(`Invalid requestState (${decoded.reason})`);
+        const hold = this.holds.get(decoded.value.hold);
+        if (!hold || hold.route !== payload.route) throw new InvalidRequestStateError('Invalid requestState: the round it continues has ended');
+        const outcome = await dispatch(hold.on, req, caller, { signal: ctx.signal, notify: (n) => ctx.notify(n as unknown as JsonObject) });
+        return { outcome: outcome as unknown as JsonObject };
+      } catch (e) {
+        return { thrown: describeError(e) };
+      }
+    });
+  }
 
   /** Number of calls currently held for input. */
   get heldCount(): number {
@@ -197,7 +311,7 @@ export class MrtrBridge {
         case 'aborted':
           this.drop(hold);
           conv.cancel('client closed the request');
-          return { kind: 'outcome', outcome: { kind: 'error', error: { code: ErrorCode.InternalError, message: 'Request cancelled' } } };
+          return { kind: 'outcome', outcome: CANCELLED };
       }
     } catch (e) {
       this.drop(hold);
@@ -239,7 +353,7 @@ export class MrtrBridge {
         conv.cancel('too many calls waiting for input');
         return { kind: 'error', error: { code: ErrorCode.InternalError, message: 'Too many requests are waiting for input; try again later' } };
       }
-      hold = { id: randomBytes(16).toString('base64url'), route: route.name, conv, principal: caller.principal, method: req.method, name, round: 0, busy: false, timer: undefined };
+      hold = { id: randomBytes(16).toString('base64url'), route: route.name, on: route, conv, principal: caller.principal, method: req.method, name, round: 0, busy: false, timer: undefined };
       this.holds.set(hold.id, hold);
     }
     hold.round += 1;
@@ -248,7 +362,7 @@ export class MrtrBridge {
     hold.timer = setTimeout(() => this.expire(h), this.opts.holdMs);
     hold.timer.unref();
     const requestState = encodeRequestState(
-      { hold: hold.id, sub: hold.principal, method: hold.method, name: hold.name, round: hold.round, exp: Date.now() + this.opts.holdMs },
+      { hold: hold.id, inst: this.instanceId, sub: hold.principal, method: hold.method, name: hold.name, round: hold.round, exp: Date.now() + this.opts.holdMs },
       this.opts.stateKey,
     );
     const result: JsonObject = { resultType: 'input_required', inputRequests: conv.inputRequests(), requestState };
@@ -282,4 +396,62 @@ export function nameOf(req: ModernRequest): string {
   const p = req.policy.nameParam;
   const v = p ? req.params[p] : undefined;
   return typeof v === 'string' ? v : '';
+}
+
+/** The outcome of a request whose client went away (never sent: the edge abandons the response). */
+const CANCELLED: Outcome = { kind: 'error', error: { code: ErrorCode.InternalError, message: 'Request cancelled' } };
+
+function isOutcome(v: unknown): v is Outcome {
+  return isObject(v) && ((v.kind === 'result' && isObject(v.result)) || (v.kind === 'error' && isObject(v.error)));
+}
+
+/** An error as it travels back from the holding instance: its name, message and what the edge's mapping reads. */
+function describeError(e: unknown): JsonObject {
+  const err = e instanceof Error ? e : new Error(String(e));
+  const out: JsonObject = { name: err.name, message: err.message };
+  if (e instanceof MissingCapabilityError) out.requiredCapabilities = e.requiredCapabilities;
+  if (e instanceof UpstreamDownError) Object.assign(out, { upstream: e.upstream, retryAfterMs: e.retryAfterMs });
+  if (e instanceof UpstreamHttpError) Object.assign(out, { status: e.status, bodyText: e.bodyText });
+  if (e instanceof TaskAlreadyTerminalError) out.status = e.status;
+  if (e instanceof InstanceGoneError) out.instance = e.instance;
+  return out;
+}
+
+/** The error the holding instance failed with, rebuilt by name, so that the edge maps it as it would have there. */
+function rebuildError(d: JsonObject): Error {
+  const message = typeof d.message === 'string' ? d.message : 'remote failure';
+  const str = (v: unknown) => (typeof v === 'string' ? v : '');
+  const keep = <E extends Error>(e: E): E => Object.assign(e, { message });
+  switch (d.name) {
+    case 'InvalidRequestStateError':
+      return new InvalidRequestStateError(message);
+    case 'MissingCapabilityError':
+      return keep(new MissingCapabilityError(isObject(d.requiredCapabilities) ? d.requiredCapabilities : {}, ''));
+    case 'TooManyTasksError':
+      return keep(new TooManyTasksError(0));
+    case 'UnknownTaskError':
+      return new UnknownTaskError();
+    case 'InvalidCursorError':
+      return new InvalidCursorError();
+    case 'TaskAlreadyTerminalError':
+      return new TaskAlreadyTerminalError(str(d.status));
+    case 'StoreFullError':
+      return keep(new StoreFullError(0));
+    case 'StoreUnavailableError':
+      return keep(new StoreUnavailableError(''));
+    case 'InstanceGoneError':
+      return new InstanceGoneError(str(d.instance));
+    case 'UpstreamTimeoutError':
+      return new UpstreamTimeoutError(message);
+    case 'UpstreamUnavailableError':
+      return new UpstreamUnavailableError(message);
+    case 'UpstreamBusyError':
+      return new UpstreamBusyError(message);
+    case 'UpstreamHttpError':
+      return new UpstreamHttpError(typeof d.status === 'number' ? d.status : 502, str(d.bodyText));
+    case 'UpstreamDownError':
+      return new UpstreamDownError(str(d.upstream), typeof d.retryAfterMs === 'number' ? d.retryAfterMs : 1_000);
+    default:
+      return new Error(message);
+  }
 }

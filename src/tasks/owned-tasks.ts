@@ -3,6 +3,17 @@
  * running in the background as a task the gateway itself serves. Its input requests become the task's
  * `inputRequests`, its progress the task's `statusMessage`, its response the task's outcome.
  */
+/**
+ * Gateway-owned tasks (README §Tasks, wrapped tools): a synchronous upstream call that outlived its window keeps
+ * running in the background as a task the gateway itself serves. Its input requests become the task's
+ * `inputRequests`, its progress the task's `statusMessage`, its response the task's outcome.
+ *
+ * Across instances sharing a store (ARCHITECTURE §4): the instance running the call holds the task's lease and renews
+ * it while the call runs; the record names it (`owner`) and carries the call, sealed, so that another instance can
+ * take the task over when the lease lapses (fail it, or run the call again when its rule says `retryOnLoss`). Writes
+ * of a run are fenced by `owner` and `attempt`: a run that lost its task (a paused instance waking up) changes nothing.
+ * Answers and cancels reaching an instance that does not run the call go to the one that does, over the instance bus.
+ */
 import {
   ErrorCode,
   asErrorObject,
@@ -16,28 +27,98 @@ import {
   type TaskId,
   type TaskRecord,
 } from '../translate/index.js';
-import { UpstreamTimeoutError } from '../upstream/index.js';
+import { callNow, UpstreamTimeoutError } from '../upstream/index.js';
 import { Conversation } from './conversation.js';
+import { InstanceGoneError, type InstanceBus } from './instance-bus.js';
 import type { TaskOrigin } from './proxied-tasks.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
-import type { TaskEvents } from './task-events.js';
+import type { Sealer } from './sealing.js';
+import { finished, type TaskEvents, type TaskOutcome } from './task-events.js';
 import { clampTtl, mintTaskId, nowIso, TaskAlreadyTerminalError, TooManyTasksError, type TaskLimits } from './task-limits.js';
 
 const TIMED_OUT = 'The upstream call timed out';
 
+/** The error of an owned task whose instance was lost and whose tool may not run twice. */
+export const LOST_MESSAGE = 'The gateway instance running this task was lost; the task did not finish';
+
+/** The error of an owned task still running when a one-instance gateway shuts down. */
+export const SHUTDOWN_MESSAGE = 'The gateway is shutting down; the task did not finish';
+
+/** The sealing purpose of an owned task's call (what another instance needs to run it again). */
+const SEAL_PURPOSE = 'owned-task';
+
+/** What owned tasks need to run across the instances sharing a store. */
+export interface OwnedCluster {
+  bus: InstanceBus;
+  sealer: Sealer;
+  /** How long a lease lasts unless renewed. */
+  leaseMs: number;
+  /** The route of an upstream by name (a task taken over from another instance). */
+  route(name: string): UpstreamRoute | undefined;
+  /** The rule for a tool on a route. */
+  policyFor(route: UpstreamRoute, tool: string): TaskPolicy;
+}
+
 interface OwnedLive {
   conv: Conversation;
   stop: AbortController;
+  /** Which start of the call this is (the record's `attempt` while this run owns it). */
+  attempt: number;
+  /** Whether this instance holds the task's lease (acquired at adoption or claimed at takeover). */
+  leased: boolean;
+  /** What becomes of the lease when the local call ends: dropped (the work ended), or kept (another instance's now). */
+  lease: 'drop' | 'keep';
 }
 
-/** The owned tasks of one gateway, and their running calls. */
+/** The call a sealed record carries. */
+interface SealedCall {
+  caller: CallerContext;
+  params: JsonObject;
+}
+
+/** The owned tasks of one gateway instance, and their running calls. */
 export class OwnedTasks {
   private readonly live = new Map<TaskId, OwnedLive>();
+  private renewer: NodeJS.Timeout | undefined;
+  private closing: Promise<void> | undefined;
 
   constructor(
     private readonly events: TaskEvents,
     private readonly limits: TaskLimits,
+    private readonly cluster: OwnedCluster,
   ) {}
+
+  /** This instance's id (the `owner` of the tasks it runs). */
+  private get me(): string {
+    return this.cluster.bus.instanceId;
+  }
+
+  /** Whether the store is shared with other instances (then tasks carry leases and their sealed call). */
+  private get shared(): boolean {
+    return this.events.store.scope === 'shared';
+  }
+
+  /**
+   * Serves answers and cancels other instances forward, and (shared store) renews the leases of the calls running
+   * here every third of the lease time.
+   */
+  start(): void {
+    this.cluster.bus.handle('owned.answer', async (p) => {
+      const record = typeof p.taskId === 'string' ? await this.events.store.get(p.taskId as TaskId) : undefined;
+      if (!record || record.kind !== 'owned') return { answered: [] };
+      return { answered: await this.answerHere(record, isObject(p.responses) ? p.responses : {}) };
+    });
+    this.cluster.bus.handle('owned.cancel', async (p) => {
+      const record = typeof p.taskId === 'string' ? await this.events.store.get(p.taskId as TaskId) : undefined;
+      if (!record || record.kind !== 'owned') return {};
+      const after = await this.cancelHere(record);
+      return after ? { status: after.status } : {};
+    });
+    if (this.shared && !this.renewer && !this.closing) {
+      this.renewer = setInterval(() => void this.renew().catch(() => {}), Math.max(50, Math.floor(this.cluster.leaseMs / 3)));
+      this.renewer.unref();
+    }
+  }
 
   /** Whether the principal may start one more task now. */
   async atLimit(principal: string): Promise<boolean> {
@@ -46,19 +127,31 @@ export class OwnedTasks {
 
   /**
    * Makes a running call a task: stores its record (readable before this resolves) and runs the call in the
-   * background. `ttlMs`: the client's requested retention (a 2025-11-25 `task.ttl`), clamped by the policy.
+   * background. `ttlMs`: the client's requested retention (a 2025-11-25 `task.ttl`), clamped by the policy; `params`:
+   * the `tools/call` params sent upstream (sealed into the record with a shared store, so another instance can run
+   * the call again).
    */
-  async adopt(route: UpstreamRoute, caller: CallerContext, policy: TaskPolicy, conv: Conversation, who: TaskOrigin, requestedTtlMs?: number): Promise<TaskRecord> {
+  async adopt(
+    route: UpstreamRoute,
+    caller: CallerContext,
+    policy: TaskPolicy,
+    conv: Conversation,
+    who: TaskOrigin,
+    opts: { ttlMs?: number; params?: JsonObject } = {},
+  ): Promise<TaskRecord> {
     if (await this.atLimit(caller.principal)) {
       conv.cancel('too many active tasks');
       throw new TooManyTasksError(this.limits.maxActivePerPrincipal);
     }
-    const ttlMs = clampTtl(requestedTtlMs ?? policy.ttlMs ?? this.limits.defaultTtlMs, policy, this.limits.maxTtlMs);
+    const ttlMs = clampTtl(opts.ttlMs ?? policy.ttlMs ?? this.limits.defaultTtlMs, policy, this.limits.maxTtlMs);
     const now = nowIso();
     const inputRequests = conv.inputRequests();
     const asking = Object.keys(inputRequests).length > 0;
+    const taskId = mintTaskId();
+    // Nothing to hand over with a one-instance store: the call is sealed only for another instance to run it.
+    const sealed = this.shared && opts.params ? this.cluster.sealer.seal(SEAL_PURPOSE, sealCall(taskId, caller, opts.params)) : undefined;
     const record: TaskRecord = {
-      taskId: mintTaskId(),
+      taskId,
       principal: caller.principal,
       upstream: route.name,
       kind: 'owned',
@@ -71,53 +164,67 @@ export class OwnedTasks {
       ttlMs,
       pollIntervalMs: policy.pollIntervalMs ?? this.limits.defaultPollIntervalMs,
       ...(asking ? { inputRequests } : {}),
+      owner: this.me,
+      attempt: 1,
+      ...(sealed !== undefined ? { sealed } : {}),
       version: 0,
     };
     // Tasks extension §Task Creation: the task must be readable before the CreateTaskResult is sent.
     try {
       await this.events.store.create(record, ttlMs);
+      if (this.shared) await this.events.store.acquireLease(taskId, this.me, this.cluster.leaseMs);
     } catch (e) {
       conv.cancel('the task could not be stored');
       throw e;
     }
-    const stop = new AbortController();
-    this.live.set(record.taskId, { conv, stop });
+    const live: OwnedLive = { conv, stop: new AbortController(), attempt: 1, leased: this.shared, lease: 'drop' };
+    this.live.set(taskId, live);
     // The call may run for its budget, and never past the task's retention (nobody could read the outcome).
     const timeoutAt = Date.now() + Math.min(policy.timeoutMs ?? route.timeoutMs, ttlMs);
-    const running = this.run(route, record.taskId, conv, caller, stop.signal, timeoutAt);
+    const running = this.run(route, taskId, live, caller, timeoutAt);
     // A call that has already answered (an immediate result) completes its task before the task is handed out.
     if (conv.call.finished) {
       await running;
-      return (await this.events.store.get(record.taskId)) ?? record;
+      return (await this.events.store.get(taskId)) ?? record;
     }
     return record;
   }
 
   /**
    * Answers a live task's outstanding input requests (unknown, answered or malformed keys ignored); the record drops
-   * the answered ones before this resolves (read-your-writes, tasks extension §Input). Returns the keys answered.
+   * the answered ones before this resolves (read-your-writes, tasks extension §Input). Returns the keys answered. A
+   * task running on another instance is answered there; when that instance is gone nothing is answered (the task is
+   * taken over when its lease lapses).
    */
   async answer(record: TaskRecord, responses: JsonObject): Promise<string[]> {
-    const conv = this.live.get(record.taskId)?.conv;
-    if (!conv || isTerminal(record.status)) return [];
-    const answered = await conv.answer(responses);
-    if (answered.length > 0) {
-      await this.events.change(record.taskId, (t) => {
-        if (isTerminal(t.status)) return undefined;
-        const remaining = conv.inputRequests();
-        const { inputRequests: _old, ...rest } = t;
-        return Object.keys(remaining).length > 0
-          ? { ...rest, inputRequests: remaining, lastUpdatedAt: nowIso() }
-          : { ...rest, status: 'working', lastUpdatedAt: nowIso() };
-      });
+    if (isTerminal(record.status)) return [];
+    const owner = this.remoteOwner(record);
+    if (!owner) return this.answerHere(record, responses);
+    try {
+      const r = await this.cluster.bus.request(owner, 'owned.answer', { taskId: record.taskId, responses });
+      return Array.isArray(r.answered) ? r.answered.filter((k): k is string => typeof k === 'string') : [];
+    } catch (e) {
+      if (e instanceof InstanceGoneError) return [];
+      throw e;
     }
-    return answered;
   }
 
-  /** Cancels a task: its call stopped and cancelled upstream, the record `cancelled` (unless it had already ended). */
-  cancel(record: TaskRecord): Promise<TaskRecord | undefined> {
-    this.stop(record.taskId, 'task cancelled by the client');
-    return this.events.finish(record.taskId, { status: 'cancelled' }, 'Cancelled by the client');
+  /**
+   * Cancels a task: its call stopped and cancelled upstream, the record `cancelled` (unless it had already ended). A
+   * task running on another instance is cancelled there (its call stops); when that instance is gone, the record is
+   * cancelled here.
+   */
+  async cancel(record: TaskRecord): Promise<TaskRecord | undefined> {
+    const owner = isTerminal(record.status) ? undefined : this.remoteOwner(record);
+    if (owner) {
+      try {
+        await this.cluster.bus.request(owner, 'owned.cancel', { taskId: record.taskId });
+        return await this.events.store.get(record.taskId);
+      } catch (e) {
+        if (!(e instanceof InstanceGoneError)) throw e;
+      }
+    }
+    return this.cancelHere(record);
   }
 
   /** A 2025-11-25 `tasks/cancel`: `TaskAlreadyTerminalError` for a task that has ended, else `cancel`. */
@@ -128,11 +235,15 @@ export class OwnedTasks {
     return after ?? record;
   }
 
-  /** Stops a task's call and cancels it upstream (the record is the caller's to finish). */
-  stop(taskId: TaskId, reason: string): void {
+  /**
+   * Stops a task's call and cancels it upstream (the record is the caller's to finish). `lease`: `keep` when the task
+   * is another instance's now (or is being handed over), so its lease is left alone.
+   */
+  stop(taskId: TaskId, reason: string, lease: 'drop' | 'keep' = 'drop'): void {
     const live = this.live.get(taskId);
     if (!live) return;
     this.live.delete(taskId);
+    live.lease = lease;
     live.stop.abort();
     live.conv.cancel(reason);
   }
@@ -144,15 +255,151 @@ export class OwnedTasks {
     }
   }
 
-  /** Stops every call (on shutdown). */
-  close(): void {
-    for (const id of [...this.live.keys()]) this.stop(id, 'gateway shutting down');
+  /**
+   * Takes over a task whose lease this instance claimed (its owner stopped renewing it): runs its call again when its
+   * rule says `retryOnLoss` and the sealed call opens, else ends it failed. The restart is a compare-and-set on the
+   * record's owner and attempt, so the call is started once more at most however the claims race.
+   */
+  async takeOver(record: TaskRecord): Promise<void> {
+    const store = this.events.store;
+    const mine = this.live.get(record.taskId);
+    if (mine) {
+      // This instance let its own lease lapse (a stall) and claimed it back: the call still runs here.
+      mine.leased = true;
+      return;
+    }
+    const route = this.cluster.route(record.upstream);
+    const policy = route ? this.cluster.policyFor(route, record.tool) : undefined;
+    const call = route && policy?.retryOnLoss ? this.unseal(record) : undefined;
+    const attempt = record.attempt ?? 1;
+    const unchanged = (t: TaskRecord) => !isTerminal(t.status) && t.owner === record.owner && (t.attempt ?? 1) === attempt;
+    if (!route || !policy || !call) {
+      await this.events.change(record.taskId, (t) =>
+        unchanged(t) ? finished(t, { status: 'failed', error: { code: ErrorCode.InternalError, message: LOST_MESSAGE } }, LOST_MESSAGE) : undefined,
+      );
+      await store.releaseLease(record.taskId, this.me, 'drop');
+      return;
+    }
+    const after = await this.events.change(record.taskId, (t) => {
+      if (!unchanged(t)) return undefined;
+      const { inputRequests: _i, statusMessage: _m, ...rest } = t;
+      return { ...rest, owner: this.me, attempt: attempt + 1, status: 'working', lastUpdatedAt: nowIso() };
+    });
+    if (!after || after.owner !== this.me || after.attempt !== attempt + 1) {
+      // Ended meanwhile (or restarted by someone else): nothing to run.
+      if (!after || isTerminal(after.status)) await store.releaseLease(record.taskId, this.me, 'drop');
+      return;
+    }
+    const conv = new Conversation(callNow(route.upstream, call.caller, 'tools/call', call.params));
+    const live: OwnedLive = { conv, stop: new AbortController(), attempt: attempt + 1, leased: true, lease: 'drop' };
+    this.live.set(record.taskId, live);
+    // The new call gets the rule's budget again, never past the task's retention.
+    const retention = record.ttlMs === null ? Infinity : Date.parse(record.createdAt) + record.ttlMs - Date.now();
+    const timeoutAt = Date.now() + Math.max(0, Math.min(policy.timeoutMs ?? route.timeoutMs, retention));
+    void this.run(route, record.taskId, live, call.caller, timeoutAt);
   }
 
-  private async run(route: UpstreamRoute, taskId: TaskId, first: Conversation, caller: CallerContext, stop: AbortSignal, timeoutAt: number): Promise<void> {
-    let conv = first;
+  /**
+   * Stops every call (on shutdown). With a shared store each task's lease is handed over at once, so that another
+   * instance takes it over without waiting for the lease to lapse; with a one-instance store the task ends failed.
+   * Idempotent.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (this.renewer) clearInterval(this.renewer);
+      const ids = [...this.live.keys()];
+      await Promise.allSettled(
+        ids.map(async (id) => {
+          const live = this.live.get(id);
+          this.stop(id, 'gateway shutting down', 'keep');
+          if (this.shared) {
+            if (live?.leased) await this.events.store.releaseLease(id, this.me, 'handover');
+            return;
+          }
+          await this.finishRun(id, live?.attempt ?? 1, { status: 'failed', error: { code: ErrorCode.InternalError, message: SHUTDOWN_MESSAGE } }, SHUTDOWN_MESSAGE);
+        }),
+      );
+    })();
+    return this.closing;
+  }
+
+  /** The instance to forward to: the task's owner when it is another instance and the call does not run here. */
+  private remoteOwner(record: TaskRecord): string | undefined {
+    if (this.live.has(record.taskId)) return undefined;
+    return record.owner !== undefined && record.owner !== this.me ? record.owner : undefined;
+  }
+
+  private async answerHere(record: TaskRecord, responses: JsonObject): Promise<string[]> {
+    const live = this.live.get(record.taskId);
+    if (!live || isTerminal(record.status)) return [];
+    const answered = await live.conv.answer(responses);
+    if (answered.length > 0) {
+      await this.events.change(record.taskId, (t) => {
+        if (isTerminal(t.status) || !this.runs(t, live.attempt)) return undefined;
+        const remaining = live.conv.inputRequests();
+        const { inputRequests: _old, ...rest } = t;
+        return Object.keys(remaining).length > 0
+          ? { ...rest, inputRequests: remaining, lastUpdatedAt: nowIso() }
+          : { ...rest, status: 'working', lastUpdatedAt: nowIso() };
+      });
+    }
+    return answered;
+  }
+
+  private cancelHere(record: TaskRecord): Promise<TaskRecord | undefined> {
+    this.stop(record.taskId, 'task cancelled by the client');
+    return this.events.finish(record.taskId, { status: 'cancelled' }, 'Cancelled by the client');
+  }
+
+  /** Renews the leases of the calls running here; a call whose lease another instance claimed is stopped here. */
+  private async renew(): Promise<void> {
+    const held = [...this.live].filter(([, l]) => l.leased);
+    if (held.length === 0) return;
+    const still = new Set(await this.events.store.renewLeases(this.me, held.map(([id]) => id), this.cluster.leaseMs));
+    for (const [id, live] of held) {
+      // The record is the new owner's to write: the call stops here, the record untouched.
+      if (!still.has(id) && this.live.get(id) === live) this.stop(id, 'the task is run by another gateway instance', 'keep');
+    }
+  }
+
+  /** Whether a run of `attempt` still owns the record (a record written by a one-instance gateway has no owner). */
+  private runs(t: TaskRecord, attempt: number): boolean {
+    return t.owner === undefined || (t.owner === this.me && (t.attempt ?? 1) === attempt);
+  }
+
+  /** Changes the record for the run of `attempt`, unless it lost the task meanwhile (the stale writer loses). */
+  private changeRun(taskId: TaskId, attempt: number, fn: (t: TaskRecord) => TaskRecord | undefined): Promise<TaskRecord | undefined> {
+    return this.events.change(taskId, (t) => (isTerminal(t.status) || !this.runs(t, attempt) ? undefined : fn(t)));
+  }
+
+  private finishRun(taskId: TaskId, attempt: number, outcome: TaskOutcome, statusMessage?: string): Promise<TaskRecord | undefined> {
+    return this.changeRun(taskId, attempt, (t) => finished(t, outcome, statusMessage));
+  }
+
+  /** The call a record carries, if it opens with this deployment's secret and belongs to this task. */
+  private unseal(record: TaskRecord): SealedCall | undefined {
+    if (record.sealed === undefined) return undefined;
+    const v = this.cluster.sealer.open(SEAL_PURPOSE, record.sealed);
+    if (!v || v.taskId !== record.taskId || !isObject(v.caller) || !isObject(v.params)) return undefined;
+    const c = v.caller;
+    if (typeof c.principal !== 'string' || c.principal !== record.principal || !isObject(c.capabilities)) return undefined;
+    const caller: CallerContext = {
+      principal: c.principal,
+      capabilities: c.capabilities,
+      ...(typeof c.authorization === 'string' ? { authorization: c.authorization } : {}),
+      ...(isObject(c.clientInfo) ? { clientInfo: c.clientInfo } : {}),
+      ...(typeof c.logLevel === 'string' ? { logLevel: c.logLevel } : {}),
+      ...(typeof c.session === 'string' ? { session: c.session } : {}),
+    };
+    return { caller, params: v.params };
+  }
+
+  private async run(route: UpstreamRoute, taskId: TaskId, live: OwnedLive, caller: CallerContext, timeoutAt: number): Promise<void> {
+    const stop = live.stop.signal;
+    const attempt = live.attempt;
     try {
       for (;;) {
+        const conv = live.conv;
         const r = await conv.pump({
           signal: stop,
           capabilities: caller.capabilities,
@@ -160,52 +407,62 @@ export class OwnedTasks {
           onUndeclared: 'refuse',
           deadlineAt: timeoutAt,
           gatherMs: this.limits.gatherMs,
-          notify: (n) => void this.progress(taskId, n),
+          notify: (n) => void this.progress(taskId, attempt, n).catch(() => {}),
         });
         if (r.kind === 'aborted') return;
         if (r.kind === 'task') {
           // The upstream made its own task after all (a modern upstream decides per call, tasks extension §Task
           // Creation): this task follows it as an ordinary call, its questions and outcome this task's.
-          conv = Conversation.following(r.task);
-          const live = this.live.get(taskId);
-          if (live) live.conv = conv;
+          live.conv = Conversation.following(r.task);
           continue;
         }
         if (r.kind === 'input') {
-          await this.events.change(taskId, (t) => (isTerminal(t.status) ? undefined : { ...t, status: 'input_required', inputRequests: conv.inputRequests(), lastUpdatedAt: nowIso() }));
+          await this.changeRun(taskId, attempt, (t) => ({ ...t, status: 'input_required', inputRequests: conv.inputRequests(), lastUpdatedAt: nowIso() }));
           continue;
         }
         if (r.kind === 'deadline') {
           conv.cancel('task timed out');
-          await this.events.finish(taskId, { status: 'failed', error: { code: ErrorCode.InternalError, message: TIMED_OUT } }, TIMED_OUT);
+          await this.finishRun(taskId, attempt, { status: 'failed', error: { code: ErrorCode.InternalError, message: TIMED_OUT } }, TIMED_OUT);
           return;
         }
         const m = r.message;
         if ('error' in m) {
-          await this.events.finish(taskId, { status: 'failed', error: modernError(asErrorObject(m.error)) }, asErrorObject(m.error).message);
+          await this.finishRun(taskId, attempt, { status: 'failed', error: modernError(asErrorObject(m.error)) }, asErrorObject(m.error).message);
         } else {
           const identity = route.upstream.knownIdentity;
           const result = modernResult('tools/call', isObject(m.result) ? m.result : {}, { cache: route.cache, ...(identity ? { serverInfo: identity.serverInfo } : {}) });
-          await this.events.finish(taskId, outcomeFromPayload({ result }));
+          await this.finishRun(taskId, attempt, outcomeFromPayload({ result }));
         }
         return;
       }
     } catch (e) {
       if (stop.aborted) return;
-      conv.cancel('gateway error');
+      live.conv.cancel('gateway error');
       // The upstream's own budget may end the call before the task's does (its headers did not come in time).
       const message = e instanceof UpstreamTimeoutError ? TIMED_OUT : `Upstream unavailable: ${(e as Error).message}`;
-      await this.events.finish(taskId, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message);
+      await this.finishRun(taskId, attempt, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message);
     } finally {
-      if (this.live.get(taskId)?.conv === conv) this.live.delete(taskId);
+      if (this.live.get(taskId) === live) this.live.delete(taskId);
+      // The work ended here: its lease goes (a lease kept is another instance's, or handed over on shutdown).
+      if (live.leased && live.lease === 'drop') await this.events.store.releaseLease(taskId, this.me, 'drop').catch(() => {});
     }
   }
 
   /** Progress of the task's call becomes its statusMessage (progress is not relayed for tasks, tasks extension). */
-  private async progress(taskId: TaskId, n: JsonRpcNotification): Promise<void> {
+  private async progress(taskId: TaskId, attempt: number, n: JsonRpcNotification): Promise<void> {
     if (n.method !== 'notifications/progress' || !isObject(n.params)) return;
     const p = n.params;
     const message = typeof p.message === 'string' ? p.message : typeof p.total === 'number' ? `${p.progress}/${p.total}` : `${p.progress}`;
-    await this.events.change(taskId, (t) => (isTerminal(t.status) || t.statusMessage === message ? undefined : { ...t, statusMessage: message, lastUpdatedAt: nowIso() }));
+    await this.changeRun(taskId, attempt, (t) => (t.statusMessage === message ? undefined : { ...t, statusMessage: message, lastUpdatedAt: nowIso() }));
   }
+}
+
+/** What another instance needs to run an owned task's call again, bound to the task (sealed into its record). */
+function sealCall(taskId: TaskId, caller: CallerContext, params: JsonObject): JsonObject {
+  const c: JsonObject = { principal: caller.principal, capabilities: caller.capabilities };
+  if (caller.authorization !== undefined) c.authorization = caller.authorization;
+  if (caller.clientInfo !== undefined) c.clientInfo = caller.clientInfo;
+  if (caller.logLevel !== undefined) c.logLevel = caller.logLevel;
+  if (caller.session !== undefined) c.session = caller.session;
+  return { taskId, caller: c, params };
 }

@@ -201,6 +201,14 @@ export class ProxiedTasks {
     }
   }
 
+  /**
+   * Takes over following a task whose lease this instance claimed (its follower stopped renewing it). Placeholder
+   * until proxied tasks are followed across instances: the lease is dropped, the record left as it is.
+   */
+  async takeOver(record: TaskRecord): Promise<void> {
+    await this.events.store.releaseLease(record.taskId, this.events.instanceId, 'drop');
+  }
+
   /** Stops following every task (on shutdown; the upstream tasks run on). */
   close(): void {
     for (const id of [...this.live.keys()]) this.drop(id);

@@ -36,14 +36,20 @@ import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
 import { TaskEvents } from './task-events.js';
 import { clampTtl, InvalidCursorError, TooManyTasksError, type TaskLimits } from './task-limits.js';
 import { TaskService } from './task-service.js';
-import type { InstanceBus } from './instance-bus.js';
-import type { Sealer } from './sealing.js';
+import { InstanceBus, mintInstanceId } from './instance-bus.js';
+import { Sealer } from './sealing.js';
 
 /** A `tasks/list` page (2025-11-25 basic/utilities/tasks §Listing Tasks: the page size is the server's choice). */
 const LIST_PAGE_SIZE = 50;
 
 /** How often a `changed` wait looks whether its record expired (an expiry sends no change). */
 const CHANGE_RECHECK_MS = 10_000;
+
+/** How long a lease on running work lasts unless renewed, when the options do not say. */
+const DEFAULT_LEASE_MS = 15_000;
+
+/** How many lapsed leases one reaper round claims at most (the rest wait for the next round, or another instance). */
+const CLAIM_BATCH = 16;
 
 /** Runtime limits and defaults. */
 export interface TaskRuntimeOptions {
@@ -64,6 +70,11 @@ export interface TaskRuntimeOptions {
   maxActivePerPrincipal: number;
   /** How long the upstream's tool list (task support) is trusted. */
   toolSupportTtlMs: number;
+  /**
+   * The routes this instance serves (`register` adds more): a task taken over from another instance is run against
+   * its route by name.
+   */
+  routes?: Iterable<UpstreamRoute>;
 }
 
 const DEFAULT_POLICY: TaskPolicy = { task: 'native' };
@@ -83,8 +94,20 @@ export class TaskRuntime {
   /** tasks/get, tasks/update, tasks/cancel and task subscriptions. */
   readonly service: TaskService;
   private readonly sweeper: NodeJS.Timeout;
+  private readonly bus: InstanceBus;
+  /** Whether this runtime made its bus (then it starts and closes it). */
+  private readonly ownBus: boolean;
+  private readonly leaseMs: number;
+  private readonly routes = new Map<string, UpstreamRoute>();
+  private reaper: NodeJS.Timeout | undefined;
+  private started: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
 
   constructor(private readonly o: TaskRuntimeOptions) {
+    this.leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
+    this.ownBus = o.bus === undefined;
+    this.bus = o.bus ?? new InstanceBus({ store: o.store, instanceId: mintInstanceId(), heartbeatMs: this.leaseMs });
+    for (const r of o.routes ?? []) this.register(r);
     this.limits = {
       defaultTtlMs: o.defaultTtlMs,
       maxTtlMs: o.maxTtlMs,
@@ -92,13 +115,39 @@ export class TaskRuntime {
       maxActivePerPrincipal: o.maxActivePerPrincipal,
       gatherMs: o.bridge.opts.gatherMs,
     };
-    this.events = new TaskEvents(o.store);
-    this.owned = new OwnedTasks(this.events, this.limits);
+    this.events = new TaskEvents(o.store, this.bus.instanceId);
+    this.owned = new OwnedTasks(this.events, this.limits, {
+      bus: this.bus,
+      sealer: o.sealer ?? new Sealer(randomBytes(32)),
+      leaseMs: this.leaseMs,
+      route: (name) => this.routes.get(name),
+      policyFor: (route, tool) => this.policyFor(route, tool),
+    });
     this.proxied = new ProxiedTasks(this.events, this.limits);
     this.service = new TaskService(this.events, this.owned, this.proxied, o.defaultPollIntervalMs);
     // Live work whose record has expired (its TTL passed) is stopped: nobody can ask for it any more.
     this.sweeper = setInterval(() => void this.owned.sweep().then(() => this.proxied.sweep()).catch(() => {}), 30_000);
     this.sweeper.unref();
+  }
+
+  /**
+   * Joins the instances sharing the store: starts this runtime's own bus (when none was given), hears the task
+   * changes of other instances, serves their forwarded answers and cancels, and (shared store) renews the leases of
+   * the work running here and takes over the work of instances that stopped renewing theirs. Idempotent.
+   */
+  start(): Promise<void> {
+    this.started ??= (async () => {
+      if (this.ownBus) await this.bus.start();
+      await this.events.start();
+      this.owned.start();
+      if (this.o.store.scope === 'shared') this.scheduleReap();
+    })();
+    return this.started;
+  }
+
+  /** Adds a route by its name (a task another instance created is taken over against it). */
+  register(route: UpstreamRoute): void {
+    this.routes.set(route.name, route);
   }
 
   /** The policy for a tool on a route. */
@@ -130,6 +179,8 @@ export class TaskRuntime {
 
     let call: BridgedCall;
     let window: CallWindow = first.window;
+    // The params a gateway-owned task's call was sent with (another instance may send them again, `retryOnLoss`).
+    let sent = legacyParams(req);
     if (resuming) {
       const resumed = await this.o.bridge.resume(route, req, caller);
       if ('outcome' in resumed) return resumed.outcome;
@@ -139,9 +190,9 @@ export class TaskRuntime {
         if (next.action === 'send') window = next.window;
       }
     } else {
-      const params = first.owned ? withProgressToken(legacyParams(req)) : legacyParams(req);
+      if (first.owned) sent = withProgressToken(sent);
       const opts = first.upstreamTask ? { task: { ttlMs: this.upstreamTtl(policy) } } : undefined;
-      call = { conv: new Conversation(callNow(route.upstream, caller, 'tools/call', params, hooks.signal, opts)) };
+      call = { conv: new Conversation(callNow(route.upstream, caller, 'tools/call', sent, hooks.signal, opts)) };
     }
     let round = req;
     let roundStart = Date.now();
@@ -151,7 +202,7 @@ export class TaskRuntime {
       if (r.kind === 'window-passed') {
         const task = r.conv.task;
         const next = decideCall({ ...facts, following: task !== undefined, passed: window, turn: 'window-passed' });
-        if (next.action === 'own-task') return taskResult(await this.owned.adopt(route, caller, policy, r.conv, who));
+        if (next.action === 'own-task') return taskResult(await this.adoptOwned(route, caller, policy, r.conv, who, { params: sent }));
         // The followed task (nobody pulls its call any more) goes on as the client's task, from its state now.
         if (next.action === 'proxy-task' && task) return taskResult(await this.proxied.adopt(route, caller, policy, task, who, { resync: true }), task.created.meta);
         if (next.action === 'wait') {
@@ -226,13 +277,15 @@ export class TaskRuntime {
     if (wrapped) {
       // A gateway-owned task at once (2025-11-25 basic/utilities/tasks §Creating Tasks); the call runs in the
       // background, past this request.
-      const conv = new Conversation(callNow(route.upstream, caller, 'tools/call', withProgressToken(params)));
-      return { record: await this.owned.adopt(route, caller, policy, conv, who, opts.ttlMs) };
+      const sent = withProgressToken(params);
+      const conv = new Conversation(callNow(route.upstream, caller, 'tools/call', sent));
+      return { record: await this.adoptOwned(route, caller, policy, conv, who, { ...opts, params: sent }) };
     }
     const ttlMs = clampTtl(opts.ttlMs ?? policy.ttlMs ?? this.o.defaultTtlMs, policy, this.o.maxTtlMs);
     // The upstream may run it as its own task: its first answer says what the client's task becomes. The call is not
     // bound to this request's signal (it may outlive it as a task); the client leaving before that cancels it.
-    const conv = new Conversation(callNow(route.upstream, caller, 'tools/call', withProgressToken(params), undefined, { task: { ttlMs } }));
+    const sent = withProgressToken(params);
+    const conv = new Conversation(callNow(route.upstream, caller, 'tools/call', sent, undefined, { task: { ttlMs } }));
     let r: PumpResult;
     try {
       r = await conv.pump({
@@ -261,12 +314,12 @@ export class TaskRuntime {
       case 'response':
         // An immediate JSON-RPC error is the call's answer; an immediate result completes a gateway-owned task.
         if ('error' in r.message) return { error: asErrorObject(r.message.error) };
-        return { record: await this.owned.adopt(route, caller, policy, conv, who, ttlMs) };
+        return { record: await this.adoptOwned(route, caller, policy, conv, who, { ttlMs, params: sent }) };
       case 'input':
         // A question before any task: the gateway's task carries it (2025-11-25 input_required).
-        return { record: await this.owned.adopt(route, caller, policy, conv, who, ttlMs) };
+        return { record: await this.adoptOwned(route, caller, policy, conv, who, { ttlMs, params: sent }) };
       case 'deadline':
-        return { record: await this.owned.adopt(route, caller, policy, conv, who, ttlMs) };
+        return { record: await this.adoptOwned(route, caller, policy, conv, who, { ttlMs, params: sent }) };
       case 'aborted':
         conv.cancel('client closed the request');
         throw new Error('the client closed the request');
@@ -377,12 +430,68 @@ export class TaskRuntime {
     return this.service.subscribe(route, principal, taskIds, listener);
   }
 
-  /** Stops every live task (on shutdown; owned calls are cancelled upstream). Idempotent. */
-  async close(): Promise<void> {
-    clearInterval(this.sweeper);
-    this.owned.close();
-    this.proxied.close();
-    this.events.close();
+  /**
+   * Stops every live task (on shutdown; owned calls are cancelled upstream): with a shared store their leases are
+   * handed over, so that another instance takes them over at once; with a one-instance store they end failed.
+   * Never rejects. Idempotent.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      clearInterval(this.sweeper);
+      if (this.reaper) clearTimeout(this.reaper);
+      this.reaper = undefined;
+      await this.started?.catch(() => {});
+      await this.owned.close().catch(() => {});
+      this.proxied.close();
+      this.events.close();
+      if (this.ownBus) await this.bus.close().catch(() => {});
+    })();
+    return this.closing;
+  }
+
+  /** A gateway-owned task for this call (its route remembered for a takeover by this instance). */
+  private adoptOwned(...args: Parameters<OwnedTasks['adopt']>): Promise<TaskRecord> {
+    this.register(args[0]);
+    return this.owned.adopt(...args);
+  }
+
+  /**
+   * The reaper: every third of the lease time (jittered, so that instances started together do not ask together)
+   * claims the leases other instances let lapse and takes their work over. A claim is exclusive: each lapsed lease
+   * goes to one instance.
+   */
+  private scheduleReap(): void {
+    if (this.closing) return;
+    const base = Math.max(50, this.leaseMs / 3);
+    this.reaper = setTimeout(() => {
+      void this.reap()
+        .catch(() => {})
+        .finally(() => this.scheduleReap());
+    }, Math.round(base * (0.75 + Math.random() * 0.5)));
+    this.reaper.unref();
+  }
+
+  private async reap(): Promise<void> {
+    const claimed = await this.o.store.claimExpiredLeases(this.bus.instanceId, this.leaseMs, CLAIM_BATCH);
+    for (const { taskId } of claimed) {
+      if (this.closing) {
+        // Claimed while shutting down: handed on at once, to whoever asks next.
+        await this.o.store.releaseLease(taskId, this.bus.instanceId, 'handover').catch(() => {});
+        continue;
+      }
+      await this.takeOver(taskId).catch(() => {});
+    }
+  }
+
+  /** Takes over a task whose lease this instance claimed. */
+  private async takeOver(taskId: TaskId): Promise<void> {
+    const record = await this.o.store.get(taskId);
+    if (!record || isTerminal(record.status)) {
+      await this.o.store.releaseLease(taskId, this.bus.instanceId, 'drop');
+      return;
+    }
+    if (record.kind === 'owned') await this.owned.takeOver(record);
+    else await this.proxied.takeOver(record);
   }
 
   private upstreamTtl(policy: TaskPolicy): number {

@@ -1,6 +1,8 @@
 /**
  * The gateway's MRTR `requestState` (2026-07-28 basic/patterns/mrtr §Server Requirements): integrity-protected
- * (HMAC-SHA256), expiring, bound to the principal and to the request it continues. Pure: key and time are arguments.
+ * (HMAC-SHA256), expiring, bound to the principal and to the request it continues, and naming the gateway instance
+ * that holds the call (a retry may reach any instance; every instance holds the same key, so every one verifies it).
+ * Pure: key and time are arguments.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isObject } from './jsonrpc.js';
@@ -9,6 +11,8 @@ import { isObject } from './jsonrpc.js';
 export interface RequestStateClaims {
   /** The held upstream call this state continues. */
   hold: string;
+  /** The gateway instance holding that call (a retry that lands elsewhere is relayed there). */
+  inst: string;
   /** Principal fingerprint. */
   sub: string;
   /** Method and name (tool / prompt name or resource URI) of the original request. */
@@ -56,7 +60,7 @@ export function decodeRequestState(
     return { ok: false, reason: 'malformed' };
   }
   if (
-    !isObject(parsed) || parsed.v !== 1 || typeof parsed.hold !== 'string' || typeof parsed.sub !== 'string' ||
+    !isObject(parsed) || parsed.v !== 1 || typeof parsed.hold !== 'string' || typeof parsed.inst !== 'string' || typeof parsed.sub !== 'string' ||
     typeof parsed.method !== 'string' || typeof parsed.name !== 'string' || typeof parsed.round !== 'number' ||
     typeof parsed.exp !== 'number'
   ) {
@@ -68,6 +72,6 @@ export function decodeRequestState(
   }
   return {
     ok: true,
-    value: { hold: parsed.hold, sub: parsed.sub, method: parsed.method, name: parsed.name, round: parsed.round, exp: parsed.exp },
+    value: { hold: parsed.hold, inst: parsed.inst, sub: parsed.sub, method: parsed.method, name: parsed.name, round: parsed.round, exp: parsed.exp },
   };
 }

@@ -11,7 +11,7 @@ import {
 const key = new Uint8Array(32).fill(7);
 const otherKey = new Uint8Array(32).fill(8);
 const now = 1_700_000_000_000;
-const claims: RequestStateClaims = { hold: 'hold-1', sub: 'principal-a', method: 'tools/call', name: 'deploy', round: 2, exp: now + 60_000 };
+const claims: RequestStateClaims = { hold: 'hold-1', inst: 'gwi_a', sub: 'principal-a', method: 'tools/call', name: 'deploy', round: 2, exp: now + 60_000 };
 const expect = { sub: claims.sub, method: claims.method, name: claims.name };
 
 /** A token signed with `key` over an arbitrary payload text (to reach the checks behind the signature). */
@@ -41,7 +41,7 @@ t.test('round trip', async (t) => {
   const table: Array<[string, RequestStateClaims]> = [
     ['fixture', claims],
     ['resource uri as name', { ...claims, method: 'resources/read', name: 'file:///a b/ü.txt' }],
-    ['unicode everywhere', { hold: 'h✓', sub: 'sübject', method: 'prompts/get', name: '名前', round: 0, exp: now + 1 }],
+    ['unicode everywhere', { hold: 'h✓', inst: 'gwi_ü', sub: 'sübject', method: 'prompts/get', name: '名前', round: 0, exp: now + 1 }],
     ['empty name', { ...claims, name: '' }],
   ];
   for (const [name, c] of table) {
@@ -84,6 +84,7 @@ t.test('refusals', async (t) => {
     ['signed but round missing', signed(JSON.stringify({ v: 1, ...claims, round: undefined })), key, now, expect, 'malformed'],
     ['signed but exp a string', signed(JSON.stringify({ v: 1, ...claims, exp: String(claims.exp) })), key, now, expect, 'malformed'],
     ['signed but hold a number', signed(JSON.stringify({ v: 1, ...claims, hold: 1 })), key, now, expect, 'malformed'],
+    ['signed but no holding instance', signed(JSON.stringify({ v: 1, ...claims, inst: undefined })), key, now, expect, 'malformed'],
   ];
   for (const [name, token, k, at, exp, reason] of table) {
     t.strictSame(decodeRequestState(token, k, at, exp), { ok: false, reason }, name);

@@ -1,0 +1,91 @@
+/**
+ * The memory store: the TaskStore contract suite, then its own bounds (ARCHITECTURE §5 "bounded by construction"):
+ * a most-tasks bound that is always set, where a full store of live tasks refuses a new one (StoreFullError → 503)
+ * and a finished task makes room; eviction never drops a live task.
+ */
+import t from 'tap';
+import { MemoryTaskStore, StoreFullError, type TaskStore } from '../../src/store/index.js';
+import { rec, storeContract } from './contract.js';
+
+const LONG_MS = 600_000;
+
+storeContract(t, 'memory', async ({ maxTtlMs }) => {
+  const store = new MemoryTaskStore({ maxTasks: 1_000, ...(maxTtlMs !== undefined ? { maxTtlMs } : {}) });
+  return {
+    store,
+    // One process: another "instance" is the same object.
+    peer: async () => store,
+    isolated: async () => new MemoryTaskStore({ maxTasks: 1_000 }),
+  };
+});
+
+t.test('memory store bounds', async (t) => {
+  t.test('maxTasks is required', async (t) => {
+    // @ts-expect-error a memory store without a bound does not compile
+    const unbounded = (): TaskStore => new MemoryTaskStore({});
+    t.type(unbounded, 'function');
+  });
+
+  t.test('a store full of live tasks refuses a new one; live tasks are never evicted', async (t) => {
+    const store = new MemoryTaskStore({ maxTasks: 3 });
+    t.teardown(() => store.close());
+    const live = [rec(), rec({ status: 'input_required' }), rec()];
+    for (const r of live) await store.create(r, LONG_MS);
+    const refused = rec();
+    await t.rejects(store.create(refused, LONG_MS), StoreFullError, 'refused with StoreFullError');
+    await t.rejects(store.create(rec({ status: 'completed' }), LONG_MS), StoreFullError, 'a finished record is refused too when all are live');
+    t.equal(await store.get(refused.taskId), undefined, 'not stored');
+    for (const r of live) t.ok(await store.get(r.taskId), `${r.taskId} (${r.status}) kept`);
+    t.equal(await store.activeCount('principal-a'), 3);
+  });
+
+  t.test('a finished task makes room, the least recently used one first', async (t) => {
+    const store = new MemoryTaskStore({ maxTasks: 4 });
+    t.teardown(() => store.close());
+    const oldLive = rec();
+    const doneA = rec({ status: 'completed' });
+    const doneB = rec({ status: 'failed' });
+    const newLive = rec();
+    for (const r of [oldLive, doneA, doneB, newLive]) await store.create(r, LONG_MS);
+    // doneA is read again: doneB is now the least recently used finished task. oldLive is older than both, but live.
+    await store.get(doneA.taskId);
+    const first = rec();
+    await store.create(first, LONG_MS);
+    t.equal(await store.get(doneB.taskId), undefined, 'the least recently used finished task made room');
+    t.ok(await store.get(oldLive.taskId), 'the oldest task is live: kept');
+    t.ok(await store.get(doneA.taskId), 'the recently read finished task kept');
+    const second = rec();
+    await store.create(second, LONG_MS);
+    t.equal(await store.get(doneA.taskId), undefined, 'then the next finished one');
+    for (const r of [oldLive, newLive, first, second]) t.ok(await store.get(r.taskId), 'every live task kept');
+    await t.rejects(store.create(rec(), LONG_MS), StoreFullError, 'now full of live tasks');
+    // A live task that finishes becomes evictable.
+    t.ok((await store.replace({ ...oldLive, status: 'cancelled' }, 0)).ok);
+    await store.create(rec(), LONG_MS);
+    t.equal(await store.get(oldLive.taskId), undefined, 'the task that finished made room');
+  });
+
+  t.test('reading live tasks over and over never pushes one out', async (t) => {
+    const store = new MemoryTaskStore({ maxTasks: 3 });
+    t.teardown(() => store.close());
+    const live = [rec(), rec(), rec()];
+    for (const r of live) await store.create(r, LONG_MS);
+    for (let i = 0; i < 50; i++) {
+      for (const r of live) await store.get(r.taskId);
+      await t.rejects(store.create(rec(), LONG_MS), StoreFullError);
+    }
+    for (const r of live) t.ok(await store.get(r.taskId));
+  });
+
+  t.test('values are bounded by maxValues', async (t) => {
+    const store = new MemoryTaskStore({ maxTasks: 3, maxValues: 2 });
+    t.teardown(() => store.close());
+    await store.putValue('a', { n: 1 }, LONG_MS);
+    await store.putValue('b', { n: 2 }, LONG_MS);
+    await store.getValue('a');
+    await store.putValue('c', { n: 3 }, LONG_MS);
+    t.equal(await store.getValue('b'), undefined, 'the least recently used value made room');
+    t.same(await store.getValue('a'), { n: 1 });
+    t.same(await store.getValue('c'), { n: 3 });
+  });
+});
