@@ -11,15 +11,8 @@ import t, { type Test } from 'tap';
 import { startLegacyFixture, type LegacyFixture } from '../fixtures/legacy-server.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
-import {
-  redisServerBinary,
-  runGatewayToExit,
-  startGatewayProcess,
-  startRedisServer,
-  TEST_SECRET,
-  type GatewayProcess,
-  type RedisProcess,
-} from '../helpers/gateway-process.js';
+import { runGatewayToExit, startGatewayProcess, TEST_SECRET, type GatewayProcess } from '../helpers/gateway-process.js';
+import { serverBinaryMissing, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { post, readReply, type RawReply } from '../helpers/modern.js';
 import { DECLARING, TERMINAL } from '../helpers/task-helpers.js';
 import { LEGACY_HEADERS } from '../legacy-face/face-stack.js';
@@ -39,16 +32,17 @@ type Rules = Record<string, Record<string, unknown>>;
 // the suite's default, still a bound.
 t.setTimeout(600_000);
 
-const binary = redisServerBinary();
-if (!binary) {
-  t.plan(0, 'no redis-server binary on PATH: the multi-instance tests need a real Redis (.ci/run installs one)');
+// A Redis of their own (stopped, frozen and restarted under the gateways): a REDIS_URL elsewhere will not do.
+const missing = serverBinaryMissing();
+if (missing) {
+  t.plan(0, `the multi-instance tests need a redis-server of their own: ${missing}`);
 } else {
-  t.test('two and more gateway processes on one Redis', (t) => main(t, binary));
+  t.test('two and more gateway processes on one Redis', (t) => main(t));
 }
 
-async function main(t: Test, redisBinary: string): Promise<void> {
-  const redis = await startRedisServer(redisBinary);
-  t.teardown(() => redis.close());
+async function main(t: Test): Promise<void> {
+  const redis = await startRedis();
+  t.teardown(() => redis.stop());
   const legacySync = await startLegacyFixture({ tasks: 'sync', taskJobDelayMs: 0 });
   t.teardown(() => legacySync.close());
   const legacyNative = await startLegacyFixture({ tasks: 'native', taskPollIntervalMs: 50, taskJobDelayMs: 0 });
@@ -359,7 +353,7 @@ async function main(t: Test, redisBinary: string): Promise<void> {
 const lastLines = (text: string, n = 15) => text.split('\n').slice(-n).join('\n');
 
 /** Redis goes away under both instances, then comes back (empty: no persistence). */
-async function redisOutage(t: Test, redis: RedisProcess, A: GatewayProcess, B: GatewayProcess, fixture: LegacyFixture): Promise<void> {
+async function redisOutage(t: Test, redis: RedisServer, A: GatewayProcess, B: GatewayProcess, fixture: LegacyFixture): Promise<void> {
   // A wrapped call running on A ends while Redis is down: its outcome cannot be stored, and A must live on.
   const taskId = await createTask(t, A.url('wrapped'), 'gated_job', { gate: 'outage' });
   await waitForStats(fixture, (s) => s.gatesWaiting.outage === 1, BOUND_MS);
