@@ -14,6 +14,7 @@ import { startModernFixture } from '../fixtures/modern-server.js';
 import { runGatewayToExit, startGatewayProcess, TEST_SECRET, type GatewayProcess } from '../helpers/gateway-process.js';
 import { serverBinaryMissing, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { post, readReply, type RawReply } from '../helpers/modern.js';
+import { openListen } from '../helpers/sse-reader.js';
 import { DECLARING, TERMINAL } from '../helpers/task-helpers.js';
 import { LEGACY_HEADERS } from '../legacy-face/face-stack.js';
 
@@ -111,6 +112,17 @@ async function main(t: Test): Promise<void> {
       t.equal(done.status, 'completed', 'completed, seen on B', { done });
       t.equal(firstText(done.result), 'released poll-b');
       t.equal((legacySync.stats().calls.gated_job ?? 0) - before, 1, 'one upstream call');
+    });
+
+    t.test('heard: a subscriptions/listen with taskIds on B hears the status changes A makes', async (t) => {
+      const taskId = await createTask(t, A.url('wrapped'), 'gated_job', { gate: 'listen-b' });
+      const { stream } = await openListen(t, B.url('wrapped'), 'listen-b', { taskIds: [taskId] }, { capabilities: DECLARING });
+      const ack = await stream.until((m) => m.method === 'notifications/subscriptions/acknowledged', BOUND_MS);
+      t.same(ack.match.params?.notifications?.taskIds, [taskId], 'B acknowledged the subscription');
+      await waitForStats(legacySync, (s) => s.gatesWaiting['listen-b'] === 1, BOUND_MS);
+      legacySync.releaseGate('listen-b');
+      const heard = await stream.until((m) => m.method === 'notifications/tasks' && m.params?.taskId === taskId && m.params?.status === 'completed', BOUND_MS);
+      t.equal(heard.match.params.status, 'completed', 'B\'s listener heard the task complete on A');
     });
 
     t.test('answered: the input request shows on B and B\'s tasks/update reaches the call held by A', async (t) => {
@@ -313,6 +325,7 @@ async function main(t: Test): Promise<void> {
     const r2 = await raceBound(retry, BOUND_MS);
     t.ok(r2, 'answered within the bound');
     t.ok(r2?.body?.error, 'a JSON-RPC error', { body: r2?.body });
+    t.equal(r2?.body?.error?.code, -32602, 'JSON-RPC -32602: this requestState cannot be continued');
     t.match(r2?.body?.error?.message, /again/i, 'it says to start the request again');
   });
 
@@ -376,7 +389,7 @@ async function redisOutage(t: Test, redis: RedisServer, A: GatewayProcess, B: Ga
     t.match(r.body?.error?.message, /task store is unavailable/i, `${what}: says the task store is unavailable`);
   }
   const legacy = await raceBound(
-    fetch(A.url('wrapped'), {
+    fetch(B.url('wrapped'), {
       method: 'POST',
       headers: LEGACY_HEADERS,
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
