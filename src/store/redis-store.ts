@@ -13,9 +13,10 @@
  * - `<prefix>a:<h(principal)>`: a principal's live tasks, a sorted set of task ids scored by their record's expiry
  *   (server ms): `activeCount` drops the expired ones then counts; a terminal `replace` removes its task. TTL as the
  *   inventory's.
- * - `<prefix>leases`: every lease, a sorted set of task ids scored by the lease's expiry (server ms), for
- *   `claimExpiredLeases`; the owner is in the record's hash. Members of expired records are dropped by the claim;
- *   the key's TTL is raised to the longest-living record holding a lease.
+ * - `<prefix>leases`: every lease, a sorted set of task ids scored by the lease's expiry (server ms; a handover
+ *   scores 0), for `claimExpiredLeases`, which so takes handed-over leases first, then the longest lapsed; the owner
+ *   is in the record's hash. Members of expired records are dropped by the claim; the key's TTL is raised to the
+ *   longest-living record holding a lease.
  * - `<prefix>v:<key>`: a shared value, its JSON, with its own TTL.
  * - channel `<prefix>ev:<topic>`: events, JSON messages, on a second (subscriber) connection.
  * `h(…)` is a SHA-256 (base64url) of the principal (and upstream): principals may hold any character.
@@ -24,7 +25,8 @@
  * with an EVAL fallback), and times that decide leases and the active count come from the Redis server's clock
  * (TIME), so that instances with skewed clocks agree. An outage is a fast `StoreUnavailableError`: no offline queue,
  * no resent commands, every command bounded by `commandTimeoutMs`, while the connections keep reconnecting in the
- * background so the store recovers when Redis comes back.
+ * background so the store recovers when Redis comes back. One Redis (standalone or behind Sentinel), not a Redis
+ * Cluster: the lease claim reaches record keys it derives from the lease set.
  */
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
