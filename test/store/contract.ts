@@ -634,7 +634,9 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       t.equal(two.length, 1, 'the rest later');
       t.same([...one, ...two].map((x) => x.taskId).sort(), tasks.map((r) => r.taskId).sort());
       t.same(await store.claimExpiredLeases('inst-d', LONG_MS, 2), []);
-      await store.releaseLease(tasks[0]!.taskId, 'inst-b', 'handover');
+      const holder = await store.leaseOwner(tasks[0]!.taskId);
+      t.ok(holder === 'inst-b' || holder === 'inst-c', 'claimed by one of the claimers');
+      await store.releaseLease(tasks[0]!.taskId, holder ?? '', 'handover');
       t.same(await store.claimExpiredLeases('inst-d', LONG_MS, 0), [], 'limit 0 claims nothing');
       t.equal(await store.leaseOwner(tasks[0]!.taskId), undefined, 'and leaves the lapsed lease');
     });
