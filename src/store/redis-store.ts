@@ -405,7 +405,10 @@ export class RedisTaskStore implements TaskStore {
       this.topics.set(channel, t);
       const entry = t;
       subscribed.catch(() => {
-        if (this.topics.get(channel) === entry) this.topics.delete(channel);
+        if (this.topics.get(channel) !== entry) return;
+        this.topics.delete(channel);
+        // A SUBSCRIBE that timed out may still be applied late: take it back (a later SUBSCRIBE is sent after this).
+        if (!this.closing) this.sub.unsubscribe(channel).catch(() => {});
       });
     }
     const entry = t;
