@@ -102,13 +102,17 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     },
   }));
   // Tasks created on another instance are taken over against their route by name; then this runtime joins the others.
-  for (const r of routes) runtime.register(r.route);
+  for (const r of routes) {
+    runtime.register(r.route);
+    // A proxied task is taken over through a client of the era that created it: the route's modern client too.
+    runtime.proxied.knowRoute({ ...r.route, upstream: r.modernUpstream });
+  }
   try {
     await runtime.start();
   } catch (e) {
     await runtime.close();
     await bus.close();
-    await store.close();
+    if (ownStore) await store.close();
     throw e;
   }
   const app = await buildEdge({

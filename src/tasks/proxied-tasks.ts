@@ -5,10 +5,18 @@
  * upstream's `tasks/get` polls); each state it reports is applied to the record, and the record's input, answers and
  * cancellation go back through the same `UpstreamTask` (tasks extension §Task Polling, §Input, §Cancellation;
  * 2025-11-25 basic/utilities/tasks §Task Status).
+ *
+ * Across instances sharing the store: exactly one instance follows each task (its `owner`, holding the task's lease);
+ * the record keeps what any other instance needs to reach the upstream task (its id, the legacy session it lives in,
+ * and the caller sealed with the shared secret). An instance that does not follow a task serves a poll, an answer or
+ * a cancel with a transient `UpstreamTask` resumed from that ref, except answers to a legacy upstream's questions:
+ * those were asked on the follower's `tasks/result` stream, so the follower sends them (over the instance bus). When
+ * the follower disappears, the instance whose reaper claims its lease takes the task over (`takeOver`).
  */
 import {
   ErrorCode,
   inlineResult,
+  isObject,
   isTerminal,
   isValidInputResponse,
   modernError,
@@ -18,8 +26,10 @@ import {
   type TaskId,
   type TaskRecord,
 } from '../translate/index.js';
-import { UpstreamTaskLostError, type UpstreamTask, type UpstreamTaskSnapshot } from '../upstream/index.js';
+import { UpstreamBusyError, UpstreamTaskLostError, type UpstreamCaller, type UpstreamTask, type UpstreamTaskRef, type UpstreamTaskSnapshot } from '../upstream/index.js';
+import { InstanceGoneError, type InstanceBus } from './instance-bus.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
+import type { Sealer } from './sealing.js';
 import type { TaskEvents, TaskOutcome } from './task-events.js';
 import { clampTtl, mintTaskId, nowIso, TaskAlreadyTerminalError, TooManyTasksError, type TaskLimits } from './task-limits.js';
 
@@ -31,6 +41,24 @@ export interface TaskOrigin {
   session?: string;
 }
 
+/** Who this lifecycle is among the instances sharing the store. */
+export interface ProxiedTasksOptions {
+  /** This instance's id: the `owner` of the tasks it follows, the holder of their leases. */
+  instanceId: string;
+  /** Seals the caller into the record, for an instance that acts on the task without a request (a takeover). */
+  sealer: Sealer;
+  /** Asks the follower of a task to send answers to its upstream (absent: one instance, nobody to ask). */
+  bus?: InstanceBus;
+  /** How long a follower's lease lasts unless renewed (the runtime's renewal loop renews `liveIds()`). */
+  leaseMs: number;
+}
+
+/** Where a request on a task came from: the route and, when there is one, the caller that asked. */
+export interface TaskAccess {
+  route?: UpstreamRoute;
+  caller?: CallerContext;
+}
+
 interface ProxiedLive {
   task: UpstreamTask;
   /** Stops the follow loop. */
@@ -38,19 +66,97 @@ interface ProxiedLive {
   lastPolled: number;
   /** Settles when the follow loop ends (the task is terminal, dropped, or lost). */
   followed: Promise<void>;
+  /**
+   * Input keys outstanding when this instance took the task over from a follower that disappeared: a 2025-11-25
+   * server sends a queued request on one `tasks/result` only, so those asked on the lost follower's stream are not
+   * asked again, and the record says so once the resumed task shows they are gone.
+   */
+  inheritedKeys?: string[];
 }
 
 /** How often a broken follow loop asks the upstream again before the task is reported failed. */
 const FOLLOW_ATTEMPTS = 3;
 
+/** Purpose of the sealed caller in a proxied task's record (sealed values open only for their purpose). */
+const SEAL_PURPOSE = 'proxied-task';
+
+/** Bus request kind: answers for a task's upstream input, sent to the instance that follows it. */
+const ANSWER_KIND = 'proxied.answer';
+
+/** Most tasks whose last upstream poll by a non-following instance is remembered (to keep polls one per interval). */
+const MAX_REMOTE_POLLS = 10_000;
+
+/** What the record says when input asked before a takeover is gone (see `ProxiedLive.inheritedKeys`). */
+const LOST_INPUT_MESSAGE =
+  'Input requested before another gateway instance took this task over was lost with the instance that followed it; the upstream task may wait for it until its own timeout';
+
 /** The proxied tasks of one gateway, and the upstream tasks they follow. */
 export class ProxiedTasks {
   private readonly live = new Map<TaskId, ProxiedLive>();
+  /**
+   * Routes seen, by name and the era their client speaks (one upstream is reached by a client of each era): a takeover
+   * starts from a record, which names its route, and the sealed value says which era's client created the task.
+   */
+  private readonly routes = new Map<string, UpstreamRoute>();
+  /** When this instance last polled the upstream for a task it does not follow. */
+  private readonly remotePolled = new Map<TaskId, number>();
+  private renewer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(
     private readonly events: TaskEvents,
     private readonly limits: TaskLimits,
-  ) {}
+    private readonly o: ProxiedTasksOptions,
+  ) {
+    o.bus?.handle(ANSWER_KIND, async (payload) => {
+      const taskId = typeof payload.taskId === 'string' ? (payload.taskId as TaskId) : undefined;
+      const responses = isObject(payload.responses) ? payload.responses : {};
+      const record = taskId ? await this.events.store.get(taskId) : undefined;
+      // Only the follower holds the stream the questions came on; anything else answers nothing.
+      if (!record || !this.live.has(record.taskId)) return { sent: [] };
+      return { sent: await this.answer(record, responses) };
+    });
+  }
+
+  /** This instance's id (the `owner` of the tasks it follows). */
+  get instanceId(): string {
+    return this.o.instanceId;
+  }
+
+  /** Whether the store is shared with other instances (then tasks carry a lease and their sealed caller). */
+  private get shared(): boolean {
+    return this.events.store.scope === 'shared';
+  }
+
+  /** With a shared store, renews the leases of the tasks followed here every third of the lease time. Idempotent. */
+  start(): void {
+    if (!this.shared || this.renewer || this.closed) return;
+    this.renewer = setInterval(() => void this.renew().catch(() => {}), Math.max(50, Math.floor(this.o.leaseMs / 3)));
+    this.renewer.unref();
+  }
+
+  /** The tasks this instance follows (their leases are renewed while they are). */
+  liveIds(): TaskId[] {
+    return [...this.live.keys()];
+  }
+
+  /** The lease on a followed task was lost (another instance holds it now): stop following, leave its lease alone. */
+  leaseLost(taskId: TaskId): void {
+    this.drop(taskId, 'none');
+  }
+
+  /** Renews the leases of the tasks followed here; one whose lease another instance claimed is no longer followed. */
+  private async renew(): Promise<void> {
+    const ids = this.liveIds();
+    if (ids.length === 0) return;
+    const still = new Set(await this.events.store.renewLeases(this.o.instanceId, ids, this.o.leaseMs));
+    for (const id of ids) if (!still.has(id)) this.leaseLost(id);
+  }
+
+  /** Makes a route known for takeovers (routes are otherwise seen only with requests). */
+  knowRoute(route: UpstreamRoute): void {
+    this.routes.set(routeKey(route.name, route.upstream.era), route);
+  }
 
   /** Whether this lifecycle follows the task (it was adopted here and is not terminal yet). */
   has(taskId: TaskId): boolean {
@@ -78,16 +184,22 @@ export class ProxiedTasks {
       orphan();
       throw new TooManyTasksError(this.limits.maxActivePerPrincipal);
     }
+    this.knowRoute(route);
     const c = task.created;
     const ttlMs = clampTtl(c.ttlMs, policy, this.limits.maxTtlMs);
     const now = nowIso();
     const requests = knownRequests(c);
+    const ref = task.ref;
     const record: TaskRecord = {
       taskId: mintTaskId(),
       principal: caller.principal,
       upstream: route.name,
       kind: 'proxied',
-      upstreamTaskId: task.id,
+      upstreamTaskId: ref.id,
+      ...(ref.session !== undefined ? { upstreamSession: ref.session } : {}),
+      owner: this.o.instanceId,
+      // What another instance needs to act for the caller without a request of its own (a takeover).
+      ...(this.shared ? { sealed: this.o.sealer.seal(SEAL_PURPOSE, { caller: upstreamCallerOf(caller), era: route.upstream.era }) } : {}),
       origin: who.origin,
       ...(who.session !== undefined ? { session: who.session } : {}),
       tool: who.tool,
@@ -101,7 +213,9 @@ export class ProxiedTasks {
       version: 0,
     };
     try {
-      await this.events.store.create(record, ttlMs);
+      // This instance follows it: the lease, stored with the record, says so to the others and lapses if this instance
+      // disappears.
+      await this.events.store.create(record, ttlMs, this.shared ? { owner: this.o.instanceId, ttlMs: this.o.leaseMs } : undefined);
     } catch (e) {
       orphan();
       throw e;
@@ -117,39 +231,74 @@ export class ProxiedTasks {
   }
 
   /**
-   * Refreshes a live task from the upstream, at most once per poll interval unless `force` (the follow loop polls
-   * once per interval too: at most two upstream reads per interval however often clients poll).
+   * Refreshes a task from the upstream, at most once per poll interval unless `force` (the follow loop polls once per
+   * interval too: at most two upstream reads per interval however often clients poll). A task this instance does not
+   * follow is asked through a transient task resumed from the record's ref, on behalf of `access.caller` (or the
+   * sealed caller); the follower's input requests are left as the record has them.
    */
-  async refresh(record: TaskRecord, force = false): Promise<TaskRecord> {
-    const live = this.live.get(record.taskId);
-    if (!live || isTerminal(record.status)) return record;
+  async refresh(record: TaskRecord, force = false, access: TaskAccess = {}): Promise<TaskRecord> {
+    if (isTerminal(record.status)) return record;
     const minGap = record.pollIntervalMs ?? this.limits.defaultPollIntervalMs;
-    if (!force && Date.now() - live.lastPolled < minGap) return record;
-    live.lastPolled = Date.now();
-    let snap: UpstreamTaskSnapshot;
+    const live = this.live.get(record.taskId);
+    if (live) {
+      if (!force && Date.now() - live.lastPolled < minGap) return record;
+      live.lastPolled = Date.now();
+      let snap: UpstreamTaskSnapshot;
+      try {
+        snap = await live.task.get();
+      } catch (e) {
+        if (e instanceof UpstreamTaskLostError) return (await this.lost(record.taskId)) ?? record;
+        return record; // the upstream is unreachable now: report what is known
+      }
+      return (await this.apply(record.taskId, snap, record.origin ?? 'modern')) ?? record;
+    }
+    const last = this.remotePolled.get(record.taskId);
+    if (!force && last !== undefined && Date.now() - last < minGap) return record;
+    const route = this.routeOf(record, access);
+    const task = route && this.transient(record, route, access.caller);
+    if (!route || !task) return record;
+    this.notePoll(record.taskId);
     try {
-      snap = await live.task.get();
+      const snap = await task.get();
+      return (await this.apply(record.taskId, snap, record.origin ?? 'modern', { inputElsewhere: route.upstream.era === 'legacy' })) ?? record;
     } catch (e) {
       if (e instanceof UpstreamTaskLostError) return (await this.lost(record.taskId)) ?? record;
-      return record; // the upstream is unreachable now: report what is known
+      return record;
+    } finally {
+      task.release();
     }
-    return (await this.apply(record.taskId, snap, record.origin ?? 'modern')) ?? record;
   }
 
   /**
    * Answers outstanding input requests by key (malformed answers are left outstanding, to be asked again); returns the
    * keys the upstream got. The record drops them before this resolves (read-your-writes, tasks extension §Input).
    */
-  async answer(record: TaskRecord, responses: JsonObject): Promise<string[]> {
+  async answer(record: TaskRecord, responses: JsonObject, access: TaskAccess = {}): Promise<string[]> {
     const live = this.live.get(record.taskId);
     const outstanding = record.inputRequests ?? {};
-    if (!live || isTerminal(record.status)) return [];
+    if (isTerminal(record.status)) return [];
     const valid: JsonObject = {};
     for (const [key, request] of Object.entries(outstanding)) {
       if (Object.hasOwn(responses, key) && isValidInputResponse(request.method, responses[key])) valid[key] = responses[key] as JsonObject;
     }
     if (Object.keys(valid).length === 0) return [];
-    const sent = await live.task.answer(valid);
+    let sent: string[];
+    if (live) sent = await live.task.answer(valid);
+    else {
+      const route = this.routeOf(record, access);
+      if (!route) return [];
+      // A 2025-11-25 task's questions were asked on its follower's tasks/result stream, and only an answer in reply to
+      // that request reaches the task (2025-11-25 basic/utilities/tasks §Input Required Status): the follower sends it,
+      // and has dropped the keys from the record before it replies. A modern task takes tasks/update from anyone.
+      if (route.upstream.era === 'legacy') return this.forwardAnswer(record, valid);
+      const task = this.transient(record, route, access.caller);
+      if (!task) return [];
+      try {
+        sent = await task.answer(valid);
+      } finally {
+        task.release();
+      }
+    }
     if (sent.length > 0) {
       await this.events.change(record.taskId, (t) => {
         if (isTerminal(t.status) || !t.inputRequests) return undefined;
@@ -168,13 +317,19 @@ export class ProxiedTasks {
    * upstream keeps its outcome (tasks extension §Cancellation: cooperative; 2025-11-25 basic/utilities/tasks §Task
    * Cancellation).
    */
-  async cancel(record: TaskRecord): Promise<TaskRecord | undefined> {
+  async cancel(record: TaskRecord, access: TaskAccess = {}): Promise<TaskRecord | undefined> {
     const live = this.live.get(record.taskId);
-    if (live) {
-      const answer = await live.task.cancel().catch(() => 'cancelled' as const);
-      if (answer === 'terminal') {
-        const ended = await this.settled(record, live);
-        if (ended) return ended;
+    const route = live ? undefined : this.routeOf(record, access);
+    const task = live?.task ?? (route && this.transient(record, route, access.caller));
+    if (task) {
+      try {
+        const answer = await task.cancel().catch(() => 'cancelled' as const);
+        if (answer === 'terminal') {
+          const ended = await this.settled(record, task);
+          if (ended) return ended;
+        }
+      } finally {
+        if (!live) task.release();
       }
     }
     return this.finish(record.taskId, { status: 'cancelled' }, 'Cancelled by the client');
@@ -185,53 +340,173 @@ export class ProxiedTasks {
    * otherwise cancelled upstream and the record `cancelled` before this resolves, whatever the upstream reports later
    * (2025-11-25 basic/utilities/tasks §Task Cancellation).
    */
-  async cancelStrict(record: TaskRecord): Promise<TaskRecord> {
-    const fresh = await this.refresh(record, true);
+  async cancelStrict(record: TaskRecord, access: TaskAccess = {}): Promise<TaskRecord> {
+    const fresh = await this.refresh(record, true, access);
     if (isTerminal(fresh.status)) throw new TaskAlreadyTerminalError(fresh.status);
-    const after = await this.cancel(fresh);
+    const after = await this.cancel(fresh, access);
     if (!after) return fresh;
     if (after.status !== 'cancelled') throw new TaskAlreadyTerminalError(after.status);
     return after;
   }
 
+  /**
+   * Follows a task whose follower disappeared: the reaper on this instance claimed its lease. The sealed caller reaches
+   * the upstream task from the record's ref (a legacy upstream's session joined by id); the record names this instance
+   * its owner; from then on the task is followed as `adopt` follows it (a legacy task's `tasks/result` is opened in the
+   * joined session, where a server that re-sends pending input asks it again). A task that cannot be reached any more
+   * (no route, no caller, the upstream lost it) ends `failed`. Resolves whether this instance now follows it.
+   */
+  async takeOver(record: TaskRecord, route?: UpstreamRoute): Promise<boolean> {
+    const taskId = record.taskId;
+    if (record.kind !== 'proxied' || isTerminal(record.status) || this.live.has(taskId)) return this.live.has(taskId);
+    const r = route ?? this.routeOf(record, {});
+    if (r) this.knowRoute(r);
+    const caller = this.sealedCaller(record);
+    const task = r && caller && this.transient(record, r, caller);
+    if (!task) {
+      const message = 'The gateway instance following this task is gone and this one cannot reach its upstream task';
+      await this.events.finish(taskId, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message);
+      await this.events.store.releaseLease(taskId, this.o.instanceId, 'drop').catch(() => {});
+      return false;
+    }
+    const after = await this.events.change(taskId, (t) => (isTerminal(t.status) || t.owner === this.o.instanceId ? undefined : { ...t, owner: this.o.instanceId }));
+    if (!after || isTerminal(after.status)) {
+      task.release();
+      await this.events.store.releaseLease(taskId, this.o.instanceId, 'drop').catch(() => {});
+      return false;
+    }
+    let settle!: () => void;
+    const inherited = r.upstream.era === 'legacy' ? Object.keys(after.inputRequests ?? {}) : [];
+    const live: ProxiedLive = {
+      task,
+      stop: new AbortController(),
+      lastPolled: Date.now(),
+      followed: new Promise<void>((res) => (settle = res)),
+      ...(inherited.length > 0 ? { inheritedKeys: inherited } : {}),
+    };
+    this.live.set(taskId, live);
+    // The resumed task starts from what this instance knows of it (a legacy task: no input yet, see inheritedKeys);
+    // the follow loop reports what differs from that.
+    if (inherited.length > 0) await this.apply(taskId, task.created, after.origin ?? 'modern');
+    void this.follow(taskId, live, after.origin ?? 'modern').finally(settle);
+    return true;
+  }
+
   /** Stops following tasks whose record has expired: nobody can ask for them any more. */
   async sweep(): Promise<void> {
     for (const id of [...this.live.keys()]) {
-      if (!(await this.events.store.get(id))) this.drop(id);
+      if (!(await this.events.store.get(id))) this.drop(id, 'drop');
     }
+    // Remembered polls of tasks no longer polled are let go (bounded anyway).
+    const cutoff = Date.now() - 10 * this.limits.defaultPollIntervalMs;
+    for (const [id, at] of this.remotePolled) if (at < cutoff) this.remotePolled.delete(id);
   }
 
   /**
-   * Takes over following a task whose lease this instance claimed (its follower stopped renewing it). Placeholder
-   * until proxied tasks are followed across instances: the lease is dropped, the record left as it is.
+   * Stops following every task (on shutdown; the upstream tasks run on) and hands their leases over at once, so that
+   * another instance takes them over without waiting for the leases to lapse.
    */
-  async takeOver(record: TaskRecord): Promise<void> {
-    await this.events.store.releaseLease(record.taskId, this.events.instanceId, 'drop');
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.renewer) clearInterval(this.renewer);
+    const ids = [...this.live.keys()];
+    for (const id of ids) this.drop(id, 'none');
+    if (!this.shared) return;
+    await Promise.all(ids.map((id) => this.events.store.releaseLease(id, this.o.instanceId, 'handover').catch(() => {})));
   }
 
-  /** Stops following every task (on shutdown; the upstream tasks run on). */
-  close(): void {
-    for (const id of [...this.live.keys()]) this.drop(id);
-  }
-
-  private drop(taskId: TaskId): void {
+  /** Stops following a task; `lease`: what becomes of this instance's lease on it. */
+  private drop(taskId: TaskId, lease: 'drop' | 'handover' | 'none'): void {
     const live = this.live.get(taskId);
     if (!live) return;
     this.live.delete(taskId);
     live.stop.abort();
     live.task.release();
+    if (lease !== 'none' && this.shared) void this.events.store.releaseLease(taskId, this.o.instanceId, lease).catch(() => {});
   }
 
   /** A terminal task needs its upstream task no more. */
   private finish(taskId: TaskId, outcome: TaskOutcome, statusMessage?: string): Promise<TaskRecord | undefined> {
-    this.drop(taskId);
+    this.drop(taskId, 'drop');
     return this.events.finish(taskId, outcome, statusMessage);
   }
 
-  /** The upstream's terminal state after it refused a cancel, applied; `undefined` if it does not say so. */
-  private async settled(record: TaskRecord, live: ProxiedLive): Promise<TaskRecord | undefined> {
+  /** The route of a task: the request's, unless another era's client created the task and that route is known. */
+  private routeOf(record: TaskRecord, access: TaskAccess): UpstreamRoute | undefined {
+    if (access.route) this.knowRoute(access.route);
+    const era = this.sealedEra(record);
+    if (access.route && (era === undefined || access.route.upstream.era === era)) return access.route;
+    if (era !== undefined) return this.routes.get(routeKey(record.upstream, era)) ?? access.route;
+    return access.route ?? this.routes.get(routeKey(record.upstream, record.upstreamSession !== undefined ? 'legacy' : 'modern'));
+  }
+
+  /** The era of the client that created the task, as sealed at adoption. */
+  private sealedEra(record: TaskRecord): 'legacy' | 'modern' | undefined {
+    const era = record.sealed !== undefined ? this.o.sealer.open(SEAL_PURPOSE, record.sealed)?.era : undefined;
+    return era === 'legacy' || era === 'modern' ? era : undefined;
+  }
+
+  /**
+   * A transient handle on a task this instance does not follow, resumed from the record's ref on behalf of the caller
+   * that asked (the same principal, so its credentials work upstream) or the sealed one; release it after one use.
+   */
+  private transient(record: TaskRecord, route: UpstreamRoute, caller?: UpstreamCaller): UpstreamTask | undefined {
+    if (record.upstreamTaskId === undefined) return undefined;
+    const who = caller ? upstreamCallerOf(caller) : this.sealedCaller(record);
+    if (!who) return undefined;
+    const ref: UpstreamTaskRef = record.upstreamSession !== undefined ? { id: record.upstreamTaskId, session: record.upstreamSession } : { id: record.upstreamTaskId };
     try {
-      const snap = await live.task.get();
+      return route.upstream.resumeTask(who, ref, snapshotOf(record));
+    } catch {
+      return undefined; // no room for another joined session now: report what the record knows
+    }
+  }
+
+  /** The caller sealed into the record at adoption, or `undefined` (none, or sealed with another secret). */
+  private sealedCaller(record: TaskRecord): UpstreamCaller | undefined {
+    if (record.sealed === undefined) return undefined;
+    const opened = this.o.sealer.open(SEAL_PURPOSE, record.sealed);
+    const c = opened && isObject(opened.caller) ? opened.caller : undefined;
+    if (!c || !isObject(c.capabilities)) return undefined;
+    return {
+      capabilities: c.capabilities,
+      ...(typeof c.authorization === 'string' ? { authorization: c.authorization } : {}),
+      ...(isObject(c.clientInfo) ? { clientInfo: c.clientInfo } : {}),
+      ...(typeof c.logLevel === 'string' ? { logLevel: c.logLevel } : {}),
+    };
+  }
+
+  /**
+   * Answers for a legacy upstream's questions, sent by the instance that follows the task (it holds the stream they
+   * came on). Resolves with the keys it sent; nothing when no instance follows the task now.
+   */
+  private async forwardAnswer(record: TaskRecord, responses: JsonObject): Promise<string[]> {
+    const bus = this.o.bus;
+    if (!bus || record.owner === undefined || record.owner === this.o.instanceId) return [];
+    let reply: JsonObject;
+    try {
+      reply = await bus.request(record.owner, ANSWER_KIND, { taskId: record.taskId, responses });
+    } catch (e) {
+      // Transient: within the lease time another instance takes the task over, and says then what became of its input.
+      if (e instanceof InstanceGoneError) throw new UpstreamBusyError('the gateway instance following this task is gone; another instance takes it over shortly', { cause: e });
+      throw e;
+    }
+    return Array.isArray(reply.sent) ? reply.sent.filter((k): k is string => typeof k === 'string') : [];
+  }
+
+  private notePoll(taskId: TaskId): void {
+    this.remotePolled.delete(taskId);
+    if (this.remotePolled.size >= MAX_REMOTE_POLLS) {
+      const oldest = this.remotePolled.keys().next();
+      if (!oldest.done) this.remotePolled.delete(oldest.value);
+    }
+    this.remotePolled.set(taskId, Date.now());
+  }
+
+  /** The upstream's terminal state after it refused a cancel, applied; `undefined` if it does not say so. */
+  private async settled(record: TaskRecord, task: UpstreamTask): Promise<TaskRecord | undefined> {
+    try {
+      const snap = await task.get();
       if (!isTerminal(snap.status)) return undefined;
       return this.apply(record.taskId, snap, record.origin ?? 'modern');
     } catch {
@@ -248,19 +523,33 @@ export class ProxiedTasks {
    * One upstream state applied to the record: status, statusMessage and input requests, or the terminal outcome.
    * `input_required` only once a request is known (tasks extension §Task Polling: such a task carries `inputRequests`).
    */
-  private async apply(taskId: TaskId, snap: UpstreamTaskSnapshot, origin: 'legacy' | 'modern'): Promise<TaskRecord | undefined> {
+  private async apply(
+    taskId: TaskId,
+    snap: UpstreamTaskSnapshot,
+    origin: 'legacy' | 'modern',
+    opts: { inputElsewhere?: boolean } = {},
+  ): Promise<TaskRecord | undefined> {
     if (isTerminal(snap.status)) return this.finish(taskId, outcomeOf(snap, origin), snap.statusMessage);
-    const requests = knownRequests(snap);
+    const live = this.live.get(taskId);
+    let statusMessage = snap.statusMessage;
+    if (live?.inheritedKeys) {
+      // Input the lost follower had been asked is gone unless the upstream asked it again on this instance's stream.
+      const lost = live.inheritedKeys.filter((k) => !Object.hasOwn(snap.inputRequests ?? {}, k));
+      delete live.inheritedKeys;
+      if (lost.length > 0 && statusMessage === undefined) statusMessage = LOST_INPUT_MESSAGE;
+    }
     return this.events.change(taskId, (t) => {
       if (isTerminal(t.status)) return undefined;
-      const status = statusOf(snap, requests);
+      // A legacy task's questions are the follower's to report: another instance keeps the record's as they are.
+      const requests = opts.inputElsewhere ? t.inputRequests : knownRequests(snap);
+      const status = opts.inputElsewhere && !requests && snap.status === 'input_required' ? 'working' : statusOf(snap, requests);
       const sameRequests = sameKeys(t.inputRequests, requests);
-      if (status === t.status && snap.statusMessage === t.statusMessage && sameRequests) return undefined;
+      if (status === t.status && statusMessage === t.statusMessage && sameRequests) return undefined;
       const { inputRequests: _old, statusMessage: _m, ...rest } = t;
       return {
         ...rest,
         status,
-        ...(snap.statusMessage !== undefined ? { statusMessage: snap.statusMessage } : {}),
+        ...(statusMessage !== undefined ? { statusMessage } : {}),
         ...(requests ? { inputRequests: requests } : {}),
         lastUpdatedAt: nowIso(),
       };
@@ -292,11 +581,40 @@ export class ProxiedTasks {
       if (!snap) return;
       const after = await this.apply(taskId, snap, origin);
       if (!after || isTerminal(after.status)) {
-        this.drop(taskId);
+        this.drop(taskId, 'drop');
         return;
       }
     }
   }
+}
+
+function routeKey(name: string, era: string): string {
+  return `${era}:${name}`;
+}
+
+/** What an upstream sees of a caller: its credentials, capabilities, identity and log level (no principal or session). */
+function upstreamCallerOf(c: UpstreamCaller): UpstreamCaller {
+  return {
+    capabilities: c.capabilities,
+    ...(c.authorization !== undefined ? { authorization: c.authorization } : {}),
+    ...(c.clientInfo !== undefined ? { clientInfo: c.clientInfo } : {}),
+    ...(c.logLevel !== undefined ? { logLevel: c.logLevel } : {}),
+  };
+}
+
+/** The record's view of its upstream task: the last known state a resumed task starts from. */
+function snapshotOf(r: TaskRecord): UpstreamTaskSnapshot {
+  return {
+    status: r.status,
+    ttlMs: r.ttlMs,
+    createdAt: r.createdAt,
+    lastUpdatedAt: r.lastUpdatedAt,
+    ...(r.statusMessage !== undefined ? { statusMessage: r.statusMessage } : {}),
+    ...(r.pollIntervalMs !== undefined ? { pollIntervalMs: r.pollIntervalMs } : {}),
+    ...(r.inputRequests ? { inputRequests: r.inputRequests } : {}),
+    ...(r.result ? { result: r.result } : {}),
+    ...(r.error ? { error: r.error } : {}),
+  };
 }
 
 /** The terminal outcome of an upstream state; a modern client's error re-coded for its era. */

@@ -90,7 +90,8 @@ export class TaskRuntime {
   private readonly limits: TaskLimits;
   private readonly events: TaskEvents;
   private readonly owned: OwnedTasks;
-  private readonly proxied: ProxiedTasks;
+  /** Proxied tasks (app.ts makes each route's clients of both eras known to it for takeovers). */
+  readonly proxied: ProxiedTasks;
   /** tasks/get, tasks/update, tasks/cancel and task subscriptions. */
   readonly service: TaskService;
   private readonly sweeper: NodeJS.Timeout;
@@ -107,7 +108,6 @@ export class TaskRuntime {
     this.leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
     this.ownBus = o.bus === undefined;
     this.bus = o.bus ?? new InstanceBus({ store: o.store, instanceId: mintInstanceId(), heartbeatMs: this.leaseMs });
-    for (const r of o.routes ?? []) this.register(r);
     this.limits = {
       defaultTtlMs: o.defaultTtlMs,
       maxTtlMs: o.maxTtlMs,
@@ -116,18 +116,20 @@ export class TaskRuntime {
       gatherMs: o.bridge.opts.gatherMs,
     };
     this.events = new TaskEvents(o.store, this.bus.instanceId);
+    const sealer = o.sealer ?? new Sealer(randomBytes(32));
     this.owned = new OwnedTasks(this.events, this.limits, {
       bus: this.bus,
-      sealer: o.sealer ?? new Sealer(randomBytes(32)),
+      sealer,
       leaseMs: this.leaseMs,
       route: (name) => this.routes.get(name),
       policyFor: (route, tool) => this.policyFor(route, tool),
     });
-    this.proxied = new ProxiedTasks(this.events, this.limits);
+    this.proxied = new ProxiedTasks(this.events, this.limits, { instanceId: this.bus.instanceId, sealer, bus: this.bus, leaseMs: this.leaseMs });
     this.service = new TaskService(this.events, this.owned, this.proxied, o.defaultPollIntervalMs);
     // Live work whose record has expired (its TTL passed) is stopped: nobody can ask for it any more.
     this.sweeper = setInterval(() => void this.owned.sweep().then(() => this.proxied.sweep()).catch(() => {}), 30_000);
     this.sweeper.unref();
+    for (const r of o.routes ?? []) this.register(r);
   }
 
   /**
@@ -140,6 +142,7 @@ export class TaskRuntime {
       if (this.ownBus) await this.bus.start();
       await this.events.start();
       this.owned.start();
+      this.proxied.start();
       if (this.o.store.scope === 'shared') this.scheduleReap();
     })();
     return this.started;
@@ -148,6 +151,7 @@ export class TaskRuntime {
   /** Adds a route by its name (a task another instance created is taken over against it). */
   register(route: UpstreamRoute): void {
     this.routes.set(route.name, route);
+    this.proxied.knowRoute(route);
   }
 
   /** The policy for a tool on a route. */
@@ -328,7 +332,7 @@ export class TaskRuntime {
 
   /** The caller's task by id (refreshed when proxied); `UnknownTaskError` for an unknown, expired or foreign one. */
   async task(route: UpstreamRoute, taskId: string, caller: CallerContext): Promise<TaskRecord> {
-    return this.service.refresh(await this.service.lookup(route, taskId, caller));
+    return this.service.refresh(await this.service.lookup(route, taskId, caller), { route, caller });
   }
 
   /**
@@ -372,7 +376,7 @@ export class TaskRuntime {
    * POSTed response to its key); returns the keys answered. The record leaves `input_required` when none remain.
    */
   async answer(route: UpstreamRoute, taskId: string, caller: CallerContext, responses: JsonObject): Promise<string[]> {
-    return this.service.answer(await this.service.lookup(route, taskId, caller), responses);
+    return this.service.answer(await this.service.lookup(route, taskId, caller), responses, { route, caller });
   }
 
   /**
@@ -382,7 +386,7 @@ export class TaskRuntime {
    */
   async cancelTask(route: UpstreamRoute, taskId: string, caller: CallerContext): Promise<TaskRecord> {
     const record = await this.service.lookup(route, taskId, caller);
-    return record.kind === 'owned' ? this.owned.cancelStrict(record) : this.proxied.cancelStrict(record);
+    return record.kind === 'owned' ? this.owned.cancelStrict(record) : this.proxied.cancelStrict(record, { route, caller });
   }
 
   /**
@@ -442,7 +446,7 @@ export class TaskRuntime {
       this.reaper = undefined;
       await this.started?.catch(() => {});
       await this.owned.close().catch(() => {});
-      this.proxied.close();
+      await this.proxied.close().catch(() => {});
       this.events.close();
       if (this.ownBus) await this.bus.close().catch(() => {});
     })();

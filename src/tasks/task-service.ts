@@ -15,7 +15,7 @@ import {
 } from '../translate/index.js';
 import { MissingCapabilityError } from './conversation.js';
 import type { OwnedTasks } from './owned-tasks.js';
-import type { ProxiedTasks } from './proxied-tasks.js';
+import type { ProxiedTasks, TaskAccess } from './proxied-tasks.js';
 import type { CallerContext, UpstreamRoute } from './route.js';
 import type { TaskEvents } from './task-events.js';
 import { UnknownTaskError } from './task-limits.js';
@@ -31,13 +31,13 @@ export class TaskService {
 
   /** tasks/get → the DetailedTask (tasks extension §Task Polling). */
   async get(route: UpstreamRoute, req: ModernRequest, caller: CallerContext): Promise<JsonObject> {
-    return detailedTaskV2(await this.refresh(await this.own(route, req, caller)));
+    return detailedTaskV2(await this.refresh(await this.own(route, req, caller), { route, caller }));
   }
 
   /** tasks/update → answers outstanding input requests; the ack follows the record change (read-your-writes). */
   async update(route: UpstreamRoute, req: ModernRequest, caller: CallerContext): Promise<JsonObject> {
     const record = await this.own(route, req, caller);
-    await this.answer(record, isObject(req.inputResponses) ? req.inputResponses : {});
+    await this.answer(record, isObject(req.inputResponses) ? req.inputResponses : {}, { route, caller });
     return { resultType: 'complete' };
   }
 
@@ -46,7 +46,7 @@ export class TaskService {
     const record = await this.own(route, req, caller);
     if (isTerminal(record.status)) return { resultType: 'complete' };
     if (record.kind === 'owned') await this.owned.cancel(record);
-    else await this.proxied.cancel(record);
+    else await this.proxied.cancel(record, { route, caller });
     return { resultType: 'complete' };
   }
 
@@ -64,15 +64,19 @@ export class TaskService {
     return record;
   }
 
-  /** The record, refreshed from the upstream when the upstream runs the task. */
-  refresh(record: TaskRecord, force = false): Promise<TaskRecord> {
-    return record.kind === 'owned' ? Promise.resolve(record) : this.proxied.refresh(record, force);
+  /**
+   * The record, refreshed from the upstream when the upstream runs the task. `access`: the route and caller of the
+   * request, so that an instance that does not follow the task reaches the upstream on the caller's behalf.
+   */
+  refresh(record: TaskRecord, access: TaskAccess & { force?: boolean } = {}): Promise<TaskRecord> {
+    const { force = false, ...rest } = access;
+    return record.kind === 'owned' ? Promise.resolve(record) : this.proxied.refresh(record, force, rest);
   }
 
-  /** Answers a task's outstanding input requests by key; returns the keys answered. */
-  async answer(record: TaskRecord, responses: JsonObject): Promise<string[]> {
+  /** Answers a task's outstanding input requests by key (on the caller's behalf, see `refresh`); returns the keys answered. */
+  async answer(record: TaskRecord, responses: JsonObject, access: TaskAccess = {}): Promise<string[]> {
     if (record.kind === 'owned') return this.owned.answer(record, responses);
-    return this.proxied.answer(record, responses);
+    return this.proxied.answer(record, responses, access);
   }
 
   /**
@@ -92,7 +96,7 @@ export class TaskService {
     // Proxied tasks change upstream: poll them while someone listens.
     const timer = setInterval(() => {
       for (const id of wanted) {
-        void this.events.store.get(id as TaskId).then((r) => (r ? this.refresh(r) : undefined)).catch(() => {});
+        void this.events.store.get(id as TaskId).then((r) => (r ? this.refresh(r, { route }) : undefined)).catch(() => {});
       }
     }, this.pollIntervalMs);
     timer.unref();

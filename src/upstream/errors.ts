@@ -37,8 +37,8 @@ export class SessionExpiredError extends Error {
 
 /** The gateway's own bound on upstream sessions is reached (→ 503). */
 export class UpstreamBusyError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = 'UpstreamBusyError';
   }
 }

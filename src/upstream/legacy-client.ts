@@ -20,8 +20,9 @@ import {
 } from '../translate/index.js';
 import { drain } from './call-wrappers.js';
 import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats, UpstreamTask, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
+import { SessionExpiredError, UpstreamHttpError, UpstreamTaskLostError } from './errors.js';
 import type { LegacySession } from './legacy-session.js';
-import { LegacyUpstreamTask } from './legacy-task.js';
+import { LegacyUpstreamTask, type LegacyTaskSession } from './legacy-task.js';
 import { LegacySessionPool, type PoolOptions, type SessionKey } from './pool.js';
 
 /** Notifications a listen stream carries (2025-11-25 server/utilities: list changes and resource updates). */
@@ -82,22 +83,68 @@ export class LegacyUpstreamClient implements UpstreamClient {
     const sent = withCallerCapabilities(asTask ? { ...(params ?? {}), task } : params, caller.capabilities);
     // A task-augmented request is never cancelled with notifications/cancelled (2025-11-25
     // basic/utilities/cancellation, Behavior Requirements): its answer is awaited, and a task it created cancelled.
-    const call = await this.pool.withSession(key, (s) => s.request(method, sent), signal);
+    let used: LegacySession | undefined;
+    const call = await this.pool.withSession(
+      key,
+      (s) => {
+        used = s;
+        return s.request(method, sent);
+      },
+      signal,
+    );
     const hold = this.pool.hold(key);
-    return asTask ? new TaskAugmentedCall(call, hold, (e) => this.taskOf(caller, e)) : new HeldCall(call, hold);
+    const session = used;
+    return asTask ? new TaskAugmentedCall(call, hold, (e) => this.taskOf(caller, e, session)) : new HeldCall(call, hold);
   }
 
-  /** A CreateTaskResult answer as the call's `task` event (the task holds the session from here on). */
-  private taskOf(caller: UpstreamCaller, e: CallEvent): CallEvent {
+  /** A CreateTaskResult answer as the call's `task` event (the task holds the session it was created in from here on). */
+  private taskOf(caller: UpstreamCaller, e: CallEvent, session: LegacySession | undefined): CallEvent {
     if (e.kind !== 'response' || !('result' in e.message)) return e;
     const created = readCreateTaskResultV1(e.message.result);
     if (!created) return e;
     const meta = isObject(e.message.result._meta) ? e.message.result._meta : undefined;
-    return { kind: 'task', task: new LegacyUpstreamTask(this, caller, created.task, meta) };
+    const release = this.retain(caller);
+    const pooled: LegacyTaskSession = {
+      sessionId: session?.sessionId,
+      call: (m, p, signal) => this.call(caller, m, p, signal),
+      release: (runsOn) => {
+        // A task left running (handed to another instance, or at shutdown) must not end with a DELETE of its session.
+        if (runsOn && session) session.keepUpstream = true;
+        release();
+      },
+    };
+    return { kind: 'task', task: new LegacyUpstreamTask(this, caller, created.task, meta, { session: pooled }) };
   }
 
-  resumeTask(_caller: UpstreamCaller, _ref: UpstreamTaskRef, _created: UpstreamTaskSnapshot): UpstreamTask {
-    throw new Error('resumeTask: not implemented yet');
+  /**
+   * A task another instance created: its session is joined by id (no `initialize`; the upstream is one server shared by
+   * every instance, so the id names the same session from here). A session the upstream no longer knows (404, or a
+   * 400 that says so) loses the task: `UpstreamTaskLostError`. A ref without a session (an upstream that gave none)
+   * uses the caller's pooled session.
+   */
+  resumeTask(caller: UpstreamCaller, ref: UpstreamTaskRef, created: UpstreamTaskSnapshot): UpstreamTask {
+    const resumed = { resumed: ref, created };
+    if (ref.session === undefined) return new LegacyUpstreamTask(this, caller, resumed);
+    const sessionId = ref.session;
+    const joined = this.pool.join(sessionKeyOf(caller), sessionId);
+    const session: LegacyTaskSession = {
+      sessionId,
+      async call(method, params, signal) {
+        try {
+          // The session declares the gateway's capabilities; the request carries the caller's own (as `call` does).
+          return await joined.session.request(method, withCallerCapabilities(params, caller.capabilities), signal);
+        } catch (e) {
+          // A bare 400 or 404 to a well-formed tasks/* request in the session is the session refused (some servers send
+          // no JSON-RPC body with it), as a 404 or a 400 that says so is (2025-11-25 basic/transports §Session Management).
+          if (e instanceof SessionExpiredError || (e instanceof UpstreamHttpError && (e.status === 400 || e.status === 404))) {
+            throw new UpstreamTaskLostError(ref.id, { cause: e });
+          }
+          throw e;
+        }
+      },
+      release: () => joined.release(),
+    };
+    return new LegacyUpstreamTask(this, caller, resumed, undefined, { session });
   }
 
   /** Holds the caller's session for a task's life: a legacy task lives in the session that created it. */

@@ -46,6 +46,12 @@ export interface LegacySessionOptions {
    * them. Off for sessions that read the GET stream themselves (subscriptions/listen).
    */
   watchStrays?: boolean;
+  /**
+   * Joins a session another client (another gateway instance) initialized, by its id and protocol version, without a
+   * new `initialize`: a Streamable HTTP session is named by its `Mcp-Session-Id` alone (2025-11-25 basic/transports
+   * §Session Management), and a 2025-11-25 task lives in the session that created it.
+   */
+  join?: { sessionId: string; protocolVersion: string };
 }
 
 /**
@@ -111,8 +117,18 @@ export class LegacySession {
   /** Who hears the notifications of the GET stream (list changes, resource updates); `undefined`: it ended. */
   private readonly streamListeners = new Set<(n: JsonRpcNotification | undefined) => void>();
   private streamState: 'none' | 'open' | 'ended' = 'none';
+  /**
+   * Set once a task that runs on was left in this session (handed to another instance, or left at shutdown): `close()`
+   * then forgets the session without DELETE, since DELETE would end that task upstream.
+   */
+  keepUpstream = false;
 
-  constructor(private readonly opts: LegacySessionOptions) {}
+  constructor(private readonly opts: LegacySessionOptions) {
+    if (opts.join) {
+      this.sessionId = opts.join.sessionId;
+      this.protocolVersion = opts.join.protocolVersion;
+    }
+  }
 
   /**
    * Hands every notification of the session's GET stream to `listener`, then `undefined` once the stream has
@@ -359,14 +375,14 @@ export class LegacySession {
     return readMessages(res);
   }
 
-  /** Ends the session upstream (DELETE, best effort). Idempotent. */
+  /** Ends the session upstream (DELETE, best effort; none when `keepUpstream`). Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.streamAbort.abort();
     for (const listener of [...this.streamListeners]) listener(undefined);
     this.streamListeners.clear();
-    if (!this.sessionId) return;
+    if (!this.sessionId || this.keepUpstream) return;
     try {
       const res = await fetch(this.opts.url, { method: 'DELETE', headers: this.headers(), signal: AbortSignal.timeout(5_000) });
       await res.body?.cancel().catch(() => {});

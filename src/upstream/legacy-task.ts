@@ -5,7 +5,10 @@
  * for status and status message, at the task's `pollInterval` and only while someone awaits `next()`.
  *
  * A legacy task lives in the session that created it (2025-11-25 basic/utilities/tasks §Security Considerations:
- * tasks are bound to their context), so the caller's session is held until `release()`.
+ * tasks are bound to their context), so that session is held until `release()`, and its `Mcp-Session-Id` is the
+ * task's `ref.session`. A task resumed from a ref (another gateway instance created it) reaches the session joined by
+ * id, and is passive until someone awaits `next()`: it opens no `tasks/result` for a single `get` or `cancel`, since
+ * whoever calls `tasks/result` first takes the task's queued input requests away from the instance that follows it.
  */
 import {
   ErrorCode,
@@ -25,8 +28,9 @@ import {
   type RequestId,
   type TaskV1,
 } from '../translate/index.js';
-import { requestOnce } from './call-wrappers.js';
-import type { UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamTaskSnapshot } from './client.js';
+import { drain } from './call-wrappers.js';
+import type { UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
+import { UpstreamTaskLostError } from './errors.js';
 import { InputLedger } from './input-ledger.js';
 import { PolledTask, type PolledTaskOptions } from './polled-task.js';
 
@@ -35,26 +39,70 @@ const MAX_RESULT_ATTEMPTS = 3;
 /** How long a `tasks/get` that reports a terminal status waits for the payload on the open `tasks/result`. */
 const PAYLOAD_WAIT_MS = 5_000;
 
+/**
+ * The upstream session a legacy task's requests go to: the caller's pooled session, or a session joined by id. Rejects
+ * with `UpstreamTaskLostError` once the upstream no longer knows a joined session (its tasks went with it).
+ */
+export interface LegacyTaskSession {
+  /** The session's `Mcp-Session-Id`, when the upstream gave one. */
+  readonly sessionId: string | undefined;
+  /** Sends one request in the session on the task's caller's behalf. */
+  call(method: string, params: JsonObject, signal?: AbortSignal): Promise<UpstreamCall>;
+  /** Ends the hold on the session; `runsOn`: the task was left running, so the session must outlive this hold. */
+  release(runsOn: boolean): void;
+}
+
+/** A task known from a ref (another instance created it), with its last known state. */
+export interface ResumedLegacyTask {
+  resumed: UpstreamTaskRef;
+  created: UpstreamTaskSnapshot;
+}
+
+/** How a legacy task is followed. */
+export interface LegacyTaskOptions extends PolledTaskOptions {
+  /** Where its requests go; default: the caller's pooled session, through `client`. */
+  session?: LegacyTaskSession;
+}
+
 /** A 2025-11-25 upstream task (see the module doc). */
 export class LegacyUpstreamTask extends PolledTask {
   /** Its task-scoped requests; answers name the task (2025-11-25 basic/utilities/tasks §Related Task Metadata). */
   private readonly input = new InputLedger(relatedTaskMeta(this.id));
-  private readonly holdRelease: () => void;
+  private readonly session: LegacyTaskSession;
   private stream: UpstreamCall | undefined;
   private following: Promise<void> | undefined;
+  /** Whether `tasks/result` is kept open (from creation; for a resumed task, from the first `next()`). */
+  private active: boolean;
 
   constructor(
-    private readonly client: UpstreamClient,
+    client: UpstreamClient,
     private readonly caller: UpstreamCaller,
-    task: TaskV1,
+    task: TaskV1 | ResumedLegacyTask,
     meta?: JsonObject,
-    opts: PolledTaskOptions = {},
+    opts: LegacyTaskOptions = {},
   ) {
-    // Modern vocabulary: `input_required` only with the requests known, and they come on tasks/result.
-    const created = snapshotOf(task);
+    const resumed = isResumed(task);
+    // Modern vocabulary: `input_required` only with the requests known, and they come on tasks/result (a resumed
+    // task's requests were taken by the instance that followed it: this one knows none yet).
+    const created: UpstreamTaskSnapshot = resumed ? { ...task.created } : snapshotOf(task as TaskV1);
+    delete created.inputRequests;
     if (created.status === 'input_required') created.status = 'working';
-    super(task.taskId, { ...created, ...(meta ? { meta } : {}) }, opts);
-    this.holdRelease = client.retain(caller);
+    super(resumed ? task.resumed.id : (task as TaskV1).taskId, { ...created, ...(meta ? { meta } : {}) }, opts);
+    this.session = opts.session ?? pooledSession(client, caller);
+    this.active = !resumed;
+    this.follow();
+  }
+
+  /** The task's id and the session it lives in (another instance joins it there). */
+  override get ref(): UpstreamTaskRef {
+    const session = this.session.sessionId;
+    return session !== undefined ? { id: this.id, session } : { id: this.id };
+  }
+
+  /** A resumed task starts following its `tasks/result` once someone waits for its states. */
+  protected override onWait(): void {
+    if (this.active) return;
+    this.active = true;
     this.follow();
   }
 
@@ -65,7 +113,13 @@ export class LegacyUpstreamTask extends PolledTask {
   }
 
   async cancel(): Promise<'cancelled' | 'terminal' | 'unknown'> {
-    const res = await requestOnce(this.client, this.caller, 'tasks/cancel', { taskId: this.id });
+    let res: JsonRpcResponse;
+    try {
+      res = await this.request('tasks/cancel', { taskId: this.id });
+    } catch (e) {
+      if (e instanceof UpstreamTaskLostError) return 'unknown';
+      throw e;
+    }
     if (!('error' in res)) {
       const task = readTaskV1(res.result);
       this.settle({ ...this.current, ...(task ? snapshotOf(task) : {}), status: 'cancelled' });
@@ -78,18 +132,40 @@ export class LegacyUpstreamTask extends PolledTask {
 
   protected onRelease(): void {
     this.stream?.abandon('task released');
-    this.holdRelease();
+    this.session.release(!isTerminal(this.current.status) && !this.lost);
   }
 
-  /** Keeps an upstream `tasks/result` open until the task's payload arrives (asked again when it breaks, bounded). */
-  private follow(): void {
+  /** One request about the task in its session, read to its response; a lost session loses the task. */
+  private async request(method: string, params: JsonObject, signal?: AbortSignal): Promise<JsonRpcResponse> {
+    try {
+      return await drain(await this.session.call(method, params, signal));
+    } catch (e) {
+      if (e instanceof UpstreamTaskLostError) {
+        this.lost ??= e;
+        this.wake();
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Keeps an upstream `tasks/result` open until the task's payload arrives (asked again when it breaks, bounded).
+   * `ended`: the upstream said the task is terminal, so its `tasks/result` answers at once (no input to take).
+   */
+  private follow(ended = false): void {
+    if (!this.active && !ended) return;
     if (this.following || this.released || this.lost || isTerminal(this.current.status)) return;
     this.following = (async () => {
-      for (let attempt = 0; attempt < MAX_RESULT_ATTEMPTS && !this.released && !isTerminal(this.current.status); attempt++) {
+      for (let attempt = 0; attempt < MAX_RESULT_ATTEMPTS && !this.released && !this.lost && !isTerminal(this.current.status); attempt++) {
         let call: UpstreamCall;
         try {
-          call = await this.client.call(this.caller, 'tasks/result', { taskId: this.id }, this.stop.signal);
-        } catch {
+          call = await this.session.call('tasks/result', { taskId: this.id }, this.stop.signal);
+        } catch (e) {
+          if (e instanceof UpstreamTaskLostError) {
+            this.lost ??= e;
+            this.wake();
+            return;
+          }
           continue;
         }
         // Dropped, never cancelled: notifications/cancelled on tasks/result would not be a task cancellation
@@ -168,9 +244,9 @@ export class LegacyUpstreamTask extends PolledTask {
   protected async pollOnce(): Promise<void> {
     let res: JsonRpcResponse;
     try {
-      res = await requestOnce(this.client, this.caller, 'tasks/get', { taskId: this.id }, this.stop.signal);
+      res = await this.request('tasks/get', { taskId: this.id }, this.stop.signal);
     } catch {
-      return; // unreachable for now: the state known stands, the next poll asks again
+      return; // unreachable for now: the state known stands, the next poll asks again (a lost task is marked)
     }
     if (isTerminal(this.current.status)) return;
     if ('error' in res) {
@@ -184,7 +260,7 @@ export class LegacyUpstreamTask extends PolledTask {
       return;
     }
     // A tasks/result given up on (broken too often) is asked again: input and payload come only there.
-    this.follow();
+    this.follow(isTerminal(task.status));
     if (isTerminal(task.status)) {
       // The payload is being sent on tasks/result: wait for it there (bounded).
       await this.changeOrTimeout(PAYLOAD_WAIT_MS, this.stop.signal, () => isTerminal(this.current.status));
@@ -200,7 +276,7 @@ export class LegacyUpstreamTask extends PolledTask {
   /** Asks `tasks/get` for the upstream's own status (no merge); `unknown` when it does not know the task. */
   private async upstreamStatus(): Promise<UpstreamTaskSnapshot['status'] | 'unknown'> {
     try {
-      const res = await requestOnce(this.client, this.caller, 'tasks/get', { taskId: this.id }, this.stop.signal);
+      const res = await this.request('tasks/get', { taskId: this.id }, this.stop.signal);
       if ('error' in res) {
         if (res.error.code === ErrorCode.InvalidParams) this.loseTask(res.error);
         return 'unknown';
@@ -223,6 +299,20 @@ export class LegacyUpstreamTask extends PolledTask {
     if (this.input.size === 0) return { status: 'working' };
     return { status: 'input_required', inputRequests: this.input.inputRequests() };
   }
+}
+
+function isResumed(task: TaskV1 | ResumedLegacyTask): task is ResumedLegacyTask {
+  return !('taskId' in task) && 'resumed' in task;
+}
+
+/** The caller's pooled session, held for the task's life (the client's `call` finds it by the caller's credentials). */
+function pooledSession(client: UpstreamClient, caller: UpstreamCaller): LegacyTaskSession {
+  const release = client.retain(caller);
+  return {
+    sessionId: undefined,
+    call: (method, params, signal) => client.call(caller, method, params, signal),
+    release: () => release(),
+  };
 }
 
 /** A legacy Task in the neutral vocabulary (2025-11-25 `ttl`/`pollInterval` → `ttlMs`/`pollIntervalMs`). */

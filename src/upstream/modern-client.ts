@@ -475,8 +475,12 @@ export class ModernUpstreamClient implements UpstreamClient {
     return { accepted, notifications: notifications() };
   }
 
-  resumeTask(_caller: UpstreamCaller, _ref: UpstreamTaskRef, _created: UpstreamTaskSnapshot): UpstreamTask {
-    throw new Error('resumeTask: not implemented yet');
+  /**
+   * A task another instance created: a 2026-07-28 upstream holds no session (2026-07-28 basic/transports
+   * §Stateless), so `tasks/get`, `tasks/update` and `tasks/cancel` with the caller's headers reach it from here.
+   */
+  resumeTask(caller: UpstreamCaller, ref: UpstreamTaskRef, created: UpstreamTaskSnapshot): UpstreamTask {
+    return new ModernUpstreamTask(this, caller, { resumed: ref, created });
   }
 
   /** Nothing to keep: a modern upstream holds no per-caller state. */

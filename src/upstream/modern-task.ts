@@ -20,7 +20,7 @@ import {
   type TaskStatus,
 } from '../translate/index.js';
 import { drain } from './call-wrappers.js';
-import type { UpstreamCaller, UpstreamClient, UpstreamTaskSnapshot } from './client.js';
+import type { UpstreamCaller, UpstreamClient, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
 import { PolledTask, type PolledTaskOptions } from './polled-task.js';
 
 /** While notifications come on a listen, polls are this many times rarer (a safety net: notifications are optional). */
@@ -35,13 +35,17 @@ export class ModernUpstreamTask extends PolledTask {
   /** The `subscriptions/listen` for this task: started by the first wait, ended with the task or on release. */
   private listening: 'no' | 'opening' | 'open' | 'ended' = 'no';
 
+  /**
+   * `created`: the upstream's CreateTaskResult, or a task known from a ref with its last known state (another instance
+   * created it; a modern upstream is stateless, so its id and the caller's credentials reach it from anywhere).
+   */
   constructor(
     private readonly client: UpstreamClient,
     private readonly caller: UpstreamCaller,
-    created: CreateTaskResultV2,
+    created: CreateTaskResultV2 | { resumed: UpstreamTaskRef; created: UpstreamTaskSnapshot },
     opts: PolledTaskOptions = {},
   ) {
-    super(created.taskId, snapshotOf(created, new Set()), opts);
+    super(...initial(created), opts);
   }
 
   async answer(responses: JsonObject): Promise<string[]> {
@@ -154,6 +158,13 @@ export class ModernUpstreamTask extends PolledTask {
   private async request(method: string, params: JsonObject): Promise<JsonRpcResponse> {
     return drain(await this.client.call(this.caller, method, params, this.stop.signal, { task: {} }));
   }
+}
+
+/** The id and first state of a task created or resumed. */
+function initial(created: CreateTaskResultV2 | { resumed: UpstreamTaskRef; created: UpstreamTaskSnapshot }): [string, UpstreamTaskSnapshot] {
+  if ('resumed' in created && !('taskId' in created)) return [created.resumed.id, { ...created.created }];
+  const c = created as CreateTaskResultV2;
+  return [c.taskId, snapshotOf(c, new Set())];
 }
 
 /**

@@ -6,7 +6,7 @@
  * re-initialized once.
  */
 import { createHash } from 'node:crypto';
-import { BRIDGED_INPUT_CAPABILITIES, type UpstreamIdentity } from '../translate/index.js';
+import { BRIDGED_INPUT_CAPABILITIES, LEGACY_VERSION, LEGACY_VERSIONS, type UpstreamIdentity } from '../translate/index.js';
 import { SessionExpiredError, UpstreamBusyError } from './errors.js';
 import { LegacySession } from './legacy-session.js';
 
@@ -31,9 +31,19 @@ interface Entry {
   inUse: number;
 }
 
+interface Joined {
+  session: LegacySession;
+  refs: number;
+}
+
 /** A bounded pool of initialized legacy sessions. */
 export class LegacySessionPool {
   private readonly entries = new Map<string, Entry>();
+  /**
+   * Sessions joined by id (another instance initialized them), apart from the caller-keyed entries so that pooling
+   * stays one session per credential; keyed by credential and session id, refcounted, bounded by `max` too.
+   */
+  private readonly joined = new Map<string, Joined>();
   private readonly sweeper: NodeJS.Timeout;
   private latestIdentity: UpstreamIdentity | undefined;
   private closed = false;
@@ -48,16 +58,16 @@ export class LegacySessionPool {
     return this.latestIdentity;
   }
 
-  /** Number of sessions held (reported by /healthz). */
+  /** Number of sessions held, joined ones included (reported by /healthz). */
   get size(): number {
-    return this.entries.size;
+    return this.entries.size + this.joined.size;
   }
 
   private keyOf(k: SessionKey): string {
     return k.authorization ? createHash('sha256').update(k.authorization).digest('base64url') : '-';
   }
 
-  private sessionFor(k: SessionKey): LegacySession {
+  private sessionFor(k: SessionKey, join?: { sessionId: string; protocolVersion: string }): LegacySession {
     const headers = { ...this.opts.staticHeaders };
     if (k.authorization) headers.authorization = k.authorization;
     return new LegacySession({
@@ -66,8 +76,44 @@ export class LegacySessionPool {
       capabilities: { ...BRIDGED_INPUT_CAPABILITIES },
       clientInfo: this.opts.clientInfo,
       timeoutMs: this.opts.timeoutMs,
-      watchStrays: true,
+      // A joined session reads no GET stream: its initializer may hold it (servers allow one per session).
+      watchStrays: !join,
+      ...(join ? { join } : {}),
     });
+  }
+
+  /**
+   * A session another client initialized, joined by its id for `k`'s credentials (no `initialize`: the id alone names
+   * it, 2025-11-25 basic/transports §Session Management), held until `release()`. Joins of the same session by the
+   * same credentials share one object; the last release forgets it locally, never with DELETE (the session is not
+   * this gateway's to end: other instances and the tasks in it live on). `UpstreamBusyError` past `max` joined.
+   */
+  join(k: SessionKey, sessionId: string): { session: LegacySession; release: () => void } {
+    if (this.closed) throw new UpstreamBusyError('gateway is shutting down');
+    const key = `${this.keyOf(k)}:${sessionId}`;
+    let j = this.joined.get(key);
+    if (!j) {
+      if (this.joined.size >= this.opts.max) throw new UpstreamBusyError(`all ${this.opts.max} joined upstream sessions are busy`);
+      const known = this.latestIdentity?.protocolVersion;
+      const protocolVersion = known !== undefined && LEGACY_VERSIONS.includes(known) ? known : LEGACY_VERSION;
+      const session = this.sessionFor(k, { sessionId, protocolVersion });
+      session.keepUpstream = true;
+      j = { session, refs: 0 };
+      this.joined.set(key, j);
+    }
+    j.refs++;
+    const held = j;
+    let released = false;
+    return {
+      session: held.session,
+      release: () => {
+        if (released) return;
+        released = true;
+        if (--held.refs > 0 || this.joined.get(key) !== held) return;
+        this.joined.delete(key);
+        void held.session.close();
+      },
+    };
   }
 
   private acquire(k: SessionKey, signal?: AbortSignal): { key: string; entry: Entry } {
@@ -170,6 +216,8 @@ export class LegacySessionPool {
     clearInterval(this.sweeper);
     const all = [...this.entries.values()];
     this.entries.clear();
-    await Promise.all(all.map((e) => e.session.then((s) => s.close(), () => {})));
+    const joined = [...this.joined.values()];
+    this.joined.clear();
+    await Promise.all([...all.map((e) => e.session.then((s) => s.close(), () => {})), ...joined.map((j) => j.session.close())]);
   }
 }
