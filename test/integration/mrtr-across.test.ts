@@ -14,7 +14,7 @@ import { buildGateway, type Gateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { MemoryTaskStore, type TaskStore } from '../../src/store/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
-import { envelope, post, type RawReply } from '../helpers/modern.js';
+import { envelope, MODERN, post, type RawReply } from '../helpers/modern.js';
 import { redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { serveSdkSessions } from '../helpers/sdk-session-server.js';
 
@@ -162,6 +162,48 @@ function suite(t: Test, backend: Backend): void {
       'the progress A heard came to the client on B',
     );
     t.same(r2.body.result?.content, [{ type: 'text', text: 'went on: accept' }]);
+  });
+
+  t.test('the client on B gives up during a relayed round: the held call on A is cancelled upstream', async (t) => {
+    // A legacy server whose tool asks, then works until it is cancelled: the relayed round on A is still running when
+    // the client on B goes away.
+    let cancelledUpstream!: () => void;
+    const cancelled = new Promise<void>((resolve) => (cancelledUpstream = resolve));
+    let working!: () => void;
+    const started = new Promise<void>((resolve) => (working = resolve));
+    const server = await serveSdkSessions(() => {
+      const s = new McpServer({ name: 'ask-then-work', version: '1.0.0' });
+      s.registerTool('ask_then_work', { description: 'asks, then works until cancelled' }, async (extra) => {
+        await extra.sendRequest({ method: 'elicitation/create', params: { message: 'Start?', requestedSchema: { type: 'object', properties: {} } } }, ElicitResultSchema);
+        working();
+        await new Promise<void>((resolve) => extra.signal.addEventListener('abort', () => resolve(), { once: true }));
+        cancelledUpstream();
+        return { content: [{ type: 'text', text: 'stopped' }] };
+      });
+      return s;
+    }, 'sdk-400-json');
+    t.teardown(() => server.close());
+    const { a, b } = await pair(t, backend, server.url);
+    const r1 = await call(a.url, 'ask_then_work');
+    const [key] = Object.keys(r1.body.result.inputRequests) as [string];
+    const leaving = new AbortController();
+    const retry = fetch(b.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'ask_then_work' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'leaving',
+        method: 'tools/call',
+        params: { name: 'ask_then_work', arguments: {}, requestState: r1.body.result.requestState, inputResponses: { [key]: accept({}) }, _meta: envelope(ELICIT) },
+      }),
+      signal: leaving.signal,
+    }).then((res) => res.text()).catch((e: unknown) => e);
+    await started;
+    leaving.abort();
+    await retry;
+    await cancelled;
+    t.pass('the upstream call A held was cancelled');
+    t.equal(await a.held(), 0, 'nothing is held on A any more');
   });
 
   t.test('the holding instance closed: the retry on B is told at once to start again without requestState', async (t) => {
