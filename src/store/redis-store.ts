@@ -13,9 +13,10 @@
  * - `<prefix>a:<h(principal)>`: a principal's live tasks, a sorted set of task ids scored by their record's expiry
  *   (server ms): `activeCount` drops the expired ones then counts; a terminal `replace` removes its task. TTL as the
  *   inventory's.
- * - `<prefix>leases`: every lease, a sorted set of task ids scored by the lease's expiry (server ms), for
- *   `claimExpiredLeases`; the owner is in the record's hash. Members of expired records are dropped by the claim;
- *   the key's TTL is raised to the longest-living record holding a lease.
+ * - `<prefix>leases`: every lease, a sorted set of task ids scored by the lease's expiry (server ms; a handover
+ *   scores 0), for `claimExpiredLeases`, which so takes handed-over leases first, then the longest lapsed; the owner
+ *   is in the record's hash. Members of expired records are dropped by the claim; the key's TTL is raised to the
+ *   longest-living record holding a lease.
  * - `<prefix>v:<key>`: a shared value, its JSON, with its own TTL.
  * - channel `<prefix>ev:<topic>`: events, JSON messages, on a second (subscriber) connection.
  * `h(…)` is a SHA-256 (base64url) of the principal (and upstream): principals may hold any character.
@@ -24,7 +25,8 @@
  * with an EVAL fallback), and times that decide leases and the active count come from the Redis server's clock
  * (TIME), so that instances with skewed clocks agree. An outage is a fast `StoreUnavailableError`: no offline queue,
  * no resent commands, every command bounded by `commandTimeoutMs`, while the connections keep reconnecting in the
- * background so the store recovers when Redis comes back.
+ * background so the store recovers when Redis comes back. One Redis (standalone or behind Sentinel), not a Redis
+ * Cluster: the lease claim reaches record keys it derives from the lease set.
  */
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -68,13 +70,19 @@ end
  * would end an array early, so a missing value is '').
  */
 const SCRIPTS = {
-  // KEYS: record, inventory, active. ARGV: version, final (1|0), record JSON, ttlMs, inventory member, taskId.
-  // 0 = the id is taken.
+  // KEYS: record, inventory, active, leases. ARGV: version, final (1|0), record JSON, ttlMs, inventory member, taskId,
+  // lease owner ('' = none), lease ttlMs. 0 = the id is taken.
   gwCreate: `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local ttl = tonumber(ARGV[4])
 redis.call('HSET', KEYS[1], 'v', ARGV[1], 'f', ARGV[2], 'r', ARGV[3])
+if ARGV[7] ~= '' then
+  local exp = nowms() + tonumber(ARGV[8])
+  redis.call('HSET', KEYS[1], 'lo', ARGV[7], 'lu', exp)
+  redis.call('ZADD', KEYS[4], exp, ARGV[6])
+end
 redis.call('PEXPIRE', KEYS[1], ttl)
+if ARGV[7] ~= '' then extend(KEYS[4], ttl) end
 redis.call('ZADD', KEYS[2], 0, ARGV[5])
 extend(KEYS[2], ttl)
 if ARGV[2] == '0' then
@@ -264,15 +272,18 @@ export class RedisTaskStore implements TaskStore {
     }
   }
 
-  async create(record: TaskRecord, retentionMs: number): Promise<void> {
+  async create(record: TaskRecord, retentionMs: number, lease?: { owner: string; ttlMs: number }): Promise<void> {
     const ttl = pxOf(Math.min(retentionMs, this.opts.maxTtlMs));
-    const created = await this.call('create', 'gwCreate', [this.recordKey(record.taskId), this.inventoryKey(record.principal, record.upstream), this.activeKey(record.principal)], [
+    const keys = [this.recordKey(record.taskId), this.inventoryKey(record.principal, record.upstream), this.activeKey(record.principal), this.leasesKey()];
+    const created = await this.call('create', 'gwCreate', keys, [
       record.version,
       isTerminal(record.status) ? 1 : 0,
       JSON.stringify(record),
       ttl,
       member(record.createdAt, record.taskId),
       record.taskId,
+      lease?.owner ?? '',
+      lease ? pxOf(lease.ttlMs) : 0,
     ]);
     if (created === 0) throw new TaskIdClashError(record.taskId);
   }

@@ -74,7 +74,7 @@ class InstanceView implements TaskStore {
     }
   }
 
-  create(r: TaskRecord, ms: number) { return this.via('create', () => this.s.create(r, ms)); }
+  create(r: TaskRecord, ms: number, lease?: { owner: string; ttlMs: number }) { return this.via('create', () => this.s.create(r, ms, lease)); }
   get(id: TaskId) { return this.via('get', () => this.s.get(id)); }
   replace(next: TaskRecord, v: number): Promise<ReplaceResult> { return this.via('replace', () => this.s.replace(next, v)); }
   update(id: TaskId, change: (c: TaskRecord) => TaskRecord | undefined) { return this.via('update', () => this.s.update(id, change)); }
