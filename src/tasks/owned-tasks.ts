@@ -27,6 +27,7 @@ import {
   type TaskId,
   type TaskRecord,
 } from '../translate/index.js';
+import { StoreUnavailableError } from '../store/index.js';
 import { callNow, UpstreamTimeoutError } from '../upstream/index.js';
 import { Conversation } from './conversation.js';
 import { InstanceGoneError, type InstanceBus } from './instance-bus.js';
@@ -35,6 +36,9 @@ import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
 import type { Sealer } from './sealing.js';
 import { finished, type TaskEvents, type TaskOutcome } from './task-events.js';
 import { clampTtl, mintTaskId, nowIso, TaskAlreadyTerminalError, TooManyTasksError, type TaskLimits } from './task-limits.js';
+
+/** How long a running task's record change waits for an unavailable store to come back. */
+const STORE_RETRY_MS = 5 * 60_000;
 
 const TIMED_OUT = 'The upstream call timed out';
 
@@ -367,9 +371,25 @@ export class OwnedTasks {
     return t.owner === undefined || (t.owner === this.me && (t.attempt ?? 1) === attempt);
   }
 
-  /** Changes the record for the run of `attempt`, unless it lost the task meanwhile (the stale writer loses). */
-  private changeRun(taskId: TaskId, attempt: number, fn: (t: TaskRecord) => TaskRecord | undefined): Promise<TaskRecord | undefined> {
-    return this.events.change(taskId, (t) => (isTerminal(t.status) || !this.runs(t, attempt) ? undefined : fn(t)));
+  /**
+   * Changes the record for the run of `attempt`, unless it lost the task meanwhile (the stale writer loses). While the
+   * store is unavailable (Redis down), the change is tried again with backoff for as long as this run still holds the
+   * task, within `STORE_RETRY_MS`: an outcome that arrives during an outage is stored once the store is back, unless
+   * another instance took the task over meanwhile (then the fenced write applies nothing).
+   */
+  private async changeRun(taskId: TaskId, attempt: number, fn: (t: TaskRecord) => TaskRecord | undefined): Promise<TaskRecord | undefined> {
+    const change = () => this.events.change(taskId, (t) => (isTerminal(t.status) || !this.runs(t, attempt) ? undefined : fn(t)));
+    const giveUpAt = Date.now() + STORE_RETRY_MS;
+    for (let delay = 100; ; delay = Math.min(delay * 2, 2_000)) {
+      try {
+        return await change();
+      } catch (e) {
+        const live = this.live.get(taskId);
+        const holding = live !== undefined && live.attempt === attempt && !live.stop.signal.aborted;
+        if (!(e instanceof StoreUnavailableError) || !holding || Date.now() + delay > giveUpAt) throw e;
+        await new Promise<void>((r) => setTimeout(r, delay).unref());
+      }
+    }
   }
 
   private finishRun(taskId: TaskId, attempt: number, outcome: TaskOutcome, statusMessage?: string): Promise<TaskRecord | undefined> {
@@ -440,7 +460,9 @@ export class OwnedTasks {
       live.conv.cancel('gateway error');
       // The upstream's own budget may end the call before the task's does (its headers did not come in time).
       const message = e instanceof UpstreamTimeoutError ? TIMED_OUT : `Upstream unavailable: ${(e as Error).message}`;
-      await this.finishRun(taskId, attempt, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message);
+      // A run never rejects (nobody awaits a background run): an outcome that cannot be stored, even after the store's
+      // retries, is left to the lease (another instance takes the task over when this one lets it lapse).
+      await this.finishRun(taskId, attempt, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message).catch(() => {});
     } finally {
       if (this.live.get(taskId) === live) this.live.delete(taskId);
       // The work ended here: its lease goes (a lease kept is another instance's, or handed over on shutdown).
