@@ -16,7 +16,7 @@ function run(cmd, args) {
 
 // The Redis runs (the store contract on Redis, the multi-instance tests) start their own redis-server on a loopback
 // port; without the binary they skip, and the run says so up front rather than only in the TAP output.
-if (spawnSync('redis-server', ['--version']).error) {
+if (spawnSync(process.env.REDIS_SERVER_BIN ?? 'redis-server', ['--version']).error) {
   process.stdout.write('# note: no redis-server binary on PATH: the Redis store and multi-instance tests are skipped\n');
 }
 

@@ -112,7 +112,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
   } catch (e) {
     await runtime.close();
     await bus.close();
-    await store.close();
+    if (ownStore) await store.close();
     throw e;
   }
   const app = await buildEdge({
@@ -122,6 +122,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     keepAliveMs: config.server.keepAliveMs,
     maxListenStreams: config.server.maxListenStreams,
     clientSessions: { max: config.clientSessions.max, idleMs: config.clientSessions.idleMs },
+    sessionStore: store,
     bridge,
     runtime,
     endpoints: routes,

@@ -5,5 +5,5 @@ export { exceptionToEdge, failureToEdge, upstreamErrorStatus, type EdgeError } f
 export { ResponseChannel } from './response.js';
 export { registerMcpEndpoint, type EndpointOptions } from './mcp-endpoint.js';
 export { buildEdge, type EdgeEndpoint, type EdgeOptions } from './server.js';
-export { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionRegistryOptions } from './legacy-face-sessions.js';
-export { LegacyFace, type LegacyFaceOptions } from './legacy-face.js';
+export { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionRegistryOptions, type SessionStore } from './legacy-face-sessions.js';
+export { LegacyFace, type LegacyFaceOptions, type LegacyFaceTarget } from './legacy-face.js';

@@ -7,6 +7,7 @@
  * re-initializes on 404).
  */
 import { randomBytes } from 'node:crypto';
+import type { JsonObject } from '../translate/index.js';
 
 /** One session as the registry holds it; `data` is the face's per-session state. */
 export interface SessionEntry<T> {
@@ -19,8 +20,25 @@ export interface SessionEntry<T> {
   busy: number;
 }
 
-/** Why a session ended (for the operator log). */
-export type SessionEndReason = 'deleted' | 'expired' | 'evicted' | 'closed';
+/**
+ * Why a session's copy here ended (for the operator log and the shared copy): `deleted` by its client, `expired` idle
+ * here, `evicted` to make room, `closed` with the gateway, `ended-elsewhere` (deleted through another instance, or gone
+ * from the shared store).
+ */
+export type SessionEndReason = 'deleted' | 'expired' | 'evicted' | 'closed' | 'ended-elsewhere';
+
+/**
+ * The shared values a session store keeps (the task store's value space, `TaskStore` in src/store): gateway-minted
+ * sessions live there so that every instance serves them, and their end is announced on a topic.
+ */
+export interface SessionStore {
+  putValue(key: string, value: JsonObject, ttlMs: number, opts?: { ifAbsent?: boolean }): Promise<boolean>;
+  getValue(key: string): Promise<JsonObject | undefined>;
+  touchValue(key: string, ttlMs: number): Promise<boolean>;
+  deleteValue(key: string): Promise<boolean>;
+  publish(topic: string, message: JsonObject): Promise<void>;
+  subscribe(topic: string, listener: (message: JsonObject) => void): Promise<() => void>;
+}
 
 /** Registry settings; every one has a default. */
 export interface SessionRegistryOptions<T> {
@@ -63,16 +81,40 @@ export class LegacySessionRegistry<T> {
    * sessions go first, then the least recently used idle one (its client re-initializes on 404).
    */
   create(principal: string, make: (id: string) => T): SessionEntry<T> | undefined {
+    return this.adopt(randomBytes(16).toString('base64url'), principal, make);
+  }
+
+  /**
+   * Holds a session minted elsewhere (another instance; its shared copy was read from the store) under its own id, as
+   * `create` makes room; the copy already held when there is one; `undefined` when full of busy sessions.
+   */
+  adopt(id: string, principal: string, make: (id: string) => T): SessionEntry<T> | undefined {
+    const held = this.sessions.get(id);
+    if (held) return held.principal === principal ? held : undefined;
     if (this.sessions.size >= this.maxSessions) this.sweep();
     if (this.sessions.size >= this.maxSessions) {
       const victim = [...this.sessions.values()].filter((s) => s.busy === 0).sort((a, b) => a.lastSeen - b.lastSeen)[0];
       if (!victim) return undefined;
       this.end(victim.id, 'evicted');
     }
-    const id = randomBytes(16).toString('base64url');
     const entry: SessionEntry<T> = { id, principal, data: make(id), lastSeen: this.now(), busy: 0 };
     this.sessions.set(id, entry);
     return entry;
+  }
+
+  /** The session held under `id`, whoever its principal (for changes announced by other instances). */
+  peek(id: string): SessionEntry<T> | undefined {
+    return this.sessions.get(id);
+  }
+
+  /** The sessions with a request in flight. */
+  busy(): SessionEntry<T>[] {
+    return [...this.sessions.values()].filter((s) => s.busy > 0);
+  }
+
+  /** The registry's clock. */
+  get clock(): number {
+    return this.now();
   }
 
   /**

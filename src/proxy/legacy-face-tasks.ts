@@ -4,6 +4,10 @@
  * `tasks/result`, delivers each outstanding input request of a task once as a server→client request (on an open
  * `tasks/result` stream of the task, else on its creating session's GET stream), routes the client's answers back by
  * the ids it minted, and sends `notifications/tasks/status` to the creating session when a task's status changes.
+ *
+ * Those ids name the task and the input key they ask for, so that the client's answer is taken on whichever
+ * instance it reaches: checked there against the caller's task (a foreign principal or session sees no task) and its
+ * outstanding input requests, not against a map only the sending instance holds.
  */
 import type { ServerResponse } from 'node:http';
 import {
@@ -24,7 +28,7 @@ import {
   type TaskRecord,
   type TaskSupport,
 } from '../translate/index.js';
-import type { CallerContext, TaskPolicy, TaskRuntime, UpstreamRoute } from '../tasks/index.js';
+import { StoreUnavailableError, type CallerContext, type TaskPolicy, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { writeSse, type ResponseChannel } from './response.js';
 
 /** What the task relay needs of a face session. */
@@ -79,6 +83,25 @@ export interface LegacyFaceTasksOptions {
   warn(err: unknown, msg: string): void;
   /** Most tasks followed at once (default 10 000; the oldest is forgotten first). */
   maxTracked?: number;
+}
+
+/** The prefix of the ids of task input requests: `gwt-in.<taskId>.<base64url key>.<n>`. */
+const INPUT_ID_PREFIX = 'gwt-in.';
+
+/** The id of one task input request sent to a client: self-describing, unique per send. */
+function inputRequestId(taskId: string, key: string, n: number): string {
+  return `${INPUT_ID_PREFIX}${taskId}.${Buffer.from(key, 'utf8').toString('base64url')}.${n}`;
+}
+
+/** The task and key an input request id names, or `undefined` for an id this relay did not mint. */
+export function readInputRequestId(id: string): { taskId: string; key: string } | undefined {
+  if (!id.startsWith(INPUT_ID_PREFIX) || id.length > 1024) return undefined;
+  const parts = id.slice(INPUT_ID_PREFIX.length).split('.');
+  if (parts.length !== 3) return undefined;
+  const [taskId, key64] = parts as [string, string, string];
+  if (!/^[A-Za-z0-9_-]+$/.test(taskId) || !/^[A-Za-z0-9_-]+$/.test(key64)) return undefined;
+  const key = Buffer.from(key64, 'base64url').toString('utf8');
+  return key ? { taskId, key } : undefined;
 }
 
 /** A client's answer as the runtime takes it: the bare result, without the legacy related-task `_meta`. */
@@ -239,14 +262,20 @@ export class LegacyFaceTasks {
   }
 
   /**
-   * A client's POSTed response to an input request this relay sent: answered into the task once (2025-11-25
-   * basic/transports §Sending Messages: responses get 202). False when the id is not one of the relay's.
+   * A client's POSTed response to an input request of a task (2025-11-25 basic/transports §Sending Messages: responses
+   * get 202), on the session `caller` speaks for: answered into the task once. An id another instance minted is
+   * checked against the caller's task and its outstanding keys. False when the id is not a task input request's.
    */
-  async response(session: TaskSessionView, body: JsonObject): Promise<boolean> {
+  async response(session: TaskSessionView, body: JsonObject, route: UpstreamRoute, caller: CallerContext): Promise<boolean> {
     const id = body.id;
     if (typeof id !== 'string') return false;
+    const named = readInputRequestId(id);
+    if (!named) return false;
     const o = this.outbound.get(id);
-    if (!o || o.session !== session.id) return false;
+    if (!o || o.session !== session.id) {
+      await this.foreignResponse(route, caller, named, body);
+      return true;
+    }
     this.outbound.delete(id);
     const t = this.tracked.get(o.taskId);
     if (!t || t.answered.has(o.key)) return true;
@@ -260,6 +289,25 @@ export class LegacyFaceTasks {
       this.o.warn(e, 'legacy face: a task input answer was not accepted');
     }
     return true;
+  }
+
+  /** An answer to an input request this instance did not send (or no longer follows): the task decides. */
+  private async foreignResponse(route: UpstreamRoute, caller: CallerContext, named: { taskId: string; key: string }, body: JsonObject): Promise<void> {
+    try {
+      // Only the caller's own task (another principal's, or another credential-less session's, is unknown to it).
+      const record = await this.runtime.task(route, named.taskId, caller);
+      const request = record.status === 'input_required' ? record.inputRequests?.[named.key] : undefined;
+      if (!request) return; // answered already, or never asked: nothing to take
+      const answer = bareAnswer(request.method, body);
+      if (answer === undefined) return;
+      this.tracked.get(named.taskId)?.answered.add(named.key);
+      await this.runtime.answer(route, named.taskId, caller, { [named.key]: answer });
+    } catch (e) {
+      // A store that cannot be reached is the client's to hear of (it may send the answer again); a task that is not
+      // the caller's, or no longer takes the answer, is not.
+      if (e instanceof StoreUnavailableError) throw e;
+      this.o.warn(e, 'legacy face: a task input answer was not accepted');
+    }
   }
 
   /** The session's GET stream opened: input waiting for one goes out on it. */
@@ -356,7 +404,7 @@ export class LegacyFaceTasks {
         if ('result' in a) void this.runtime.answer(t.route, taskId, target.caller, { [key]: a.result }).catch((e) => this.o.warn(e, 'legacy face: declining an input request failed'));
         continue;
       }
-      const gid = `gwt-in-${++this.nextId}`;
+      const gid = inputRequestId(taskId, key, ++this.nextId);
       this.outbound.set(gid, { taskId, key, method: request.method, session: target.session.id, caller: target.caller });
       t.gids.add(gid);
       const params = taskInputParamsV1(taskId, request, `${taskId.slice(-12)}-${key}`);

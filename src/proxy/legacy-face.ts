@@ -13,6 +13,12 @@
  *
  * Tasks (2025-11-25 basic/utilities/tasks) are served whenever the session's route can run them: the upstream runs
  * tool tasks, or a rule wraps tools. The records live in the task runtime; legacy-face-tasks.ts serves them.
+ *
+ * Sessions live in the shared store (`lsess:<id>`), so that any instance serves any request of one: what the session
+ * decided at `initialize` (principal, route, tasks, the client's capabilities and info, version) and its log level.
+ * An instance that meets a session it does not hold reads it from there; the live parts (GET stream, requests in
+ * flight, server→client requests of a call, subscriptions) stay with the instance that has them. The shared copy
+ * ends with DELETE (announced to every instance) or when it has been idle for `idleMs`.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
@@ -49,6 +55,7 @@ import {
   undeclaredInputError,
   withTaskSupportV1,
   withoutSubscriptionId,
+  type Era,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcMessage,
@@ -60,7 +67,7 @@ import { wrapsTools, type CallerContext, type TaskRuntime, type UpstreamRoute } 
 import type { UpstreamCall, UpstreamCaller, UpstreamListen } from '../upstream/index.js';
 import { exceptionToEdge } from './errors.js';
 import { LegacyFaceTasks, legacyTaskSupport } from './legacy-face-tasks.js';
-import { LegacySessionRegistry, type SessionEndReason, type SessionEntry } from './legacy-face-sessions.js';
+import { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionStore } from './legacy-face-sessions.js';
 import { principalOf } from './principal.js';
 import { openSse, ResponseChannel, writeSse } from './response.js';
 
@@ -73,6 +80,11 @@ export interface LegacyFaceTarget {
    * speaks 2026-07-28, else its legacy client. Task records name the route either way.
    */
   routeFor(signal: AbortSignal): Promise<UpstreamRoute>;
+  /**
+   * The route a session picked at its `initialize`, by the era of the upstream client it works over (a session another
+   * instance minted is rebuilt with it); absent or `undefined`: such sessions are not served here.
+   */
+  routeOf?(era: Era): UpstreamRoute | undefined;
 }
 
 /** Legacy face settings; every one has a default. */
@@ -89,6 +101,10 @@ export interface LegacyFaceOptions {
   maxBacklog?: number;
   /** The registry's clock (tests pass their own). */
   now?: () => number;
+  /** Where sessions are shared with the other instances (absent: sessions live in this instance alone). */
+  store?: SessionStore;
+  /** Activity restarts a shared session's idle time at most this often (default `min(5 s, idleMs / 10)`). */
+  touchEveryMs?: number;
 }
 
 /** A server→client request the gateway sent for a call, waiting for the client's POSTed response. */
@@ -113,7 +129,11 @@ interface FaceSession {
   /** The same in the modern per-request shape. */
   capabilities: JsonObject;
   clientInfo: JsonObject;
+  /** The version the client asked for at initialize. */
+  protocolVersion: string;
   logLevel: string | undefined;
+  /** When the shared copy's idle time last restarted (the registry's clock). */
+  sharedAt: number;
   subscriptions: Set<string>;
   /** Client requests in flight, by request id key: aborting one cancels its upstream call. */
   inflight: Map<string, AbortController>;
@@ -151,6 +171,91 @@ function runsTasks(route: UpstreamRoute, upstreamCaps: JsonObject): boolean {
 
 const idKey = (id: RequestId): string => `${typeof id}:${id}`;
 
+/** The store key of a session's shared copy. */
+const sharedKey = (id: string): string => `lsess:${id}`;
+
+/**
+ * The topic on which an instance announces what changed in a session through it, for the instances holding a copy:
+ * `{id, t: 'ended'}` (deleted) or `{id, t: 'level', level}` (logging/setLevel).
+ */
+const SESSION_TOPIC = 'lsess:events';
+
+/** What a session decided at `initialize`, as its shared copy holds it. */
+interface SharedSession {
+  principal: string;
+  /** The upstream route's name and the era of its client the session works over. */
+  upstream: string;
+  era: Era;
+  tasks: boolean;
+  legacyCapabilities: JsonObject;
+  clientInfo: JsonObject;
+  protocolVersion: string;
+  logLevel?: string;
+}
+
+function sharedOf(s: FaceSession): JsonObject {
+  const v: JsonObject = {
+    v: 1,
+    principal: s.principal,
+    upstream: s.route.name,
+    era: s.route.upstream.era,
+    tasks: s.tasks,
+    legacyCapabilities: s.legacyCapabilities,
+    clientInfo: s.clientInfo,
+    protocolVersion: s.protocolVersion,
+  };
+  if (s.logLevel !== undefined) v.logLevel = s.logLevel;
+  return v;
+}
+
+function readShared(v: JsonObject): SharedSession | undefined {
+  if (
+    v.v !== 1 || typeof v.principal !== 'string' || typeof v.upstream !== 'string' || (v.era !== 'legacy' && v.era !== 'modern') ||
+    typeof v.tasks !== 'boolean' || !isObject(v.legacyCapabilities) || !isObject(v.clientInfo) || typeof v.protocolVersion !== 'string'
+  ) {
+    return undefined;
+  }
+  return {
+    principal: v.principal,
+    upstream: v.upstream,
+    era: v.era,
+    tasks: v.tasks,
+    legacyCapabilities: v.legacyCapabilities,
+    clientInfo: v.clientInfo,
+    protocolVersion: v.protocolVersion,
+    ...(typeof v.logLevel === 'string' ? { logLevel: v.logLevel } : {}),
+  };
+}
+
+/** A session's per-instance state, fresh: what it decided at initialize, nothing live yet. */
+function newSession(id: string, principal: string, authorization: string | undefined, route: UpstreamRoute, d: Omit<SharedSession, 'principal' | 'upstream' | 'era'>, sharedAt: number): FaceSession {
+  return {
+    id,
+    principal,
+    authorization,
+    route,
+    tasks: d.tasks,
+    legacyCapabilities: d.legacyCapabilities,
+    capabilities: modernClientCapabilities(d.legacyCapabilities),
+    clientInfo: d.clientInfo,
+    protocolVersion: d.protocolVersion,
+    logLevel: d.logLevel,
+    sharedAt,
+    subscriptions: new Set(),
+    inflight: new Map(),
+    outbound: new Map(),
+    nextOutbound: 0,
+    stream: undefined,
+    streamOpening: false,
+    backlog: [],
+    listen: undefined,
+    listenKey: '',
+    listenChain: Promise.resolve(),
+    listenFailures: 0,
+    ended: new AbortController(),
+  };
+}
+
 /** The legacy face of one upstream. */
 export class LegacyFace {
   private readonly sessions: LegacySessionRegistry<FaceSession>;
@@ -161,6 +266,14 @@ export class LegacyFace {
   private readonly keepAliveMs: number;
   private readonly inputTimeoutMs: number;
   private readonly maxBacklog: number;
+  private readonly store: SessionStore | undefined;
+  private readonly idleMs: number;
+  private readonly touchEveryMs: number;
+  /** The subscription to session changes announced by other instances (made at the first session). */
+  private sessionTopic: Promise<() => void> | undefined;
+  /** Sessions being read from the store, so that concurrent requests of one rebuild it once. */
+  private readonly loading = new Map<string, Promise<SessionEntry<FaceSession> | undefined>>();
+  private readonly keepShared: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(
@@ -175,6 +288,14 @@ export class LegacyFace {
     this.keepAliveMs = opts.keepAliveMs ?? 15_000;
     this.inputTimeoutMs = opts.inputTimeoutMs ?? 10 * 60_000;
     this.maxBacklog = opts.maxBacklog ?? 64;
+    this.store = opts.store;
+    this.idleMs = opts.idleMs ?? 30 * 60_000;
+    this.touchEveryMs = opts.touchEveryMs ?? Math.min(5_000, Math.floor(this.idleMs / 10));
+    if (this.store) {
+      // A request in flight keeps its session alive however long it runs: its shared copy too.
+      this.keepShared = setInterval(() => this.keepBusyShared(), Math.max(1_000, Math.min(Math.floor(this.idleMs / 2), 60_000)));
+      this.keepShared.unref();
+    }
     this.sessions = new LegacySessionRegistry<FaceSession>({
       ...(opts.maxSessions !== undefined ? { maxSessions: opts.maxSessions } : {}),
       ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}),
@@ -191,8 +312,11 @@ export class LegacyFace {
   /** Ends every session (on shutdown). Idempotent. */
   close(): void {
     this.closed = true;
+    if (this.keepShared) clearInterval(this.keepShared);
+    // The shared copies stay: other instances go on serving the sessions.
     this.sessions.close();
     this.tasks.close();
+    void this.sessionTopic?.then((off) => off(), () => {});
   }
 
   /** Serves one POST: `initialize`, a request, a notification or a response of the client. */
@@ -207,7 +331,7 @@ export class LegacyFace {
     }
     if (isRequest(body) && body.method === 'initialize') return this.initialize(request, reply, body, authorization, principal);
 
-    const found = this.sessionOf(request, reply, requestIdOf(body), principal);
+    const found = await this.sessionOf(request, reply, requestIdOf(body), principal);
     if ('refused' in found) return found.refused;
     const entry = found.entry;
     const version = singleHeader(request.headers, 'mcp-protocol-version');
@@ -218,7 +342,12 @@ export class LegacyFace {
 
     if (isResponse(body)) {
       this.sessions.touch(entry);
-      if (!(await this.tasks.response(s, body as JsonObject))) await this.routeResponse(s, body as JsonObject);
+      try {
+        if (!(await this.tasks.response(s, body as JsonObject, s.route, this.contextOf(s)))) await this.routeResponse(s, body as JsonObject);
+      } catch (e) {
+        // The answer could not be taken (the store is unavailable): the client may send it again.
+        return this.storeTrouble(request, reply, null, e);
+      }
       return reply.code(202).send();
     }
     if (isNotification(body)) {
@@ -244,7 +373,7 @@ export class LegacyFace {
 
   /** Serves the session's GET stream (2025-11-25 basic/transports §Listening for Messages from the Server). */
   async get(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    const found = this.sessionOf(request, reply, null);
+    const found = await this.sessionOf(request, reply, null);
     if ('refused' in found) return found.refused;
     const entry = found.entry;
     if (!(singleHeader(request.headers, 'accept') ?? '').includes('text/event-stream')) {
@@ -289,9 +418,18 @@ export class LegacyFace {
    * Ends the session (2025-11-25 basic/transports §Session Management: the client SHOULD send DELETE when it leaves).
    */
   async delete(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    const found = this.sessionOf(request, reply, null);
+    const found = await this.sessionOf(request, reply, null);
     if ('refused' in found) return found.refused;
     const entry = found.entry;
+    if (this.store) {
+      try {
+        await this.store.deleteValue(sharedKey(entry.id));
+        // Instances holding a copy end theirs (its GET stream, its calls) at once.
+        await this.store.publish(SESSION_TOPIC, { id: entry.id, t: 'ended' });
+      } catch (e) {
+        return this.storeTrouble(request, reply, null, e);
+      }
+    }
     this.sessions.end(entry.id, 'deleted');
     return reply.code(200).send();
   }
@@ -300,17 +438,118 @@ export class LegacyFace {
    * The caller's session, or the refusal already sent (2025-11-25 basic/transports §Session Management: without the
    * session id, 400; for an unknown or ended one, or one of another principal, 404 so that the client initializes).
    */
-  private sessionOf(
+  private async sessionOf(
     request: FastifyRequest,
     reply: FastifyReply,
     id: RequestId | null,
     principal = principalOf(singleHeader(request.headers, 'authorization') ?? undefined),
-  ): { entry: SessionEntry<FaceSession> } | { refused: FastifyReply } {
+  ): Promise<{ entry: SessionEntry<FaceSession> } | { refused: FastifyReply }> {
     const sid = singleHeader(request.headers, 'mcp-session-id');
     if (!sid) return { refused: this.refuse(reply, 400, id, -32000, 'Bad Request: Mcp-Session-Id header is required') };
-    const entry = this.sessions.lookup(sid, principal);
+    let entry: SessionEntry<FaceSession> | undefined;
+    try {
+      entry = this.sessions.lookup(sid, principal);
+      if (entry) entry = await this.stillShared(entry, request);
+      else if (this.store) entry = await this.load(sid, principal, singleHeader(request.headers, 'authorization') ?? undefined);
+    } catch (e) {
+      return { refused: this.storeTrouble(request, reply, id, e) };
+    }
     if (!entry) return { refused: this.refuse(reply, 404, id, -32001, 'Session not found') };
     return { entry };
+  }
+
+  /**
+   * A session held here, after restarting its shared copy's idle time when that is due; `undefined` when the shared
+   * copy is gone (deleted through another instance, or idle too long everywhere). A store that cannot be reached does
+   * not end a session held here.
+   */
+  private async stillShared(entry: SessionEntry<FaceSession>, request: FastifyRequest): Promise<SessionEntry<FaceSession> | undefined> {
+    const s = entry.data;
+    const now = this.sessions.clock;
+    if (!this.store || now - s.sharedAt < this.touchEveryMs) return entry;
+    let alive: boolean;
+    try {
+      alive = await this.store.touchValue(sharedKey(s.id), this.idleMs);
+    } catch (e) {
+      request.log.warn({ err: e }, 'legacy face: the shared session could not be touched; serving the copy held here');
+      return entry;
+    }
+    if (alive) {
+      s.sharedAt = now;
+      return entry;
+    }
+    this.sessions.end(s.id, 'ended-elsewhere');
+    return undefined;
+  }
+
+  /**
+   * Rebuilds a session another instance minted from its shared copy: only for the principal that initialized it (any
+   * other is told 404, as for an unknown id) and on the route it picked. Concurrent requests rebuild it once.
+   */
+  private load(sid: string, principal: string, authorization: string | undefined): Promise<SessionEntry<FaceSession> | undefined> {
+    const pending = this.loading.get(sid);
+    if (pending) return pending.then((e) => (e && e.principal === principal ? e : undefined));
+    const store = this.store as SessionStore;
+    const loaded = (async () => {
+      const v = await store.getValue(sharedKey(sid));
+      const shared = v ? readShared(v) : undefined;
+      if (!shared || shared.principal !== principal || this.closed) return undefined;
+      const route = this.target.routeOf?.(shared.era);
+      if (!route || route.name !== shared.upstream) return undefined;
+      await this.listenForChanges();
+      const at = this.sessions.clock;
+      // Reading it is activity: its idle time restarts everywhere.
+      if (!(await store.touchValue(sharedKey(sid), this.idleMs))) return undefined;
+      const entry = this.sessions.adopt(sid, principal, (id) => newSession(id, principal, authorization, route, shared, at));
+      if (!entry) throw new TooManySessionsError();
+      // What the session's answers read of the upstream (task support in tools/list, what a listen may ask for) this
+      // instance learns now if it never met the upstream; a failure shows on the request that needs it.
+      if (!route.upstream.knownIdentity) await route.upstream.identity(this.callerOf(entry.data)).catch(() => {});
+      return entry;
+    })();
+    this.loading.set(sid, loaded);
+    return loaded.finally(() => this.loading.delete(sid));
+  }
+
+  /** Subscribes (once) to what other instances change in sessions, so that the copies held here follow. */
+  private listenForChanges(): Promise<unknown> {
+    if (!this.store) return Promise.resolve();
+    this.sessionTopic ??= this.store.subscribe(SESSION_TOPIC, (m) => {
+      if (typeof m.id !== 'string') return;
+      if (m.t === 'ended') this.sessions.end(m.id, 'ended-elsewhere');
+      else if (m.t === 'level' && typeof m.level === 'string') {
+        const held = this.sessions.peek(m.id);
+        if (held) held.data.logLevel = m.level;
+      }
+    });
+    // A failed subscription is tried again by the next session.
+    return this.sessionTopic.catch((e: unknown) => {
+      this.sessionTopic = undefined;
+      throw e;
+    });
+  }
+
+  /** Sessions with a request in flight stay alive in the store however long the request runs. */
+  private keepBusyShared(): void {
+    const store = this.store;
+    if (!store) return;
+    const now = this.sessions.clock;
+    for (const e of this.sessions.busy()) {
+      if (now - e.data.sharedAt < this.touchEveryMs) continue;
+      e.data.sharedAt = now;
+      void store.touchValue(sharedKey(e.id), this.idleMs).catch(() => {});
+    }
+  }
+
+  /** A store failure (or a full registry) as the client gets it: 503 with Retry-After, never a hang. */
+  private storeTrouble(request: FastifyRequest, reply: FastifyReply, id: RequestId | null, e: unknown): FastifyReply {
+    if (e instanceof TooManySessionsError) {
+      return reply.code(503).header('retry-after', '5').header('content-type', 'application/json').send({ jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: e.message } });
+    }
+    const edge = exceptionToEdge(e);
+    if (edge.fault) request.log.error({ err: e }, 'legacy face: session store failed');
+    if (edge.retryAfterSeconds !== undefined) void reply.header('retry-after', String(edge.retryAfterSeconds));
+    return reply.code(edge.status).header('content-type', 'application/json').send({ jsonrpc: '2.0', id, error: edge.error });
   }
 
   private refuse(reply: FastifyReply, status: number, id: RequestId | null, code: number, message: string): FastifyReply {
@@ -341,31 +580,19 @@ export class LegacyFace {
       reply.raw.off('close', onClose);
     }
     const tasks = runsTasks(route, identity.capabilities);
-    const entry = this.sessions.create(principal, (id) => ({
-      id,
-      principal,
-      authorization,
-      route,
-      tasks,
-      legacyCapabilities: init.capabilities,
-      capabilities,
-      clientInfo: init.clientInfo,
-      logLevel: undefined,
-      subscriptions: new Set(),
-      inflight: new Map(),
-      outbound: new Map(),
-      nextOutbound: 0,
-      stream: undefined,
-      streamOpening: false,
-      backlog: [],
-      listen: undefined,
-      listenKey: '',
-      listenChain: Promise.resolve(),
-      listenFailures: 0,
-      ended: new AbortController(),
-    }));
-    if (!entry) {
-      return reply.code(503).header('retry-after', '5').send({ jsonrpc: '2.0', id: body.id, error: { code: ErrorCode.InternalError, message: 'Too many sessions; try again later' } });
+    const decided = { tasks, legacyCapabilities: init.capabilities, clientInfo: init.clientInfo, protocolVersion: init.protocolVersion };
+    const at = this.sessions.clock;
+    const entry = this.sessions.create(principal, (id) => newSession(id, principal, authorization, route, decided, at));
+    if (!entry) return this.storeTrouble(request, reply, body.id, new TooManySessionsError());
+    if (this.store) {
+      try {
+        await this.listenForChanges();
+        // Stored before the client learns the id: its next request may reach any instance.
+        await this.store.putValue(sharedKey(entry.id), sharedOf(entry.data), this.idleMs);
+      } catch (e) {
+        this.sessions.end(entry.id, 'closed');
+        return this.storeTrouble(request, reply, body.id, e);
+      }
     }
     request.log.info({ method: 'initialize', era: 'legacy-face', upstream: route.name, outcome: 'session created' }, 'mcp request');
     const result = legacyInitializeResult(identity, init.protocolVersion);
@@ -415,6 +642,15 @@ export class LegacyFace {
         // The level travels upstream as `io.modelcontextprotocol/logLevel` on each later request of the session.
         if (!isLegacyLogLevel(params.level)) return fail({ code: ErrorCode.InvalidParams, message: 'Invalid params: unknown log level' });
         s.logLevel = params.level;
+        if (this.store) {
+          try {
+            await this.store.putValue(sharedKey(s.id), sharedOf(s), this.idleMs);
+            s.sharedAt = this.sessions.clock;
+            await this.store.publish(SESSION_TOPIC, { id: s.id, t: 'level', level: params.level });
+          } catch (e) {
+            return this.failWith(request, reply, s, req, e, fail);
+          }
+        }
         return local({});
       case 'resources/subscribe':
       case 'resources/unsubscribe': {
@@ -588,7 +824,7 @@ export class LegacyFace {
       if (aborter.signal.aborted) return cancelled(channel);
       const edge = exceptionToEdge(e);
       if (edge.fault) request.log.error({ err: e, method: req.method, upstream: s.route.name }, 'legacy face: request failed');
-      channel.error(req.id, edge.error, edge.status);
+      channel.error(req.id, edge.error, edge.status, edge.retryAfterSeconds);
       return `error ${edge.error.code}`;
     } finally {
       reply.raw.off('close', onClose);
@@ -775,7 +1011,13 @@ export class LegacyFace {
     if (s.backlog.length > this.maxBacklog) s.backlog.shift();
   }
 
-  private onEnd(s: FaceSession, _reason: SessionEndReason): void {
+  private onEnd(s: FaceSession, reason: SessionEndReason): void {
+    // An evicted session ends everywhere (its client re-initializes on 404), as it did with one instance; one that
+    // expired here, or closed with this instance, lives on in the store for the other instances.
+    if (reason === 'evicted' && this.store) {
+      const store = this.store;
+      void store.deleteValue(sharedKey(s.id)).then(() => store.publish(SESSION_TOPIC, { id: s.id, t: 'ended' })).catch(() => {});
+    }
     s.ended.abort();
     this.tasks.sessionEnded(s);
     for (const c of s.inflight.values()) c.abort(new Error('session ended'));
@@ -784,5 +1026,13 @@ export class LegacyFace {
     s.listen?.abort();
     if (s.stream && !s.stream.writableEnded) s.stream.end();
     s.stream = undefined;
+  }
+}
+
+/** No room for another session here (every one held has a request in flight). */
+class TooManySessionsError extends Error {
+  constructor() {
+    super('Too many sessions; try again later');
+    this.name = 'TooManySessionsError';
   }
 }

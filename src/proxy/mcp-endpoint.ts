@@ -330,7 +330,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         outcome = `error ${edge.error.code}`;
         if (edge.fault) request.log.error({ err: e, method: req.method, upstream: route.name }, 'request failed');
         if (aborter.signal.aborted) channel.abandon();
-        else channel.error(req.id, edge.error, edge.status);
+        else channel.error(req.id, edge.error, edge.status, edge.retryAfterSeconds);
       } finally {
         reply.raw.off('close', onClose);
         if (aborter.signal.aborted) outcome = 'client closed';

@@ -48,8 +48,12 @@ export class ResponseChannel {
     this.finish({ jsonrpc: '2.0', id, result }, 200);
   }
 
-  /** Sends an error and ends the response; `status` applies only if nothing was streamed yet. */
-  error(id: RequestId | null, error: JsonRpcErrorObject, status: number): void {
+  /**
+   * Sends an error and ends the response; `status` and `retryAfterSeconds` (sent as `Retry-After`, RFC 9110 §10.2.3)
+   * apply only if nothing was streamed yet.
+   */
+  error(id: RequestId | null, error: JsonRpcErrorObject, status: number, retryAfterSeconds?: number): void {
+    if (!this.streaming && !this.ended && retryAfterSeconds !== undefined) void this.reply.header('retry-after', String(retryAfterSeconds));
     this.finish({ jsonrpc: '2.0', id, error }, status);
   }
 

@@ -5,6 +5,7 @@ import type { MrtrBridge, TaskRuntime, UpstreamRoute } from '../tasks/index.js';
 import type { UpstreamAvailability, UpstreamClient } from '../upstream/index.js';
 import { checkHostOrigin, type HostPolicy } from './host-check.js';
 import { LegacyFace } from './legacy-face.js';
+import type { SessionStore } from './legacy-face-sessions.js';
 import { registerMcpEndpoint, runRequest } from './mcp-endpoint.js';
 
 /** One upstream as the edge mounts it. */
@@ -29,6 +30,8 @@ export interface EdgeOptions {
   runtime: TaskRuntime;
   /** Bounds of the sessions the legacy face mints for 2025-11-25 clients. */
   clientSessions: { max: number; idleMs: number };
+  /** Where those sessions are shared with the other instances (the task store); absent: this instance alone. */
+  sessionStore?: SessionStore;
   endpoints: EdgeEndpoint[];
   version: string;
 }
@@ -92,8 +95,15 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
         {
           runtime: opts.runtime,
           routeFor: async () => ((await e.availability.eras()).modern ? (modernRoutes[i] as UpstreamRoute) : e.route),
+          // A session another instance minted works over the client of the era it picked there.
+          routeOf: (era) => [e.route, modernRoutes[i] as UpstreamRoute].find((r) => r.upstream.era === era),
         },
-        { keepAliveMs: opts.keepAliveMs, maxSessions: opts.clientSessions.max, idleMs: opts.clientSessions.idleMs },
+        {
+          keepAliveMs: opts.keepAliveMs,
+          maxSessions: opts.clientSessions.max,
+          idleMs: opts.clientSessions.idleMs,
+          ...(opts.sessionStore ? { store: opts.sessionStore } : {}),
+        },
       ),
   );
   app.addHook('onClose', async () => {

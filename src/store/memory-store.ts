@@ -67,7 +67,7 @@ export class MemoryTaskStore implements TaskStore {
     this.values = new LRUCache<string, JsonObject>({ max: opts.maxValues ?? 100_000, ttlAutopurge: true, perf: { now: this.now } });
   }
 
-  async create(record: TaskRecord, retentionMs: number): Promise<void> {
+  async create(record: TaskRecord, retentionMs: number, lease?: { owner: string; ttlMs: number }): Promise<void> {
     if (this.records.has(record.taskId)) throw new TaskIdClashError(record.taskId);
     if (this.records.size >= this.max) {
       // Full: the least recently used finished task makes room; live tasks are never evicted.
@@ -83,6 +83,7 @@ export class MemoryTaskStore implements TaskStore {
       this.records.delete(victim);
     }
     this.records.set(record.taskId, frozen(record), { ttl: Math.max(1, Math.min(retentionMs, this.maxTtlMs)) });
+    if (lease) this.leases.set(record.taskId, { owner: lease.owner, until: this.now() + lease.ttlMs });
   }
 
   async get(taskId: TaskId): Promise<TaskRecord | undefined> {

@@ -68,13 +68,19 @@ end
  * would end an array early, so a missing value is '').
  */
 const SCRIPTS = {
-  // KEYS: record, inventory, active. ARGV: version, final (1|0), record JSON, ttlMs, inventory member, taskId.
-  // 0 = the id is taken.
+  // KEYS: record, inventory, active, leases. ARGV: version, final (1|0), record JSON, ttlMs, inventory member, taskId,
+  // lease owner ('' = none), lease ttlMs. 0 = the id is taken.
   gwCreate: `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local ttl = tonumber(ARGV[4])
 redis.call('HSET', KEYS[1], 'v', ARGV[1], 'f', ARGV[2], 'r', ARGV[3])
+if ARGV[7] ~= '' then
+  local exp = nowms() + tonumber(ARGV[8])
+  redis.call('HSET', KEYS[1], 'lo', ARGV[7], 'lu', exp)
+  redis.call('ZADD', KEYS[4], exp, ARGV[6])
+end
 redis.call('PEXPIRE', KEYS[1], ttl)
+if ARGV[7] ~= '' then extend(KEYS[4], ttl) end
 redis.call('ZADD', KEYS[2], 0, ARGV[5])
 extend(KEYS[2], ttl)
 if ARGV[2] == '0' then
@@ -264,15 +270,18 @@ export class RedisTaskStore implements TaskStore {
     }
   }
 
-  async create(record: TaskRecord, retentionMs: number): Promise<void> {
+  async create(record: TaskRecord, retentionMs: number, lease?: { owner: string; ttlMs: number }): Promise<void> {
     const ttl = pxOf(Math.min(retentionMs, this.opts.maxTtlMs));
-    const created = await this.call('create', 'gwCreate', [this.recordKey(record.taskId), this.inventoryKey(record.principal, record.upstream), this.activeKey(record.principal)], [
+    const keys = [this.recordKey(record.taskId), this.inventoryKey(record.principal, record.upstream), this.activeKey(record.principal), this.leasesKey()];
+    const created = await this.call('create', 'gwCreate', keys, [
       record.version,
       isTerminal(record.status) ? 1 : 0,
       JSON.stringify(record),
       ttl,
       member(record.createdAt, record.taskId),
       record.taskId,
+      lease?.owner ?? '',
+      lease ? pxOf(lease.ttlMs) : 0,
     ]);
     if (created === 0) throw new TaskIdClashError(record.taskId);
   }
@@ -405,7 +414,10 @@ export class RedisTaskStore implements TaskStore {
       this.topics.set(channel, t);
       const entry = t;
       subscribed.catch(() => {
-        if (this.topics.get(channel) === entry) this.topics.delete(channel);
+        if (this.topics.get(channel) !== entry) return;
+        this.topics.delete(channel);
+        // A SUBSCRIBE that timed out may still be applied late: take it back (a later SUBSCRIBE is sent after this).
+        if (!this.closing) this.sub.unsubscribe(channel).catch(() => {});
       });
     }
     const entry = t;

@@ -47,9 +47,11 @@ export interface TaskStore {
   /**
    * Stores a new record (its `version` as given, normally 0) for `min(retentionMs, maxTtlMs)`; resolves once a `get`
    * from any instance sees it (durable creation, tasks extension §Task Creation). Rejects with `TaskIdClashError` when
-   * the id exists, `StoreFullError` when no room can be made (live tasks are never evicted).
+   * the id exists, `StoreFullError` when no room can be made (live tasks are never evicted). With `lease`, the record
+   * is stored already leased to `lease.owner` (one atomic step: an instance lost between storing a task and leasing it
+   * would leave a live task nobody takes over).
    */
-  create(record: TaskRecord, retentionMs: number): Promise<void>;
+  create(record: TaskRecord, retentionMs: number, lease?: { owner: string; ttlMs: number }): Promise<void>;
   /** The record, or `undefined` if unknown or expired. */
   get(taskId: TaskId): Promise<TaskRecord | undefined>;
   /**

@@ -171,8 +171,8 @@ export class OwnedTasks {
     };
     // Tasks extension §Task Creation: the task must be readable before the CreateTaskResult is sent.
     try {
-      await this.events.store.create(record, ttlMs);
-      if (this.shared) await this.events.store.acquireLease(taskId, this.me, this.cluster.leaseMs);
+      // Stored already leased (shared store): a task is never live without an instance that answers for it.
+      await this.events.store.create(record, ttlMs, this.shared ? { owner: this.me, ttlMs: this.cluster.leaseMs } : undefined);
     } catch (e) {
       conv.cancel('the task could not be stored');
       throw e;

@@ -213,9 +213,9 @@ export class ProxiedTasks {
       version: 0,
     };
     try {
-      await this.events.store.create(record, ttlMs);
-      // This instance follows it: the lease says so to the others, and lapses if this instance disappears.
-      if (this.shared) await this.events.store.acquireLease(record.taskId, this.o.instanceId, this.o.leaseMs);
+      // This instance follows it: the lease, stored with the record, says so to the others and lapses if this instance
+      // disappears.
+      await this.events.store.create(record, ttlMs, this.shared ? { owner: this.o.instanceId, ttlMs: this.o.leaseMs } : undefined);
     } catch (e) {
       orphan();
       throw e;

@@ -19,11 +19,19 @@ export type TaskOutcome =
 /** The store topic every instance publishes its applied record changes on. */
 export const TASK_TOPIC = 'task';
 
+/** How many tasks' last told versions are remembered (oldest forgotten first). */
+const MAX_REMEMBERED_VERSIONS = 10_000;
+
 /** Record changes of one gateway instance and of the others sharing its store, and their listeners. */
 export class TaskEvents {
   private readonly emitter = new EventEmitter();
   private unsubscribe: (() => void) | undefined;
   private closed = false;
+  /**
+   * The last version told per task: changes of different instances may arrive out of order over the channel, and a
+   * listener must never hear a task go back to an older state (a status notification of a stale status).
+   */
+  private readonly told = new Map<string, number>();
 
   constructor(
     readonly store: TaskStore,
@@ -51,7 +59,7 @@ export class TaskEvents {
       return next;
     });
     if (after && applied) {
-      this.emitter.emit('task', after);
+      this.tell(after);
       // The record is stored whatever becomes of the event: a lost publish delays another instance's listeners (a
       // blocking wait re-reads the record now and then), it does not undo the change.
       this.store.publish(TASK_TOPIC, { from: this.instanceId, record: after as unknown as JsonObject }).catch(() => {});
@@ -83,7 +91,21 @@ export class TaskEvents {
     const r = m.record;
     // Only what another instance of this gateway stored: a record has at least its id, status and version.
     if (typeof r.taskId !== 'string' || typeof r.status !== 'string' || typeof r.version !== 'number') return;
-    this.emitter.emit('task', r as unknown as TaskRecord);
+    this.tell(r as unknown as TaskRecord);
+  }
+
+  /** Tells listeners a change, unless a newer version of the task has been told already. */
+  private tell(t: TaskRecord): void {
+    const last = this.told.get(t.taskId);
+    if (last !== undefined && last >= t.version) return;
+    this.told.delete(t.taskId); // re-inserted last: the map's order is the order of last news
+    if (!isTerminal(t.status)) this.told.set(t.taskId, t.version);
+    else this.told.set(t.taskId, Number.MAX_SAFE_INTEGER); // terminal records never change again
+    if (this.told.size > MAX_REMEMBERED_VERSIONS) {
+      const oldest = this.told.keys().next();
+      if (!oldest.done) this.told.delete(oldest.value);
+    }
+    this.emitter.emit('task', t);
   }
 }
 

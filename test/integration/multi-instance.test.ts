@@ -11,16 +11,10 @@ import t, { type Test } from 'tap';
 import { startLegacyFixture, type LegacyFixture } from '../fixtures/legacy-server.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
-import {
-  redisServerBinary,
-  runGatewayToExit,
-  startGatewayProcess,
-  startRedisServer,
-  TEST_SECRET,
-  type GatewayProcess,
-  type RedisProcess,
-} from '../helpers/gateway-process.js';
+import { runGatewayToExit, startGatewayProcess, TEST_SECRET, type GatewayProcess } from '../helpers/gateway-process.js';
+import { serverBinaryMissing, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { post, readReply, type RawReply } from '../helpers/modern.js';
+import { openListen } from '../helpers/sse-reader.js';
 import { DECLARING, TERMINAL } from '../helpers/task-helpers.js';
 import { LEGACY_HEADERS } from '../legacy-face/face-stack.js';
 
@@ -37,18 +31,19 @@ type Rules = Record<string, Record<string, unknown>>;
 
 // Every instance is a process of its own (a few seconds each to start on a loaded machine): a longer bound than
 // the suite's default, still a bound.
-t.setTimeout(420_000);
+t.setTimeout(600_000);
 
-const binary = redisServerBinary();
-if (!binary) {
-  t.plan(0, 'no redis-server binary on PATH: the multi-instance tests need a real Redis (.ci/run installs one)');
+// A Redis of their own (stopped, frozen and restarted under the gateways): a REDIS_URL elsewhere will not do.
+const missing = serverBinaryMissing();
+if (missing) {
+  t.plan(0, `the multi-instance tests need a redis-server of their own: ${missing}`);
 } else {
-  t.test('two and more gateway processes on one Redis', (t) => main(t, binary));
+  t.test('two and more gateway processes on one Redis', (t) => main(t));
 }
 
-async function main(t: Test, redisBinary: string): Promise<void> {
-  const redis = await startRedisServer(redisBinary);
-  t.teardown(() => redis.close());
+async function main(t: Test): Promise<void> {
+  const redis = await startRedis();
+  t.teardown(() => redis.stop());
   const legacySync = await startLegacyFixture({ tasks: 'sync', taskJobDelayMs: 0 });
   t.teardown(() => legacySync.close());
   const legacyNative = await startLegacyFixture({ tasks: 'native', taskPollIntervalMs: 50, taskJobDelayMs: 0 });
@@ -95,14 +90,14 @@ async function main(t: Test, redisBinary: string): Promise<void> {
     t.notMatch(r.output, /serving MCP endpoint/, 'it never served');
   });
 
-  let A: GatewayProcess;
-  let B: GatewayProcess;
-  try {
-    [A, B] = await Promise.all([start('A'), start('B')]);
-  } catch (e) {
-    t.fail('two gateway instances start on the Redis store', { error: String((e as Error).message).slice(0, 3000) });
+  const pair = await Promise.allSettled([start('A'), start('B')]);
+  const [a, b] = pair;
+  if (a?.status !== 'fulfilled' || b?.status !== 'fulfilled') {
+    for (const r of pair) if (r.status === 'rejected') t.fail('two gateway instances start on the Redis store', { error: String((r.reason as Error).message).slice(0, 3000) });
     return;
   }
+  const A = a.value;
+  const B = b.value;
 
   t.test('a wrapped task created on A is polled, answered and cancelled through B', async (t) => {
     t.test('polled: working on B while the call runs on A, completed on B when it ends', async (t) => {
@@ -117,6 +112,17 @@ async function main(t: Test, redisBinary: string): Promise<void> {
       t.equal(done.status, 'completed', 'completed, seen on B', { done });
       t.equal(firstText(done.result), 'released poll-b');
       t.equal((legacySync.stats().calls.gated_job ?? 0) - before, 1, 'one upstream call');
+    });
+
+    t.test('heard: a subscriptions/listen with taskIds on B hears the status changes A makes', async (t) => {
+      const taskId = await createTask(t, A.url('wrapped'), 'gated_job', { gate: 'listen-b' });
+      const { stream } = await openListen(t, B.url('wrapped'), 'listen-b', { taskIds: [taskId] }, { capabilities: DECLARING });
+      const ack = await stream.until((m) => m.method === 'notifications/subscriptions/acknowledged', BOUND_MS);
+      t.same(ack.match.params?.notifications?.taskIds, [taskId], 'B acknowledged the subscription');
+      await waitForStats(legacySync, (s) => s.gatesWaiting['listen-b'] === 1, BOUND_MS);
+      legacySync.releaseGate('listen-b');
+      const heard = await stream.until((m) => m.method === 'notifications/tasks' && m.params?.taskId === taskId && m.params?.status === 'completed', BOUND_MS);
+      t.equal(heard.match.params.status, 'completed', 'B\'s listener heard the task complete on A');
     });
 
     t.test('answered: the input request shows on B and B\'s tasks/update reaches the call held by A', async (t) => {
@@ -319,6 +325,7 @@ async function main(t: Test, redisBinary: string): Promise<void> {
     const r2 = await raceBound(retry, BOUND_MS);
     t.ok(r2, 'answered within the bound');
     t.ok(r2?.body?.error, 'a JSON-RPC error', { body: r2?.body });
+    t.equal(r2?.body?.error?.code, -32602, 'JSON-RPC -32602: this requestState cannot be continued');
     t.match(r2?.body?.error?.message, /again/i, 'it says to start the request again');
   });
 
@@ -326,6 +333,25 @@ async function main(t: Test, redisBinary: string): Promise<void> {
     for (const g of [A, B]) {
       t.notOk(g.exit, `${g.name} is running`, { exit: g.exit, output: g.exit ? lastLines(g.output()) : undefined });
     }
+  });
+
+  t.test('Redis hung (SIGSTOP): requests fail within commandTimeoutMs, and the data is served again once it answers', async (t) => {
+    const taskId = await createTask(t, A.url('wrapped'), 'greet', { name: 'hung' });
+    await pollUntil(B.url('wrapped'), taskId, (r) => r.status === 'completed');
+    redis.pause();
+    try {
+      for (const [what, g] of [['tasks/get on B', B], ['tasks/get on A', A]] as const) {
+        const r = await raceBound(safe(getTask(g.url('wrapped'), taskId)), COMMAND_TIMEOUT_MS + MARGIN_MS);
+        t.ok(r, `${what}: answered within commandTimeoutMs + ${MARGIN_MS} ms`);
+        t.equal(r?.status, 503, `${what}: HTTP 503`, { body: r?.body });
+        t.match(r?.body?.error?.message, /task store is unavailable/i, `${what}: says the task store is unavailable`);
+      }
+    } finally {
+      redis.resume();
+    }
+    const back = await pollUntil(B.url('wrapped'), taskId, (r) => r.status === 'completed');
+    t.equal(firstText(back.result), 'Hello, hung!', 'the task is there again, unchanged');
+    for (const g of [A, B]) t.notOk(g.exit, `${g.name} lives on`, { exit: g.exit, output: g.exit ? lastLines(g.output()) : undefined });
   });
 
   t.test('Redis stopped and restarted: fast 503s while it is down, recovery without a restart', async (t) => {
@@ -340,9 +366,12 @@ async function main(t: Test, redisBinary: string): Promise<void> {
 const lastLines = (text: string, n = 15) => text.split('\n').slice(-n).join('\n');
 
 /** Redis goes away under both instances, then comes back (empty: no persistence). */
-async function redisOutage(t: Test, redis: RedisProcess, A: GatewayProcess, B: GatewayProcess, fixture: LegacyFixture): Promise<void> {
-  const taskId = await createTask(t, A.url('wrapped'), 'greet', { name: 'before' });
+async function redisOutage(t: Test, redis: RedisServer, A: GatewayProcess, B: GatewayProcess, fixture: LegacyFixture): Promise<void> {
+  // A wrapped call running on A ends while Redis is down: its outcome cannot be stored, and A must live on.
+  const taskId = await createTask(t, A.url('wrapped'), 'gated_job', { gate: 'outage' });
+  await waitForStats(fixture, (s) => s.gatesWaiting.outage === 1, BOUND_MS);
   await redis.stop();
+  fixture.releaseGate('outage');
   const bound = COMMAND_TIMEOUT_MS + MARGIN_MS;
   const attempts: Array<[string, () => Promise<RawReply>]> = [
     ['tasks/get on B', () => getTask(B.url('wrapped'), taskId)],
@@ -360,7 +389,7 @@ async function redisOutage(t: Test, redis: RedisProcess, A: GatewayProcess, B: G
     t.match(r.body?.error?.message, /task store is unavailable/i, `${what}: says the task store is unavailable`);
   }
   const legacy = await raceBound(
-    fetch(A.url('wrapped'), {
+    fetch(B.url('wrapped'), {
       method: 'POST',
       headers: LEGACY_HEADERS,
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
@@ -370,7 +399,7 @@ async function redisOutage(t: Test, redis: RedisProcess, A: GatewayProcess, B: G
   t.ok(legacy, 'a legacy initialize (a session kept in the store): answered within the bound');
   t.equal(legacy?.status, 503, 'a legacy initialize: HTTP 503', { body: legacy?.body });
 
-  await redis.start();
+  await redis.restart();
   // Recovery: the instances reconnect on their own; a new task made on A is polled to its end through B.
   const deadline = Date.now() + BOUND_MS;
   let recovered: string | undefined;

@@ -27,7 +27,10 @@ export interface FaceStack {
 /** Starts the face in front of `upstream`, with a runtime of its own; `tools` are the route's rules. */
 export async function startFace(upstream: UpstreamClient, opts: LegacyFaceOptions = {}, tools: Record<string, TaskPolicy> = {}): Promise<FaceStack> {
   const bridge = new MrtrBridge({ stateKey: randomBytes(32), holdMs: 60_000, maxHeld: 100, gatherMs: 25 });
-  const store = new MemoryTaskStore({ maxTasks: 1000 });
+  // The store keeps the face's sessions on the face's clock (a test's own clock moves both); offset by one because
+  // lru-cache reads an entry stored at time 0 as one without a TTL, and test clocks start at 0.
+  const clock = opts.now;
+  const store = new MemoryTaskStore({ maxTasks: 1000, ...(clock ? { now: () => clock() + 1 } : {}) });
   const runtime = new TaskRuntime({
     store,
     bridge,
@@ -38,7 +41,7 @@ export async function startFace(upstream: UpstreamClient, opts: LegacyFaceOption
     toolSupportTtlMs: 60_000,
   });
   const route = routeOver(upstream, tools);
-  const face = new LegacyFace({ runtime, routeFor: async () => route }, opts);
+  const face = new LegacyFace({ runtime, routeFor: async () => route, routeOf: (era) => (era === route.upstream.era ? route : undefined) }, { store, ...opts });
   const app = Fastify({ logger: false, forceCloseConnections: true });
   app.post('/mcp', (req, reply) => face.post(req, reply));
   app.get('/mcp', (req, reply) => face.get(req, reply));

@@ -100,3 +100,20 @@ t.test('end and close', async (t) => {
   t.strictSame(ended, [['a', 'deleted'], ['b', 'closed']]);
   t.equal(r.size, 0);
 });
+
+t.test('adopt: a session minted elsewhere is held under its own id, once, for its principal, within the bound', async (t) => {
+  const { r, ended } = registry({ maxSessions: 1 });
+  t.teardown(() => r.close());
+  const a = r.adopt('minted-on-a', 'alice', (id) => ({ name: id }))!;
+  t.equal(a.id, 'minted-on-a');
+  t.equal(r.lookup('minted-on-a', 'alice'), a);
+  t.equal(r.adopt('minted-on-a', 'alice', () => ({ name: 'again' })), a, 'held already: the same copy');
+  t.equal(r.adopt('minted-on-a', 'mallory', () => ({ name: 'theirs' })), undefined, 'another principal gets nothing');
+  const release = r.acquire(a);
+  t.equal(r.adopt('other', 'alice', () => ({ name: 'other' })), undefined, 'full of busy sessions');
+  t.strictSame(r.busy().map((e) => e.id), ['minted-on-a']);
+  release();
+  t.ok(r.adopt('other', 'alice', () => ({ name: 'other' })), 'an idle one makes room');
+  t.strictSame(ended, [['minted-on-a', 'evicted']]);
+  t.equal(r.peek('other')?.principal, 'alice');
+});

@@ -634,9 +634,28 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       t.equal(two.length, 1, 'the rest later');
       t.same([...one, ...two].map((x) => x.taskId).sort(), tasks.map((r) => r.taskId).sort());
       t.same(await store.claimExpiredLeases('inst-d', LONG_MS, 2), []);
-      await store.releaseLease(tasks[0]!.taskId, 'inst-b', 'handover');
+      // Which lapsed lease a claim takes first is not part of the contract: hand back one that inst-b claimed.
+      const handed = one[0]!.taskId;
+      await store.releaseLease(handed, 'inst-b', 'handover');
       t.same(await store.claimExpiredLeases('inst-d', LONG_MS, 0), [], 'limit 0 claims nothing');
-      t.equal(await store.leaseOwner(tasks[0]!.taskId), undefined, 'and leaves the lapsed lease');
+      t.equal(await store.leaseOwner(handed), undefined, 'and leaves the lapsed lease');
+    });
+
+    t.test('leases: a record created with a lease is leased from its first moment, and lapses like any other', async (t) => {
+      const { store, peer } = await subject(t);
+      const b = await peer();
+      const r = rec();
+      await store.create(r, LONG_MS, { owner: 'inst-a', ttlMs: LONG_MS });
+      t.equal(await b.leaseOwner(r.taskId), 'inst-a', 'every instance sees the creator holding it');
+      t.equal(await b.acquireLease(r.taskId, 'inst-b', LONG_MS), false, 'another owner cannot take it');
+      t.same(await store.renewLeases('inst-a', [r.taskId], LONG_MS), [r.taskId], 'the creator renews it');
+      const lapsing = rec();
+      await store.create(lapsing, LONG_MS, { owner: 'inst-a', ttlMs: SHORT_MS });
+      await eventually('the unrenewed lease lapses', async () => (await store.leaseOwner(lapsing.taskId)) === undefined);
+      t.same(await b.claimExpiredLeases('inst-b', LONG_MS, 10), [{ taskId: lapsing.taskId, previousOwner: 'inst-a' }], 'and another instance claims it');
+      const plain = rec();
+      await store.create(plain, LONG_MS);
+      t.equal(await store.leaseOwner(plain.taskId), undefined, 'without a lease argument, no lease');
     });
 
     t.test('leases: the lease of an expired record is dropped, not claimed', async (t) => {

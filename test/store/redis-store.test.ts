@@ -193,6 +193,8 @@ t.test('redis outage', { skip: serverBinaryMissing() ?? false }, async (t) => {
     server.pause();
     // Connections stay open and nothing answers: only the command bound ends each call.
     await Promise.all(everyMethod(store, victim).map(([name, call]) => rejectsUnavailable(t, `${name} (hung)`, call(), BOUND_MS)));
+    const err = await store.getValue('k').catch((e: unknown) => e);
+    t.ok(err instanceof StoreUnavailableError && err.cause instanceof Error, 'the low-level cause is kept', { found: String(err) });
     server.resume();
 
     await eventually(
@@ -216,6 +218,20 @@ t.test('redis outage', { skip: serverBinaryMissing() ?? false }, async (t) => {
       return heard.length > 0;
     }, 15_000);
     t.pass('events flow again');
+  });
+
+  t.test('connect() twice leaves a working store; a closed store is unavailable', async (t) => {
+    const server = await startRedis();
+    t.teardown(() => server.stop());
+    const store = await connected({ url: server.url });
+    await store.connect();
+    await Promise.all([store.connect(), store.connect()]);
+    await store.putValue('k', { v: 1 }, LONG_MS);
+    t.same(await store.getValue('k'), { v: 1 }, 'still connected');
+    await store.close();
+    await store.close();
+    await t.rejects(store.get(rec().taskId), StoreUnavailableError, 'get after close');
+    await t.rejects(store.connect(), StoreUnavailableError, 'connect after close');
   });
 
   t.test('connect() to a Redis that is not there fails fast', async (t) => {

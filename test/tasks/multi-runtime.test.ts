@@ -6,12 +6,13 @@
  * takes the task over and fails it clearly, or runs the call exactly once more when its rule says `retryOnLoss`; a
  * run that lost its task writes nothing, and two concurrent finishes end in one outcome.
  *
- * The memory store stands in for a shared backend here: one object in one process does reach both runtimes. Each
- * runtime sees it through an `InstanceView` that says `scope: 'shared'` and can freeze that instance's store calls
- * and events (a FAKE pause: a frozen process is a failure a real store cannot produce on demand).
+ * The same suite runs twice: on one memory store object (it does reach both runtimes in one process: a stand-in for a
+ * shared backend) and on a real Redis (each instance its own RedisTaskStore connections, one key prefix). Each runtime
+ * sees its store through an `InstanceView` that says `scope: 'shared'` and can freeze that instance's store calls and
+ * events (a FAKE pause: a frozen process is a failure a real store cannot produce on demand).
  */
 import t, { type Test } from 'tap';
-import { MemoryTaskStore, type ExpiredLease, type ReplaceResult, type TaskListQuery, type TaskStore } from '../../src/store/index.js';
+import { MemoryTaskStore, RedisTaskStore, type ExpiredLease, type ReplaceResult, type TaskListQuery, type TaskStore } from '../../src/store/index.js';
 import {
   InstanceBus,
   MrtrBridge,
@@ -27,6 +28,7 @@ import { isTerminal, type JsonObject, type TaskId, type TaskRecord } from '../..
 import { LegacyUpstreamClient } from '../../src/upstream/index.js';
 import { startLegacyFixture, type LegacyFixture } from '../fixtures/legacy-server.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
+import { redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { routeOver } from '../helpers/runtime-harness.js';
 
 /** Short enough that a lapsed lease is taken over within a test, long enough that a busy machine keeps its leases. */
@@ -116,6 +118,23 @@ interface Backing {
 function memoryBacking(): Backing {
   const store = new MemoryTaskStore({ maxTasks: 1_000 });
   return { name: 'memory', storeFor: async () => store, close: () => store.close() };
+}
+
+/** Stores on one real Redis, under a key prefix of their own per pair of instances. */
+function redisBacking(server: RedisServer, prefix: string): Backing {
+  const stores: RedisTaskStore[] = [];
+  return {
+    name: 'redis',
+    async storeFor() {
+      const store = new RedisTaskStore({ url: server.url, keyPrefix: prefix, maxTtlMs: 600_000, commandTimeoutMs: 2_000, connectTimeoutMs: 2_000 });
+      await store.connect();
+      stores.push(store);
+      return store;
+    },
+    async close() {
+      await Promise.all(stores.map((s) => s.close()));
+    },
+  };
 }
 
 async function startInstance(backing: Backing, fx: LegacyFixture, rules: Record<string, TaskPolicy>): Promise<Instance> {
@@ -373,6 +392,20 @@ function suite(backingOf: () => Promise<Backing>, label: string): void {
 }
 
 suite(async () => memoryBacking(), 'memory');
+
+const noRedis = redisAvailable();
+if (noRedis) {
+  t.comment(`redis variant skipped: ${noRedis}`);
+  t.test('redis: two runtimes sharing one Redis', { skip: noRedis }, () => {});
+} else {
+  let server: RedisServer | undefined;
+  let pairs = 0;
+  t.before(async () => {
+    server = await startRedis();
+  });
+  t.teardown(() => server?.stop());
+  suite(async () => redisBacking(server!, `mrt${++pairs}:`), 'redis');
+}
 
 t.test('one instance on the memory store: a task still running at shutdown ends failed, saying so', async (t) => {
   const fx = await startLegacyFixture({ tasks: 'sync' });
