@@ -14,7 +14,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { MemoryTaskStore, RedisTaskStore, type TaskStore } from '../../src/store/index.js';
+import { MemoryTaskStore, RedisTaskStore, StoreUnavailableError, type TaskStore } from '../../src/store/index.js';
 import { InstanceBus, mintInstanceId, MrtrBridge, Sealer, TaskRuntime, type CallerContext, type UpstreamRoute } from '../../src/tasks/index.js';
 import { isTerminal, type TaskId, type TaskRecord } from '../../src/translate/index.js';
 import { LegacyUpstreamClient, ModernUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
@@ -315,3 +315,39 @@ for (const [backend, era] of CELLS) {
     });
   });
 }
+
+t.test('a store that cannot be written while the follower applies an outcome (FAKE outage: a real Redis outage is covered by the multi-instance test)', async (t) => {
+  const fx = await startUpstream('legacy');
+  t.teardown(() => fx.close());
+  const memory = new MemoryTaskStore({ maxTasks: 100 });
+  t.teardown(() => memory.close());
+  let down = false;
+  let refused = 0;
+  let onRefused: (() => void) | undefined;
+  const shared = sharedView(memory);
+  // Record writes fail while `down`, as a store whose backend is unreachable does (StoreUnavailableError).
+  const flaky = new Proxy(shared, {
+    get(target, prop) {
+      const v: unknown = Reflect.get(target, prop);
+      if (prop !== 'update' || typeof v !== 'function') return v;
+      return (...args: unknown[]) => {
+        if (!down) return (v as (...a: unknown[]) => unknown)(...args);
+        refused++;
+        onRefused?.();
+        return Promise.reject(new StoreUnavailableError('FAKE outage'));
+      };
+    },
+  }) as TaskStore;
+  const a = await instance(t, 'legacy', fx.url, flaky, randomBytes(32));
+  const created = await create(a, 'gated_job', { gate: 'outage' });
+  down = true;
+  const firstRefusal = new Promise<void>((resolve) => (onRefused = resolve));
+  fx.releaseGate('outage');
+  await firstRefusal;
+  t.ok(refused >= 1, 'the follower tried to write the outcome while the store was down (and the process lives on)');
+  t.same(a.runtime.proxied.liveIds(), [created.taskId], 'still followed: the outcome is not lost');
+  down = false;
+  const done = await changedUntil(a, created.taskId, (r) => isTerminal(r.status));
+  t.match(done, { status: 'completed', result: { content: [{ text: 'released outage' }] } });
+  t.same(a.runtime.proxied.liveIds(), []);
+});
