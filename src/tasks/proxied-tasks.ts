@@ -77,6 +77,9 @@ interface ProxiedLive {
 /** How often a broken follow loop asks the upstream again before the task is reported failed. */
 const FOLLOW_ATTEMPTS = 3;
 
+/** How long the follow loop waits before writing again to a store that could not be reached. */
+const STORE_RETRY_MS = 1_000;
+
 /** Purpose of the sealed caller in a proxied task's record (sealed values open only for their purpose). */
 const SEAL_PURPOSE = 'proxied-task';
 
@@ -226,7 +229,7 @@ export class ProxiedTasks {
     // An upstream task that ended as it was created (an immediate shortcut) is applied at once.
     if (isTerminal(c.status)) await this.apply(record.taskId, c, who.origin);
     if (opts.resync) await this.refresh(record, true);
-    void this.follow(record.taskId, live, who.origin).finally(settle);
+    void this.follow(record.taskId, live, who.origin).catch(() => {}).finally(settle);
     return (await this.events.store.get(record.taskId)) ?? record;
   }
 
@@ -388,7 +391,7 @@ export class ProxiedTasks {
     // The resumed task starts from what this instance knows of it (a legacy task: no input yet, see inheritedKeys);
     // the follow loop reports what differs from that.
     if (inherited.length > 0) await this.apply(taskId, task.created, after.origin ?? 'modern');
-    void this.follow(taskId, live, after.origin ?? 'modern').finally(settle);
+    void this.follow(taskId, live, after.origin ?? 'modern').catch(() => {}).finally(settle);
     return true;
   }
 
@@ -425,10 +428,40 @@ export class ProxiedTasks {
     if (lease !== 'none' && this.shared) void this.events.store.releaseLease(taskId, this.o.instanceId, lease).catch(() => {});
   }
 
-  /** A terminal task needs its upstream task no more. */
-  private finish(taskId: TaskId, outcome: TaskOutcome, statusMessage?: string): Promise<TaskRecord | undefined> {
+  /**
+   * A terminal task needs its upstream task no more, once its record says so: a write that fails (the store is down)
+   * leaves it followed, so that the outcome is written when the store is back.
+   */
+  private async finish(taskId: TaskId, outcome: TaskOutcome, statusMessage?: string): Promise<TaskRecord | undefined> {
+    const after = await this.events.finish(taskId, outcome, statusMessage);
     this.drop(taskId, 'drop');
-    return this.events.finish(taskId, outcome, statusMessage);
+    return after;
+  }
+
+  /**
+   * A write of the follow loop, waiting out a store that cannot be reached now (StoreUnavailableError: never a crash of
+   * the instance, never a hot loop): the upstream task's state is written once the store is back. `undefined` when
+   * the task stopped being followed meanwhile.
+   */
+  private async written<T>(live: ProxiedLive, write: () => Promise<T>): Promise<T | undefined> {
+    for (;;) {
+      try {
+        return await write();
+      } catch {
+        if (live.stop.signal.aborted) return undefined;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, STORE_RETRY_MS);
+          timer.unref();
+          live.stop.signal.addEventListener('abort', done, { once: true });
+          function done() {
+            clearTimeout(timer);
+            live.stop.signal.removeEventListener('abort', done);
+            resolve();
+          }
+        });
+        if (live.stop.signal.aborted) return undefined;
+      }
+    }
   }
 
   /** The route of a task: the request's, unless another era's client created the task and that route is known. */
@@ -567,19 +600,20 @@ export class ProxiedTasks {
       } catch (e) {
         if (live.stop.signal.aborted) return;
         if (e instanceof UpstreamTaskLostError) {
-          await this.lost(taskId);
+          await this.written(live, () => this.lost(taskId));
           return;
         }
         // The seam retries its own waits; a failure that reaches here repeatedly means the upstream is gone.
         if (++failures >= FOLLOW_ATTEMPTS) {
           const message = `Upstream unavailable: ${(e as Error).message}`;
-          await this.finish(taskId, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message);
+          await this.written(live, () => this.finish(taskId, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message));
           return;
         }
         continue;
       }
       if (!snap) return;
-      const after = await this.apply(taskId, snap, origin);
+      const after = await this.written(live, () => this.apply(taskId, snap, origin));
+      if (live.stop.signal.aborted) return;
       if (!after || isTerminal(after.status)) {
         this.drop(taskId, 'drop');
         return;

@@ -6,18 +6,22 @@
  * through B; once A closes, B's lease reaper takes it over and B follows it to its end. The memory store stands in for
  * a shared backend (one object reaches both runtimes): each runtime sees it through a view that says `scope: shared`.
  *
+ * The same suite runs on a real redis-server (each instance its own RedisTaskStore on one key prefix), skipped with
+ * the reason printed when no redis-server binary (or REDIS_URL) is there.
+ *
  * B's polls are a client's polls at the task's poll interval (bounded); record changes are awaited with `changed`
  * (every instance hears every change over the store's task topic).
  */
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { MemoryTaskStore, type TaskStore } from '../../src/store/index.js';
+import { MemoryTaskStore, RedisTaskStore, StoreUnavailableError, type TaskStore } from '../../src/store/index.js';
 import { InstanceBus, mintInstanceId, MrtrBridge, Sealer, TaskRuntime, type CallerContext, type UpstreamRoute } from '../../src/tasks/index.js';
 import { isTerminal, type TaskId, type TaskRecord } from '../../src/translate/index.js';
 import { LegacyUpstreamClient, ModernUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
+import { redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { routeOver } from '../helpers/runtime-harness.js';
 
 const CLIENT_INFO = { name: 'gateway-under-test', version: '0.0.1' };
@@ -129,17 +133,56 @@ async function changedUntil(x: Instance, taskId: string, pred: (r: TaskRecord) =
   }
 }
 
-for (const era of ['legacy', 'modern'] as const) {
-  t.test(`${era} upstream`, async (t) => {
+/** Where the instances' shared state lives: one store object per instance on one backend, and one to inspect it. */
+interface Backend {
+  name: string;
+  skip?: string;
+  open(t: { teardown(fn: () => unknown): void }): Promise<{ a: TaskStore; b: TaskStore; store: TaskStore }>;
+}
+
+const memoryBackend: Backend = {
+  name: 'memory',
+  async open(t) {
+    const memory = new MemoryTaskStore({ maxTasks: 100 });
+    t.teardown(() => memory.close());
+    const store = sharedView(memory);
+    return { a: store, b: store, store };
+  },
+};
+
+let redis: Promise<RedisServer | undefined> | undefined;
+const redisSkip = redisAvailable();
+const redisBackend: Backend = {
+  name: 'redis',
+  ...(redisSkip ? { skip: redisSkip } : {}),
+  async open(t) {
+    redis ??= process.env['REDIS_URL'] ? Promise.resolve(undefined) : startRedis();
+    const own = await redis;
+    const url = process.env['REDIS_URL'] ?? own!.url;
+    const keyPrefix = `proxied-across:${randomBytes(6).toString('hex')}:`;
+    const connected = async () => {
+      const s = new RedisTaskStore({ url, keyPrefix, maxTtlMs: 3_600_000, commandTimeoutMs: 2_000, connectTimeoutMs: 2_000 });
+      await s.connect();
+      t.teardown(() => s.close());
+      return s;
+    };
+    return { a: await connected(), b: await connected(), store: await connected() };
+  },
+};
+t.teardown(async () => (await redis)?.stop());
+if (redisSkip) t.comment(`Redis runs skipped: ${redisSkip}`);
+
+const CELLS = [memoryBackend, redisBackend].flatMap((backend) => (['legacy', 'modern'] as const).map((era) => [backend, era] as const));
+
+for (const [backend, era] of CELLS) {
+  t.test(`${backend.name} store, ${era} upstream`, { skip: backend.skip ?? false }, async (t) => {
     const fx = await startUpstream(era);
     t.teardown(() => fx.close());
 
     async function pair(t: { teardown(fn: () => unknown): void }, opts: { startB?: boolean } = {}) {
-      const memory = new MemoryTaskStore({ maxTasks: 100 });
-      t.teardown(() => memory.close());
-      const store = sharedView(memory);
+      const { a, b, store } = await backend.open(t);
       const secret = randomBytes(32);
-      return { store, a: await instance(t, era, fx.url, store, secret), b: await instance(t, era, fx.url, store, secret, opts.startB ?? true) };
+      return { store, a: await instance(t, era, fx.url, a, secret), b: await instance(t, era, fx.url, b, secret, opts.startB ?? true) };
     }
 
     t.test('created on A: the record says where the upstream task lives and who follows it; B polls status and result', async (t) => {
@@ -254,8 +297,13 @@ for (const era of ['legacy', 'modern'] as const) {
       const { store, a, b } = await pair(t, { startB: false });
       const created = await create(a, 'gated_job', { gate: `${era}-stolen` });
       // B claims the lease as if A had let it lapse (a frozen A); A's next renewal finds it gone and stops following.
-      await store.releaseLease(created.taskId as TaskId, a.id, 'handover');
-      t.same(await store.claimExpiredLeases(b.id, LEASE_MS, 10), [{ taskId: created.taskId, previousOwner: a.id }]);
+      // (A renewal of A's may come between the lapse and the claim: then it lapses again.)
+      let claimed: unknown[] = [];
+      for (let i = 0; i < 5 && claimed.length === 0; i++) {
+        await store.releaseLease(created.taskId as TaskId, a.id, 'handover');
+        claimed = await store.claimExpiredLeases(b.id, LEASE_MS, 10);
+      }
+      t.same(claimed, [{ taskId: created.taskId, previousOwner: a.id }]);
       const record = await store.get(created.taskId as TaskId);
       t.ok(record && (await b.runtime.proxied.takeOver(record)));
       const until = Date.now() + BOUND_MS;
@@ -267,3 +315,39 @@ for (const era of ['legacy', 'modern'] as const) {
     });
   });
 }
+
+t.test('a store that cannot be written while the follower applies an outcome (FAKE outage: a real Redis outage is covered by the multi-instance test)', async (t) => {
+  const fx = await startUpstream('legacy');
+  t.teardown(() => fx.close());
+  const memory = new MemoryTaskStore({ maxTasks: 100 });
+  t.teardown(() => memory.close());
+  let down = false;
+  let refused = 0;
+  let onRefused: (() => void) | undefined;
+  const shared = sharedView(memory);
+  // Record writes fail while `down`, as a store whose backend is unreachable does (StoreUnavailableError).
+  const flaky = new Proxy(shared, {
+    get(target, prop) {
+      const v: unknown = Reflect.get(target, prop);
+      if (prop !== 'update' || typeof v !== 'function') return v;
+      return (...args: unknown[]) => {
+        if (!down) return (v as (...a: unknown[]) => unknown)(...args);
+        refused++;
+        onRefused?.();
+        return Promise.reject(new StoreUnavailableError('FAKE outage'));
+      };
+    },
+  }) as TaskStore;
+  const a = await instance(t, 'legacy', fx.url, flaky, randomBytes(32));
+  const created = await create(a, 'gated_job', { gate: 'outage' });
+  down = true;
+  const firstRefusal = new Promise<void>((resolve) => (onRefused = resolve));
+  fx.releaseGate('outage');
+  await firstRefusal;
+  t.ok(refused >= 1, 'the follower tried to write the outcome while the store was down (and the process lives on)');
+  t.same(a.runtime.proxied.liveIds(), [created.taskId], 'still followed: the outcome is not lost');
+  down = false;
+  const done = await changedUntil(a, created.taskId, (r) => isTerminal(r.status));
+  t.match(done, { status: 'completed', result: { content: [{ text: 'released outage' }] } });
+  t.same(a.runtime.proxied.liveIds(), []);
+});
