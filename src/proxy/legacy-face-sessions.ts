@@ -7,7 +7,7 @@
  * re-initializes on 404).
  */
 import { randomBytes } from 'node:crypto';
-import type { JsonObject } from '../translate/index.js';
+import type { SharedValues } from '../tasks/index.js';
 
 /** One session as the registry holds it; `data` is the face's per-session state. */
 export interface SessionEntry<T> {
@@ -28,17 +28,10 @@ export interface SessionEntry<T> {
 export type SessionEndReason = 'deleted' | 'expired' | 'evicted' | 'closed' | 'ended-elsewhere';
 
 /**
- * The shared values a session store keeps (the task store's value space, `TaskStore` in src/store): gateway-minted
- * sessions live there so that every instance serves them, and their end is announced on a topic.
+ * The shared values a session store keeps (the task store's value space): gateway-minted sessions live there so that
+ * every instance serves them, and their end is announced on a topic.
  */
-export interface SessionStore {
-  putValue(key: string, value: JsonObject, ttlMs: number, opts?: { ifAbsent?: boolean }): Promise<boolean>;
-  getValue(key: string): Promise<JsonObject | undefined>;
-  touchValue(key: string, ttlMs: number): Promise<boolean>;
-  deleteValue(key: string): Promise<boolean>;
-  publish(topic: string, message: JsonObject): Promise<void>;
-  subscribe(topic: string, listener: (message: JsonObject) => void): Promise<() => void>;
-}
+export type SessionStore = SharedValues;
 
 /** Registry settings; every one has a default. */
 export interface SessionRegistryOptions<T> {

@@ -6,6 +6,7 @@ export {
   updateByReplace,
   type ExpiredLease,
   type ReplaceResult,
+  type SharedValues,
   type StoreLimits,
   type TaskListQuery,
   type TaskStore,

@@ -111,6 +111,9 @@ export interface TaskStore {
   close(): Promise<void>;
 }
 
+/** The part of a store that holds shared values and topics (the sessions the gateway mints for legacy clients). */
+export type SharedValues = Pick<TaskStore, 'putValue' | 'getValue' | 'touchValue' | 'deleteValue' | 'publish' | 'subscribe'>;
+
 /** The store holds as many live tasks as it may (→ 503). */
 export class StoreFullError extends Error {
   constructor(limit: number) {

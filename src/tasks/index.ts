@@ -21,4 +21,4 @@ export { TaskRuntime, type TaskRuntimeOptions } from './task-runtime.js';
 export { InstanceBus, InstanceGoneError, RemoteError, mintInstanceId, type BusContext, type BusHandler } from './instance-bus.js';
 export { Sealer } from './sealing.js';
 /** Store errors the edge maps, re-exported so the edge depends on the runtime only. */
-export { StoreFullError, StoreUnavailableError } from '../store/index.js';
+export { StoreFullError, StoreUnavailableError, type SharedValues } from '../store/index.js';
