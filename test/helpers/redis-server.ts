@@ -143,3 +143,15 @@ export async function startRedis(): Promise<RedisServer> {
   };
   return server;
 }
+
+/**
+ * The Redis a test runs against: `REDIS_URL` when set, otherwise a redis-server of its own, stopped when `t` ends.
+ * Resolves to its URL.
+ */
+export async function redisForTest(t: { teardown(fn: () => unknown): void }): Promise<string> {
+  const given = process.env['REDIS_URL'];
+  if (given) return given;
+  const own = await startRedis();
+  t.teardown(() => own.stop());
+  return own.url;
+}

@@ -2,7 +2,25 @@
  * Helpers for tests that follow an `UpstreamTask` of either era (not a test file): read its states with `next()`
  * until a terminal one, or until a given status.
  */
-import type { UpstreamTask, UpstreamTaskSnapshot } from '../../src/upstream/index.js';
+import type { UpstreamCaller, UpstreamClient, UpstreamTask, UpstreamTaskSnapshot } from '../../src/upstream/index.js';
+
+/**
+ * Starts a task-augmented `tools/call` on `client` and returns the task the upstream created (throws on any other
+ * answer). With `t`, the task is released when that test ends.
+ */
+export async function startUpstreamTask(
+  client: UpstreamClient,
+  caller: UpstreamCaller,
+  tool: string,
+  args: Record<string, unknown>,
+  opts: { ttlMs?: number; t?: { teardown(fn: () => void): void } } = {},
+): Promise<UpstreamTask> {
+  const call = await client.call(caller, 'tools/call', { name: tool, arguments: args }, undefined, { task: opts.ttlMs === undefined ? {} : { ttlMs: opts.ttlMs } });
+  const e = await call.next();
+  if (e.kind !== 'task') throw new Error(`expected a task, got ${JSON.stringify(e.kind === 'response' ? e.message : e)}`);
+  opts.t?.teardown(() => e.task.release());
+  return e.task;
+}
 
 /** Follows a task to its terminal state, collecting every state seen. */
 export async function toEnd(task: UpstreamTask): Promise<UpstreamTaskSnapshot[]> {

@@ -15,7 +15,7 @@ import { parseConfig } from '../../src/config/index.js';
 import { MemoryTaskStore, type TaskStore } from '../../src/store/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { envelope, MODERN, post, type RawReply } from '../helpers/modern.js';
-import { redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { redisAvailable, redisForTest } from '../helpers/redis-server.js';
 import { serveSdkSessions } from '../helpers/sdk-session-server.js';
 
 const ELICIT = { elicitation: {} };
@@ -226,7 +226,5 @@ t.test('one memory store shared in one process', async (t) => suite(t, { kind: '
 const missing = redisAvailable();
 if (missing) t.comment(`Redis variant skipped: ${missing}`);
 t.test('one redis-server, a store per instance', { skip: missing ?? false }, async (t) => {
-  const own: RedisServer | undefined = process.env['REDIS_URL'] ? undefined : await startRedis();
-  t.teardown(() => own?.stop());
-  suite(t, { kind: 'redis', url: process.env['REDIS_URL'] ?? (own as RedisServer).url });
+  suite(t, { kind: 'redis', url: await redisForTest(t) });
 });

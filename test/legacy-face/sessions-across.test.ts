@@ -19,7 +19,7 @@ import { readReply } from '../helpers/modern.js';
 import { LegacyFace } from '../../src/proxy/index.js';
 import { MrtrBridge, TaskRuntime } from '../../src/tasks/index.js';
 import { ModernUpstreamClient } from '../../src/upstream/index.js';
-import { redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { redisAvailable, redisForTest } from '../helpers/redis-server.js';
 import { LEGACY_HEADERS, routeOver } from './face-stack.js';
 
 interface Teardown {
@@ -261,7 +261,5 @@ t.test('one memory store shared in one process', async (t) => suite(t, { kind: '
 const missing = redisAvailable();
 if (missing) t.comment(`Redis variant skipped: ${missing}`);
 t.test('one redis-server, a store per instance', { skip: missing ?? false }, async (t) => {
-  const own: RedisServer | undefined = process.env['REDIS_URL'] ? undefined : await startRedis();
-  t.teardown(() => own?.stop());
-  suite(t, { kind: 'redis', url: process.env['REDIS_URL'] ?? (own as RedisServer).url });
+  suite(t, { kind: 'redis', url: await redisForTest(t) });
 });

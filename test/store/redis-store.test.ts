@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import t from 'tap';
 import { RedisTaskStore, StoreUnavailableError, type RedisStoreOptions } from '../../src/store/index.js';
 import type { JsonObject, TaskRecord } from '../../src/translate/index.js';
-import { redisAvailable, serverBinaryMissing, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { redisAvailable, redisForTest, serverBinaryMissing, startRedis } from '../helpers/redis-server.js';
 import { eventually, rec, rejectsUnavailable, storeContract } from './contract.js';
 
 const LONG_MS = 600_000;
@@ -28,9 +28,9 @@ const missing = redisAvailable();
 if (missing) t.comment(`Redis store tests skipped: ${missing}`);
 
 t.test('redis store', { skip: missing ?? false }, async (t) => {
-  const own: RedisServer | undefined = process.env['REDIS_URL'] ? undefined : await startRedis();
-  t.teardown(() => own?.stop());
-  const url = process.env['REDIS_URL'] ?? own!.url;
+  // A server of its own (no REDIS_URL) holds this suite's keys only: then every key must carry a store's prefix.
+  const own = !process.env['REDIS_URL'];
+  const url = await redisForTest(t);
 
   storeContract(t, 'redis', async ({ maxTtlMs }) => {
     const keyPrefix = `${ROOT}${randomUUID().slice(0, 8)}:`;

@@ -18,7 +18,7 @@ import {
 } from '../../src/upstream/index.js';
 import { startLegacyFixture, type LegacyFixture } from '../fixtures/legacy-server.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
-import { nextWith, toEnd } from '../helpers/upstream-task.js';
+import { nextWith, startUpstreamTask, toEnd } from '../helpers/upstream-task.js';
 
 const CLIENT_INFO = { name: 'gateway-under-test', version: '0.0.1' };
 const asking: UpstreamCaller = { capabilities: { elicitation: {} }, clientInfo: { name: 'ide', version: '9' } };
@@ -37,12 +37,8 @@ t.teardown(async () => {
 });
 
 /** Starts a task-augmented tools/call and returns the task it created. */
-async function startTask(t: Test, tool: string, args: Record<string, unknown>, caller = asking, ttlMs?: number): Promise<UpstreamTask> {
-  const call = await client.call(caller, 'tools/call', { name: tool, arguments: args }, undefined, { task: ttlMs === undefined ? {} : { ttlMs } });
-  const e = await call.next();
-  if (e.kind !== 'task') throw new Error(`expected a task, got ${JSON.stringify(e.kind === 'response' ? e.message : e)}`);
-  t.teardown(() => e.task.release());
-  return e.task;
+function startTask(t: Test, tool: string, args: Record<string, unknown>, caller = asking, ttlMs?: number): Promise<UpstreamTask> {
+  return startUpstreamTask(client, caller, tool, args, { ...(ttlMs === undefined ? {} : { ttlMs }), t });
 }
 
 async function collect(call: UpstreamCall): Promise<CallEvent[]> {
@@ -251,12 +247,7 @@ t.test('a legacy upstream in plain-JSON response mode (tasks/result answers only
     await jclient.close();
     await jfx.close();
   });
-  const start = async (tool: string, args: Record<string, unknown>): Promise<UpstreamTask> => {
-    const e = await (await jclient.call(asking, 'tools/call', { name: tool, arguments: args }, undefined, { task: {} })).next();
-    if (e.kind !== 'task') throw new Error(`expected a task, got ${e.kind}`);
-    t.teardown(() => e.task.release());
-    return e.task;
-  };
+  const start = (tool: string, args: Record<string, unknown>): Promise<UpstreamTask> => startUpstreamTask(jclient, asking, tool, args, { t });
 
   await t.test('completed, and failed with the JSON-RPC error', async (t) => {
     t.match((await toEnd(await start('slow_compute', { seconds: 0.2 }))).at(-1), { status: 'completed', result: { content: [{ text: 'Computed result after 0.2s' }] } });

@@ -19,7 +19,7 @@ import {
   type UpstreamTask,
 } from '../../src/upstream/index.js';
 import { startModernFixture, type ModernFixture } from '../fixtures/modern-server.js';
-import { nextWith, toEnd } from '../helpers/upstream-task.js';
+import { nextWith, startUpstreamTask, toEnd } from '../helpers/upstream-task.js';
 
 const CLIENT_INFO = { name: 'gateway-under-test', version: '0.0.1' };
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -43,13 +43,7 @@ for (const responseMode of ['sse', 'json'] as const) {
       await fx.close();
     });
 
-    async function startTask(t: Test, tool: string, args: Record<string, unknown>): Promise<UpstreamTask> {
-      const call = await client.call(caller, 'tools/call', { name: tool, arguments: args }, undefined, { task: { ttlMs: 30_000 } });
-      const e = await call.next();
-      if (e.kind !== 'task') throw new Error(`expected a task, got ${JSON.stringify(e.kind === 'response' ? e.message : e)}`);
-      t.teardown(() => e.task.release());
-      return e.task;
-    }
+    const startTask = (t: Test, tool: string, args: Record<string, unknown>): Promise<UpstreamTask> => startUpstreamTask(client, caller, tool, args, { ttlMs: 30_000, t });
 
     await t.test('a task that completes', async (t) => {
       const task = await startTask(t, 'slow_compute', { seconds: 0.2, label: 'sum' });

@@ -21,7 +21,7 @@ import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
 import { serveSdkSessions } from '../helpers/sdk-session-server.js';
-import { nextWith, toEnd } from '../helpers/upstream-task.js';
+import { nextWith, startUpstreamTask, toEnd } from '../helpers/upstream-task.js';
 
 const CLIENT_INFO = { name: 'gateway-under-test', version: '0.0.1' };
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -43,12 +43,7 @@ t.test('legacy fixture with native tasks', async (t) => {
     await fx.close();
   });
 
-  async function created(tool: string, args: Record<string, unknown>): Promise<UpstreamTask> {
-    const call = await a.call(asking, 'tools/call', { name: tool, arguments: args }, undefined, { task: { ttlMs: 60_000 } });
-    const e = await call.next();
-    if (e.kind !== 'task') throw new Error(`expected a task, got ${e.kind}`);
-    return e.task;
-  }
+  const created = (tool: string, args: Record<string, unknown>): Promise<UpstreamTask> => startUpstreamTask(a, asking, tool, args, { ttlMs: 60_000 });
 
   t.test('the ref names the session the task lives in; another client reaches it there without initialize', async (t) => {
     const task = await created('gated_job', { gate: 'resume-1' });
@@ -105,11 +100,9 @@ t.test('legacy fixture with native tasks', async (t) => {
 
   t.test('a task released while it runs leaves its session alive upstream when the creating client closes', async (t) => {
     const c = legacyClient(fx.url);
-    const call = await c.call(asking, 'tools/call', { name: 'gated_job', arguments: { gate: 'resume-3' } }, undefined, { task: {} });
-    const e = await call.next();
-    if (e.kind !== 'task') throw new Error('expected a task');
-    const ref = e.task.ref;
-    e.task.release();
+    const task = await startUpstreamTask(c, asking, 'gated_job', { gate: 'resume-3' });
+    const ref = task.ref;
+    task.release();
     await c.close(); // no DELETE of a session a running task was left in
     const there = b.resumeTask(asking, ref, working());
     t.teardown(() => there.release());
@@ -152,13 +145,7 @@ t.test('modern fixture with the tasks extension: stateless get, update and cance
     await b.close();
     await fx.close();
   });
-  async function created(tool: string, args: Record<string, unknown>): Promise<UpstreamTask> {
-    const call = await a.call(asking, 'tools/call', { name: tool, arguments: args }, undefined, { task: { ttlMs: 60_000 } });
-    const e = await call.next();
-    if (e.kind !== 'task') throw new Error(`expected a task, got ${e.kind}`);
-    t.teardown(() => e.task.release());
-    return e.task;
-  }
+  const created = (tool: string, args: Record<string, unknown>): Promise<UpstreamTask> => startUpstreamTask(a, asking, tool, args, { ttlMs: 60_000, t });
 
   t.test('input answered and the result read through another client', async (t) => {
     const task = await created('confirm_delete', { filename: 'm.txt' });
