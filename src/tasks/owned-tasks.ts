@@ -83,7 +83,6 @@ interface SealedCall {
 /** The owned tasks of one gateway instance, and their running calls. */
 export class OwnedTasks {
   private readonly live = new Map<TaskId, OwnedLive>();
-  private renewer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -102,10 +101,7 @@ export class OwnedTasks {
     return this.events.store.scope === 'shared';
   }
 
-  /**
-   * Serves answers and cancels other instances forward, and (shared store) renews the leases of the calls running
-   * here every third of the lease time.
-   */
+  /** Serves the answers and cancels other instances forward. */
   start(): void {
     this.cluster.bus.handle('owned.answer', async (p) => {
       const record = typeof p.taskId === 'string' ? await this.events.store.get(p.taskId as TaskId) : undefined;
@@ -118,10 +114,6 @@ export class OwnedTasks {
       const after = await this.cancelHere(record);
       return after ? { status: after.status } : {};
     });
-    if (this.shared && !this.renewer && !this.closing) {
-      this.renewer = setInterval(() => void this.renew().catch(() => {}), Math.max(50, Math.floor(this.cluster.leaseMs / 3)));
-      this.renewer.unref();
-    }
   }
 
   /** Whether the principal may start one more task now. */
@@ -310,7 +302,6 @@ export class OwnedTasks {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      if (this.renewer) clearInterval(this.renewer);
       const ids = [...this.live.keys()];
       await Promise.allSettled(
         ids.map(async (id) => {
@@ -355,15 +346,14 @@ export class OwnedTasks {
     return this.events.finish(record.taskId, { status: 'cancelled' }, 'Cancelled by the client');
   }
 
-  /** Renews the leases of the calls running here; a call whose lease another instance claimed is stopped here. */
-  private async renew(): Promise<void> {
-    const held = [...this.live].filter(([, l]) => l.leased);
-    if (held.length === 0) return;
-    const still = new Set(await this.events.store.renewLeases(this.me, held.map(([id]) => id), this.cluster.leaseMs));
-    for (const [id, live] of held) {
-      // The record is the new owner's to write: the call stops here, the record untouched.
-      if (!still.has(id) && this.live.get(id) === live) this.stop(id, 'the task is run by another gateway instance', 'keep');
-    }
+  /** The tasks whose calls run here under a lease (the runtime renews them). */
+  leasedIds(): TaskId[] {
+    return [...this.live].filter(([, l]) => l.leased).map(([id]) => id);
+  }
+
+  /** The lease on a task running here was lost (another instance claimed it): its call stops, the record untouched. */
+  leaseLost(taskId: TaskId): void {
+    this.stop(taskId, 'the task is run by another gateway instance', 'keep');
   }
 
   /** Whether a run of `attempt` still owns the record (a record written by a one-instance gateway has no owner). */

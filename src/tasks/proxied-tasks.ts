@@ -103,7 +103,6 @@ export class ProxiedTasks {
   private readonly routes = new Map<string, UpstreamRoute>();
   /** When this instance last polled the upstream for a task it does not follow. */
   private readonly remotePolled = new Map<TaskId, number>();
-  private renewer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(
@@ -131,14 +130,7 @@ export class ProxiedTasks {
     return this.events.store.scope === 'shared';
   }
 
-  /** With a shared store, renews the leases of the tasks followed here every third of the lease time. Idempotent. */
-  start(): void {
-    if (!this.shared || this.renewer || this.closed) return;
-    this.renewer = setInterval(() => void this.renew().catch(() => {}), Math.max(50, Math.floor(this.o.leaseMs / 3)));
-    this.renewer.unref();
-  }
-
-  /** The tasks this instance follows (their leases are renewed while they are). */
+  /** The tasks this instance follows (the runtime renews their leases while they are). */
   liveIds(): TaskId[] {
     return [...this.live.keys()];
   }
@@ -146,14 +138,6 @@ export class ProxiedTasks {
   /** The lease on a followed task was lost (another instance holds it now): stop following, leave its lease alone. */
   leaseLost(taskId: TaskId): void {
     this.drop(taskId, 'none');
-  }
-
-  /** Renews the leases of the tasks followed here; one whose lease another instance claimed is no longer followed. */
-  private async renew(): Promise<void> {
-    const ids = this.liveIds();
-    if (ids.length === 0) return;
-    const still = new Set(await this.events.store.renewLeases(this.o.instanceId, ids, this.o.leaseMs));
-    for (const id of ids) if (!still.has(id)) this.leaseLost(id);
   }
 
   /** Makes a route known for takeovers (routes are otherwise seen only with requests). */
@@ -411,7 +395,6 @@ export class ProxiedTasks {
    */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.renewer) clearInterval(this.renewer);
     const ids = [...this.live.keys()];
     for (const id of ids) this.drop(id, 'none');
     if (!this.shared) return;

@@ -101,6 +101,7 @@ export class TaskRuntime {
   private readonly leaseMs: number;
   private readonly routes = new Map<string, UpstreamRoute>();
   private reaper: NodeJS.Timeout | undefined;
+  private renewer: NodeJS.Timeout | undefined;
   private started: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
 
@@ -142,8 +143,11 @@ export class TaskRuntime {
       if (this.ownBus) await this.bus.start();
       await this.events.start();
       this.owned.start();
-      this.proxied.start();
-      if (this.o.store.scope === 'shared') this.scheduleReap();
+      if (this.o.store.scope === 'shared') {
+        this.renewer = setInterval(() => void this.renew().catch(() => {}), Math.max(50, Math.floor(this.leaseMs / 3)));
+        this.renewer.unref();
+        this.scheduleReap();
+      }
     })();
     return this.started;
   }
@@ -443,6 +447,7 @@ export class TaskRuntime {
     this.closing ??= (async () => {
       clearInterval(this.sweeper);
       if (this.reaper) clearTimeout(this.reaper);
+      if (this.renewer) clearInterval(this.renewer);
       this.reaper = undefined;
       await this.started?.catch(() => {});
       await this.owned.close().catch(() => {});
@@ -485,6 +490,19 @@ export class TaskRuntime {
       }
       await this.takeOver(taskId).catch(() => {});
     }
+  }
+
+  /**
+   * Renews the leases of all the work here, owned calls and followed upstream tasks, in one store round trip; work
+   * whose lease another instance claimed meanwhile is given up here (its record is the new holder's to write).
+   */
+  private async renew(): Promise<void> {
+    const owned = this.owned.leasedIds();
+    const followed = this.proxied.liveIds();
+    if (owned.length + followed.length === 0) return;
+    const still = new Set(await this.o.store.renewLeases(this.bus.instanceId, [...owned, ...followed], this.leaseMs));
+    for (const id of owned) if (!still.has(id)) this.owned.leaseLost(id);
+    for (const id of followed) if (!still.has(id)) this.proxied.leaseLost(id);
   }
 
   /** Takes over a task whose lease this instance claimed. */
