@@ -30,6 +30,7 @@ import { UpstreamDownError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUna
 import { exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
 import type { LegacyFace } from './legacy-face.js';
 import { principalOf } from './principal.js';
+import { rawBodyOf } from './raw-body.js';
 import { ResponseChannel } from './response.js';
 
 /** What the endpoint needs. */
@@ -124,7 +125,10 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       reply.raw.once('finish', () => {
         request.log.info({ method: request.method === 'POST' && isObject(request.body) ? request.body.method ?? 'response' : request.method, era: 'pass-through', upstream: route.name, status: reply.statusCode, ms: Date.now() - started }, 'mcp request');
       });
+      const text = rawBodyOf(request);
       return reply.from(upstreamUrl.pathname + upstreamUrl.search, {
+        // The body as it arrived (not serialized again from the parsed object), with its own Content-Type.
+        ...(text !== undefined ? { body: text, contentType: String(request.headers['content-type']) } : {}),
         rewriteRequestHeaders: (_req, headers) => {
           const out: Record<string, string | string[] | undefined> = { ...headers, ...route.staticHeaders, host: upstreamUrl.host };
           // The client's Origin belongs to the gateway's origin check, not to the upstream's.

@@ -7,6 +7,7 @@ import { checkHostOrigin, type HostPolicy } from './host-check.js';
 import { LegacyFace } from './legacy-face.js';
 import type { SessionStore } from './legacy-face-sessions.js';
 import { registerMcpEndpoint, runRequest } from './mcp-endpoint.js';
+import { keepRawBody } from './raw-body.js';
 
 /** One upstream as the edge mounts it. */
 export interface EdgeEndpoint {
@@ -61,6 +62,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '' && request.method !== 'POST') return done(null, undefined);
+    keepRawBody(request, body as string);
     return json(request, body as string, done);
   });
 
