@@ -1,7 +1,7 @@
 // Poll intervals through the real gateway: learned per tool from the tasks it saw end (a fast tool is suggested a
 // shorter interval than a slow one, a rule's interval wins), and an upstream task is asked `tasks/get` at most once per
 // the upstream's own interval however fast a client polls the gateway (counted where the upstream receives them).
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { buildGateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
@@ -10,7 +10,7 @@ import { startRelay } from '../helpers/relay.js';
 import { createTask, getTask, pollToEnd, TERMINAL } from '../helpers/task-helpers.js';
 
 /** Starts a gateway with `upstreams` (and `tasks` settings) on loopback port 0; returns its base URL. */
-async function gatewayWith(t: Tap.Test, upstreams: unknown[], tasks: Record<string, unknown> = {}): Promise<string> {
+async function gatewayWith(t: Test, upstreams: unknown[], tasks: Record<string, unknown> = {}): Promise<string> {
   const gateway = await buildGateway(parseConfig({ server: { port: 0 }, tasks, upstreams }), { logger: false });
   t.teardown(() => gateway.close());
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
@@ -68,7 +68,7 @@ t.test('adaptivePolling: false keeps the configured interval', async (t) => {
  * upstream must see at most one tasks/get per its interval over the whole life of the task (counted by the upstream).
  */
 async function pollFastWhileRunning(
-  t: Tap.Test,
+  t: Test,
   url: string,
   release: () => void,
   upstreamGets: () => number,
