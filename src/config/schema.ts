@@ -158,8 +158,9 @@ export const ConfigSchema = z
          */
         pollIntervalMs: positiveInt.default(DEFAULTS.pollIntervalMs),
         /**
-         * Suggest each read's pollIntervalMs from the durations of the tool's tasks seen to end (the next poll aimed at
-         * the median of the time the task still has to run), between `minPollIntervalMs` and `maxPollIntervalMs`.
+         * Suggest each read's pollIntervalMs from the durations of the tool's tasks seen to end (the next poll where the
+         * delay it adds and the polls still needed cost least, a poll worth half of `pollIntervalMs` of delay), between
+         * `minPollIntervalMs` and `maxPollIntervalMs`.
          * A proxied task is never told to poll faster than its upstream suggests.
          */
         adaptivePolling: z.boolean().default(DEFAULTS.adaptivePolling),

@@ -3,9 +3,12 @@
  * basic/utilities/tasks §Task Status: `pollInterval` is the receiver's suggestion, and a requestor SHOULD respect it).
  * A fixed interval is wrong for most tools: a call that ends in 50 ms is seen a second late, one that runs a minute is
  * polled sixty times. The advisor learns each tool's durations (per upstream and tool name) from the tasks it has
- * seen end, and aims the client's next poll at the median of the time the task still has to run, judged from the
- * durations of the tools' tasks that ran at least as long as this one has so far. Each read aims again, so a task
- * that outlives the median is polled a little later, a task that outlives everything seen backs off geometrically.
+ * seen end and, from those longer than this task's age, picks the next poll where the delay it adds for the tasks
+ * ending before it and the polls still needed by those running past it cost least (one poll is worth half the
+ * configured interval of delay: what a client polling at that interval waits on average). A tool whose calls all
+ * take about as long is polled once, just after they end; one whose calls vary widely (by their arguments) is polled
+ * at each group of durations in turn. Each read aims again; a task that outlives everything seen backs off
+ * geometrically.
  *
  * Memory is bounded: the last `WINDOW` durations per tool, for the `MAX_TOOLS` tools that ended a task most recently.
  * Several instances sharing a store each learn on their own, from every task change they hear (their own and, over
@@ -22,6 +25,11 @@ const MAX_TOOLS = 1_024;
 const MIN_SAMPLES = 3;
 /** Tasks remembered as having asked for input (their durations include the client's answer time). */
 const MAX_ASKED = 10_000;
+/**
+ * What one poll fewer is worth in delay, as a share of the configured interval: a client polling at a fixed interval
+ * sees a task end half an interval late on average, so an operator who configured it accepts about that much.
+ */
+const POLL_WORTH = 0.5;
 /** A task that outlived every duration seen is polled again after this share of its age (geometric back-off). */
 const OUTLIVED_FACTOR = 0.5;
 
@@ -110,7 +118,7 @@ export class PollAdvisor {
     const learned = this.tools.get(toolKey(t.upstream, t.tool));
     if (!learned || learned.count < MIN_SAMPLES) return stored;
     const age = Math.max(0, now - Date.parse(t.createdAt));
-    const ms = Number.isFinite(age) ? clamp(remainingMedian(learned.ascending(), age), this.minMs, this.maxMs) : stored;
+    const ms = Number.isFinite(age) ? clamp(nextPollIn(learned.ascending(), age, this.defaultMs * POLL_WORTH), this.minMs, this.maxMs) : stored;
     return t.kind === 'proxied' ? Math.max(ms, stored) : ms;
   }
 
@@ -139,10 +147,11 @@ export class PollAdvisor {
 }
 
 /**
- * The median time still to run for a task of this age, among the durations longer than its age; when the task has
- * outlived them all, a share of its age (polls back off geometrically instead of hammering a task that hangs).
+ * How long until the next poll of a task of this age: at the duration ahead of it that costs least (see below); when
+ * the task has outlived them all, a share of its age (polls back off geometrically instead of hammering a task that
+ * hangs).
  */
-function remainingMedian(ascending: readonly number[], age: number): number {
+function nextPollIn(ascending: readonly number[], age: number, pollWorthMs: number): number {
   // First duration above the age (binary search over the sorted window).
   let lo = 0;
   let hi = ascending.length;
@@ -153,7 +162,23 @@ function remainingMedian(ascending: readonly number[], age: number): number {
   }
   const left = ascending.length - lo;
   if (left === 0) return age * OUTLIVED_FACTOR;
-  return (ascending[lo + Math.ceil(left / 2) - 1] as number) - age;
+  // Poll next at the duration T (one of those still ahead) that costs least: the mean delay it adds for the tasks that
+  // end before T, plus `pollWorthMs` for each task still running at T (it needs another poll). Over the k-th of the m
+  // durations ahead: (k·T − Σ_{j≤k} d_j + pollWorthMs·(m − k)) / m, i.e. the least k·T − Σ_{j≤k} d_j − pollWorthMs·k.
+  let best = lo;
+  let bestCost = Infinity;
+  let sum = 0;
+  for (let i = lo; i < ascending.length; i++) {
+    const d = ascending[i] as number;
+    sum += d;
+    const k = i - lo + 1;
+    const cost = k * d - sum - pollWorthMs * k;
+    if (cost < bestCost) {
+      bestCost = cost;
+      best = i;
+    }
+  }
+  return (ascending[best] as number) - age;
 }
 
 function clamp(v: number, lo: number, hi: number): number {

@@ -42,17 +42,23 @@ t.test('a tool not learned yet gets the configured interval', async (t) => {
   t.equal(a.suggest(rec('few', 'working'), ALWAYS, T0), 1_000, 'two durations are not enough to learn from');
 });
 
-t.test('fast tools get shorter intervals than slow ones, aimed at the median of what is left to run', async (t) => {
+t.test('fast tools get shorter intervals than slow ones, aimed where the delay and the polls still needed cost least', async (t) => {
   const a = advisor();
   learn(a, 'fast', [250, 300, 350]);
   learn(a, 'slow', [4_000, 5_000, 6_000]);
   const fast = a.suggest(rec('fast', 'working'), ALWAYS, T0);
   const slow = a.suggest(rec('slow', 'working'), ALWAYS, T0);
   t.ok(fast < 1_000 && fast < slow, `fast ${fast} < slow ${slow}`);
-  t.equal(fast, 300, 'a new task: the median duration');
-  t.equal(slow, 5_000);
-  // A slow task read at 4.5 s: of the durations above its age (5 s, 6 s), the median one is 500 ms away.
+  // A poll is worth 500 ms of delay here: 100 ms apart, the fast tool's durations are polled once, after the last.
+  t.equal(fast, 350, 'a new task of a tool whose tasks end close together: just after the longest');
+  // A second apart, the slow tool's are worth a poll each: the first comes at the shortest.
+  t.equal(slow, 4_000, 'a new task of a tool whose tasks spread: at the shortest');
+  // A slow task read at 4.5 s: of the durations above its age (5 s, 6 s), the next is 500 ms away.
   t.equal(a.suggest(rec('slow', 'working'), ALWAYS, T0 + 4_500), 500);
+  // Durations in two groups (a tool whose arguments decide): a new task is polled at the first group's end.
+  learn(a, 'two', [100, 110, 120, 5_000, 5_100, 5_200]);
+  t.equal(a.suggest(rec('two', 'working'), ALWAYS, T0), 120);
+  t.equal(a.suggest(rec('two', 'working'), ALWAYS, T0 + 130), 5_200 - 130, 'then at the second group’s end');
   // A task that outlived every duration seen backs off with its age, within the bounds.
   const at8 = a.suggest(rec('slow', 'working'), ALWAYS, T0 + 8_000);
   const at16 = a.suggest(rec('slow', 'working'), ALWAYS, T0 + 16_000);
@@ -96,7 +102,7 @@ t.test('a proxied task never suggests less than its stored interval (the upstrea
   learn(a, 'fast', [40, 50, 60], { kind: 'proxied' });
   learn(a, 'slow', [4_000, 5_000, 6_000], { kind: 'proxied' });
   t.equal(a.suggest(rec('fast', 'working', 0, { kind: 'proxied', pollIntervalMs: 250 }), NATIVE, T0), 250);
-  t.equal(a.suggest(rec('slow', 'working', 0, { kind: 'proxied', pollIntervalMs: 250 }), NATIVE, T0), 5_000);
+  t.equal(a.suggest(rec('slow', 'working', 0, { kind: 'proxied', pollIntervalMs: 250 }), NATIVE, T0), 4_000, 'a longer learned one is suggested');
 });
 
 t.test('durations are learned per upstream and tool, from completed and failed tasks that never asked for input', async (t) => {
