@@ -159,7 +159,7 @@ export const ConfigSchema = z
         pollIntervalMs: positiveInt.default(DEFAULTS.pollIntervalMs),
         /**
          * Suggest each read's pollIntervalMs from the durations of the tool's tasks seen to end (the next poll where the
-         * delay it adds and the polls still needed cost least, a poll worth half of `pollIntervalMs` of delay), between
+         * delay it adds and the polls still needed cost least, a poll worth half the interval suggested unlearned, of delay), between
          * `minPollIntervalMs` and `maxPollIntervalMs`.
          * A proxied task is never told to poll faster than its upstream suggests.
          */

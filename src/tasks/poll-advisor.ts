@@ -5,7 +5,7 @@
  * polled sixty times. The advisor learns each tool's durations (per upstream and tool name) from the tasks it has
  * seen end and, from those longer than this task's age, picks the next poll where the delay it adds for the tasks
  * ending before it and the polls still needed by those running past it cost least (one poll is worth half the
- * configured interval of delay: what a client polling at that interval waits on average). A tool whose calls all
+ * interval the task would suggest unlearned, of delay: what a client polling at that interval waits on average). A tool whose calls all
  * take about as long is polled once, just after they end; one whose calls vary widely (by their arguments) is polled
  * at each group of durations in turn. Each read aims again; a task that outlives everything seen backs off
  * geometrically.
@@ -26,8 +26,9 @@ const MIN_SAMPLES = 3;
 /** Tasks remembered as having asked for input (their durations include the client's answer time). */
 const MAX_ASKED = 10_000;
 /**
- * What one poll fewer is worth in delay, as a share of the configured interval: a client polling at a fixed interval
- * sees a task end half an interval late on average, so an operator who configured it accepts about that much.
+ * What one poll fewer is worth in delay, as a share of the interval the task would suggest unlearned (the configured
+ * one; a proxied task's upstream's): a client polling at a fixed interval sees a task end half an interval late on
+ * average, so whoever chose that interval accepts about that much.
  */
 const POLL_WORTH = 0.5;
 /** A task that outlived every duration seen is polled again after this share of its age (geometric back-off). */
@@ -118,7 +119,7 @@ export class PollAdvisor {
     const learned = this.tools.get(toolKey(t.upstream, t.tool));
     if (!learned || learned.count < MIN_SAMPLES) return stored;
     const age = Math.max(0, now - Date.parse(t.createdAt));
-    const ms = Number.isFinite(age) ? clamp(nextPollIn(learned.ascending(), age, this.defaultMs * POLL_WORTH), this.minMs, this.maxMs) : stored;
+    const ms = Number.isFinite(age) ? clamp(nextPollIn(learned.ascending(), age, stored * POLL_WORTH), this.minMs, this.maxMs) : stored;
     return t.kind === 'proxied' ? Math.max(ms, stored) : ms;
   }
 
