@@ -56,6 +56,9 @@ const FULL_SWEEP_MS = 1_000;
 /** Distinct strings held for sharing; past this the table starts over (sharing is an optimisation, never a rule). */
 const MAX_INTERNED = 4_096;
 
+/** Longer strings are not shared: a client's oversized tool name must not outlive its record in the table. */
+const MAX_INTERNED_LENGTH = 256;
+
 /**
  * One copy of each string records repeat: every request makes its own copy of the principal (hashed from its
  * credentials), the tool name (parsed from its body) and so on, and a record would otherwise keep it.
@@ -64,6 +67,7 @@ class Interner {
   private readonly seen = new Map<string, string>();
 
   get(s: string): string {
+    if (s.length > MAX_INTERNED_LENGTH) return s;
     const held = this.seen.get(s);
     if (held !== undefined) return held;
     if (this.seen.size >= MAX_INTERNED) this.seen.clear();

@@ -6,6 +6,7 @@
 import { createHook } from 'node:async_hooks';
 import t from 'tap';
 import { MemoryTaskStore, StoreFullError, type TaskStore } from '../../src/store/index.js';
+import type { TaskRecord } from '../../src/translate/index.js';
 import { rec, storeContract } from './contract.js';
 
 const LONG_MS = 600_000;
@@ -139,6 +140,49 @@ t.test('memory store bounds', async (t) => {
     t.equal(await store.activeCount('principal-b'), 1, 'another principal is untouched');
     await store.close();
     t.equal(await store.activeCount('principal-b'), 0, 'nothing after close');
+  });
+
+  t.test('a record keeps every field through create and a terminal replace, frozen, apart from the caller’s object', async (t) => {
+    const store = new MemoryTaskStore({ maxTasks: 10 });
+    t.teardown(() => store.close());
+    // Strings built at run time (as each request builds its own), equal in value to ones stored before.
+    const principal = ['sha256', 'abc'].join(':');
+    await store.create(rec({ principal: 'sha256:abc', tool: 'greet' }), LONG_MS);
+    const live = rec({
+      principal,
+      kind: 'proxied',
+      upstreamTaskId: 'up-1',
+      session: 'sess-1',
+      origin: 'modern',
+      tool: ['gr', 'eet'].join(''),
+      statusMessage: 'running',
+      pollIntervalMs: 1_000,
+      inputRequests: { k: { method: 'elicitation/create', params: { message: 'ok?' } } },
+      owner: 'inst-a',
+      upstreamSession: 'up-sess',
+      sealed: 'opaque',
+      attempt: 2,
+    });
+    const asCreated = structuredClone(live);
+    await store.create(live, LONG_MS);
+    live.tool = 'changed after create';
+    t.same(await store.get(live.taskId), asCreated, 'every field as created; a later change to the caller’s object is not seen');
+    const { inputRequests: _i, ...rest } = asCreated;
+    const result = { content: [{ type: 'text', text: 'done' }], structuredContent: { n: 1 }, isError: false, resultType: 'complete', _meta: { 'x/y': { z: [1, null] } } };
+    const done: TaskRecord = { ...rest, status: 'completed', lastUpdatedAt: '2026-08-01T09:00:01.000Z', result };
+    const r = await store.replace(done, 0);
+    t.ok(r.ok, 'replaced');
+    const stored = await store.get(live.taskId);
+    t.same(stored, { ...done, version: 1 }, 'the terminal record, result exactly as given');
+    t.ok(stored && Object.isFrozen(stored), 'frozen: a reader never changes what the store holds');
+    t.equal(stored?.principal, 'sha256:abc');
+    t.equal(stored?.tool, 'greet');
+    const failed = rec({ status: 'failed', error: { code: -32603, message: 'boom', data: { why: 'x' } }, statusMessage: 'boom' });
+    await store.create(failed, LONG_MS);
+    t.same(await store.get(failed.taskId), failed, 'a failed record with its error');
+    const sameTime = rec({ createdAt: '2026-08-01T09:00:00.000Z', lastUpdatedAt: ['2026-08-01T09:00:00', '000Z'].join('.') });
+    await store.create(sameTime, LONG_MS);
+    t.same(await store.get(sameTime.taskId), sameTime, 'equal timestamps stay equal');
   });
 
   t.test('values are bounded by maxValues', async (t) => {
