@@ -41,12 +41,14 @@ const { values: args } = parseArgs({
 });
 const QUICK = args.quick;
 const ROUNDS = Math.max(1, Math.min(20, Number(args.rounds ?? (QUICK ? 1 : 5))));
-const DURATION_MS = Math.max(200, Math.min(30_000, Number(args.duration ?? (QUICK ? 0.4 : 2)) * 1000));
-const WARMUP_MS = QUICK ? 300 : 1000;
+const DURATION_MS = Math.max(100, Math.min(30_000, Number(args.duration ?? (QUICK ? 0.25 : 2)) * 1000));
+const WARMUP_MS = QUICK ? 150 : 1000;
 const CONNS = QUICK ? [1, 16] : [1, 16, 64];
 const SIZES = ['small', 'big'] as const;
 type Size = (typeof SIZES)[number];
 const TASK_CONNS = 16;
+/** Completed tasks `tasks/get` cycles over. */
+const TASKS_FOR_GET = QUICK ? 20 : 500;
 const GATEWAY_DIR = resolve(args['gateway-dir'] ?? ROOT);
 const OUT = resolve(args.out ?? join(ROOT, 'bench/RESULTS.md'));
 const LOG_LEVEL = args['log-level'];
@@ -239,7 +241,6 @@ async function runPaths(loader: Loader, paths: PathDef[]): Promise<PathResults> 
 }
 
 function pathTables(paths: PathDef[], results: PathResults): string {
-  const byKey = new Map(paths.map((p) => [p.key, p]));
   let md = '';
   for (const size of SIZES) {
     const at = (conns: number, key: PathKey) => results[size][conns]?.[key] ?? [];
@@ -259,7 +260,6 @@ function pathTables(paths: PathDef[], results: PathResults): string {
         row += ` ${int(median(mine.map((r) => r.rps)))} | ${ratio.length ? `${fixed(median(ratio), 2)}×${spread(ratio, 2)}` : ''} |`;
       }
       md += `${row}\n`;
-      void byKey;
     }
   }
   md += `\nMedians over ${ROUNDS} round(s) of ${DURATION_MS / 1000} s per leg; ratios and differences are computed within each round, then the median taken (range over the rounds in parentheses). 1-connection legs: undici Pool + \`process.hrtime.bigint()\` (sub-millisecond p50); more connections: autocannon (throughput; its latencies are whole milliseconds, so not shown). p50 added: the path's p50 minus the p50 of the direct path to the same upstream, in the same round.\n`;
@@ -300,17 +300,17 @@ function getShape(taskId: string): RequestShape {
   return modernShape('tasks/get', { taskId }, taskId, { extensions: { [TASKS_EXT]: {} } });
 }
 
-async function runTasks(loader: Loader, urls: Record<'memory' | 'redis', string>): Promise<Record<TaskLeg, Cell[]>> {
-  const n = QUICK ? 50 : 500;
-  const ids = { memory: await createTasks(urls.memory, n), redis: await createTasks(urls.redis, n) };
+async function runTasks(loader: Loader, urls: { memory: string; redis?: string }): Promise<Record<TaskLeg, Cell[]>> {
+  const n = TASKS_FOR_GET;
+  const ids = { memory: await createTasks(urls.memory, n), redis: urls.redis ? await createTasks(urls.redis, n) : [] };
   const create = modernShape('tools/call', { name: 'greet', arguments: { name: 'bench' } }, 'greet', { extensions: { [TASKS_EXT]: {} } });
   const spec = (leg: TaskLeg, durationMs: number): LoadSpec => {
     const store = leg.endsWith('memory') ? 'memory' : 'redis';
     return leg.startsWith('get')
-      ? { engine: 'autocannon', url: urls[store], connections: TASK_CONNS, durationMs, requests: ids[store].map(getShape), expect: '"status":"completed"' }
-      : { engine: 'autocannon', url: urls[store], connections: TASK_CONNS, durationMs, requests: [create], expect: '"resultType":"task"' };
+      ? { engine: 'autocannon', url: urls[store]!, connections: TASK_CONNS, durationMs, requests: ids[store].map(getShape), expect: '"status":"completed"' }
+      : { engine: 'autocannon', url: urls[store]!, connections: TASK_CONNS, durationMs, requests: [create], expect: '"resultType":"task"' };
   };
-  const legs: TaskLeg[] = ['get-memory', 'get-redis', 'create-memory', 'create-redis'];
+  const legs: TaskLeg[] = urls.redis ? ['get-memory', 'get-redis', 'create-memory', 'create-redis'] : ['get-memory', 'create-memory'];
   const results = Object.fromEntries(legs.map((l) => [l, []])) as unknown as Record<TaskLeg, Cell[]>;
   for (const leg of legs) checkClean(`warm-up ${leg}`, await loader.run(spec(leg, WARMUP_MS)));
   for (let round = 0; round < ROUNDS; round++) {
@@ -324,14 +324,14 @@ async function runTasks(loader: Loader, urls: Record<'memory' | 'redis', string>
   return results;
 }
 
-function taskTable(r: Record<TaskLeg, Cell[]>): string {
+function taskTable(r: Record<TaskLeg, Cell[]>, noRedis?: string): string {
   const rate = (leg: TaskLeg) => `${int(median(r[leg].map((x) => x.rps)))}${spread(r[leg].map((x) => x.rps), 0)}`;
   const p99 = (leg: TaskLeg) => fixed(median(r[leg].map((x) => x.p99)), 0);
   return (
     `\n### Tasks (${TASK_CONNS} connections, modern client declaring the tasks extension)\n\n` +
     `| store | \`tasks/get\` req/s (completed tasks) | p99 ms | task creation /s (\`tools/call\` of a tool wrapped \`always\`) | p99 ms |\n|---|---:|---:|---:|---:|\n` +
     `| memory | ${rate('get-memory')} | ${p99('get-memory')} | ${rate('create-memory')} | ${p99('create-memory')} |\n` +
-    `| redis | ${rate('get-redis')} | ${p99('get-redis')} | ${rate('create-redis')} | ${p99('create-redis')} |\n` +
+    (noRedis ? `| redis | not measured: ${noRedis} | | | |\n` : `| redis | ${rate('get-redis')} | ${p99('get-redis')} | ${rate('create-redis')} | ${p99('create-redis')} |\n`) +
     `\nA gateway in front of the raw legacy upstream with \`tools: { greet: { task: always } }\` (\`tasks.maxActivePerPrincipal\` raised to 10,000 so that creation is never refused), one per store; Redis is a redis-server of its own on the server core. \`tasks/get\` cycles over ${QUICK ? 50 : 500} completed tasks. Medians over ${ROUNDS} round(s) (range in parentheses); p99 in whole ms (autocannon).\n`
   );
 }
@@ -340,8 +340,8 @@ function taskTable(r: Record<TaskLeg, Cell[]>): string {
 // Heap
 
 async function runHeap(pinning: Pinning): Promise<HeapReport> {
-  const counts = QUICK ? '1000' : '10000,100000';
-  const viaGateway = QUICK ? '200' : '1000';
+  const counts = QUICK ? '500' : '10000,100000';
+  const viaGateway = QUICK ? '100' : '1000';
   const argv = [...pinning.server, NODE, '--expose-gc', ...TSX, join(ROOT, 'bench/heap.ts'), '--gateway', viaGateway, '--counts', counts, '--gateway-dir', GATEWAY_DIR, ...(args.source ? ['--source'] : [])];
   const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   track(child);
@@ -370,9 +370,26 @@ function heapTable(h: HeapReport): string {
 async function runPolling(): Promise<string | undefined> {
   const file = join(ROOT, 'bench/polling.ts');
   if (!existsSync(file)) return undefined;
+  // Its own API when it offers one (markdown back), otherwise its output as a child process.
   const mod = (await import(pathToFileURL(file).href)) as { runPolling?: (o: { quick: boolean }) => Promise<string> };
-  if (typeof mod.runPolling !== 'function') return `\n### Polling\n\nbench/polling.ts exports no \`runPolling({ quick })\`: not run.\n`;
-  return mod.runPolling({ quick: QUICK });
+  if (typeof mod.runPolling === 'function') return mod.runPolling({ quick: QUICK });
+  const child = spawn(NODE, [...TSX, file, ...(QUICK ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
+  track(child);
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const code = await new Promise<number | null>((r) => child.once('close', (c) => r(c)));
+  if (code !== 0) throw new Error(`bench/polling.ts failed (exit ${code}):\n${err.slice(-3000)}`);
+  return `\n### Polling (bench/polling.ts)\n\n${out.trim()}\n`;
+}
+
+/** Runs one phase, saying how long it took. */
+async function phase<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  const r = await fn();
+  process.stdout.write(`bench: ${name} took ${((performance.now() - t0) / 1000).toFixed(1)} s (load ${load()})\n`);
+  return r;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -386,49 +403,52 @@ async function main(): Promise<void> {
   const loader = startLoader();
   let md = '';
   try {
-    const [legacyUp, modernUp] = await Promise.all([rawUpstream('legacy', pinning), rawUpstream('modern', pinning)]);
-    const [proxy, gwLL, gwML, gwMM, gwLM] = await Promise.all([
-      server('plain-proxy', [NODE, ...TSX, join(ROOT, 'bench/plain-proxy.ts'), legacyUp.url, '0'], pinning, LISTENING),
-      gateway('gw-legacy-legacy', pinning, { upstream: legacyUp.url }),
-      gateway('gw-modern-legacy', pinning, { upstream: legacyUp.url }),
-      gateway('gw-modern-modern', pinning, { upstream: modernUp.url }),
-      gateway('gw-legacy-modern', pinning, { upstream: modernUp.url }),
-    ]);
+    const [legacyUp, modernUp] = await phase('starting the upstreams', () => Promise.all([rawUpstream('legacy', pinning), rawUpstream('modern', pinning)]));
+    // One gateway per upstream, as a user runs it: clients of both eras use it (one pass-through, one translated).
+    const [proxy, gwLegacy, gwModern] = await phase('starting the proxy and gateways', () =>
+      Promise.all([
+        server('plain-proxy', [NODE, ...TSX, join(ROOT, 'bench/plain-proxy.ts'), legacyUp.url, '0'], pinning, LISTENING),
+        gateway('gw-legacy-upstream', pinning, { upstream: legacyUp.url }),
+        gateway('gw-modern-upstream', pinning, { upstream: modernUp.url }),
+      ]),
+    );
     const paths: PathDef[] = [
       { key: 'direct-legacy', label: 'direct to the raw legacy upstream (2025-11-25 session)', url: legacyUp.url, client: 'legacy', direct: 'direct-legacy' },
       { key: 'direct-modern', label: 'direct to the raw modern upstream (2026-07-28)', url: modernUp.url, client: 'modern', direct: 'direct-modern' },
       { key: 'proxy', label: 'plain `fastify` + `@fastify/http-proxy` → legacy', url: proxy.url, client: 'legacy', direct: 'direct-legacy' },
-      { key: 'gw-ll', label: 'gateway legacy → legacy (pass-through)', url: gwLL.url, client: 'legacy', direct: 'direct-legacy' },
-      { key: 'gw-ml', label: 'gateway modern → legacy (translated)', url: gwML.url, client: 'modern', direct: 'direct-legacy' },
-      { key: 'gw-mm', label: 'gateway modern → modern (pass-through)', url: gwMM.url, client: 'modern', direct: 'direct-modern' },
-      { key: 'gw-lm', label: 'gateway legacy → modern (translated, legacy face)', url: gwLM.url, client: 'legacy', direct: 'direct-modern' },
+      { key: 'gw-ll', label: 'gateway legacy → legacy (pass-through)', url: gwLegacy.url, client: 'legacy', direct: 'direct-legacy' },
+      { key: 'gw-ml', label: 'gateway modern → legacy (translated)', url: gwLegacy.url, client: 'modern', direct: 'direct-legacy' },
+      { key: 'gw-mm', label: 'gateway modern → modern (pass-through)', url: gwModern.url, client: 'modern', direct: 'direct-modern' },
+      { key: 'gw-lm', label: 'gateway legacy → modern (translated, legacy face)', url: gwModern.url, client: 'legacy', direct: 'direct-modern' },
     ];
     for (const p of paths) if (p.client === 'legacy') p.session = await openSession(p.url);
-    const pathResults = await runPaths(loader, paths);
+    const pathResults = await phase('paths', () => runPaths(loader, paths));
     md += `\n## Paths\n${pathTables(paths, pathResults)}`;
 
     // Tasks: a gateway per store, each wrapping greet into a task.
-    const { startRedis } = await redisModule(pinning);
-    const redis = await startRedis();
+    const { startRedis, serverBinaryMissing } = await redisModule(pinning);
+    const noRedis = serverBinaryMissing();
+    const redis = noRedis ? undefined : await startRedis();
     try {
       const taskConfig = (store: object) => ({
         store,
         tasks: { maxActivePerPrincipal: 10_000 },
         upstreams: [{ name: 'raw', url: legacyUp.url, tools: { greet: { task: 'always' } } }],
       });
-      const [memGw, redisGw] = await Promise.all([
-        gateway('gw-tasks-memory', pinning, { config: taskConfig({ kind: 'memory' }) }),
-        gateway('gw-tasks-redis', pinning, { config: taskConfig({ kind: 'redis', url: redis.url, keyPrefix: 'mcpgw-bench:' }) }, { MCP_GATEWAY_STATE_SECRET: SECRET }),
-      ]);
-      md += taskTable(await runTasks(loader, { memory: memGw.url, redis: redisGw.url }));
+      const [memGw, redisGw] = await phase('starting the task gateways', () =>
+        Promise.all([
+          gateway('gw-tasks-memory', pinning, { config: taskConfig({ kind: 'memory' }) }),
+          redis && gateway('gw-tasks-redis', pinning, { config: taskConfig({ kind: 'redis', url: redis.url, keyPrefix: 'mcpgw-bench:' }) }, { MCP_GATEWAY_STATE_SECRET: SECRET }),
+        ]),
+      );
+      md += taskTable(await phase('tasks', () => runTasks(loader, { memory: memGw.url, redis: redisGw?.url })), noRedis);
     } finally {
-      await redis.stop();
+      await redis?.stop();
     }
     await Promise.all(servers.splice(0).map((s) => s.stop()));
 
-    md += heapTable(await runHeap(pinning));
-    process.stdout.write(`heap: done (load ${load()})\n`);
-    const polling = await runPolling();
+    md += heapTable(await phase('heap', () => runHeap(pinning)));
+    const polling = await phase('polling', runPolling);
     if (polling) md += polling;
   } finally {
     loader.close();
@@ -446,7 +466,7 @@ async function main(): Promise<void> {
     `- machine: ${m.nproc} cores (${m.cpuModel}), ${fixed(m.memoryGiB, 1)} GiB, ${m.platform}, node ${m.node}\n` +
     `- load average (1/5/15 min): before ${loadBefore}, after ${loadAfter}\n` +
     `- pinning: ${pinning.describe}\n` +
-    `- every server is a process of its own on loopback: raw upstreams (bench/fixtures/raw-upstreams.ts), the plain proxy (bench/plain-proxy.ts), one gateway per path\n`;
+    `- every server is a process of its own on loopback: raw upstreams (bench/fixtures/raw-upstreams.ts), the plain proxy (bench/plain-proxy.ts), one gateway per upstream (serving clients of both eras)\n`;
   writeFileSync(OUT, `${head}${md}`);
   process.stdout.write(`${head}${md}\nwritten to ${OUT}\n`);
   rmSync(logDir, { recursive: true, force: true });

@@ -79,6 +79,8 @@ function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
         url: spec.url,
         connections: spec.connections,
         duration: spec.durationMs / 1000,
+        // autocannon only notices the end of the duration on a sample tick (default every second).
+        sampleInt: 50,
         method: 'POST',
         requests: [
           {

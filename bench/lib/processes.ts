@@ -11,8 +11,12 @@ import { cpus } from 'node:os';
 
 /** Which cores the loader and the servers run on, or why nothing is pinned. */
 export interface Pinning {
-  /** `taskset -c <n>` prefix for servers ([] when not pinned). */
+  /** `taskset -c <n>` prefix for a server that cannot be pinned after it starts ([] when not pinned). */
   server: string[];
+  /** `taskset -c <all cores>` prefix: a server starts on every core (a cold start is CPU-heavy), then is pinned. */
+  start: string[];
+  /** Pins a running process (all its threads) to the server core. */
+  pin(pid: number): void;
   /** Human-readable description for the results. */
   describe: string;
   pinned: boolean;
@@ -24,16 +28,42 @@ export interface Pinning {
  */
 export function pinCores(): Pinning {
   const n = cpus().length;
-  if (n < 2) return { server: [], pinned: false, describe: `not pinned: ${n} core` };
-  const probe = spawnSync('taskset', ['-p', '-c', '0', String(process.pid)], { encoding: 'utf8' });
-  if (probe.error || probe.status !== 0) return { server: [], pinned: false, describe: `not pinned: taskset unavailable (${probe.error?.message ?? probe.stderr.trim()})` };
-  return { server: ['taskset', '-c', '1'], pinned: true, describe: 'loader (and harness) on core 0, every server process on core 1 (taskset)' };
+  const none = (why: string): Pinning => ({ server: [], start: [], pin: () => undefined, pinned: false, describe: `not pinned: ${why}` });
+  if (n < 2) return none(`${n} core`);
+  const probe = spawnSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) return none(`taskset unavailable (${probe.error?.message ?? probe.stderr.trim()})`);
+  return {
+    server: ['taskset', '-c', '1'],
+    start: ['taskset', '-c', `0-${n - 1}`],
+    pin(pid) {
+      const r = spawnSync('taskset', ['-a', '-p', '-c', '1', String(pid)], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`taskset could not pin process ${pid}: ${r.stderr.trim()}`);
+    },
+    pinned: true,
+    describe: 'loader (and harness) on core 0, every server process on core 1 once started (taskset)',
+  };
 }
 
 const running = new Set<ChildProcess>();
 
+/**
+ * A detached watchdog for the one case the handlers below cannot cover, the harness itself killed with SIGKILL: it
+ * reads child pids on its stdin and, when that pipe closes without a final `done`, kills them.
+ */
+let watchdog: ChildProcess | undefined;
+const WATCHDOG = `let pids=[],buf='',done=false;process.stdin.on('data',d=>{buf+=d;const l=buf.split('\\n');buf=l.pop();for(const x of l){if(x==='done')done=true;else pids.push(+x)}});process.stdin.on('end',()=>{if(!done)for(const p of pids){try{process.kill(p,'SIGKILL')}catch{}}process.exit(0)})`;
+function watch(pid: number | undefined): void {
+  if (!pid) return;
+  if (!watchdog) {
+    watchdog = spawn(process.execPath, ['-e', WATCHDOG], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+    watchdog.unref();
+  }
+  watchdog.stdin?.write(`${pid}\n`);
+}
+
 function killAll(): void {
   for (const child of running) child.kill('SIGKILL');
+  watchdog?.stdin?.end('done\n');
 }
 process.once('exit', killAll);
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
@@ -44,9 +74,19 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   });
 }
 
+// Orphaned (the parent that started the harness died: a killed test run, a closed terminal): stop, with every child.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) {
+    killAll();
+    process.exit(130);
+  }
+}, 500).unref();
+
 /** Registers a child the harness started some other way (the loader), so that it dies with the harness. */
 export function track(child: ChildProcess): void {
   running.add(child);
+  watch(child.pid);
   child.once('exit', () => running.delete(child));
 }
 
@@ -101,7 +141,7 @@ export async function startServer(
   opts: { pinning: Pinning; logFile: string; ready: RegExp | { port: number; url: string }; env?: NodeJS.ProcessEnv },
 ): Promise<ServerProcess> {
   const fd = openSync(opts.logFile, 'w');
-  const full = [...opts.pinning.server, ...argv];
+  const full = [...opts.pinning.start, ...argv];
   const child = spawn(full[0]!, full.slice(1), { stdio: ['ignore', fd, fd], env: opts.env ?? process.env });
   closeSync(fd);
   track(child);
@@ -146,6 +186,7 @@ export async function startServer(
       }
     }, 25);
   });
+  opts.pinning.pin(child.pid ?? 0);
   return {
     name,
     pid: child.pid ?? 0,
