@@ -8,7 +8,7 @@ export {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from './errors.js';
-export { MAX_UPSTREAM_MESSAGE_BYTES, readMessages } from './messages.js';
+export { MAX_UPSTREAM_MESSAGE_BYTES, exchange, UpstreamResponse } from './http.js';
 export { QueuedCall } from './call-queue.js';
 export { LegacyCall, LegacySession, type LegacySessionOptions } from './legacy-session.js';
 export { LegacySessionPool, type PoolOptions, type SessionKey } from './pool.js';

@@ -3,7 +3,7 @@
  * `Mcp-Session-Id`, POSTed requests whose responses arrive as JSON or on a per-request SSE stream (where server→client
  * requests for that call also arrive), POSTed responses to those requests, a GET stream, DELETE on close.
  *
- * Written on fetch rather than the SDK Client because the gateway must know on which request's stream a
+ * Written on plain HTTP exchanges rather than the SDK Client because the gateway must know on which request's stream a
  * server→client request arrived (to bridge it into that request's MRTR round); the SDK Client hands such
  * requests to one session-wide handler without that association.
  */
@@ -25,7 +25,7 @@ import {
   type UpstreamIdentity,
 } from '../translate/index.js';
 import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
-import { readMessages } from './messages.js';
+import { exchange, type UpstreamResponse } from './http.js';
 import { drain } from './call-wrappers.js';
 import type { UpstreamCall } from './client.js';
 import { QueuedCall } from './call-queue.js';
@@ -160,14 +160,14 @@ export class LegacySession {
    * POSTs one message. `timeoutMs` bounds the wait for the response headers only: a streamed body is bounded by
    * its consumer (the call's budget, or a task's deadline), which cancels it properly.
    */
-  private async post(body: unknown, controller = new AbortController(), timeoutMs = this.opts.timeoutMs): Promise<Response> {
+  private async post(body: unknown, controller = new AbortController(), timeoutMs = this.opts.timeoutMs): Promise<UpstreamResponse> {
     // One controller per exchange (AbortSignal.any and extra signals are costly on this hot path): the timer
     // aborts it with a timeout error, the caller with its own reason.
     const timer = setTimeout(() => controller.abort(new UpstreamTimeoutError('upstream did not answer in time')), timeoutMs);
     timer.unref();
-    let res: Response;
+    let res: UpstreamResponse;
     try {
-      res = await fetch(this.opts.url, { method: 'POST', headers: this.headers(), body: JSON.stringify(body), signal: controller.signal });
+      res = await exchange(this.opts.url, { method: 'POST', headers: this.headers(), body: JSON.stringify(body), signal: controller.signal });
     } catch (cause) {
       // The controller's reason says who aborted (the timer's UpstreamTimeoutError, or the caller's).
       throw fetchFailure(cause, controller.signal);
@@ -184,10 +184,10 @@ export class LegacySession {
    * UpstreamUnavailableError when a 400 says the 2025 era itself is refused. Any other answer is returned as it
    * came (a 400 body that was read is put back).
    */
-  private async unlessSessionGone(res: Response): Promise<Response> {
+  private async unlessSessionGone(res: UpstreamResponse): Promise<UpstreamResponse> {
     if (!this.sessionId || (res.status !== 404 && res.status !== 400)) return res;
     if (res.status === 404) {
-      await res.body?.cancel().catch(() => {});
+      await res.discard();
       throw new SessionExpiredError();
     }
     const text = await res.text().catch(() => '');
@@ -198,7 +198,7 @@ export class LegacySession {
     if (isErrorResponse(body) && body.error.code === ErrorCode.UnsupportedProtocolVersion) {
       throw new UpstreamUnavailableError(`upstream no longer accepts ${this.protocolVersion}: ${body.error.message}`);
     }
-    return new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
+    return res.withText(text);
   }
 
   /** Performs the `initialize` handshake and learns the upstream's identity. */
@@ -291,14 +291,14 @@ export class LegacySession {
       signal?.removeEventListener('abort', onAbort);
       throw e;
     };
-    let res: Response;
+    let res: UpstreamResponse;
     try {
       res = await this.post(message, controller);
     } catch (e) {
       return fail(e);
     }
     if (method === 'initialize') {
-      const sid = res.headers.get('mcp-session-id');
+      const sid = res.header('mcp-session-id');
       if (sid) this.sessionId = sid;
     }
     if (!res.ok) {
@@ -315,9 +315,9 @@ export class LegacySession {
     return call;
   }
 
-  private async pump(res: Response, call: LegacyCall, id: RequestId): Promise<void> {
+  private async pump(res: UpstreamResponse, call: LegacyCall, id: RequestId): Promise<void> {
     try {
-      for await (const m of readMessages(res)) {
+      for await (const m of res.messages()) {
         if (isResponse(m)) {
           if (m.id === id) {
             call.push({ kind: 'response', message: m });
@@ -344,35 +344,31 @@ export class LegacySession {
   /** POSTs a response to a server→client request. */
   async respond(id: RequestId, payload: { result: JsonObject } | { error: JsonRpcErrorObject }): Promise<void> {
     const res = await this.post({ jsonrpc: '2.0', id, ...payload }, undefined, 30_000);
-    await res.body?.cancel().catch(() => {});
+    await res.discard();
     if (!res.ok) throw new UpstreamHttpError(res.status, '');
   }
 
   /** POSTs a notification. */
   async notify(method: string, params: JsonObject): Promise<void> {
     const res = await this.post({ jsonrpc: '2.0', method, params }, undefined, 30_000);
-    await res.body?.cancel().catch(() => {});
+    await res.discard();
   }
 
   /** Opens the session's GET stream; `undefined` when the upstream offers none (405). */
   async openStream(signal: AbortSignal): Promise<AsyncGenerator<unknown> | undefined> {
-    let res: Response;
+    let res: UpstreamResponse;
     try {
-      res = await fetch(this.opts.url, {
-        method: 'GET',
-        headers: { ...this.headers(), accept: 'text/event-stream' },
-        signal,
-      });
+      res = await exchange(this.opts.url, { method: 'GET', headers: { ...this.headers(), accept: 'text/event-stream' }, signal });
     } catch (cause) {
       throw fetchFailure(cause, signal);
     }
     if (res.status === 405) {
-      await res.body?.cancel().catch(() => {});
+      await res.discard();
       return undefined;
     }
     res = await this.unlessSessionGone(res);
     if (!res.ok) throw new UpstreamHttpError(res.status, await res.text().catch(() => ''));
-    return readMessages(res);
+    return res.messages();
   }
 
   /** Ends the session upstream (DELETE, best effort; none when `keepUpstream`). Idempotent. */
@@ -384,8 +380,8 @@ export class LegacySession {
     this.streamListeners.clear();
     if (!this.sessionId || this.keepUpstream) return;
     try {
-      const res = await fetch(this.opts.url, { method: 'DELETE', headers: this.headers(), signal: AbortSignal.timeout(5_000) });
-      await res.body?.cancel().catch(() => {});
+      const res = await exchange(this.opts.url, { method: 'DELETE', headers: this.headers(), signal: AbortSignal.timeout(5_000) });
+      await res.discard();
     } catch {
       // best effort: the upstream expires idle sessions itself
     }

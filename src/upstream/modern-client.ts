@@ -64,7 +64,7 @@ import {
 } from '../translate/index.js';
 import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats, UpstreamTask, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
 import { fetchFailure, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
-import { readMessages } from './messages.js';
+import { exchange, type UpstreamResponse } from './http.js';
 import { QueuedCall } from './call-queue.js';
 import { ModernUpstreamTask } from './modern-task.js';
 
@@ -305,16 +305,16 @@ export class ModernUpstreamClient implements UpstreamClient {
       ...(toolParams.length > 0 ? paramHeaders(toolParams, params?.arguments) : {}),
     };
     const clear = deadline(controller, this.opts.timeoutMs);
-    let res: Response;
+    let res: UpstreamResponse;
     try {
-      res = await fetch(this.opts.url, { method: 'POST', headers, body: JSON.stringify(body), signal: controller.signal });
+      res = await exchange(this.opts.url, { method: 'POST', headers, body: JSON.stringify(body), signal: controller.signal });
     } catch (cause) {
       throw failureOf(cause, controller.signal);
     } finally {
       clear();
     }
-    if (res.ok) return readMessages(res);
-    const text = await boundedText(res);
+    if (res.ok) return res.messages();
+    const text = await res.text(MAX_ERROR_BODY_BYTES).catch(() => '');
     const parsed = safeJson(text);
     if (isErrorResponse(parsed)) return once(parsed);
     throw new UpstreamHttpError(res.status, text.slice(0, 500));
@@ -675,27 +675,6 @@ async function* once(message: unknown): AsyncGenerator<unknown> {
 
 function sameParams(a: HeaderParam[], b: HeaderParam[]): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
-}
-
-/** The start of a response body, for error reporting: at most `MAX_ERROR_BODY_BYTES`. */
-async function boundedText(res: Response): Promise<string> {
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < MAX_ERROR_BODY_BYTES) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } catch {
-    // a broken body reads as what arrived
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, MAX_ERROR_BODY_BYTES));
 }
 
 function safeJson(text: string): unknown {

@@ -19,7 +19,7 @@ import {
   type UpstreamIdentity,
 } from '../translate/index.js';
 import { fetchFailure, UpstreamTimeoutError } from './errors.js';
-import { readMessages } from './messages.js';
+import { exchange, type UpstreamResponse } from './http.js';
 
 /** What the probe learned; callers keep it so that they need not ask the upstream again. */
 export interface UpstreamEras {
@@ -135,12 +135,12 @@ async function askInitialize(target: ProbeTarget, signal?: AbortSignal): Promise
 function endSession(target: ProbeTarget, sessionId: string, message: unknown): void {
   const result = isResponse(message) && 'result' in message && isObject(message.result) ? message.result : undefined;
   const version = typeof result?.protocolVersion === 'string' ? result.protocolVersion : LEGACY_VERSION;
-  fetch(target.url, {
+  exchange(target.url, {
     method: 'DELETE',
     headers: { ...target.headers, 'mcp-session-id': sessionId, 'mcp-protocol-version': version },
     signal: AbortSignal.timeout(5_000),
   })
-    .then((res) => res.body?.cancel())
+    .then((res) => res.discard())
     .catch(() => {});
 }
 
@@ -153,9 +153,9 @@ async function ask(
 ): Promise<{ ok: boolean; status: number; sessionId: string | undefined; message: unknown }> {
   const timeout = AbortSignal.timeout(target.timeoutMs);
   const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
-  let res: Response;
+  let res: UpstreamResponse;
   try {
-    res = await fetch(target.url, {
+    res = await exchange(target.url, {
       method: 'POST',
       headers: { ...target.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
       body: JSON.stringify(body),
@@ -164,11 +164,11 @@ async function ask(
   } catch (cause) {
     throw fetchFailure(cause, signal, timeout);
   }
-  const sessionId = res.headers.get('mcp-session-id') ?? undefined;
+  const sessionId = res.header('mcp-session-id');
   let message: unknown;
   try {
     // The first response ends the read: an SSE answer need not close its stream for the probe to go on.
-    for await (const m of readMessages(res)) {
+    for await (const m of res.messages()) {
       if (isResponse(m)) {
         message = m;
         break;
@@ -178,7 +178,7 @@ async function ask(
     // An unreadable body (not JSON, broken stream) is still an answer; only a timeout is not.
     if (timeout.aborted || signal?.aborted) throw fetchFailure(cause, signal, timeout);
   } finally {
-    await res.body?.cancel().catch(() => {});
+    await res.discard();
   }
   return { ok: res.ok, status: res.status, sessionId, message };
 }

@@ -1,0 +1,217 @@
+/**
+ * The HTTP hop to upstreams: undici's `request` over one keep-alive connection pool per origin, instead of the
+ * global `fetch`. On the hot path of every forwarded call, fetch's WHATWG machinery costs more than the rest of the
+ * gateway: it turns a string body into a stream written chunk by chunk (several socket writes per request where one
+ * will do), wraps every response in web streams, and allocates a request/response object graph per exchange.
+ * `request` writes headers and a string body in one corked write and hands the body back as a Node stream.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { StringDecoder } from 'node:string_decoder';
+import { createParser } from 'eventsource-parser';
+import { Agent, request, type Dispatcher } from 'undici';
+
+/** Largest single SSE event or JSON body accepted from an upstream. */
+export const MAX_UPSTREAM_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The connection pool of every upstream (one pool per origin inside). Idle connections are kept for a while, and a
+ * socket with nothing in flight does not keep the process alive (undici unrefs idle sockets).
+ */
+const agent = new Agent({
+  keepAliveTimeout: 10_000,
+  keepAliveMaxTimeout: 60_000,
+  // No body timeout: a streamed answer (SSE) may stay silent for as long as its consumer's budget allows.
+  bodyTimeout: 0,
+  // Bounded by the callers' own deadlines (an abort signal per exchange), which say which budget ran out.
+  headersTimeout: 0,
+});
+
+type Body = Dispatcher.ResponseData['body'];
+
+/** One upstream answer: status, headers, and a body read once (as text, as messages, or discarded). */
+export class UpstreamResponse {
+  private readonly head: IncomingHttpHeaders;
+  private body: Body | undefined;
+  /** The body already read as text (an answer that was inspected and handed on). */
+  private buffered: string | undefined;
+
+  constructor(
+    readonly status: number,
+    headers: IncomingHttpHeaders,
+    body: Body | undefined,
+    buffered?: string,
+  ) {
+    this.head = headers;
+    this.body = body;
+    this.buffered = buffered;
+  }
+
+  /** A 2xx status. */
+  get ok(): boolean {
+    return this.status >= 200 && this.status < 300;
+  }
+
+  /** One response header (the first value of a repeated one). */
+  header(name: string): string | undefined {
+    const v = this.head[name];
+    return Array.isArray(v) ? v[0] : v;
+  }
+
+  /** Whether the answer is an SSE stream (2025-11-25 and 2026-07-28 basic/transports §Sending Messages). */
+  get isEventStream(): boolean {
+    return (this.header('content-type') ?? '').includes('text/event-stream');
+  }
+
+  /** The same answer with its body replaced by text already read from it. */
+  withText(text: string): UpstreamResponse {
+    return new UpstreamResponse(this.status, this.head, undefined, text);
+  }
+
+  /** The body as text, at most `limit` bytes of it (the rest is dropped; a broken body reads as what arrived). */
+  async text(limit = MAX_UPSTREAM_MESSAGE_BYTES): Promise<string> {
+    if (this.buffered !== undefined) return this.buffered.slice(0, limit);
+    const body = this.take();
+    if (!body) return '';
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size >= limit) break;
+      }
+    } catch {
+      // a broken body reads as what arrived
+    } finally {
+      if (!body.readableEnded) body.destroy();
+    }
+    const all = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+    return all.subarray(0, limit).toString('utf8');
+  }
+
+  /** Drops the body (the connection is reused when the body is short, closed otherwise). */
+  async discard(): Promise<void> {
+    this.buffered = undefined;
+    const body = this.take();
+    if (body) await body.dump({ limit: 64 * 1024 }).catch(() => {});
+  }
+
+  /**
+   * Yields each JSON-RPC message in the answer, in order: a JSON body, or the events of an SSE stream (non-JSON and
+   * non-`message` events skipped). Stopping early drops the rest of the body.
+   */
+  async *messages(): AsyncGenerator<unknown> {
+    if (this.buffered !== undefined) {
+      yield* parsedJson(this.buffered);
+      return;
+    }
+    if (!this.isEventStream) {
+      const text = await this.readWhole();
+      yield* parsedJson(text);
+      return;
+    }
+    const body = this.take();
+    if (!body) return;
+    yield* sseMessages(body);
+  }
+
+  private async readWhole(): Promise<string> {
+    const body = this.take();
+    if (!body) return '';
+    const declared = Number(this.header('content-length'));
+    if (declared > MAX_UPSTREAM_MESSAGE_BYTES) {
+      body.destroy();
+      throw new Error('upstream message too large');
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > MAX_UPSTREAM_MESSAGE_BYTES) throw new Error('upstream message too large');
+        chunks.push(chunk);
+      }
+    } finally {
+      if (!body.readableEnded) body.destroy();
+    }
+    return (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)).toString('utf8');
+  }
+
+  private take(): Body | undefined {
+    const b = this.body;
+    this.body = undefined;
+    return b;
+  }
+}
+
+function* parsedJson(text: string): Generator<unknown> {
+  if (text.trim() === '') return;
+  const parsed: unknown = JSON.parse(text);
+  if (Array.isArray(parsed)) yield* parsed;
+  else yield parsed;
+}
+
+/**
+ * The messages of an SSE body, parsed as chunks arrive (eventsource-parser's push parser over the Node stream, with
+ * no web-stream adapters in between). Bounded: a partial event larger than MAX_UPSTREAM_MESSAGE_BYTES ends the
+ * stream with an error.
+ */
+async function* sseMessages(body: Body): AsyncGenerator<unknown> {
+  // undici's body yields Buffers whatever the encoding set: decode here, keeping split UTF-8 sequences whole.
+  const decoder = new StringDecoder('utf8');
+  let out: unknown[] = [];
+  let failure: Error | undefined;
+  const parser = createParser({
+    maxBufferSize: MAX_UPSTREAM_MESSAGE_BYTES,
+    onEvent: (e) => {
+      if ((e.event !== undefined && e.event !== 'message') || !e.data) return;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(e.data);
+      } catch {
+        return;
+      }
+      if (Array.isArray(parsed)) out.push(...parsed);
+      else out.push(parsed);
+    },
+    onError: (e) => {
+      if (e.type === 'max-buffer-size-exceeded') failure = new Error('upstream event too large', { cause: e });
+    },
+  });
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      parser.feed(decoder.write(chunk));
+      if (failure) throw failure;
+      if (out.length === 0) continue;
+      const ready = out;
+      out = [];
+      for (const m of ready) yield m;
+    }
+  } finally {
+    if (!body.readableEnded) body.destroy();
+  }
+}
+
+/** What one exchange sends. */
+export interface HttpExchange {
+  method: 'POST' | 'GET' | 'DELETE';
+  headers: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * Sends one request to `url` and resolves once the answer's headers have arrived. Rejects with undici's error when
+ * the upstream cannot be reached, or with the signal's reason when it aborts first; callers map both
+ * (`fetchFailure`).
+ */
+export async function exchange(url: string, x: HttpExchange): Promise<UpstreamResponse> {
+  const res = await request(url, {
+    method: x.method,
+    headers: x.headers,
+    body: x.body,
+    signal: x.signal,
+    dispatcher: agent,
+  });
+  return new UpstreamResponse(res.statusCode, res.headers, res.body);
+}
