@@ -41,8 +41,8 @@ const { values: args } = parseArgs({
 });
 const QUICK = args.quick;
 const ROUNDS = Math.max(1, Math.min(20, Number(args.rounds ?? (QUICK ? 1 : 5))));
-const DURATION_MS = Math.max(100, Math.min(30_000, Number(args.duration ?? (QUICK ? 0.25 : 2)) * 1000));
-const WARMUP_MS = QUICK ? 150 : 1000;
+const DURATION_MS = Math.max(100, Math.min(30_000, Number(args.duration ?? (QUICK ? 0.25 : 1.5)) * 1000));
+const WARMUP_MS = QUICK ? 150 : 2000;
 const CONNS = QUICK ? [1, 16] : [1, 16, 64];
 const SIZES = ['small', 'big'] as const;
 type Size = (typeof SIZES)[number];
@@ -158,12 +158,12 @@ function rawUpstream(era: 'legacy' | 'modern', pinning: Pinning): Promise<Server
 
 /** A gateway process as a user runs it: `--upstream URL` or a configuration file, LOG_LEVEL as given (default info). */
 async function gateway(name: string, pinning: Pinning, how: { upstream: string } | { config: object }, env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
-  const fullEnv: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL, ...env };
+  const fullEnv: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL };
   delete fullEnv.MCP_GATEWAY_STATE_SECRET;
   Object.assign(fullEnv, env);
   // The port is learnt from the `serving MCP endpoint` info line; below info it is not logged, so a free port is
   // picked here and the gateway is ready when it accepts connections.
-  const logsEndpoint = ['info', 'debug', 'trace'].includes(LOG_LEVEL);
+  const logsEndpoint = ['info', 'debug', 'trace'].includes(fullEnv.LOG_LEVEL ?? 'info');
   const port = logsEndpoint ? 0 : await freePort();
   const ready = logsEndpoint ? /"endpoint":"([^"]+)"/ : { port, url: `http://127.0.0.1:${port}/mcp` };
   if ('upstream' in how) {
@@ -177,7 +177,7 @@ async function gateway(name: string, pinning: Pinning, how: { upstream: string }
 // ---------------------------------------------------------------------------------------------------------------
 // Paths
 
-type PathKey = 'direct-legacy' | 'direct-modern' | 'proxy' | 'gw-ll' | 'gw-ml' | 'gw-mm' | 'gw-lm';
+type PathKey = 'direct-legacy' | 'direct-modern' | 'proxy' | 'gw-ll' | 'gw-ml' | 'gw-mm' | 'gw-lm' | 'gw-ml-quiet';
 
 interface PathDef {
   key: PathKey;
@@ -190,7 +190,6 @@ interface PathDef {
   session?: string;
 }
 
-const GATEWAY_PATHS: PathKey[] = ['gw-ll', 'gw-ml', 'gw-mm', 'gw-lm'];
 
 function shapeFor(p: PathDef, size: Size): RequestShape {
   const t = TOOL_ARGS[size];
@@ -262,7 +261,7 @@ function pathTables(paths: PathDef[], results: PathResults): string {
       md += `${row}\n`;
     }
   }
-  md += `\nMedians over ${ROUNDS} round(s) of ${DURATION_MS / 1000} s per leg; ratios and differences are computed within each round, then the median taken (range over the rounds in parentheses). 1-connection legs: undici Pool + \`process.hrtime.bigint()\` (sub-millisecond p50); more connections: autocannon (throughput; its latencies are whole milliseconds, so not shown). p50 added: the path's p50 minus the p50 of the direct path to the same upstream, in the same round.\n`;
+  md += `\nMedians over ${ROUNDS} round(s) of ${DURATION_MS / 1000} s per leg; ratios and differences are computed within each round, then the median taken (range over the rounds in parentheses). 1-connection legs: undici Pool + \`process.hrtime.bigint()\` (sub-millisecond p50); more connections: autocannon (throughput; its latencies are whole milliseconds, so not shown). p50 added: the path's p50 minus the p50 of the direct path to the same upstream, in the same round. The gateways run at LOG_LEVEL=${LOG_LEVEL}, as users run them, logging to a file${paths.some((p) => p.key === 'gw-ml-quiet') ? '; the LOG_LEVEL=warn row is the translated path without the per-request log lines, for their cost' : ''}.\n`;
   return md;
 }
 
@@ -371,8 +370,12 @@ async function runPolling(): Promise<string | undefined> {
   const file = join(ROOT, 'bench/polling.ts');
   if (!existsSync(file)) return undefined;
   // Its own API when it offers one (markdown back), otherwise its output as a child process.
-  const mod = (await import(pathToFileURL(file).href)) as { runPolling?: (o: { quick: boolean }) => Promise<string> };
-  if (typeof mod.runPolling === 'function') return mod.runPolling({ quick: QUICK });
+  type Run = (o: { seconds?: number; clients?: number; warmupMs?: number }) => Promise<{ markdown: string }>;
+  const mod = (await import(pathToFileURL(file).href)) as { runPollingBench?: Run };
+  if (typeof mod.runPollingBench === 'function') {
+    const r = await mod.runPollingBench(QUICK ? { seconds: 1, warmupMs: 500 } : {});
+    return `\n### Polling (bench/polling.ts)\n\n${r.markdown.trim()}\n`;
+  }
   const child = spawn(NODE, [...TSX, file, ...(QUICK ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
   track(child);
   let out = '';
@@ -405,11 +408,14 @@ async function main(): Promise<void> {
   try {
     const [legacyUp, modernUp] = await phase('starting the upstreams', () => Promise.all([rawUpstream('legacy', pinning), rawUpstream('modern', pinning)]));
     // One gateway per upstream, as a user runs it: clients of both eras use it (one pass-through, one translated).
-    const [proxy, gwLegacy, gwModern] = await phase('starting the proxy and gateways', () =>
+    // At info the gateway logs a line per request (to a file here); one more gateway without those lines shows their cost.
+    const quiet = ['info', 'debug', 'trace'].includes(LOG_LEVEL) && !QUICK;
+    const [proxy, gwLegacy, gwModern, gwQuiet] = await phase('starting the proxy and gateways', () =>
       Promise.all([
         server('plain-proxy', [NODE, ...TSX, join(ROOT, 'bench/plain-proxy.ts'), legacyUp.url, '0'], pinning, LISTENING),
         gateway('gw-legacy-upstream', pinning, { upstream: legacyUp.url }),
         gateway('gw-modern-upstream', pinning, { upstream: modernUp.url }),
+        quiet ? gateway('gw-legacy-upstream-warn', pinning, { upstream: legacyUp.url }, { LOG_LEVEL: 'warn' }) : undefined,
       ]),
     );
     const paths: PathDef[] = [
@@ -421,6 +427,7 @@ async function main(): Promise<void> {
       { key: 'gw-mm', label: 'gateway modern → modern (pass-through)', url: gwModern.url, client: 'modern', direct: 'direct-modern' },
       { key: 'gw-lm', label: 'gateway legacy → modern (translated, legacy face)', url: gwModern.url, client: 'legacy', direct: 'direct-modern' },
     ];
+    if (gwQuiet) paths.push({ key: 'gw-ml-quiet', label: 'gateway modern → legacy (translated), LOG_LEVEL=warn', url: gwQuiet.url, client: 'modern', direct: 'direct-legacy' });
     for (const p of paths) if (p.client === 'legacy') p.session = await openSession(p.url);
     const pathResults = await phase('paths', () => runPaths(loader, paths));
     md += `\n## Paths\n${pathTables(paths, pathResults)}`;
