@@ -131,7 +131,11 @@ interface FaceSession {
   clientInfo: JsonObject;
   /** The version the client asked for at initialize. */
   protocolVersion: string;
+  /** Set through setLogLevel, which drops the callers built with the old level. */
   logLevel: string | undefined;
+  /** The session as its upstream caller and as the runtime's caller, built once (until the log level changes). */
+  caller: UpstreamCaller | undefined;
+  context: CallerContext | undefined;
   /** When the shared copy's idle time last restarted (the registry's clock). */
   sharedAt: number;
   subscriptions: Set<string>;
@@ -240,6 +244,8 @@ function newSession(id: string, principal: string, authorization: string | undef
     clientInfo: d.clientInfo,
     protocolVersion: d.protocolVersion,
     logLevel: d.logLevel,
+    caller: undefined,
+    context: undefined,
     sharedAt,
     subscriptions: new Set(),
     inflight: new Map(),
@@ -254,6 +260,26 @@ function newSession(id: string, principal: string, authorization: string | undef
     listenFailures: 0,
     ended: new AbortController(),
   };
+}
+
+/** Answers a request with a result (a JSON body); returns what the operator log says. */
+function answer(reply: FastifyReply, id: RequestId, result: JsonObject): string {
+  void reply.code(200).header('content-type', 'application/json').send({ jsonrpc: '2.0', id, result });
+  return 'ok';
+}
+
+/** Answers a request with an in-band error; returns what the operator log says. */
+function failInBand(reply: FastifyReply, id: RequestId, error: JsonRpcErrorObject): string {
+  // In-band errors travel with 200, as a legacy server sends them; a legacy client reads the body only then.
+  void reply.code(200).header('content-type', 'application/json').send({ jsonrpc: '2.0', id, error });
+  return `error ${error.code}`;
+}
+
+/** Changes a session's log level; the callers built with the old one are built again. */
+function setLogLevel(s: FaceSession, level: string): void {
+  s.logLevel = level;
+  s.caller = undefined;
+  s.context = undefined;
 }
 
 /** The legacy face of one upstream. */
@@ -331,7 +357,9 @@ export class LegacyFace {
     }
     if (isRequest(body) && body.method === 'initialize') return this.initialize(request, reply, body, authorization, principal);
 
-    const found = await this.sessionOf(request, reply, requestIdOf(body), principal);
+    const pending = this.sessionOf(request, reply, requestIdOf(body), principal);
+    // A session held here whose shared copy needs no touch is found without a turn of the event loop.
+    const found = pending instanceof Promise ? await pending : pending;
     if ('refused' in found) return found.refused;
     const entry = found.entry;
     const version = singleHeader(request.headers, 'mcp-protocol-version');
@@ -358,7 +386,9 @@ export class LegacyFace {
     if (!isRequest(body)) return this.refuse(reply, 400, requestIdOf(body), ErrorCode.InvalidRequest, 'Invalid Request');
 
     const release = this.sessions.acquire(entry);
-    const started = Date.now();
+    // The operator line is built only when it is written (a logger at `warn` drops it anyway).
+    const logs = (request.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') !== false;
+    const started = logs ? Date.now() : 0;
     let outcome = 'ok';
     // The operator line names the task of task traffic (README: logs); a created task's id is learned on the way.
     const logged: { taskId?: string } = isObject(body.params) && typeof body.params.taskId === 'string' ? { taskId: body.params.taskId } : {};
@@ -366,7 +396,7 @@ export class LegacyFace {
       outcome = await this.serve(request, reply, s, body, logged);
     } finally {
       release();
-      request.log.info({ method: body.method, era: 'legacy-face', upstream: s.route.name, ...logged, outcome, ms: Date.now() - started }, 'mcp request');
+      if (logs) request.log.info({ method: body.method, era: 'legacy-face', upstream: s.route.name, ...logged, outcome, ms: Date.now() - started }, 'mcp request');
     }
     return reply;
   }
@@ -438,17 +468,32 @@ export class LegacyFace {
    * The caller's session, or the refusal already sent (2025-11-25 basic/transports §Session Management: without the
    * session id, 400; for an unknown or ended one, or one of another principal, 404 so that the client initializes).
    */
-  private async sessionOf(
+  private sessionOf(
     request: FastifyRequest,
     reply: FastifyReply,
     id: RequestId | null,
     principal = principalOf(singleHeader(request.headers, 'authorization') ?? undefined),
-  ): Promise<{ entry: SessionEntry<FaceSession> } | { refused: FastifyReply }> {
+  ): SessionFound | Promise<SessionFound> {
     const sid = singleHeader(request.headers, 'mcp-session-id');
     if (!sid) return { refused: this.refuse(reply, 400, id, -32000, 'Bad Request: Mcp-Session-Id header is required') };
+    const held = this.sessions.lookup(sid, principal);
+    // Held here, and its shared copy's idle time restarted recently enough (or sessions are not shared): no store.
+    if (held && (!this.store || this.sessions.clock - held.data.sharedAt < this.touchEveryMs)) return { entry: held };
+    return this.sessionFromStore(request, reply, id, principal, sid, held);
+  }
+
+  /** sessionOf when the store has a say: the shared copy of a held session is touched, an unknown one is read. */
+  private async sessionFromStore(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    id: RequestId | null,
+    principal: string,
+    sid: string,
+    held: SessionEntry<FaceSession> | undefined,
+  ): Promise<SessionFound> {
     let entry: SessionEntry<FaceSession> | undefined;
     try {
-      entry = this.sessions.lookup(sid, principal);
+      entry = held;
       if (entry) entry = await this.stillShared(entry, request);
       else if (this.store) entry = await this.load(sid, principal, singleHeader(request.headers, 'authorization') ?? undefined);
     } catch (e) {
@@ -519,7 +564,7 @@ export class LegacyFace {
       if (m.t === 'ended') this.sessions.end(m.id, 'ended-elsewhere');
       else if (m.t === 'level' && typeof m.level === 'string') {
         const held = this.sessions.peek(m.id);
-        if (held) held.data.logLevel = m.level;
+        if (held) setLogLevel(held.data, m.level);
       }
     });
     // A failed subscription is tried again by the next session.
@@ -606,12 +651,14 @@ export class LegacyFace {
   }
 
   private callerOf(s: FaceSession): UpstreamCaller {
-    return {
+    // Built once per session (not per request): nothing downstream changes a caller, and its parts change only with
+    // the log level.
+    return (s.caller ??= {
       capabilities: s.capabilities,
       clientInfo: s.clientInfo,
       ...(s.authorization ? { authorization: s.authorization } : {}),
       ...(s.logLevel ? { logLevel: s.logLevel } : {}),
-    };
+    });
   }
 
   /**
@@ -619,42 +666,33 @@ export class LegacyFace {
    * are then its own, 2025-11-25 basic/utilities/tasks §Security Considerations).
    */
   private contextOf(s: FaceSession): CallerContext {
-    return { ...this.callerOf(s), principal: s.principal, ...(s.authorization ? {} : { session: s.id }) };
+    return (s.context ??= { ...this.callerOf(s), principal: s.principal, ...(s.authorization ? {} : { session: s.id }) });
   }
 
   /** Serves one client request; returns what the operator log says about it. */
   private async serve(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, logged: { taskId?: string }): Promise<string> {
-    const local = (result: JsonObject) => {
-      void reply.code(200).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: req.id, result });
-      return 'ok';
-    };
-    const fail = (error: JsonRpcErrorObject) => {
-      // In-band errors travel with 200, as a legacy server sends them; a legacy client reads the body only then.
-      void reply.code(200).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: req.id, error });
-      return `error ${error.code}`;
-    };
     const params: JsonObject = isObject(req.params) ? req.params : {};
     switch (req.method) {
       case 'ping':
         // 2025-11-25 basic/utilities/ping; 2026-07-28 removed it, so it is answered here.
-        return local({});
+        return answer(reply, req.id, {});
       case 'logging/setLevel':
         // The level travels upstream as `io.modelcontextprotocol/logLevel` on each later request of the session.
-        if (!isLegacyLogLevel(params.level)) return fail({ code: ErrorCode.InvalidParams, message: 'Invalid params: unknown log level' });
-        s.logLevel = params.level;
+        if (!isLegacyLogLevel(params.level)) return failInBand(reply, req.id, { code: ErrorCode.InvalidParams, message: 'Invalid params: unknown log level' });
+        setLogLevel(s, params.level);
         if (this.store) {
           try {
             await this.store.putValue(sharedKey(s.id), sharedOf(s), this.idleMs);
             s.sharedAt = this.sessions.clock;
             await this.store.publish(SESSION_TOPIC, { id: s.id, t: 'level', level: params.level });
           } catch (e) {
-            return this.failWith(request, reply, s, req, e, fail);
+            return this.failWith(request, reply, s, req, e);
           }
         }
-        return local({});
+        return answer(reply, req.id, {});
       case 'resources/subscribe':
       case 'resources/unsubscribe': {
-        if (typeof params.uri !== 'string') return fail({ code: ErrorCode.InvalidParams, message: 'Invalid params: uri is required' });
+        if (typeof params.uri !== 'string') return failInBand(reply, req.id, { code: ErrorCode.InvalidParams, message: 'Invalid params: uri is required' });
         if (req.method === 'resources/subscribe') s.subscriptions.add(params.uri);
         else s.subscriptions.delete(params.uri);
         try {
@@ -664,19 +702,19 @@ export class LegacyFace {
           request.log.warn({ err: e, upstream: s.route.name }, 'legacy face: upstream listen failed');
           if (req.method === 'resources/subscribe') {
             s.subscriptions.delete(params.uri);
-            return fail({ code: ErrorCode.InternalError, message: 'Could not subscribe upstream' });
+            return failInBand(reply, req.id, { code: ErrorCode.InternalError, message: 'Could not subscribe upstream' });
           }
         }
-        return local({});
+        return answer(reply, req.id, {});
       }
       case 'tools/call':
         // 2025-11-25 basic/utilities/tasks §Behavior Requirements #1: a receiver that did not declare task support
         // processes the request normally and ignores `task`.
-        if (s.tasks && isObject(params.task)) return this.createTask(request, reply, s, req, params, fail, logged);
+        if (s.tasks && isObject(params.task)) return this.createTask(request, reply, s, req, params, logged);
         return this.forward(request, reply, s, req);
       default:
-        if (NOT_SERVED.has(req.method) || (TASK_METHODS.has(req.method) && !s.tasks)) return fail({ code: ErrorCode.MethodNotFound, message: `Method not found: ${req.method}` });
-        if (TASK_METHODS.has(req.method)) return this.serveTask(request, reply, s, req, params, local, fail);
+        if (NOT_SERVED.has(req.method) || (TASK_METHODS.has(req.method) && !s.tasks)) return failInBand(reply, req.id, { code: ErrorCode.MethodNotFound, message: `Method not found: ${req.method}` });
+        if (TASK_METHODS.has(req.method)) return this.serveTask(request, reply, s, req, params);
         return this.forward(request, reply, s, req);
     }
   }
@@ -688,7 +726,6 @@ export class LegacyFace {
     s: FaceSession,
     req: JsonRpcRequest,
     params: JsonObject,
-    fail: (e: JsonRpcErrorObject) => string,
     logged: { taskId?: string },
   ): Promise<string> {
     const { task, ...rest } = params;
@@ -699,12 +736,12 @@ export class LegacyFace {
     reply.raw.on('close', onClose);
     try {
       const created = await this.tasks.create(s, s.route, this.contextOf(s), rest, isObject(task) ? task.ttl : undefined, aborter.signal);
-      if ('error' in created) return fail(legacyError(created.error));
+      if ('error' in created) return failInBand(reply, req.id, legacyError(created.error));
       logged.taskId = created.record.taskId;
       void reply.code(200).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: req.id, result: createTaskResultV1(created.record, created.meta) });
       return 'task created';
     } catch (e) {
-      return this.failWith(request, reply, s, req, e, fail);
+      return this.failWith(request, reply, s, req, e);
     } finally {
       reply.raw.off('close', onClose);
     }
@@ -717,25 +754,23 @@ export class LegacyFace {
     s: FaceSession,
     req: JsonRpcRequest,
     params: JsonObject,
-    local: (r: JsonObject) => string,
-    fail: (e: JsonRpcErrorObject) => string,
   ): Promise<string> {
     const caller = this.contextOf(s);
     const taskId = typeof params.taskId === 'string' ? params.taskId : undefined;
-    if (req.method !== 'tasks/list' && taskId === undefined) return fail({ code: ErrorCode.InvalidParams, message: 'Invalid params: taskId is required' });
+    if (req.method !== 'tasks/list' && taskId === undefined) return failInBand(reply, req.id, { code: ErrorCode.InvalidParams, message: 'Invalid params: taskId is required' });
     try {
       switch (req.method) {
         case 'tasks/get':
-          return local(await this.tasks.get(s.route, caller, taskId as string));
+          return answer(reply, req.id, await this.tasks.get(s.route, caller, taskId as string));
         case 'tasks/cancel':
-          return local(await this.tasks.cancel(s.route, caller, taskId as string));
+          return answer(reply, req.id, await this.tasks.cancel(s.route, caller, taskId as string));
         case 'tasks/list':
-          return local(await this.tasks.list(s.route, caller, typeof params.cursor === 'string' ? params.cursor : undefined));
+          return answer(reply, req.id, await this.tasks.list(s.route, caller, typeof params.cursor === 'string' ? params.cursor : undefined));
         default:
           return await this.taskResult(request, reply, s, req, taskId as string);
       }
     } catch (e) {
-      return this.failWith(request, reply, s, req, e, fail);
+      return this.failWith(request, reply, s, req, e);
     }
   }
 
@@ -760,10 +795,10 @@ export class LegacyFace {
   }
 
   /** A thrown error as the client gets it: in-band for the errors a legacy server answers in-band. */
-  private failWith(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, e: unknown, fail: (e: JsonRpcErrorObject) => string): string {
+  private failWith(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, e: unknown): string {
     const edge = exceptionToEdge(e);
     if (edge.fault) request.log.error({ err: e, method: req.method, upstream: s.route.name }, 'legacy face: request failed');
-    if (edge.status === 200) return fail(edge.error);
+    if (edge.status === 200) return failInBand(reply, req.id, edge.error);
     if (edge.retryAfterSeconds !== undefined) void reply.header('retry-after', String(edge.retryAfterSeconds));
     void reply.code(edge.status).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: req.id, error: edge.error });
     return `error ${edge.error.code}`;
@@ -829,7 +864,7 @@ export class LegacyFace {
     } finally {
       reply.raw.off('close', onClose);
       if (s.inflight.get(key) === aborter) s.inflight.delete(key);
-      for (const [gid, o] of s.outbound) if (o.owner === key) s.outbound.delete(gid);
+      if (s.outbound.size > 0) for (const [gid, o] of s.outbound) if (o.owner === key) s.outbound.delete(gid);
     }
   }
 
@@ -840,7 +875,7 @@ export class LegacyFace {
   private async pump(s: FaceSession, req: JsonRpcRequest, key: string, call: UpstreamCall, channel: ResponseChannel, canStream: boolean, signal: AbortSignal): Promise<string> {
     const token = progressTokenOf(isObject(req.params) ? req.params : {});
     for (;;) {
-      const waiting = [...s.outbound.values()].some((o) => o.owner === key);
+      const waiting = s.outbound.size > 0 && [...s.outbound.values()].some((o) => o.owner === key);
       const e = await call.nextUnless(waiting ? this.inputTimeoutMs : undefined, signal);
       if (e === undefined) {
         if (signal.aborted) {
@@ -1028,6 +1063,9 @@ export class LegacyFace {
     s.stream = undefined;
   }
 }
+
+/** A session found for a request, or the refusal already sent. */
+type SessionFound = { entry: SessionEntry<FaceSession> } | { refused: FastifyReply };
 
 /** No room for another session here (every one held has a request in flight). */
 class TooManySessionsError extends Error {
