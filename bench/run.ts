@@ -13,7 +13,9 @@
  * bench/RESULTS.md (or `--out`). `--gateway-dir DIR` measures another checkout's built gateway (DIR/dist/cli.js) by
  * the same harness; `--quick` is one short round of a few configurations (the smoke test).
  *
- *   npm run bench [-- --quick] [--rounds 5] [--duration 2] [--gateway-dir DIR] [--out FILE] [--log-level info] [--source]
+ *   npm run bench [-- --quick] [--rounds 5] [--duration 1.5] [--gateway-dir DIR] [--out FILE] [--log-level info] [--source]
+ *
+ * `--source` runs the gateway from DIR/src through tsx instead of DIR/dist (the smoke test: no stale build).
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,8 +42,16 @@ const { values: args } = parseArgs({
   strict: true,
 });
 const QUICK = args.quick;
-const ROUNDS = Math.max(1, Math.min(20, Number(args.rounds ?? (QUICK ? 1 : 5))));
-const DURATION_MS = Math.max(100, Math.min(30_000, Number(args.duration ?? (QUICK ? 0.25 : 1.5)) * 1000));
+function numberArg(name: string, given: string | undefined, fallback: number, min: number, max: number): number {
+  const n = given === undefined ? fallback : Number(given);
+  if (!Number.isFinite(n) || n < min || n > max) {
+    process.stderr.write(`bench: --${name} must be a number from ${min} to ${max}, got ${given}\n`);
+    process.exit(2);
+  }
+  return n;
+}
+const ROUNDS = Math.round(numberArg('rounds', args.rounds, QUICK ? 1 : 5, 1, 20));
+const DURATION_MS = numberArg('duration', args.duration, QUICK ? 0.25 : 1.5, 0.1, 30) * 1000;
 const WARMUP_MS = QUICK ? 150 : 2000;
 const CONNS = QUICK ? [1, 16] : [1, 16, 64];
 const SIZES = ['small', 'big'] as const;
