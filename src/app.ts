@@ -72,6 +72,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     defaultTtlMs: config.tasks.defaultTtlMs,
     maxTtlMs: config.tasks.maxTtlMs,
     defaultPollIntervalMs: config.tasks.pollIntervalMs,
+    pollAdvice: { enabled: config.tasks.adaptivePolling, minMs: config.tasks.minPollIntervalMs, maxMs: config.tasks.maxPollIntervalMs },
     maxActivePerPrincipal: config.tasks.maxActivePerPrincipal,
     toolSupportTtlMs: 60_000,
   });

@@ -1,9 +1,35 @@
 #!/usr/bin/env node
 /** Process entry: flags, configuration, start, graceful close on SIGTERM/SIGINT. The only file that exits. */
 import { parseArgs } from 'node:util';
+import { pino, type DestinationStream } from 'pino';
 import { buildGateway, DEFAULT_LOGGER } from './app.js';
 import { ConfigError, DEFAULTS, loadConfigFile, parseConfig, type ConfigOverrides, type GatewayConfig } from './config/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
+
+/** How often buffered log lines are written out at the latest. */
+const LOG_FLUSH_MS = 100;
+
+/**
+ * Standard output for the operator log, written in batches off the main thread (pino's sonic-boom, asynchronous,
+ * at least 4 KiB per write) instead of one synchronous write per line: at one line per MCP request, synchronous
+ * writes cost the gateway a sixth of its CPU. A line waits at most LOG_FLUSH_MS; whatever is buffered is written
+ * synchronously when the process exits.
+ */
+function logStream(): DestinationStream {
+  const out = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  setInterval(() => {
+    // flush() throws while sonic-boom is still opening or already destroyed; the next tick or exit catches up.
+    try {
+      out.flush();
+    } catch {}
+  }, LOG_FLUSH_MS).unref();
+  process.on('exit', () => {
+    try {
+      out.flushSync();
+    } catch {}
+  });
+  return out;
+}
 
 const HELP = `${GATEWAY_NAME} ${GATEWAY_VERSION}
 A gateway between MCP eras: 2026-07-28 clients use 2025-11-25 servers and 2025-11-25 clients use 2026-07-28
@@ -100,7 +126,7 @@ async function main(argv: string[]): Promise<number> {
   }
 
   // In --demo the transcript is the point: operator logs drop to warnings unless LOG_LEVEL says otherwise.
-  const logger = args.demo && !process.env.LOG_LEVEL ? { ...DEFAULT_LOGGER, level: 'warn' } : DEFAULT_LOGGER;
+  const logger = { ...DEFAULT_LOGGER, ...(args.demo && !process.env.LOG_LEVEL ? { level: 'warn' } : {}), stream: logStream() };
   let gateway;
   try {
     gateway = await buildGateway(config, { logger });

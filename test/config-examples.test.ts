@@ -22,6 +22,10 @@ t.test('the full example spells out the defaults', async (t) => {
   t.equal(cfg.input.holdMs, DEFAULTS.inputHoldMs);
   t.equal(cfg.tasks.defaultTtlMs, DEFAULTS.taskTtlMs);
   t.equal(cfg.tasks.maxActivePerPrincipal, DEFAULTS.maxActiveTasksPerPrincipal);
+  t.equal(cfg.tasks.pollIntervalMs, DEFAULTS.pollIntervalMs);
+  t.equal(cfg.tasks.adaptivePolling, DEFAULTS.adaptivePolling);
+  t.equal(cfg.tasks.minPollIntervalMs, DEFAULTS.minPollIntervalMs);
+  t.equal(cfg.tasks.maxPollIntervalMs, DEFAULTS.maxPollIntervalMs);
   t.equal(cfg.sessions.maxPerUpstream, DEFAULTS.maxSessionsPerUpstream);
   const [u] = cfg.upstreams;
   t.equal(u?.path, DEFAULTS.path);

@@ -21,6 +21,9 @@ export const DEFAULTS = {
   taskTtlMs: 3_600_000,
   maxTaskTtlMs: 86_400_000,
   pollIntervalMs: 1_000,
+  adaptivePolling: true,
+  minPollIntervalMs: 100,
+  maxPollIntervalMs: 30_000,
   maxActiveTasksPerPrincipal: 100,
   maxTasks: 10_000,
   maxClientSessions: 1_000,
@@ -149,8 +152,22 @@ export const ConfigSchema = z
         defaultTtlMs: positiveInt.default(DEFAULTS.taskTtlMs),
         /** Upper bound on any task's retention (an upstream's `ttl: null` is reported as this). */
         maxTtlMs: positiveInt.default(DEFAULTS.maxTaskTtlMs),
-        /** pollIntervalMs suggested to clients; upstream tasks/get is called at most twice per interval. */
+        /**
+         * pollIntervalMs suggested to clients for a tool whose durations are not learned yet (or always, with
+         * `adaptivePolling: false`); a rule's own `pollIntervalMs` wins.
+         */
         pollIntervalMs: positiveInt.default(DEFAULTS.pollIntervalMs),
+        /**
+         * Suggest each read's pollIntervalMs from the durations of the tool's tasks seen to end (the next poll where the
+         * delay it adds and the polls still needed cost least, a poll worth half the interval suggested unlearned, of delay), between
+         * `minPollIntervalMs` and `maxPollIntervalMs`.
+         * A proxied task is never told to poll faster than its upstream suggests.
+         */
+        adaptivePolling: z.boolean().default(DEFAULTS.adaptivePolling),
+        /** Shortest learned suggestion (the bounds never exclude `pollIntervalMs`). */
+        minPollIntervalMs: positiveInt.default(DEFAULTS.minPollIntervalMs),
+        /** Longest learned suggestion (a task that outlived every duration seen backs off up to this). */
+        maxPollIntervalMs: positiveInt.default(DEFAULTS.maxPollIntervalMs),
         maxActivePerPrincipal: positiveInt.default(DEFAULTS.maxActiveTasksPerPrincipal),
         /** Task records kept in the store at most. */
         maxTasks: positiveInt.default(DEFAULTS.maxTasks),
@@ -164,6 +181,9 @@ export const ConfigSchema = z
         defaultTtlMs: DEFAULTS.taskTtlMs,
         maxTtlMs: DEFAULTS.maxTaskTtlMs,
         pollIntervalMs: DEFAULTS.pollIntervalMs,
+        adaptivePolling: DEFAULTS.adaptivePolling,
+        minPollIntervalMs: DEFAULTS.minPollIntervalMs,
+        maxPollIntervalMs: DEFAULTS.maxPollIntervalMs,
         maxActivePerPrincipal: DEFAULTS.maxActiveTasksPerPrincipal,
         maxTasks: DEFAULTS.maxTasks,
         leaseMs: DEFAULTS.leaseMs,

@@ -30,6 +30,7 @@ import { UpstreamDownError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUna
 import { exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
 import type { LegacyFace } from './legacy-face.js';
 import { principalOf } from './principal.js';
+import { rawBodyOf } from './raw-body.js';
 import { ResponseChannel } from './response.js';
 
 /** What the endpoint needs. */
@@ -79,6 +80,11 @@ function upstreamRunsTasks(route: UpstreamRoute, capabilities: JsonObject): bool
   return route.upstream.era === 'modern' ? declaresTasks(capabilities) : legacySupportsToolTasks(capabilities);
 }
 
+/** Whether the request's logger writes info lines (pino's check; a logger without one is asked anyway). */
+function infoEnabled(req: FastifyRequest): boolean {
+  return (req.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') !== false;
+}
+
 function header(req: FastifyRequest, name: string): string | undefined | null {
   return singleHeader(req.headers, name);
 }
@@ -119,7 +125,10 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       reply.raw.once('finish', () => {
         request.log.info({ method: request.method === 'POST' && isObject(request.body) ? request.body.method ?? 'response' : request.method, era: 'pass-through', upstream: route.name, status: reply.statusCode, ms: Date.now() - started }, 'mcp request');
       });
+      const text = rawBodyOf(request);
       return reply.from(upstreamUrl.pathname + upstreamUrl.search, {
+        // The body as it arrived (not serialized again from the parsed object), with its own Content-Type.
+        ...(text !== undefined ? { body: text, contentType: String(request.headers['content-type']) } : {}),
         rewriteRequestHeaders: (_req, headers) => {
           const out: Record<string, string | string[] | undefined> = { ...headers, ...route.staticHeaders, host: upstreamUrl.host };
           // The client's Origin belongs to the gateway's origin check, not to the upstream's.
@@ -309,16 +318,19 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       };
       const accept = header(request, 'accept') ?? '';
       const channel = new ResponseChannel(reply, accept.includes('text/event-stream') || accept.includes('*/*'), opts.keepAliveMs);
-      const aborter = new AbortController();
+      // Only what may outlive the client's patience (an upstream call, a listen stream) is stopped when it goes away;
+      // requests the gateway answers from its own records skip the signal (creating one is costly on this path).
+      const stoppable = req.policy.kind === 'forward' || req.policy.kind === 'forward-input' || req.policy.kind === 'listen';
+      const aborter = stoppable ? new AbortController() : undefined;
       const onClose = () => {
-        if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));
+        if (!reply.raw.writableFinished) aborter?.abort(new Error('client closed the request'));
       };
-      reply.raw.on('close', onClose);
+      if (aborter) reply.raw.on('close', onClose);
       const started = Date.now();
       let outcome = 'ok';
       let taskId = typeof req.params.taskId === 'string' ? req.params.taskId : undefined;
       try {
-        const done = await dispatch(route, req, caller, channel, aborter.signal);
+        const done = await dispatch(route, req, caller, channel, aborter?.signal);
         outcome = done.outcome;
         taskId ??= done.taskId;
       } catch (e) {
@@ -329,22 +341,24 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         else if (e instanceof UpstreamHttpError) availability.suspect(e.status >= 500);
         outcome = `error ${edge.error.code}`;
         if (edge.fault) request.log.error({ err: e, method: req.method, upstream: route.name }, 'request failed');
-        if (aborter.signal.aborted) channel.abandon();
+        if (aborter?.signal.aborted) channel.abandon();
         else channel.error(req.id, edge.error, edge.status, edge.retryAfterSeconds);
       } finally {
-        reply.raw.off('close', onClose);
-        if (aborter.signal.aborted) outcome = 'client closed';
-        request.log.info({ method: req.method, era: 'modern', upstream: route.name, ...(taskId ? { taskId } : {}), outcome, ms: Date.now() - started }, 'mcp request');
+        if (aborter) reply.raw.off('close', onClose);
+        if (aborter?.signal.aborted) outcome = 'client closed';
+        if (infoEnabled(request)) {
+          request.log.info({ method: req.method, era: 'modern', upstream: route.name, ...(taskId ? { taskId } : {}), outcome, ms: Date.now() - started }, 'mcp request');
+        }
       }
       return reply;
     }
 
     /** Serves one validated request; returns what the operator log says about it. */
-    async function dispatch(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, channel: ResponseChannel, signal: AbortSignal): Promise<{ outcome: string; taskId?: string }> {
+    async function dispatch(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, channel: ResponseChannel, stopSignal: AbortSignal | undefined): Promise<{ outcome: string; taskId?: string }> {
       const id = req.id as string | number;
       switch (req.policy.kind) {
         case 'discover': {
-          const identity = await route.upstream.identity(caller, signal);
+          const identity = await route.upstream.identity(caller);
           // The extension is advertised when the upstream runs tool tasks or the gateway wraps tools (README §Tasks).
           const tasksExtension = upstreamRunsTasks(route, identity.capabilities) || wrapsTools(route);
           channel.result(id, discoverResult(identity, { tasksExtension, cache: route.cache }));
@@ -352,6 +366,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         }
         case 'forward':
         case 'forward-input': {
+          const signal = stopSignal as AbortSignal;
           const hooks = { signal, notify: (n: JsonRpcNotification) => channel.notify(n) };
           // A retry whose held call another instance holds is answered there (2026-07-28 basic/patterns/mrtr).
           const outcome = (await bridge.relay(route, req, caller, hooks)) ?? (await runRequest(runtime, bridge, route, req, caller, hooks));
@@ -364,6 +379,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           return { outcome: String(outcome.result.resultType ?? 'complete'), ...created };
         }
         case 'listen': {
+          const signal = stopSignal as AbortSignal;
           if (listenStreams >= opts.maxListenStreams) {
             channel.error(id, { code: ErrorCode.InternalError, message: 'Too many open subscriptions; try again later' }, 503);
             return { outcome: 'refused: too many subscriptions' };

@@ -3,7 +3,7 @@
  * scoped to the request that carries notifications and then the response (2026-07-28 basic/transports/streamable-http
  * §Receiving Messages).
  */
-import type { ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcMessage, RequestId } from '../translate/index.js';
 
@@ -66,7 +66,13 @@ export class ResponseChannel {
       this.reply.raw.end();
       return;
     }
-    void this.reply.code(status).header('content-type', 'application/json').send(message);
+    // Written straight to the socket, as one write: the gateway registers no send hooks and the body is serialized
+    // here once, so Fastify's serialization and hook chain would only cost time on every answer.
+    const body = JSON.stringify(message);
+    const headers = this.reply.getHeaders();
+    this.reply.hijack();
+    this.reply.raw.writeHead(status, { ...(headers as OutgoingHttpHeaders), 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    this.reply.raw.end(body);
   }
 
   /** Releases timers if the client went away. */

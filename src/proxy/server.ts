@@ -7,6 +7,7 @@ import { checkHostOrigin, type HostPolicy } from './host-check.js';
 import { LegacyFace } from './legacy-face.js';
 import type { SessionStore } from './legacy-face-sessions.js';
 import { registerMcpEndpoint, runRequest } from './mcp-endpoint.js';
+import { keepRawBody } from './raw-body.js';
 
 /** One upstream as the edge mounts it. */
 export interface EdgeEndpoint {
@@ -61,16 +62,29 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '' && request.method !== 'POST') return done(null, undefined);
+    keepRawBody(request, body as string);
     return json(request, body as string, done);
   });
 
-  app.addHook('onRequest', async (request, reply) => {
-    const origin = request.headers.origin;
-    const refused = checkHostOrigin(request.headers.host, typeof origin === 'string' ? origin : undefined, opts.hostPolicy);
+  // The verdict for a (Host, Origin) pair is the same every time: remembered, so that a client's requests after its
+  // first cost one lookup (bounded: cleared when full, as hostile clients may vary the headers).
+  const verdicts = new Map<string, string | undefined>();
+  app.addHook('onRequest', (request, reply, done) => {
+    const host = request.headers.host;
+    const origin = typeof request.headers.origin === 'string' ? request.headers.origin : undefined;
+    const key = origin === undefined ? `${host}` : `${host}\n${origin}`;
+    let refused = verdicts.get(key);
+    if (refused === undefined && !verdicts.has(key)) {
+      refused = checkHostOrigin(host, origin, opts.hostPolicy);
+      if (verdicts.size >= 1024) verdicts.clear();
+      verdicts.set(key, refused);
+    }
     if (refused) {
       request.log.warn({ reason: refused }, 'request refused by the host check');
-      return reply.code(403).send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: 'Forbidden: Host or Origin not allowed' } });
+      void reply.code(403).send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: 'Forbidden: Host or Origin not allowed' } });
+      return;
     }
+    done();
   });
 
   app.setErrorHandler((err: { code?: string; statusCode?: number; message?: string }, request, reply) => {

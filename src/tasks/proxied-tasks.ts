@@ -63,7 +63,6 @@ interface ProxiedLive {
   task: UpstreamTask;
   /** Stops the follow loop. */
   stop: AbortController;
-  lastPolled: number;
   /** Settles when the follow loop ends (the task is terminal, dropped, or lost). */
   followed: Promise<void>;
   /**
@@ -208,7 +207,7 @@ export class ProxiedTasks {
       throw e;
     }
     let settle!: () => void;
-    const live: ProxiedLive = { task, stop: new AbortController(), lastPolled: Date.now(), followed: new Promise<void>((r) => (settle = r)) };
+    const live: ProxiedLive = { task, stop: new AbortController(), followed: new Promise<void>((r) => (settle = r)) };
     this.live.set(record.taskId, live);
     // An upstream task that ended as it was created (an immediate shortcut) is applied at once.
     if (isTerminal(c.status)) await this.apply(record.taskId, c, who.origin);
@@ -218,18 +217,19 @@ export class ProxiedTasks {
   }
 
   /**
-   * Refreshes a task from the upstream, at most once per poll interval unless `force` (the follow loop polls once per
-   * interval too: at most two upstream reads per interval however often clients poll). A task this instance does not
-   * follow is asked through a transient task resumed from the record's ref, on behalf of `access.caller` (or the
-   * sealed caller); the follower's input requests are left as the record has them.
+   * Refreshes a task from the upstream unless `force` only when the upstream's poll interval has passed since it was
+   * last asked: a followed task shares that clock with its follow loop (`UpstreamTask.pollDue`), so the upstream sees
+   * one `tasks/get` per interval at most however often clients poll, and a faster client gets the record as last read.
+   * A task this instance does not follow is asked through a transient task resumed from the record's ref, on behalf of
+   * `access.caller` (or the sealed caller), at most once per interval per instance (with several instances, each may
+   * add one such read per interval to the follower's); the follower's input requests are left as the record has them.
    */
   async refresh(record: TaskRecord, force = false, access: TaskAccess = {}): Promise<TaskRecord> {
     if (isTerminal(record.status)) return record;
     const minGap = record.pollIntervalMs ?? this.limits.defaultPollIntervalMs;
     const live = this.live.get(record.taskId);
     if (live) {
-      if (!force && Date.now() - live.lastPolled < minGap) return record;
-      live.lastPolled = Date.now();
+      if (!force && !live.task.pollDue()) return record;
       let snap: UpstreamTaskSnapshot;
       try {
         snap = await live.task.get();
@@ -367,7 +367,6 @@ export class ProxiedTasks {
     const live: ProxiedLive = {
       task,
       stop: new AbortController(),
-      lastPolled: Date.now(),
       followed: new Promise<void>((res) => (settle = res)),
       ...(inherited.length > 0 ? { inheritedKeys: inherited } : {}),
     };

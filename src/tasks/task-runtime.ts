@@ -37,6 +37,7 @@ import { TaskEvents } from './task-events.js';
 import { clampTtl, InvalidCursorError, TooManyTasksError, type TaskLimits } from './task-limits.js';
 import { TaskService } from './task-service.js';
 import { InstanceBus, mintInstanceId } from './instance-bus.js';
+import { DEFAULT_POLL_ADVICE, PollAdvisor, type PollAdviceOptions } from './poll-advisor.js';
 import { Sealer } from './sealing.js';
 
 /** A `tasks/list` page (2025-11-25 basic/utilities/tasks §Listing Tasks: the page size is the server's choice). */
@@ -67,6 +68,8 @@ export interface TaskRuntimeOptions {
   defaultTtlMs: number;
   maxTtlMs: number;
   defaultPollIntervalMs: number;
+  /** How each read's `pollIntervalMs` is learned and bounded (default: learned, 100 ms to 30 s). */
+  pollAdvice?: PollAdviceOptions;
   maxActivePerPrincipal: number;
   /** How long the upstream's tool list (task support) is trusted. */
   toolSupportTtlMs: number;
@@ -100,6 +103,8 @@ export class TaskRuntime {
   private readonly ownBus: boolean;
   private readonly leaseMs: number;
   private readonly routes = new Map<string, UpstreamRoute>();
+  /** Learns tools' durations from the task changes heard, and suggests each read's poll interval. */
+  readonly advisor: PollAdvisor;
   private reaper: NodeJS.Timeout | undefined;
   private renewer: NodeJS.Timeout | undefined;
   private started: Promise<void> | undefined;
@@ -117,6 +122,8 @@ export class TaskRuntime {
       gatherMs: o.bridge.opts.gatherMs,
     };
     this.events = new TaskEvents(o.store, this.bus.instanceId);
+    this.advisor = new PollAdvisor(o.pollAdvice ?? DEFAULT_POLL_ADVICE, o.defaultPollIntervalMs);
+    this.events.on((t) => this.advisor.observe(t));
     const sealer = o.sealer ?? new Sealer(randomBytes(32));
     this.owned = new OwnedTasks(this.events, this.limits, {
       bus: this.bus,
@@ -126,7 +133,7 @@ export class TaskRuntime {
       policyFor: (route, tool) => this.policyFor(route, tool),
     });
     this.proxied = new ProxiedTasks(this.events, this.limits, { instanceId: this.bus.instanceId, sealer, bus: this.bus, leaseMs: this.leaseMs });
-    this.service = new TaskService(this.events, this.owned, this.proxied, o.defaultPollIntervalMs);
+    this.service = new TaskService(this.events, this.owned, this.proxied, o.defaultPollIntervalMs, (route, t) => this.shown(route, t));
     // Live work whose record has expired (its TTL passed) is stopped: nobody can ask for it any more.
     this.sweeper = setInterval(() => void this.owned.sweep().then(() => this.proxied.sweep()).catch(() => {}), 30_000);
     this.sweeper.unref();
@@ -210,9 +217,9 @@ export class TaskRuntime {
       if (r.kind === 'window-passed') {
         const task = r.conv.task;
         const next = decideCall({ ...facts, following: task !== undefined, passed: window, turn: 'window-passed' });
-        if (next.action === 'own-task') return taskResult(await this.adoptOwned(route, caller, policy, r.conv, who, { params: sent }));
+        if (next.action === 'own-task') return taskResult(this.shown(route, await this.adoptOwned(route, caller, policy, r.conv, who, { params: sent })));
         // The followed task (nobody pulls its call any more) goes on as the client's task, from its state now.
-        if (next.action === 'proxy-task' && task) return taskResult(await this.proxied.adopt(route, caller, policy, task, who, { resync: true }), task.created.meta);
+        if (next.action === 'proxy-task' && task) return taskResult(this.shown(route, await this.proxied.adopt(route, caller, policy, task, who, { resync: true })), task.created.meta);
         if (next.action === 'wait') {
           window = next.window;
           call = { conv: r.conv };
@@ -224,7 +231,7 @@ export class TaskRuntime {
       if (r.kind === 'response') return plainOutcome(route, req, r.message, r.resumed);
       const open = window === 'after-ms' && Date.now() < roundStart + (policy.afterMs ?? 0);
       const next = decideCall({ ...facts, turn: open ? 'task-created-in-window' : 'task-created' });
-      if (next.action === 'proxy-task') return taskResult(await this.proxied.adopt(route, caller, policy, r.task, who), r.task.created.meta);
+      if (next.action === 'proxy-task') return taskResult(this.shown(route, await this.proxied.adopt(route, caller, policy, r.task, who)), r.task.created.meta);
       // Followed inside this request (README §Tasks): its questions are MRTR rounds of this request, answered into the
       // task by the retry, and its outcome the answer; for the rest of the first window, or to its end.
       const { requestState: _s, inputResponses: _r, ...fresh } = req;
@@ -264,6 +271,18 @@ export class TaskRuntime {
    * An immediate JSON-RPC error (invalid arguments, an unknown tool) is no task: it is returned as `{ error }`.
    */
   async createTask(
+    route: UpstreamRoute,
+    params: JsonObject,
+    caller: CallerContext,
+    opts: { ttlMs?: number },
+    signal: AbortSignal,
+  ): Promise<{ record: TaskRecord; meta?: JsonObject } | { error: JsonRpcErrorObject }> {
+    const created = await this.createRecord(route, params, caller, opts, signal);
+    return 'record' in created ? { ...created, record: this.shown(route, created.record) } : created;
+  }
+
+  /** `createTask` before the record is shown (its poll interval suggested). */
+  private async createRecord(
     route: UpstreamRoute,
     params: JsonObject,
     caller: CallerContext,
@@ -336,7 +355,12 @@ export class TaskRuntime {
 
   /** The caller's task by id (refreshed when proxied); `UnknownTaskError` for an unknown, expired or foreign one. */
   async task(route: UpstreamRoute, taskId: string, caller: CallerContext): Promise<TaskRecord> {
-    return this.service.refresh(await this.service.lookup(route, taskId, caller), { route, caller });
+    return this.shown(route, await this.service.refresh(await this.service.lookup(route, taskId, caller), { route, caller }));
+  }
+
+  /** A record as a read shows it: its `pollIntervalMs` suggested now, from the tool's learned durations (poll-advisor). */
+  shown(route: UpstreamRoute, record: TaskRecord): TaskRecord {
+    return this.advisor.advise(record, this.policyFor(route, record.tool));
   }
 
   /**
@@ -408,7 +432,7 @@ export class TaskRuntime {
       limit: LIST_PAGE_SIZE,
     });
     const last = page.tasks.at(-1);
-    return { tasks: page.tasks, ...(page.more && last ? { nextCursor: encodeCursor(last) } : {}) };
+    return { tasks: page.tasks.map((r) => this.shown(route, r)), ...(page.more && last ? { nextCursor: encodeCursor(last) } : {}) };
   }
 
   /** Every applied change of a task record of this principal on this route; returns the remover. */

@@ -27,11 +27,13 @@ export class TaskService {
     private readonly owned: OwnedTasks,
     private readonly proxied: ProxiedTasks,
     private readonly pollIntervalMs: number,
+    /** A record as a read shows it (its poll interval suggested now). */
+    private readonly shown: (route: UpstreamRoute, record: TaskRecord) => TaskRecord = (_r, t) => t,
   ) {}
 
   /** tasks/get → the DetailedTask (tasks extension §Task Polling). */
   async get(route: UpstreamRoute, req: ModernRequest, caller: CallerContext): Promise<JsonObject> {
-    return detailedTaskV2(await this.refresh(await this.own(route, req, caller), { route, caller }));
+    return detailedTaskV2(this.shown(route, await this.refresh(await this.own(route, req, caller), { route, caller })));
   }
 
   /** tasks/update → answers outstanding input requests; the ack follows the record change (read-your-writes). */

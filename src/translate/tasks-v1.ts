@@ -114,6 +114,8 @@ export function taskSnapshotFromV1(task: TaskV1, meta?: JsonObject): TaskSnapsho
 
 /** Whether the legacy server supports task-augmented `tools/call` (2025-11-25 schema `ServerCapabilities.tasks`). */
 export function legacySupportsToolTasks(caps: JsonObject): boolean {
+  // Without `tasks` no schema can match (this runs on every tools/call of a legacy upstream).
+  if (caps.tasks === undefined) return false;
   const parsed = ServerCapabilitiesV1Schema.safeParse(caps);
   return parsed.success && parsed.data.tasks !== undefined && hasTaskToolCallCapabilityV1(parsed.data.tasks);
 }

@@ -73,6 +73,9 @@ export type DetailedTaskV2 = z.output<typeof DetailedTaskV2Loose>;
  * extension (tasks extension §Capability Negotiation: the key under `extensions`, its settings an object).
  */
 export function declaresTasks(capabilities: JsonObject): boolean {
+  // Without the key no schema can match: most requests end here, without a parse (this runs on every tools/call).
+  const extensions = capabilities.extensions;
+  if (typeof extensions !== 'object' || extensions === null || !Object.hasOwn(extensions, TASKS_EXTENSION_ID_V2)) return false;
   return DeclaringCapabilitiesV2.safeParse(capabilities).success;
 }
 

@@ -93,6 +93,12 @@ export interface UpstreamTask {
   /** The state now (one upstream round trip). */
   get(signal?: AbortSignal): Promise<UpstreamTaskSnapshot>;
   /**
+   * Whether the upstream's own poll interval has passed since it was last asked about the task (by `next()` or
+   * `get()`): a read that is not due is answered from the state known, so that the upstream is asked at most once
+   * per the interval it suggested, however often clients poll.
+   */
+  pollDue(): boolean;
+  /**
    * Answers outstanding input requests by key with the bare modern results; unknown or answered keys are ignored.
    * Resolves with the keys it sent upstream.
    */

@@ -54,9 +54,12 @@ export class UpstreamTaskLostError extends Error {
   }
 }
 
-/** Maps a fetch failure to the right upstream error, given the signals that may have fired. */
+/** Maps a failed exchange to the right upstream error, given the signals that may have fired. */
 export function fetchFailure(cause: unknown, caller?: AbortSignal, timeout?: AbortSignal): Error {
   if (caller?.aborted) return caller.reason instanceof Error ? caller.reason : new Error('aborted', { cause });
-  if (timeout?.aborted) return new UpstreamTimeoutError('upstream did not answer in time', { cause });
+  // undici's own headers deadline (`headersTimeoutMs` of an exchange) is a timeout like the caller's.
+  if (timeout?.aborted || (cause as { code?: unknown } | undefined)?.code === 'UND_ERR_HEADERS_TIMEOUT') {
+    return new UpstreamTimeoutError('upstream did not answer in time', { cause });
+  }
   return new UpstreamUnavailableError(`upstream unreachable: ${(cause as Error)?.message ?? String(cause)}`, { cause });
 }

@@ -32,6 +32,8 @@ type Body = Dispatcher.ResponseData['body'];
 export class UpstreamResponse {
   private readonly head: IncomingHttpHeaders;
   private body: Body | undefined;
+  /** The body stream, kept to drop it even once a reader took it. */
+  private readonly stream: Body | undefined;
   /** The body already read as text (an answer that was inspected and handed on). */
   private buffered: string | undefined;
 
@@ -43,7 +45,14 @@ export class UpstreamResponse {
   ) {
     this.head = headers;
     this.body = body;
+    this.stream = body;
     this.buffered = buffered;
+  }
+
+  /** Drops the body wherever it is being read (its reader ends with an error); the connection is not reused. */
+  cancel(): void {
+    this.body = undefined;
+    if (this.stream && !this.stream.readableEnded) this.stream.destroy();
   }
 
   /** A 2xx status. */
@@ -198,6 +207,12 @@ export interface HttpExchange {
   headers: Record<string, string>;
   body?: string;
   signal?: AbortSignal;
+  /**
+   * Bound on the wait for the answer's headers (undici's own timer: no controller or timer per exchange); it fails
+   * with undici's HeadersTimeoutError, which `fetchFailure` reads as a timeout. Absent: unbounded (callers then
+   * bound the exchange with `signal`).
+   */
+  headersTimeoutMs?: number;
 }
 
 /**
@@ -212,6 +227,7 @@ export async function exchange(url: string, x: HttpExchange): Promise<UpstreamRe
     body: x.body,
     signal: x.signal,
     dispatcher: agent,
+    ...(x.headersTimeoutMs !== undefined ? { headersTimeout: x.headersTimeoutMs } : {}),
   });
   return new UpstreamResponse(res.statusCode, res.headers, res.body);
 }

@@ -24,7 +24,7 @@ import {
   type RequestId,
   type UpstreamIdentity,
 } from '../translate/index.js';
-import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
+import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamUnavailableError } from './errors.js';
 import { exchange, type UpstreamResponse } from './http.js';
 import { drain } from './call-wrappers.js';
 import type { UpstreamCall } from './client.js';
@@ -64,13 +64,21 @@ const INPUT_CAPABLE = new Set(['tools/call', 'prompts/get', 'resources/read']);
 export class LegacyCall extends QueuedCall implements UpstreamCall {
   private cancelled = false;
 
+  /** The answer being read, once its headers arrived: dropping the call drops its body. */
+  private response: UpstreamResponse | undefined;
+
   constructor(
     private readonly session: LegacySession,
     readonly requestId: RequestId,
-    private readonly controller: AbortController,
     private readonly onFinish?: () => void,
   ) {
     super();
+  }
+
+  /** The answer whose body this call reads (a call is handed out only once its answer's headers arrived). */
+  attach(response: UpstreamResponse): void {
+    this.response = response;
+    if (this.cancelled) response.cancel();
   }
 
   protected override onFinal(): void {
@@ -99,8 +107,8 @@ export class LegacyCall extends QueuedCall implements UpstreamCall {
   abandon(reason: string): void {
     if (this.cancelled) return;
     this.cancelled = true;
-    this.controller.abort(new Error(reason));
     this.push({ kind: 'failure', error: new Error(`cancelled: ${reason}`) });
+    this.response?.cancel();
   }
 }
 
@@ -117,6 +125,7 @@ export class LegacySession {
   /** Who hears the notifications of the GET stream (list changes, resource updates); `undefined`: it ended. */
   private readonly streamListeners = new Set<(n: JsonRpcNotification | undefined) => void>();
   private streamState: 'none' | 'open' | 'ended' = 'none';
+  private headerCache: { sessionId: string | undefined; version: string; headers: Record<string, string> } | undefined;
   /**
    * Set once a task that runs on was left in this session (handed to another instance, or left at shutdown): `close()`
    * then forgets the session without DELETE, since DELETE would end that task upstream.
@@ -144,35 +153,34 @@ export class LegacySession {
     return () => this.streamListeners.delete(listener);
   }
 
-  private headers(extra: Record<string, string> = {}): Record<string, string> {
+  /** The headers of every request of the session, rebuilt only when its id or version changes (read-only). */
+  private headers(): Record<string, string> {
+    const c = this.headerCache;
+    if (c && c.sessionId === this.sessionId && c.version === this.protocolVersion) return c.headers;
     const h: Record<string, string> = {
       ...this.opts.headers,
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       'mcp-protocol-version': this.protocolVersion,
-      ...extra,
     };
     if (this.sessionId) h['mcp-session-id'] = this.sessionId;
+    this.headerCache = { sessionId: this.sessionId, version: this.protocolVersion, headers: h };
     return h;
   }
 
   /**
    * POSTs one message. `timeoutMs` bounds the wait for the response headers only: a streamed body is bounded by
-   * its consumer (the call's budget, or a task's deadline), which cancels it properly.
+   * its consumer (the call's budget, or a task's deadline), which drops it properly. No controller or timer of its
+   * own: `signal` (the caller's) goes to the pool, which also keeps the headers deadline (signals are costly to
+   * create on this path).
    */
-  private async post(body: unknown, controller = new AbortController(), timeoutMs = this.opts.timeoutMs): Promise<UpstreamResponse> {
-    // One controller per exchange (AbortSignal.any and extra signals are costly on this hot path): the timer
-    // aborts it with a timeout error, the caller with its own reason.
-    const timer = setTimeout(() => controller.abort(new UpstreamTimeoutError('upstream did not answer in time')), timeoutMs);
-    timer.unref();
+  private async post(body: unknown, signal?: AbortSignal, timeoutMs = this.opts.timeoutMs): Promise<UpstreamResponse> {
     let res: UpstreamResponse;
     try {
-      res = await exchange(this.opts.url, { method: 'POST', headers: this.headers(), body: JSON.stringify(body), signal: controller.signal });
+      res = await exchange(this.opts.url, { method: 'POST', headers: this.headers(), body: JSON.stringify(body), signal, headersTimeoutMs: timeoutMs });
     } catch (cause) {
-      // The controller's reason says who aborted (the timer's UpstreamTimeoutError, or the caller's).
-      throw fetchFailure(cause, controller.signal);
-    } finally {
-      clearTimeout(timer);
+      // The signal's reason says who aborted; a headers timeout is the pool's.
+      throw fetchFailure(cause, signal);
     }
     return this.unlessSessionGone(res);
   }
@@ -277,25 +285,17 @@ export class LegacySession {
   async request(method: string, params: JsonObject | undefined, signal?: AbortSignal): Promise<LegacyCall> {
     if (this.closed) throw new UpstreamUnavailableError('session closed');
     const id = this.nextId++;
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
     const message: JsonRpcRequest = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
     // Registered before the POST: the upstream may send a stray request on the GET stream before it answers.
-    const call: LegacyCall = INPUT_CAPABLE.has(method)
-      ? new LegacyCall(this, id, controller, () => this.inputCalls.delete(call))
-      : new LegacyCall(this, id, controller);
-    if (INPUT_CAPABLE.has(method)) this.inputCalls.add(call);
-    const fail = (e: unknown): never => {
-      this.inputCalls.delete(call);
-      signal?.removeEventListener('abort', onAbort);
-      throw e;
-    };
+    const inputCapable = INPUT_CAPABLE.has(method);
+    const call: LegacyCall = inputCapable ? new LegacyCall(this, id, () => this.inputCalls.delete(call)) : new LegacyCall(this, id);
+    if (inputCapable) this.inputCalls.add(call);
     let res: UpstreamResponse;
     try {
-      res = await this.post(message, controller);
+      res = await this.post(message, signal);
     } catch (e) {
-      return fail(e);
+      this.inputCalls.delete(call);
+      throw e;
     }
     if (method === 'initialize') {
       const sid = res.header('mcp-session-id');
@@ -303,15 +303,16 @@ export class LegacySession {
     }
     if (!res.ok) {
       const text = await res.text().catch(() => '');
-      signal?.removeEventListener('abort', onAbort);
       const parsed = safeJson(text);
       if (isErrorResponse(parsed)) {
         call.push({ kind: 'response', message: { ...parsed, id } });
         return call;
       }
-      return fail(new UpstreamHttpError(res.status, text.slice(0, 500)));
+      this.inputCalls.delete(call);
+      throw new UpstreamHttpError(res.status, text.slice(0, 500));
     }
-    void this.pump(res, call, id).finally(() => signal?.removeEventListener('abort', onAbort));
+    call.attach(res);
+    void this.pump(res, call, id);
     return call;
   }
 

@@ -304,14 +304,12 @@ export class ModernUpstreamClient implements UpstreamClient {
       ...modernHeaders(method, params),
       ...(toolParams.length > 0 ? paramHeaders(toolParams, params?.arguments) : {}),
     };
-    const clear = deadline(controller, this.opts.timeoutMs);
     let res: UpstreamResponse;
     try {
-      res = await exchange(this.opts.url, { method: 'POST', headers, body: JSON.stringify(body), signal: controller.signal });
+      // The headers deadline is the pool's own timer (no timer per exchange); failureOf reads it as a timeout.
+      res = await exchange(this.opts.url, { method: 'POST', headers, body: JSON.stringify(body), signal: controller.signal, headersTimeoutMs: this.opts.timeoutMs });
     } catch (cause) {
       throw failureOf(cause, controller.signal);
-    } finally {
-      clear();
     }
     if (res.ok) return res.messages();
     const text = await res.text(MAX_ERROR_BODY_BYTES).catch(() => '');

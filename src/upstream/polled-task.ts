@@ -1,6 +1,11 @@
 /**
  * What both eras' upstream tasks share: the state known now, what `next()` last returned, polling only while
  * someone awaits `next()` (at the task's poll interval, bounded below), and the wait for a change.
+ *
+ * The upstream's `pollInterval(Ms)` is its suggestion for how often to ask (2025-11-25 basic/utilities/tasks §Task
+ * Status; tasks extension §Task Polling): the follow loop and the reads clients cause share one clock (`lastPollAt`),
+ * so that `tasks/get` is asked at most once per interval whoever asks; only `get()` (an explicit fresh read: a cancel
+ * checking the outcome) skips it.
  */
 import { isTerminal, type JsonObject, type JsonRpcErrorObject } from '../translate/index.js';
 import type { UpstreamTask, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
@@ -30,6 +35,8 @@ export abstract class PolledTask implements UpstreamTask {
   /** Aborted on release: every upstream exchange of the task ends with it. */
   protected readonly stop = new AbortController();
   private readonly minPollMs: number;
+  /** When the last poll was started (the creation counts: the upstream has just said the state). */
+  private lastPollAt = Date.now();
 
   constructor(
     readonly id: string,
@@ -54,12 +61,23 @@ export abstract class PolledTask implements UpstreamTask {
         this.lastReturned = this.current;
         return this.current;
       }
-      // Wait for news (an era may bring some unasked), or for the poll interval, then poll.
+      // Wait for news (an era may bring some unasked), or until the poll interval has passed since the last poll
+      // (whoever asked), then poll.
       this.onWait();
-      const ms = Math.max(this.minPollMs, this.pollEveryMs(this.current.pollIntervalMs ?? DEFAULT_POLL_MS));
-      const woken = await this.changeOrTimeout(ms, signal);
-      if (!woken && !signal.aborted && !this.released) await this.poll(signal);
+      const dueAt = this.lastPollAt + this.pollEveryMs(this.intervalMs());
+      const woken = await this.changeOrTimeout(Math.max(0, dueAt - Date.now()), signal);
+      if (!woken && !signal.aborted && !this.released && this.pollDue()) await this.poll(signal);
     }
+  }
+
+  /** Whether the upstream's poll interval has passed since it was last asked (a poll now honours its suggestion). */
+  pollDue(): boolean {
+    return Date.now() - this.lastPollAt >= this.intervalMs();
+  }
+
+  /** The upstream's poll interval (its own suggestion, else the default), bounded below. */
+  private intervalMs(): number {
+    return Math.max(this.minPollMs, this.current.pollIntervalMs ?? DEFAULT_POLL_MS);
   }
 
   async get(signal?: AbortSignal): Promise<UpstreamTaskSnapshot> {
@@ -97,6 +115,7 @@ export abstract class PolledTask implements UpstreamTask {
 
   /** One poll, shared by concurrent callers; `signal` stops waiting for it, not the poll itself. */
   protected poll(signal?: AbortSignal): Promise<void> {
+    if (!this.polling) this.lastPollAt = Date.now();
     this.polling ??= this.pollOnce().finally(() => {
       this.polling = undefined;
     });

@@ -63,8 +63,18 @@ export class LegacySessionPool {
     return this.entries.size + this.joined.size;
   }
 
+  /** Keys already computed, by credential (the same header arrives on every call of a client; bounded). */
+  private readonly keys = new Map<string, string>();
+
   private keyOf(k: SessionKey): string {
-    return k.authorization ? createHash('sha256').update(k.authorization).digest('base64url') : '-';
+    if (!k.authorization) return '-';
+    let key = this.keys.get(k.authorization);
+    if (key === undefined) {
+      key = createHash('sha256').update(k.authorization).digest('base64url');
+      if (this.keys.size >= 1024) this.keys.clear();
+      this.keys.set(k.authorization, key);
+    }
+    return key;
   }
 
   private sessionFor(k: SessionKey, join?: { sessionId: string; protocolVersion: string }): LegacySession {

@@ -208,8 +208,15 @@ export class FakeTask implements UpstreamTask {
   }
 
   async get(): Promise<UpstreamTaskSnapshot> {
+    this.lastGet = Date.now();
     return this.state;
   }
+
+  /** Due once its interval passed since the creation or the last `get()` (as a polled task's is). */
+  pollDue(): boolean {
+    return Date.now() - this.lastGet >= (this.state.pollIntervalMs ?? 1_000);
+  }
+  private lastGet = Date.now();
 
   async answer(responses: JsonObject): Promise<string[]> {
     this.answers.push(responses);
