@@ -3,6 +3,7 @@
 // belong to the benchmark, not to a test.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
@@ -70,6 +71,7 @@ t.test('npm run bench --quick writes every leg and table with positive figures',
     t.ok(num(cells[3]) > 0, `task creation rate, ${store}`, { cells });
   }
   if (redis) t.match(row(md, '### Tasks', 'redis')[1], /not measured/);
+  if (existsSync(join(root, 'bench/polling.ts'))) t.ok(md.includes('### Polling (bench/polling.ts)'), 'the polling section (not run by --quick) is named');
   for (const tasks of ['100', '500']) {
     const cells = row(md, '### Heap per stored terminal task', tasks);
     t.ok(num(cells[2]) > 0 && num(cells[3]) > 0, `heap and bytes per task at ${tasks} tasks`, { cells });
