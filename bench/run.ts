@@ -351,8 +351,9 @@ function taskTable(r: Record<TaskLeg, Cell[]>, noRedis?: string): string {
 // Heap
 
 async function runHeap(pinning: Pinning): Promise<HeapReport> {
-  const counts = QUICK ? '500' : '10000,100000';
-  const viaGateway = QUICK ? '100' : '1000';
+  // Enough tasks even in a quick run that the heap's own noise (a few hundred KB) cannot turn a figure negative.
+  const counts = QUICK ? '2000' : '10000,100000';
+  const viaGateway = QUICK ? '400' : '1000';
   const argv = [...pinning.server, NODE, '--expose-gc', ...TSX, join(ROOT, 'bench/heap.ts'), '--gateway', viaGateway, '--counts', counts, '--gateway-dir', GATEWAY_DIR, ...(args.source ? ['--source'] : [])];
   const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   track(child);
