@@ -6,23 +6,14 @@ import { buildGateway, DEFAULT_LOGGER } from './app.js';
 import { ConfigError, DEFAULTS, loadConfigFile, parseConfig, type ConfigOverrides, type GatewayConfig } from './config/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 
-/** How often buffered log lines are written out at the latest. */
-const LOG_FLUSH_MS = 100;
-
 /**
- * Standard output for the operator log, written in batches off the main thread (pino's sonic-boom, asynchronous,
- * at least 4 KiB per write) instead of one synchronous write per line: at one line per MCP request, synchronous
- * writes cost the gateway a sixth of its CPU. A line waits at most LOG_FLUSH_MS; whatever is buffered is written
- * synchronously when the process exits.
+ * Standard output for the operator log, written off the main thread (pino's sonic-boom, asynchronous) instead of one
+ * synchronous write per line: at one line per MCP request, synchronous writes cost the gateway a sixth of its CPU.
+ * A line is written at once when no write is in flight; lines that come while one is are written together after it
+ * (no timer, no delay when quiet). Whatever is still buffered is written synchronously when the process exits.
  */
 function logStream(): DestinationStream {
-  const out = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-  setInterval(() => {
-    // flush() throws while sonic-boom is still opening or already destroyed; the next tick or exit catches up.
-    try {
-      out.flush();
-    } catch {}
-  }, LOG_FLUSH_MS).unref();
+  const out = pino.destination({ dest: 1, sync: false });
   process.on('exit', () => {
     try {
       out.flushSync();

@@ -1,6 +1,12 @@
 /**
- * The in-process task store: an LRU with a bound on entries and a per-record TTL, leases and values in bounded maps,
- * and events delivered in this process only. The reference for the contract in `task-store.ts`; one gateway only.
+ * The in-process task store: records in one insertion-ordered map used as an LRU (a read moves a record to the end),
+ * each with the time it expires; leases and values in bounded maps; events delivered in this process only. The
+ * reference for the contract in `task-store.ts`; one gateway only.
+ *
+ * Sized for many finished tasks (ARCHITECTURE §5 "bounded by construction"): no timer per record (an expired record
+ * is dropped when it is next touched, by the eviction scan, or by one periodic sweep), the strings records repeat
+ * (principal, upstream, tool, owner, sessions) held once, and the live tasks of each principal indexed so that
+ * `activeCount` never scans the store.
  */
 import { EventEmitter } from 'node:events';
 import { LRUCache } from 'lru-cache';
@@ -31,72 +37,106 @@ interface Lease {
   until: number;
 }
 
+/** A stored record and when it expires (ms since the store's epoch: a small integer, no boxed number). */
+class Slot {
+  constructor(
+    readonly record: TaskRecord,
+    readonly expiresAt: number,
+  ) {}
+}
+
 const DEFAULT_MAX_TTL_MS = 86_400_000;
 
-/** Stored records are frozen copies: a reader never sees a half-applied change. */
-const frozen = (r: TaskRecord): TaskRecord => Object.freeze({ ...r });
+/** How often expired records nobody touched are dropped (memory only: an expired record is never returned). */
+const SWEEP_MS = 30_000;
+
+/** How often at most a full store sweeps for expired records before it evicts a finished one. */
+const FULL_SWEEP_MS = 1_000;
+
+/** Distinct strings held for sharing; past this the table starts over (sharing is an optimisation, never a rule). */
+const MAX_INTERNED = 4_096;
+
+/** Longer strings are not shared: a client's oversized tool name must not outlive its record in the table. */
+const MAX_INTERNED_LENGTH = 256;
+
+/**
+ * One copy of each string records repeat: every request makes its own copy of the principal (hashed from its
+ * credentials), the tool name (parsed from its body) and so on, and a record would otherwise keep it.
+ */
+class Interner {
+  private readonly seen = new Map<string, string>();
+
+  get(s: string): string {
+    if (s.length > MAX_INTERNED_LENGTH) return s;
+    const held = this.seen.get(s);
+    if (held !== undefined) return held;
+    if (this.seen.size >= MAX_INTERNED) this.seen.clear();
+    this.seen.set(s, s);
+    return s;
+  }
+}
 
 /** A `TaskStore` in this process's memory. */
 export class MemoryTaskStore implements TaskStore {
   readonly scope = 'memory' as const;
-  private readonly records: LRUCache<string, TaskRecord>;
+  /** Records by id, least recently used first. */
+  private readonly slots = new Map<TaskId, Slot>();
+  /** The live (non-terminal) tasks of each principal, expired ones dropped when seen. */
+  private readonly liveByPrincipal = new Map<string, Set<TaskId>>();
+  private readonly strings = new Interner();
   private readonly values: LRUCache<string, JsonObject>;
   private readonly leases = new Map<TaskId, Lease>();
   private readonly events = new EventEmitter();
   private readonly max: number;
   private readonly maxTtlMs: number;
   private readonly now: () => number;
+  private readonly epoch: number;
+  private readonly sweeper: NodeJS.Timeout;
+  /** When the last sweep ran (store clock). */
+  private sweptAt: number | undefined;
 
   constructor(opts: MemoryStoreOptions) {
     this.max = opts.maxTasks;
     this.maxTtlMs = opts.maxTtlMs ?? DEFAULT_MAX_TTL_MS;
     this.now = opts.now ?? Date.now;
+    this.epoch = this.now();
     this.events.setMaxListeners(0);
-    this.records = new LRUCache<string, TaskRecord>({
-      // One spare slot: create() makes room itself, so the LRU's own eviction never drops a live task.
-      max: opts.maxTasks + 1,
-      ttlAutopurge: true,
-      // Records are replaced, never mutated in place: a reader never sees a half-applied change.
-      noUpdateTTL: true,
-      perf: { now: this.now },
-      // A record's lease goes with it (not when the record is replaced by a newer version).
-      dispose: (_v, key, reason) => {
-        if (reason !== 'set') this.leases.delete(key as TaskId);
-      },
-    });
     this.values = new LRUCache<string, JsonObject>({ max: opts.maxValues ?? 100_000, ttlAutopurge: true, perf: { now: this.now } });
+    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+    this.sweeper.unref();
   }
 
   async create(record: TaskRecord, retentionMs: number, lease?: { owner: string; ttlMs: number }): Promise<void> {
-    if (this.records.has(record.taskId)) throw new TaskIdClashError(record.taskId);
-    if (this.records.size >= this.max) {
-      // Full: the least recently used finished task makes room; live tasks are never evicted.
-      let victim: string | undefined;
-      for (const id of this.records.rkeys()) {
-        const r = this.records.peek(id);
-        if (r && isTerminal(r.status)) {
-          victim = id;
-          break;
-        }
-      }
-      if (victim === undefined) throw new StoreFullError(this.max);
-      this.records.delete(victim);
-    }
-    this.records.set(record.taskId, frozen(record), { ttl: Math.max(1, Math.min(retentionMs, this.maxTtlMs)) });
-    if (lease) this.leases.set(record.taskId, { owner: lease.owner, until: this.now() + lease.ttlMs });
+    if (this.slot(record.taskId)) throw new TaskIdClashError(record.taskId);
+    if (this.slots.size >= this.max) this.makeRoom();
+    const ttl = Math.max(1, Math.min(retentionMs, this.maxTtlMs));
+    const stored = this.stored(record);
+    this.slots.set(stored.taskId, new Slot(stored, this.clock() + ttl));
+    if (!isTerminal(stored.status)) this.index(stored);
+    if (lease) this.leases.set(stored.taskId, { owner: lease.owner, until: this.now() + lease.ttlMs });
   }
 
   async get(taskId: TaskId): Promise<TaskRecord | undefined> {
-    return this.records.get(taskId);
+    const s = this.slot(taskId);
+    if (!s) return undefined;
+    this.touch(taskId, s);
+    return s.record;
   }
 
   async replace(next: TaskRecord, expectedVersion: number): Promise<ReplaceResult> {
-    const current = this.records.get(next.taskId);
-    if (!current) return { ok: false, reason: 'not-found' };
-    if (current.version !== expectedVersion) return { ok: false, reason: 'conflict', current };
-    if (isTerminal(current.status)) return { ok: false, reason: 'terminal', current };
-    const stored = frozen({ ...next, version: expectedVersion + 1 });
-    this.records.set(next.taskId, stored); // noUpdateTTL keeps the retention counted from creation
+    const s = this.slot(next.taskId);
+    if (!s) return { ok: false, reason: 'not-found' };
+    const current = s.record;
+    if (current.version !== expectedVersion || isTerminal(current.status)) {
+      this.touch(next.taskId, s);
+      return { ok: false, reason: current.version !== expectedVersion ? 'conflict' : 'terminal', current };
+    }
+    const stored = this.stored({ ...next, version: expectedVersion + 1 });
+    // Moved to the most recently used end; the retention stays counted from creation.
+    this.slots.delete(next.taskId);
+    this.slots.set(next.taskId, new Slot(stored, s.expiresAt));
+    this.unindex(current);
+    if (!isTerminal(stored.status)) this.index(stored);
     return { ok: true, record: stored };
   }
 
@@ -107,7 +147,13 @@ export class MemoryTaskStore implements TaskStore {
   async list(q: TaskListQuery): Promise<{ tasks: TaskRecord[]; more: boolean }> {
     // Oldest first by creation, ties by id: a stable order, so that a cursor (the last id of a page) stays valid.
     const mine: TaskRecord[] = [];
-    for (const r of this.records.values()) {
+    const now = this.clock();
+    for (const [id, s] of this.slots) {
+      if (s.expiresAt < now) {
+        this.drop(id, s);
+        continue;
+      }
+      const r = s.record;
       if (r.principal === q.principal && r.upstream === q.upstream && (q.session === undefined || r.session === q.session)) mine.push(r);
     }
     const order = (a: { createdAt: string; taskId: string }, b: { createdAt: string; taskId: string }) =>
@@ -119,13 +165,16 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async activeCount(principal: string): Promise<number> {
+    const ids = this.liveByPrincipal.get(principal);
+    if (!ids) return 0;
     let n = 0;
-    for (const r of this.records.values()) if (r.principal === principal && !isTerminal(r.status)) n++;
+    // An expired one leaves the set as it is seen (slot() drops it).
+    for (const id of ids) if (this.slot(id)) n++;
     return n;
   }
 
   async acquireLease(taskId: TaskId, owner: string, ttlMs: number): Promise<boolean> {
-    if (!this.records.has(taskId)) return false;
+    if (!this.slot(taskId)) return false;
     const l = this.leases.get(taskId);
     if (l && l.owner !== owner && l.until > this.now()) return false;
     this.leases.set(taskId, { owner, until: this.now() + ttlMs });
@@ -137,7 +186,7 @@ export class MemoryTaskStore implements TaskStore {
     for (const id of taskIds) {
       const l = this.leases.get(id);
       // A lapsed lease nobody has claimed is still its owner's to renew.
-      if (l && l.owner === owner && this.records.has(id)) {
+      if (l && l.owner === owner && this.slot(id)) {
         l.until = this.now() + ttlMs;
         held.push(id);
       }
@@ -158,7 +207,7 @@ export class MemoryTaskStore implements TaskStore {
     for (const [taskId, l] of this.leases) {
       if (claimed.length >= limit) break;
       if (l.until > now) continue;
-      if (!this.records.has(taskId)) {
+      if (!this.slot(taskId)) {
         this.leases.delete(taskId);
         continue;
       }
@@ -170,7 +219,7 @@ export class MemoryTaskStore implements TaskStore {
 
   async leaseOwner(taskId: TaskId): Promise<string | undefined> {
     const l = this.leases.get(taskId);
-    return l && l.until > this.now() ? l.owner : undefined;
+    return l && l.until > this.now() && this.slot(taskId) ? l.owner : undefined;
   }
 
   async putValue(key: string, value: JsonObject, ttlMs: number, opts: { ifAbsent?: boolean } = {}): Promise<boolean> {
@@ -207,9 +256,96 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async close(): Promise<void> {
-    this.records.clear();
+    clearInterval(this.sweeper);
+    this.slots.clear();
+    this.liveByPrincipal.clear();
     this.values.clear();
     this.leases.clear();
     this.events.removeAllListeners();
+  }
+
+  /** Now, in ms since the store's epoch (the unit of `Slot.expiresAt`). */
+  private clock(): number {
+    return this.now() - this.epoch;
+  }
+
+  /** The slot of an unexpired record; an expired one is dropped (with its lease) as it is seen. */
+  private slot(taskId: TaskId): Slot | undefined {
+    const s = this.slots.get(taskId);
+    if (s === undefined) return undefined;
+    if (s.expiresAt < this.clock()) {
+      this.drop(taskId, s);
+      return undefined;
+    }
+    return s;
+  }
+
+  /** Marks a record used: it moves to the most recently used end. */
+  private touch(taskId: TaskId, s: Slot): void {
+    this.slots.delete(taskId);
+    this.slots.set(taskId, s);
+  }
+
+  /** Forgets a record, its lease and its place in the live index. */
+  private drop(taskId: TaskId, s: Slot): void {
+    this.slots.delete(taskId);
+    this.leases.delete(taskId);
+    this.unindex(s.record);
+  }
+
+  /**
+   * Full: expired records go first (a sweep, at most once per `FULL_SWEEP_MS`: a store that stays full must not scan
+   * every record on every create), then the least recently used finished one makes room; live tasks are never
+   * evicted. Throws `StoreFullError` when nothing can go.
+   */
+  private makeRoom(): void {
+    const now = this.clock();
+    if (this.sweptAt === undefined || now - this.sweptAt >= FULL_SWEEP_MS) {
+      this.sweep();
+      if (this.slots.size < this.max) return;
+    }
+    for (const [id, s] of this.slots) {
+      if (s.expiresAt < now || isTerminal(s.record.status)) {
+        this.drop(id, s);
+        return;
+      }
+    }
+    throw new StoreFullError(this.max);
+  }
+
+  /** Drops every expired record (the periodic sweep: nothing else would free the ones nobody asks for again). */
+  private sweep(): void {
+    const now = this.clock();
+    this.sweptAt = now;
+    for (const [id, s] of this.slots) if (s.expiresAt < now) this.drop(id, s);
+  }
+
+  private index(r: TaskRecord): void {
+    let ids = this.liveByPrincipal.get(r.principal);
+    if (!ids) this.liveByPrincipal.set(r.principal, (ids = new Set()));
+    ids.add(r.taskId);
+  }
+
+  private unindex(r: TaskRecord): void {
+    const ids = this.liveByPrincipal.get(r.principal);
+    if (!ids?.delete(r.taskId)) return;
+    if (ids.size === 0) this.liveByPrincipal.delete(r.principal);
+  }
+
+  /**
+   * The frozen copy that is stored (a reader never sees a half-applied change), its repeated strings shared with the
+   * other records.
+   */
+  private stored(r: TaskRecord): TaskRecord {
+    const c: TaskRecord = { ...r };
+    const s = this.strings;
+    c.principal = s.get(c.principal);
+    c.upstream = s.get(c.upstream);
+    c.tool = s.get(c.tool);
+    if (c.owner !== undefined) c.owner = s.get(c.owner);
+    if (c.session !== undefined) c.session = s.get(c.session);
+    if (c.upstreamSession !== undefined) c.upstreamSession = s.get(c.upstreamSession);
+    if (c.lastUpdatedAt === c.createdAt) c.lastUpdatedAt = c.createdAt;
+    return Object.freeze(c);
   }
 }
