@@ -1,0 +1,509 @@
+/**
+ * `npm run bench`: the benchmark users can rerun. Starts its own raw upstreams (both eras), a plain
+ * `fastify` + `@fastify/http-proxy` hop and gateways, each a process of its own on loopback, and reports side by side,
+ * in one run:
+ * - `tools/call` on every path (direct to each raw upstream, the plain proxy, the gateway legacy → legacy,
+ *   modern → legacy, modern → modern, legacy → modern) at 1, 16 and 64 connections, small (`greet`) and 100 KB
+ *   (`big`) results: medians of alternating rounds (leg order rotated per round), ratios computed within a round
+ *   (throughput against the plain proxy; p50 added over direct at one connection);
+ * - `tasks/get` throughput on completed tasks and task creation rate (a tool wrapped `always`), memory and Redis store;
+ * - heap per stored terminal task (bench/heap.ts);
+ * - polls per task with adaptive intervals, when bench/polling.ts exists.
+ * The loader (and this harness) run on core 0, every server on core 1 when the machine has two cores. It writes
+ * bench/RESULTS.md (or `--out`). `--gateway-dir DIR` measures another checkout's built gateway (DIR/dist/cli.js) by
+ * the same harness; `--quick` is one short round of a few configurations (the smoke test).
+ *
+ *   npm run bench [-- --quick] [--rounds 5] [--duration 1.5] [--gateway-dir DIR] [--out FILE] [--log-level info] [--source]
+ *
+ * `--source` runs the gateway from DIR/src through tsx instead of DIR/dist (the smoke test: no stale build).
+ */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { spawn } from 'node:child_process';
+import { commitOf, load, machine } from './lib/machine.js';
+import { startLoader, type LoadResult, type LoadSpec, type Loader, type RequestShape } from './lib/loader.js';
+import { freePort, pinCores, startServer, track, type Pinning, type ServerProcess } from './lib/processes.js';
+import type { HeapReport } from './heap.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    'gateway-dir': { type: 'string' },
+    out: { type: 'string' },
+    'log-level': { type: 'string', default: process.env.LOG_LEVEL ?? 'info' },
+    source: { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+const QUICK = args.quick;
+function numberArg(name: string, given: string | undefined, fallback: number, min: number, max: number): number {
+  const n = given === undefined ? fallback : Number(given);
+  if (!Number.isFinite(n) || n < min || n > max) {
+    process.stderr.write(`bench: --${name} must be a number from ${min} to ${max}, got ${given}\n`);
+    process.exit(2);
+  }
+  return n;
+}
+const ROUNDS = Math.round(numberArg('rounds', args.rounds, QUICK ? 1 : 5, 1, 20));
+const DURATION_MS = numberArg('duration', args.duration, QUICK ? 0.25 : 1.5, 0.1, 30) * 1000;
+const WARMUP_MS = QUICK ? 150 : 2000;
+const CONNS = QUICK ? [1, 16] : [1, 16, 64];
+const SIZES = ['small', 'big'] as const;
+type Size = (typeof SIZES)[number];
+const TASK_CONNS = 16;
+/** Completed tasks `tasks/get` cycles over. */
+const TASKS_FOR_GET = QUICK ? 20 : 500;
+const GATEWAY_DIR = resolve(args['gateway-dir'] ?? ROOT);
+const OUT = resolve(args.out ?? join(ROOT, 'bench/RESULTS.md'));
+const LOG_LEVEL = args['log-level'];
+const SECRET = 'bench-shared-secret-at-least-32-characters-long';
+const NODE = process.execPath;
+const TSX = ['--import', 'tsx'];
+
+const gatewayCli = args.source ? join(GATEWAY_DIR, 'src/cli.ts') : join(GATEWAY_DIR, 'dist/cli.js');
+if (!existsSync(gatewayCli)) {
+  process.stderr.write(
+    `bench: ${gatewayCli} not found: ${args.source ? 'is --gateway-dir a checkout of this project?' : `build the gateway first (\`npm run build\` in ${GATEWAY_DIR}; \`npm run bench\` does it for this checkout)`}\n`,
+  );
+  process.exit(2);
+}
+const gatewayArgv = args.source ? [NODE, ...TSX, gatewayCli] : [NODE, gatewayCli];
+
+// ---------------------------------------------------------------------------------------------------------------
+// Requests
+
+const LEGACY = '2025-11-25';
+const MODERN = '2026-07-28';
+const TASKS_EXT = 'io.modelcontextprotocol/tasks';
+const ACCEPT = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const BIG_EXPECT = 'x'.repeat(1000);
+const TOOL_ARGS: Record<Size, { tool: string; args: object; expect: string }> = {
+  small: { tool: 'greet', args: { name: 'bench' }, expect: 'Hello, bench!' },
+  big: { tool: 'big', args: {}, expect: BIG_EXPECT },
+};
+
+/** A 2026-07-28 request: the envelope in `_meta`, the routing headers. */
+function modernShape(method: string, params: Record<string, unknown>, name: string, capabilities: object = {}): RequestShape {
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': MODERN,
+    'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+    'io.modelcontextprotocol/clientCapabilities': capabilities,
+  };
+  return {
+    headers: { ...ACCEPT, 'mcp-protocol-version': MODERN, 'mcp-method': method, 'mcp-name': name },
+    body: JSON.stringify({ jsonrpc: '2.0', id: '__ID__', method, params: { ...params, _meta: meta } }),
+  };
+}
+
+/** A 2025-11-25 request in an initialized session. */
+function legacyShape(session: string, method: string, params: Record<string, unknown>): RequestShape {
+  return {
+    headers: { ...ACCEPT, 'mcp-protocol-version': LEGACY, 'mcp-session-id': session },
+    body: JSON.stringify({ jsonrpc: '2.0', id: '__ID__', method, params }),
+  };
+}
+
+/** Opens a 2025-11-25 session on `url` (initialize, then notifications/initialized) and returns its id. */
+async function openSession(url: string): Promise<string> {
+  const init = await fetch(url, {
+    method: 'POST',
+    headers: ACCEPT,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }),
+  });
+  const sid = init.headers.get('mcp-session-id');
+  const text = await init.text();
+  if (!sid || !text.includes(LEGACY)) throw new Error(`initialize on ${url} failed: HTTP ${init.status} ${text.slice(0, 300)}`);
+  const note = await fetch(url, {
+    method: 'POST',
+    headers: { ...ACCEPT, 'mcp-protocol-version': LEGACY, 'mcp-session-id': sid },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  });
+  await note.text();
+  if (note.status !== 202 && note.status !== 200) throw new Error(`notifications/initialized on ${url}: HTTP ${note.status}`);
+  return sid;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Statistics
+
+const median = (xs: number[]): number => {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (!s.length) return NaN;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const spread = (xs: number[], digits: number): string => {
+  if (xs.length < 2) return '';
+  const s = [...xs].sort((a, b) => a - b);
+  return ` (${s[0]!.toFixed(digits)}–${s.at(-1)!.toFixed(digits)})`;
+};
+const int = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '–');
+const fixed = (x: number, d: number) => (Number.isFinite(x) ? x.toFixed(d) : '–');
+/** Rotates `xs` left by `r`: each round starts the leg order somewhere else. */
+const rotate = <T>(xs: readonly T[], r: number): T[] => xs.map((_, i) => xs[(i + r) % xs.length]!);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Processes
+
+let logDir = '';
+const servers: ServerProcess[] = [];
+
+async function server(name: string, argv: string[], pinning: Pinning, ready: RegExp | { port: number; url: string }, env?: NodeJS.ProcessEnv): Promise<ServerProcess> {
+  const s = await startServer(name, argv, { pinning, logFile: join(logDir, `${name}.log`), ready, env });
+  servers.push(s);
+  return s;
+}
+
+const LISTENING = /listening (\S+)/;
+
+function rawUpstream(era: 'legacy' | 'modern', pinning: Pinning): Promise<ServerProcess> {
+  return server(`upstream-${era}`, [NODE, ...TSX, join(ROOT, 'bench/fixtures/raw-upstreams.ts'), era, '0'], pinning, LISTENING);
+}
+
+/** A gateway process as a user runs it: `--upstream URL` or a configuration file, LOG_LEVEL as given (default info). */
+async function gateway(name: string, pinning: Pinning, how: { upstream: string } | { config: object }, env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
+  const fullEnv: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL };
+  delete fullEnv.MCP_GATEWAY_STATE_SECRET;
+  Object.assign(fullEnv, env);
+  // The port is learnt from the `serving MCP endpoint` info line; below info it is not logged, so a free port is
+  // picked here and the gateway is ready when it accepts connections.
+  const logsEndpoint = ['info', 'debug', 'trace'].includes(fullEnv.LOG_LEVEL ?? 'info');
+  const port = logsEndpoint ? 0 : await freePort();
+  const ready = logsEndpoint ? /"endpoint":"([^"]+)"/ : { port, url: `http://127.0.0.1:${port}/mcp` };
+  if ('upstream' in how) {
+    return server(name, [...gatewayArgv, '--upstream', how.upstream, '--host', '127.0.0.1', '--port', String(port)], pinning, ready, fullEnv);
+  }
+  const file = join(logDir, `${name}.json`);
+  writeFileSync(file, JSON.stringify({ ...how.config, server: { host: '127.0.0.1', port } }, null, 2));
+  return server(name, [...gatewayArgv, '-c', file], pinning, ready, fullEnv);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Paths
+
+type PathKey = 'direct-legacy' | 'direct-modern' | 'proxy' | 'gw-ll' | 'gw-ml' | 'gw-mm' | 'gw-lm' | 'gw-ml-quiet';
+
+interface PathDef {
+  key: PathKey;
+  label: string;
+  url: string;
+  /** The client's era: a 2025-11-25 client holds one initialized session (opened through this path). */
+  client: 'legacy' | 'modern';
+  /** The direct path to the same upstream (p50 added is read against it). */
+  direct: PathKey;
+  session?: string;
+}
+
+
+function shapeFor(p: PathDef, size: Size): RequestShape {
+  const t = TOOL_ARGS[size];
+  return p.client === 'legacy'
+    ? legacyShape(p.session!, 'tools/call', { name: t.tool, arguments: t.args })
+    : modernShape('tools/call', { name: t.tool, arguments: t.args }, t.tool);
+}
+
+function specFor(p: PathDef, size: Size, conns: number, durationMs: number): LoadSpec {
+  return {
+    engine: conns === 1 ? 'hrtime' : 'autocannon',
+    url: p.url,
+    connections: conns,
+    durationMs,
+    requests: [shapeFor(p, size)],
+    expect: TOOL_ARGS[size].expect,
+  };
+}
+
+/** One leg's measurement in one round. */
+type Cell = LoadResult;
+/** results[size][conns][path] = one Cell per round. */
+type PathResults = Record<Size, Record<number, Partial<Record<PathKey, Cell[]>>>>;
+
+function checkClean(what: string, r: LoadResult, warmUp = false): void {
+  // A warm-up may end before a slow leg's first answer on a loaded machine; a measured leg must have answers.
+  if (r.non2xx > 0 || r.errors > 0 || (!warmUp && r.requests === 0)) {
+    throw new Error(`${what}: ${r.requests} answers, ${r.non2xx} non-2xx, ${r.errors} errors: the path is broken, not slow`);
+  }
+}
+
+async function runPaths(loader: Loader, paths: PathDef[]): Promise<PathResults> {
+  const results = Object.fromEntries(SIZES.map((s) => [s, Object.fromEntries(CONNS.map((c) => [c, {}]))])) as PathResults;
+  // One unreported pass over every leg: a cold process otherwise charges JIT warm-up to whichever leg runs first.
+  for (const size of SIZES) for (const p of paths) checkClean(`warm-up ${p.label}`, await loader.run(specFor(p, size, 16, WARMUP_MS)), true);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const size of SIZES) {
+      for (const conns of CONNS) {
+        for (const p of rotate(paths, round + conns)) {
+          const r = await loader.run(specFor(p, size, conns, DURATION_MS));
+          checkClean(`${p.label}, ${size}, ${conns} conns`, r);
+          ((results[size][conns]![p.key] ??= []) as Cell[]).push(r);
+        }
+      }
+      process.stdout.write(`paths: round ${round + 1}/${ROUNDS}, ${size} done (load ${load()})\n`);
+    }
+  }
+  return results;
+}
+
+function pathTables(paths: PathDef[], results: PathResults): string {
+  let md = '';
+  for (const size of SIZES) {
+    const at = (conns: number, key: PathKey) => results[size][conns]?.[key] ?? [];
+    const cols = CONNS.filter((c) => c > 1);
+    md += `\n### \`tools/call\`, ${size === 'small' ? 'small result (`greet`)' : '100 KB result (`big`)'}\n\n`;
+    md += `| path | 1 conn p50 ms | 1 conn p99 ms | p50 added over direct, ms | 1 conn req/s |${cols.map((c) => ` ${c} conns req/s | × plain proxy (${c}) |`).join('')}\n`;
+    md += `|---|---:|---:|---:|---:|${cols.map(() => '---:|---:|').join('')}\n`;
+    for (const p of paths) {
+      const one = at(1, p.key);
+      const direct = at(1, p.direct);
+      const added = p.key.startsWith('direct') ? [] : one.map((r, i) => r.p50 - (direct[i]?.p50 ?? NaN));
+      let row = `| ${p.label} | ${fixed(median(one.map((r) => r.p50)), 3)} | ${fixed(median(one.map((r) => r.p99)), 3)} | ${added.length ? `${fixed(median(added), 3)}${spread(added, 2)}` : ''} | ${int(median(one.map((r) => r.rps)))} |`;
+      for (const c of cols) {
+        const mine = at(c, p.key);
+        const proxy = at(c, 'proxy');
+        const ratio = p.key === 'proxy' ? [] : mine.map((r, i) => r.rps / (proxy[i]?.rps ?? NaN));
+        row += ` ${int(median(mine.map((r) => r.rps)))} | ${ratio.length ? `${fixed(median(ratio), 2)}×${spread(ratio, 2)}` : ''} |`;
+      }
+      md += `${row}\n`;
+    }
+  }
+  md += `\nMedians over ${ROUNDS} round(s) of ${DURATION_MS / 1000} s per leg; ratios and differences are computed within each round, then the median taken (range over the rounds in parentheses). 1-connection legs: undici Pool + \`process.hrtime.bigint()\` (sub-millisecond p50); more connections: autocannon (throughput; its latencies are whole milliseconds, so not shown). p50 added: the path's p50 minus the p50 of the direct path to the same upstream, in the same round. The gateways run at LOG_LEVEL=${LOG_LEVEL}, as users run them, logging to a file${paths.some((p) => p.key === 'gw-ml-quiet') ? '; the LOG_LEVEL=warn row is the translated path without the per-request log lines, for their cost' : ''}.\n`;
+  return md;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Tasks
+
+type TaskLeg = 'get-memory' | 'get-redis' | 'create-memory' | 'create-redis';
+
+async function createTasks(url: string, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  const shape = modernShape('tools/call', { name: 'greet', arguments: { name: 'bench' } }, 'greet', { extensions: { [TASKS_EXT]: {} } });
+  for (let i = 0; i < n; i++) {
+    const res = await fetch(url, { method: 'POST', headers: shape.headers, body: shape.body.replace('__ID__', `c${i}`) });
+    const body = (await res.json()) as { result?: { resultType?: string; taskId?: string; task?: { taskId?: string } } };
+    const id = body.result?.taskId ?? body.result?.task?.taskId;
+    if (res.status !== 200 || body.result?.resultType !== 'task' || !id) throw new Error(`creating a task on ${url}: HTTP ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+    ids.push(id);
+  }
+  // Every one completed before tasks/get is measured (the raw greet answers at once; bounded anyway).
+  const deadline = Date.now() + 30_000;
+  for (const id of ids) {
+    for (;;) {
+      const get = getShape(id);
+      const res = await fetch(url, { method: 'POST', headers: get.headers, body: get.body.replace('__ID__', 'w') });
+      const text = await res.text();
+      if (text.includes('"status":"completed"')) break;
+      if (/"status":"(failed|cancelled)"/.test(text) || Date.now() > deadline) throw new Error(`task ${id} did not complete: ${text.slice(0, 300)}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+  return ids;
+}
+
+function getShape(taskId: string): RequestShape {
+  return modernShape('tasks/get', { taskId }, taskId, { extensions: { [TASKS_EXT]: {} } });
+}
+
+async function runTasks(loader: Loader, urls: { memory: string; redis?: string }): Promise<Record<TaskLeg, Cell[]>> {
+  const n = TASKS_FOR_GET;
+  const ids = { memory: await createTasks(urls.memory, n), redis: urls.redis ? await createTasks(urls.redis, n) : [] };
+  const create = modernShape('tools/call', { name: 'greet', arguments: { name: 'bench' } }, 'greet', { extensions: { [TASKS_EXT]: {} } });
+  const spec = (leg: TaskLeg, durationMs: number): LoadSpec => {
+    const store = leg.endsWith('memory') ? 'memory' : 'redis';
+    return leg.startsWith('get')
+      ? { engine: 'autocannon', url: urls[store]!, connections: TASK_CONNS, durationMs, requests: ids[store].map(getShape), expect: '"status":"completed"' }
+      : { engine: 'autocannon', url: urls[store]!, connections: TASK_CONNS, durationMs, requests: [create], expect: '"resultType":"task"' };
+  };
+  const legs: TaskLeg[] = urls.redis ? ['get-memory', 'get-redis', 'create-memory', 'create-redis'] : ['get-memory', 'create-memory'];
+  const results = Object.fromEntries(legs.map((l) => [l, []])) as unknown as Record<TaskLeg, Cell[]>;
+  for (const leg of legs) checkClean(`warm-up ${leg}`, await loader.run(spec(leg, WARMUP_MS)), true);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const leg of rotate(legs, round)) {
+      // Task creation answers in tens of ms under load: a short leg would count few answers or none.
+      const r = await loader.run(spec(leg, Math.max(DURATION_MS, 1000)));
+      checkClean(leg, r);
+      results[leg].push(r);
+    }
+    process.stdout.write(`tasks: round ${round + 1}/${ROUNDS} done (load ${load()})\n`);
+  }
+  return results;
+}
+
+function taskTable(r: Record<TaskLeg, Cell[]>, noRedis?: string): string {
+  const rate = (leg: TaskLeg) => `${int(median(r[leg].map((x) => x.rps)))}${spread(r[leg].map((x) => x.rps), 0)}`;
+  const p99 = (leg: TaskLeg) => fixed(median(r[leg].map((x) => x.p99)), 0);
+  return (
+    `\n### Tasks (${TASK_CONNS} connections, modern client declaring the tasks extension)\n\n` +
+    `| store | \`tasks/get\` req/s (completed tasks) | p99 ms | task creation /s (\`tools/call\` of a tool wrapped \`always\`) | p99 ms |\n|---|---:|---:|---:|---:|\n` +
+    `| memory | ${rate('get-memory')} | ${p99('get-memory')} | ${rate('create-memory')} | ${p99('create-memory')} |\n` +
+    (noRedis ? `| redis | not measured: ${noRedis} | | | |\n` : `| redis | ${rate('get-redis')} | ${p99('get-redis')} | ${rate('create-redis')} | ${p99('create-redis')} |\n`) +
+    `\nA gateway in front of the raw legacy upstream with \`tools: { greet: { task: always } }\` (\`tasks.maxActivePerPrincipal\` raised to 10,000 so that creation is never refused), one per store; Redis is a redis-server of its own on the server core. \`tasks/get\` cycles over ${QUICK ? 50 : 500} completed tasks. Medians over ${ROUNDS} round(s) (range in parentheses); p99 in whole ms (autocannon).\n`
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Heap
+
+async function runHeap(pinning: Pinning): Promise<HeapReport> {
+  // Enough tasks even in a quick run that the heap's own noise (a few hundred KB) cannot turn a figure negative.
+  const counts = QUICK ? '2000' : '10000,100000';
+  const viaGateway = QUICK ? '400' : '1000';
+  const argv = [...pinning.server, NODE, '--expose-gc', ...TSX, join(ROOT, 'bench/heap.ts'), '--gateway', viaGateway, '--counts', counts, '--gateway-dir', GATEWAY_DIR, ...(args.source ? ['--source'] : [])];
+  const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+  track(child);
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const code = await new Promise<number | null>((r) => child.once('close', (c) => r(c)));
+  if (code !== 0) throw new Error(`bench/heap.ts failed (exit ${code}):\n${err.slice(-3000)}`);
+  return JSON.parse(out.trim().split('\n').at(-1)!) as HeapReport;
+}
+
+function heapTable(h: HeapReport): string {
+  let md = `\n### Heap per stored terminal task (memory store)\n\n| tasks stored | made | heap MB | bytes per task | beyond its result |\n|---:|---|---:|---:|---:|\n`;
+  for (const p of h.points) {
+    const how = p.how === 'zero' ? 'baseline (after warm-up)' : p.how === 'gateway' ? 'through the gateway' : 'store calls of a real task replayed';
+    md += `| ${int(p.tasks)} | ${how} | ${fixed(p.heapBytes / 2 ** 20, 1)} | ${p.bytesPerTask === undefined ? '' : int(p.bytesPerTask)} | ${p.beyondResult === undefined ? '' : `**${int(p.beyondResult)}**`} |\n`;
+  }
+  md += `\nThe result (\`greet\`'s, ${h.resultJsonBytes} bytes of JSON) costs ${int(h.resultHeapBytes)} bytes of heap held alone; "beyond its result" subtracts that. In-process gateway (bench/heap.ts, \`--expose-gc\`, heap after full collections). Beyond the tasks made through the gateway, the store is filled by replaying the store calls the runtime made for one real task (${h.trace.join(' → ')}), with fresh ids and timestamps. The through-the-gateway figure also carries some JIT code compiled after the baseline.\n`;
+  return md;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Polling (bench/polling.ts, when it exists: its own section)
+
+async function runPolling(): Promise<string | undefined> {
+  const file = join(ROOT, 'bench/polling.ts');
+  if (!existsSync(file)) return undefined;
+  // Its tasks run for seconds (up to ~5 s each, after a warm-up): longer than the whole of a quick run.
+  if (QUICK) return `\n### Polling (bench/polling.ts)\n\nNot run with --quick.\n`;
+  // Its own API when it offers one (markdown back), otherwise its output as a child process.
+  type Run = (o: { seconds?: number; clients?: number; warmupMs?: number }) => Promise<{ markdown: string }>;
+  const mod = (await import(pathToFileURL(file).href)) as { runPollingBench?: Run };
+  if (typeof mod.runPollingBench === 'function') {
+    const r = await mod.runPollingBench({});
+    return `\n### Polling (bench/polling.ts)\n\n${r.markdown.trim()}\n`;
+  }
+  const child = spawn(NODE, [...TSX, file, ...(QUICK ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
+  track(child);
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const code = await new Promise<number | null>((r) => child.once('close', (c) => r(c)));
+  if (code !== 0) throw new Error(`bench/polling.ts failed (exit ${code}):\n${err.slice(-3000)}`);
+  return `\n### Polling (bench/polling.ts)\n\n${out.trim()}\n`;
+}
+
+/** Runs one phase, saying how long it took. */
+async function phase<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  const r = await fn();
+  process.stdout.write(`bench: ${name} took ${((performance.now() - t0) / 1000).toFixed(1)} s (load ${load()})\n`);
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const started = new Date();
+  const loadBefore = load();
+  const pinning = pinCores();
+  logDir = mkdtempSync(join(tmpdir(), 'mcp-bench-'));
+  process.stdout.write(`bench: gateway ${gatewayCli}; ${pinning.describe}; logs in ${logDir}\n`);
+  const loader = startLoader();
+  let md = '';
+  try {
+    const [legacyUp, modernUp] = await phase('starting the upstreams', () => Promise.all([rawUpstream('legacy', pinning), rawUpstream('modern', pinning)]));
+    // One gateway per upstream, as a user runs it: clients of both eras use it (one pass-through, one translated).
+    // At info the gateway logs a line per request (to a file here); one more gateway without those lines shows their cost.
+    const quiet = ['info', 'debug', 'trace'].includes(LOG_LEVEL) && !QUICK;
+    // The task legs: a gateway per store wrapping greet into a task; Redis a redis-server of its own.
+    const { startRedis, serverBinaryMissing } = await redisModule(pinning);
+    const noRedis = serverBinaryMissing();
+    const redis = noRedis ? undefined : await startRedis();
+    try {
+      const taskConfig = (store: object) => ({
+        store,
+        tasks: { maxActivePerPrincipal: 10_000 },
+        upstreams: [{ name: 'raw', url: legacyUp.url, tools: { greet: { task: 'always' } } }],
+      });
+      // Started together (idle gateways cost the others nothing): a cold start is most of a short run.
+      const [proxy, gwLegacy, gwModern, gwQuiet, memGw, redisGw] = await phase('starting the proxy and gateways', () =>
+        Promise.all([
+          server('plain-proxy', [NODE, ...TSX, join(ROOT, 'bench/plain-proxy.ts'), legacyUp.url, '0'], pinning, LISTENING),
+          gateway('gw-legacy-upstream', pinning, { upstream: legacyUp.url }),
+          gateway('gw-modern-upstream', pinning, { upstream: modernUp.url }),
+          quiet ? gateway('gw-legacy-upstream-warn', pinning, { upstream: legacyUp.url }, { LOG_LEVEL: 'warn' }) : undefined,
+          gateway('gw-tasks-memory', pinning, { config: taskConfig({ kind: 'memory' }) }),
+          redis && gateway('gw-tasks-redis', pinning, { config: taskConfig({ kind: 'redis', url: redis.url, keyPrefix: 'mcpgw-bench:' }) }, { MCP_GATEWAY_STATE_SECRET: SECRET }),
+        ]),
+      );
+      const paths: PathDef[] = [
+        { key: 'direct-legacy', label: 'direct to the raw legacy upstream (2025-11-25 session)', url: legacyUp.url, client: 'legacy', direct: 'direct-legacy' },
+        { key: 'direct-modern', label: 'direct to the raw modern upstream (2026-07-28)', url: modernUp.url, client: 'modern', direct: 'direct-modern' },
+        { key: 'proxy', label: 'plain `fastify` + `@fastify/http-proxy` → legacy', url: proxy.url, client: 'legacy', direct: 'direct-legacy' },
+        { key: 'gw-ll', label: 'gateway legacy → legacy (pass-through)', url: gwLegacy.url, client: 'legacy', direct: 'direct-legacy' },
+        { key: 'gw-ml', label: 'gateway modern → legacy (translated)', url: gwLegacy.url, client: 'modern', direct: 'direct-legacy' },
+        { key: 'gw-mm', label: 'gateway modern → modern (pass-through)', url: gwModern.url, client: 'modern', direct: 'direct-modern' },
+        { key: 'gw-lm', label: 'gateway legacy → modern (translated, legacy face)', url: gwModern.url, client: 'legacy', direct: 'direct-modern' },
+      ];
+      if (gwQuiet) paths.push({ key: 'gw-ml-quiet', label: 'gateway modern → legacy (translated), LOG_LEVEL=warn', url: gwQuiet.url, client: 'modern', direct: 'direct-legacy' });
+      for (const p of paths) if (p.client === 'legacy') p.session = await openSession(p.url);
+      const pathResults = await phase('paths', () => runPaths(loader, paths));
+      md += `\n## Paths\n${pathTables(paths, pathResults)}`;
+      md += taskTable(await phase('tasks', () => runTasks(loader, { memory: memGw.url, redis: redisGw?.url })), noRedis);
+    } finally {
+      await redis?.stop();
+    }
+    await Promise.all(servers.splice(0).map((s) => s.stop()));
+
+    md += heapTable(await phase('heap', () => runHeap(pinning)));
+    const polling = await phase('polling', runPolling);
+    if (polling) md += polling;
+  } finally {
+    loader.close();
+    await Promise.all(servers.splice(0).map((s) => s.stop()));
+  }
+  const loadAfter = load();
+  const m = machine();
+  const command = process.env.npm_lifecycle_event === 'bench' ? `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}` : `node --import tsx ${relative(process.cwd(), fileURLToPath(import.meta.url))} ${process.argv.slice(2).join(' ')}`.trim();
+  const head =
+    `# Benchmark results\n\n` +
+    `Written by \`npm run bench\` (bench/run.ts); rerun it to measure your machine. Only ratios measured within one run mean much; absolute figures move with the machine and its load.\n\n` +
+    `- command: \`${command}\`\n` +
+    `- date: ${started.toISOString()} (took ${Math.round((Date.now() - started.getTime()) / 1000)} s)\n` +
+    `- gateway: ${relative(ROOT, gatewayCli) || gatewayCli} — ${commitOf(GATEWAY_DIR)}; LOG_LEVEL=${LOG_LEVEL}\n` +
+    `- machine: ${m.nproc} cores (${m.cpuModel}), ${fixed(m.memoryGiB, 1)} GiB, ${m.platform}, node ${m.node}\n` +
+    `- load average (1/5/15 min): before ${loadBefore}, after ${loadAfter}\n` +
+    `- pinning: ${pinning.describe}\n` +
+    `- every server is a process of its own on loopback: raw upstreams (bench/fixtures/raw-upstreams.ts), the plain proxy (bench/plain-proxy.ts), one gateway per upstream (serving clients of both eras)\n`;
+  writeFileSync(OUT, `${head}${md}`);
+  process.stdout.write(`${head}${md}\nwritten to ${OUT}\n`);
+  rmSync(logDir, { recursive: true, force: true });
+}
+
+/** test/helpers/redis-server.ts, its redis-server pinned to the server core (through a wrapper it execs). */
+async function redisModule(pinning: Pinning): Promise<typeof import('../test/helpers/redis-server.js')> {
+  if (pinning.pinned && !process.env.REDIS_SERVER_BIN) {
+    const wrapper = join(logDir, 'redis-server');
+    writeFileSync(wrapper, `#!/bin/sh\nexec ${pinning.server.join(' ')} redis-server "$@"\n`, { mode: 0o755 });
+    process.env.REDIS_SERVER_BIN = wrapper;
+  }
+  return import('../test/helpers/redis-server.js');
+}
+
+main().then(
+  () => process.exit(0),
+  (e: Error) => {
+    process.stderr.write(`bench failed: ${e.stack ?? e.message}\n${logDir ? `(server logs kept in ${logDir})\n` : ''}`);
+    process.exit(1);
+  },
+);
