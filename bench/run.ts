@@ -384,22 +384,9 @@ async function runPolling(): Promise<string | undefined> {
   if (!existsSync(file)) return undefined;
   // Its tasks run for seconds (up to ~5 s each, after a warm-up): longer than the whole of a quick run.
   if (QUICK) return `\n### Polling (bench/polling.ts)\n\nNot run with --quick.\n`;
-  // Its own API when it offers one (markdown back), otherwise its output as a child process.
-  type Run = (o: { seconds?: number; clients?: number; warmupMs?: number }) => Promise<{ markdown: string }>;
-  const mod = (await import(pathToFileURL(file).href)) as { runPollingBench?: Run };
-  if (typeof mod.runPollingBench === 'function') {
-    const r = await mod.runPollingBench({});
-    return `\n### Polling (bench/polling.ts)\n\n${r.markdown.trim()}\n`;
-  }
-  const child = spawn(NODE, [...TSX, file, ...(QUICK ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
-  track(child);
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
-  const code = await new Promise<number | null>((r) => child.once('close', (c) => r(c)));
-  if (code !== 0) throw new Error(`bench/polling.ts failed (exit ${code}):\n${err.slice(-3000)}`);
-  return `\n### Polling (bench/polling.ts)\n\n${out.trim()}\n`;
+  const { runPollingBench } = (await import(pathToFileURL(file).href)) as typeof import('./polling.js');
+  const r = await runPollingBench({});
+  return `\n### Polling (bench/polling.ts)\n\n${r.markdown.trim()}\n`;
 }
 
 /** Runs one phase, saying how long it took. */

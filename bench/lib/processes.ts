@@ -6,7 +6,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { cpus } from 'node:os';
 
 /** Which cores the loader and the servers run on, or why nothing is pinned. */
@@ -104,17 +104,7 @@ export interface ServerProcess {
 }
 
 /** A free loopback port (for a server that does not report the port it took, e.g. a gateway logging at warn). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../test/helpers/redis-server.js';
 
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {

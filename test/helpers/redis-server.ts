@@ -51,7 +51,8 @@ process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-async function freePort(): Promise<number> {
+/** A free loopback port (bound and released at once). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once('error', reject);
