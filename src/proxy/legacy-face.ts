@@ -68,6 +68,7 @@ import type { UpstreamCall, UpstreamCaller, UpstreamListen } from '../upstream/i
 import { exceptionToEdge } from './errors.js';
 import { LegacyFaceTasks, legacyTaskSupport } from './legacy-face-tasks.js';
 import { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionStore } from './legacy-face-sessions.js';
+import { infoEnabled } from './operator-log.js';
 import { principalOf } from './principal.js';
 import { openSse, ResponseChannel, writeSse } from './response.js';
 
@@ -387,7 +388,7 @@ export class LegacyFace {
 
     const release = this.sessions.acquire(entry);
     // The operator line is built only when it is written (a logger at `warn` drops it anyway).
-    const logs = (request.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') !== false;
+    const logs = infoEnabled(request);
     const started = logs ? Date.now() : 0;
     let outcome = 'ok';
     // The operator line names the task of task traffic (README: logs); a created task's id is learned on the way.

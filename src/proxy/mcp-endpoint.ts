@@ -29,6 +29,7 @@ import { runListen, runtimeServesTools, wrapsTools, type CallerContext, type For
 import { UpstreamDownError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type UpstreamAvailability, type UpstreamEras } from '../upstream/index.js';
 import { exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
 import type { LegacyFace } from './legacy-face.js';
+import { infoEnabled } from './operator-log.js';
 import { principalOf } from './principal.js';
 import { rawBodyOf } from './raw-body.js';
 import { ResponseChannel } from './response.js';
@@ -80,11 +81,6 @@ function upstreamRunsTasks(route: UpstreamRoute, capabilities: JsonObject): bool
   return route.upstream.era === 'modern' ? declaresTasks(capabilities) : legacySupportsToolTasks(capabilities);
 }
 
-/** Whether the request's logger writes info lines (pino's check; a logger without one is asked anyway). */
-function infoEnabled(req: FastifyRequest): boolean {
-  return (req.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') !== false;
-}
-
 function header(req: FastifyRequest, name: string): string | undefined | null {
   return singleHeader(req.headers, name);
 }
@@ -122,9 +118,12 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
 
     const passThrough = (request: FastifyRequest, reply: FastifyReply, clientEra: Era) => {
       const started = Date.now();
-      reply.raw.once('finish', () => {
-        request.log.info({ method: request.method === 'POST' && isObject(request.body) ? request.body.method ?? 'response' : request.method, era: 'pass-through', upstream: route.name, status: reply.statusCode, ms: Date.now() - started }, 'mcp request');
-      });
+      // The operator line, and the listener that writes it, only when info is logged.
+      if (infoEnabled(request)) {
+        reply.raw.once('finish', () => {
+          request.log.info({ method: request.method === 'POST' && isObject(request.body) ? request.body.method ?? 'response' : request.method, era: 'pass-through', upstream: route.name, status: reply.statusCode, ms: Date.now() - started }, 'mcp request');
+        });
+      }
       const text = rawBodyOf(request);
       return reply.from(upstreamUrl.pathname + upstreamUrl.search, {
         // The body as it arrived (not serialized again from the parsed object), with its own Content-Type.
