@@ -3,7 +3,9 @@
  * up to here, and are mapped in this one place.
  */
 import {
+  answerOf,
   ErrorCode,
+  GatewayError,
   REQUEST_FAILURE_STATUS,
   type JsonRpcErrorObject,
   type RequestFailure,
@@ -56,6 +58,7 @@ export function upstreamErrorStatus(error: JsonRpcErrorObject): number {
 
 /** A thrown error → what the client gets. Unknown errors are 500 and logged. */
 export function exceptionToEdge(e: unknown): EdgeError {
+  if (e instanceof GatewayError) return answerOf(e);
   if (e instanceof MissingCapabilityError) {
     return {
       status: 400,

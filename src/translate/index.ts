@@ -171,3 +171,14 @@ export {
   undeclaredInputError,
   type LegacyResultFailure,
 } from './legacy-results.js';
+export {
+  answerOf,
+  catalogAnswer,
+  ERROR_CATALOG,
+  formatMessage,
+  GatewayError,
+  type CatalogAnswer,
+  type ErrorKind,
+  type ErrorSpec,
+  type GatewayErrorOptions,
+} from './error-catalog.js';
