@@ -22,3 +22,4 @@ export { InstanceBus, InstanceGoneError, RemoteError, mintInstanceId, type BusCo
 export { Sealer } from './sealing.js';
 /** Store errors the edge maps, re-exported so the edge depends on the runtime only. */
 export { StoreFullError, StoreUnavailableError, type SharedValues } from '../store/index.js';
+export { NO_AUDIT, principalFingerprint, type AuditEvent, type AuditFields, type AuditLog } from './audit.js';
