@@ -10,7 +10,6 @@ import { pipeline } from 'node:stream';
 import replyFrom from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
-  ErrorCode,
   classifyEra,
   discoverResult,
   isObject,
@@ -27,7 +26,7 @@ import {
 } from '../translate/index.js';
 import { runListen, runtimeServesTools, wrapsTools, type CallerContext, type ForwardHooks, type MrtrBridge, type Outcome, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { UpstreamDownError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type UpstreamAvailability, type UpstreamEras } from '../upstream/index.js';
-import { exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
+import { channelError, exceptionToEdge, failureToEdge, refuse, upstreamErrorStatus } from './errors.js';
 import type { LegacyFace } from './legacy-face.js';
 import { infoEnabled } from './operator-log.js';
 import { principalOf } from './principal.js';
@@ -181,11 +180,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       // 2026-07-28 basic/transports/streamable-http: GET and DELETE are gone in the modern era; a modern upstream would
       // answer 405 itself.
       if (request.method !== 'POST') return reply.code(405).header('allow', 'POST').send();
-      return reply.code(400).send({
-        jsonrpc: '2.0',
-        id: requestIdOf(request.body),
-        error: { code: ErrorCode.InvalidRequest, message: 'This upstream speaks MCP 2026-07-28 only; 2025-11-25 clients are not bridged to it yet' },
-      });
+      return refuse(reply, 'GW_LEGACY_NOT_BRIDGED', requestIdOf(request.body));
     };
 
     scope.route({
@@ -380,7 +375,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         case 'listen': {
           const signal = stopSignal as AbortSignal;
           if (listenStreams >= opts.maxListenStreams) {
-            channel.error(id, { code: ErrorCode.InternalError, message: 'Too many open subscriptions; try again later' }, 503);
+            channelError(channel, id, 'GW_TOO_MANY_SUBSCRIPTIONS');
             return { outcome: 'refused: too many subscriptions' };
           }
           listenStreams++;
@@ -405,7 +400,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         }
         case 'removed':
           // validateModernRequest already refused these; kept for exhaustiveness.
-          channel.error(id, { code: ErrorCode.MethodNotFound, message: `Method not found: ${req.method}` }, 404);
+          channelError(channel, id, 'GW_METHOD_NOT_FOUND', { args: [req.method] });
           return { outcome: 'method not found' };
       }
     }
