@@ -69,7 +69,8 @@ import { channelError, exceptionToEdge, inBandError, refuse, refuseWith } from '
 import { LegacyFaceTasks, legacyTaskSupport } from './legacy-face-tasks.js';
 import { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionStore } from './legacy-face-sessions.js';
 import { infoEnabled } from './operator-log.js';
-import { principalOf } from './principal.js';
+import { identityOf } from './auth.js';
+import { ANONYMOUS } from './principal.js';
 import { openSse, ResponseChannel, writeSse } from './response.js';
 
 /** What the face works over. */
@@ -350,8 +351,8 @@ export class LegacyFace {
   async post(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const body = request.body;
     this.log ??= request.log;
-    const authorization = singleHeader(request.headers, 'authorization') ?? undefined;
-    const principal = principalOf(authorization);
+    // Who the caller is, as the endpoint's authentication hook found it (and the credential to forward, if any).
+    const { principal, authorization } = identityOf(request);
     if (!isObject(body) || body.jsonrpc !== '2.0') {
       // 2025-06-18 removed JSON-RPC batching; anything else is not one message either.
       return refuse(reply, 'GW_NOT_ONE_MESSAGE', requestIdOf(body));
@@ -473,7 +474,7 @@ export class LegacyFace {
     request: FastifyRequest,
     reply: FastifyReply,
     id: RequestId | null,
-    principal = principalOf(singleHeader(request.headers, 'authorization') ?? undefined),
+    principal = identityOf(request).principal,
   ): SessionFound | Promise<SessionFound> {
     const sid = singleHeader(request.headers, 'mcp-session-id');
     if (!sid) return { refused: refuse(reply, 'GW_SESSION_ID_REQUIRED', id) };
@@ -496,7 +497,7 @@ export class LegacyFace {
     try {
       entry = held;
       if (entry) entry = await this.stillShared(entry, request);
-      else if (this.store) entry = await this.load(sid, principal, singleHeader(request.headers, 'authorization') ?? undefined);
+      else if (this.store) entry = await this.load(sid, principal, identityOf(request).authorization);
     } catch (e) {
       return { refused: this.storeTrouble(request, reply, id, e) };
     }
@@ -655,11 +656,11 @@ export class LegacyFace {
   }
 
   /**
-   * The session as the runtime's caller: its principal, and the session itself when it has no credentials (its tasks
+   * The session as the runtime's caller: its principal, and the session itself when it has no identity (its tasks
    * are then its own, 2025-11-25 basic/utilities/tasks §Security Considerations).
    */
   private contextOf(s: FaceSession): CallerContext {
-    return (s.context ??= { ...this.callerOf(s), principal: s.principal, ...(s.authorization ? {} : { session: s.id }) });
+    return (s.context ??= { ...this.callerOf(s), principal: s.principal, ...(s.principal === ANONYMOUS ? { session: s.id } : {}) });
   }
 
   /** Serves one client request; returns what the operator log says about it. */
