@@ -1,7 +1,10 @@
 /** Configuration: schema, defaults and loader. Read at runtime only by cli.ts and app.ts. */
 export {
   ConfigSchema,
+  ANONYMOUS_SESSION_SCOPES,
   DEFAULTS,
+  SESSION_SCOPES,
+  principalShare,
   TASK_MODES,
   UPSTREAM_ERAS,
   ToolRuleSchema,
