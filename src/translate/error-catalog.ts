@@ -126,6 +126,14 @@ export const ERROR_CATALOG = {
   GW_UPSTREAM_HTTP: { rpc: ErrorCode.InternalError, status: 502, message: 'Upstream unavailable: upstream answered HTTP %s' },
   GW_UPSTREAM_DOWN: { rpc: ErrorCode.InternalError, status: 503, message: 'Upstream unavailable: %s is down; retry in %s s' },
   GW_UPSTREAM_BUSY: { rpc: ErrorCode.InternalError, status: 503, message: 'Gateway busy: %s' },
+
+  // ── Per-principal shares: one caller cannot take a shared resource from the others; checked before any upstream call ──
+  GW_PRINCIPAL_SHARE_EXHAUSTED: {
+    rpc: ErrorCode.InternalError,
+    status: 503,
+    message: 'Too many %s for this caller (at most %s); retry when one of them ends',
+    retryAfterSeconds: 1,
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 /** The code of a catalog entry. */
