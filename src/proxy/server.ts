@@ -3,6 +3,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import { ErrorCode } from '../translate/index.js';
 import type { MrtrBridge, TaskRuntime, UpstreamRoute } from '../tasks/index.js';
 import type { UpstreamAvailability, UpstreamClient } from '../upstream/index.js';
+import type { Authenticator } from './auth.js';
 import { checkHostOrigin, type HostPolicy } from './host-check.js';
 import { LegacyFace } from './legacy-face.js';
 import type { SessionStore } from './legacy-face-sessions.js';
@@ -18,6 +19,8 @@ export interface EdgeEndpoint {
   availability: UpstreamAvailability;
   /** The stateless 2026-07-28 client the faces use when the upstream speaks that era. */
   modernUpstream: UpstreamClient;
+  /** Who the endpoint's callers are (absent: the default `bearer` mode under a per-process key). */
+  auth?: Authenticator;
 }
 
 /** What the edge is built from. */
@@ -27,10 +30,15 @@ export interface EdgeOptions {
   hostPolicy: HostPolicy;
   keepAliveMs: number;
   maxListenStreams: number;
+  /** A principal's share of `maxListenStreams` (default: all of it). */
+  maxListenStreamsPerPrincipal?: number;
   bridge: MrtrBridge;
   runtime: TaskRuntime;
-  /** Bounds of the sessions the legacy face mints for 2025-11-25 clients. */
-  clientSessions: { max: number; idleMs: number };
+  /**
+   * Bounds of the sessions the legacy face mints for 2025-11-25 clients, and a principal's shares of them (sessions,
+   * GET streams; default: all of them).
+   */
+  clientSessions: { max: number; idleMs: number; maxPerPrincipal?: number; maxStreamsPerPrincipal?: number };
   /** Where those sessions are shared with the other instances (the task store); absent: this instance alone. */
   sessionStore?: SessionStore;
   endpoints: EdgeEndpoint[];
@@ -116,6 +124,8 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
           keepAliveMs: opts.keepAliveMs,
           maxSessions: opts.clientSessions.max,
           idleMs: opts.clientSessions.idleMs,
+          ...(opts.clientSessions.maxPerPrincipal !== undefined ? { maxSessionsPerPrincipal: opts.clientSessions.maxPerPrincipal } : {}),
+          ...(opts.clientSessions.maxStreamsPerPrincipal !== undefined ? { maxStreamsPerPrincipal: opts.clientSessions.maxStreamsPerPrincipal } : {}),
           ...(opts.sessionStore ? { store: opts.sessionStore } : {}),
         },
       ),
@@ -152,7 +162,9 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       runtime: opts.runtime,
       keepAliveMs: opts.keepAliveMs,
       maxListenStreams: opts.maxListenStreams,
+      maxListenStreamsPerPrincipal: opts.maxListenStreamsPerPrincipal ?? opts.maxListenStreams,
       availability: e.availability,
+      ...(e.auth ? { auth: e.auth } : {}),
     });
   }
   return app;

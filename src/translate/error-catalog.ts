@@ -90,6 +90,15 @@ export const ERROR_CATALOG = {
   },
   GW_REQUEST_CANCELLED: { rpc: ErrorCode.InternalError, status: 200, message: 'Request cancelled' },
 
+  // ── Authentication (per upstream `auth`): 401 with a WWW-Authenticate challenge (RFC 9110 §11.6.1, RFC 6750 §3);
+  // the message names the class of failure only, never what in a token was wrong ──
+  GW_UNAUTHENTICATED: { rpc: ErrorCode.InvalidRequest, status: 401, message: 'Unauthorized: credentials required' },
+  GW_INVALID_TOKEN: { rpc: ErrorCode.InvalidRequest, status: 401, message: 'Unauthorized: %s token' },
+  // An identity header from an address not in `trustedProxies`: only the fronting proxy may name the caller.
+  GW_UNTRUSTED_SOURCE: { rpc: ErrorCode.InvalidRequest, status: 401, message: 'Unauthorized: this address may not assert an identity' },
+  // The JWT key set could not be fetched (the issuer's outage, not the caller's fault).
+  GW_AUTH_UNAVAILABLE: { rpc: ErrorCode.InternalError, status: 503, message: 'Authentication unavailable; retry shortly', retryAfterSeconds: 5 },
+
   // ── Tasks ──
   GW_TASK_UNKNOWN: { rpc: ErrorCode.InvalidParams, status: 200, message: 'Unknown task' },
   // 2025-11-25 basic/utilities/tasks §Task Retrieval: a task past its TTL.
@@ -117,6 +126,14 @@ export const ERROR_CATALOG = {
   GW_UPSTREAM_HTTP: { rpc: ErrorCode.InternalError, status: 502, message: 'Upstream unavailable: upstream answered HTTP %s' },
   GW_UPSTREAM_DOWN: { rpc: ErrorCode.InternalError, status: 503, message: 'Upstream unavailable: %s is down; retry in %s s' },
   GW_UPSTREAM_BUSY: { rpc: ErrorCode.InternalError, status: 503, message: 'Gateway busy: %s' },
+
+  // ── Per-principal shares: one caller cannot take a shared resource from the others; checked before any upstream call ──
+  GW_PRINCIPAL_SHARE_EXHAUSTED: {
+    rpc: ErrorCode.InternalError,
+    status: 503,
+    message: 'Too many %s for this caller (at most %s); retry when one of them ends',
+    retryAfterSeconds: 1,
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 /** The code of a catalog entry. */
