@@ -16,6 +16,15 @@ export const DEFAULTS = {
   inputHoldMs: 300_000,
   maxHeldCalls: 10_000,
   maxSessionsPerUpstream: 256,
+  /**
+   * A principal's share of a bound shared by every caller (upstream sessions, listen streams, legacy face sessions and
+   * streams) when its `maxPerPrincipal`-style key is absent: the bound divided by this, at least 1.
+   */
+  principalShareDivisor: 4,
+  /** Callers with credentials get one pooled upstream session set each (README §Upstream session isolation). */
+  sessionScope: 'principal' as const,
+  /** Callers without credentials cannot be told apart: a fresh upstream session per request unless the operator opts in. */
+  anonymousSessionScope: 'request' as const,
   sessionIdleMs: 600_000,
   maxListenStreams: 1_000,
   keepAliveMs: 15_000,
@@ -152,6 +161,22 @@ export const AuthSchema = z.discriminatedUnion('mode', [
       }
     }),
 ]);
+/**
+ * A principal's share of a shared bound: `explicit` when set, else the bound divided by
+ * `DEFAULTS.principalShareDivisor`, at least 1 (README §Limits).
+ */
+export function principalShare(bound: number, explicit?: number): number {
+  return explicit ?? Math.max(1, Math.floor(bound / DEFAULTS.principalShareDivisor));
+}
+
+/**
+ * Who shares an upstream (legacy) session: `principal` — one pooled session set per principal, never shared across
+ * principals; `request` — a fresh session per modern request, ended (DELETE) when the request and whatever it left
+ * running (an MRTR round, a task) end.
+ */
+export const SESSION_SCOPES = ['principal', 'request'] as const;
+/** Who shares an upstream session among callers without credentials: a fresh one per request, or one shared by all. */
+export const ANONYMOUS_SESSION_SCOPES = ['request', 'shared'] as const;
 
 /** One upstream MCP server mounted on a path of the gateway. */
 export const UpstreamSchema = z.strictObject({
@@ -172,6 +197,16 @@ export const UpstreamSchema = z.strictObject({
   tools: z.record(z.string().min(1), ToolRuleSchema).default({ '*': { task: 'native' } }),
   /** How callers are identified (default `bearer`: a keyed hash of the Authorization header, as before). */
   auth: AuthSchema.default({ mode: DEFAULTS.authMode }),
+  /**
+   * Upstream session isolation (legacy upstreams: session-scoped state such as cached roots lives in the session).
+   * `scope` applies to callers with credentials; `anonymousScope` to callers without, who cannot be told apart.
+   */
+  sessions: z
+    .strictObject({
+      scope: z.enum(SESSION_SCOPES).default(DEFAULTS.sessionScope),
+      anonymousScope: z.enum(ANONYMOUS_SESSION_SCOPES).default(DEFAULTS.anonymousSessionScope),
+    })
+    .default({ scope: DEFAULTS.sessionScope, anonymousScope: DEFAULTS.anonymousSessionScope }),
 });
 
 /** The whole configuration file. */
@@ -188,6 +223,8 @@ export const ConfigSchema = z
         allowedOrigins: z.array(z.string().min(1)).optional(),
         keepAliveMs: positiveInt.default(DEFAULTS.keepAliveMs),
         maxListenStreams: positiveInt.default(DEFAULTS.maxListenStreams),
+        /** Open `subscriptions/listen` streams per principal (default: a quarter of maxListenStreams). */
+        maxListenStreamsPerPrincipal: positiveInt.optional(),
       })
       .default({
         host: DEFAULTS.host,
@@ -276,6 +313,11 @@ export const ConfigSchema = z
       .strictObject({
         maxPerUpstream: positiveInt.default(DEFAULTS.maxSessionsPerUpstream),
         idleMs: positiveInt.default(DEFAULTS.sessionIdleMs),
+        /**
+         * Upstream sessions one principal may hold on one upstream (default: a quarter of maxPerUpstream): past it the
+         * principal's own idle sessions are closed first, then its requests get 503 until one of its sessions ends.
+         */
+        maxPerPrincipal: positiveInt.optional(),
       })
       .default({ maxPerUpstream: DEFAULTS.maxSessionsPerUpstream, idleMs: DEFAULTS.sessionIdleMs }),
     /**
@@ -287,6 +329,13 @@ export const ConfigSchema = z
         max: positiveInt.default(DEFAULTS.maxClientSessions),
         /** A session without requests for this long ends; its client gets 404 and initializes again. */
         idleMs: positiveInt.default(DEFAULTS.clientSessionIdleMs),
+        /**
+         * Sessions one principal may hold (default: a quarter of max): past it the principal's own least recently used
+         * idle session ends first (its client re-initializes on 404), then `initialize` gets 503.
+         */
+        maxPerPrincipal: positiveInt.optional(),
+        /** Open GET streams one principal may hold (default: the same share as maxPerPrincipal). */
+        maxStreamsPerPrincipal: positiveInt.optional(),
       })
       .default({ max: DEFAULTS.maxClientSessions, idleMs: DEFAULTS.clientSessionIdleMs }),
     upstreams: z.array(UpstreamSchema).default([]),
@@ -303,6 +352,16 @@ export const ConfigSchema = z
       if (names.has(u.name)) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'name'], message: `duplicate upstream name ${u.name}` });
       names.add(u.name);
     });
+    // A share larger than the bound it is a share of is a typo, not a wish.
+    const shares: Array<[string[], number | undefined, number]> = [
+      [['sessions', 'maxPerPrincipal'], cfg.sessions.maxPerPrincipal, cfg.sessions.maxPerUpstream],
+      [['server', 'maxListenStreamsPerPrincipal'], cfg.server.maxListenStreamsPerPrincipal, cfg.server.maxListenStreams],
+      [['clientSessions', 'maxPerPrincipal'], cfg.clientSessions.maxPerPrincipal, cfg.clientSessions.max],
+      [['clientSessions', 'maxStreamsPerPrincipal'], cfg.clientSessions.maxStreamsPerPrincipal, cfg.clientSessions.max],
+    ];
+    for (const [path, share, bound] of shares) {
+      if (share !== undefined && share > bound) ctx.addIssue({ code: 'custom', path, message: `a principal's share (${share}) cannot exceed the bound it is a share of (${bound})` });
+    }
   });
 
 /** The validated configuration. */

@@ -12,6 +12,7 @@ import replyFrom from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   ErrorCode,
+  GatewayError,
   classifyEra,
   discoverResult,
   isObject,
@@ -29,7 +30,7 @@ import {
 import { runListen, runtimeServesTools, wrapsTools, type CallerContext, type ForwardHooks, type MrtrBridge, type Outcome, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { UpstreamDownError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type UpstreamAvailability, type UpstreamEras } from '../upstream/index.js';
 import { Authenticator, identityOf, registerAuth } from './auth.js';
-import { exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
+import { channelError, exceptionToEdge, failureToEdge, refuse, upstreamErrorStatus } from './errors.js';
 import type { LegacyFace } from './legacy-face.js';
 import { infoEnabled } from './operator-log.js';
 import { rawBodyOf } from './raw-body.js';
@@ -46,6 +47,11 @@ export interface EndpointOptions {
   runtime: TaskRuntime;
   keepAliveMs: number;
   maxListenStreams: number;
+  /**
+   * Listen streams one principal may hold open: its share of `maxListenStreams`, so that one caller cannot take every
+   * stream from the others.
+   */
+  maxListenStreamsPerPrincipal: number;
   /** What the upstream speaks and whether it is up (probed or pinned; re-learned when traffic says it changed). */
   availability: UpstreamAvailability;
   /** Serves legacy clients when the upstream speaks 2026-07-28 only (absent: they are refused). */
@@ -105,6 +111,8 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
   const { route, modernRoute, bridge, runtime, availability } = opts;
   const upstreamUrl = new URL(route.url);
   let listenStreams = 0;
+  /** Open listen streams per principal (entries removed at zero: bounded by the streams open). */
+  const listensOf = new Map<string, number>();
 
   // The upstream's eras, learned once (or pinned) and re-learned when traffic says they changed; while the
   // upstream is known to be down this fails at once (UpstreamDownError) instead of waiting for it.
@@ -192,11 +200,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       // 2026-07-28 basic/transports/streamable-http: GET and DELETE are gone in the modern era; a modern upstream would
       // answer 405 itself.
       if (request.method !== 'POST') return reply.code(405).header('allow', 'POST').send();
-      return reply.code(400).send({
-        jsonrpc: '2.0',
-        id: requestIdOf(request.body),
-        error: { code: ErrorCode.InvalidRequest, message: 'This upstream speaks MCP 2026-07-28 only; 2025-11-25 clients are not bridged to it yet' },
-      });
+      return refuse(reply, 'GW_LEGACY_NOT_BRIDGED', requestIdOf(request.body));
     };
 
     scope.route({
@@ -390,11 +394,18 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         }
         case 'listen': {
           const signal = stopSignal as AbortSignal;
+          // Both bounds are checked before anything reaches the upstream. The principal's share first: a caller at its
+          // share is told so, and the others keep their streams (a legacy upstream's listen also holds an upstream
+          // session, counted in that pool's bound and share).
+          const mine = listensOf.get(caller.principal) ?? 0;
+          if (mine >= opts.maxListenStreamsPerPrincipal) {
+            throw new GatewayError('GW_PRINCIPAL_SHARE_EXHAUSTED', { args: ['open subscriptions', opts.maxListenStreamsPerPrincipal] });
+          }
           if (listenStreams >= opts.maxListenStreams) {
-            channel.error(id, { code: ErrorCode.InternalError, message: 'Too many open subscriptions; try again later' }, 503);
-            return { outcome: 'refused: too many subscriptions' };
+            throw new GatewayError('GW_TOO_MANY_SUBSCRIPTIONS', { retryAfterSeconds: 1 });
           }
           listenStreams++;
+          listensOf.set(caller.principal, mine + 1);
           try {
             // The acknowledgement starts the stream (ResponseChannel.notify); refusals before it keep their HTTP status.
             const closing = await runListen(route, req, caller, { signal, send: (n) => channel.notify(n), tasks: runtime });
@@ -402,6 +413,9 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
             else channel.result(id, closing);
           } finally {
             listenStreams--;
+            const left = (listensOf.get(caller.principal) ?? 1) - 1;
+            if (left > 0) listensOf.set(caller.principal, left);
+            else listensOf.delete(caller.principal);
           }
           return { outcome: 'subscription ended' };
         }
@@ -416,7 +430,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         }
         case 'removed':
           // validateModernRequest already refused these; kept for exhaustiveness.
-          channel.error(id, { code: ErrorCode.MethodNotFound, message: `Method not found: ${req.method}` }, 404);
+          channelError(channel, id, 'GW_METHOD_NOT_FOUND', { args: [req.method] });
           return { outcome: 'method not found' };
       }
     }

@@ -30,10 +30,15 @@ export interface EdgeOptions {
   hostPolicy: HostPolicy;
   keepAliveMs: number;
   maxListenStreams: number;
+  /** A principal's share of `maxListenStreams` (default: all of it). */
+  maxListenStreamsPerPrincipal?: number;
   bridge: MrtrBridge;
   runtime: TaskRuntime;
-  /** Bounds of the sessions the legacy face mints for 2025-11-25 clients. */
-  clientSessions: { max: number; idleMs: number };
+  /**
+   * Bounds of the sessions the legacy face mints for 2025-11-25 clients, and a principal's shares of them (sessions,
+   * GET streams; default: all of them).
+   */
+  clientSessions: { max: number; idleMs: number; maxPerPrincipal?: number; maxStreamsPerPrincipal?: number };
   /** Where those sessions are shared with the other instances (the task store); absent: this instance alone. */
   sessionStore?: SessionStore;
   endpoints: EdgeEndpoint[];
@@ -119,6 +124,8 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
           keepAliveMs: opts.keepAliveMs,
           maxSessions: opts.clientSessions.max,
           idleMs: opts.clientSessions.idleMs,
+          ...(opts.clientSessions.maxPerPrincipal !== undefined ? { maxSessionsPerPrincipal: opts.clientSessions.maxPerPrincipal } : {}),
+          ...(opts.clientSessions.maxStreamsPerPrincipal !== undefined ? { maxStreamsPerPrincipal: opts.clientSessions.maxStreamsPerPrincipal } : {}),
           ...(opts.sessionStore ? { store: opts.sessionStore } : {}),
         },
       ),
@@ -155,6 +162,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       runtime: opts.runtime,
       keepAliveMs: opts.keepAliveMs,
       maxListenStreams: opts.maxListenStreams,
+      maxListenStreamsPerPrincipal: opts.maxListenStreamsPerPrincipal ?? opts.maxListenStreams,
       availability: e.availability,
       ...(e.auth ? { auth: e.auth } : {}),
     });
