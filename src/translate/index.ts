@@ -182,3 +182,4 @@ export {
   type ErrorSpec,
   type GatewayErrorOptions,
 } from './error-catalog.js';
+export { jsonTooDeep } from './json-depth.js';
