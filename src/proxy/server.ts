@@ -4,6 +4,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import { catalogAnswer, GatewayError, jsonTooDeep, answerOf, type CatalogAnswer, type ErrorKind } from '../translate/index.js';
 import type { MrtrBridge, TaskRuntime, UpstreamRoute } from '../tasks/index.js';
 import type { UpstreamAvailability, UpstreamClient } from '../upstream/index.js';
+import type { Authenticator } from './auth.js';
 import { checkHostOrigin, type HostPolicy } from './host-check.js';
 import { LegacyFace } from './legacy-face.js';
 import type { SessionStore } from './legacy-face-sessions.js';
@@ -19,6 +20,8 @@ export interface EdgeEndpoint {
   availability: UpstreamAvailability;
   /** The stateless 2026-07-28 client the faces use when the upstream speaks that era. */
   modernUpstream: UpstreamClient;
+  /** Who the endpoint's callers are (absent: the default `bearer` mode under a per-process key). */
+  auth?: Authenticator;
 }
 
 /** What the edge is built from. */
@@ -36,10 +39,15 @@ export interface EdgeOptions {
   hostPolicy: HostPolicy;
   keepAliveMs: number;
   maxListenStreams: number;
+  /** A principal's share of `maxListenStreams` (default: all of it). */
+  maxListenStreamsPerPrincipal?: number;
   bridge: MrtrBridge;
   runtime: TaskRuntime;
-  /** Bounds of the sessions the legacy face mints for 2025-11-25 clients. */
-  clientSessions: { max: number; idleMs: number };
+  /**
+   * Bounds of the sessions the legacy face mints for 2025-11-25 clients, and a principal's shares of them (sessions,
+   * GET streams; default: all of them).
+   */
+  clientSessions: { max: number; idleMs: number; maxPerPrincipal?: number; maxStreamsPerPrincipal?: number };
   /** Where those sessions are shared with the other instances (the task store); absent: this instance alone. */
   sessionStore?: SessionStore;
   endpoints: EdgeEndpoint[];
@@ -243,6 +251,8 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
           keepAliveMs: opts.keepAliveMs,
           maxSessions: opts.clientSessions.max,
           idleMs: opts.clientSessions.idleMs,
+          ...(opts.clientSessions.maxPerPrincipal !== undefined ? { maxSessionsPerPrincipal: opts.clientSessions.maxPerPrincipal } : {}),
+          ...(opts.clientSessions.maxStreamsPerPrincipal !== undefined ? { maxStreamsPerPrincipal: opts.clientSessions.maxStreamsPerPrincipal } : {}),
           ...(opts.sessionStore ? { store: opts.sessionStore } : {}),
         },
       ),
@@ -279,7 +289,9 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       runtime: opts.runtime,
       keepAliveMs: opts.keepAliveMs,
       maxListenStreams: opts.maxListenStreams,
+      maxListenStreamsPerPrincipal: opts.maxListenStreamsPerPrincipal ?? opts.maxListenStreams,
       availability: e.availability,
+      ...(e.auth ? { auth: e.auth } : {}),
     });
   }
   return app;

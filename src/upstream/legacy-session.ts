@@ -154,6 +154,16 @@ export class LegacySession {
     return () => this.streamListeners.delete(listener);
   }
 
+  /**
+   * Sends later requests of the session with `authorization` (the same principal's renewed credentials); the session
+   * itself stays the same.
+   */
+  useAuthorization(authorization: string | undefined): void {
+    if (authorization === undefined || this.opts.headers.authorization === authorization) return;
+    this.opts.headers.authorization = authorization;
+    this.headerCache = undefined;
+  }
+
   /** The headers of every request of the session, rebuilt only when its id or version changes (read-only). */
   private headers(): Record<string, string> {
     const c = this.headerCache;
