@@ -124,6 +124,10 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
   const app = await buildEdge({
     logger: deps.logger ?? false,
     bodyLimitBytes: config.server.bodyLimitBytes,
+    headersTimeoutMs: config.server.headersTimeoutMs,
+    requestTimeoutMs: config.server.requestTimeoutMs,
+    idleTimeoutMs: config.server.idleTimeoutMs,
+    maxJsonDepth: config.server.maxJsonDepth,
     hostPolicy: hostPolicy(config.server.host, config.server.allowedHosts, config.server.allowedOrigins),
     keepAliveMs: config.server.keepAliveMs,
     maxListenStreams: config.server.maxListenStreams,

@@ -8,6 +8,10 @@ export const DEFAULTS = {
   port: 8080,
   path: '/mcp',
   bodyLimitBytes: 1_048_576,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  idleTimeoutMs: 72_000,
+  maxJsonDepth: 128,
   cacheTtlMs: 0,
   cacheScope: 'private' as const,
   upstreamTimeoutMs: 300_000,
@@ -217,6 +221,23 @@ export const ConfigSchema = z
         host: z.string().min(1).default(DEFAULTS.host),
         port: z.number().int().min(0).max(65535).default(DEFAULTS.port),
         bodyLimitBytes: positiveInt.default(DEFAULTS.bodyLimitBytes),
+        /** Bound on receiving a request's headers (slow headers are cut off with 408). */
+        headersTimeoutMs: positiveInt.default(DEFAULTS.headersTimeoutMs),
+        /**
+         * Bound on receiving a whole request, headers and body (a body sent byte by byte is cut off with 408). Only
+         * the request: a response may stream for as long as it needs (listen streams, long tool calls).
+         */
+        requestTimeoutMs: positiveInt.default(DEFAULTS.requestTimeoutMs),
+        /**
+         * How long a keep-alive connection may sit idle between requests before the gateway closes it; longer than the
+         * 60 s idle timeout of common load balancers, so that the gateway never closes a connection one is reusing.
+         */
+        idleTimeoutMs: positiveInt.default(DEFAULTS.idleTimeoutMs),
+        /**
+         * Deepest nesting of objects and arrays accepted in a request body (deeper: 400 before parsing). Generous for
+         * tool arguments; at most 1000, far below the depth at which walking a value exhausts the stack.
+         */
+        maxJsonDepth: positiveInt.max(1000).default(DEFAULTS.maxJsonDepth),
         /** Host header allow-list (DNS-rebinding protection); defaults to loopback names when bound to loopback. */
         allowedHosts: z.array(z.string().min(1)).optional(),
         /** Origin allow-list; requests without Origin are allowed. Defaults to loopback origins. */
@@ -226,10 +247,18 @@ export const ConfigSchema = z
         /** Open `subscriptions/listen` streams per principal (default: a quarter of maxListenStreams). */
         maxListenStreamsPerPrincipal: positiveInt.optional(),
       })
+      .refine((s) => s.headersTimeoutMs <= s.requestTimeoutMs, {
+        path: ['headersTimeoutMs'],
+        message: 'headersTimeoutMs must not exceed requestTimeoutMs (the headers are part of the request)',
+      })
       .default({
         host: DEFAULTS.host,
         port: DEFAULTS.port,
         bodyLimitBytes: DEFAULTS.bodyLimitBytes,
+        headersTimeoutMs: DEFAULTS.headersTimeoutMs,
+        requestTimeoutMs: DEFAULTS.requestTimeoutMs,
+        idleTimeoutMs: DEFAULTS.idleTimeoutMs,
+        maxJsonDepth: DEFAULTS.maxJsonDepth,
         keepAliveMs: DEFAULTS.keepAliveMs,
         maxListenStreams: DEFAULTS.maxListenStreams,
       }),

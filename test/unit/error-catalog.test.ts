@@ -53,6 +53,9 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_UNSUPPORTED_MEDIA_TYPE: { rpc: -32600, status: 415, message: 'Unsupported Content-Type: use application/json' },
   GW_INVALID_CONTENT_LENGTH: { rpc: -32600, status: 400, message: 'Invalid Content-Length' },
   GW_BAD_REQUEST: { rpc: -32600, status: 400, message: 'Bad request: %s' },
+  GW_HEADERS_TOO_LARGE: { rpc: -32600, status: 431, message: 'Request header fields too large' },
+  GW_REQUEST_TIMEOUT: { rpc: -32600, status: 408, message: 'Request timeout: the request did not arrive in time' },
+  GW_TOO_DEEP: { rpc: -32600, status: 400, message: 'JSON nested deeper than %s levels' },
   GW_FORBIDDEN_HOST: { rpc: -32600, status: 403, message: 'Forbidden: Host or Origin not allowed' },
   GW_NOT_FOUND: { rpc: -32600, status: 404, message: 'Not found' },
   GW_INTERNAL: { rpc: -32603, status: 500, message: 'Internal error', fault: true },
@@ -112,6 +115,7 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_UPSTREAM_HTTP: { rpc: -32603, status: 502, message: 'Upstream unavailable: upstream answered HTTP %s' },
   GW_UPSTREAM_DOWN: { rpc: -32603, status: 503, message: 'Upstream unavailable: %s is down; retry in %s s' },
   GW_UPSTREAM_BUSY: { rpc: -32603, status: 503, message: 'Gateway busy: %s' },
+  GW_UPSTREAM_BAD_MESSAGE: { rpc: -32603, status: 502, message: 'Upstream sent an unusable message: %s' },
 };
 
 const entries = Object.entries(ERROR_CATALOG) as Array<[ErrorKind, ErrorSpec]>;
