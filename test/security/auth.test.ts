@@ -417,6 +417,16 @@ t.test('none mode: one anonymous principal, retention capped at auth.maxTtlMs, a
   t.equal(seen.body?.result?.taskId, task.taskId, 'the task id is the only secret: anyone holding it reads it');
 });
 
+t.test("none mode caps an upstream's own task too (a proxied task)", async (t) => {
+  const fixture = await startLegacyFixture({ tasks: 'native' });
+  t.teardown(() => fixture.close());
+  const g = await gatewayWith(t, { mode: 'none', maxTtlMs: 45_000 }, { upstreamUrl: fixture.url });
+  const task = await createTask(g.url, 'slow_compute', { seconds: 0 });
+  const record = await g.store.get(task.taskId);
+  t.equal(record?.kind, 'proxied', "the upstream's task");
+  t.ok(record && record.ttlMs !== null && record.ttlMs <= 45_000, `retention capped at 45 s (got ${record?.ttlMs})`);
+});
+
 t.test('configuration: the auth schema refuses what would be unsafe', async (t) => {
   const up = (auth: unknown) => ({ upstreams: [{ name: 'a', url: 'http://127.0.0.1:1/mcp', auth }] });
   t.same(parseConfig(up(undefined)).upstreams[0]?.auth, { mode: 'bearer' }, 'default: bearer');
