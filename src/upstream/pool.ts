@@ -152,7 +152,9 @@ export class LegacySessionPool {
    * used idle session is closed, else `GW_PRINCIPAL_SHARE_EXHAUSTED`; past `max` anyone's, else `UpstreamBusyError`.
    */
   private makeRoom(owner: string): void {
-    if ((this.perOwner.get(owner) ?? 0) >= this.maxPerPrincipal && !this.evictOneIdle(owner)) {
+    // A share as large as the bound is no share: the bound's own answer then.
+    const shared = this.maxPerPrincipal < this.opts.max;
+    if (shared && (this.perOwner.get(owner) ?? 0) >= this.maxPerPrincipal && !this.evictOneIdle(owner)) {
       throw new GatewayError('GW_PRINCIPAL_SHARE_EXHAUSTED', { args: ['upstream sessions', this.maxPerPrincipal] });
     }
     if (this.size >= this.opts.max && !this.evictOneIdle()) {
