@@ -1,6 +1,9 @@
 /** Configuration: schema, defaults and loader. Read at runtime only by cli.ts and app.ts. */
 export {
+  AuthSchema,
   ConfigSchema,
+  JWT_ASYMMETRIC_ALGORITHMS,
+  JWT_HMAC_ALGORITHMS,
   ANONYMOUS_SESSION_SCOPES,
   DEFAULTS,
   SESSION_SCOPES,
@@ -9,6 +12,7 @@ export {
   UPSTREAM_ERAS,
   ToolRuleSchema,
   UpstreamSchema,
+  type AuthConfig,
   type GatewayConfig,
   type ToolRule,
   type UpstreamConfig,

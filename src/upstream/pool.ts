@@ -117,7 +117,12 @@ export class LegacySessionPool {
   /** The pool key of a caller's session, or `undefined` when the caller gets a session of its own. */
   private keyOf(k: SessionKey): string | undefined {
     if (k.principal === undefined) return undefined;
-    if (k.principal === ANONYMOUS) return (this.opts.anonymousScope ?? 'request') === 'shared' ? 'anonymous' : undefined;
+    if (k.principal === ANONYMOUS) {
+      if ((this.opts.anonymousScope ?? 'request') !== 'shared') return undefined;
+      // Shared, but never across credentials: with `auth.mode: none` anonymous callers may still send (and forward)
+      // different ones, and a session carries the credentials it was opened with.
+      return `a:${k.authorization ?? ''}`;
+    }
     return (this.opts.scope ?? 'principal') === 'principal' ? `p:${k.principal}` : undefined;
   }
 
@@ -207,7 +212,7 @@ export class LegacySessionPool {
     if (existing) {
       existing.lastUsed = Date.now();
       // The same principal may present renewed credentials (a refreshed token): the session goes on with the newest.
-      if (k.authorization) void existing.session.then((s) => s.useAuthorization(k.authorization), () => {});
+      if (k.authorization && k.principal !== ANONYMOUS) void existing.session.then((s) => s.useAuthorization(k.authorization), () => {});
       return existing;
     }
     const owner = this.ownerOf(k);
