@@ -5,6 +5,7 @@
  * to an HTTP status and JSON-RPC code.
  */
 import { ErrorCode, META, SUPPORTED_MODERN_VERSIONS } from './constants.js';
+import { ERROR_CATALOG } from './error-catalog.js';
 import { decodeHeaderValue } from './headers.js';
 import { isObject, requestIdOf, type JsonObject, type RequestId } from './jsonrpc.js';
 import { methodPolicy, type MethodPolicy } from './methods.js';
@@ -15,7 +16,8 @@ export type RequestFailureReason =
   | 'header-mismatch'
   | 'unsupported-version'
   | 'missing-envelope'
-  | 'method-removed';
+  | 'method-removed'
+  | 'invalid-request-state';
 
 /** A refused request: the reason, a message for the client, optional error data, and the id if known. */
 export interface RequestFailure {
@@ -130,6 +132,10 @@ export function validateModernRequest(headers: ModernHeaders, body: unknown):
   // 5. Methods removed from the modern era.
   if (policy.kind === 'removed') return fail('method-removed', `Method not found: ${method}`, id);
 
+  // 6. A `requestState` is the string the server issued (2026-07-28 basic/patterns/mrtr); any other value is an invalid
+  // state like a forged one, with the same answer, never a new call without it.
+  if ('requestState' in params && typeof params.requestState !== 'string') return fail('invalid-request-state', ERROR_CATALOG.GW_INVALID_REQUEST_STATE.message, id);
+
   const envelope: RequestEnvelope = {
     protocolVersion: metaVersion,
     clientCapabilities: meta[META.clientCapabilities] as JsonObject,
@@ -163,4 +169,6 @@ export const REQUEST_FAILURE_STATUS: Readonly<Record<RequestFailureReason, { sta
   'unsupported-version': { status: 400, code: ErrorCode.UnsupportedProtocolVersion },
   'missing-envelope': { status: 400, code: ErrorCode.InvalidParams },
   'method-removed': { status: 404, code: ErrorCode.MethodNotFound },
+  // The catalog's GW_INVALID_REQUEST_STATE (2026-07-28 basic/patterns/mrtr §Server Requirements).
+  'invalid-request-state': { status: 400, code: ErrorCode.InvalidParams },
 };
