@@ -153,6 +153,8 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       keepAliveMs: opts.keepAliveMs,
       maxListenStreams: opts.maxListenStreams,
       availability: e.availability,
+      ...(opts.sessionStore ? { sessionStore: opts.sessionStore } : {}),
+      sessionIdleMs: opts.clientSessions.idleMs,
     });
   }
   return app;

@@ -49,6 +49,11 @@ export const ERROR_CATALOG = {
   GW_STORE_UNAVAILABLE: { rpc: ErrorCode.InternalError, status: 503, message: 'Task store unavailable; retry shortly', retryAfterSeconds: 1 },
   GW_MISSING_CAPABILITY: { rpc: ErrorCode.MissingRequiredClientCapability, status: 400, message: '%s' },
 
+  // ── Sessions (2025-11-25 basic/transports §Session Management) ──
+  // An unknown, ended or another principal's session id, on the legacy face or passed through to a legacy upstream:
+  // 404 so that the client initializes again; -32001 as the SDK's servers answer a lost session.
+  GW_SESSION_UNKNOWN: { rpc: -32001, status: 404, message: 'Session not found' },
+
   // ── MRTR ──
   GW_INVALID_REQUEST_STATE: { rpc: ErrorCode.InvalidParams, status: 400, message: 'Invalid requestState' },
   GW_INSTANCE_GONE: {

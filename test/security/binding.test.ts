@@ -88,7 +88,7 @@ function messageOf(x: Exchange): any {
 
 /** One modern request with exact headers and body; `auth` is the Authorization header. */
 function modern(url: string, method: string, params: Record<string, unknown>, opts: { auth?: string; id?: string | number; capabilities?: Record<string, unknown> } = {}): Promise<Exchange> {
-  const p = { ...params, _meta: envelope(opts.capabilities ?? DECLARING) };
+  const p: Record<string, unknown> = { ...params, _meta: envelope(opts.capabilities ?? DECLARING) };
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
@@ -408,6 +408,13 @@ function passThroughSuite(t: Test, backend: Backend): void {
       t.equal(reached(), before, 'nothing of those reached the upstream under Alice’s session');
       t.notOk(relay.seen.some((s) => s.sessionId === madeUp), 'nor under a session id the gateway never saw initialized');
 
+      // A session the upstream opened without the gateway seeing it (opened directly, or before a memory-store
+      // gateway restarted): the gateway cannot vouch for it, so it is unknown, even to the one who opened it.
+      const direct = await legacySession(upstream.url, ALICE, {});
+      const unvouched = await exchange(own, { method: 'POST', headers: { ...alice.headers, 'mcp-session-id': direct.sid }, body });
+      t.equal(unvouched.status, 404, 'a session the gateway never saw opened is unknown');
+      t.notOk(relay.seen.some((s) => s.sessionId === direct.sid), 'and not forwarded');
+
       // Alice, on any instance, is still served; her DELETE ends the session for good.
       for (const url of urls) {
         const r = await exchange(url, { method: 'POST', headers: alice.headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
@@ -415,8 +422,11 @@ function passThroughSuite(t: Test, backend: Backend): void {
         t.ok(messageOf(r).result.tools.length > 0);
       }
       t.equal((await exchange(other, { method: 'DELETE', headers: alice.headers })).status, 200, 'the owner ends it');
-      const after = await exchange(own, { method: 'POST', headers: alice.headers, body });
+      const after = await exchange(other, { method: 'POST', headers: alice.headers, body });
       t.equal(after.status, 404, 'an ended session is unknown');
+      t.strictSame(JSON.parse(after.text), { jsonrpc: '2.0', id: 'same', error: { code: -32001, message: 'Session not found' } }, 'to the gateway');
+      // Another instance may still forward the owner's requests for a moment; the upstream has ended the session.
+      t.not((await exchange(own, { method: 'POST', headers: alice.headers, body })).status, 200, 'and is over upstream');
     });
   }
 }
