@@ -32,6 +32,7 @@ t.test('the full example spells out the defaults', async (t) => {
   t.equal(u?.timeoutMs, DEFAULTS.upstreamTimeoutMs);
   t.same(u?.cache, { ttlMs: DEFAULTS.cacheTtlMs, scope: DEFAULTS.cacheScope });
   t.same(u?.tools, { '*': { task: 'native' } });
+  t.same(u?.auth, { mode: DEFAULTS.authMode });
 });
 
 t.test('the Redis example spells out the store defaults and the secret variable', async (t) => {

@@ -12,8 +12,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
-  ERROR_CATALOG,
   ErrorCode,
+  ERROR_CATALOG,
+  GatewayError,
   META,
   asErrorObject,
   decodeRequestState,
@@ -28,10 +29,10 @@ import {
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcNotification,
+  type ErrorKind,
   type JsonRpcResponse,
   type ModernRequest,
 } from '../translate/index.js';
-import { StoreFullError, StoreUnavailableError } from '../store/index.js';
 import {
   callNow,
   UpstreamBusyError,
@@ -41,11 +42,10 @@ import {
   UpstreamUnavailableError,
   type UpstreamTask,
 } from '../upstream/index.js';
-import { Conversation, MissingCapabilityError } from './conversation.js';
+import { Conversation } from './conversation.js';
 import { InstanceGoneError, RemoteError, type InstanceBus } from './instance-bus.js';
 import type { CallerContext, UpstreamRoute } from './route.js';
 import type { Sealer } from './sealing.js';
-import { InvalidCursorError, TaskAlreadyTerminalError, TooManyTasksError, UnknownTaskError } from './task-limits.js';
 
 /** The outcome of a forwarded request, already in modern shape. */
 export type Outcome = { kind: 'result'; result: JsonObject } | { kind: 'error'; error: JsonRpcErrorObject };
@@ -121,11 +121,14 @@ export type RoundResult =
   /** The client's answer is ready: an `InputRequiredResult` (the call is held), or a cancellation. */
   | { kind: 'outcome'; outcome: Outcome };
 
-/** Thrown for an invalid `requestState`: the edge answers -32602. */
-export class InvalidRequestStateError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'InvalidRequestStateError';
+/**
+ * Thrown for an invalid `requestState` (GW_INVALID_REQUEST_STATE, 400 with -32602). Every invalid state gets the one
+ * catalog message, whatever is wrong with it (no oracle for forged, foreign or expired states); `detail` says what
+ * for the operator log only.
+ */
+export class InvalidRequestStateError extends GatewayError {
+  constructor(readonly detail = '') {
+    super('GW_INVALID_REQUEST_STATE');
   }
 }
 
@@ -134,8 +137,8 @@ export class InvalidRequestStateError extends Error {
  * upstream, or a round being continued already. One answer, so that a state reveals nothing about whose it is or
  * whether its round lives (2026-07-28 basic/patterns/mrtr §Server Requirements).
  */
-function invalidState(): InvalidRequestStateError {
-  return new InvalidRequestStateError(ERROR_CATALOG.GW_INVALID_REQUEST_STATE.message);
+function invalidState(detail: string): InvalidRequestStateError {
+  return new InvalidRequestStateError(detail);
 }
 
 /** A legacy response → the modern outcome of a request that was forwarded as it is. */
@@ -220,14 +223,14 @@ export class MrtrBridge {
         const opened = typeof payload.caller === 'string' ? sealer.open(RELAY_KIND, payload.caller) : undefined;
         const raw = payload.req;
         if (!opened || typeof opened.principal !== 'string' || !isObject(raw) || typeof raw.method !== 'string' || typeof raw.requestState !== 'string') {
-          throw invalidState();
+          throw invalidState('the relayed retry could not be read');
         }
         const caller = opened as unknown as CallerContext;
         const req = { ...(raw as unknown as ModernRequest), policy: methodPolicy(raw.method) };
         const decoded = decodeRequestState(raw.requestState, this.opts.stateKey, Date.now(), { sub: caller.principal, method: req.method, name: nameOf(req) });
-        if (!decoded.ok) throw invalidState();
+        if (!decoded.ok) throw invalidState(decoded.reason);
         const hold = this.holds.get(decoded.value.hold);
-        if (!hold || hold.route !== payload.route || hold.principal !== caller.principal) throw invalidState();
+        if (!hold || hold.route !== payload.route || hold.principal !== caller.principal) throw invalidState('the round it continues has ended');
         const outcome = await dispatch(hold.on, req, caller, { signal: ctx.signal, notify: (n) => ctx.notify(n as unknown as JsonObject) });
         return { outcome: outcome as unknown as JsonObject };
       } catch (e) {
@@ -337,10 +340,12 @@ export class MrtrBridge {
       name,
     });
     // Every refusal below is the same one; none reaches the store or the upstream, so none takes longer than another.
-    if (!decoded.ok) throw invalidState();
+    if (!decoded.ok) throw invalidState(decoded.reason);
     const hold = this.holds.get(decoded.value.hold);
     // The MAC binds the principal already; the hold's own is checked too, at no cost.
-    if (!hold || hold.round !== decoded.value.round || hold.route !== route.name || hold.principal !== caller.principal || hold.busy) throw invalidState();
+    if (!hold || hold.round !== decoded.value.round || hold.route !== route.name || hold.principal !== caller.principal || hold.busy) {
+      throw invalidState(hold?.busy ? 'the round is being continued already' : 'the round it continues has ended');
+    }
     hold.busy = true;
     if (hold.timer) clearTimeout(hold.timer);
     hold.timer = undefined;
@@ -415,53 +420,49 @@ function isOutcome(v: unknown): v is Outcome {
   return isObject(v) && ((v.kind === 'result' && isObject(v.result)) || (v.kind === 'error' && isObject(v.error)));
 }
 
-/** An error as it travels back from the holding instance: its name, message and what the edge's mapping reads. */
+/**
+ * An error as it travels back from the holding instance: a catalog error as its kind, arguments and data (so the
+ * asker answers exactly what the holder would have), with what the upstream errors carry besides; anything else as
+ * its name and message.
+ */
 function describeError(e: unknown): JsonObject {
   const err = e instanceof Error ? e : new Error(String(e));
   const out: JsonObject = { name: err.name, message: err.message };
-  if (e instanceof MissingCapabilityError) out.requiredCapabilities = e.requiredCapabilities;
+  if (!(e instanceof GatewayError)) return out;
+  Object.assign(out, { kind: e.kind, args: e.args.map((a) => (typeof a === 'number' ? a : String(a))) });
+  if (e.data !== undefined) out.data = e.data as JsonObject;
+  if (e.retryAfterSeconds !== undefined) out.retryAfterSeconds = e.retryAfterSeconds;
   if (e instanceof UpstreamDownError) Object.assign(out, { upstream: e.upstream, retryAfterMs: e.retryAfterMs });
   if (e instanceof UpstreamHttpError) Object.assign(out, { status: e.status, bodyText: e.bodyText });
-  if (e instanceof TaskAlreadyTerminalError) out.status = e.status;
-  if (e instanceof InstanceGoneError) out.instance = e.instance;
+  if (e instanceof UpstreamUnavailableError || e instanceof UpstreamTimeoutError || e instanceof UpstreamBusyError) out.detail = e.detail;
   return out;
 }
 
-/** The error the holding instance failed with, rebuilt by name, so that the edge maps it as it would have there. */
+/**
+ * The error the holding instance failed with, rebuilt: the upstream errors as their classes (the asker's edge reads
+ * them to suspect the upstream), any other catalog error as a `GatewayError` of the same kind; the rest is internal.
+ */
 function rebuildError(d: JsonObject): Error {
   const message = typeof d.message === 'string' ? d.message : 'remote failure';
   const str = (v: unknown) => (typeof v === 'string' ? v : '');
-  const keep = <E extends Error>(e: E): E => Object.assign(e, { message });
   switch (d.name) {
-    case 'InvalidRequestStateError':
-      return new InvalidRequestStateError(message);
-    case 'MissingCapabilityError':
-      return keep(new MissingCapabilityError(isObject(d.requiredCapabilities) ? d.requiredCapabilities : {}, ''));
-    case 'TooManyTasksError':
-      return keep(new TooManyTasksError(0));
-    case 'UnknownTaskError':
-      return new UnknownTaskError();
-    case 'InvalidCursorError':
-      return new InvalidCursorError();
-    case 'TaskAlreadyTerminalError':
-      return new TaskAlreadyTerminalError(str(d.status));
-    case 'StoreFullError':
-      return keep(new StoreFullError(0));
-    case 'StoreUnavailableError':
-      return keep(new StoreUnavailableError(''));
-    case 'InstanceGoneError':
-      return new InstanceGoneError(str(d.instance));
     case 'UpstreamTimeoutError':
-      return new UpstreamTimeoutError(message);
+      return new UpstreamTimeoutError(str(d.detail));
     case 'UpstreamUnavailableError':
-      return new UpstreamUnavailableError(message);
+      return new UpstreamUnavailableError(str(d.detail));
     case 'UpstreamBusyError':
-      return new UpstreamBusyError(message);
+      return new UpstreamBusyError(str(d.detail));
     case 'UpstreamHttpError':
       return new UpstreamHttpError(typeof d.status === 'number' ? d.status : 502, str(d.bodyText));
     case 'UpstreamDownError':
       return new UpstreamDownError(str(d.upstream), typeof d.retryAfterMs === 'number' ? d.retryAfterMs : 1_000);
-    default:
-      return new Error(message);
   }
+  if (typeof d.kind === 'string' && Object.hasOwn(ERROR_CATALOG, d.kind)) {
+    return new GatewayError(d.kind as ErrorKind, {
+      args: Array.isArray(d.args) ? d.args : [],
+      ...(d.data !== undefined ? { data: d.data } : {}),
+      ...(typeof d.retryAfterSeconds === 'number' ? { retryAfterSeconds: d.retryAfterSeconds } : {}),
+    });
+  }
+  return new Error(message);
 }
