@@ -1,11 +1,12 @@
 /** The composition root: configuration → upstream clients, runtime, HTTP edge. */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import { ConfigError, type GatewayConfig } from './config/index.js';
-import { buildEdge, hostPolicy, type EdgeEndpoint } from './proxy/index.js';
+import { buildEdge, createAuditLog, hostPolicy, type EdgeEndpoint } from './proxy/index.js';
 import { MemoryTaskStore, RedisTaskStore, type TaskStore } from './store/index.js';
-import { InstanceBus, mintInstanceId, MrtrBridge, Sealer, TaskRuntime, type TaskPolicy } from './tasks/index.js';
-import { globToRegExp } from './translate/index.js';
+import { InstanceBus, mintInstanceId, MrtrBridge, NO_AUDIT, Sealer, TaskRuntime, type TaskPolicy } from './tasks/index.js';
+import { globToRegExp, NO_LOG, type LayerLogger } from './translate/index.js';
 import { LegacyUpstreamClient, ModernUpstreamClient, upstreamAvailability, type UpstreamClient } from './upstream/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 
@@ -51,9 +52,13 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     ]);
   }
   const stateKey = shared ?? randomBytes(32);
+  // One pino logger for the edge and the layers below it (each a child naming its layer), and the audit trail in it.
+  const root = rootLogger(deps.logger);
+  const audit = root ? createAuditLog(root) : NO_AUDIT;
+  const logOf = (layer: string): LayerLogger => root?.child({ layer }) ?? NO_LOG;
   const store = deps.store ?? (await createStore(config, env));
   const ownStore = deps.store === undefined;
-  const bus = new InstanceBus({ store, instanceId: deps.instanceId ?? mintInstanceId(), heartbeatMs: config.tasks.leaseMs });
+  const bus = new InstanceBus({ store, instanceId: deps.instanceId ?? mintInstanceId(), heartbeatMs: config.tasks.leaseMs, log: logOf('tasks') });
   try {
     await bus.start();
   } catch (e) {
@@ -62,7 +67,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
   }
   // One sealer for the runtime and the bridge: what one instance seals, every instance opens.
   const sealer = new Sealer(stateKey);
-  const bridge = new MrtrBridge({ stateKey, holdMs: config.input.holdMs, maxHeld: config.input.maxHeldCalls, gatherMs: 25, bus, sealer });
+  const bridge = new MrtrBridge({ stateKey, holdMs: config.input.holdMs, maxHeld: config.input.maxHeldCalls, gatherMs: 25, bus, sealer, audit, log: logOf('tasks') });
   const runtime = new TaskRuntime({
     store,
     bus,
@@ -75,6 +80,8 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     pollAdvice: { enabled: config.tasks.adaptivePolling, minMs: config.tasks.minPollIntervalMs, maxMs: config.tasks.maxPollIntervalMs },
     maxActivePerPrincipal: config.tasks.maxActivePerPrincipal,
     toolSupportTtlMs: 60_000,
+    audit,
+    log: logOf('tasks'),
   });
   const routes: Array<EdgeEndpoint> = config.upstreams.map((u) => ({
     path: u.path,
@@ -117,7 +124,9 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     throw e;
   }
   const app = await buildEdge({
-    logger: deps.logger ?? false,
+    logger: false,
+    ...(root ? { loggerInstance: root } : {}),
+    audit,
     bodyLimitBytes: config.server.bodyLimitBytes,
     hostPolicy: hostPolicy(config.server.host, config.server.allowedHosts, config.server.allowedOrigins),
     keepAliveMs: config.server.keepAliveMs,
@@ -147,6 +156,14 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       return closing;
     },
   };
+}
+
+/** The operator log as configured (`false`/absent: none): a pino logger the edge and the layers share. */
+function rootLogger(logger: GatewayDeps['logger']): Logger | undefined {
+  if (!logger) return undefined;
+  // Fastify's logger options are pino's plus a destination (`stream` or `file`), given to pino apart.
+  const { stream, file, ...opts } = (logger === true ? {} : logger) as { stream?: DestinationStream; file?: string };
+  return pino({ level: 'info', ...opts }, stream ?? (file ? pino.destination(file) : undefined) ?? pino.destination(1));
 }
 
 /** The client of one configured upstream: the one place that picks an implementation of the upstream seam. */

@@ -63,7 +63,7 @@ import {
   type JsonRpcRequest,
   type RequestId,
 } from '../translate/index.js';
-import { wrapsTools, type CallerContext, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
+import { NO_AUDIT, wrapsTools, type AuditLog, type CallerContext, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import type { UpstreamCall, UpstreamCaller, UpstreamListen } from '../upstream/index.js';
 import { exceptionToEdge } from './errors.js';
 import { LegacyFaceTasks, legacyTaskSupport } from './legacy-face-tasks.js';
@@ -106,6 +106,8 @@ export interface LegacyFaceOptions {
   store?: SessionStore;
   /** Activity restarts a shared session's idle time at most this often (default `min(5 s, idleMs / 10)`). */
   touchEveryMs?: number;
+  /** Where sessions opened and closed are recorded (default none). */
+  audit?: AuditLog;
 }
 
 /** A server→client request the gateway sent for a call, waiting for the client's POSTed response. */
@@ -302,12 +304,14 @@ export class LegacyFace {
   private readonly loading = new Map<string, Promise<SessionEntry<FaceSession> | undefined>>();
   private readonly keepShared: NodeJS.Timeout | undefined;
   private closed = false;
+  private readonly audit: AuditLog;
 
   constructor(
     private readonly target: LegacyFaceTarget,
     opts: LegacyFaceOptions = {},
   ) {
     this.runtime = target.runtime;
+    this.audit = opts.audit ?? NO_AUDIT;
     this.tasks = new LegacyFaceTasks(target.runtime, {
       notify: (s, n) => this.deliver(s as FaceSession, n),
       warn: (err, msg) => this.log?.warn({ err }, msg),
@@ -462,6 +466,7 @@ export class LegacyFace {
       }
     }
     this.sessions.end(entry.id, 'deleted');
+    this.audit.record('session.closed', { principal: entry.principal, upstream: entry.data.route.name, era: 'legacy', reason: 'deleted' });
     return reply.code(200).send();
   }
 
@@ -630,6 +635,8 @@ export class LegacyFace {
     const at = this.sessions.clock;
     const entry = this.sessions.create(principal, (id) => newSession(id, principal, authorization, route, decided, at));
     if (!entry) return this.storeTrouble(request, reply, body.id, new TooManySessionsError());
+    // Never the session id: it is a bearer credential of the session.
+    this.audit.record('session.opened', { principal, upstream: route.name, era: 'legacy' });
     if (this.store) {
       try {
         await this.listenForChanges();
@@ -1048,6 +1055,12 @@ export class LegacyFace {
   }
 
   private onEnd(s: FaceSession, reason: SessionEndReason): void {
+    // The session ends for its client when evicted, or when it expires or closes with no other instance to serve it;
+    // a DELETE is recorded where it was served (its announcement may end this copy first), an end announced by
+    // another instance there.
+    if (reason === 'evicted' || (!this.store && (reason === 'expired' || reason === 'closed'))) {
+      this.audit.record('session.closed', { principal: s.principal, upstream: s.route.name, era: 'legacy', reason });
+    }
     // An evicted session ends everywhere (its client re-initializes on 404), as it did with one instance; one that
     // expired here, or closed with this instance, lives on in the store for the other instances.
     if (reason === 'evicted' && this.store) {

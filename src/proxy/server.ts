@@ -1,7 +1,7 @@
 /** The Fastify application: parsers, limits, the host check, the JSON-RPC error handler, and the endpoints. */
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { ErrorCode } from '../translate/index.js';
-import type { MrtrBridge, TaskRuntime, UpstreamRoute } from '../tasks/index.js';
+import { NO_AUDIT, type AuditLog, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import type { UpstreamAvailability, UpstreamClient } from '../upstream/index.js';
 import { checkHostOrigin, type HostPolicy } from './host-check.js';
 import { LegacyFace } from './legacy-face.js';
@@ -20,9 +20,20 @@ export interface EdgeEndpoint {
   modernUpstream: UpstreamClient;
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The audit trail (auth failures are recorded at the edge: `request.server.audit.record(...)`). */
+    audit: AuditLog;
+  }
+}
+
 /** What the edge is built from. */
 export interface EdgeOptions {
   logger: FastifyServerOptions['logger'];
+  /** A logger already built (the composition root shares it with the other layers); replaces `logger`. */
+  loggerInstance?: FastifyBaseLogger;
+  /** The audit trail (default none): session events of the legacy face, auth failures. */
+  audit?: AuditLog;
   bodyLimitBytes: number;
   hostPolicy: HostPolicy;
   keepAliveMs: number;
@@ -48,13 +59,15 @@ const FASTIFY_ERRORS: Record<string, { status: number; code: number; message: st
 /** Builds the not-yet-listening Fastify app. */
 export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: opts.logger,
+    ...(opts.loggerInstance ? { loggerInstance: opts.loggerInstance } : { logger: opts.logger }),
     bodyLimit: opts.bodyLimitBytes,
     return503OnClosing: true,
     forceCloseConnections: true,
     // One operator line per MCP request comes from the endpoint (method, era, upstream, outcome, duration).
     logController: new LogController({ disableRequestLogging: true }),
   });
+  const audit = opts.audit ?? NO_AUDIT;
+  app.decorate('audit', audit);
   // MCP bodies are JSON; the default text/plain parser would let other bodies through to the handlers.
   app.removeContentTypeParser('text/plain');
   // A DELETE (or GET) that names a JSON Content-Type but carries no body is legal session traffic: pass it on.
@@ -117,6 +130,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
           maxSessions: opts.clientSessions.max,
           idleMs: opts.clientSessions.idleMs,
           ...(opts.sessionStore ? { store: opts.sessionStore } : {}),
+          audit,
         },
       ),
   );
