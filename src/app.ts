@@ -91,6 +91,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       staticHeaders: { ...u.headers },
       timeoutMs: u.timeoutMs,
       clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },
+      log: logOf('upstream'),
     }),
     availability: upstreamAvailability({
       name: u.name,
@@ -98,6 +99,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       headers: u.headers,
       era: u.era,
       probeTimeoutMs: Math.min(u.probeTimeoutMs, u.timeoutMs),
+      log: logOf('upstream'),
     }),
     route: {
       name: u.name,
@@ -106,7 +108,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       timeoutMs: u.timeoutMs,
       cache: { ttlMs: u.cache.ttlMs, scope: u.cache.scope },
       rules: Object.entries(u.tools).map(([pattern, rule]) => [globToRegExp(pattern), rule as TaskPolicy] as const),
-      upstream: upstreamClient(u, config),
+      upstream: upstreamClient(u, config, logOf('upstream')),
     },
   }));
   // Tasks created on another instance are taken over against their route by name; then this runtime joins the others.
@@ -167,7 +169,7 @@ function rootLogger(logger: GatewayDeps['logger']): Logger | undefined {
 }
 
 /** The client of one configured upstream: the one place that picks an implementation of the upstream seam. */
-function upstreamClient(u: GatewayConfig['upstreams'][number], config: Readonly<GatewayConfig>): UpstreamClient {
+function upstreamClient(u: GatewayConfig['upstreams'][number], config: Readonly<GatewayConfig>, log: LayerLogger): UpstreamClient {
   return new LegacyUpstreamClient(u.name, {
     url: u.url,
     staticHeaders: { ...u.headers },
@@ -175,6 +177,7 @@ function upstreamClient(u: GatewayConfig['upstreams'][number], config: Readonly<
     max: config.sessions.maxPerUpstream,
     idleMs: config.sessions.idleMs,
     clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },
+    log,
   });
 }
 

@@ -24,6 +24,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import {
   ErrorCode,
+  errorSummary,
   LEGACY_VERSIONS,
   asErrorObject,
   canonicalJson,
@@ -425,7 +426,7 @@ export class LegacyFace {
       if (keepAlive) clearInterval(keepAlive);
       s.streamOpening = false;
       if (s.stream === raw) s.stream = undefined;
-      if (!s.ended.signal.aborted) void this.refreshListen(s).catch(() => {});
+      if (!s.ended.signal.aborted) void this.refreshListen(s).catch(this.failed('debug', 'listen not refreshed as the GET stream closed', s));
     });
     // The upstream listen is in place before the stream's headers go out: a client that sees its GET stream open
     // misses no list change after that.
@@ -555,7 +556,9 @@ export class LegacyFace {
       if (!entry) throw new TooManySessionsError();
       // What the session's answers read of the upstream (task support in tools/list, what a listen may ask for) this
       // instance learns now if it never met the upstream; a failure shows on the request that needs it.
-      if (!route.upstream.knownIdentity) await route.upstream.identity(this.callerOf(entry.data)).catch(() => {});
+      if (!route.upstream.knownIdentity) {
+        await route.upstream.identity(this.callerOf(entry.data)).catch(this.failed('debug', 'upstream identity not learned for a rebuilt session', entry.data));
+      }
       return entry;
     })();
     this.loading.set(sid, loaded);
@@ -588,7 +591,7 @@ export class LegacyFace {
     for (const e of this.sessions.busy()) {
       if (now - e.data.sharedAt < this.touchEveryMs) continue;
       e.data.sharedAt = now;
-      void store.touchValue(sharedKey(e.id), this.idleMs).catch(() => {});
+      void store.touchValue(sharedKey(e.id), this.idleMs).catch(this.failed('warn', 'shared session not kept alive; it may expire elsewhere', e.data));
     }
   }
 
@@ -949,7 +952,9 @@ export class LegacyFace {
   private ask(s: FaceSession, owner: string, call: UpstreamCall, m: JsonRpcRequest, channel: ResponseChannel, canStream: boolean): JsonRpcErrorObject | undefined {
     const params = isObject(m.params) ? m.params : undefined;
     if (!isInputMethod(m.method)) {
-      void call.respond(m.id, { error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${m.method}` } }).catch(() => {});
+      void call
+        .respond(m.id, { error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${m.method}` } })
+        .catch(this.failed('debug', 'refusal of an upstream request not delivered; its call ended', s));
       return undefined;
     }
     if (!isInputDeclared(m.method, params, s.legacyCapabilities)) return undeclaredInputError(m.method, requiredCapabilityFor(m.method, params));
@@ -1016,7 +1021,8 @@ export class LegacyFace {
       }
       old?.abort();
     });
-    s.listenChain = next.catch(() => {});
+    // The chain only orders the changes: a failure is the caller's (awaiting `next`) to report.
+    s.listenChain = next.catch(this.failed('debug', 'listen change failed', s));
     return next;
   }
 
@@ -1036,7 +1042,7 @@ export class LegacyFace {
     s.listen = undefined;
     s.listenKey = '';
     if (++s.listenFailures > 5) return;
-    const timer = setTimeout(() => void this.refreshListen(s).catch(() => {}), 500 * s.listenFailures);
+    const timer = setTimeout(() => void this.refreshListen(s).catch(this.failed('debug', 'listen retry failed', s)), 500 * s.listenFailures);
     timer.unref();
   }
 
@@ -1054,6 +1060,14 @@ export class LegacyFace {
     if (s.backlog.length > this.maxBacklog) s.backlog.shift();
   }
 
+  /**
+   * A rejection handler for background work of a session: logged (to the first request's logger) with the upstream
+   * and the error's name and message, never the session id.
+   */
+  private failed(level: 'debug' | 'warn', msg: string, s: FaceSession): (e: unknown) => void {
+    return (e) => this.log?.[level]({ upstream: s.route.name, err: errorSummary(e) }, `legacy face: ${msg}`);
+  }
+
   private onEnd(s: FaceSession, reason: SessionEndReason): void {
     // The session ends for its client when evicted, or when it expires or closes with no other instance to serve it;
     // a DELETE is recorded where it was served (its announcement may end this copy first), an end announced by
@@ -1065,7 +1079,10 @@ export class LegacyFace {
     // expired here, or closed with this instance, lives on in the store for the other instances.
     if (reason === 'evicted' && this.store) {
       const store = this.store;
-      void store.deleteValue(sharedKey(s.id)).then(() => store.publish(SESSION_TOPIC, { id: s.id, t: 'ended' })).catch(() => {});
+      void store
+        .deleteValue(sharedKey(s.id))
+        .then(() => store.publish(SESSION_TOPIC, { id: s.id, t: 'ended' }))
+        .catch(this.failed('warn', 'evicted session not ended in the shared store; it expires there', s));
     }
     s.ended.abort();
     this.tasks.sessionEnded(s);

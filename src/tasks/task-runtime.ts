@@ -279,7 +279,7 @@ export class TaskRuntime {
     const mayTask = support === 'required' || (support === 'optional' && route.upstream.era === 'modern');
     if (!mayTask) return callNow(route.upstream, caller, 'tools/call', params, signal);
     const ttlMs = this.upstreamTtl(this.policyFor(route, tool));
-    return hideTask(callNow(route.upstream, caller, 'tools/call', params, signal, { task: { ttlMs } }));
+    return hideTask(callNow(route.upstream, caller, 'tools/call', params, signal, { task: { ttlMs } }), this.log);
   }
 
   /**

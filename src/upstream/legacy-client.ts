@@ -5,18 +5,21 @@
  * kind becomes -32021); callers of this class never see a session.
  */
 import {
-  ErrorCode,
   acceptListenFilter,
+  ErrorCode,
   isInputMethod,
   isObject,
+  logFailure,
+  NO_LOG,
   readCreateTaskResultV1,
+  undeclaredInputAnswer,
+  withCallerCapabilities,
   type JsonObject,
   type JsonRpcNotification,
+  type LayerLogger,
   type ListenFilter,
   type RequestId,
   type UpstreamIdentity,
-  undeclaredInputAnswer,
-  withCallerCapabilities,
 } from '../translate/index.js';
 import { drain } from './call-wrappers.js';
 import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats, UpstreamTask, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
@@ -55,8 +58,12 @@ export class LegacyUpstreamClient implements UpstreamClient {
   /** Resource subscriptions per session, shared by the listens on it (one subscribe, one unsubscribe). */
   private readonly subscriptions = new WeakMap<LegacySession, Map<string, Subscription>>();
 
+  /** The upstream layer's log (from the options; default nowhere). */
+  readonly log: LayerLogger;
+
   constructor(readonly name: string, opts: PoolOptions) {
     this.pool = new LegacySessionPool(opts);
+    this.log = opts.log ?? NO_LOG;
   }
 
   /** The identity from the most recent `initialize`, if any. */
@@ -94,7 +101,7 @@ export class LegacyUpstreamClient implements UpstreamClient {
     );
     const hold = this.pool.hold(key);
     const session = used;
-    return asTask ? new TaskAugmentedCall(call, hold, (e) => this.taskOf(caller, e, session)) : new HeldCall(call, hold);
+    return asTask ? new TaskAugmentedCall(call, hold, (e) => this.taskOf(caller, e, session), this.log) : new HeldCall(call, hold);
   }
 
   /** A CreateTaskResult answer as the call's `task` event (the task holds the session it was created in from here on). */
@@ -251,7 +258,7 @@ export class LegacyUpstreamClient implements UpstreamClient {
       map.delete(uri);
       void shared.ok.then(async (wasSubscribed) => {
         if (wasSubscribed) await drain(await session.request('resources/unsubscribe', { uri }));
-      }).catch(() => {}); // best effort: a closed session has no subscriptions left
+      }).catch(logFailure(this.log, 'debug', 'resources/unsubscribe not sent; a closed session has no subscriptions left'));
     };
     if (await shared.ok) return releaseOne;
     releaseOne();
@@ -339,6 +346,15 @@ class TaskAugmentedCall extends HeldCall {
   /** Ends the consumer's wait when the call is cancelled (the background wait takes over the events). */
   private readonly stop = new AbortController();
 
+  constructor(
+    inner: UpstreamCall,
+    release: () => void,
+    final: (e: CallEvent) => CallEvent,
+    private readonly log: LayerLogger,
+  ) {
+    super(inner, release, final);
+  }
+
   override async next(): Promise<CallEvent> {
     return (await this.nextUnless(undefined, undefined)) as CallEvent;
   }
@@ -366,7 +382,9 @@ class TaskAugmentedCall extends HeldCall {
   private async cancelCreated(): Promise<void> {
     const until = Date.now() + CANCEL_DRAIN_MS;
     const refuse = (id: RequestId, method: string) =>
-      this.inner.respond(id, isInputMethod(method) ? undeclaredInputAnswer(method) : { error: { code: ErrorCode.MethodNotFound, message: 'cancelled' } }).catch(() => {});
+      this.inner.respond(id, isInputMethod(method) ? undeclaredInputAnswer(method) : { error: { code: ErrorCode.MethodNotFound, message: 'cancelled' } }).catch(
+        logFailure(this.log, 'debug', 'refusal of a question of a cancelled call not delivered'),
+      );
     try {
       for (const [id, method] of this.asked) await refuse(id, method);
       this.asked.clear();

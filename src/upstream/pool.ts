@@ -6,7 +6,7 @@
  * re-initialized once.
  */
 import { createHash } from 'node:crypto';
-import { BRIDGED_INPUT_CAPABILITIES, LEGACY_VERSION, LEGACY_VERSIONS, type UpstreamIdentity } from '../translate/index.js';
+import { BRIDGED_INPUT_CAPABILITIES, LEGACY_VERSION, LEGACY_VERSIONS, type LayerLogger, type UpstreamIdentity } from '../translate/index.js';
 import { SessionExpiredError, UpstreamBusyError } from './errors.js';
 import { LegacySession } from './legacy-session.js';
 
@@ -18,6 +18,8 @@ export interface PoolOptions {
   max: number;
   idleMs: number;
   clientInfo: { name: string; version: string };
+  /** The upstream layer's log (default nowhere). */
+  log?: LayerLogger;
 }
 
 /** Who a session is for: the caller's credentials. */
@@ -86,6 +88,7 @@ export class LegacySessionPool {
       capabilities: { ...BRIDGED_INPUT_CAPABILITIES },
       clientInfo: this.opts.clientInfo,
       timeoutMs: this.opts.timeoutMs,
+      ...(this.opts.log ? { log: this.opts.log } : {}),
       // A joined session reads no GET stream: its initializer may hold it (servers allow one per session).
       watchStrays: !join,
       ...(join ? { join } : {}),
