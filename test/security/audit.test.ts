@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { buildGateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
-import { principalOf } from '../../src/proxy/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
 import { principalFingerprint } from '../../src/tasks/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { post } from '../helpers/modern.js';
@@ -26,6 +26,7 @@ const ARG_MARKER = 'ARG-MARKER-5d1e';
 const ANSWER_MARKER = 'ANSWER-MARKER-b82c';
 const SAMPLE_MARKER = 'SAMPLE-MARKER-91fa';
 const ELICIT_MARKER = 'ELICIT-MARKER-0c4d';
+const USER_MARKER = 'USER-MARKER-e3b7';
 
 interface AuditLine {
   audit?: string;
@@ -96,19 +97,25 @@ t.test('audit trail: task and session events with fingerprints only, and nothing
           test_input_required_result_request_state: { task: 'always', ttlMs: 1_000 },
         },
       },
+      // Identity only from a fronting proxy this test is not: every request here is refused (an auth failure).
+      { name: 'guarded', path: '/guarded', url: fx.url, auth: { mode: 'header', header: 'x-forwarded-user', trustedProxies: ['10.0.0.0/8'] } },
     ],
   });
-  const gateway = await buildGateway(cfg, { logger: { level: 'debug', stream: log.stream } });
+  const store = new MemoryTaskStore({ maxTasks: 1_000, maxTtlMs: 3_600_000 });
+  t.teardown(() => store.close());
+  const gateway = await buildGateway(cfg, { logger: { level: 'debug', stream: log.stream }, store });
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   t.teardown(() => gateway.close());
   const addr = gateway.app.server.address();
   const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
   const auth: PostOptions = { headers: { authorization: AUTHORIZATION } };
-  const fingerprint = principalFingerprint(principalOf(AUTHORIZATION));
   const audit = (event: string, taskId?: string) => (l: AuditLine) => l.audit === event && (taskId === undefined || l.taskId === taskId);
 
   // created → completed, with a marker in the arguments that comes back in the result.
   const greet = await createTask(url, 'greet', { name: ARG_MARKER }, auth);
+  // The principal as the gateway derived it (a keyed hash of the credentials), and its fingerprint.
+  const principal = (await store.get(greet.taskId))?.principal as string;
+  const fingerprint = principalFingerprint(principal);
   const greeted = (await pollToEnd(url, greet.taskId, auth)).at(-1);
   t.equal(greeted.status, 'completed');
   t.match(JSON.stringify(greeted.result), ARG_MARKER, 'the marker is in the result the client reads');
@@ -169,6 +176,15 @@ t.test('audit trail: task and session events with fingerprints only, and nothing
   await transport.terminateSession();
   await client.close();
 
+  // An auth failure: the reason is recorded, never the header that was refused.
+  const refused = await post(url.replace(/\/mcp$/, '/guarded'), 'tools/call', { name: 'greet', arguments: { name: ARG_MARKER } }, {
+    headers: { authorization: AUTHORIZATION, 'x-forwarded-user': USER_MARKER },
+  });
+  t.equal(refused.status, 401, 'refused at the edge');
+  const authFailed = await log.waitFor(audit('auth.failed'), 'auth.failed');
+  t.match(authFailed, { upstream: 'guarded' }, 'auth.failed names the upstream');
+  t.type(authFailed.reason, 'string', 'and why');
+
   // Every event, each with its fields.
   const expected: Array<[event: string, taskId: string, tool: string, reason?: string]> = [
     ['task.created', greet.taskId, 'greet'],
@@ -207,8 +223,7 @@ t.test('audit trail: task and session events with fingerprints only, and nothing
   t.notOk(log.lines.some((l) => l.audit !== undefined && l.era === 'legacy' && l.audit.startsWith('task.')), 'a plain call is no task');
 
   // The principal only as its fingerprint: never the principal itself.
-  const principal = principalOf(AUTHORIZATION);
-  for (const l of log.lines.filter((l) => l.audit !== undefined)) {
+  for (const l of log.lines.filter((l) => l.audit !== undefined && l.audit !== 'auth.failed')) {
     t.equal(l.principal, fingerprint, `${l.audit}: the fingerprint`);
     const keys = Object.keys(l).filter((k) => !['level', 'time', 'pid', 'hostname', 'msg', 'layer'].includes(k));
     t.ok(keys.every((k) => ['audit', 'principal', 'upstream', 'tool', 'taskId', 'era', 'reason'].includes(k)), `${l.audit}: only audit fields (${keys.join(', ')})`);
@@ -226,6 +241,7 @@ t.test('audit trail: task and session events with fingerprints only, and nothing
     ['an input request', ELICIT_MARKER],
     ['an answer', ANSWER_MARKER],
     ['a sampling answer', SAMPLE_MARKER],
+    ['an identity header refused', USER_MARKER],
   ] as const) {
     t.notOk(whole.includes(secret), `the log never contains ${what}`);
   }
