@@ -21,7 +21,9 @@ import {
   encodeRequestState,
   isObject,
   legacyParams,
+  logFailure,
   methodPolicy,
+  NO_LOG,
   modernError,
   modernResult,
   progressTokenOf,
@@ -31,6 +33,7 @@ import {
   type JsonRpcNotification,
   type ErrorKind,
   type JsonRpcResponse,
+  type LayerLogger,
   type ModernRequest,
 } from '../translate/index.js';
 import {
@@ -42,6 +45,7 @@ import {
   UpstreamUnavailableError,
   type UpstreamTask,
 } from '../upstream/index.js';
+import { NO_AUDIT, type AuditLog } from './audit.js';
 import { Conversation } from './conversation.js';
 import { InstanceGoneError, RemoteError, type InstanceBus } from './instance-bus.js';
 import type { CallerContext, UpstreamRoute } from './route.js';
@@ -77,6 +81,10 @@ export interface MrtrOptions {
   sealer?: Sealer;
   /** How often a relayed retry checks that the holding instance still lives (default 1 s). */
   livenessCheckMs?: number;
+  /** Where MRTR input requests and their answers are recorded (default none). */
+  audit?: AuditLog;
+  /** Where failures nobody is answered about are logged (default nowhere). */
+  log?: LayerLogger;
 }
 
 /**
@@ -159,8 +167,13 @@ export function plainOutcome(route: UpstreamRoute, req: ModernRequest, m: JsonRp
 /** The MRTR bridge of one gateway: holds calls that asked for input and resumes them on the client's retry. */
 export class MrtrBridge {
   private readonly holds = new Map<string, Hold>();
+  private readonly audit: AuditLog;
+  private readonly log: LayerLogger;
 
-  constructor(readonly opts: MrtrOptions) {}
+  constructor(readonly opts: MrtrOptions) {
+    this.audit = opts.audit ?? NO_AUDIT;
+    this.log = opts.log ?? NO_LOG;
+  }
 
   /** The id request states name as the holder of this bridge's calls. */
   get instanceId(): string {
@@ -186,7 +199,7 @@ export class MrtrBridge {
         (alive) => {
           if (!alive) gone.abort(new InstanceGoneError(holder));
         },
-        () => {},
+        logFailure(this.log, 'debug', 'liveness of the holding instance not checked; checked again shortly'),
       );
     }, this.opts.livenessCheckMs ?? 1_000);
     check.unref();
@@ -262,7 +275,7 @@ export class MrtrBridge {
     }
     if (r.kind === 'task') {
       // Never asked for: a request forwarded here is sent without `CallOptions.task`.
-      void r.task.cancel().catch(() => {});
+      void r.task.cancel().catch(logFailure(this.log, 'debug', 'unasked-for upstream task not cancelled', { upstream: route.name, method: req.method }));
       r.task.release();
       throw new Error(`the upstream answered ${req.method} with a task it was not offered`);
     }
@@ -277,7 +290,8 @@ export class MrtrBridge {
   async resume(route: UpstreamRoute, req: ModernRequest, caller: CallerContext): Promise<BridgedCall | { outcome: Outcome }> {
     const name = nameOf(req);
     const hold = this.take(route, req, caller, name);
-    await hold.conv.answer(req.inputResponses ?? {});
+    const answered = await hold.conv.answer(req.inputResponses ?? {});
+    if (answered.length > 0) this.audit.record('task.input_answered', { principal: caller.principal, upstream: route.name, tool: name, era: 'modern' });
     if (hold.conv.input.size > 0) return { outcome: this.ask(route, hold, hold.conv, req, caller, name) };
     return { conv: hold.conv, hold };
   }
@@ -303,6 +317,7 @@ export class MrtrBridge {
         ...(hold || !req.inputResponses ? {} : { offered: req.inputResponses }),
         deadlineAt: Date.now() + windowMs,
         gatherMs: this.opts.gatherMs,
+        log: this.log,
         // Progress for the client's own token and the log messages it asked for (the rest has no modern
         // counterpart on a request stream).
         notify: (n) => {
@@ -372,6 +387,8 @@ export class MrtrBridge {
     }
     hold.round += 1;
     hold.busy = false;
+    // An MRTR round has no task id: the line names the request's tool (or prompt, or resource).
+    this.audit.record('task.input_requested', { principal: caller.principal, upstream: route.name, tool: name, era: 'modern' });
     const h = hold;
     hold.timer = setTimeout(() => this.expire(h), this.opts.holdMs);
     hold.timer.unref();
