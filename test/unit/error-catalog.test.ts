@@ -17,6 +17,7 @@ import {
   type ErrorKind,
   type ErrorSpec,
 } from '../../src/translate/error-catalog.js';
+import { AuthError } from '../../src/proxy/auth.js';
 import { exceptionToEdge, failureToEdge } from '../../src/proxy/errors.js';
 import { AuthError } from '../../src/proxy/auth.js';
 import { TooManySessionsError } from '../../src/proxy/legacy-face.js';
@@ -116,6 +117,8 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_UPSTREAM_DOWN: { rpc: -32603, status: 503, message: 'Upstream unavailable: %s is down; retry in %s s' },
   GW_UPSTREAM_BUSY: { rpc: -32603, status: 503, message: 'Gateway busy: %s' },
   GW_UPSTREAM_BAD_MESSAGE: { rpc: -32603, status: 502, message: 'Upstream sent an unusable message: %s' },
+  // Per-principal shares
+  GW_PRINCIPAL_SHARE_EXHAUSTED: { rpc: -32603, status: 503, message: 'Too many %s for this caller (at most %s); retry when one of them ends', retryAfterSeconds: 1 },
 };
 
 const entries = Object.entries(ERROR_CATALOG) as Array<[ErrorKind, ErrorSpec]>;
@@ -200,7 +203,7 @@ t.test('every GatewayError subclass answers through its declared entry', async (
     [new StoreFullError(10), 'GW_STORE_FULL', 'The task store is full (10 live tasks); try again later'],
     [new StoreUnavailableError('cannot reach Redis: ECONNREFUSED'), 'GW_STORE_UNAVAILABLE', 'The task store is unavailable; retry shortly'],
     [new TooManySessionsError(), 'GW_TOO_MANY_SESSIONS', 'Too many sessions; try again later'],
-    [new AuthError('GW_INVALID_TOKEN', 'expired', 'Bearer realm="x"', { args: ['expired'] }), 'GW_INVALID_TOKEN', 'Unauthorized: expired token'],
+    [new AuthError('GW_INVALID_TOKEN', 'expired', 'Bearer error="invalid_token"', { args: ['expired'] }), 'GW_INVALID_TOKEN', 'Unauthorized: expired token'],
   ];
   for (const [e, kind, message] of cases) {
     const spec: ErrorSpec = ERROR_CATALOG[kind];
