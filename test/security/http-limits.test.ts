@@ -47,9 +47,11 @@ function catalogError(kind: keyof typeof ERROR_CATALOG, ...args: unknown[]): { c
   return { code: spec.rpc, message: spec.message.replace(/%s/g, () => String(args[i++])) };
 }
 
-/** A plain call that must be served whatever else is going on. */
+/** A plain call of another principal (its own credentials), which must be served whatever else is going on. */
 async function greet(url: string): Promise<RawReply> {
-  return post(url, 'tools/call', { name: 'test_simple_text', arguments: {} });
+  const r = await post(url, 'tools/call', { name: 'test_simple_text', arguments: {} }, { headers: { authorization: 'Bearer another-principal' } });
+  if (r.status === 200 && r.body?.result?.isError) throw new Error(`greet failed: ${JSON.stringify(r.body)}`);
+  return r;
 }
 
 /**
