@@ -231,7 +231,6 @@ t.test('a body or headers sent at 1 byte/s → 408 JSON-RPC once server.requestT
   // Served while both slow sockets are open.
   const served = await greet(stack.url);
   t.equal(served.status, 200, 'another client is served meanwhile');
-  t.notOk(slowBody.socket.destroyed, 'the slow body is still being sent then');
 
   for (const [what, x] of [['slow body', slowBody], ['slow headers', slowHeaders]] as const) {
     const answer = parseRaw(await x.done); // bounded: BOUND_MS
