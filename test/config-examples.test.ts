@@ -36,6 +36,7 @@ t.test('the full example spells out the defaults', async (t) => {
   t.equal(u?.timeoutMs, DEFAULTS.upstreamTimeoutMs);
   t.same(u?.cache, { ttlMs: DEFAULTS.cacheTtlMs, scope: DEFAULTS.cacheScope });
   t.same(u?.tools, { '*': { task: 'native' } });
+  t.same(u?.sessions, { scope: DEFAULTS.sessionScope, anonymousScope: DEFAULTS.anonymousSessionScope });
   t.same(u?.auth, { mode: DEFAULTS.authMode });
 });
 
