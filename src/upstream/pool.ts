@@ -117,7 +117,12 @@ export class LegacySessionPool {
   /** The pool key of a caller's session, or `undefined` when the caller gets a session of its own. */
   private keyOf(k: SessionKey): string | undefined {
     if (k.principal === undefined) return undefined;
-    if (k.principal === ANONYMOUS) return (this.opts.anonymousScope ?? 'request') === 'shared' ? 'anonymous' : undefined;
+    if (k.principal === ANONYMOUS) {
+      if ((this.opts.anonymousScope ?? 'request') !== 'shared') return undefined;
+      // Shared, but never across credentials: with `auth.mode: none` anonymous callers may still send (and forward)
+      // different ones, and a session carries the credentials it was opened with.
+      return `a:${k.authorization ?? ''}`;
+    }
     return (this.opts.scope ?? 'principal') === 'principal' ? `p:${k.principal}` : undefined;
   }
 
@@ -152,7 +157,9 @@ export class LegacySessionPool {
    * used idle session is closed, else `GW_PRINCIPAL_SHARE_EXHAUSTED`; past `max` anyone's, else `UpstreamBusyError`.
    */
   private makeRoom(owner: string): void {
-    if ((this.perOwner.get(owner) ?? 0) >= this.maxPerPrincipal && !this.evictOneIdle(owner)) {
+    // A share as large as the bound is no share: the bound's own answer then.
+    const shared = this.maxPerPrincipal < this.opts.max;
+    if (shared && (this.perOwner.get(owner) ?? 0) >= this.maxPerPrincipal && !this.evictOneIdle(owner)) {
       throw new GatewayError('GW_PRINCIPAL_SHARE_EXHAUSTED', { args: ['upstream sessions', this.maxPerPrincipal] });
     }
     if (this.size >= this.opts.max && !this.evictOneIdle()) {
@@ -205,7 +212,7 @@ export class LegacySessionPool {
     if (existing) {
       existing.lastUsed = Date.now();
       // The same principal may present renewed credentials (a refreshed token): the session goes on with the newest.
-      if (k.authorization) void existing.session.then((s) => s.useAuthorization(k.authorization), () => {});
+      if (k.authorization && k.principal !== ANONYMOUS) void existing.session.then((s) => s.useAuthorization(k.authorization), () => {});
       return existing;
     }
     const owner = this.ownerOf(k);

@@ -13,6 +13,7 @@ import t, { type Test } from 'tap';
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT, UnsecuredJWT, type CryptoKey } from 'jose';
 import { buildGateway, type Gateway } from '../../src/app.js';
 import { ConfigError, parseConfig } from '../../src/config/index.js';
+import { Authenticator, type Identity } from '../../src/proxy/index.js';
 import { MemoryTaskStore } from '../../src/store/index.js';
 import type { AuditEvent, AuditFields, AuditLog } from '../../src/tasks/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
@@ -418,6 +419,16 @@ t.test('none mode: one anonymous principal, retention capped at auth.maxTtlMs, a
   t.equal(seen.body?.result?.taskId, task.taskId, 'the task id is the only secret: anyone holding it reads it');
 });
 
+t.test("none mode caps an upstream's own task too (a proxied task)", async (t) => {
+  const fixture = await startLegacyFixture({ tasks: 'native' });
+  t.teardown(() => fixture.close());
+  const g = await gatewayWith(t, { mode: 'none', maxTtlMs: 45_000 }, { upstreamUrl: fixture.url });
+  const task = await createTask(g.url, 'slow_compute', { seconds: 0 });
+  const record = await g.store.get(task.taskId);
+  t.equal(record?.kind, 'proxied', "the upstream's task");
+  t.ok(record && record.ttlMs !== null && record.ttlMs <= 45_000, `retention capped at 45 s (got ${record?.ttlMs})`);
+});
+
 t.test('configuration: the auth schema refuses what would be unsafe', async (t) => {
   const up = (auth: unknown) => ({ upstreams: [{ name: 'a', url: 'http://127.0.0.1:1/mcp', auth }] });
   t.same(parseConfig(up(undefined)).upstreams[0]?.auth, { mode: 'bearer' }, 'default: bearer');
@@ -443,4 +454,66 @@ t.test('configuration: the auth schema refuses what would be unsafe', async (t) 
     { mode: 'header', header: 'x-forwarded-user', trustedProxies: ['::1', 'fd00::/8', '10.1.2.3'] },
     'IPv6, CIDR blocks and addresses; the header name lower-cased',
   );
+});
+
+t.test('modes are per upstream: one gateway, a jwt upstream and a bearer one side by side', async (t) => {
+  const fixture = await startLegacyFixture();
+  t.teardown(() => fixture.close());
+  const keys = await es256();
+  const cfg = parseConfig({
+    server: { port: 0 },
+    upstreams: [
+      { name: 'guarded', path: '/guarded', url: fixture.url, auth: { mode: 'jwt', publicKey: await exportSPKI(keys.publicKey), issuer: ISSUER, audience: AUDIENCE } },
+      { name: 'open', path: '/open', url: fixture.url },
+    ],
+  });
+  const gateway = await buildGateway(cfg, { logger: false, stateKey: randomBytes(32) });
+  t.teardown(() => gateway.close());
+  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const base = `http://127.0.0.1:${(gateway.app.server.address() as AddressInfo).port}`;
+  t.equal((await discoverRaw(`${base}/guarded`, undefined, 'g1')).status, 401, 'the jwt upstream refuses a request without a token');
+  t.equal((await discoverRaw(`${base}/guarded`, `Bearer ${await token(keys.privateKey)}`, 'g2')).status, 200, 'and serves a valid one');
+  t.equal((await discoverRaw(`${base}/open`, undefined, 'o1')).status, 200, 'the bearer upstream serves an anonymous caller');
+  t.equal((await discoverRaw(`${base}/open`, 'Bearer not-a-jwt', 'o2')).status, 200, 'and leaves judging tokens to its upstream');
+  const health = await fetch(`${base}/healthz`, { signal: BOUND() });
+  t.equal(health.status, 200, 'paths outside the endpoints are not behind the hook');
+  await health.text();
+});
+
+t.test('Authenticator: prefixes keep modes apart; a remembered token expires with its exp; failures are audited without the credential', async (t) => {
+  const key = randomBytes(32);
+  const bearer = new Authenticator({ mode: 'bearer' }, { key, upstream: 'u' });
+  const header = new Authenticator({ mode: 'header', header: 'x-user', trustedProxies: ['::1', '127.0.0.1'] }, { key, upstream: 'u' });
+  const b = bearer.authenticate({ headers: { authorization: 'alice' }, remoteAddress: '127.0.0.1' }) as Identity;
+  const h = header.authenticate({ headers: { 'x-user': 'alice' }, remoteAddress: '::ffff:127.0.0.1' }) as Identity;
+  t.match(b.principal, /^b:/);
+  t.match(h.principal, /^h:/, 'an IPv4-mapped IPv6 peer matches an IPv4 entry');
+  t.not(b.principal.slice(2), h.principal.slice(2), 'the same string under two modes: two principals');
+  t.equal((header.authenticate({ headers: { 'x-user': 'alice' }, remoteAddress: '::1' }) as Identity).principal, h.principal, 'IPv6 loopback entry');
+  t.throws(() => header.authenticate({ headers: { 'x-user': ['alice', 'bob'] }, remoteAddress: '::1' }), /credentials required/, 'a repeated identity header names no one');
+
+  const keys = await es256();
+  let clock = Date.now();
+  const audit = recordingAudit();
+  const jwt = new Authenticator(
+    { mode: 'jwt', publicKey: await exportSPKI(keys.publicKey), issuer: ISSUER, audience: AUDIENCE, clockToleranceSec: 0, forward: false },
+    { key, upstream: 'u', now: () => clock, audit },
+  );
+  const exp = Math.floor(clock / 1000) + 60;
+  const tok = await token(keys.privateKey, { change: (j) => j.setExpirationTime(exp) });
+  const first = await jwt.authenticate({ headers: { authorization: `Bearer ${tok}` }, remoteAddress: '127.0.0.1' });
+  t.match(first, { authorization: undefined }, 'forward: false: nothing to forward');
+  t.match(first.principal, /^j:/);
+  const cached = jwt.authenticate({ headers: { authorization: `Bearer ${tok}` }, remoteAddress: '127.0.0.1' });
+  t.notOk(cached instanceof Promise, 'a verified token is remembered (no second verification)');
+  clock = exp * 1000 + 1;
+  const late = await Promise.resolve()
+    .then(() => jwt.authenticate({ headers: { authorization: `Bearer ${tok}` }, remoteAddress: '127.0.0.1' }))
+    .then(() => undefined, (e: unknown) => e);
+  t.match(
+    late,
+    { kind: 'GW_INVALID_TOKEN', reason: 'expired', challenge: `${REALM}, error="invalid_token", error_description="expired"` },
+    'past its exp the remembered token is verified again, and refused',
+  );
+  t.same(audit.events, [['auth.failed', { upstream: 'u', reason: 'expired' }]], 'one audit line: the class, not the token');
 });

@@ -12,7 +12,7 @@ import net from 'node:net';
 import t from 'tap';
 import { ERROR_CATALOG } from '../../src/translate/index.js';
 import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import { ConfigError, DEFAULTS, parseConfig } from '../../src/config/index.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { MODERN, envelope, post, readReply, type RawReply } from '../helpers/modern.js';
 import { SseReader, openListen } from '../helpers/sse-reader.js';
@@ -114,6 +114,26 @@ function parseRaw(text: string): { status: number; headers: string; body: any } 
   }
   return { status, headers: head.toLowerCase(), body };
 }
+
+t.test('the server.* limits have safe defaults and refuse nonsense', async (t) => {
+  const server = parseConfig({}).server;
+  t.same(
+    [server.headersTimeoutMs, server.requestTimeoutMs, server.idleTimeoutMs, server.maxJsonDepth],
+    [DEFAULTS.headersTimeoutMs, DEFAULTS.requestTimeoutMs, DEFAULTS.idleTimeoutMs, DEFAULTS.maxJsonDepth],
+  );
+  const problems = (raw: unknown): string[] => {
+    try {
+      parseConfig(raw);
+    } catch (e) {
+      if (e instanceof ConfigError) return e.problems;
+      throw e;
+    }
+    return [];
+  };
+  t.match(problems({ server: { headersTimeoutMs: 5_000, requestTimeoutMs: 1_000 } }).join('\n'), /server\.headersTimeoutMs/, 'headers bound within the request bound');
+  t.match(problems({ server: { maxJsonDepth: 5_000 } }).join('\n'), /server\.maxJsonDepth/, 'depth at most 1000');
+  t.match(problems({ server: { requestTimeoutMs: 0 } }).join('\n'), /server\.requestTimeoutMs/, 'no way to switch the request bound off');
+});
 
 // ── body size ─────────────────────────────────────────────────────────────────────────────────────────────────────
 

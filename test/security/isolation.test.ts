@@ -11,7 +11,7 @@
  */
 import t, { type Test } from 'tap';
 import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import { parseConfig, principalShare } from '../../src/config/index.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
 import { startRootsCacheServer, type RootsCacheServer } from '../fixtures/roots-cache-server.js';
 import { post, type RawReply } from '../helpers/modern.js';
@@ -276,4 +276,18 @@ t.test('legacy face: sessions and GET streams per principal', async (t) => {
   const refused = await initialize(A);
   isShareRefusal(t, refused, refused.retryAfter, 'A’s initialize with every session of its share busy');
   t.ok((await initialize(B)).sid, 'B initializes meanwhile');
+});
+
+t.test('config: the scopes and shares, their defaults, and a share larger than its bound refused', async (t) => {
+  const c = parseConfig({ upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }] });
+  t.same(c.upstreams[0]?.sessions, { scope: 'principal', anonymousScope: 'request' }, 'safe defaults: anonymous callers never share');
+  t.equal(principalShare(c.sessions.maxPerUpstream, c.sessions.maxPerPrincipal), 64, 'a quarter of maxPerUpstream');
+  t.equal(principalShare(c.server.maxListenStreams, c.server.maxListenStreamsPerPrincipal), 250, 'a quarter of maxListenStreams');
+  t.equal(principalShare(c.clientSessions.max, c.clientSessions.maxPerPrincipal), 250, 'a quarter of clientSessions.max');
+  t.equal(principalShare(3), 1, 'at least 1');
+  t.equal(principalShare(256, 10), 10, 'as configured');
+  t.throws(() => parseConfig({ upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp', sessions: { scope: 'everyone' } }] }), /upstreams\.0\.sessions\.scope/);
+  t.throws(() => parseConfig({ sessions: { maxPerUpstream: 4, maxPerPrincipal: 5 } }), /sessions\.maxPerPrincipal/);
+  t.throws(() => parseConfig({ server: { maxListenStreams: 4, maxListenStreamsPerPrincipal: 5 } }), /server\.maxListenStreamsPerPrincipal/);
+  t.throws(() => parseConfig({ clientSessions: { max: 4, maxStreamsPerPrincipal: 5 } }), /clientSessions\.maxStreamsPerPrincipal/);
 });

@@ -17,7 +17,9 @@ import {
   type ErrorKind,
   type ErrorSpec,
 } from '../../src/translate/error-catalog.js';
+import { AuthError } from '../../src/proxy/auth.js';
 import { exceptionToEdge, failureToEdge } from '../../src/proxy/errors.js';
+import { AuthError } from '../../src/proxy/auth.js';
 import { TooManySessionsError } from '../../src/proxy/legacy-face.js';
 import { StoreFullError, StoreUnavailableError, TaskIdClashError } from '../../src/store/index.js';
 import {
@@ -87,6 +89,11 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_UNSUPPORTED_RESULT_TYPE: { rpc: -32603, status: 200, message: 'Upstream answered with result type %s, which a 2025-11-25 client cannot receive' },
   GW_NEEDS_STREAM: { rpc: -32603, status: 200, message: 'The server needs %s, which needs a response stream the client did not accept (Accept: text/event-stream)' },
   GW_REQUEST_CANCELLED: { rpc: -32603, status: 200, message: 'Request cancelled' },
+  // Authentication
+  GW_UNAUTHENTICATED: { rpc: -32600, status: 401, message: 'Unauthorized: credentials required' },
+  GW_INVALID_TOKEN: { rpc: -32600, status: 401, message: 'Unauthorized: %s token' },
+  GW_UNTRUSTED_SOURCE: { rpc: -32600, status: 401, message: 'Unauthorized: this address may not assert an identity' },
+  GW_AUTH_UNAVAILABLE: { rpc: -32603, status: 503, message: 'Authentication unavailable; retry shortly', retryAfterSeconds: 5 },
   // Tasks
   GW_TASK_UNKNOWN: { rpc: -32602, status: 200, message: 'Unknown task' },
   GW_TASK_EXPIRED: { rpc: -32602, status: 200, message: 'Failed to retrieve task: Task has expired' },
@@ -110,6 +117,8 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_UPSTREAM_DOWN: { rpc: -32603, status: 503, message: 'Upstream unavailable: %s is down; retry in %s s' },
   GW_UPSTREAM_BUSY: { rpc: -32603, status: 503, message: 'Gateway busy: %s' },
   GW_UPSTREAM_BAD_MESSAGE: { rpc: -32603, status: 502, message: 'Upstream sent an unusable message: %s' },
+  // Per-principal shares
+  GW_PRINCIPAL_SHARE_EXHAUSTED: { rpc: -32603, status: 503, message: 'Too many %s for this caller (at most %s); retry when one of them ends', retryAfterSeconds: 1 },
 };
 
 const entries = Object.entries(ERROR_CATALOG) as Array<[ErrorKind, ErrorSpec]>;
@@ -194,6 +203,7 @@ t.test('every GatewayError subclass answers through its declared entry', async (
     [new StoreFullError(10), 'GW_STORE_FULL', 'The task store is full (10 live tasks); try again later'],
     [new StoreUnavailableError('cannot reach Redis: ECONNREFUSED'), 'GW_STORE_UNAVAILABLE', 'The task store is unavailable; retry shortly'],
     [new TooManySessionsError(), 'GW_TOO_MANY_SESSIONS', 'Too many sessions; try again later'],
+    [new AuthError('GW_INVALID_TOKEN', 'expired', 'Bearer error="invalid_token"', { args: ['expired'] }), 'GW_INVALID_TOKEN', 'Unauthorized: expired token'],
   ];
   for (const [e, kind, message] of cases) {
     const spec: ErrorSpec = ERROR_CATALOG[kind];
