@@ -16,6 +16,8 @@
  */
 import {
   ErrorCode,
+  GatewayError,
+  answerOf,
   asErrorObject,
   isObject,
   isTerminal,
@@ -417,6 +419,7 @@ export class OwnedTasks {
           onUndeclared: 'refuse',
           deadlineAt: timeoutAt,
           gatherMs: this.limits.gatherMs,
+          bounds: this.limits.input,
           notify: (n) => void this.progress(taskId, attempt, n).catch(() => {}),
         });
         if (r.kind === 'aborted') return;
@@ -449,10 +452,14 @@ export class OwnedTasks {
       if (stop.aborted) return;
       live.conv.cancel('gateway error');
       // The upstream's own budget may end the call before the task's does (its headers did not come in time).
-      const message = e instanceof UpstreamTimeoutError ? TIMED_OUT : `Upstream unavailable: ${(e as Error).message}`;
+      // A limit the call passed (input asked without end) fails the task with that limit's catalogued error.
+      const error =
+        e instanceof GatewayError
+          ? answerOf(e).error
+          : { code: ErrorCode.InternalError, message: e instanceof UpstreamTimeoutError ? TIMED_OUT : `Upstream unavailable: ${(e as Error).message}` };
       // A run never rejects (nobody awaits a background run): an outcome that cannot be stored, even after the store's
       // retries, is left to the lease (another instance takes the task over when this one lets it lapse).
-      await this.finishRun(taskId, attempt, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message).catch(() => {});
+      await this.finishRun(taskId, attempt, { status: 'failed', error }, error.message).catch(() => {});
     } finally {
       if (this.live.get(taskId) === live) this.live.delete(taskId);
       // The work ended here: its lease goes (a lease kept is another instance's, or handed over on shutdown).

@@ -8,7 +8,7 @@
 import { EventEmitter } from 'node:events';
 import { isObject, isTerminal, type JsonObject, type JsonRpcErrorObject, type TaskId, type TaskRecord } from '../translate/index.js';
 import type { TaskStore } from '../store/index.js';
-import { nowIso } from './task-limits.js';
+import { boundedOutcome, nowIso } from './task-limits.js';
 
 /** A task's terminal outcome. */
 export type TaskOutcome =
@@ -37,6 +37,8 @@ export class TaskEvents {
     readonly store: TaskStore,
     /** This instance's id: its own changes, told locally at once, are ignored when they come back from the store. */
     readonly instanceId: string,
+    /** Largest terminal outcome a record keeps (`tasks.maxResultBytes`); a larger one is stored as a failure. */
+    private readonly maxResultBytes = Infinity,
   ) {
     this.emitter.setMaxListeners(0);
   }
@@ -54,7 +56,9 @@ export class TaskEvents {
     // Whether the change applied is known from the change itself: no second read of the record.
     let applied = false;
     const after = await this.store.update(taskId, (t) => {
-      const next = fn(t);
+      // Every terminal write passes here: an outcome over the limit is never handed to the store.
+      const proposed = fn(t);
+      const next = proposed && boundedOutcome(proposed, this.maxResultBytes);
       applied = next !== undefined;
       return next;
     });
