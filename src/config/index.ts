@@ -1,11 +1,15 @@
 /** Configuration: schema, defaults and loader. Read at runtime only by cli.ts and app.ts. */
 export {
+  AuthSchema,
   ConfigSchema,
+  JWT_ASYMMETRIC_ALGORITHMS,
+  JWT_HMAC_ALGORITHMS,
   DEFAULTS,
   TASK_MODES,
   UPSTREAM_ERAS,
   ToolRuleSchema,
   UpstreamSchema,
+  type AuthConfig,
   type GatewayConfig,
   type ToolRule,
   type UpstreamConfig,

@@ -1,4 +1,5 @@
 /** The gateway's configuration: a strict zod schema with named defaults (a typo is an error naming its key). */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** Named defaults, referenced by the schema, the README and `--help`. */
@@ -39,6 +40,9 @@ export const DEFAULTS = {
   redisCommandTimeoutMs: 2_000,
   redisConnectTimeoutMs: 2_000,
   secretEnv: 'MCP_GATEWAY_STATE_SECRET',
+  authMode: 'bearer' as const,
+  noAuthMaxTtlMs: 600_000,
+  jwtClockToleranceSec: 30,
 } as const;
 
 /** Task modes per tool: how the gateway treats a tool's long calls (README, "Wrapped tools"). */
@@ -83,6 +87,77 @@ export const ToolRuleSchema = z
 
 const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
+/** Algorithms a JWT may be signed with: asymmetric ones for a JWKS or a public key, HMAC ones for a shared secret. */
+export const JWT_ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'] as const;
+/** HMAC algorithms, allowed only with `secretEnv` (never with a public key: no algorithm confusion, RFC 8725 §3.1). */
+export const JWT_HMAC_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
+
+/** An IPv4/IPv6 address or a CIDR block such as `10.0.0.0/8`. */
+function isAddressOrCidr(v: string): boolean {
+  const [addr, bits, ...rest] = v.split('/');
+  const family = isIP(addr ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  if (!/^\d{1,3}$/.test(bits)) return false;
+  return Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * Who the caller is, per upstream (README §Security, Authentication). The principal it yields owns tasks, request
+ * states and sessions; it is always a keyed hash (HMAC with the deployment secret), never a credential.
+ */
+export const AuthSchema = z.discriminatedUnion('mode', [
+  /**
+   * The default, as before: the principal is a keyed hash of the `Authorization` header (anonymous without one); the
+   * header is forwarded upstream unchanged, and the upstream decides whether the token is any good.
+   */
+  z.strictObject({ mode: z.literal('bearer') }),
+  /**
+   * No identity: every caller is one anonymous principal, so a task id is the only secret and task retention is
+   * capped at `maxTtlMs` (a warning is logged at start). Credentials still reach the upstream.
+   */
+  z.strictObject({ mode: z.literal('none'), maxTtlMs: positiveInt.default(DEFAULTS.noAuthMaxTtlMs) }),
+  /**
+   * A header set by a trusted fronting proxy names the caller (e.g. `x-forwarded-user`); honoured only from
+   * `trustedProxies` (addresses or CIDR blocks). Any other source, or a missing header, is refused with 401.
+   */
+  z.strictObject({
+    mode: z.literal('header'),
+    header: z.string().regex(headerName, 'an HTTP header name').transform((h) => h.toLowerCase()),
+    trustedProxies: z.array(z.string().refine(isAddressOrCidr, 'an IP address or CIDR block such as 10.0.0.0/8')).min(1),
+  }),
+  /**
+   * Bearer JWTs verified at the edge (RFC 7519, RFC 8725) against exactly one key source: `jwksUrl`, `publicKey` (PEM
+   * or a JWK as JSON) or `secretEnv` (the environment variable holding an HMAC secret). The principal is `iss` + `sub`.
+   */
+  z
+    .strictObject({
+      mode: z.literal('jwt'),
+      jwksUrl: z.url({ protocol: /^https?$/ }).optional(),
+      publicKey: z.string().min(1).optional(),
+      secretEnv: z.string().min(1).optional(),
+      issuer: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+      audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+      /** Leeway for `exp` and `nbf` against clock skew between the issuer and the gateway. */
+      clockToleranceSec: z.number().int().nonnegative().default(DEFAULTS.jwtClockToleranceSec),
+      /** Allowed `alg` values; default: the asymmetric ones (HMAC ones with `secretEnv`). `none` is never allowed. */
+      algorithms: z.array(z.enum([...JWT_ASYMMETRIC_ALGORITHMS, ...JWT_HMAC_ALGORITHMS])).min(1).optional(),
+      /** Forward the token upstream (false: the upstream never sees it). */
+      forward: z.boolean().default(true),
+    })
+    .superRefine((a, ctx) => {
+      const sources = [a.jwksUrl, a.publicKey, a.secretEnv].filter((s) => s !== undefined).length;
+      if (sources !== 1) ctx.addIssue({ code: 'custom', path: ['jwksUrl'], message: 'exactly one of jwksUrl, publicKey or secretEnv' });
+      const hmac = (a.algorithms ?? []).filter((x) => (JWT_HMAC_ALGORITHMS as readonly string[]).includes(x));
+      if (a.secretEnv !== undefined && a.algorithms && hmac.length !== a.algorithms.length) {
+        ctx.addIssue({ code: 'custom', path: ['algorithms'], message: 'with secretEnv only HS256, HS384 and HS512' });
+      }
+      if (a.secretEnv === undefined && hmac.length > 0) {
+        ctx.addIssue({ code: 'custom', path: ['algorithms'], message: 'HS* algorithms need secretEnv (never a public key)' });
+      }
+    }),
+]);
+
 /** One upstream MCP server mounted on a path of the gateway. */
 export const UpstreamSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only'),
@@ -100,6 +175,8 @@ export const UpstreamSchema = z.strictObject({
     })
     .default({ ttlMs: DEFAULTS.cacheTtlMs, scope: DEFAULTS.cacheScope }),
   tools: z.record(z.string().min(1), ToolRuleSchema).default({ '*': { task: 'native' } }),
+  /** How callers are identified (default `bearer`: a keyed hash of the Authorization header, as before). */
+  auth: AuthSchema.default({ mode: DEFAULTS.authMode }),
 });
 
 /** The whole configuration file. */
@@ -269,5 +346,7 @@ export const ConfigSchema = z
 export type GatewayConfig = z.infer<typeof ConfigSchema>;
 /** One validated upstream. */
 export type UpstreamConfig = z.infer<typeof UpstreamSchema>;
+/** One upstream's validated authentication settings. */
+export type AuthConfig = z.infer<typeof AuthSchema>;
 /** One validated tool rule. */
 export type ToolRule = z.infer<typeof ToolRuleSchema>;

@@ -11,7 +11,6 @@
  */
 import type { ServerResponse } from 'node:http';
 import {
-  ErrorCode,
   isInputDeclared,
   isObject,
   isTerminal,
@@ -29,6 +28,7 @@ import {
   type TaskSupport,
 } from '../translate/index.js';
 import { StoreUnavailableError, type CallerContext, type TaskPolicy, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
+import { channelError } from './errors.js';
 import { writeSse, type ResponseChannel } from './response.js';
 
 /** What the task relay needs of a face session. */
@@ -240,7 +240,7 @@ export class LegacyFaceTasks {
         const next = await this.runtime.changed(taskId, record.version, signal);
         if (signal.aborted) return 'client closed';
         if (!next) {
-          channel.error(id, { code: ErrorCode.InvalidParams, message: 'Failed to retrieve task: Task has expired' }, 200);
+          channelError(channel, id, 'GW_TASK_EXPIRED');
           return 'expired';
         }
         record = next;

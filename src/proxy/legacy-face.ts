@@ -23,7 +23,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import {
-  ErrorCode,
+  GatewayError,
   LEGACY_VERSIONS,
   asErrorObject,
   canonicalJson,
@@ -65,11 +65,12 @@ import {
 } from '../translate/index.js';
 import { wrapsTools, type CallerContext, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import type { UpstreamCall, UpstreamCaller, UpstreamListen } from '../upstream/index.js';
-import { exceptionToEdge } from './errors.js';
+import { channelError, exceptionToEdge, inBandError, refuse, refuseWith } from './errors.js';
 import { LegacyFaceTasks, legacyTaskSupport } from './legacy-face-tasks.js';
 import { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionStore } from './legacy-face-sessions.js';
 import { infoEnabled } from './operator-log.js';
-import { principalOf } from './principal.js';
+import { identityOf } from './auth.js';
+import { ANONYMOUS } from './principal.js';
 import { openSse, ResponseChannel, writeSse } from './response.js';
 
 /** What the face works over. */
@@ -350,11 +351,11 @@ export class LegacyFace {
   async post(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const body = request.body;
     this.log ??= request.log;
-    const authorization = singleHeader(request.headers, 'authorization') ?? undefined;
-    const principal = principalOf(authorization);
+    // Who the caller is, as the endpoint's authentication hook found it (and the credential to forward, if any).
+    const { principal, authorization } = identityOf(request);
     if (!isObject(body) || body.jsonrpc !== '2.0') {
       // 2025-06-18 removed JSON-RPC batching; anything else is not one message either.
-      return this.refuse(reply, 400, requestIdOf(body), ErrorCode.InvalidRequest, 'Invalid Request: expected one JSON-RPC 2.0 message');
+      return refuse(reply, 'GW_NOT_ONE_MESSAGE', requestIdOf(body));
     }
     if (isRequest(body) && body.method === 'initialize') return this.initialize(request, reply, body, authorization, principal);
 
@@ -365,7 +366,7 @@ export class LegacyFace {
     const entry = found.entry;
     const version = singleHeader(request.headers, 'mcp-protocol-version');
     if (version && !LEGACY_VERSIONS.includes(version)) {
-      return this.refuse(reply, 400, requestIdOf(body), ErrorCode.InvalidRequest, `Bad Request: unsupported MCP-Protocol-Version ${version}`);
+      return refuse(reply, 'GW_LEGACY_UNSUPPORTED_VERSION', requestIdOf(body), { args: [version] });
     }
     const s = entry.data;
 
@@ -384,7 +385,7 @@ export class LegacyFace {
       this.onNotification(s, body);
       return reply.code(202).send();
     }
-    if (!isRequest(body)) return this.refuse(reply, 400, requestIdOf(body), ErrorCode.InvalidRequest, 'Invalid Request');
+    if (!isRequest(body)) return refuse(reply, 'GW_NOT_A_REQUEST', requestIdOf(body));
 
     const release = this.sessions.acquire(entry);
     // The operator line is built only when it is written (a logger at `warn` drops it anyway).
@@ -408,10 +409,10 @@ export class LegacyFace {
     if ('refused' in found) return found.refused;
     const entry = found.entry;
     if (!(singleHeader(request.headers, 'accept') ?? '').includes('text/event-stream')) {
-      return this.refuse(reply, 406, null, ErrorCode.InvalidRequest, 'Not Acceptable: the GET stream needs Accept: text/event-stream');
+      return refuse(reply, 'GW_STREAM_NOT_ACCEPTABLE', null);
     }
     const s = entry.data;
-    if (s.stream || s.streamOpening) return this.refuse(reply, 409, null, ErrorCode.InvalidRequest, 'Conflict: only one GET stream per session');
+    if (s.stream || s.streamOpening) return refuse(reply, 'GW_STREAM_CONFLICT', null);
     this.sessions.touch(entry);
 
     reply.hijack();
@@ -473,10 +474,10 @@ export class LegacyFace {
     request: FastifyRequest,
     reply: FastifyReply,
     id: RequestId | null,
-    principal = principalOf(singleHeader(request.headers, 'authorization') ?? undefined),
+    principal = identityOf(request).principal,
   ): SessionFound | Promise<SessionFound> {
     const sid = singleHeader(request.headers, 'mcp-session-id');
-    if (!sid) return { refused: this.refuse(reply, 400, id, -32000, 'Bad Request: Mcp-Session-Id header is required') };
+    if (!sid) return { refused: refuse(reply, 'GW_SESSION_ID_REQUIRED', id) };
     const held = this.sessions.lookup(sid, principal);
     // Held here, and its shared copy's idle time restarted recently enough (or sessions are not shared): no store.
     if (held && (!this.store || this.sessions.clock - held.data.sharedAt < this.touchEveryMs)) return { entry: held };
@@ -496,11 +497,11 @@ export class LegacyFace {
     try {
       entry = held;
       if (entry) entry = await this.stillShared(entry, request);
-      else if (this.store) entry = await this.load(sid, principal, singleHeader(request.headers, 'authorization') ?? undefined);
+      else if (this.store) entry = await this.load(sid, principal, identityOf(request).authorization);
     } catch (e) {
       return { refused: this.storeTrouble(request, reply, id, e) };
     }
-    if (!entry) return { refused: this.refuse(reply, 404, id, -32001, 'Session not found') };
+    if (!entry) return { refused: refuse(reply, 'GW_SESSION_NOT_FOUND', id) };
     return { entry };
   }
 
@@ -589,23 +590,15 @@ export class LegacyFace {
 
   /** A store failure (or a full registry) as the client gets it: 503 with Retry-After, never a hang. */
   private storeTrouble(request: FastifyRequest, reply: FastifyReply, id: RequestId | null, e: unknown): FastifyReply {
-    if (e instanceof TooManySessionsError) {
-      return reply.code(503).header('retry-after', '5').header('content-type', 'application/json').send({ jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: e.message } });
-    }
     const edge = exceptionToEdge(e);
     if (edge.fault) request.log.error({ err: e }, 'legacy face: session store failed');
-    if (edge.retryAfterSeconds !== undefined) void reply.header('retry-after', String(edge.retryAfterSeconds));
-    return reply.code(edge.status).header('content-type', 'application/json').send({ jsonrpc: '2.0', id, error: edge.error });
-  }
-
-  private refuse(reply: FastifyReply, status: number, id: RequestId | null, code: number, message: string): FastifyReply {
-    return reply.code(status).header('content-type', 'application/json').send({ jsonrpc: '2.0', id, error: { code, message } });
+    return refuseWith(reply, edge, id);
   }
 
   private async initialize(request: FastifyRequest, reply: FastifyReply, body: JsonRpcRequest, authorization: string | undefined, principal: string): Promise<FastifyReply> {
     const init = readInitializeParams(body.params);
-    if (!init) return this.refuse(reply, 400, body.id, ErrorCode.InvalidParams, 'Invalid params: initialize needs protocolVersion and clientInfo');
-    if (this.closed) return this.refuse(reply, 503, body.id, ErrorCode.InternalError, 'Gateway shutting down');
+    if (!init) return refuse(reply, 'GW_INITIALIZE_PARAMS', body.id);
+    if (this.closed) return refuse(reply, 'GW_SHUTTING_DOWN', body.id);
     const capabilities = modernClientCapabilities(init.capabilities);
     const caller: UpstreamCaller = { capabilities, clientInfo: init.clientInfo, ...(authorization ? { authorization } : {}) };
     const aborter = new AbortController();
@@ -621,7 +614,7 @@ export class LegacyFace {
     } catch (e) {
       const edge = exceptionToEdge(e);
       if (edge.fault) request.log.error({ err: e }, 'legacy face: upstream identity failed');
-      return this.refuse(reply, edge.status, body.id, edge.error.code, edge.error.message);
+      return refuseWith(reply, edge, body.id);
     } finally {
       reply.raw.off('close', onClose);
     }
@@ -663,11 +656,11 @@ export class LegacyFace {
   }
 
   /**
-   * The session as the runtime's caller: its principal, and the session itself when it has no credentials (its tasks
+   * The session as the runtime's caller: its principal, and the session itself when it has no identity (its tasks
    * are then its own, 2025-11-25 basic/utilities/tasks §Security Considerations).
    */
   private contextOf(s: FaceSession): CallerContext {
-    return (s.context ??= { ...this.callerOf(s), principal: s.principal, ...(s.authorization ? {} : { session: s.id }) });
+    return (s.context ??= { ...this.callerOf(s), principal: s.principal, ...(s.principal === ANONYMOUS ? { session: s.id } : {}) });
   }
 
   /** Serves one client request; returns what the operator log says about it. */
@@ -679,7 +672,7 @@ export class LegacyFace {
         return answer(reply, req.id, {});
       case 'logging/setLevel':
         // The level travels upstream as `io.modelcontextprotocol/logLevel` on each later request of the session.
-        if (!isLegacyLogLevel(params.level)) return failInBand(reply, req.id, { code: ErrorCode.InvalidParams, message: 'Invalid params: unknown log level' });
+        if (!isLegacyLogLevel(params.level)) return failInBand(reply, req.id, inBandError('GW_UNKNOWN_LOG_LEVEL'));
         setLogLevel(s, params.level);
         if (this.store) {
           try {
@@ -693,7 +686,7 @@ export class LegacyFace {
         return answer(reply, req.id, {});
       case 'resources/subscribe':
       case 'resources/unsubscribe': {
-        if (typeof params.uri !== 'string') return failInBand(reply, req.id, { code: ErrorCode.InvalidParams, message: 'Invalid params: uri is required' });
+        if (typeof params.uri !== 'string') return failInBand(reply, req.id, inBandError('GW_URI_REQUIRED'));
         if (req.method === 'resources/subscribe') s.subscriptions.add(params.uri);
         else s.subscriptions.delete(params.uri);
         try {
@@ -703,7 +696,7 @@ export class LegacyFace {
           request.log.warn({ err: e, upstream: s.route.name }, 'legacy face: upstream listen failed');
           if (req.method === 'resources/subscribe') {
             s.subscriptions.delete(params.uri);
-            return failInBand(reply, req.id, { code: ErrorCode.InternalError, message: 'Could not subscribe upstream' });
+            return failInBand(reply, req.id, inBandError('GW_SUBSCRIBE_FAILED'));
           }
         }
         return answer(reply, req.id, {});
@@ -714,7 +707,7 @@ export class LegacyFace {
         if (s.tasks && isObject(params.task)) return this.createTask(request, reply, s, req, params, logged);
         return this.forward(request, reply, s, req);
       default:
-        if (NOT_SERVED.has(req.method) || (TASK_METHODS.has(req.method) && !s.tasks)) return failInBand(reply, req.id, { code: ErrorCode.MethodNotFound, message: `Method not found: ${req.method}` });
+        if (NOT_SERVED.has(req.method) || (TASK_METHODS.has(req.method) && !s.tasks)) return failInBand(reply, req.id, inBandError('GW_METHOD_NOT_SERVED', { args: [req.method] }));
         if (TASK_METHODS.has(req.method)) return this.serveTask(request, reply, s, req, params);
         return this.forward(request, reply, s, req);
     }
@@ -758,7 +751,7 @@ export class LegacyFace {
   ): Promise<string> {
     const caller = this.contextOf(s);
     const taskId = typeof params.taskId === 'string' ? params.taskId : undefined;
-    if (req.method !== 'tasks/list' && taskId === undefined) return failInBand(reply, req.id, { code: ErrorCode.InvalidParams, message: 'Invalid params: taskId is required' });
+    if (req.method !== 'tasks/list' && taskId === undefined) return failInBand(reply, req.id, inBandError('GW_TASK_ID_REQUIRED'));
     try {
       switch (req.method) {
         case 'tasks/get':
@@ -884,7 +877,7 @@ export class LegacyFace {
           return this.endCancelled(req, channel);
         }
         call.cancel('the client did not answer the input request in time');
-        channel.error(req.id, { code: ErrorCode.InternalError, message: 'The client did not answer the server\'s request in time' }, 200);
+        channelError(channel, req.id, 'GW_CLIENT_ANSWER_TIMEOUT');
         return 'input timeout';
       }
       switch (e.kind) {
@@ -911,7 +904,7 @@ export class LegacyFace {
           }
           const r = legacyResult(req.method, isObject(m.result) ? m.result : {});
           if (!r.ok) {
-            channel.error(req.id, { code: ErrorCode.InternalError, message: `Upstream answered with result type ${r.failure.resultType}, which a 2025-11-25 client cannot receive` }, 200);
+            channelError(channel, req.id, 'GW_UNSUPPORTED_RESULT_TYPE', { args: [r.failure.resultType] });
             return 'unsupported result type';
           }
           channel.result(req.id, req.method === 'tools/list' && s.tasks ? this.withTaskSupport(s, m.result, r.value) : r.value);
@@ -942,11 +935,11 @@ export class LegacyFace {
   private ask(s: FaceSession, owner: string, call: UpstreamCall, m: JsonRpcRequest, channel: ResponseChannel, canStream: boolean): JsonRpcErrorObject | undefined {
     const params = isObject(m.params) ? m.params : undefined;
     if (!isInputMethod(m.method)) {
-      void call.respond(m.id, { error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${m.method}` } }).catch(() => {});
+      void call.respond(m.id, { error: inBandError('GW_METHOD_NOT_SERVED', { args: [m.method] }) }).catch(() => {});
       return undefined;
     }
     if (!isInputDeclared(m.method, params, s.legacyCapabilities)) return undeclaredInputError(m.method, requiredCapabilityFor(m.method, params));
-    if (!canStream) return { code: ErrorCode.InternalError, message: `The server needs ${m.method}, which needs a response stream the client did not accept (Accept: text/event-stream)` };
+    if (!canStream) return inBandError('GW_NEEDS_STREAM', { args: [m.method] });
     const gid = `gw-${++s.nextOutbound}`;
     s.outbound.set(gid, { call, upstreamId: m.id, owner });
     const out: JsonRpcMessage = { jsonrpc: '2.0', id: gid, method: m.method };
@@ -981,7 +974,7 @@ export class LegacyFace {
   /** A cancelled request gets no response (2025-11-25 cancellation: SHOULD NOT); a JSON reply still needs a body. */
   private endCancelled(req: JsonRpcRequest, channel: ResponseChannel): string {
     if (channel.isStreaming) channel.abandon();
-    else channel.error(req.id, { code: ErrorCode.InternalError, message: 'Request cancelled' }, 200);
+    else channelError(channel, req.id, 'GW_REQUEST_CANCELLED');
     return 'cancelled';
   }
 
@@ -1068,10 +1061,9 @@ export class LegacyFace {
 /** A session found for a request, or the refusal already sent. */
 type SessionFound = { entry: SessionEntry<FaceSession> } | { refused: FastifyReply };
 
-/** No room for another session here (every one held has a request in flight). */
-class TooManySessionsError extends Error {
+/** No room for another session here (every one held has a request in flight): GW_TOO_MANY_SESSIONS, 503. */
+export class TooManySessionsError extends GatewayError {
   constructor() {
-    super('Too many sessions; try again later');
-    this.name = 'TooManySessionsError';
+    super('GW_TOO_MANY_SESSIONS');
   }
 }

@@ -3,6 +3,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import { ErrorCode } from '../translate/index.js';
 import type { MrtrBridge, TaskRuntime, UpstreamRoute } from '../tasks/index.js';
 import type { UpstreamAvailability, UpstreamClient } from '../upstream/index.js';
+import type { Authenticator } from './auth.js';
 import { checkHostOrigin, type HostPolicy } from './host-check.js';
 import { LegacyFace } from './legacy-face.js';
 import type { SessionStore } from './legacy-face-sessions.js';
@@ -18,6 +19,8 @@ export interface EdgeEndpoint {
   availability: UpstreamAvailability;
   /** The stateless 2026-07-28 client the faces use when the upstream speaks that era. */
   modernUpstream: UpstreamClient;
+  /** Who the endpoint's callers are (absent: the default `bearer` mode under a per-process key). */
+  auth?: Authenticator;
 }
 
 /** What the edge is built from. */
@@ -153,6 +156,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       keepAliveMs: opts.keepAliveMs,
       maxListenStreams: opts.maxListenStreams,
       availability: e.availability,
+      ...(e.auth ? { auth: e.auth } : {}),
     });
   }
   return app;

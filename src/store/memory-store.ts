@@ -171,15 +171,15 @@ export class MemoryTaskStore implements TaskStore {
     return { tasks: rest.slice(0, q.limit), more: rest.length > q.limit };
   }
 
-  async hasRoom(): Promise<boolean> {
-    if (this.slots.size < this.max) return true;
+  async ensureRoom(): Promise<void> {
+    if (this.slots.size < this.max) return;
     let live = 0;
     for (const ids of this.liveByPrincipal.values()) live += ids.size;
     // A finished record can always make room (makeRoom evicts it); so can an expired one.
-    if (live < this.slots.size) return true;
+    if (live < this.slots.size) return;
     const now = this.clock();
-    for (const s of this.slots.values()) if (s.expiresAt < now) return true;
-    return false;
+    for (const s of this.slots.values()) if (s.expiresAt < now) return;
+    throw new StoreFullError(this.max);
   }
 
   async hit(key: string, windowMs: number): Promise<CounterHit> {

@@ -354,9 +354,8 @@ export class RedisTaskStore implements TaskStore {
     return { tasks: found.slice(0, q.limit), more: found.length > q.limit };
   }
 
-  async hasRoom(): Promise<boolean> {
+  async ensureRoom(): Promise<void> {
     // Bounded by key TTLs, not a count: there is always room.
-    return true;
   }
 
   async hit(key: string, windowMs: number): Promise<CounterHit> {

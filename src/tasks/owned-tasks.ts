@@ -37,7 +37,7 @@ import type { TaskOrigin } from './proxied-tasks.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
 import type { Sealer } from './sealing.js';
 import { finished, type TaskEvents, type TaskOutcome } from './task-events.js';
-import { clampTtl, mintTaskId, nowIso, TaskAlreadyTerminalError, TooManyTasksError, type TaskLimits } from './task-limits.js';
+import { clampTtl, mintTaskId, nowIso, TaskAlreadyTerminalError, TooManyTasksError, upstreamFailureMessage, type TaskLimits } from './task-limits.js';
 
 /** How long a running task's record change waits for an unavailable store to come back. */
 const STORE_RETRY_MS = 5 * 60_000;
@@ -452,11 +452,12 @@ export class OwnedTasks {
       if (stop.aborted) return;
       live.conv.cancel('gateway error');
       // The upstream's own budget may end the call before the task's does (its headers did not come in time).
-      // A limit the call passed (input asked without end) fails the task with that limit's catalogued error.
+      // An input limit the call passed (an upstream asking without end) fails the task with that limit's error.
+      const limit = e instanceof GatewayError && (e.kind === 'GW_INPUT_REQUESTS_EXCEEDED' || e.kind === 'GW_INPUT_ROUNDS_EXCEEDED');
       const error =
-        e instanceof GatewayError
+        limit && e instanceof GatewayError
           ? answerOf(e).error
-          : { code: ErrorCode.InternalError, message: e instanceof UpstreamTimeoutError ? TIMED_OUT : `Upstream unavailable: ${(e as Error).message}` };
+          : { code: ErrorCode.InternalError, message: e instanceof UpstreamTimeoutError ? TIMED_OUT : upstreamFailureMessage(e) };
       // A run never rejects (nobody awaits a background run): an outcome that cannot be stored, even after the store's
       // retries, is left to the lease (another instance takes the task over when this one lets it lapse).
       await this.finishRun(taskId, attempt, { status: 'failed', error }, error.message).catch(() => {});

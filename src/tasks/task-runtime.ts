@@ -12,7 +12,6 @@ import {
   createTaskResultV2,
   declaresTasks,
   firstMatch,
-  GatewayError,
   isObject,
   isTerminal,
   legacyParams,
@@ -396,7 +395,7 @@ export class TaskRuntime {
   /** Refuses a call that may become a task when its principal is at its limit or the store has no room. */
   private async admitTask(caller: CallerContext): Promise<void> {
     if (await this.owned.atLimit(caller.principal)) throw new TooManyTasksError(this.o.maxActivePerPrincipal);
-    if (!(await this.o.store.hasRoom())) throw new GatewayError('GW_STORE_FULL');
+    await this.o.store.ensureRoom();
   }
 
   /** A record as a read shows it: its `pollIntervalMs` suggested now, from the tool's learned durations (poll-advisor). */

@@ -645,7 +645,7 @@ function failureOf(cause: unknown, signal: AbortSignal): Error {
 
 function abortReason(signal: AbortSignal, cause?: unknown): Error {
   const reason: unknown = signal.reason;
-  if (reason instanceof UpstreamTimeoutError) return new UpstreamTimeoutError(reason.message, { cause: cause ?? reason });
+  if (reason instanceof UpstreamTimeoutError) return new UpstreamTimeoutError(reason.detail, { cause: cause ?? reason });
   return reason instanceof Error ? reason : new Error('aborted', { cause });
 }
 

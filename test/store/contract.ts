@@ -747,9 +747,9 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       t.ok(later.resetInMs <= SHORT_MS, 'a later hit with a longer window does not extend it');
     });
 
-    t.test('hasRoom: an empty store has room', async (t) => {
+    t.test('ensureRoom: an empty store has room', async (t) => {
       const { store } = await subject(t);
-      t.equal(await store.hasRoom(), true);
+      await t.resolves(store.ensureRoom());
     });
 
     t.test('events: publish reaches subscribers on every instance, this one included', async (t) => {

@@ -39,9 +39,9 @@ t.test('memory store bounds', async (t) => {
     t.equal(await store.get(refused.taskId), undefined, 'not stored');
     for (const r of live) t.ok(await store.get(r.taskId), `${r.taskId} (${r.status}) kept`);
     t.equal(await store.activeCount('principal-a'), 3);
-    t.equal(await store.hasRoom(), false, 'hasRoom says so before any create is tried');
+    await t.rejects(store.ensureRoom(), StoreFullError, 'ensureRoom says so before any create is tried');
     t.ok((await store.replace({ ...live[0]!, status: 'completed' }, 0)).ok);
-    t.equal(await store.hasRoom(), true, 'a finished record can make room');
+    await t.resolves(store.ensureRoom(), 'a finished record can make room');
   });
 
   t.test('a finished task makes room, the least recently used one first', async (t) => {

@@ -80,7 +80,7 @@ class InstanceView implements TaskStore {
   update(id: TaskId, change: (c: TaskRecord) => TaskRecord | undefined) { return this.via('update', () => this.s.update(id, change)); }
   list(q: TaskListQuery) { return this.via('list', () => this.s.list(q)); }
   activeCount(p: string) { return this.via('activeCount', () => this.s.activeCount(p)); }
-  hasRoom() { return this.via('hasRoom', () => this.s.hasRoom()); }
+  ensureRoom() { return this.via('ensureRoom', () => this.s.ensureRoom()); }
   hit(k: string, ms: number) { return this.via('hit', () => this.s.hit(k, ms)); }
   acquireLease(id: TaskId, o: string, ms: number) { return this.via('acquireLease', () => this.s.acquireLease(id, o, ms)); }
   renewLeases(o: string, ids: readonly TaskId[], ms: number) { return this.via('renewLeases', () => this.s.renewLeases(o, ids, ms)); }

@@ -49,7 +49,8 @@ t.test('defaults', async (t) => {
     probeTimeoutMs: DEFAULTS.probeTimeoutMs,
     cache: { ttlMs: 0, scope: 'private' },
     tools: { '*': { task: 'native' } },
-  }, 'upstream defaults, tools default {"*":{task:"native"}}, era probed');
+    auth: { mode: 'bearer' },
+  }, 'upstream defaults, tools default {"*":{task:"native"}}, era probed, auth bearer');
 
   const rule = parseConfig({ upstreams: [up({ tools: { slow: {} } })] }).upstreams[0]?.tools.slow;
   t.strictSame(rule, { task: 'native' }, 'a rule defaults to native');
