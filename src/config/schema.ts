@@ -261,8 +261,9 @@ export const ConfigSchema = z
          */
         maxResultBytes: positiveInt.default(DEFAULTS.maxTaskResultBytes),
         /**
-         * Status polls (tasks/get) of one task a principal may send within one of the task's pollIntervalMs; one more
-         * is refused with 429 and Retry-After. Counted in the store, so across instances. A little slack for jitter.
+         * Status polls (tasks/get) of one unchanged task a principal may send within one of the task's pollIntervalMs;
+         * one more is refused with 429 and Retry-After (a change to the task starts a fresh count). Counted in the
+         * store, so across instances. A little slack for jitter.
          */
         pollBurst: positiveInt.default(DEFAULTS.pollBurst),
         /** Task records kept in the store at most. */

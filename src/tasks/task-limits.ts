@@ -57,12 +57,14 @@ export function boundedOutcome(next: TaskRecord, maxBytes: number): TaskRecord {
 /**
  * The poll limit (`tasks.pollBurst` status polls of one task per its pollIntervalMs; tasks extension §Task Polling:
  * a client should respect `pollIntervalMs`): counted in the store, so that it holds across instances. Throws
- * `GW_POLL_TOO_FAST` (429 with Retry-After and `data.retryAfterMs`) beyond. A terminal task is not polled for status
- * any more (its outcome is read once), so it is not counted.
+ * `GW_POLL_TOO_FAST` (429 with Retry-After and `data.retryAfterMs`) beyond. Counted per version of the record: polls
+ * of a task that has not changed are the storm this stops, while a read after a change (the client's own
+ * `tasks/update`, new progress) starts a fresh count, so that read-your-writes is never refused. A terminal task is
+ * not polled for status any more (its outcome is read once), so it is not counted.
  */
 export async function checkPollRate(store: Pick<TaskStore, 'hit'>, record: TaskRecord, intervalMs: number, burst: number): Promise<void> {
   if (isTerminal(record.status)) return;
-  const key = `poll:${pollKeyOf(record.principal)}:${record.taskId}`;
+  const key = `poll:${pollKeyOf(record.principal)}:${record.taskId}:${record.version}`;
   const { count, resetInMs } = await store.hit(key, Math.max(1, intervalMs));
   if (count <= burst) return;
   throw new GatewayError('GW_POLL_TOO_FAST', { args: [resetInMs], data: { retryAfterMs: resetInMs }, retryAfterSeconds: Math.max(1, Math.ceil(resetInMs / 1000)) });

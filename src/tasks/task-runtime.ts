@@ -202,8 +202,9 @@ export class TaskRuntime {
     // A call that may become a task is refused before it reaches the upstream when the principal is at its limit or
     // the store is full (the upstream work may not be idempotent, and could not be reported); adoption checks again.
     if (first.refuseAtLimit) await this.admitTask(caller);
-    // A fresh call that could ask for input is refused now if it could not be held when it asks.
-    if (!resuming) this.o.bridge.admitHold(caller);
+    // A fresh call that could ask for input within its first round is refused now if it could not be held when it
+    // asks (a call that becomes a task at once has no round to hold).
+    if (!resuming && this.windowMs(first.window, policy, route, Date.now()) > 0) this.o.bridge.admitHold(caller);
 
     let call: BridgedCall;
     let window: CallWindow = first.window;

@@ -105,6 +105,22 @@ t.test('held MRTR calls per principal: 503 with Retry-After before the upstream 
   t.equal(plain.body?.result?.content?.[0]?.text, 'Hello, alice!', 'alice may still make a call that cannot ask for input');
 });
 
+t.test('held MRTR calls: of concurrent calls admitted together, those that ask once no slot is left get 503 and are cancelled upstream', async (t) => {
+  const stack = await stackWith(t, { input: { maxHeldCallsPerPrincipal: 1 } }, {}, { tasks: 'sync' });
+  // Admitted while no call was held yet (or refused at once if one already was): either way one is held, the rest
+  // get the catalogued 503, and nothing of theirs keeps running upstream.
+  const replies = await Promise.all([1, 2, 3].map((i) => tool(stack.url, 'confirm_delete', { filename: `r${i}.txt` }, ALICE)));
+  t.equal(replies.filter((r) => r.body?.result?.resultType === 'input_required').length, 1, 'one call is held');
+  const refused = replies.filter((r) => r.status !== 200);
+  t.equal(refused.length, 2, 'the others are refused');
+  for (const r of refused) {
+    isCatalogued(t, r, 'GW_TOO_MANY_HELD_CALLS', 'a call with no hold slot');
+    t.ok(Number(r.retryAfter) >= 1, `Retry-After: ${r.retryAfter}`);
+  }
+  const stats = await waitForStats(stack.fixture, (s) => (s.running.confirm_delete ?? 0) === 1);
+  t.equal((stats.calls.confirm_delete ?? 0) - stats.cancellations.filter((c) => c.tool === 'confirm_delete').length, 1, 'every refused call that reached the upstream was cancelled there');
+});
+
 t.test('held MRTR calls, all principals: 503 with Retry-After (was HTTP 200 with -32603), the upstream not called', async (t) => {
   const stack = await stackWith(t, { input: { maxHeldCalls: 1 } }, {}, { tasks: 'sync' });
   t.equal((await tool(stack.url, 'confirm_delete', { filename: 'a.txt' }, ALICE)).body?.result?.resultType, 'input_required');
