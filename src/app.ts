@@ -1,7 +1,7 @@
 /** The composition root: configuration → upstream clients, runtime, HTTP edge. */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import { ConfigError, type GatewayConfig } from './config/index.js';
+import { ConfigError, principalShare, type GatewayConfig } from './config/index.js';
 import { Authenticator, buildEdge, hostPolicy, type EdgeEndpoint } from './proxy/index.js';
 import { MemoryTaskStore, RedisTaskStore, type TaskStore } from './store/index.js';
 import { InstanceBus, mintInstanceId, MrtrBridge, NO_AUDIT, Sealer, TaskRuntime, type AuditLog, type TaskPolicy } from './tasks/index.js';
@@ -137,10 +137,20 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
   const app = await buildEdge({
     logger: deps.logger ?? false,
     bodyLimitBytes: config.server.bodyLimitBytes,
+    headersTimeoutMs: config.server.headersTimeoutMs,
+    requestTimeoutMs: config.server.requestTimeoutMs,
+    idleTimeoutMs: config.server.idleTimeoutMs,
+    maxJsonDepth: config.server.maxJsonDepth,
     hostPolicy: hostPolicy(config.server.host, config.server.allowedHosts, config.server.allowedOrigins),
     keepAliveMs: config.server.keepAliveMs,
     maxListenStreams: config.server.maxListenStreams,
-    clientSessions: { max: config.clientSessions.max, idleMs: config.clientSessions.idleMs },
+    maxListenStreamsPerPrincipal: principalShare(config.server.maxListenStreams, config.server.maxListenStreamsPerPrincipal),
+    clientSessions: {
+      max: config.clientSessions.max,
+      idleMs: config.clientSessions.idleMs,
+      maxPerPrincipal: principalShare(config.clientSessions.max, config.clientSessions.maxPerPrincipal),
+      maxStreamsPerPrincipal: principalShare(config.clientSessions.max, config.clientSessions.maxStreamsPerPrincipal ?? config.clientSessions.maxPerPrincipal),
+    },
     sessionStore: store,
     bridge,
     runtime,
@@ -208,7 +218,10 @@ function upstreamClient(u: GatewayConfig['upstreams'][number], config: Readonly<
     staticHeaders: { ...u.headers },
     timeoutMs: u.timeoutMs,
     max: config.sessions.maxPerUpstream,
+    maxPerPrincipal: principalShare(config.sessions.maxPerUpstream, config.sessions.maxPerPrincipal),
     idleMs: config.sessions.idleMs,
+    scope: u.sessions.scope,
+    anonymousScope: u.sessions.anonymousScope,
     clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },
   });
 }

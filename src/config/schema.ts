@@ -8,6 +8,10 @@ export const DEFAULTS = {
   port: 8080,
   path: '/mcp',
   bodyLimitBytes: 1_048_576,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  idleTimeoutMs: 72_000,
+  maxJsonDepth: 128,
   cacheTtlMs: 0,
   cacheScope: 'private' as const,
   upstreamTimeoutMs: 300_000,
@@ -19,6 +23,15 @@ export const DEFAULTS = {
   maxInputRequestsPerRound: 32,
   maxInputRoundsPerTask: 100,
   maxSessionsPerUpstream: 256,
+  /**
+   * A principal's share of a bound shared by every caller (upstream sessions, listen streams, legacy face sessions and
+   * streams) when its `maxPerPrincipal`-style key is absent: the bound divided by this, at least 1.
+   */
+  principalShareDivisor: 4,
+  /** Callers with credentials get one pooled upstream session set each (README §Upstream session isolation). */
+  sessionScope: 'principal' as const,
+  /** Callers without credentials cannot be told apart: a fresh upstream session per request unless the operator opts in. */
+  anonymousSessionScope: 'request' as const,
   sessionIdleMs: 600_000,
   maxListenStreams: 1_000,
   keepAliveMs: 15_000,
@@ -157,6 +170,22 @@ export const AuthSchema = z.discriminatedUnion('mode', [
       }
     }),
 ]);
+/**
+ * A principal's share of a shared bound: `explicit` when set, else the bound divided by
+ * `DEFAULTS.principalShareDivisor`, at least 1 (README §Limits).
+ */
+export function principalShare(bound: number, explicit?: number): number {
+  return explicit ?? Math.max(1, Math.floor(bound / DEFAULTS.principalShareDivisor));
+}
+
+/**
+ * Who shares an upstream (legacy) session: `principal` — one pooled session set per principal, never shared across
+ * principals; `request` — a fresh session per modern request, ended (DELETE) when the request and whatever it left
+ * running (an MRTR round, a task) end.
+ */
+export const SESSION_SCOPES = ['principal', 'request'] as const;
+/** Who shares an upstream session among callers without credentials: a fresh one per request, or one shared by all. */
+export const ANONYMOUS_SESSION_SCOPES = ['request', 'shared'] as const;
 
 /** One upstream MCP server mounted on a path of the gateway. */
 export const UpstreamSchema = z.strictObject({
@@ -177,6 +206,16 @@ export const UpstreamSchema = z.strictObject({
   tools: z.record(z.string().min(1), ToolRuleSchema).default({ '*': { task: 'native' } }),
   /** How callers are identified (default `bearer`: a keyed hash of the Authorization header, as before). */
   auth: AuthSchema.default({ mode: DEFAULTS.authMode }),
+  /**
+   * Upstream session isolation (legacy upstreams: session-scoped state such as cached roots lives in the session).
+   * `scope` applies to callers with credentials; `anonymousScope` to callers without, who cannot be told apart.
+   */
+  sessions: z
+    .strictObject({
+      scope: z.enum(SESSION_SCOPES).default(DEFAULTS.sessionScope),
+      anonymousScope: z.enum(ANONYMOUS_SESSION_SCOPES).default(DEFAULTS.anonymousSessionScope),
+    })
+    .default({ scope: DEFAULTS.sessionScope, anonymousScope: DEFAULTS.anonymousSessionScope }),
 });
 
 /** The whole configuration file. */
@@ -187,17 +226,44 @@ export const ConfigSchema = z
         host: z.string().min(1).default(DEFAULTS.host),
         port: z.number().int().min(0).max(65535).default(DEFAULTS.port),
         bodyLimitBytes: positiveInt.default(DEFAULTS.bodyLimitBytes),
+        /** Bound on receiving a request's headers (slow headers are cut off with 408). */
+        headersTimeoutMs: positiveInt.default(DEFAULTS.headersTimeoutMs),
+        /**
+         * Bound on receiving a whole request, headers and body (a body sent byte by byte is cut off with 408). Only
+         * the request: a response may stream for as long as it needs (listen streams, long tool calls).
+         */
+        requestTimeoutMs: positiveInt.default(DEFAULTS.requestTimeoutMs),
+        /**
+         * How long a keep-alive connection may sit idle between requests before the gateway closes it; longer than the
+         * 60 s idle timeout of common load balancers, so that the gateway never closes a connection one is reusing.
+         */
+        idleTimeoutMs: positiveInt.default(DEFAULTS.idleTimeoutMs),
+        /**
+         * Deepest nesting of objects and arrays accepted in a request body (deeper: 400 before parsing). Generous for
+         * tool arguments; at most 1000, far below the depth at which walking a value exhausts the stack.
+         */
+        maxJsonDepth: positiveInt.max(1000).default(DEFAULTS.maxJsonDepth),
         /** Host header allow-list (DNS-rebinding protection); defaults to loopback names when bound to loopback. */
         allowedHosts: z.array(z.string().min(1)).optional(),
         /** Origin allow-list; requests without Origin are allowed. Defaults to loopback origins. */
         allowedOrigins: z.array(z.string().min(1)).optional(),
         keepAliveMs: positiveInt.default(DEFAULTS.keepAliveMs),
         maxListenStreams: positiveInt.default(DEFAULTS.maxListenStreams),
+        /** Open `subscriptions/listen` streams per principal (default: a quarter of maxListenStreams). */
+        maxListenStreamsPerPrincipal: positiveInt.optional(),
+      })
+      .refine((s) => s.headersTimeoutMs <= s.requestTimeoutMs, {
+        path: ['headersTimeoutMs'],
+        message: 'headersTimeoutMs must not exceed requestTimeoutMs (the headers are part of the request)',
       })
       .default({
         host: DEFAULTS.host,
         port: DEFAULTS.port,
         bodyLimitBytes: DEFAULTS.bodyLimitBytes,
+        headersTimeoutMs: DEFAULTS.headersTimeoutMs,
+        requestTimeoutMs: DEFAULTS.requestTimeoutMs,
+        idleTimeoutMs: DEFAULTS.idleTimeoutMs,
+        maxJsonDepth: DEFAULTS.maxJsonDepth,
         keepAliveMs: DEFAULTS.keepAliveMs,
         maxListenStreams: DEFAULTS.maxListenStreams,
       }),
@@ -314,6 +380,11 @@ export const ConfigSchema = z
       .strictObject({
         maxPerUpstream: positiveInt.default(DEFAULTS.maxSessionsPerUpstream),
         idleMs: positiveInt.default(DEFAULTS.sessionIdleMs),
+        /**
+         * Upstream sessions one principal may hold on one upstream (default: a quarter of maxPerUpstream): past it the
+         * principal's own idle sessions are closed first, then its requests get 503 until one of its sessions ends.
+         */
+        maxPerPrincipal: positiveInt.optional(),
       })
       .default({ maxPerUpstream: DEFAULTS.maxSessionsPerUpstream, idleMs: DEFAULTS.sessionIdleMs }),
     /**
@@ -325,6 +396,13 @@ export const ConfigSchema = z
         max: positiveInt.default(DEFAULTS.maxClientSessions),
         /** A session without requests for this long ends; its client gets 404 and initializes again. */
         idleMs: positiveInt.default(DEFAULTS.clientSessionIdleMs),
+        /**
+         * Sessions one principal may hold (default: a quarter of max): past it the principal's own least recently used
+         * idle session ends first (its client re-initializes on 404), then `initialize` gets 503.
+         */
+        maxPerPrincipal: positiveInt.optional(),
+        /** Open GET streams one principal may hold (default: the same share as maxPerPrincipal). */
+        maxStreamsPerPrincipal: positiveInt.optional(),
       })
       .default({ max: DEFAULTS.maxClientSessions, idleMs: DEFAULTS.clientSessionIdleMs }),
     upstreams: z.array(UpstreamSchema).default([]),
@@ -341,6 +419,16 @@ export const ConfigSchema = z
       if (names.has(u.name)) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'name'], message: `duplicate upstream name ${u.name}` });
       names.add(u.name);
     });
+    // A share larger than the bound it is a share of is a typo, not a wish.
+    const shares: Array<[string[], number | undefined, number]> = [
+      [['sessions', 'maxPerPrincipal'], cfg.sessions.maxPerPrincipal, cfg.sessions.maxPerUpstream],
+      [['server', 'maxListenStreamsPerPrincipal'], cfg.server.maxListenStreamsPerPrincipal, cfg.server.maxListenStreams],
+      [['clientSessions', 'maxPerPrincipal'], cfg.clientSessions.maxPerPrincipal, cfg.clientSessions.max],
+      [['clientSessions', 'maxStreamsPerPrincipal'], cfg.clientSessions.maxStreamsPerPrincipal, cfg.clientSessions.max],
+    ];
+    for (const [path, share, bound] of shares) {
+      if (share !== undefined && share > bound) ctx.addIssue({ code: 'custom', path, message: `a principal's share (${share}) cannot exceed the bound it is a share of (${bound})` });
+    }
   });
 
 /** The validated configuration. */

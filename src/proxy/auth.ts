@@ -85,7 +85,7 @@ export interface AuthenticatorOptions {
   jwtSecret?: Uint8Array;
   /** Where auth failures are recorded (default: nowhere). */
   audit?: AuditLog;
-  /** The clock (ms), for the verified-token memo. */
+  /** The clock (ms): token times are judged by it, and the verified-token memo expires by it. */
   now?: () => number;
 }
 
@@ -196,7 +196,7 @@ export class Authenticator {
     let payload: { iss?: string; sub?: string; exp?: number };
     try {
       // The two overloads (a key, a key-set function) take the same options.
-      payload = (await jwtVerify(token, jwt.key as KeyObject, jwt.options)).payload;
+      payload = (await jwtVerify(token, jwt.key as KeyObject, { ...jwt.options, currentDate: new Date(this.now()) })).payload;
     } catch (e) {
       throw this.tokenFailure(e);
     }

@@ -95,6 +95,13 @@ export interface LegacyFaceOptions {
   keepAliveMs?: number;
   /** Most sessions held at once (default 1000). */
   maxSessions?: number;
+  /**
+   * Sessions one principal may hold (default: `maxSessions`): past it its own least recently used idle session ends,
+   * else its `initialize` is refused (503), so that one caller cannot take every session from the others.
+   */
+  maxSessionsPerPrincipal?: number;
+  /** Open GET streams one principal may hold (default: `maxSessionsPerPrincipal`). */
+  maxStreamsPerPrincipal?: number;
   /** A session without requests for this long ends; its client gets 404 and re-initializes (default 30 min). */
   idleMs?: number;
   /** How long a call waits for the client to answer a server→client request (default 10 min). */
@@ -303,6 +310,12 @@ export class LegacyFace {
   private readonly loading = new Map<string, Promise<SessionEntry<FaceSession> | undefined>>();
   private readonly keepShared: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Session ids held here per principal (entries removed when empty), for the principal's share. */
+  private readonly sessionsOf = new Map<string, Set<string>>();
+  /** Open GET streams per principal (entries removed at zero). */
+  private readonly streamsOf = new Map<string, number>();
+  private readonly maxSessionsPerPrincipal: number;
+  private readonly maxStreamsPerPrincipal: number;
 
   constructor(
     private readonly target: LegacyFaceTarget,
@@ -314,6 +327,8 @@ export class LegacyFace {
       warn: (err, msg) => this.log?.warn({ err }, msg),
     });
     this.keepAliveMs = opts.keepAliveMs ?? 15_000;
+    this.maxSessionsPerPrincipal = opts.maxSessionsPerPrincipal ?? opts.maxSessions ?? 1000;
+    this.maxStreamsPerPrincipal = opts.maxStreamsPerPrincipal ?? this.maxSessionsPerPrincipal;
     this.inputTimeoutMs = opts.inputTimeoutMs ?? 10 * 60_000;
     this.maxBacklog = opts.maxBacklog ?? 64;
     this.store = opts.store;
@@ -413,12 +428,21 @@ export class LegacyFace {
     }
     const s = entry.data;
     if (s.stream || s.streamOpening) return refuse(reply, 'GW_STREAM_CONFLICT', null);
+    // The principal's share of streams (each also holds an upstream listen), checked before that listen is opened.
+    const open = this.streamsOf.get(s.principal) ?? 0;
+    if (open >= this.maxStreamsPerPrincipal) {
+      return refuse(reply, 'GW_PRINCIPAL_SHARE_EXHAUSTED', null, { args: ['open GET streams', this.maxStreamsPerPrincipal] });
+    }
+    this.streamsOf.set(s.principal, open + 1);
     this.sessions.touch(entry);
 
     reply.hijack();
     const raw = reply.raw;
     let keepAlive: NodeJS.Timeout | undefined;
     raw.once('close', () => {
+      const left = (this.streamsOf.get(s.principal) ?? 1) - 1;
+      if (left > 0) this.streamsOf.set(s.principal, left);
+      else this.streamsOf.delete(s.principal);
       if (keepAlive) clearInterval(keepAlive);
       s.streamOpening = false;
       if (s.stream === raw) s.stream = undefined;
@@ -547,8 +571,9 @@ export class LegacyFace {
       const at = this.sessions.clock;
       // Reading it is activity: its idle time restarts everywhere.
       if (!(await store.touchValue(sharedKey(sid), this.idleMs))) return undefined;
-      const entry = this.sessions.adopt(sid, principal, (id) => newSession(id, principal, authorization, route, shared, at));
-      if (!entry) throw new TooManySessionsError();
+      const adopted = this.sessions.adopt(sid, principal, (id) => newSession(id, principal, authorization, route, shared, at));
+      if (!adopted) throw new TooManySessionsError();
+      const entry = this.counted(adopted);
       // What the session's answers read of the upstream (task support in tools/list, what a listen may ask for) this
       // instance learns now if it never met the upstream; a failure shows on the request that needs it.
       if (!route.upstream.knownIdentity) await route.upstream.identity(this.callerOf(entry.data)).catch(() => {});
@@ -595,12 +620,41 @@ export class LegacyFace {
     return refuseWith(reply, edge, id);
   }
 
+  /**
+   * Makes room for one more session of `principal` within its share: its own least recently used idle session ends
+   * (its client re-initializes on 404); `false` when every session it holds is busy.
+   */
+  private roomFor(principal: string): boolean {
+    const mine = this.sessionsOf.get(principal);
+    if (!mine || mine.size < this.maxSessionsPerPrincipal) return true;
+    let oldest: SessionEntry<FaceSession> | undefined;
+    for (const id of mine) {
+      const e = this.sessions.peek(id);
+      if (e && e.busy === 0 && (!oldest || e.lastSeen < oldest.lastSeen)) oldest = e;
+    }
+    if (!oldest) return false;
+    this.sessions.end(oldest.id, 'evicted');
+    return true;
+  }
+
+  /** Counts a session held here against its principal's share. */
+  private counted(entry: SessionEntry<FaceSession>): SessionEntry<FaceSession> {
+    let mine = this.sessionsOf.get(entry.principal);
+    if (!mine) this.sessionsOf.set(entry.principal, (mine = new Set()));
+    mine.add(entry.id);
+    return entry;
+  }
+
   private async initialize(request: FastifyRequest, reply: FastifyReply, body: JsonRpcRequest, authorization: string | undefined, principal: string): Promise<FastifyReply> {
     const init = readInitializeParams(body.params);
     if (!init) return refuse(reply, 'GW_INITIALIZE_PARAMS', body.id);
     if (this.closed) return refuse(reply, 'GW_SHUTTING_DOWN', body.id);
+    // The principal's share, before the upstream is asked anything.
+    if (!this.roomFor(principal)) {
+      return refuse(reply, 'GW_PRINCIPAL_SHARE_EXHAUSTED', body.id, { args: ['sessions', this.maxSessionsPerPrincipal] });
+    }
     const capabilities = modernClientCapabilities(init.capabilities);
-    const caller: UpstreamCaller = { capabilities, clientInfo: init.clientInfo, ...(authorization ? { authorization } : {}) };
+    const caller: UpstreamCaller = { principal, capabilities, clientInfo: init.clientInfo, ...(authorization ? { authorization } : {}) };
     const aborter = new AbortController();
     const onClose = () => {
       if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));
@@ -621,8 +675,13 @@ export class LegacyFace {
     const tasks = runsTasks(route, identity.capabilities);
     const decided = { tasks, legacyCapabilities: init.capabilities, clientInfo: init.clientInfo, protocolVersion: init.protocolVersion };
     const at = this.sessions.clock;
-    const entry = this.sessions.create(principal, (id) => newSession(id, principal, authorization, route, decided, at));
-    if (!entry) return this.storeTrouble(request, reply, body.id, new TooManySessionsError());
+    // Another initialize of the same principal may have taken the room while the upstream was asked.
+    if (!this.roomFor(principal)) {
+      return refuse(reply, 'GW_PRINCIPAL_SHARE_EXHAUSTED', body.id, { args: ['sessions', this.maxSessionsPerPrincipal] });
+    }
+    const created = this.sessions.create(principal, (id) => newSession(id, principal, authorization, route, decided, at));
+    if (!created) return this.storeTrouble(request, reply, body.id, new TooManySessionsError());
+    const entry = this.counted(created);
     if (this.store) {
       try {
         await this.listenForChanges();
@@ -648,6 +707,7 @@ export class LegacyFace {
     // Built once per session (not per request): nothing downstream changes a caller, and its parts change only with
     // the log level.
     return (s.caller ??= {
+      principal: s.principal,
       capabilities: s.capabilities,
       clientInfo: s.clientInfo,
       ...(s.authorization ? { authorization: s.authorization } : {}),
@@ -1041,6 +1101,8 @@ export class LegacyFace {
   }
 
   private onEnd(s: FaceSession, reason: SessionEndReason): void {
+    const mine = this.sessionsOf.get(s.principal);
+    if (mine?.delete(s.id) && mine.size === 0) this.sessionsOf.delete(s.principal);
     // An evicted session ends everywhere (its client re-initializes on 404), as it did with one instance; one that
     // expired here, or closed with this instance, lives on in the store for the other instances.
     if (reason === 'evicted' && this.store) {

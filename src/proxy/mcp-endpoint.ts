@@ -11,6 +11,8 @@ import { pipeline } from 'node:stream';
 import replyFrom from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
+  ErrorCode,
+  GatewayError,
   classifyEra,
   discoverResult,
   isObject,
@@ -45,6 +47,11 @@ export interface EndpointOptions {
   runtime: TaskRuntime;
   keepAliveMs: number;
   maxListenStreams: number;
+  /**
+   * Listen streams one principal may hold open: its share of `maxListenStreams`, so that one caller cannot take every
+   * stream from the others.
+   */
+  maxListenStreamsPerPrincipal: number;
   /** What the upstream speaks and whether it is up (probed or pinned; re-learned when traffic says it changed). */
   availability: UpstreamAvailability;
   /** Serves legacy clients when the upstream speaks 2026-07-28 only (absent: they are refused). */
@@ -104,6 +111,8 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
   const { route, modernRoute, bridge, runtime, availability } = opts;
   const upstreamUrl = new URL(route.url);
   let listenStreams = 0;
+  /** Open listen streams per principal (entries removed at zero: bounded by the streams open). */
+  const listensOf = new Map<string, number>();
 
   // The upstream's eras, learned once (or pinned) and re-learned when traffic says they changed; while the
   // upstream is known to be down this fails at once (UpstreamDownError) instead of waiting for it.
@@ -385,11 +394,18 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         }
         case 'listen': {
           const signal = stopSignal as AbortSignal;
+          // Both bounds are checked before anything reaches the upstream. The principal's share first: a caller at its
+          // share is told so, and the others keep their streams (a legacy upstream's listen also holds an upstream
+          // session, counted in that pool's bound and share).
+          const mine = listensOf.get(caller.principal) ?? 0;
+          if (mine >= opts.maxListenStreamsPerPrincipal) {
+            throw new GatewayError('GW_PRINCIPAL_SHARE_EXHAUSTED', { args: ['open subscriptions', opts.maxListenStreamsPerPrincipal] });
+          }
           if (listenStreams >= opts.maxListenStreams) {
-            channelError(channel, id, 'GW_TOO_MANY_SUBSCRIPTIONS');
-            return { outcome: 'refused: too many subscriptions' };
+            throw new GatewayError('GW_TOO_MANY_SUBSCRIPTIONS', { retryAfterSeconds: 1 });
           }
           listenStreams++;
+          listensOf.set(caller.principal, mine + 1);
           try {
             // The acknowledgement starts the stream (ResponseChannel.notify); refusals before it keep their HTTP status.
             const closing = await runListen(route, req, caller, { signal, send: (n) => channel.notify(n), tasks: runtime });
@@ -397,6 +413,9 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
             else channel.result(id, closing);
           } finally {
             listenStreams--;
+            const left = (listensOf.get(caller.principal) ?? 1) - 1;
+            if (left > 0) listensOf.set(caller.principal, left);
+            else listensOf.delete(caller.principal);
           }
           return { outcome: 'subscription ended' };
         }

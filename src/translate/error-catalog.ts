@@ -36,6 +36,12 @@ export const ERROR_CATALOG = {
   GW_UNSUPPORTED_MEDIA_TYPE: { rpc: ErrorCode.InvalidRequest, status: 415, message: 'Unsupported Content-Type: use application/json' },
   GW_INVALID_CONTENT_LENGTH: { rpc: ErrorCode.InvalidRequest, status: 400, message: 'Invalid Content-Length' },
   GW_BAD_REQUEST: { rpc: ErrorCode.InvalidRequest, status: 400, message: 'Bad request: %s' },
+  // Node's header limit (16 KiB in all) ran out before the headers ended.
+  GW_HEADERS_TOO_LARGE: { rpc: ErrorCode.InvalidRequest, status: 431, message: 'Request header fields too large' },
+  // The headers (server.headersTimeoutMs) or the whole request (server.requestTimeoutMs) took too long to arrive.
+  GW_REQUEST_TIMEOUT: { rpc: ErrorCode.InvalidRequest, status: 408, message: 'Request timeout: the request did not arrive in time' },
+  // Refused before parsing (server.maxJsonDepth): what walks a parsed value recurses, and a deep one exhausts the stack.
+  GW_TOO_DEEP: { rpc: ErrorCode.InvalidRequest, status: 400, message: 'JSON nested deeper than %s levels' },
   GW_FORBIDDEN_HOST: { rpc: ErrorCode.InvalidRequest, status: 403, message: 'Forbidden: Host or Origin not allowed' },
   GW_NOT_FOUND: { rpc: ErrorCode.InvalidRequest, status: 404, message: 'Not found' },
   GW_INTERNAL: { rpc: ErrorCode.InternalError, status: 500, message: 'Internal error', fault: true },
@@ -145,6 +151,16 @@ export const ERROR_CATALOG = {
   GW_UPSTREAM_HTTP: { rpc: ErrorCode.InternalError, status: 502, message: 'Upstream unavailable: upstream answered HTTP %s' },
   GW_UPSTREAM_DOWN: { rpc: ErrorCode.InternalError, status: 503, message: 'Upstream unavailable: %s is down; retry in %s s' },
   GW_UPSTREAM_BUSY: { rpc: ErrorCode.InternalError, status: 503, message: 'Gateway busy: %s' },
+  // An upstream answer the gateway will not handle (nested too deep, too large); the exchange is dropped.
+  GW_UPSTREAM_BAD_MESSAGE: { rpc: ErrorCode.InternalError, status: 502, message: 'Upstream sent an unusable message: %s' },
+
+  // ── Per-principal shares: one caller cannot take a shared resource from the others; checked before any upstream call ──
+  GW_PRINCIPAL_SHARE_EXHAUSTED: {
+    rpc: ErrorCode.InternalError,
+    status: 503,
+    message: 'Too many %s for this caller (at most %s); retry when one of them ends',
+    retryAfterSeconds: 1,
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 /** The code of a catalog entry. */

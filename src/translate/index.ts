@@ -184,3 +184,4 @@ export {
   type InBandKind,
   type GatewayErrorOptions,
 } from './error-catalog.js';
+export { jsonTooDeep } from './json-depth.js';

@@ -48,6 +48,7 @@ t.test('defaults', async (t) => {
     era: 'auto',
     probeTimeoutMs: DEFAULTS.probeTimeoutMs,
     cache: { ttlMs: 0, scope: 'private' },
+    sessions: { scope: DEFAULTS.sessionScope, anonymousScope: DEFAULTS.anonymousSessionScope },
     tools: { '*': { task: 'native' } },
     auth: { mode: 'bearer' },
   }, 'upstream defaults, tools default {"*":{task:"native"}}, era probed, auth bearer');

@@ -17,6 +17,7 @@ import {
   type ErrorKind,
   type ErrorSpec,
 } from '../../src/translate/error-catalog.js';
+import { AuthError } from '../../src/proxy/auth.js';
 import { exceptionToEdge, failureToEdge } from '../../src/proxy/errors.js';
 import { TooManySessionsError } from '../../src/proxy/legacy-face.js';
 import { StoreFullError, StoreUnavailableError, TaskIdClashError } from '../../src/store/index.js';
@@ -52,6 +53,9 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_UNSUPPORTED_MEDIA_TYPE: { rpc: -32600, status: 415, message: 'Unsupported Content-Type: use application/json' },
   GW_INVALID_CONTENT_LENGTH: { rpc: -32600, status: 400, message: 'Invalid Content-Length' },
   GW_BAD_REQUEST: { rpc: -32600, status: 400, message: 'Bad request: %s' },
+  GW_HEADERS_TOO_LARGE: { rpc: -32600, status: 431, message: 'Request header fields too large' },
+  GW_REQUEST_TIMEOUT: { rpc: -32600, status: 408, message: 'Request timeout: the request did not arrive in time' },
+  GW_TOO_DEEP: { rpc: -32600, status: 400, message: 'JSON nested deeper than %s levels' },
   GW_FORBIDDEN_HOST: { rpc: -32600, status: 403, message: 'Forbidden: Host or Origin not allowed' },
   GW_NOT_FOUND: { rpc: -32600, status: 404, message: 'Not found' },
   GW_INTERNAL: { rpc: -32603, status: 500, message: 'Internal error', fault: true },
@@ -84,6 +88,11 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_UNSUPPORTED_RESULT_TYPE: { rpc: -32603, status: 200, message: 'Upstream answered with result type %s, which a 2025-11-25 client cannot receive' },
   GW_NEEDS_STREAM: { rpc: -32603, status: 200, message: 'The server needs %s, which needs a response stream the client did not accept (Accept: text/event-stream)' },
   GW_REQUEST_CANCELLED: { rpc: -32603, status: 200, message: 'Request cancelled' },
+  // Authentication
+  GW_UNAUTHENTICATED: { rpc: -32600, status: 401, message: 'Unauthorized: credentials required' },
+  GW_INVALID_TOKEN: { rpc: -32600, status: 401, message: 'Unauthorized: %s token' },
+  GW_UNTRUSTED_SOURCE: { rpc: -32600, status: 401, message: 'Unauthorized: this address may not assert an identity' },
+  GW_AUTH_UNAVAILABLE: { rpc: -32603, status: 503, message: 'Authentication unavailable; retry shortly', retryAfterSeconds: 5 },
   // Tasks
   GW_TASK_UNKNOWN: { rpc: -32602, status: 200, message: 'Unknown task' },
   GW_TASK_EXPIRED: { rpc: -32602, status: 200, message: 'Failed to retrieve task: Task has expired' },
@@ -117,6 +126,9 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_UPSTREAM_HTTP: { rpc: -32603, status: 502, message: 'Upstream unavailable: upstream answered HTTP %s' },
   GW_UPSTREAM_DOWN: { rpc: -32603, status: 503, message: 'Upstream unavailable: %s is down; retry in %s s' },
   GW_UPSTREAM_BUSY: { rpc: -32603, status: 503, message: 'Gateway busy: %s' },
+  GW_UPSTREAM_BAD_MESSAGE: { rpc: -32603, status: 502, message: 'Upstream sent an unusable message: %s' },
+  // Per-principal shares
+  GW_PRINCIPAL_SHARE_EXHAUSTED: { rpc: -32603, status: 503, message: 'Too many %s for this caller (at most %s); retry when one of them ends', retryAfterSeconds: 1 },
 };
 
 const entries = Object.entries(ERROR_CATALOG) as Array<[ErrorKind, ErrorSpec]>;
@@ -201,6 +213,7 @@ t.test('every GatewayError subclass answers through its declared entry', async (
     [new StoreFullError(10), 'GW_STORE_FULL', 'The task store is full (10 live tasks); try again later'],
     [new StoreUnavailableError('cannot reach Redis: ECONNREFUSED'), 'GW_STORE_UNAVAILABLE', 'The task store is unavailable; retry shortly'],
     [new TooManySessionsError(), 'GW_TOO_MANY_SESSIONS', 'Too many sessions; try again later'],
+    [new AuthError('GW_INVALID_TOKEN', 'expired', 'Bearer error="invalid_token"', { args: ['expired'] }), 'GW_INVALID_TOKEN', 'Unauthorized: expired token'],
   ];
   for (const [e, kind, message] of cases) {
     const spec: ErrorSpec = ERROR_CATALOG[kind];
