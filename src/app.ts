@@ -71,7 +71,19 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
   }
   // One sealer for the runtime and the bridge: what one instance seals, every instance opens.
   const sealer = new Sealer(stateKey);
-  const bridge = new MrtrBridge({ stateKey, holdMs: config.input.holdMs, maxHeld: config.input.maxHeldCalls, gatherMs: 25, bus, sealer, audit, log: logOf('tasks') });
+  const inputBounds = { maxRequestsPerRound: config.input.maxRequestsPerRound, maxRounds: config.input.maxRoundsPerTask };
+  const bridge = new MrtrBridge({
+    stateKey,
+    holdMs: config.input.holdMs,
+    maxHeld: config.input.maxHeldCalls,
+    maxHeldPerPrincipal: config.input.maxHeldCallsPerPrincipal,
+    inputBounds,
+    gatherMs: 25,
+    bus,
+    sealer,
+    audit,
+    log: logOf('tasks'),
+  });
   const runtime = new TaskRuntime({
     store,
     bus,
@@ -83,6 +95,9 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     defaultPollIntervalMs: config.tasks.pollIntervalMs,
     pollAdvice: { enabled: config.tasks.adaptivePolling, minMs: config.tasks.minPollIntervalMs, maxMs: config.tasks.maxPollIntervalMs },
     maxActivePerPrincipal: config.tasks.maxActivePerPrincipal,
+    maxResultBytes: config.tasks.maxResultBytes,
+    pollBurst: config.tasks.pollBurst,
+    inputBounds,
     toolSupportTtlMs: 60_000,
     audit,
     log: logOf('tasks'),

@@ -19,6 +19,9 @@ export const DEFAULTS = {
   probeTimeoutMs: 10_000,
   inputHoldMs: 300_000,
   maxHeldCalls: 10_000,
+  maxHeldCallsPerPrincipal: 100,
+  maxInputRequestsPerRound: 32,
+  maxInputRoundsPerTask: 100,
   maxSessionsPerUpstream: 256,
   /**
    * A principal's share of a bound shared by every caller (upstream sessions, listen streams, legacy face sessions and
@@ -39,6 +42,8 @@ export const DEFAULTS = {
   minPollIntervalMs: 100,
   maxPollIntervalMs: 30_000,
   maxActiveTasksPerPrincipal: 100,
+  maxTaskResultBytes: 4_194_304,
+  pollBurst: 3,
   maxTasks: 10_000,
   maxClientSessions: 1_000,
   clientSessionIdleMs: 1_800_000,
@@ -311,7 +316,22 @@ export const ConfigSchema = z
         minPollIntervalMs: positiveInt.default(DEFAULTS.minPollIntervalMs),
         /** Longest learned suggestion (a task that outlived every duration seen backs off up to this). */
         maxPollIntervalMs: positiveInt.default(DEFAULTS.maxPollIntervalMs),
+        /**
+         * Live tasks one principal may have; a call that would become one more is refused (429) before the upstream
+         * sees it.
+         */
         maxActivePerPrincipal: positiveInt.default(DEFAULTS.maxActiveTasksPerPrincipal),
+        /**
+         * Largest outcome (result or error, as JSON) a task keeps; a larger one is stored as a failure naming the size
+         * (never whole). With the memory store, `maxTasks` times this bounds what finished tasks may hold.
+         */
+        maxResultBytes: positiveInt.default(DEFAULTS.maxTaskResultBytes),
+        /**
+         * Status polls (tasks/get) of one unchanged task a principal may send within one of the task's pollIntervalMs;
+         * one more is refused with 429 and Retry-After (a change to the task starts a fresh count). Counted in the
+         * store, so across instances. A little slack for jitter.
+         */
+        pollBurst: positiveInt.default(DEFAULTS.pollBurst),
         /** Task records kept in the store at most. */
         maxTasks: positiveInt.default(DEFAULTS.maxTasks),
         /**
@@ -328,6 +348,8 @@ export const ConfigSchema = z
         minPollIntervalMs: DEFAULTS.minPollIntervalMs,
         maxPollIntervalMs: DEFAULTS.maxPollIntervalMs,
         maxActivePerPrincipal: DEFAULTS.maxActiveTasksPerPrincipal,
+        maxResultBytes: DEFAULTS.maxTaskResultBytes,
+        pollBurst: DEFAULTS.pollBurst,
         maxTasks: DEFAULTS.maxTasks,
         leaseMs: DEFAULTS.leaseMs,
       }),
@@ -335,9 +357,25 @@ export const ConfigSchema = z
       .strictObject({
         /** How long an upstream call waits for the client's MRTR retry before it is cancelled. */
         holdMs: positiveInt.default(DEFAULTS.inputHoldMs),
+        /** Calls held for an MRTR retry at once, all principals together (503 with Retry-After beyond). */
         maxHeldCalls: positiveInt.default(DEFAULTS.maxHeldCalls),
+        /**
+         * Calls held for one principal's retries at once (503 with Retry-After beyond), so that one principal cannot
+         * take every hold; a principal at it is refused before the upstream sees a call that may ask for input.
+         */
+        maxHeldCallsPerPrincipal: positiveInt.default(DEFAULTS.maxHeldCallsPerPrincipal),
+        /** Input requests an upstream call may have outstanding at once; beyond, the call is cancelled (502, or the task fails). */
+        maxRequestsPerRound: positiveInt.default(DEFAULTS.maxInputRequestsPerRound),
+        /** Rounds of input one call (a request's MRTR rounds, or a task's life) may ask; beyond, it is cancelled likewise. */
+        maxRoundsPerTask: positiveInt.default(DEFAULTS.maxInputRoundsPerTask),
       })
-      .default({ holdMs: DEFAULTS.inputHoldMs, maxHeldCalls: DEFAULTS.maxHeldCalls }),
+      .default({
+        holdMs: DEFAULTS.inputHoldMs,
+        maxHeldCalls: DEFAULTS.maxHeldCalls,
+        maxHeldCallsPerPrincipal: DEFAULTS.maxHeldCallsPerPrincipal,
+        maxRequestsPerRound: DEFAULTS.maxInputRequestsPerRound,
+        maxRoundsPerTask: DEFAULTS.maxInputRoundsPerTask,
+      }),
     sessions: z
       .strictObject({
         maxPerUpstream: positiveInt.default(DEFAULTS.maxSessionsPerUpstream),

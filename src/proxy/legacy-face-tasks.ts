@@ -186,7 +186,8 @@ export class LegacyFaceTasks {
 
   /** `tasks/get`: the flat 2025-11-25 `Task` (2025-11-25 basic/utilities/tasks §Getting Tasks). */
   async get(route: UpstreamRoute, caller: CallerContext, taskId: string): Promise<JsonObject> {
-    const r = await this.runtime.task(route, taskId, caller);
+    // A status poll: the poll limit applies (tasks/result blocks instead, and is not polling).
+    const r = await this.runtime.poll(route, taskId, caller);
     this.observe(r);
     return taskV1(r);
   }

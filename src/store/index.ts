@@ -4,6 +4,7 @@ export {
   StoreUnavailableError,
   TaskIdClashError,
   updateByReplace,
+  type CounterHit,
   type ExpiredLease,
   type ReplaceResult,
   type SharedValues,

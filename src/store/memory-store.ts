@@ -15,6 +15,7 @@ import {
   StoreFullError,
   TaskIdClashError,
   updateByReplace,
+  type CounterHit,
   type ExpiredLease,
   type ReplaceResult,
   type StoreLimits,
@@ -28,6 +29,8 @@ export interface MemoryStoreOptions extends Partial<StoreLimits> {
   maxTasks: number;
   /** Most shared values kept (sessions, heartbeats); default 100,000. */
   maxValues?: number;
+  /** Most counters kept (`hit`: poll rates); default 100,000. The least recently hit one goes first. */
+  maxCounters?: number;
   /** The clock (tests pass their own). */
   now?: () => number;
 }
@@ -85,6 +88,8 @@ export class MemoryTaskStore implements TaskStore {
   private readonly liveByPrincipal = new Map<string, Set<TaskId>>();
   private readonly strings = new Interner();
   private readonly values: LRUCache<string, JsonObject>;
+  /** `hit` counters: the count and when its window ends (store clock). */
+  private readonly counters: LRUCache<string, { count: number; until: number }>;
   private readonly leases = new Map<TaskId, Lease>();
   private readonly events = new EventEmitter();
   private readonly max: number;
@@ -102,6 +107,8 @@ export class MemoryTaskStore implements TaskStore {
     this.epoch = this.now();
     this.events.setMaxListeners(0);
     this.values = new LRUCache<string, JsonObject>({ max: opts.maxValues ?? 100_000, ttlAutopurge: true, perf: { now: this.now } });
+    // No timer per counter: a counter whose window ended is replaced when hit again, or evicted by newer ones.
+    this.counters = new LRUCache({ max: opts.maxCounters ?? 100_000 });
     this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
     this.sweeper.unref();
   }
@@ -162,6 +169,29 @@ export class MemoryTaskStore implements TaskStore {
     const after = q.after;
     const rest = after ? mine.filter((r) => order(r, after) > 0) : mine;
     return { tasks: rest.slice(0, q.limit), more: rest.length > q.limit };
+  }
+
+  async ensureRoom(): Promise<void> {
+    if (this.slots.size < this.max) return;
+    let live = 0;
+    for (const ids of this.liveByPrincipal.values()) live += ids.size;
+    // A finished record can always make room (makeRoom evicts it); so can an expired one.
+    if (live < this.slots.size) return;
+    const now = this.clock();
+    for (const s of this.slots.values()) if (s.expiresAt < now) return;
+    throw new StoreFullError(this.max);
+  }
+
+  async hit(key: string, windowMs: number): Promise<CounterHit> {
+    const now = this.now();
+    const c = this.counters.get(key);
+    if (!c || c.until <= now) {
+      const window = Math.max(1, Math.ceil(windowMs));
+      this.counters.set(key, { count: 1, until: now + window });
+      return { count: 1, resetInMs: window };
+    }
+    c.count += 1;
+    return { count: c.count, resetInMs: Math.max(1, c.until - now) };
   }
 
   async activeCount(principal: string): Promise<number> {

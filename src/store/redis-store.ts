@@ -18,6 +18,7 @@
  *   is in the record's hash. Members of expired records are dropped by the claim; the key's TTL is raised to the
  *   longest-living record holding a lease.
  * - `<prefix>v:<key>`: a shared value, its JSON, with its own TTL.
+ * - `<prefix>c:<key>`: a `hit` counter (INCR), its TTL the rest of its window (PEXPIRE on the first hit).
  * - channel `<prefix>ev:<topic>`: events, JSON messages, on a second (subscriber) connection.
  * `h(…)` is a SHA-256 (base64url) of the principal (and upstream): principals may hold any character.
  *
@@ -35,6 +36,7 @@ import {
   StoreUnavailableError,
   TaskIdClashError,
   updateByReplace,
+  type CounterHit,
   type ExpiredLease,
   type ReplaceResult,
   type TaskListQuery,
@@ -174,6 +176,16 @@ while n < limit and budget > 0 do
   end
 end
 return out`,
+  // KEYS: counter. ARGV: window ms. {count, ms left}. The first hit starts the window; a counter somehow left without
+  // a TTL gets one (never a counter that lives for ever).
+  gwHit: `
+local c = redis.call('INCR', KEYS[1])
+local left = redis.call('PTTL', KEYS[1])
+if c == 1 or left < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  left = tonumber(ARGV[1])
+end
+return {c, left}`,
   // KEYS: record. The owner of an unexpired lease, or ''.
   gwLeaseOwner: `
 local l = redis.call('HMGET', KEYS[1], 'lo', 'lu')
@@ -342,6 +354,15 @@ export class RedisTaskStore implements TaskStore {
     return { tasks: found.slice(0, q.limit), more: found.length > q.limit };
   }
 
+  async ensureRoom(): Promise<void> {
+    // Bounded by key TTLs, not a count: there is always room.
+  }
+
+  async hit(key: string, windowMs: number): Promise<CounterHit> {
+    const [count, left] = (await this.call('hit', 'gwHit', [this.counterKey(key)], [pxOf(windowMs)])) as [number, number];
+    return { count: Number(count), resetInMs: Math.max(1, Number(left)) };
+  }
+
   async activeCount(principal: string): Promise<number> {
     return Number(await this.call('activeCount', 'gwActive', [this.activeKey(principal)], []));
   }
@@ -497,6 +518,9 @@ export class RedisTaskStore implements TaskStore {
   }
   private leasesKey(): string {
     return `${this.opts.keyPrefix}leases`;
+  }
+  private counterKey(key: string): string {
+    return `${this.opts.keyPrefix}c:${key}`;
   }
   private valueKey(key: string): string {
     return `${this.opts.keyPrefix}v:${key}`;

@@ -32,6 +32,14 @@ export interface ExpiredLease {
   previousOwner: string;
 }
 
+/** A counter after one `TaskStore.hit`. */
+export interface CounterHit {
+  /** Hits in the current window, this one included. */
+  count: number;
+  /** Milliseconds until the window ends (≥ 1). */
+  resetInMs: number;
+}
+
 /** Store-wide bounds. */
 export interface StoreLimits {
   /** Most records kept (memory store; the Redis store is bounded by key TTLs). */
@@ -39,6 +47,7 @@ export interface StoreLimits {
   /** No record is retained longer than this, whatever its `ttlMs`. */
   maxTtlMs: number;
 }
+
 
 /** Stores task records and the little shared state gateway instances need. */
 export interface TaskStore {
@@ -74,6 +83,20 @@ export interface TaskStore {
   list(query: TaskListQuery): Promise<{ tasks: TaskRecord[]; more: boolean }>;
   /** How many live (non-terminal, unexpired) tasks a principal has. */
   activeCount(principal: string): Promise<number>;
+  /**
+   * Resolves when a `create` now would find room, rejects with `StoreFullError` when it would not (memory: `maxTasks`
+   * live records and none it may evict; Redis: never, bounded by key TTLs). Asked before an upstream call that may
+   * become a task, so that a full store refuses the call before the upstream starts work it could not report.
+   */
+  ensureRoom(): Promise<void>;
+
+  /**
+   * Counts one hit on `key` in a fixed window, atomically across every instance sharing the store: the first hit
+   * starts a window of `windowMs`, the following ones until it ends add to it. Resolves to the count including this
+   * hit and how long the window still runs. The counter is gone when its window ends (a rate limit that holds across
+   * instances, with nothing to clean up).
+   */
+  hit(key: string, windowMs: number): Promise<CounterHit>;
 
   /**
    * Takes the lease on a task's running work for `owner` for `ttlMs`: true when it was free, had lapsed, or is

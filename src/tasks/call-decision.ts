@@ -59,8 +59,8 @@ export type CallWindow =
 export type CallDecision =
   /**
    * Forward the call. `upstreamTask`: as a task-augmented call (`task: { ttl }`); `owned`: it may become a
-   * gateway task; `refuseAtLimit`: it will become one, so a principal at its task limit is refused before the
-   * upstream sees the call (the upstream work may not be idempotent).
+   * gateway task; `refuseAtLimit`: it may become the client's task, so a principal at its task limit (or a full
+   * store) is refused before the upstream sees the call (the upstream work may not be idempotent).
    */
   | { action: 'send'; upstreamTask: boolean; owned: boolean; refuseAtLimit: boolean; window: CallWindow }
   /** Refuse with -32021: the tool needs a task the client did not declare (or may not get). */
@@ -132,12 +132,15 @@ export function decideCall(facts: CallFacts): CallDecision {
   const windowedTask = route === 'upstream-task' && facts.windowed === true;
   switch (facts.turn) {
     case 'start':
-      // An auto call may still end synchronously: its limit is checked when it becomes a task.
+      // Any call that may become the client's task is refused at the principal's task limit (or a full store) before
+      // the upstream sees it (README §Security, Limits: a limit known before the upstream is called is checked
+      // first), even an auto call or an upstream task that may still end synchronously: refusing later would cancel
+      // upstream work that is perhaps not idempotent.
       return {
         action: 'send',
         upstreamTask,
         owned,
-        refuseAtLimit: route === 'owned-first-round',
+        refuseAtLimit: owned || route === 'upstream-task',
         window: owned || windowedTask ? 'after-ms' : 'budget',
       };
     case 'resume': {

@@ -56,6 +56,11 @@ export interface PumpOptions {
   notify(n: JsonRpcNotification): void;
   /** Where an answer the upstream could not take is logged (default nowhere). */
   log?: LayerLogger;
+  /**
+   * How much input the call may ask (`input.maxRequestsPerRound`, `input.maxRoundsPerTask`): beyond, the pump throws
+   * `GW_INPUT_REQUESTS_EXCEEDED` / `GW_INPUT_ROUNDS_EXCEEDED` and the caller cancels the call. Absent: unbounded.
+   */
+  bounds?: { maxRequestsPerRound: number; maxRounds: number };
 }
 
 /** Why a pump returned. */
@@ -71,6 +76,8 @@ export type PumpResult =
 export class Conversation {
   /** The call's outstanding input requests, by keys unique for its whole life. */
   readonly input = new InputLedger();
+  /** Rounds of input the call has asked (pumps that ended with `input`). */
+  private rounds = 0;
 
   constructor(
     readonly call: UpstreamCall,
@@ -119,7 +126,12 @@ export class Conversation {
       const event = await this.call.nextUnless(wait, o.signal);
       if (event === undefined) {
         if (o.signal.aborted) return { kind: 'aborted' };
-        if (fresh.length > 0) return { kind: 'input', keys: fresh };
+        if (fresh.length > 0) {
+          this.rounds += 1;
+          // An upstream that asks without end is stopped (the caller cancels the call).
+          if (o.bounds && this.rounds > o.bounds.maxRounds) throw new GatewayError('GW_INPUT_ROUNDS_EXCEEDED', { args: [o.bounds.maxRounds] });
+          return { kind: 'input', keys: fresh };
+        }
         return { kind: 'deadline' };
       }
       switch (event.kind) {
@@ -150,6 +162,10 @@ export class Conversation {
           }
           this.input.hold(key, this.call, id, method, params);
           fresh.push(key);
+          // Checked as each arrives: an upstream asking without pause would never let the gathering end.
+          if (o.bounds && this.input.size > o.bounds.maxRequestsPerRound) {
+            throw new GatewayError('GW_INPUT_REQUESTS_EXCEEDED', { args: [o.bounds.maxRequestsPerRound] });
+          }
           break;
         }
         case 'response':

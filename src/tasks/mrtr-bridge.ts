@@ -68,8 +68,12 @@ export interface MrtrOptions {
   stateKey: Uint8Array;
   /** How long a held call waits for the retry. */
   holdMs: number;
-  /** Most calls held at once. */
+  /** Most calls held at once (`input.maxHeldCalls`). */
   maxHeld: number;
+  /** Most calls held at once for one principal (`input.maxHeldCallsPerPrincipal`; default 100). */
+  maxHeldPerPrincipal?: number;
+  /** How much input one call may ask (`input.maxRequestsPerRound`, `input.maxRoundsPerTask`; default 32 and 100). */
+  inputBounds?: { maxRequestsPerRound: number; maxRounds: number };
   /** How long to wait for further concurrent input requests once one arrived. */
   gatherMs: number;
   /**
@@ -92,6 +96,12 @@ export interface MrtrOptions {
  * registers it: `tools/call` through the runtime, the rest through `forward`).
  */
 export type RelayedDispatch = (route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks) => Promise<Outcome>;
+
+/** Held calls per principal when the options do not say (the configuration's default). */
+const DEFAULT_MAX_HELD_PER_PRINCIPAL = 100;
+
+/** Input one call may ask when the options do not say (the configuration's defaults). */
+const DEFAULT_INPUT_BOUNDS = { maxRequestsPerRound: 32, maxRounds: 100 };
 
 /** The bus request kind of a relayed retry, and the purpose its caller is sealed for. */
 const RELAY_KIND = 'mrtr.retry';
@@ -169,6 +179,8 @@ export class MrtrBridge {
   private readonly holds = new Map<string, Hold>();
   private readonly audit: AuditLog;
   private readonly log: LayerLogger;
+  /** Held calls per principal (no principal takes every hold: `input.maxHeldCallsPerPrincipal`). */
+  private readonly heldBy = new Map<string, number>();
 
   constructor(readonly opts: MrtrOptions) {
     this.audit = opts.audit ?? NO_AUDIT;
@@ -257,6 +269,24 @@ export class MrtrBridge {
     return this.holds.size;
   }
 
+  /**
+   * Refuses, before the upstream sees it, a fresh call that could ask for input (its request declares an input kind)
+   * when it could not be held if it did: the principal holds its share of calls, or the gateway holds all it may.
+   * `GW_TOO_MANY_HELD_CALLS` / `GW_HELD_CALLS_FULL` (503 with Retry-After). A slot that is taken meanwhile is checked
+   * again when the call asks (`ask`).
+   */
+  admitHold(caller: CallerContext): void {
+    const c = caller.capabilities;
+    if (!isObject(c.elicitation) && !isObject(c.sampling) && !isObject(c.roots)) return;
+    this.checkHoldRoom(caller.principal);
+  }
+
+  private checkHoldRoom(principal: string): void {
+    const perPrincipal = this.opts.maxHeldPerPrincipal ?? DEFAULT_MAX_HELD_PER_PRINCIPAL;
+    if ((this.heldBy.get(principal) ?? 0) >= perPrincipal) throw new GatewayError('GW_TOO_MANY_HELD_CALLS', { args: [perPrincipal] });
+    if (this.holds.size >= this.opts.maxHeld) throw new GatewayError('GW_HELD_CALLS_FULL');
+  }
+
   /** Forwards one modern request (not a task candidate) and returns its modern outcome. */
   async forward(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks): Promise<Outcome> {
     let call: BridgedCall;
@@ -265,6 +295,7 @@ export class MrtrBridge {
       if ('outcome' in resumed) return resumed.outcome;
       call = resumed;
     } else {
+      if (req.policy.kind === 'forward-input') this.admitHold(caller);
       call = { conv: new Conversation(callNow(route.upstream, caller, req.method, legacyParams(req), hooks.signal)) };
     }
     const r = await this.round(route, req, caller, hooks, call, route.timeoutMs);
@@ -318,6 +349,7 @@ export class MrtrBridge {
         deadlineAt: Date.now() + windowMs,
         gatherMs: this.opts.gatherMs,
         log: this.log,
+        bounds: this.opts.inputBounds ?? DEFAULT_INPUT_BOUNDS,
         // Progress for the client's own token and the log messages it asked for (the rest has no modern
         // counterpart on a request stream).
         notify: (n) => {
@@ -378,12 +410,12 @@ export class MrtrBridge {
   ): Outcome {
     let hold = existing;
     if (!hold) {
-      if (this.holds.size >= this.opts.maxHeld) {
-        conv.cancel('too many calls waiting for input');
-        return { kind: 'error', error: { code: ErrorCode.InternalError, message: 'Too many requests are waiting for input; try again later' } };
-      }
+      // No slot (taken since the call was admitted): the call is cancelled upstream by the round's failure path, and
+      // the client gets 503 with Retry-After, not an in-band error.
+      this.checkHoldRoom(caller.principal);
       hold = { id: randomBytes(16).toString('base64url'), route: route.name, on: route, conv, principal: caller.principal, method: req.method, name, round: 0, busy: false, timer: undefined };
       this.holds.set(hold.id, hold);
+      this.heldBy.set(hold.principal, (this.heldBy.get(hold.principal) ?? 0) + 1);
     }
     hold.round += 1;
     hold.busy = false;
@@ -411,7 +443,11 @@ export class MrtrBridge {
   private drop(hold: Hold | undefined): void {
     if (!hold) return;
     if (hold.timer) clearTimeout(hold.timer);
-    if (this.holds.get(hold.id) === hold) this.holds.delete(hold.id);
+    if (this.holds.get(hold.id) !== hold) return;
+    this.holds.delete(hold.id);
+    const n = (this.heldBy.get(hold.principal) ?? 1) - 1;
+    if (n > 0) this.heldBy.set(hold.principal, n);
+    else this.heldBy.delete(hold.principal);
   }
 
   /** Cancels every held call (on shutdown). */

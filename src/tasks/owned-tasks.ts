@@ -16,6 +16,8 @@
  */
 import {
   ErrorCode,
+  GatewayError,
+  answerOf,
   asErrorObject,
   isObject,
   isTerminal,
@@ -426,6 +428,7 @@ export class OwnedTasks {
           deadlineAt: timeoutAt,
           gatherMs: this.limits.gatherMs,
           log: this.events.log,
+          bounds: this.limits.input,
           notify: (n) => void this.progress(taskId, attempt, n).catch(logFailure(this.events.log, 'debug', 'progress not written to its task', { taskId })),
         });
         if (r.kind === 'aborted') return;
@@ -465,10 +468,15 @@ export class OwnedTasks {
       if (stop.aborted) return;
       live.conv.cancel('gateway error');
       // The upstream's own budget may end the call before the task's does (its headers did not come in time).
-      const message = e instanceof UpstreamTimeoutError ? TIMED_OUT : upstreamFailureMessage(e);
+      // An input limit the call passed (an upstream asking without end) fails the task with that limit's error.
+      const limit = e instanceof GatewayError && (e.kind === 'GW_INPUT_REQUESTS_EXCEEDED' || e.kind === 'GW_INPUT_ROUNDS_EXCEEDED');
+      const error =
+        limit && e instanceof GatewayError
+          ? answerOf(e).error
+          : { code: ErrorCode.InternalError, message: e instanceof UpstreamTimeoutError ? TIMED_OUT : upstreamFailureMessage(e) };
       // A run never rejects (nobody awaits a background run): an outcome that cannot be stored, even after the store's
       // retries, is left to the lease (another instance takes the task over when this one lets it lapse).
-      await this.finishRun(taskId, attempt, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message).catch(
+      await this.finishRun(taskId, attempt, { status: 'failed', error }, error.message).catch(
         logFailure(this.events.log, 'warn', 'a failed owned task could not be stored; its lease decides', { taskId }),
       );
     } finally {

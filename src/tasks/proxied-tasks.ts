@@ -15,6 +15,7 @@
  */
 import {
   ErrorCode,
+  catalogAnswer,
   inlineResult,
   isObject,
   isTerminal,
@@ -72,6 +73,8 @@ interface ProxiedLive {
    * asked again, and the record says so once the resumed task shows they are gone.
    */
   inheritedKeys?: string[];
+  /** Input keys the upstream task has asked so far, and in how many rounds (`input.maxRoundsPerTask`). */
+  asked?: { keys: Set<string>; rounds: number };
 }
 
 /** How often a broken follow loop asks the upstream again before the task is reported failed. */
@@ -560,6 +563,13 @@ export class ProxiedTasks {
   ): Promise<TaskRecord | undefined> {
     if (isTerminal(snap.status)) return this.finish(taskId, outcomeOf(snap, origin), snap.statusMessage);
     const live = this.live.get(taskId);
+    const excess = live ? this.inputExcess(live, snap) : undefined;
+    if (live && excess) {
+      // An upstream task that asks without end is stopped: cancelled upstream, failed here with the limit's error.
+      void live.task.cancel().catch(() => {});
+      const error = catalogAnswer(excess.kind, { args: [excess.limit] }).error;
+      return this.finish(taskId, { status: 'failed', error }, error.message);
+    }
     let statusMessage = snap.statusMessage;
     if (live?.inheritedKeys) {
       // Input the lost follower had been asked is gone unless the upstream asked it again on this instance's stream.
@@ -583,6 +593,19 @@ export class ProxiedTasks {
         lastUpdatedAt: nowIso(),
       };
     });
+  }
+
+  /** The input limit a followed task's state passes (`input.maxRequestsPerRound`, `input.maxRoundsPerTask`), if any. */
+  private inputExcess(live: ProxiedLive, snap: UpstreamTaskSnapshot): { kind: 'GW_INPUT_REQUESTS_EXCEEDED' | 'GW_INPUT_ROUNDS_EXCEEDED'; limit: number } | undefined {
+    const keys = Object.keys(snap.inputRequests ?? {});
+    const bounds = this.limits.input;
+    if (keys.length > bounds.maxRequestsPerRound) return { kind: 'GW_INPUT_REQUESTS_EXCEEDED', limit: bounds.maxRequestsPerRound };
+    const asked = (live.asked ??= { keys: new Set(), rounds: 0 });
+    const fresh = keys.filter((k) => !asked.keys.has(k));
+    if (fresh.length === 0) return undefined;
+    for (const k of fresh) asked.keys.add(k);
+    asked.rounds += 1;
+    return asked.rounds > bounds.maxRounds ? { kind: 'GW_INPUT_ROUNDS_EXCEEDED', limit: bounds.maxRounds } : undefined;
   }
 
   /** Applies each state the upstream task reports until it ends, is dropped, or is lost. */

@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import { isObject, isTerminal, logFailure, NO_LOG, type JsonObject, type JsonRpcErrorObject, type LayerLogger, type TaskId, type TaskRecord } from '../translate/index.js';
 import type { TaskStore } from '../store/index.js';
 import { NO_AUDIT, type AuditFields, type AuditLog } from './audit.js';
-import { nowIso } from './task-limits.js';
+import { boundedOutcome, nowIso } from './task-limits.js';
 
 /** A task's terminal outcome. */
 export type TaskOutcome =
@@ -58,6 +58,8 @@ export class TaskEvents {
     /** This instance's id: its own changes, told locally at once, are ignored when they come back from the store. */
     readonly instanceId: string,
     logs: TaskEventsLogs = {},
+    /** Largest terminal outcome a record keeps (`tasks.maxResultBytes`); a larger one is stored as a failure. */
+    private readonly maxResultBytes = Infinity,
   ) {
     this.emitter.setMaxListeners(0);
     this.audit = logs.audit ?? NO_AUDIT;
@@ -100,7 +102,9 @@ export class TaskEvents {
     let applied = false;
     let before: TaskRecord | undefined;
     const after = await this.store.update(taskId, (t) => {
-      const next = fn(t);
+      // Every terminal write passes here: an outcome over the limit is never handed to the store.
+      const proposed = fn(t);
+      const next = proposed && boundedOutcome(proposed, this.maxResultBytes);
       applied = next !== undefined;
       before = t;
       return next;

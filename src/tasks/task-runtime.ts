@@ -38,7 +38,7 @@ import { OwnedTasks } from './owned-tasks.js';
 import { ProxiedTasks } from './proxied-tasks.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
 import { TaskEvents } from './task-events.js';
-import { clampTtl, InvalidCursorError, TooManyTasksError, type TaskLimits } from './task-limits.js';
+import { checkPollRate, clampTtl, DEFAULT_BOUNDS, InvalidCursorError, TooManyTasksError, type InputBounds, type TaskLimits } from './task-limits.js';
 import { TaskService } from './task-service.js';
 import { InstanceBus, mintInstanceId } from './instance-bus.js';
 import { DEFAULT_POLL_ADVICE, PollAdvisor, type PollAdviceOptions } from './poll-advisor.js';
@@ -75,6 +75,12 @@ export interface TaskRuntimeOptions {
   /** How each read's `pollIntervalMs` is learned and bounded (default: learned, 100 ms to 30 s). */
   pollAdvice?: PollAdviceOptions;
   maxActivePerPrincipal: number;
+  /** Largest outcome a task keeps, in bytes of JSON (`tasks.maxResultBytes`; default 4 MiB). */
+  maxResultBytes?: number;
+  /** Status polls of one task per its pollIntervalMs before 429 (`tasks.pollBurst`; default 3). */
+  pollBurst?: number;
+  /** How much input one call may ask (`input.maxRequestsPerRound`, `input.maxRoundsPerTask`). */
+  inputBounds?: InputBounds;
   /** How long the upstream's tool list (task support) is trusted. */
   toolSupportTtlMs: number;
   /**
@@ -129,9 +135,12 @@ export class TaskRuntime {
       defaultPollIntervalMs: o.defaultPollIntervalMs,
       maxActivePerPrincipal: o.maxActivePerPrincipal,
       gatherMs: o.bridge.opts.gatherMs,
+      maxResultBytes: o.maxResultBytes ?? DEFAULT_BOUNDS.maxResultBytes,
+      pollBurst: o.pollBurst ?? DEFAULT_BOUNDS.pollBurst,
+      input: o.inputBounds ?? o.bridge.opts.inputBounds ?? DEFAULT_BOUNDS.input,
     };
     this.log = o.log ?? NO_LOG;
-    this.events = new TaskEvents(o.store, this.bus.instanceId, { audit: o.audit ?? NO_AUDIT, log: this.log });
+    this.events = new TaskEvents(o.store, this.bus.instanceId, { audit: o.audit ?? NO_AUDIT, log: this.log }, this.limits.maxResultBytes);
     this.advisor = new PollAdvisor(o.pollAdvice ?? DEFAULT_POLL_ADVICE, o.defaultPollIntervalMs);
     this.events.on((t) => this.advisor.observe(t));
     const sealer = o.sealer ?? new Sealer(randomBytes(32));
@@ -143,7 +152,9 @@ export class TaskRuntime {
       policyFor: (route, tool) => this.policyFor(route, tool),
     });
     this.proxied = new ProxiedTasks(this.events, this.limits, { instanceId: this.bus.instanceId, sealer, bus: this.bus, leaseMs: this.leaseMs });
-    this.service = new TaskService(this.events, this.owned, this.proxied, o.defaultPollIntervalMs, (route, t) => this.shown(route, t));
+    this.service = new TaskService(this.events, this.owned, this.proxied, o.defaultPollIntervalMs, (route, t) => this.shown(route, t), (route, t) =>
+      this.pollChecked(route, t),
+    );
     // Live work whose record has expired (its TTL passed) is stopped: nobody can ask for it any more.
     this.sweeper = setInterval(
       () =>
@@ -206,9 +217,12 @@ export class TaskRuntime {
     const first = decideCall({ ...facts, turn: resuming ? 'resume' : 'start' });
     if (first.action === 'refuse') throw new MissingCapabilityError(TASKS_REQUIRED_CAPABILITIES, `a task for tool ${tool}`);
     if (first.action !== 'send') throw new Error(`a ${first.action} decision before the call was sent`);
-    // A call that will become a task is refused before it reaches the upstream when the principal is at its
-    // limit (the upstream work may not be idempotent); one that may still end synchronously is checked on adoption.
-    if (first.refuseAtLimit && (await this.owned.atLimit(caller.principal))) throw new TooManyTasksError(this.o.maxActivePerPrincipal);
+    // A call that may become a task is refused before it reaches the upstream when the principal is at its limit or
+    // the store is full (the upstream work may not be idempotent, and could not be reported); adoption checks again.
+    if (first.refuseAtLimit) await this.admitTask(caller);
+    // A fresh call that could ask for input within its first round is refused now if it could not be held when it
+    // asks (a call that becomes a task at once has no round to hold).
+    if (!resuming && this.windowMs(first.window, policy, route, Date.now()) > 0) this.o.bridge.admitHold(caller);
 
     let call: BridgedCall;
     let window: CallWindow = first.window;
@@ -310,8 +324,8 @@ export class TaskRuntime {
     const tool = typeof params.name === 'string' ? params.name : '';
     const policy = this.policyFor(route, tool);
     const who = { tool, origin: 'legacy' as const, ...(caller.session !== undefined ? { session: caller.session } : {}) };
-    // Every call here becomes a task: a principal at its limit is refused before the upstream sees it.
-    if (await this.owned.atLimit(caller.principal)) throw new TooManyTasksError(this.o.maxActivePerPrincipal);
+    // Every call here becomes a task: a principal at its limit (or a full store) is refused before the upstream sees it.
+    await this.admitTask(caller);
     const wrapped = policy.task === 'auto' || policy.task === 'always' || policy.task === 'required';
     const support = wrapped ? 'forbidden' : await this.supportOf(route, caller, tool, signal);
     // A tool shown as `forbidden` (rule `off`, or an upstream that cannot run it as a task and no rule wraps it) takes
@@ -344,6 +358,7 @@ export class TaskRuntime {
         deadlineAt: Date.now() + Math.min(policy.afterMs ?? CREATE_WINDOW_MS, route.timeoutMs),
         gatherMs: this.limits.gatherMs,
         log: this.log,
+        bounds: this.limits.input,
         notify: () => {},
       });
     } catch (e) {
@@ -375,6 +390,32 @@ export class TaskRuntime {
   /** The caller's task by id (refreshed when proxied); `UnknownTaskError` for an unknown, expired or foreign one. */
   async task(route: UpstreamRoute, taskId: string, caller: CallerContext): Promise<TaskRecord> {
     return this.shown(route, await this.service.refresh(await this.service.lookup(route, taskId, caller), { route, caller }));
+  }
+
+  /**
+   * A 2025-11-25 `tasks/get` (a status poll, unlike `tasks/result`): `task`, after the poll limit (`GW_POLL_TOO_FAST`
+   * beyond `tasks.pollBurst` polls per the task's pollIntervalMs).
+   */
+  async poll(route: UpstreamRoute, taskId: string, caller: CallerContext): Promise<TaskRecord> {
+    const record = await this.service.lookup(route, taskId, caller);
+    await this.pollChecked(route, record);
+    return this.shown(route, await this.service.refresh(record, { route, caller }));
+  }
+
+  /**
+   * The poll limit for a status poll of a task the caller owns (checked after the ownership check, so that an unknown
+   * or foreign id answers as always; before the upstream is asked, for a proxied task). The window is the interval the
+   * task suggests now (tasks extension §Task Polling: pollIntervalMs), which adaptive polling varies.
+   */
+  private pollChecked(route: UpstreamRoute, record: TaskRecord): Promise<void> {
+    const interval = this.shown(route, record).pollIntervalMs ?? this.o.defaultPollIntervalMs;
+    return checkPollRate(this.o.store, record, interval, this.limits.pollBurst);
+  }
+
+  /** Refuses a call that may become a task when its principal is at its limit or the store has no room. */
+  private async admitTask(caller: CallerContext): Promise<void> {
+    if (await this.owned.atLimit(caller.principal)) throw new TooManyTasksError(this.o.maxActivePerPrincipal);
+    await this.o.store.ensureRoom();
   }
 
   /** A record as a read shows it: its `pollIntervalMs` suggested now, from the tool's learned durations (poll-advisor). */

@@ -30,11 +30,15 @@ export class TaskService {
     private readonly pollIntervalMs: number,
     /** A record as a read shows it (its poll interval suggested now). */
     private readonly shown: (route: UpstreamRoute, record: TaskRecord) => TaskRecord = (_r, t) => t,
+    /** The poll limit: rejects a status poll of the caller's own task that comes too soon (`GW_POLL_TOO_FAST`). */
+    private readonly pollChecked: (route: UpstreamRoute, record: TaskRecord) => Promise<void> = async () => {},
   ) {}
 
-  /** tasks/get → the DetailedTask (tasks extension §Task Polling). */
+  /** tasks/get → the DetailedTask (tasks extension §Task Polling), after the poll limit. */
   async get(route: UpstreamRoute, req: ModernRequest, caller: CallerContext): Promise<JsonObject> {
-    return detailedTaskV2(this.shown(route, await this.refresh(await this.own(route, req, caller), { route, caller })));
+    const record = await this.own(route, req, caller);
+    await this.pollChecked(route, record);
+    return detailedTaskV2(this.shown(route, await this.refresh(record, { route, caller })));
   }
 
   /** tasks/update → answers outstanding input requests; the ack follows the record change (read-your-writes). */

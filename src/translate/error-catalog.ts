@@ -117,6 +117,11 @@ export const ERROR_CATALOG = {
   GW_STORE_UNAVAILABLE: { rpc: ErrorCode.InternalError, status: 503, message: 'The task store is unavailable; retry shortly', retryAfterSeconds: 1 },
   // 2026-07-28 schema MissingRequiredClientCapabilityError; `data.requiredCapabilities` names what is missing.
   GW_MISSING_CAPABILITY: { rpc: ErrorCode.MissingRequiredClientCapability, status: 400, message: "The upstream needs %s, which this request's clientCapabilities do not declare" },
+  // A task's outcome larger than `tasks.maxResultBytes`: the task is stored failed with this error (in its record, so
+  // in-band), never the result whole.
+  GW_TASK_RESULT_TOO_LARGE: { rpc: ErrorCode.InternalError, status: 200, message: 'The task result is too large to keep (%s bytes; the limit is %s)' },
+  // A status poll sooner than the task's pollIntervalMs allows (beyond `tasks.pollBurst` per interval); data.retryAfterMs.
+  GW_POLL_TOO_FAST: { rpc: ErrorCode.InternalError, status: 429, message: 'Polling too fast: ask about this task again in %s ms' },
 
   // ── MRTR (2026-07-28 basic/patterns/mrtr §Server Requirements: an invalid state is -32602) ──
   GW_INVALID_REQUEST_STATE: { rpc: ErrorCode.InvalidParams, status: 400, message: 'Invalid requestState' },
@@ -125,6 +130,20 @@ export const ERROR_CATALOG = {
     status: 400,
     message: 'Invalid requestState: the gateway instance holding this request is gone; send the request again without requestState',
   },
+
+  // One principal holds `input.maxHeldCallsPerPrincipal` calls waiting for its answers: it answers or drops some first.
+  GW_TOO_MANY_HELD_CALLS: {
+    rpc: ErrorCode.InternalError,
+    status: 503,
+    message: 'Too many of your requests are waiting for input (limit %s); answer or abandon some, then retry',
+    retryAfterSeconds: 1,
+  },
+  // The gateway holds `input.maxHeldCalls` calls waiting for input, all principals together.
+  GW_HELD_CALLS_FULL: { rpc: ErrorCode.InternalError, status: 503, message: 'Too many requests are waiting for input; try again later', retryAfterSeconds: 1 },
+  // An upstream asking more at once than `input.maxRequestsPerRound`, or more rounds than `input.maxRoundsPerTask`:
+  // the upstream call is cancelled (a task fails with the same error).
+  GW_INPUT_REQUESTS_EXCEEDED: { rpc: ErrorCode.InternalError, status: 502, message: 'The upstream asked for more input at once than allowed (limit %s)' },
+  GW_INPUT_ROUNDS_EXCEEDED: { rpc: ErrorCode.InternalError, status: 502, message: 'The upstream asked for input more often than allowed (limit %s rounds)' },
 
   // ── Upstream ──
   GW_UPSTREAM_TIMEOUT: { rpc: ErrorCode.InternalError, status: 504, message: 'Upstream timed out' },

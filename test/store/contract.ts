@@ -724,6 +724,34 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       await eventually('a value touched with a shorter TTL expires', async () => (await store.getValue('shortened')) === undefined);
     });
 
+    t.test('counters: hits in a window are counted across instances, exactly under concurrency, and reset after it', async (t) => {
+      const { store, peer } = await subject(t);
+      const other = await peer();
+      const first = await store.hit('poll:a', SHORT_MS);
+      t.equal(first.count, 1, 'the first hit starts a window');
+      t.ok(first.resetInMs >= 1 && first.resetInMs <= SHORT_MS, 'the window runs for at most its length');
+      t.equal((await other.hit('poll:a', SHORT_MS)).count, 2, 'another instance adds to the same counter');
+      const counts = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? store : other).hit('poll:a', SHORT_MS)));
+      t.same(counts.map((c) => c.count).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 3), 'concurrent hits each count once');
+      t.equal((await store.hit('poll:b', SHORT_MS)).count, 1, 'keys count apart');
+      await eventually('the window ended and a new one starts at 1', async () => (await store.hit('poll:a', SHORT_MS)).count === 1);
+      const long = await store.hit('poll:long', LONG_MS);
+      t.ok(long.resetInMs > SHORT_MS, 'the window is the one the first hit set');
+    });
+
+    t.test('counters: a window is set by its first hit, not extended by later ones', async (t) => {
+      const { store } = await subject(t);
+      await store.hit('w', SHORT_MS);
+      const later = await store.hit('w', LONG_MS);
+      t.equal(later.count, 2);
+      t.ok(later.resetInMs <= SHORT_MS, 'a later hit with a longer window does not extend it');
+    });
+
+    t.test('ensureRoom: an empty store has room', async (t) => {
+      const { store } = await subject(t);
+      await t.resolves(store.ensureRoom());
+    });
+
     t.test('events: publish reaches subscribers on every instance, this one included', async (t) => {
       const { store, peer } = await subject(t);
       const b = await peer();
@@ -815,6 +843,8 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
 
       await store.putValue('k', { here: true }, LONG_MS);
       t.equal(await other.getValue('k'), undefined, 'nor a value');
+      await store.hit('n', LONG_MS);
+      t.equal((await other.hit('n', LONG_MS)).count, 1, 'nor a counter');
       t.equal(await other.putValue('k', { there: true }, LONG_MS, { ifAbsent: true }), true);
       t.same(await store.getValue('k'), { here: true });
 

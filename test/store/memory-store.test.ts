@@ -39,6 +39,9 @@ t.test('memory store bounds', async (t) => {
     t.equal(await store.get(refused.taskId), undefined, 'not stored');
     for (const r of live) t.ok(await store.get(r.taskId), `${r.taskId} (${r.status}) kept`);
     t.equal(await store.activeCount('principal-a'), 3);
+    await t.rejects(store.ensureRoom(), StoreFullError, 'ensureRoom says so before any create is tried');
+    t.ok((await store.replace({ ...live[0]!, status: 'completed' }, 0)).ok);
+    await t.resolves(store.ensureRoom(), 'a finished record can make room');
   });
 
   t.test('a finished task makes room, the least recently used one first', async (t) => {
@@ -183,6 +186,17 @@ t.test('memory store bounds', async (t) => {
     const sameTime = rec({ createdAt: '2026-08-01T09:00:00.000Z', lastUpdatedAt: ['2026-08-01T09:00:00', '000Z'].join('.') });
     await store.create(sameTime, LONG_MS);
     t.same(await store.get(sameTime.taskId), sameTime, 'equal timestamps stay equal');
+  });
+
+  t.test('counters are bounded by maxCounters', async (t) => {
+    const store = new MemoryTaskStore({ maxTasks: 3, maxCounters: 2 });
+    t.teardown(() => store.close());
+    await store.hit('a', LONG_MS);
+    await store.hit('b', LONG_MS);
+    await store.hit('a', LONG_MS);
+    await store.hit('c', LONG_MS);
+    t.equal((await store.hit('b', LONG_MS)).count, 1, 'the least recently hit counter made room (its count starts over)');
+    t.equal((await store.hit('c', LONG_MS)).count, 2);
   });
 
   t.test('values are bounded by maxValues', async (t) => {

@@ -80,6 +80,8 @@ class InstanceView implements TaskStore {
   update(id: TaskId, change: (c: TaskRecord) => TaskRecord | undefined) { return this.via('update', () => this.s.update(id, change)); }
   list(q: TaskListQuery) { return this.via('list', () => this.s.list(q)); }
   activeCount(p: string) { return this.via('activeCount', () => this.s.activeCount(p)); }
+  ensureRoom() { return this.via('ensureRoom', () => this.s.ensureRoom()); }
+  hit(k: string, ms: number) { return this.via('hit', () => this.s.hit(k, ms)); }
   acquireLease(id: TaskId, o: string, ms: number) { return this.via('acquireLease', () => this.s.acquireLease(id, o, ms)); }
   renewLeases(o: string, ids: readonly TaskId[], ms: number) { return this.via('renewLeases', () => this.s.renewLeases(o, ids, ms)); }
   releaseLease(id: TaskId, o: string, mode: 'drop' | 'handover') { return this.via('releaseLease', () => this.s.releaseLease(id, o, mode)); }

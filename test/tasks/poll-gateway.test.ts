@@ -11,7 +11,9 @@ import { createTask, getTask, pollToEnd, TERMINAL } from '../helpers/task-helper
 
 /** Starts a gateway with `upstreams` (and `tasks` settings) on loopback port 0; returns its base URL. */
 async function gatewayWith(t: Test, upstreams: unknown[], tasks: Record<string, unknown> = {}): Promise<string> {
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, tasks, upstreams }), { logger: false });
+  // These tests poll faster than the interval on purpose (what the upstream sees then): the poll limit, tested in
+  // test/security/task-limits.test.ts, is set out of their way.
+  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, tasks: { pollBurst: 1_000_000, ...tasks }, upstreams }), { logger: false });
   t.teardown(() => gateway.close());
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const addr = gateway.app.server.address();

@@ -20,7 +20,10 @@ interface Teardown {
 }
 
 async function stackWith(t: Teardown, tools: Rules, upstream: Record<string, unknown> = {}, config: Record<string, unknown> = {}): Promise<Stack> {
-  const stack = await startStack(config, { tools, ...upstream }, { tasks: 'sync', taskJobDelayMs: 0 });
+  // Some tests here watch a task every 20 ms (a timer is their subject, not polling): the poll limit, tested in
+  // test/security/task-limits.test.ts, is set out of their way.
+  const tasks = { pollBurst: 1_000_000, ...((config.tasks as object | undefined) ?? {}) };
+  const stack = await startStack({ ...config, tasks }, { tools, ...upstream }, { tasks: 'sync', taskJobDelayMs: 0 });
   t.teardown(() => stack.close());
   return stack;
 }

@@ -84,8 +84,8 @@ const DECISIONS: Record<CallRoute, CallDecision[]> = {
   refused: Array(10).fill(REFUSE),
   // With afterMs, the first window covers the upstream task too: followed within it, the client's task once it passes.
   'upstream-task': [
-    send(true, false, false, 'budget'),
-    send(true, false, false, 'after-ms'),
+    send(true, false, true, 'budget'),
+    send(true, false, true, 'after-ms'),
     send(true, false, false, 'budget'),
     send(true, false, false, 'none'),
     ANSWER,
@@ -107,7 +107,7 @@ const DECISIONS: Record<CallRoute, CallDecision[]> = {
     TIME_OUT,
     TIME_OUT,
   ],
-  'owned-every-round': [send(false, true, false, 'after-ms'), send(false, true, false, 'after-ms'), send(false, true, false, 'after-ms'), send(false, true, false, 'after-ms'), ANSWER, ANSWER, ANSWER, OWN, OWN, OWN],
+  'owned-every-round': [send(false, true, true, 'after-ms'), send(false, true, true, 'after-ms'), send(false, true, false, 'after-ms'), send(false, true, false, 'after-ms'), ANSWER, ANSWER, ANSWER, OWN, OWN, OWN],
   'owned-first-round': [send(false, true, true, 'after-ms'), send(false, true, true, 'after-ms'), send(false, true, false, 'none'), send(false, true, false, 'none'), ANSWER, ANSWER, ANSWER, OWN, OWN, OWN],
 };
 

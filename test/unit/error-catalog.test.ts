@@ -102,6 +102,8 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_STORE_FULL: { rpc: -32603, status: 503, message: 'The task store is full (%s live tasks); try again later' },
   GW_STORE_UNAVAILABLE: { rpc: -32603, status: 503, message: 'The task store is unavailable; retry shortly', retryAfterSeconds: 1 },
   GW_MISSING_CAPABILITY: { rpc: -32021, status: 400, message: "The upstream needs %s, which this request's clientCapabilities do not declare" },
+  GW_TASK_RESULT_TOO_LARGE: { rpc: -32603, status: 200, message: 'The task result is too large to keep (%s bytes; the limit is %s)' },
+  GW_POLL_TOO_FAST: { rpc: -32603, status: 429, message: 'Polling too fast: ask about this task again in %s ms' },
   // MRTR
   GW_INVALID_REQUEST_STATE: { rpc: -32602, status: 400, message: 'Invalid requestState' },
   GW_INSTANCE_GONE: {
@@ -109,6 +111,15 @@ const PINNED: Record<string, ErrorSpec> = {
     status: 400,
     message: 'Invalid requestState: the gateway instance holding this request is gone; send the request again without requestState',
   },
+  GW_TOO_MANY_HELD_CALLS: {
+    rpc: -32603,
+    status: 503,
+    message: 'Too many of your requests are waiting for input (limit %s); answer or abandon some, then retry',
+    retryAfterSeconds: 1,
+  },
+  GW_HELD_CALLS_FULL: { rpc: -32603, status: 503, message: 'Too many requests are waiting for input; try again later', retryAfterSeconds: 1 },
+  GW_INPUT_REQUESTS_EXCEEDED: { rpc: -32603, status: 502, message: 'The upstream asked for more input at once than allowed (limit %s)' },
+  GW_INPUT_ROUNDS_EXCEEDED: { rpc: -32603, status: 502, message: 'The upstream asked for input more often than allowed (limit %s rounds)' },
   // Upstream
   GW_UPSTREAM_TIMEOUT: { rpc: -32603, status: 504, message: 'Upstream timed out' },
   GW_UPSTREAM_UNAVAILABLE: { rpc: -32603, status: 502, message: 'Upstream unavailable: %s' },
