@@ -306,6 +306,8 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       maxListenStreamsPerPrincipal: opts.maxListenStreamsPerPrincipal ?? opts.maxListenStreams,
       availability: e.availability,
       ...(e.auth ? { auth: e.auth } : {}),
+      ...(opts.sessionStore ? { sessionStore: opts.sessionStore } : {}),
+      sessionIdleMs: opts.clientSessions.idleMs,
     });
   }
   return app;

@@ -140,6 +140,15 @@ export class InvalidRequestStateError extends GatewayError {
   }
 }
 
+/**
+ * The one refusal of every invalid state: forged, another principal's, expired, replayed, for another request or
+ * upstream, or a round being continued already. One answer, so that a state reveals nothing about whose it is or
+ * whether its round lives (2026-07-28 basic/patterns/mrtr §Server Requirements).
+ */
+function invalidState(detail: string): InvalidRequestStateError {
+  return new InvalidRequestStateError(detail);
+}
+
 /** A legacy response → the modern outcome of a request that was forwarded as it is. */
 export function plainOutcome(route: UpstreamRoute, req: ModernRequest, m: JsonRpcResponse, resumed: boolean): Outcome {
   if ('error' in m) {
@@ -227,14 +236,14 @@ export class MrtrBridge {
         const opened = typeof payload.caller === 'string' ? sealer.open(RELAY_KIND, payload.caller) : undefined;
         const raw = payload.req;
         if (!opened || typeof opened.principal !== 'string' || !isObject(raw) || typeof raw.method !== 'string' || typeof raw.requestState !== 'string') {
-          throw new InvalidRequestStateError('Invalid requestState: the relayed retry could not be read');
+          throw invalidState('the relayed retry could not be read');
         }
         const caller = opened as unknown as CallerContext;
         const req = { ...(raw as unknown as ModernRequest), policy: methodPolicy(raw.method) };
         const decoded = decodeRequestState(raw.requestState, this.opts.stateKey, Date.now(), { sub: caller.principal, method: req.method, name: nameOf(req) });
-        if (!decoded.ok) throw new InvalidRequestStateError(`Invalid requestState (${decoded.reason})`);
+        if (!decoded.ok) throw invalidState(decoded.reason);
         const hold = this.holds.get(decoded.value.hold);
-        if (!hold || hold.route !== payload.route) throw new InvalidRequestStateError('Invalid requestState: the round it continues has ended');
+        if (!hold || hold.route !== payload.route || hold.principal !== caller.principal) throw invalidState('the round it continues has ended');
         const outcome = await dispatch(hold.on, req, caller, { signal: ctx.signal, notify: (n) => ctx.notify(n as unknown as JsonObject) });
         return { outcome: outcome as unknown as JsonObject };
       } catch (e) {
@@ -345,12 +354,13 @@ export class MrtrBridge {
       method: req.method,
       name,
     });
-    if (!decoded.ok) throw new InvalidRequestStateError(`Invalid requestState (${decoded.reason})`);
+    // Every refusal below is the same one; none reaches the store or the upstream, so none takes longer than another.
+    if (!decoded.ok) throw invalidState(decoded.reason);
     const hold = this.holds.get(decoded.value.hold);
-    if (!hold || hold.round !== decoded.value.round || hold.route !== route.name) {
-      throw new InvalidRequestStateError('Invalid requestState: the round it continues has ended');
+    // The MAC binds the principal already; the hold's own is checked too, at no cost.
+    if (!hold || hold.round !== decoded.value.round || hold.route !== route.name || hold.principal !== caller.principal || hold.busy) {
+      throw invalidState(hold?.busy ? 'the round is being continued already' : 'the round it continues has ended');
     }
-    if (hold.busy) throw new InvalidRequestStateError('Invalid requestState: this round is already being continued');
     hold.busy = true;
     if (hold.timer) clearTimeout(hold.timer);
     hold.timer = undefined;
@@ -383,7 +393,8 @@ export class MrtrBridge {
     hold.timer = setTimeout(() => this.expire(h), this.opts.holdMs);
     hold.timer.unref();
     const requestState = encodeRequestState(
-      { hold: hold.id, inst: this.instanceId, sub: hold.principal, method: hold.method, name: hold.name, round: hold.round, exp: Date.now() + this.opts.holdMs },
+      { hold: hold.id, inst: this.instanceId, method: hold.method, name: hold.name, round: hold.round, exp: Date.now() + this.opts.holdMs },
+      hold.principal,
       this.opts.stateKey,
     );
     const result: JsonObject = { resultType: 'input_required', inputRequests: conv.inputRequests(), requestState };

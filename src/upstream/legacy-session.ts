@@ -139,6 +139,8 @@ export class LegacySession {
   keepUpstream = false;
   /** The upstream layer's log. */
   readonly log: LayerLogger;
+  /** Notifications and answers being POSTed: `close()` lets them arrive before its DELETE. */
+  private readonly sending = new Set<Promise<unknown>>();
 
   constructor(private readonly opts: LegacySessionOptions) {
     this.log = opts.log ?? NO_LOG;
@@ -366,16 +368,29 @@ export class LegacySession {
   }
 
   /** POSTs a response to a server→client request. */
-  async respond(id: RequestId, payload: { result: JsonObject } | { error: JsonRpcErrorObject }): Promise<void> {
-    const res = await this.post({ jsonrpc: '2.0', id, ...payload }, undefined, 30_000);
-    await res.discard();
-    if (!res.ok) throw new UpstreamHttpError(res.status, '');
+  respond(id: RequestId, payload: { result: JsonObject } | { error: JsonRpcErrorObject }): Promise<void> {
+    return this.tracked(async () => {
+      const res = await this.post({ jsonrpc: '2.0', id, ...payload }, undefined, 30_000);
+      await res.discard();
+      if (!res.ok) throw new UpstreamHttpError(res.status, '');
+    });
   }
 
   /** POSTs a notification. */
-  async notify(method: string, params: JsonObject): Promise<void> {
-    const res = await this.post({ jsonrpc: '2.0', method, params }, undefined, 30_000);
-    await res.discard();
+  notify(method: string, params: JsonObject): Promise<void> {
+    return this.tracked(async () => {
+      const res = await this.post({ jsonrpc: '2.0', method, params }, undefined, 30_000);
+      await res.discard();
+    });
+  }
+
+  /** Runs one outgoing POST, known to `close()` while it runs. */
+  private tracked(send: () => Promise<void>): Promise<void> {
+    const p = send();
+    const settled = p.then(() => {}, () => {});
+    this.sending.add(settled);
+    void settled.then(() => this.sending.delete(settled));
+    return p;
   }
 
   /** Opens the session's GET stream; `undefined` when the upstream offers none (405). */
@@ -395,10 +410,17 @@ export class LegacySession {
     return res.messages();
   }
 
-  /** Ends the session upstream (DELETE, best effort; none when `keepUpstream`). Idempotent. */
+  /**
+   * Ends the session upstream (DELETE, best effort; none when `keepUpstream`). Idempotent. What is being sent arrives
+   * first (bounded): a session of one request ends right after its call, and the call's `notifications/cancelled` must
+   * reach the upstream before the session is gone, or the work it cancels runs on.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.sending.size > 0) {
+      await Promise.race([Promise.all([...this.sending]), new Promise((r) => setTimeout(r, 5_000).unref())]);
+    }
     this.streamAbort.abort();
     for (const listener of [...this.streamListeners]) listener(undefined);
     this.streamListeners.clear();
