@@ -57,12 +57,13 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
   // One pino logger for the edge and the layers below it (each a child naming its layer), and the audit trail in it.
   const root = rootLogger(deps.logger);
   const audit = deps.audit ?? (root ? createAuditLog(root) : NO_AUDIT);
-  const logOf = (layer: string): LayerLogger => root?.child({ layer }) ?? NO_LOG;
+  const tasksLog: LayerLogger = root?.child({ layer: 'tasks' }) ?? NO_LOG;
+  const upstreamLog: LayerLogger = root?.child({ layer: 'upstream' }) ?? NO_LOG;
   // Built before anything that needs closing: a bad key or a missing secret is a configuration error at start.
   const authenticators = config.upstreams.map((u) => authenticatorOf(u, stateKey, env, audit));
   const store = deps.store ?? (await createStore(config, env));
   const ownStore = deps.store === undefined;
-  const bus = new InstanceBus({ store, instanceId: deps.instanceId ?? mintInstanceId(), heartbeatMs: config.tasks.leaseMs, log: logOf('tasks') });
+  const bus = new InstanceBus({ store, instanceId: deps.instanceId ?? mintInstanceId(), heartbeatMs: config.tasks.leaseMs, log: tasksLog });
   try {
     await bus.start();
   } catch (e) {
@@ -82,7 +83,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     bus,
     sealer,
     audit,
-    log: logOf('tasks'),
+    log: tasksLog,
   });
   const runtime = new TaskRuntime({
     store,
@@ -100,7 +101,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     inputBounds,
     toolSupportTtlMs: 60_000,
     audit,
-    log: logOf('tasks'),
+    log: tasksLog,
   });
   const routes: Array<EdgeEndpoint> = config.upstreams.map((u, i) => ({
     path: u.path,
@@ -111,7 +112,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       staticHeaders: { ...u.headers },
       timeoutMs: u.timeoutMs,
       clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },
-      log: logOf('upstream'),
+      log: upstreamLog,
     }),
     availability: upstreamAvailability({
       name: u.name,
@@ -119,7 +120,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       headers: u.headers,
       era: u.era,
       probeTimeoutMs: Math.min(u.probeTimeoutMs, u.timeoutMs),
-      log: logOf('upstream'),
+      log: upstreamLog,
     }),
     route: {
       name: u.name,
@@ -128,7 +129,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       timeoutMs: u.timeoutMs,
       cache: { ttlMs: u.cache.ttlMs, scope: u.cache.scope },
       rules: rulesOf(u),
-      upstream: upstreamClient(u, config, logOf('upstream')),
+      upstream: upstreamClient(u, config, upstreamLog),
     },
   }));
   // Tasks created on another instance are taken over against their route by name; then this runtime joins the others.

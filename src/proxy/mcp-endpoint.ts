@@ -15,6 +15,7 @@ import {
   GatewayError,
   classifyEra,
   discoverResult,
+  errorSummary,
   isObject,
   declaresTasks,
   legacySupportsToolTasks,
@@ -217,7 +218,9 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           };
           if (session && (request.method === 'DELETE' ? rep.statusCode < 500 : rep.statusCode === 404)) {
             // Ended by its owner, or forgotten by the upstream (2025-11-25: 404 to a session it no longer has).
-            void passedSessions.unbind(session).catch(() => {});
+            void passedSessions
+              .unbind(session)
+              .catch((e: unknown) => request.log.debug({ upstream: route.name, err: errorSummary(e) }, 'passed-through session not unbound; its binding expires'));
           }
           const opened = initializing && rep.statusCode < 300 ? rep.getHeader('mcp-session-id') : undefined;
           if (typeof opened === 'string' && opened !== '') {
