@@ -432,7 +432,9 @@ async function main(): Promise<void> {
       const taskConfig = (store: object) => ({
         store,
         tasks: { maxActivePerPrincipal: 10_000 },
-        upstreams: [{ name: 'raw', url: legacyUp.url, tools: { greet: { task: 'always' } } }],
+        // Anonymous task creators share one upstream session (as before scopes): the legs measure task records, and a
+        // session per wrapped call would meet the anonymous principal's share of sessions at this creation rate.
+        upstreams: [{ name: 'raw', url: legacyUp.url, tools: { greet: { task: 'always' } }, sessions: { anonymousScope: 'shared' } }],
       });
       // Started together (idle gateways cost the others nothing): a cold start is most of a short run.
       const [proxy, gwLegacy, gwModern, gwQuiet, memGw, redisGw] = await phase('starting the proxy and gateways', () =>
