@@ -11,6 +11,8 @@ import {
   isInputMethod,
   isObject,
   isValidInputResponse,
+  logFailure,
+  NO_LOG,
   requiredCapabilityFor,
   toLegacyInputResult,
   undeclaredInputAnswer,
@@ -18,6 +20,7 @@ import {
   type JsonObject,
   type JsonRpcNotification,
   type JsonRpcResponse,
+  type LayerLogger,
 } from '../translate/index.js';
 import { InputLedger, taskAsCall, type UpstreamCall, type UpstreamTask } from '../upstream/index.js';
 
@@ -51,6 +54,8 @@ export interface PumpOptions {
   gatherMs: number;
   /** Notifications from the upstream (progress, log, …). */
   notify(n: JsonRpcNotification): void;
+  /** Where an answer the upstream could not take is logged (default nowhere). */
+  log?: LayerLogger;
 }
 
 /** Why a pump returned. */
@@ -105,6 +110,8 @@ export class Conversation {
   async pump(o: PumpOptions): Promise<PumpResult> {
     const fresh: string[] = [];
     const offered = o.offered ?? {};
+    // An answer the upstream cannot take any more: its call ended meanwhile (an expected race).
+    const unanswered = logFailure(o.log ?? NO_LOG, 'debug', 'answer to an upstream request not delivered; its call ended');
     for (;;) {
       const now = Date.now();
       let wait: number | undefined = o.deadlineAt !== undefined ? Math.max(0, o.deadlineAt - now) : undefined;
@@ -126,19 +133,19 @@ export class Conversation {
             const answer = isInputMethod(method)
               ? undeclaredInputAnswer(method)
               : { error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${method}` } };
-            await this.call.respond(id, answer).catch(() => {});
+            await this.call.respond(id, answer).catch(unanswered);
             break;
           }
           if (!isInputDeclared(method, params, o.capabilities)) {
             // 2026-07-28 basic/patterns/mrtr §Server Requirements: never ask for an undeclared kind.
-            await this.call.respond(id, undeclaredInputAnswer(method)).catch(() => {});
+            await this.call.respond(id, undeclaredInputAnswer(method)).catch(unanswered);
             if (o.onUndeclared === 'throw') throw new MissingCapabilityError(requiredCapabilityFor(method, params), method);
             break;
           }
           const key = this.input.keys.mint(method, params);
           // A response the client already sent under this key answers at once (stateless MRTR re-execution).
           if (Object.hasOwn(offered, key) && isValidInputResponse(method, offered[key])) {
-            await this.call.respond(id, { result: toLegacyInputResult(offered[key]) as JsonObject }).catch(() => {});
+            await this.call.respond(id, { result: toLegacyInputResult(offered[key]) as JsonObject }).catch(unanswered);
             break;
           }
           this.input.hold(key, this.call, id, method, params);

@@ -69,6 +69,7 @@ export {
   type InputRequest,
 } from './input.js';
 export { KeyMinter } from './input-keys.js';
+export { errorSummary, logFailure, NO_LOG, type LayerLogger, type LogMethod } from './layer-logger.js';
 export {
   decodeRequestState,
   encodeRequestState,

@@ -19,7 +19,6 @@ import {
 } from '../../src/translate/error-catalog.js';
 import { AuthError } from '../../src/proxy/auth.js';
 import { exceptionToEdge, failureToEdge } from '../../src/proxy/errors.js';
-import { AuthError } from '../../src/proxy/auth.js';
 import { TooManySessionsError } from '../../src/proxy/legacy-face.js';
 import { StoreFullError, StoreUnavailableError, TaskIdClashError } from '../../src/store/index.js';
 import {
