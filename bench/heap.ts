@@ -173,7 +173,9 @@ export async function measureHeap(opts: { gateway: number; counts: number[]; dir
   const real = new MemoryTaskStore({ maxTasks: tasks.maxTasks });
   const { store, traces, stop: stopRecording } = recording(real);
   const gateway = await buildGateway(
-    parseConfig({ server: { port: 0 }, tasks, upstreams: [{ name: 'raw', url: upstream.url, tools: { greet: { task: 'always' } } }] }),
+    // Anonymous callers in one shared upstream session, as before session scopes: what is measured is the task records'
+    // heap, not a session per task (which the anonymous principal's share of sessions would also bound).
+    parseConfig({ server: { port: 0 }, tasks, upstreams: [{ name: 'raw', url: upstream.url, tools: { greet: { task: 'always' } }, sessions: { anonymousScope: 'shared' } }] }),
     { store, logger: false },
   );
   await gateway.app.ready();

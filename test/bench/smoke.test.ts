@@ -17,7 +17,6 @@ const PATHS = [
   'plain `fastify` + `@fastify/http-proxy` → legacy',
   'gateway legacy → legacy (pass-through)',
   'gateway modern → legacy (translated), scope principal',
-  'gateway modern → legacy (translated), scope request',
   'gateway modern → modern (pass-through)',
   'gateway legacy → modern (translated, legacy face)',
 ];
