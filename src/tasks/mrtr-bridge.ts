@@ -12,7 +12,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
+  ERROR_CATALOG,
   ErrorCode,
+  GatewayError,
   META,
   asErrorObject,
   decodeRequestState,
@@ -24,6 +26,7 @@ import {
   modernResult,
   progressTokenOf,
   relayedOnRequestStream,
+  type ErrorKind,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcNotification,
@@ -264,6 +267,14 @@ export class MrtrBridge {
   async resume(route: UpstreamRoute, req: ModernRequest, caller: CallerContext): Promise<BridgedCall | { outcome: Outcome }> {
     const name = nameOf(req);
     const hold = this.take(route, req, caller, name);
+    try {
+      // Every answer is checked against what was asked before any goes upstream; a refused map leaves the round
+      // exactly as it was, so the same requestState carries a corrected retry.
+      hold.conv.input.check(req.inputResponses ?? {});
+    } catch (e) {
+      this.untake(hold);
+      throw e;
+    }
     await hold.conv.answer(req.inputResponses ?? {});
     if (hold.conv.input.size > 0) return { outcome: this.ask(route, hold, hold.conv, req, caller, name) };
     return { conv: hold.conv, hold };
@@ -336,6 +347,14 @@ export class MrtrBridge {
     if (hold.timer) clearTimeout(hold.timer);
     hold.timer = undefined;
     return hold;
+  }
+
+  /** Gives a taken round back unanswered (its retry was refused before anything went upstream). */
+  private untake(hold: Hold): void {
+    hold.busy = false;
+    if (this.holds.get(hold.id) !== hold) return;
+    hold.timer = setTimeout(() => this.expire(hold), this.opts.holdMs);
+    hold.timer.unref();
   }
 
   /** Holds the call and answers with an `InputRequiredResult` for every outstanding request. */
@@ -414,6 +433,7 @@ function describeError(e: unknown): JsonObject {
   if (e instanceof UpstreamHttpError) Object.assign(out, { status: e.status, bodyText: e.bodyText });
   if (e instanceof TaskAlreadyTerminalError) out.status = e.status;
   if (e instanceof InstanceGoneError) out.instance = e.instance;
+  if (e instanceof GatewayError) Object.assign(out, { kind: e.kind, ...(e.data !== undefined ? { data: e.data as JsonObject } : {}) });
   return out;
 }
 
@@ -423,6 +443,9 @@ function rebuildError(d: JsonObject): Error {
   const str = (v: unknown) => (typeof v === 'string' ? v : '');
   const keep = <E extends Error>(e: E): E => Object.assign(e, { message });
   switch (d.name) {
+    case 'GatewayError':
+      if (typeof d.kind === 'string' && Object.hasOwn(ERROR_CATALOG, d.kind)) return keep(new GatewayError(d.kind as ErrorKind, d.data !== undefined ? { data: d.data } : {}));
+      return new Error(message);
     case 'InvalidRequestStateError':
       return new InvalidRequestStateError(message);
     case 'MissingCapabilityError':

@@ -68,6 +68,7 @@ export {
   type InputRequest,
 } from './input.js';
 export { KeyMinter } from './input-keys.js';
+export { checkInputAnswers, inputAnswerProblem, type AskedInput } from './input-answers.js';
 export {
   decodeRequestState,
   encodeRequestState,
