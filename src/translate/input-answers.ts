@@ -11,8 +11,15 @@ import { z } from 'zod';
 import { GatewayError } from './error-catalog.js';
 import { isObject, type JsonObject } from './jsonrpc.js';
 
+/**
+ * A result's `_meta` (2025-11-25 schema `Result`): an object when present. An upstream SDK that reads the answer with
+ * its own schema would otherwise fail on it and leave the call waiting.
+ */
+const Meta = z.record(z.string(), z.unknown()).optional();
+
 /** `ElicitResult` (2025-11-25 schema): an action, and for `accept` the form's content. */
 const ElicitResultSchema = z.looseObject({
+  _meta: Meta,
   action: z.enum(['accept', 'decline', 'cancel']),
   content: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())])).optional(),
 });
@@ -26,6 +33,7 @@ const SamplingContent = z.discriminatedUnion('type', [TextContent, MediaContent,
 
 /** `CreateMessageResult` (2025-11-25 schema): the model's message, which model produced it, and why it stopped. */
 const CreateMessageResultSchema = z.looseObject({
+  _meta: Meta,
   role: z.enum(['user', 'assistant']),
   content: z.union([SamplingContent, z.array(SamplingContent)]),
   model: z.string(),
@@ -34,7 +42,8 @@ const CreateMessageResultSchema = z.looseObject({
 
 /** `ListRootsResult` (2025-11-25 client/roots: a root's URI MUST be a `file://` URI). */
 const ListRootsResultSchema = z.looseObject({
-  roots: z.array(z.looseObject({ uri: z.string().startsWith('file://'), name: z.string().optional() })),
+  _meta: Meta,
+  roots: z.array(z.looseObject({ uri: z.string().startsWith('file://'), name: z.string().optional(), _meta: Meta })),
 });
 
 const SCHEMAS: Readonly<Record<string, z.ZodType>> = {

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { BRIDGED_INPUT_CAPABILITIES, LEGACY_VERSION, LEGACY_VERSIONS, type UpstreamIdentity } from '../translate/index.js';
-import { SessionExpiredError, UpstreamBusyError } from './errors.js';
+import { SessionExpiredError, UpstreamBusyError, UpstreamUnavailableError } from './errors.js';
 import { LegacySession } from './legacy-session.js';
 
 /** Options of one upstream's pool. */
@@ -162,9 +162,11 @@ export class LegacySessionPool {
         const session = await entry.session;
         return await fn(session);
       } catch (e) {
-        if (e instanceof SessionExpiredError && attempt === 0) {
+        if (e instanceof SessionExpiredError) {
           if (this.entries.get(key) === entry) this.entries.delete(key);
-          continue;
+          if (attempt === 0) continue;
+          // A fresh session forgotten at once: the upstream is broken, not the gateway (502, not a gateway fault).
+          throw new UpstreamUnavailableError('the upstream forgot a session it had just initialized');
         }
         throw e;
       } finally {

@@ -147,6 +147,8 @@ t.test('isValidInputResponse per method', async (t) => {
     ['sampling unknown block type', 'sampling/createMessage', { role: 'assistant', content: { type: 'video' }, model: 'm' }, false],
     ['roots uri not a string', 'roots/list', { roots: [{ uri: 1 }] }, false],
     ['roots uri not file://', 'roots/list', { roots: [{ uri: 'https://x' }] }, false],
+    ['elicit _meta not an object', 'elicitation/create', { action: 'decline', _meta: 'x' }, false],
+    ['roots _meta not an object', 'roots/list', { roots: [], _meta: [] }, false],
     ['elicit content not an object', 'elicitation/create', { action: 'accept', content: 'x' }, false],
     ['elicit content nested object', 'elicitation/create', { action: 'accept', content: { a: { b: 1 } } }, false],
     ['sampling no role', 'sampling/createMessage', { content: { type: 'text', text: 'hi' } }, false],
