@@ -187,7 +187,7 @@ async function gateway(name: string, pinning: Pinning, how: { upstream: string }
 // ---------------------------------------------------------------------------------------------------------------
 // Paths
 
-type PathKey = 'direct-legacy' | 'direct-modern' | 'proxy' | 'gw-ll' | 'gw-ml' | 'gw-mm' | 'gw-lm' | 'gw-ml-quiet';
+type PathKey = 'direct-legacy' | 'direct-modern' | 'proxy' | 'gw-ll' | 'gw-ml' | 'gw-ml-request' | 'gw-mm' | 'gw-lm' | 'gw-ml-quiet';
 
 interface PathDef {
   key: PathKey;
@@ -198,14 +198,26 @@ interface PathDef {
   /** The direct path to the same upstream (p50 added is read against it). */
   direct: PathKey;
   session?: string;
+  /**
+   * The Authorization a modern client sends: with one, its requests share its principal's upstream session (session
+   * scope `principal`); without, each gets a session of its own (the default for anonymous callers, scope `request`).
+   */
+  authorization?: string;
 }
+
+/** The credentials of the bench's modern client on the principal-scoped legs (the raw upstream ignores them). */
+const BENCH_AUTHORIZATION = 'Bearer bench';
 
 
 function shapeFor(p: PathDef, size: Size): RequestShape {
   const t = TOOL_ARGS[size];
   return p.client === 'legacy'
     ? legacyShape(p.session!, 'tools/call', { name: t.tool, arguments: t.args })
-    : modernShape('tools/call', { name: t.tool, arguments: t.args }, t.tool);
+    : withAuthorization(modernShape('tools/call', { name: t.tool, arguments: t.args }, t.tool), p.authorization);
+}
+
+function withAuthorization(shape: RequestShape, authorization: string | undefined): RequestShape {
+  return authorization ? { ...shape, headers: { ...shape.headers, authorization } } : shape;
 }
 
 function specFor(p: PathDef, size: Size, conns: number, durationMs: number): LoadSpec {
@@ -438,11 +450,14 @@ async function main(): Promise<void> {
         { key: 'direct-modern', label: 'direct to the raw modern upstream (2026-07-28)', url: modernUp.url, client: 'modern', direct: 'direct-modern' },
         { key: 'proxy', label: 'plain `fastify` + `@fastify/http-proxy` → legacy', url: proxy.url, client: 'legacy', direct: 'direct-legacy' },
         { key: 'gw-ll', label: 'gateway legacy → legacy (pass-through)', url: gwLegacy.url, client: 'legacy', direct: 'direct-legacy' },
-        { key: 'gw-ml', label: 'gateway modern → legacy (translated)', url: gwLegacy.url, client: 'modern', direct: 'direct-legacy' },
+        // The translated path under both session scopes (README §Upstream session isolation): one pooled session per
+        // principal, or a fresh one per request (initialize, the call, DELETE: what isolating anonymous callers costs).
+        { key: 'gw-ml', label: 'gateway modern → legacy (translated), scope principal', url: gwLegacy.url, client: 'modern', direct: 'direct-legacy', authorization: BENCH_AUTHORIZATION },
+        { key: 'gw-ml-request', label: 'gateway modern → legacy (translated), scope request', url: gwLegacy.url, client: 'modern', direct: 'direct-legacy' },
         { key: 'gw-mm', label: 'gateway modern → modern (pass-through)', url: gwModern.url, client: 'modern', direct: 'direct-modern' },
         { key: 'gw-lm', label: 'gateway legacy → modern (translated, legacy face)', url: gwModern.url, client: 'legacy', direct: 'direct-modern' },
       ];
-      if (gwQuiet) paths.push({ key: 'gw-ml-quiet', label: 'gateway modern → legacy (translated), LOG_LEVEL=warn', url: gwQuiet.url, client: 'modern', direct: 'direct-legacy' });
+      if (gwQuiet) paths.push({ key: 'gw-ml-quiet', label: 'gateway modern → legacy (translated), scope principal, LOG_LEVEL=warn', url: gwQuiet.url, client: 'modern', direct: 'direct-legacy', authorization: BENCH_AUTHORIZATION });
       for (const p of paths) if (p.client === 'legacy') p.session = await openSession(p.url);
       const pathResults = await phase('paths', () => runPaths(loader, paths));
       md += `\n## Paths\n${pathTables(paths, pathResults)}`;

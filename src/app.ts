@@ -1,10 +1,10 @@
 /** The composition root: configuration → upstream clients, runtime, HTTP edge. */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import { ConfigError, type GatewayConfig } from './config/index.js';
-import { buildEdge, hostPolicy, type EdgeEndpoint } from './proxy/index.js';
+import { ConfigError, principalShare, type GatewayConfig } from './config/index.js';
+import { Authenticator, buildEdge, hostPolicy, type EdgeEndpoint } from './proxy/index.js';
 import { MemoryTaskStore, RedisTaskStore, type TaskStore } from './store/index.js';
-import { InstanceBus, mintInstanceId, MrtrBridge, Sealer, TaskRuntime, type TaskPolicy } from './tasks/index.js';
+import { InstanceBus, mintInstanceId, MrtrBridge, NO_AUDIT, Sealer, TaskRuntime, type AuditLog, type TaskPolicy } from './tasks/index.js';
 import { globToRegExp } from './translate/index.js';
 import { LegacyUpstreamClient, ModernUpstreamClient, upstreamAvailability, type UpstreamClient } from './upstream/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
@@ -26,6 +26,8 @@ export interface GatewayDeps {
    * gateway does not close it.
    */
   store?: TaskStore;
+  /** Where audit events go (auth failures, …); default: nowhere. */
+  audit?: AuditLog;
 }
 
 /** A built gateway: the Fastify app (not listening) and an idempotent, ordered close. */
@@ -51,6 +53,8 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     ]);
   }
   const stateKey = shared ?? randomBytes(32);
+  // Built before anything that needs closing: a bad key or a missing secret is a configuration error at start.
+  const authenticators = config.upstreams.map((u) => authenticatorOf(u, stateKey, env, deps.audit ?? NO_AUDIT));
   const store = deps.store ?? (await createStore(config, env));
   const ownStore = deps.store === undefined;
   const bus = new InstanceBus({ store, instanceId: deps.instanceId ?? mintInstanceId(), heartbeatMs: config.tasks.leaseMs });
@@ -76,8 +80,9 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     maxActivePerPrincipal: config.tasks.maxActivePerPrincipal,
     toolSupportTtlMs: 60_000,
   });
-  const routes: Array<EdgeEndpoint> = config.upstreams.map((u) => ({
+  const routes: Array<EdgeEndpoint> = config.upstreams.map((u, i) => ({
     path: u.path,
+    auth: authenticators[i] as Authenticator,
     modernUpstream: new ModernUpstreamClient({
       name: u.name,
       url: u.url,
@@ -98,7 +103,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       staticHeaders: { ...u.headers },
       timeoutMs: u.timeoutMs,
       cache: { ttlMs: u.cache.ttlMs, scope: u.cache.scope },
-      rules: Object.entries(u.tools).map(([pattern, rule]) => [globToRegExp(pattern), rule as TaskPolicy] as const),
+      rules: rulesOf(u),
       upstream: upstreamClient(u, config),
     },
   }));
@@ -119,16 +124,31 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
   const app = await buildEdge({
     logger: deps.logger ?? false,
     bodyLimitBytes: config.server.bodyLimitBytes,
+    headersTimeoutMs: config.server.headersTimeoutMs,
+    requestTimeoutMs: config.server.requestTimeoutMs,
+    idleTimeoutMs: config.server.idleTimeoutMs,
+    maxJsonDepth: config.server.maxJsonDepth,
     hostPolicy: hostPolicy(config.server.host, config.server.allowedHosts, config.server.allowedOrigins),
     keepAliveMs: config.server.keepAliveMs,
     maxListenStreams: config.server.maxListenStreams,
-    clientSessions: { max: config.clientSessions.max, idleMs: config.clientSessions.idleMs },
+    maxListenStreamsPerPrincipal: principalShare(config.server.maxListenStreams, config.server.maxListenStreamsPerPrincipal),
+    clientSessions: {
+      max: config.clientSessions.max,
+      idleMs: config.clientSessions.idleMs,
+      maxPerPrincipal: principalShare(config.clientSessions.max, config.clientSessions.maxPerPrincipal),
+      maxStreamsPerPrincipal: principalShare(config.clientSessions.max, config.clientSessions.maxStreamsPerPrincipal ?? config.clientSessions.maxPerPrincipal),
+    },
     sessionStore: store,
     bridge,
     runtime,
     endpoints: routes,
     version: GATEWAY_VERSION,
   });
+  for (const u of config.upstreams) {
+    if (u.auth.mode !== 'none') continue;
+    // Without identities a task id is the only secret: said once, loudly, at start.
+    app.log.warn({ upstream: u.name, maxTtlMs: u.auth.maxTtlMs }, 'auth.mode is none: every caller is one anonymous principal, task ids are the only secret; task retention is capped at auth.maxTtlMs');
+  }
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -149,6 +169,35 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
   };
 }
 
+/**
+ * An upstream's tool rules as task policies. With `auth.mode: none` every rule (and a last catch-all, for tools no
+ * rule names) caps retention at `auth.maxTtlMs`, so that no task of that upstream, owned or proxied, outlives it.
+ */
+function rulesOf(u: GatewayConfig['upstreams'][number]): Array<readonly [RegExp, TaskPolicy]> {
+  const rules = Object.entries(u.tools).map(([pattern, rule]) => [globToRegExp(pattern), rule as TaskPolicy] as const);
+  if (u.auth.mode !== 'none') return rules;
+  const cap = u.auth.maxTtlMs;
+  const capped = rules.map(([re, p]) => [re, { ...p, maxTtlMs: Math.min(p.maxTtlMs ?? cap, cap) }] as const);
+  return [...capped, [/^/, { task: 'native', maxTtlMs: cap }] as const];
+}
+
+/** The authenticator of one upstream (its keys read and checked now: a bad one is a configuration error). */
+function authenticatorOf(u: GatewayConfig['upstreams'][number], key: Uint8Array, env: NodeJS.ProcessEnv, audit: AuditLog): Authenticator {
+  const auth = u.auth;
+  let jwtSecret: Uint8Array | undefined;
+  if (auth.mode === 'jwt' && auth.secretEnv !== undefined) {
+    const v = env[auth.secretEnv];
+    // RFC 7518 §3.2: an HS256 key has at least as many bits as the hash.
+    if (!v || v.length < 32) throw new ConfigError([`upstreams.${u.name}.auth.secretEnv: set ${auth.secretEnv} to the JWT secret (at least 32 characters)`]);
+    jwtSecret = Buffer.from(v, 'utf8');
+  }
+  try {
+    return new Authenticator(auth, { key, upstream: u.name, audit, ...(jwtSecret ? { jwtSecret } : {}) });
+  } catch (e) {
+    throw new ConfigError([`upstreams.${u.name}.auth: ${e instanceof Error ? e.message : String(e)}`]);
+  }
+}
+
 /** The client of one configured upstream: the one place that picks an implementation of the upstream seam. */
 function upstreamClient(u: GatewayConfig['upstreams'][number], config: Readonly<GatewayConfig>): UpstreamClient {
   return new LegacyUpstreamClient(u.name, {
@@ -156,7 +205,10 @@ function upstreamClient(u: GatewayConfig['upstreams'][number], config: Readonly<
     staticHeaders: { ...u.headers },
     timeoutMs: u.timeoutMs,
     max: config.sessions.maxPerUpstream,
+    maxPerPrincipal: principalShare(config.sessions.maxPerUpstream, config.sessions.maxPerPrincipal),
     idleMs: config.sessions.idleMs,
+    scope: u.sessions.scope,
+    anonymousScope: u.sessions.anonymousScope,
     clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },
   });
 }

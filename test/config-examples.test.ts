@@ -19,6 +19,10 @@ t.test('the full example spells out the defaults', async (t) => {
   const cfg = await loadConfigFile(new URL('gateway.example.yaml', dir).pathname);
   t.equal(cfg.server.port, DEFAULTS.port);
   t.equal(cfg.server.bodyLimitBytes, DEFAULTS.bodyLimitBytes);
+  t.equal(cfg.server.headersTimeoutMs, DEFAULTS.headersTimeoutMs);
+  t.equal(cfg.server.requestTimeoutMs, DEFAULTS.requestTimeoutMs);
+  t.equal(cfg.server.idleTimeoutMs, DEFAULTS.idleTimeoutMs);
+  t.equal(cfg.server.maxJsonDepth, DEFAULTS.maxJsonDepth);
   t.equal(cfg.input.holdMs, DEFAULTS.inputHoldMs);
   t.equal(cfg.tasks.defaultTtlMs, DEFAULTS.taskTtlMs);
   t.equal(cfg.tasks.maxActivePerPrincipal, DEFAULTS.maxActiveTasksPerPrincipal);
@@ -32,6 +36,8 @@ t.test('the full example spells out the defaults', async (t) => {
   t.equal(u?.timeoutMs, DEFAULTS.upstreamTimeoutMs);
   t.same(u?.cache, { ttlMs: DEFAULTS.cacheTtlMs, scope: DEFAULTS.cacheScope });
   t.same(u?.tools, { '*': { task: 'native' } });
+  t.same(u?.sessions, { scope: DEFAULTS.sessionScope, anonymousScope: DEFAULTS.anonymousSessionScope });
+  t.same(u?.auth, { mode: DEFAULTS.authMode });
 });
 
 t.test('the Redis example spells out the store defaults and the secret variable', async (t) => {

@@ -1,11 +1,18 @@
 /** Configuration: schema, defaults and loader. Read at runtime only by cli.ts and app.ts. */
 export {
+  AuthSchema,
   ConfigSchema,
+  JWT_ASYMMETRIC_ALGORITHMS,
+  JWT_HMAC_ALGORITHMS,
+  ANONYMOUS_SESSION_SCOPES,
   DEFAULTS,
+  SESSION_SCOPES,
+  principalShare,
   TASK_MODES,
   UPSTREAM_ERAS,
   ToolRuleSchema,
   UpstreamSchema,
+  type AuthConfig,
   type GatewayConfig,
   type ToolRule,
   type UpstreamConfig,

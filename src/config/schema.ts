@@ -1,4 +1,5 @@
 /** The gateway's configuration: a strict zod schema with named defaults (a typo is an error naming its key). */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** Named defaults, referenced by the schema, the README and `--help`. */
@@ -7,6 +8,10 @@ export const DEFAULTS = {
   port: 8080,
   path: '/mcp',
   bodyLimitBytes: 1_048_576,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  idleTimeoutMs: 72_000,
+  maxJsonDepth: 128,
   cacheTtlMs: 0,
   cacheScope: 'private' as const,
   upstreamTimeoutMs: 300_000,
@@ -15,6 +20,15 @@ export const DEFAULTS = {
   inputHoldMs: 300_000,
   maxHeldCalls: 10_000,
   maxSessionsPerUpstream: 256,
+  /**
+   * A principal's share of a bound shared by every caller (upstream sessions, listen streams, legacy face sessions and
+   * streams) when its `maxPerPrincipal`-style key is absent: the bound divided by this, at least 1.
+   */
+  principalShareDivisor: 4,
+  /** Callers with credentials get one pooled upstream session set each (README §Upstream session isolation). */
+  sessionScope: 'principal' as const,
+  /** Callers without credentials cannot be told apart: a fresh upstream session per request unless the operator opts in. */
+  anonymousSessionScope: 'request' as const,
   sessionIdleMs: 600_000,
   maxListenStreams: 1_000,
   keepAliveMs: 15_000,
@@ -34,6 +48,9 @@ export const DEFAULTS = {
   redisCommandTimeoutMs: 2_000,
   redisConnectTimeoutMs: 2_000,
   secretEnv: 'MCP_GATEWAY_STATE_SECRET',
+  authMode: 'bearer' as const,
+  noAuthMaxTtlMs: 600_000,
+  jwtClockToleranceSec: 30,
 } as const;
 
 /** Task modes per tool: how the gateway treats a tool's long calls (README, "Wrapped tools"). */
@@ -78,6 +95,93 @@ export const ToolRuleSchema = z
 
 const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
+/** Algorithms a JWT may be signed with: asymmetric ones for a JWKS or a public key, HMAC ones for a shared secret. */
+export const JWT_ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'] as const;
+/** HMAC algorithms, allowed only with `secretEnv` (never with a public key: no algorithm confusion, RFC 8725 §3.1). */
+export const JWT_HMAC_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
+
+/** An IPv4/IPv6 address or a CIDR block such as `10.0.0.0/8`. */
+function isAddressOrCidr(v: string): boolean {
+  const [addr, bits, ...rest] = v.split('/');
+  const family = isIP(addr ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  if (!/^\d{1,3}$/.test(bits)) return false;
+  return Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * Who the caller is, per upstream (README §Security, Authentication). The principal it yields owns tasks, request
+ * states and sessions; it is always a keyed hash (HMAC with the deployment secret), never a credential.
+ */
+export const AuthSchema = z.discriminatedUnion('mode', [
+  /**
+   * The default, as before: the principal is a keyed hash of the `Authorization` header (anonymous without one); the
+   * header is forwarded upstream unchanged, and the upstream decides whether the token is any good.
+   */
+  z.strictObject({ mode: z.literal('bearer') }),
+  /**
+   * No identity: every caller is one anonymous principal, so a task id is the only secret and task retention is
+   * capped at `maxTtlMs` (a warning is logged at start). Credentials still reach the upstream.
+   */
+  z.strictObject({ mode: z.literal('none'), maxTtlMs: positiveInt.default(DEFAULTS.noAuthMaxTtlMs) }),
+  /**
+   * A header set by a trusted fronting proxy names the caller (e.g. `x-forwarded-user`); honoured only from
+   * `trustedProxies` (addresses or CIDR blocks). Any other source, or a missing header, is refused with 401.
+   */
+  z.strictObject({
+    mode: z.literal('header'),
+    header: z.string().regex(headerName, 'an HTTP header name').transform((h) => h.toLowerCase()),
+    trustedProxies: z.array(z.string().refine(isAddressOrCidr, 'an IP address or CIDR block such as 10.0.0.0/8')).min(1),
+  }),
+  /**
+   * Bearer JWTs verified at the edge (RFC 7519, RFC 8725) against exactly one key source: `jwksUrl`, `publicKey` (PEM
+   * or a JWK as JSON) or `secretEnv` (the environment variable holding an HMAC secret). The principal is `iss` + `sub`.
+   */
+  z
+    .strictObject({
+      mode: z.literal('jwt'),
+      jwksUrl: z.url({ protocol: /^https?$/ }).optional(),
+      publicKey: z.string().min(1).optional(),
+      secretEnv: z.string().min(1).optional(),
+      issuer: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+      audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+      /** Leeway for `exp` and `nbf` against clock skew between the issuer and the gateway. */
+      clockToleranceSec: z.number().int().nonnegative().default(DEFAULTS.jwtClockToleranceSec),
+      /** Allowed `alg` values; default: the asymmetric ones (HMAC ones with `secretEnv`). `none` is never allowed. */
+      algorithms: z.array(z.enum([...JWT_ASYMMETRIC_ALGORITHMS, ...JWT_HMAC_ALGORITHMS])).min(1).optional(),
+      /** Forward the token upstream (false: the upstream never sees it). */
+      forward: z.boolean().default(true),
+    })
+    .superRefine((a, ctx) => {
+      const sources = [a.jwksUrl, a.publicKey, a.secretEnv].filter((s) => s !== undefined).length;
+      if (sources !== 1) ctx.addIssue({ code: 'custom', path: ['jwksUrl'], message: 'exactly one of jwksUrl, publicKey or secretEnv' });
+      const hmac = (a.algorithms ?? []).filter((x) => (JWT_HMAC_ALGORITHMS as readonly string[]).includes(x));
+      if (a.secretEnv !== undefined && a.algorithms && hmac.length !== a.algorithms.length) {
+        ctx.addIssue({ code: 'custom', path: ['algorithms'], message: 'with secretEnv only HS256, HS384 and HS512' });
+      }
+      if (a.secretEnv === undefined && hmac.length > 0) {
+        ctx.addIssue({ code: 'custom', path: ['algorithms'], message: 'HS* algorithms need secretEnv (never a public key)' });
+      }
+    }),
+]);
+/**
+ * A principal's share of a shared bound: `explicit` when set, else the bound divided by
+ * `DEFAULTS.principalShareDivisor`, at least 1 (README §Limits).
+ */
+export function principalShare(bound: number, explicit?: number): number {
+  return explicit ?? Math.max(1, Math.floor(bound / DEFAULTS.principalShareDivisor));
+}
+
+/**
+ * Who shares an upstream (legacy) session: `principal` — one pooled session set per principal, never shared across
+ * principals; `request` — a fresh session per modern request, ended (DELETE) when the request and whatever it left
+ * running (an MRTR round, a task) end.
+ */
+export const SESSION_SCOPES = ['principal', 'request'] as const;
+/** Who shares an upstream session among callers without credentials: a fresh one per request, or one shared by all. */
+export const ANONYMOUS_SESSION_SCOPES = ['request', 'shared'] as const;
+
 /** One upstream MCP server mounted on a path of the gateway. */
 export const UpstreamSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only'),
@@ -95,6 +199,18 @@ export const UpstreamSchema = z.strictObject({
     })
     .default({ ttlMs: DEFAULTS.cacheTtlMs, scope: DEFAULTS.cacheScope }),
   tools: z.record(z.string().min(1), ToolRuleSchema).default({ '*': { task: 'native' } }),
+  /** How callers are identified (default `bearer`: a keyed hash of the Authorization header, as before). */
+  auth: AuthSchema.default({ mode: DEFAULTS.authMode }),
+  /**
+   * Upstream session isolation (legacy upstreams: session-scoped state such as cached roots lives in the session).
+   * `scope` applies to callers with credentials; `anonymousScope` to callers without, who cannot be told apart.
+   */
+  sessions: z
+    .strictObject({
+      scope: z.enum(SESSION_SCOPES).default(DEFAULTS.sessionScope),
+      anonymousScope: z.enum(ANONYMOUS_SESSION_SCOPES).default(DEFAULTS.anonymousSessionScope),
+    })
+    .default({ scope: DEFAULTS.sessionScope, anonymousScope: DEFAULTS.anonymousSessionScope }),
 });
 
 /** The whole configuration file. */
@@ -105,17 +221,44 @@ export const ConfigSchema = z
         host: z.string().min(1).default(DEFAULTS.host),
         port: z.number().int().min(0).max(65535).default(DEFAULTS.port),
         bodyLimitBytes: positiveInt.default(DEFAULTS.bodyLimitBytes),
+        /** Bound on receiving a request's headers (slow headers are cut off with 408). */
+        headersTimeoutMs: positiveInt.default(DEFAULTS.headersTimeoutMs),
+        /**
+         * Bound on receiving a whole request, headers and body (a body sent byte by byte is cut off with 408). Only
+         * the request: a response may stream for as long as it needs (listen streams, long tool calls).
+         */
+        requestTimeoutMs: positiveInt.default(DEFAULTS.requestTimeoutMs),
+        /**
+         * How long a keep-alive connection may sit idle between requests before the gateway closes it; longer than the
+         * 60 s idle timeout of common load balancers, so that the gateway never closes a connection one is reusing.
+         */
+        idleTimeoutMs: positiveInt.default(DEFAULTS.idleTimeoutMs),
+        /**
+         * Deepest nesting of objects and arrays accepted in a request body (deeper: 400 before parsing). Generous for
+         * tool arguments; at most 1000, far below the depth at which walking a value exhausts the stack.
+         */
+        maxJsonDepth: positiveInt.max(1000).default(DEFAULTS.maxJsonDepth),
         /** Host header allow-list (DNS-rebinding protection); defaults to loopback names when bound to loopback. */
         allowedHosts: z.array(z.string().min(1)).optional(),
         /** Origin allow-list; requests without Origin are allowed. Defaults to loopback origins. */
         allowedOrigins: z.array(z.string().min(1)).optional(),
         keepAliveMs: positiveInt.default(DEFAULTS.keepAliveMs),
         maxListenStreams: positiveInt.default(DEFAULTS.maxListenStreams),
+        /** Open `subscriptions/listen` streams per principal (default: a quarter of maxListenStreams). */
+        maxListenStreamsPerPrincipal: positiveInt.optional(),
+      })
+      .refine((s) => s.headersTimeoutMs <= s.requestTimeoutMs, {
+        path: ['headersTimeoutMs'],
+        message: 'headersTimeoutMs must not exceed requestTimeoutMs (the headers are part of the request)',
       })
       .default({
         host: DEFAULTS.host,
         port: DEFAULTS.port,
         bodyLimitBytes: DEFAULTS.bodyLimitBytes,
+        headersTimeoutMs: DEFAULTS.headersTimeoutMs,
+        requestTimeoutMs: DEFAULTS.requestTimeoutMs,
+        idleTimeoutMs: DEFAULTS.idleTimeoutMs,
+        maxJsonDepth: DEFAULTS.maxJsonDepth,
         keepAliveMs: DEFAULTS.keepAliveMs,
         maxListenStreams: DEFAULTS.maxListenStreams,
       }),
@@ -199,6 +342,11 @@ export const ConfigSchema = z
       .strictObject({
         maxPerUpstream: positiveInt.default(DEFAULTS.maxSessionsPerUpstream),
         idleMs: positiveInt.default(DEFAULTS.sessionIdleMs),
+        /**
+         * Upstream sessions one principal may hold on one upstream (default: a quarter of maxPerUpstream): past it the
+         * principal's own idle sessions are closed first, then its requests get 503 until one of its sessions ends.
+         */
+        maxPerPrincipal: positiveInt.optional(),
       })
       .default({ maxPerUpstream: DEFAULTS.maxSessionsPerUpstream, idleMs: DEFAULTS.sessionIdleMs }),
     /**
@@ -210,6 +358,13 @@ export const ConfigSchema = z
         max: positiveInt.default(DEFAULTS.maxClientSessions),
         /** A session without requests for this long ends; its client gets 404 and initializes again. */
         idleMs: positiveInt.default(DEFAULTS.clientSessionIdleMs),
+        /**
+         * Sessions one principal may hold (default: a quarter of max): past it the principal's own least recently used
+         * idle session ends first (its client re-initializes on 404), then `initialize` gets 503.
+         */
+        maxPerPrincipal: positiveInt.optional(),
+        /** Open GET streams one principal may hold (default: the same share as maxPerPrincipal). */
+        maxStreamsPerPrincipal: positiveInt.optional(),
       })
       .default({ max: DEFAULTS.maxClientSessions, idleMs: DEFAULTS.clientSessionIdleMs }),
     upstreams: z.array(UpstreamSchema).default([]),
@@ -226,11 +381,23 @@ export const ConfigSchema = z
       if (names.has(u.name)) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'name'], message: `duplicate upstream name ${u.name}` });
       names.add(u.name);
     });
+    // A share larger than the bound it is a share of is a typo, not a wish.
+    const shares: Array<[string[], number | undefined, number]> = [
+      [['sessions', 'maxPerPrincipal'], cfg.sessions.maxPerPrincipal, cfg.sessions.maxPerUpstream],
+      [['server', 'maxListenStreamsPerPrincipal'], cfg.server.maxListenStreamsPerPrincipal, cfg.server.maxListenStreams],
+      [['clientSessions', 'maxPerPrincipal'], cfg.clientSessions.maxPerPrincipal, cfg.clientSessions.max],
+      [['clientSessions', 'maxStreamsPerPrincipal'], cfg.clientSessions.maxStreamsPerPrincipal, cfg.clientSessions.max],
+    ];
+    for (const [path, share, bound] of shares) {
+      if (share !== undefined && share > bound) ctx.addIssue({ code: 'custom', path, message: `a principal's share (${share}) cannot exceed the bound it is a share of (${bound})` });
+    }
   });
 
 /** The validated configuration. */
 export type GatewayConfig = z.infer<typeof ConfigSchema>;
 /** One validated upstream. */
 export type UpstreamConfig = z.infer<typeof UpstreamSchema>;
+/** One upstream's validated authentication settings. */
+export type AuthConfig = z.infer<typeof AuthSchema>;
 /** One validated tool rule. */
 export type ToolRule = z.infer<typeof ToolRuleSchema>;

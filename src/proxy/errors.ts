@@ -1,33 +1,25 @@
 /**
- * The one table from failures to JSON-RPC errors and HTTP statuses at the edge: expected failures travel as values
- * up to here, and are mapped in this one place.
+ * Failures to JSON-RPC errors and HTTP statuses at the edge, through the one error catalog
+ * (src/translate/error-catalog.ts): a thrown `GatewayError` names its entry, a refused modern request its reason's
+ * entry, and anything else is the gateway's fault (GW_INTERNAL, 500, logged). The one exception is an upstream's own
+ * in-band JSON-RPC error, which keeps its code (`upstreamErrorStatus`).
  */
 import {
   answerOf,
+  catalogAnswer,
   ErrorCode,
   GatewayError,
-  REQUEST_FAILURE_STATUS,
+  REQUEST_FAILURE_KIND,
+  type CatalogAnswer,
+  type ErrorKind,
+  type GatewayErrorOptions,
+  type InBandKind,
   type JsonRpcErrorObject,
   type RequestFailure,
+  type RequestId,
 } from '../translate/index.js';
-import {
-  InvalidCursorError,
-  InvalidRequestStateError,
-  MissingCapabilityError,
-  InstanceGoneError,
-  StoreFullError,
-  StoreUnavailableError,
-  TaskAlreadyTerminalError,
-  TooManyTasksError,
-  UnknownTaskError,
-} from '../tasks/index.js';
-import {
-  UpstreamBusyError,
-  UpstreamDownError,
-  UpstreamHttpError,
-  UpstreamTimeoutError,
-  UpstreamUnavailableError,
-} from '../upstream/index.js';
+import type { FastifyReply } from 'fastify';
+import type { ResponseChannel } from './response.js';
 
 /** An error as the client gets it. */
 export interface EdgeError {
@@ -39,16 +31,43 @@ export interface EdgeError {
   retryAfterSeconds?: number;
 }
 
-/** A refused modern request → its HTTP status and JSON-RPC error. */
+/** A catalog entry as the client gets it (the edge's refusals that are not thrown). */
+export function edgeError(kind: ErrorKind, opts?: GatewayErrorOptions): EdgeError {
+  return withoutKind(catalogAnswer(kind, opts));
+}
+
+/** A catalog entry that travels in-band (inside a 200, or as the gateway's answer to an upstream's request). */
+export function inBandError(kind: InBandKind, opts?: GatewayErrorOptions): JsonRpcErrorObject {
+  return catalogAnswer(kind, opts).error;
+}
+
+/** Refuses a request with a catalog entry: its status, `Retry-After` when it has one, and a JSON-RPC error body. */
+export function refuse(reply: FastifyReply, kind: ErrorKind, id: RequestId | null, opts?: GatewayErrorOptions): FastifyReply {
+  return refuseWith(reply, edgeError(kind, opts), id);
+}
+
+/** Refuses a request with an error already mapped (`exceptionToEdge`, `failureToEdge`). */
+export function refuseWith(reply: FastifyReply, edge: EdgeError, id: RequestId | null): FastifyReply {
+  if (edge.retryAfterSeconds !== undefined) void reply.header('retry-after', String(edge.retryAfterSeconds));
+  return reply.code(edge.status).header('content-type', 'application/json').send({ jsonrpc: '2.0', id, error: edge.error });
+}
+
+/** Ends a response channel with a catalog entry (its status, and `Retry-After` when it has one). */
+export function channelError(channel: ResponseChannel, id: RequestId | null, kind: ErrorKind, opts?: GatewayErrorOptions): void {
+  const edge = edgeError(kind, opts);
+  channel.error(id, edge.error, edge.status, edge.retryAfterSeconds);
+}
+
+/** A refused modern request → its reason's catalog entry, with the validator's message. */
 export function failureToEdge(f: RequestFailure): EdgeError {
-  const { status, code } = REQUEST_FAILURE_STATUS[f.reason];
-  const error: JsonRpcErrorObject = f.data === undefined ? { code, message: f.message } : { code, message: f.message, data: f.data };
-  return { status, error, fault: false };
+  return edgeError(REQUEST_FAILURE_KIND[f.reason], { args: [f.message], ...(f.data !== undefined ? { data: f.data } : {}) });
 }
 
 /**
- * An upstream's in-band JSON-RPC error keeps its code; only "method not found" changes the status (2026-07-28
- * basic/transports/streamable-http: 404).
+ * An upstream's in-band JSON-RPC error keeps its code; this is the one place an upstream's code is given an HTTP
+ * status (every error the gateway itself answers takes its status from the catalog). Only "method not found"
+ * (2026-07-28 basic/transports/streamable-http: 404) and the modern era's header, version and capability errors
+ * (2026-07-28 basic §Error Codes: 400) change it.
  */
 export function upstreamErrorStatus(error: JsonRpcErrorObject): number {
   if (error.code === ErrorCode.MethodNotFound) return 404;
@@ -56,39 +75,11 @@ export function upstreamErrorStatus(error: JsonRpcErrorObject): number {
   return 200;
 }
 
-/** A thrown error → what the client gets. Unknown errors are 500 and logged. */
+/** A thrown error → what the client gets: a `GatewayError` through the catalog, anything else GW_INTERNAL (logged). */
 export function exceptionToEdge(e: unknown): EdgeError {
-  if (e instanceof GatewayError) return answerOf(e);
-  if (e instanceof MissingCapabilityError) {
-    return {
-      status: 400,
-      error: { code: ErrorCode.MissingRequiredClientCapability, message: e.message, data: { requiredCapabilities: e.requiredCapabilities } },
-      fault: false,
-    };
-  }
-  // 2025-11-25 basic/utilities/tasks §Protocol Errors: unknown task, invalid cursor and cancel of a terminal task are
-  // -32602 (in-band; tasks extension §Protocol Errors likewise for an unknown task).
-  if (e instanceof UnknownTaskError || e instanceof InvalidCursorError || e instanceof TaskAlreadyTerminalError) {
-    return { status: 200, error: { code: ErrorCode.InvalidParams, message: e.message }, fault: false };
-  }
-  if (e instanceof StoreFullError) return { status: 503, error: { code: ErrorCode.InternalError, message: e.message }, fault: false };
-  if (e instanceof StoreUnavailableError) return { status: 503, error: { code: ErrorCode.InternalError, message: e.message }, fault: false, retryAfterSeconds: 1 };
-  // An MRTR retry whose held call lived on an instance that is gone: the round is lost, the client starts over. An
-  // invalid state like any other (2026-07-28 basic/patterns/mrtr §Server Requirements), so 400 with -32602.
-  if (e instanceof InstanceGoneError) {
-    return { status: 400, error: { code: ErrorCode.InvalidParams, message: 'Invalid requestState: the gateway instance holding this request is gone; send the request again without requestState' }, fault: false };
-  }
-  if (e instanceof TooManyTasksError) return { status: 429, error: { code: ErrorCode.InternalError, message: e.message }, fault: false };
-  if (e instanceof InvalidRequestStateError) return { status: 400, error: { code: ErrorCode.InvalidParams, message: e.message }, fault: false };
-  if (e instanceof UpstreamTimeoutError) return { status: 504, error: { code: ErrorCode.InternalError, message: 'Upstream timed out' }, fault: false };
-  if (e instanceof UpstreamDownError) {
-    // Known to be down: answered at once, with when the gateway will have looked again.
-    const retryAfterSeconds = Math.max(1, Math.ceil(e.retryAfterMs / 1000));
-    return { status: 503, error: { code: ErrorCode.InternalError, message: `Upstream unavailable: ${e.upstream} is down; retry in ${retryAfterSeconds} s` }, fault: false, retryAfterSeconds };
-  }
-  if (e instanceof UpstreamBusyError) return { status: 503, error: { code: ErrorCode.InternalError, message: `Gateway busy: ${e.message}` }, fault: false };
-  if (e instanceof UpstreamUnavailableError || e instanceof UpstreamHttpError) {
-    return { status: 502, error: { code: ErrorCode.InternalError, message: `Upstream unavailable: ${e.message}` }, fault: false };
-  }
-  return { status: 500, error: { code: ErrorCode.InternalError, message: 'Internal error' }, fault: true };
+  return withoutKind(e instanceof GatewayError ? answerOf(e) : catalogAnswer('GW_INTERNAL'));
+}
+
+function withoutKind(a: CatalogAnswer): EdgeError {
+  return { status: a.status, error: a.error, fault: a.fault, ...(a.retryAfterSeconds !== undefined ? { retryAfterSeconds: a.retryAfterSeconds } : {}) };
 }

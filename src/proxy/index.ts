@@ -1,6 +1,7 @@
 /** The HTTP edge: Fastify app, MCP endpoints for both eras, host checks, error mapping. */
 export { checkHostOrigin, hostPolicy, isLoopbackHost, type HostPolicy } from './host-check.js';
-export { ANONYMOUS, principalOf } from './principal.js';
+export { ANONYMOUS, PrincipalHasher, principalOf, type PrincipalSource } from './principal.js';
+export { AuthError, Authenticator, identityOf, registerAuth, type AuthFailure, type AuthSettings, type AuthenticatorOptions, type Identity } from './auth.js';
 export { exceptionToEdge, failureToEdge, upstreamErrorStatus, type EdgeError } from './errors.js';
 export { ResponseChannel } from './response.js';
 export { registerMcpEndpoint, type EndpointOptions } from './mcp-endpoint.js';

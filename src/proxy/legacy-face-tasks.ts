@@ -11,7 +11,6 @@
  */
 import type { ServerResponse } from 'node:http';
 import {
-  ErrorCode,
   GatewayError,
   inputAnswerProblem,
   isInputDeclared,
@@ -31,6 +30,7 @@ import {
   type TaskSupport,
 } from '../translate/index.js';
 import { StoreUnavailableError, type CallerContext, type TaskPolicy, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
+import { channelError } from './errors.js';
 import { writeSse, type ResponseChannel } from './response.js';
 
 /** What the task relay needs of a face session. */
@@ -254,7 +254,7 @@ export class LegacyFaceTasks {
         const next = await this.runtime.changed(taskId, record.version, signal);
         if (signal.aborted) return 'client closed';
         if (!next) {
-          channel.error(id, { code: ErrorCode.InvalidParams, message: 'Failed to retrieve task: Task has expired' }, 200);
+          channelError(channel, id, 'GW_TASK_EXPIRED');
           return 'expired';
         }
         record = next;
@@ -323,7 +323,7 @@ export class LegacyFaceTasks {
     } catch (e) {
       // A store that cannot be reached is the client's to hear of (it may send the answer again); a task that is not
       // the caller's, or no longer takes the answer, is not.
-      if (e instanceof StoreUnavailableError || e instanceof GatewayError) throw e;
+      if (e instanceof StoreUnavailableError || (e instanceof GatewayError && e.kind === 'GW_INVALID_INPUT_RESPONSE')) throw e;
       this.o.warn(e, 'legacy face: a task input answer was not accepted');
     }
   }

@@ -23,7 +23,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import {
-  ErrorCode,
   GatewayError,
   LEGACY_VERSIONS,
   asErrorObject,
@@ -67,11 +66,12 @@ import {
 } from '../translate/index.js';
 import { wrapsTools, type CallerContext, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import type { UpstreamCall, UpstreamCaller, UpstreamListen } from '../upstream/index.js';
-import { exceptionToEdge } from './errors.js';
+import { channelError, exceptionToEdge, inBandError, refuse, refuseWith } from './errors.js';
 import { LegacyFaceTasks, legacyTaskSupport } from './legacy-face-tasks.js';
 import { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionStore } from './legacy-face-sessions.js';
 import { infoEnabled } from './operator-log.js';
-import { principalOf } from './principal.js';
+import { identityOf } from './auth.js';
+import { ANONYMOUS } from './principal.js';
 import { openSse, ResponseChannel, writeSse } from './response.js';
 
 /** What the face works over. */
@@ -96,6 +96,13 @@ export interface LegacyFaceOptions {
   keepAliveMs?: number;
   /** Most sessions held at once (default 1000). */
   maxSessions?: number;
+  /**
+   * Sessions one principal may hold (default: `maxSessions`): past it its own least recently used idle session ends,
+   * else its `initialize` is refused (503), so that one caller cannot take every session from the others.
+   */
+  maxSessionsPerPrincipal?: number;
+  /** Open GET streams one principal may hold (default: `maxSessionsPerPrincipal`). */
+  maxStreamsPerPrincipal?: number;
   /** A session without requests for this long ends; its client gets 404 and re-initializes (default 30 min). */
   idleMs?: number;
   /** How long a call waits for the client to answer a server→client request (default 10 min). */
@@ -307,6 +314,12 @@ export class LegacyFace {
   private readonly loading = new Map<string, Promise<SessionEntry<FaceSession> | undefined>>();
   private readonly keepShared: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Session ids held here per principal (entries removed when empty), for the principal's share. */
+  private readonly sessionsOf = new Map<string, Set<string>>();
+  /** Open GET streams per principal (entries removed at zero). */
+  private readonly streamsOf = new Map<string, number>();
+  private readonly maxSessionsPerPrincipal: number;
+  private readonly maxStreamsPerPrincipal: number;
 
   constructor(
     private readonly target: LegacyFaceTarget,
@@ -318,6 +331,8 @@ export class LegacyFace {
       warn: (err, msg) => this.log?.warn({ err }, msg),
     });
     this.keepAliveMs = opts.keepAliveMs ?? 15_000;
+    this.maxSessionsPerPrincipal = opts.maxSessionsPerPrincipal ?? opts.maxSessions ?? 1000;
+    this.maxStreamsPerPrincipal = opts.maxStreamsPerPrincipal ?? this.maxSessionsPerPrincipal;
     this.inputTimeoutMs = opts.inputTimeoutMs ?? 10 * 60_000;
     this.maxBacklog = opts.maxBacklog ?? 64;
     this.store = opts.store;
@@ -355,11 +370,11 @@ export class LegacyFace {
   async post(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const body = request.body;
     this.log ??= request.log;
-    const authorization = singleHeader(request.headers, 'authorization') ?? undefined;
-    const principal = principalOf(authorization);
+    // Who the caller is, as the endpoint's authentication hook found it (and the credential to forward, if any).
+    const { principal, authorization } = identityOf(request);
     if (!isObject(body) || body.jsonrpc !== '2.0') {
       // 2025-06-18 removed JSON-RPC batching; anything else is not one message either.
-      return this.refuse(reply, 400, requestIdOf(body), ErrorCode.InvalidRequest, 'Invalid Request: expected one JSON-RPC 2.0 message');
+      return refuse(reply, 'GW_NOT_ONE_MESSAGE', requestIdOf(body));
     }
     if (isRequest(body) && body.method === 'initialize') return this.initialize(request, reply, body, authorization, principal);
 
@@ -370,7 +385,7 @@ export class LegacyFace {
     const entry = found.entry;
     const version = singleHeader(request.headers, 'mcp-protocol-version');
     if (version && !LEGACY_VERSIONS.includes(version)) {
-      return this.refuse(reply, 400, requestIdOf(body), ErrorCode.InvalidRequest, `Bad Request: unsupported MCP-Protocol-Version ${version}`);
+      return refuse(reply, 'GW_LEGACY_UNSUPPORTED_VERSION', requestIdOf(body), { args: [version] });
     }
     const s = entry.data;
 
@@ -389,7 +404,7 @@ export class LegacyFace {
       this.onNotification(s, body);
       return reply.code(202).send();
     }
-    if (!isRequest(body)) return this.refuse(reply, 400, requestIdOf(body), ErrorCode.InvalidRequest, 'Invalid Request');
+    if (!isRequest(body)) return refuse(reply, 'GW_NOT_A_REQUEST', requestIdOf(body));
 
     const release = this.sessions.acquire(entry);
     // The operator line is built only when it is written (a logger at `warn` drops it anyway).
@@ -413,16 +428,25 @@ export class LegacyFace {
     if ('refused' in found) return found.refused;
     const entry = found.entry;
     if (!(singleHeader(request.headers, 'accept') ?? '').includes('text/event-stream')) {
-      return this.refuse(reply, 406, null, ErrorCode.InvalidRequest, 'Not Acceptable: the GET stream needs Accept: text/event-stream');
+      return refuse(reply, 'GW_STREAM_NOT_ACCEPTABLE', null);
     }
     const s = entry.data;
-    if (s.stream || s.streamOpening) return this.refuse(reply, 409, null, ErrorCode.InvalidRequest, 'Conflict: only one GET stream per session');
+    if (s.stream || s.streamOpening) return refuse(reply, 'GW_STREAM_CONFLICT', null);
+    // The principal's share of streams (each also holds an upstream listen), checked before that listen is opened.
+    const open = this.streamsOf.get(s.principal) ?? 0;
+    if (open >= this.maxStreamsPerPrincipal) {
+      return refuse(reply, 'GW_PRINCIPAL_SHARE_EXHAUSTED', null, { args: ['open GET streams', this.maxStreamsPerPrincipal] });
+    }
+    this.streamsOf.set(s.principal, open + 1);
     this.sessions.touch(entry);
 
     reply.hijack();
     const raw = reply.raw;
     let keepAlive: NodeJS.Timeout | undefined;
     raw.once('close', () => {
+      const left = (this.streamsOf.get(s.principal) ?? 1) - 1;
+      if (left > 0) this.streamsOf.set(s.principal, left);
+      else this.streamsOf.delete(s.principal);
       if (keepAlive) clearInterval(keepAlive);
       s.streamOpening = false;
       if (s.stream === raw) s.stream = undefined;
@@ -478,10 +502,10 @@ export class LegacyFace {
     request: FastifyRequest,
     reply: FastifyReply,
     id: RequestId | null,
-    principal = principalOf(singleHeader(request.headers, 'authorization') ?? undefined),
+    principal = identityOf(request).principal,
   ): SessionFound | Promise<SessionFound> {
     const sid = singleHeader(request.headers, 'mcp-session-id');
-    if (!sid) return { refused: this.refuse(reply, 400, id, -32000, 'Bad Request: Mcp-Session-Id header is required') };
+    if (!sid) return { refused: refuse(reply, 'GW_SESSION_ID_REQUIRED', id) };
     const held = this.sessions.lookup(sid, principal);
     // Held here, and its shared copy's idle time restarted recently enough (or sessions are not shared): no store.
     if (held && (!this.store || this.sessions.clock - held.data.sharedAt < this.touchEveryMs)) return { entry: held };
@@ -501,11 +525,11 @@ export class LegacyFace {
     try {
       entry = held;
       if (entry) entry = await this.stillShared(entry, request);
-      else if (this.store) entry = await this.load(sid, principal, singleHeader(request.headers, 'authorization') ?? undefined);
+      else if (this.store) entry = await this.load(sid, principal, identityOf(request).authorization);
     } catch (e) {
       return { refused: this.storeTrouble(request, reply, id, e) };
     }
-    if (!entry) return { refused: this.refuse(reply, 404, id, -32001, 'Session not found') };
+    if (!entry) return { refused: refuse(reply, 'GW_SESSION_NOT_FOUND', id) };
     return { entry };
   }
 
@@ -551,8 +575,9 @@ export class LegacyFace {
       const at = this.sessions.clock;
       // Reading it is activity: its idle time restarts everywhere.
       if (!(await store.touchValue(sharedKey(sid), this.idleMs))) return undefined;
-      const entry = this.sessions.adopt(sid, principal, (id) => newSession(id, principal, authorization, route, shared, at));
-      if (!entry) throw new TooManySessionsError();
+      const adopted = this.sessions.adopt(sid, principal, (id) => newSession(id, principal, authorization, route, shared, at));
+      if (!adopted) throw new TooManySessionsError();
+      const entry = this.counted(adopted);
       // What the session's answers read of the upstream (task support in tools/list, what a listen may ask for) this
       // instance learns now if it never met the upstream; a failure shows on the request that needs it.
       if (!route.upstream.knownIdentity) await route.upstream.identity(this.callerOf(entry.data)).catch(() => {});
@@ -594,25 +619,46 @@ export class LegacyFace {
 
   /** A store failure (or a full registry) as the client gets it: 503 with Retry-After, never a hang. */
   private storeTrouble(request: FastifyRequest, reply: FastifyReply, id: RequestId | null, e: unknown): FastifyReply {
-    if (e instanceof TooManySessionsError) {
-      return reply.code(503).header('retry-after', '5').header('content-type', 'application/json').send({ jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: e.message } });
-    }
     const edge = exceptionToEdge(e);
     if (edge.fault) request.log.error({ err: e }, 'legacy face: session store failed');
-    if (edge.retryAfterSeconds !== undefined) void reply.header('retry-after', String(edge.retryAfterSeconds));
-    return reply.code(edge.status).header('content-type', 'application/json').send({ jsonrpc: '2.0', id, error: edge.error });
+    return refuseWith(reply, edge, id);
   }
 
-  private refuse(reply: FastifyReply, status: number, id: RequestId | null, code: number, message: string): FastifyReply {
-    return reply.code(status).header('content-type', 'application/json').send({ jsonrpc: '2.0', id, error: { code, message } });
+  /**
+   * Makes room for one more session of `principal` within its share: its own least recently used idle session ends
+   * (its client re-initializes on 404); `false` when every session it holds is busy.
+   */
+  private roomFor(principal: string): boolean {
+    const mine = this.sessionsOf.get(principal);
+    if (!mine || mine.size < this.maxSessionsPerPrincipal) return true;
+    let oldest: SessionEntry<FaceSession> | undefined;
+    for (const id of mine) {
+      const e = this.sessions.peek(id);
+      if (e && e.busy === 0 && (!oldest || e.lastSeen < oldest.lastSeen)) oldest = e;
+    }
+    if (!oldest) return false;
+    this.sessions.end(oldest.id, 'evicted');
+    return true;
+  }
+
+  /** Counts a session held here against its principal's share. */
+  private counted(entry: SessionEntry<FaceSession>): SessionEntry<FaceSession> {
+    let mine = this.sessionsOf.get(entry.principal);
+    if (!mine) this.sessionsOf.set(entry.principal, (mine = new Set()));
+    mine.add(entry.id);
+    return entry;
   }
 
   private async initialize(request: FastifyRequest, reply: FastifyReply, body: JsonRpcRequest, authorization: string | undefined, principal: string): Promise<FastifyReply> {
     const init = readInitializeParams(body.params);
-    if (!init) return this.refuse(reply, 400, body.id, ErrorCode.InvalidParams, 'Invalid params: initialize needs protocolVersion and clientInfo');
-    if (this.closed) return this.refuse(reply, 503, body.id, ErrorCode.InternalError, 'Gateway shutting down');
+    if (!init) return refuse(reply, 'GW_INITIALIZE_PARAMS', body.id);
+    if (this.closed) return refuse(reply, 'GW_SHUTTING_DOWN', body.id);
+    // The principal's share, before the upstream is asked anything.
+    if (!this.roomFor(principal)) {
+      return refuse(reply, 'GW_PRINCIPAL_SHARE_EXHAUSTED', body.id, { args: ['sessions', this.maxSessionsPerPrincipal] });
+    }
     const capabilities = modernClientCapabilities(init.capabilities);
-    const caller: UpstreamCaller = { capabilities, clientInfo: init.clientInfo, ...(authorization ? { authorization } : {}) };
+    const caller: UpstreamCaller = { principal, capabilities, clientInfo: init.clientInfo, ...(authorization ? { authorization } : {}) };
     const aborter = new AbortController();
     const onClose = () => {
       if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));
@@ -626,15 +672,20 @@ export class LegacyFace {
     } catch (e) {
       const edge = exceptionToEdge(e);
       if (edge.fault) request.log.error({ err: e }, 'legacy face: upstream identity failed');
-      return this.refuse(reply, edge.status, body.id, edge.error.code, edge.error.message);
+      return refuseWith(reply, edge, body.id);
     } finally {
       reply.raw.off('close', onClose);
     }
     const tasks = runsTasks(route, identity.capabilities);
     const decided = { tasks, legacyCapabilities: init.capabilities, clientInfo: init.clientInfo, protocolVersion: init.protocolVersion };
     const at = this.sessions.clock;
-    const entry = this.sessions.create(principal, (id) => newSession(id, principal, authorization, route, decided, at));
-    if (!entry) return this.storeTrouble(request, reply, body.id, new TooManySessionsError());
+    // Another initialize of the same principal may have taken the room while the upstream was asked.
+    if (!this.roomFor(principal)) {
+      return refuse(reply, 'GW_PRINCIPAL_SHARE_EXHAUSTED', body.id, { args: ['sessions', this.maxSessionsPerPrincipal] });
+    }
+    const created = this.sessions.create(principal, (id) => newSession(id, principal, authorization, route, decided, at));
+    if (!created) return this.storeTrouble(request, reply, body.id, new TooManySessionsError());
+    const entry = this.counted(created);
     if (this.store) {
       try {
         await this.listenForChanges();
@@ -660,6 +711,7 @@ export class LegacyFace {
     // Built once per session (not per request): nothing downstream changes a caller, and its parts change only with
     // the log level.
     return (s.caller ??= {
+      principal: s.principal,
       capabilities: s.capabilities,
       clientInfo: s.clientInfo,
       ...(s.authorization ? { authorization: s.authorization } : {}),
@@ -668,11 +720,11 @@ export class LegacyFace {
   }
 
   /**
-   * The session as the runtime's caller: its principal, and the session itself when it has no credentials (its tasks
+   * The session as the runtime's caller: its principal, and the session itself when it has no identity (its tasks
    * are then its own, 2025-11-25 basic/utilities/tasks §Security Considerations).
    */
   private contextOf(s: FaceSession): CallerContext {
-    return (s.context ??= { ...this.callerOf(s), principal: s.principal, ...(s.authorization ? {} : { session: s.id }) });
+    return (s.context ??= { ...this.callerOf(s), principal: s.principal, ...(s.principal === ANONYMOUS ? { session: s.id } : {}) });
   }
 
   /** Serves one client request; returns what the operator log says about it. */
@@ -684,7 +736,7 @@ export class LegacyFace {
         return answer(reply, req.id, {});
       case 'logging/setLevel':
         // The level travels upstream as `io.modelcontextprotocol/logLevel` on each later request of the session.
-        if (!isLegacyLogLevel(params.level)) return failInBand(reply, req.id, { code: ErrorCode.InvalidParams, message: 'Invalid params: unknown log level' });
+        if (!isLegacyLogLevel(params.level)) return failInBand(reply, req.id, inBandError('GW_UNKNOWN_LOG_LEVEL'));
         setLogLevel(s, params.level);
         if (this.store) {
           try {
@@ -698,7 +750,7 @@ export class LegacyFace {
         return answer(reply, req.id, {});
       case 'resources/subscribe':
       case 'resources/unsubscribe': {
-        if (typeof params.uri !== 'string') return failInBand(reply, req.id, { code: ErrorCode.InvalidParams, message: 'Invalid params: uri is required' });
+        if (typeof params.uri !== 'string') return failInBand(reply, req.id, inBandError('GW_URI_REQUIRED'));
         if (req.method === 'resources/subscribe') s.subscriptions.add(params.uri);
         else s.subscriptions.delete(params.uri);
         try {
@@ -708,7 +760,7 @@ export class LegacyFace {
           request.log.warn({ err: e, upstream: s.route.name }, 'legacy face: upstream listen failed');
           if (req.method === 'resources/subscribe') {
             s.subscriptions.delete(params.uri);
-            return failInBand(reply, req.id, { code: ErrorCode.InternalError, message: 'Could not subscribe upstream' });
+            return failInBand(reply, req.id, inBandError('GW_SUBSCRIBE_FAILED'));
           }
         }
         return answer(reply, req.id, {});
@@ -719,7 +771,7 @@ export class LegacyFace {
         if (s.tasks && isObject(params.task)) return this.createTask(request, reply, s, req, params, logged);
         return this.forward(request, reply, s, req);
       default:
-        if (NOT_SERVED.has(req.method) || (TASK_METHODS.has(req.method) && !s.tasks)) return failInBand(reply, req.id, { code: ErrorCode.MethodNotFound, message: `Method not found: ${req.method}` });
+        if (NOT_SERVED.has(req.method) || (TASK_METHODS.has(req.method) && !s.tasks)) return failInBand(reply, req.id, inBandError('GW_METHOD_NOT_SERVED', { args: [req.method] }));
         if (TASK_METHODS.has(req.method)) return this.serveTask(request, reply, s, req, params);
         return this.forward(request, reply, s, req);
     }
@@ -763,7 +815,7 @@ export class LegacyFace {
   ): Promise<string> {
     const caller = this.contextOf(s);
     const taskId = typeof params.taskId === 'string' ? params.taskId : undefined;
-    if (req.method !== 'tasks/list' && taskId === undefined) return failInBand(reply, req.id, { code: ErrorCode.InvalidParams, message: 'Invalid params: taskId is required' });
+    if (req.method !== 'tasks/list' && taskId === undefined) return failInBand(reply, req.id, inBandError('GW_TASK_ID_REQUIRED'));
     try {
       switch (req.method) {
         case 'tasks/get':
@@ -889,7 +941,7 @@ export class LegacyFace {
           return this.endCancelled(req, channel);
         }
         call.cancel('the client did not answer the input request in time');
-        channel.error(req.id, { code: ErrorCode.InternalError, message: 'The client did not answer the server\'s request in time' }, 200);
+        channelError(channel, req.id, 'GW_CLIENT_ANSWER_TIMEOUT');
         return 'input timeout';
       }
       switch (e.kind) {
@@ -916,7 +968,7 @@ export class LegacyFace {
           }
           const r = legacyResult(req.method, isObject(m.result) ? m.result : {});
           if (!r.ok) {
-            channel.error(req.id, { code: ErrorCode.InternalError, message: `Upstream answered with result type ${r.failure.resultType}, which a 2025-11-25 client cannot receive` }, 200);
+            channelError(channel, req.id, 'GW_UNSUPPORTED_RESULT_TYPE', { args: [r.failure.resultType] });
             return 'unsupported result type';
           }
           channel.result(req.id, req.method === 'tools/list' && s.tasks ? this.withTaskSupport(s, m.result, r.value) : r.value);
@@ -947,11 +999,11 @@ export class LegacyFace {
   private ask(s: FaceSession, owner: string, call: UpstreamCall, m: JsonRpcRequest, channel: ResponseChannel, canStream: boolean): JsonRpcErrorObject | undefined {
     const params = isObject(m.params) ? m.params : undefined;
     if (!isInputMethod(m.method)) {
-      void call.respond(m.id, { error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${m.method}` } }).catch(() => {});
+      void call.respond(m.id, { error: inBandError('GW_METHOD_NOT_SERVED', { args: [m.method] }) }).catch(() => {});
       return undefined;
     }
     if (!isInputDeclared(m.method, params, s.legacyCapabilities)) return undeclaredInputError(m.method, requiredCapabilityFor(m.method, params));
-    if (!canStream) return { code: ErrorCode.InternalError, message: `The server needs ${m.method}, which needs a response stream the client did not accept (Accept: text/event-stream)` };
+    if (!canStream) return inBandError('GW_NEEDS_STREAM', { args: [m.method] });
     const gid = `gw-${++s.nextOutbound}`;
     s.outbound.set(gid, { call, upstreamId: m.id, owner, method: m.method, params });
     const out: JsonRpcMessage = { jsonrpc: '2.0', id: gid, method: m.method };
@@ -992,7 +1044,7 @@ export class LegacyFace {
   /** A cancelled request gets no response (2025-11-25 cancellation: SHOULD NOT); a JSON reply still needs a body. */
   private endCancelled(req: JsonRpcRequest, channel: ResponseChannel): string {
     if (channel.isStreaming) channel.abandon();
-    else channel.error(req.id, { code: ErrorCode.InternalError, message: 'Request cancelled' }, 200);
+    else channelError(channel, req.id, 'GW_REQUEST_CANCELLED');
     return 'cancelled';
   }
 
@@ -1059,6 +1111,8 @@ export class LegacyFace {
   }
 
   private onEnd(s: FaceSession, reason: SessionEndReason): void {
+    const mine = this.sessionsOf.get(s.principal);
+    if (mine?.delete(s.id) && mine.size === 0) this.sessionsOf.delete(s.principal);
     // An evicted session ends everywhere (its client re-initializes on 404), as it did with one instance; one that
     // expired here, or closed with this instance, lives on in the store for the other instances.
     if (reason === 'evicted' && this.store) {
@@ -1079,10 +1133,9 @@ export class LegacyFace {
 /** A session found for a request, or the refusal already sent. */
 type SessionFound = { entry: SessionEntry<FaceSession> } | { refused: FastifyReply };
 
-/** No room for another session here (every one held has a request in flight). */
-class TooManySessionsError extends Error {
+/** No room for another session here (every one held has a request in flight): GW_TOO_MANY_SESSIONS, 503. */
+export class TooManySessionsError extends GatewayError {
   constructor() {
-    super('Too many sessions; try again later');
-    this.name = 'TooManySessionsError';
+    super('GW_TOO_MANY_SESSIONS');
   }
 }

@@ -5,12 +5,14 @@
  * Rules that wrap tools apply to every client era: a legacy client then always meets the legacy face, and a modern
  * client meets the modern face for exactly the traffic the gateway serves itself (README §Routing).
  */
+import { randomBytes } from 'node:crypto';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import replyFrom from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   ErrorCode,
+  GatewayError,
   classifyEra,
   discoverResult,
   isObject,
@@ -27,10 +29,10 @@ import {
 } from '../translate/index.js';
 import { runListen, runtimeServesTools, wrapsTools, type CallerContext, type ForwardHooks, type MrtrBridge, type Outcome, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { UpstreamDownError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type UpstreamAvailability, type UpstreamEras } from '../upstream/index.js';
-import { exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
+import { Authenticator, identityOf, registerAuth } from './auth.js';
+import { channelError, exceptionToEdge, failureToEdge, refuse, upstreamErrorStatus } from './errors.js';
 import type { LegacyFace } from './legacy-face.js';
 import { infoEnabled } from './operator-log.js';
-import { principalOf } from './principal.js';
 import { rawBodyOf } from './raw-body.js';
 import { ResponseChannel } from './response.js';
 
@@ -45,10 +47,20 @@ export interface EndpointOptions {
   runtime: TaskRuntime;
   keepAliveMs: number;
   maxListenStreams: number;
+  /**
+   * Listen streams one principal may hold open: its share of `maxListenStreams`, so that one caller cannot take every
+   * stream from the others.
+   */
+  maxListenStreamsPerPrincipal: number;
   /** What the upstream speaks and whether it is up (probed or pinned; re-learned when traffic says it changed). */
   availability: UpstreamAvailability;
   /** Serves legacy clients when the upstream speaks 2026-07-28 only (absent: they are refused). */
   legacyFace?: LegacyFace;
+  /**
+   * Who the callers are (one hook for every path of the endpoint). Absent: the default `bearer` mode under a random
+   * per-process key.
+   */
+  auth?: Authenticator;
 }
 
 /**
@@ -99,6 +111,8 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
   const { route, modernRoute, bridge, runtime, availability } = opts;
   const upstreamUrl = new URL(route.url);
   let listenStreams = 0;
+  /** Open listen streams per principal (entries removed at zero: bounded by the streams open). */
+  const listensOf = new Map<string, number>();
 
   // The upstream's eras, learned once (or pinned) and re-learned when traffic says they changed; while the
   // upstream is known to be down this fails at once (UpstreamDownError) instead of waiting for it.
@@ -111,6 +125,8 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
   });
 
   await app.register(async (scope) => {
+    // The principal of every request of this endpoint (modern face, legacy face, pass-through), or its 401.
+    registerAuth(scope, opts.auth ?? new Authenticator({ mode: 'bearer' }, { key: randomBytes(32), upstream: route.name }));
     await scope.register(replyFrom, {
       base: upstreamUrl.origin,
       undici: { connections: 128, pipelining: 1, bodyTimeout: 0, headersTimeout: route.timeoutMs },
@@ -129,7 +145,10 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         // The body as it arrived (not serialized again from the parsed object), with its own Content-Type.
         ...(text !== undefined ? { body: text, contentType: String(request.headers['content-type']) } : {}),
         rewriteRequestHeaders: (_req, headers) => {
-          const out: Record<string, string | string[] | undefined> = { ...headers, ...route.staticHeaders, host: upstreamUrl.host };
+          // A credential the gateway consumed itself (`auth.forward: false`) does not travel on (a static one does).
+          const client: Record<string, string | string[] | undefined> = { ...headers };
+          if (identityOf(request).authorization === undefined) delete client.authorization;
+          const out: Record<string, string | string[] | undefined> = { ...client, ...route.staticHeaders, host: upstreamUrl.host };
           // The client's Origin belongs to the gateway's origin check, not to the upstream's.
           delete out.origin;
           return out;
@@ -181,11 +200,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       // 2026-07-28 basic/transports/streamable-http: GET and DELETE are gone in the modern era; a modern upstream would
       // answer 405 itself.
       if (request.method !== 'POST') return reply.code(405).header('allow', 'POST').send();
-      return reply.code(400).send({
-        jsonrpc: '2.0',
-        id: requestIdOf(request.body),
-        error: { code: ErrorCode.InvalidRequest, message: 'This upstream speaks MCP 2026-07-28 only; 2025-11-25 clients are not bridged to it yet' },
-      });
+      return refuse(reply, 'GW_LEGACY_NOT_BRIDGED', requestIdOf(request.body));
     };
 
     scope.route({
@@ -307,9 +322,9 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       // modern client sends over HTTP.
       if (req.id === undefined) return reply.code(202).send();
 
-      const authorization = header(request, 'authorization') ?? undefined;
+      const { principal, authorization } = identityOf(request);
       const caller: CallerContext = {
-        principal: principalOf(authorization),
+        principal,
         capabilities: req.envelope.clientCapabilities,
         ...(authorization ? { authorization } : {}),
         ...(req.envelope.clientInfo ? { clientInfo: req.envelope.clientInfo } : {}),
@@ -379,11 +394,18 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         }
         case 'listen': {
           const signal = stopSignal as AbortSignal;
+          // Both bounds are checked before anything reaches the upstream. The principal's share first: a caller at its
+          // share is told so, and the others keep their streams (a legacy upstream's listen also holds an upstream
+          // session, counted in that pool's bound and share).
+          const mine = listensOf.get(caller.principal) ?? 0;
+          if (mine >= opts.maxListenStreamsPerPrincipal) {
+            throw new GatewayError('GW_PRINCIPAL_SHARE_EXHAUSTED', { args: ['open subscriptions', opts.maxListenStreamsPerPrincipal] });
+          }
           if (listenStreams >= opts.maxListenStreams) {
-            channel.error(id, { code: ErrorCode.InternalError, message: 'Too many open subscriptions; try again later' }, 503);
-            return { outcome: 'refused: too many subscriptions' };
+            throw new GatewayError('GW_TOO_MANY_SUBSCRIPTIONS', { retryAfterSeconds: 1 });
           }
           listenStreams++;
+          listensOf.set(caller.principal, mine + 1);
           try {
             // The acknowledgement starts the stream (ResponseChannel.notify); refusals before it keep their HTTP status.
             const closing = await runListen(route, req, caller, { signal, send: (n) => channel.notify(n), tasks: runtime });
@@ -391,6 +413,9 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
             else channel.result(id, closing);
           } finally {
             listenStreams--;
+            const left = (listensOf.get(caller.principal) ?? 1) - 1;
+            if (left > 0) listensOf.set(caller.principal, left);
+            else listensOf.delete(caller.principal);
           }
           return { outcome: 'subscription ended' };
         }
@@ -405,7 +430,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         }
         case 'removed':
           // validateModernRequest already refused these; kept for exhaustiveness.
-          channel.error(id, { code: ErrorCode.MethodNotFound, message: `Method not found: ${req.method}` }, 404);
+          channelError(channel, id, 'GW_METHOD_NOT_FOUND', { args: [req.method] });
           return { outcome: 'method not found' };
       }
     }

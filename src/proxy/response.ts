@@ -5,7 +5,7 @@
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
-import type { JsonObject, JsonRpcErrorObject, JsonRpcMessage, RequestId } from '../translate/index.js';
+import { catalogAnswer, type JsonObject, type JsonRpcErrorObject, type JsonRpcMessage, type RequestId } from '../translate/index.js';
 
 /** The response channel of one request. */
 export class ResponseChannel {
@@ -59,17 +59,27 @@ export class ResponseChannel {
 
   private finish(message: JsonRpcMessage, status: number): void {
     if (this.ended) return;
+    // Serialized before anything is marked sent: a value that cannot be (nested too deep for the stack) still ends
+    // the response, with an error in its place, instead of leaving it open.
+    let text: string;
+    try {
+      text = JSON.stringify(message);
+    } catch {
+      const answer = catalogAnswer('GW_INTERNAL');
+      text = JSON.stringify({ jsonrpc: '2.0', id: 'id' in message ? message.id : null, error: answer.error });
+      status = answer.status;
+    }
     this.ended = true;
     if (this.keepAlive) clearInterval(this.keepAlive);
     if (this.streaming) {
-      this.write(message);
+      if (!this.reply.raw.destroyed && !this.reply.raw.writableEnded) this.reply.raw.write(`event: message\ndata: ${text}\n\n`);
       this.reply.raw.end();
       return;
     }
     // Written straight to the socket, as one write: the gateway registers no send hooks and the body is serialized
     // here once, so Fastify's serialization and hook chain would only cost time on every answer.
     // Encoded once: its length and the bytes written come from the same buffer (a large result is not scanned twice).
-    const body = Buffer.from(JSON.stringify(message));
+    const body = Buffer.from(text);
     const headers = this.reply.getHeaders();
     this.reply.hijack();
     this.reply.raw.writeHead(status, { ...(headers as OutgoingHttpHeaders), 'content-type': 'application/json', 'content-length': body.length });

@@ -1,8 +1,10 @@
 /** The Fastify application: parsers, limits, the host check, the JSON-RPC error handler, and the endpoints. */
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { ErrorCode } from '../translate/index.js';
+import type { Socket } from 'node:net';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { catalogAnswer, GatewayError, jsonTooDeep, answerOf, type CatalogAnswer, type ErrorKind } from '../translate/index.js';
 import type { MrtrBridge, TaskRuntime, UpstreamRoute } from '../tasks/index.js';
 import type { UpstreamAvailability, UpstreamClient } from '../upstream/index.js';
+import type { Authenticator } from './auth.js';
 import { checkHostOrigin, type HostPolicy } from './host-check.js';
 import { LegacyFace } from './legacy-face.js';
 import type { SessionStore } from './legacy-face-sessions.js';
@@ -18,38 +20,156 @@ export interface EdgeEndpoint {
   availability: UpstreamAvailability;
   /** The stateless 2026-07-28 client the faces use when the upstream speaks that era. */
   modernUpstream: UpstreamClient;
+  /** Who the endpoint's callers are (absent: the default `bearer` mode under a per-process key). */
+  auth?: Authenticator;
 }
 
 /** What the edge is built from. */
 export interface EdgeOptions {
   logger: FastifyServerOptions['logger'];
   bodyLimitBytes: number;
+  /** Bound on receiving a request's headers (Node's `headersTimeout`). */
+  headersTimeoutMs: number;
+  /** Bound on receiving a whole request (Node's `requestTimeout`); responses are not bounded by it. */
+  requestTimeoutMs: number;
+  /** Idle time after which a keep-alive connection is closed (Node's `keepAliveTimeout`). */
+  idleTimeoutMs: number;
+  /** Deepest JSON nesting accepted in a request body. */
+  maxJsonDepth: number;
   hostPolicy: HostPolicy;
   keepAliveMs: number;
   maxListenStreams: number;
+  /** A principal's share of `maxListenStreams` (default: all of it). */
+  maxListenStreamsPerPrincipal?: number;
   bridge: MrtrBridge;
   runtime: TaskRuntime;
-  /** Bounds of the sessions the legacy face mints for 2025-11-25 clients. */
-  clientSessions: { max: number; idleMs: number };
+  /**
+   * Bounds of the sessions the legacy face mints for 2025-11-25 clients, and a principal's shares of them (sessions,
+   * GET streams; default: all of them).
+   */
+  clientSessions: { max: number; idleMs: number; maxPerPrincipal?: number; maxStreamsPerPrincipal?: number };
   /** Where those sessions are shared with the other instances (the task store); absent: this instance alone. */
   sessionStore?: SessionStore;
   endpoints: EdgeEndpoint[];
   version: string;
 }
 
-const FASTIFY_ERRORS: Record<string, { status: number; code: number; message: string }> = {
-  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: ErrorCode.ParseError, message: 'Parse error: the body is not valid JSON' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: ErrorCode.ParseError, message: 'Parse error: empty body' },
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: ErrorCode.InvalidRequest, message: 'Request body too large' },
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: ErrorCode.InvalidRequest, message: 'Unsupported Content-Type: use application/json' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: ErrorCode.InvalidRequest, message: 'Invalid Content-Length' },
+/** Fastify's own refusals of a request, by code → the catalog entry answering them. */
+const FASTIFY_ERRORS: Record<string, ErrorKind> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'GW_PARSE_ERROR',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'GW_EMPTY_BODY',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'GW_BODY_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'GW_UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'GW_INVALID_CONTENT_LENGTH',
 };
+
+/**
+ * How much of a refused body is still read (and dropped) before the connection is closed. A client that sends its
+ * whole body before reading the answer (fetch, most HTTP clients) sees a reset instead of the 413 when the socket is
+ * closed under its writes; reading on lets it finish and read the answer. Beyond this, or after
+ * `requestTimeoutMs`, the connection is cut.
+ */
+const REFUSED_BODY_DRAIN_BYTES = 64 * 1024 * 1024;
+
+/** A catalog answer as the HTTP layer sends it: a JSON-RPC error without an id (none was read). */
+function rpcBody(answer: CatalogAnswer): string {
+  return JSON.stringify({ jsonrpc: '2.0', id: null, error: answer.error });
+}
+
+/** Node's and llhttp's codes of a request refused before it reached Fastify → the catalog entry answering it. */
+function clientErrorKind(code: string | undefined): ErrorKind {
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'GW_REQUEST_TIMEOUT';
+  if (code === 'HPE_HEADER_OVERFLOW') return 'GW_HEADERS_TOO_LARGE';
+  return 'GW_BAD_REQUEST';
+}
+
+/**
+ * Answers what Node's HTTP parser refused (a malformed request line or header, headers over the size limit, a request
+ * that did not arrive within its timeout) with a catalog error, then closes the connection: what follows on it can no
+ * longer be framed. Nothing is written when a response has already begun on the socket (it would corrupt it).
+ */
+function clientErrorHandler(this: FastifyInstance, err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const kind = clientErrorKind(err.code);
+  const answer = catalogAnswer(kind, kind === 'GW_BAD_REQUEST' ? { args: ['malformed HTTP request'] } : {});
+  this.log.debug({ err, kind }, 'client error');
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
+    const body = rpcBody(answer);
+    socket.end(
+      `HTTP/1.1 ${answer.status} ${STATUS_TEXT[answer.status] ?? 'Error'}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    // Half-closed: the answer is flushed before the socket goes (bounded: destroyed once written or after a second).
+    socket.once('finish', () => socket.destroy());
+    setTimeout(() => socket.destroy(), 1_000).unref();
+    return;
+  }
+  socket.destroy();
+}
+
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+
+/**
+ * Refuses a body over the limit with 413 and `Connection: close`, reading and dropping the rest of it (bounded) before
+ * the socket closes, so that the client receives the answer instead of a reset.
+ */
+function refuseBody(request: FastifyRequest, reply: FastifyReply): void {
+  const answer = catalogAnswer('GW_BODY_TOO_LARGE');
+  const body = rpcBody(answer);
+  const req = request.raw;
+  const res = reply.raw;
+  reply.hijack();
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  // The whole answer now; the response ends (and Node closes the connection) once the request has been read.
+  res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  res.write(body);
+  if (req.complete || req.destroyed) {
+    res.end();
+    return;
+  }
+  let dropped = 0;
+  const onData = (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > REFUSED_BODY_DRAIN_BYTES) {
+      done();
+      req.socket.destroy();
+    }
+  };
+  const done = () => {
+    req.off('data', onData);
+    req.off('end', done);
+    req.off('error', done);
+    req.off('close', done);
+    if (!res.writableEnded) res.end();
+  };
+  req.on('data', onData);
+  req.once('end', done);
+  req.once('error', done);
+  req.once('close', done);
+  req.resume();
+}
 
 /** Builds the not-yet-listening Fastify app. */
 export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: opts.logger,
     bodyLimit: opts.bodyLimitBytes,
+    // Node bounds receiving a request (its headers, then all of it) and idle keep-alive connections; Fastify passes
+    // `http` to http.createServer and sets requestTimeout and keepAliveTimeout itself. The request timeout stops at the
+    // request's end: an answer may stream for as long as it needs. Connections are checked at a quarter of the
+    // shorter bound (Node's default, every 30 s, would let a 1 s timeout fire 30 s late).
+    http: {
+      headersTimeout: opts.headersTimeoutMs,
+      requestTimeout: opts.requestTimeoutMs,
+      keepAliveTimeout: opts.idleTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(Math.min(opts.headersTimeoutMs, opts.requestTimeoutMs) / 4))),
+    },
+    requestTimeout: opts.requestTimeoutMs,
+    keepAliveTimeout: opts.idleTimeoutMs,
+    clientErrorHandler,
     return503OnClosing: true,
     forceCloseConnections: true,
     // One operator line per MCP request comes from the endpoint (method, era, upstream, outcome, duration).
@@ -62,6 +182,8 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '' && request.method !== 'POST') return done(null, undefined);
+    // Refused before parsing: whatever walks the parsed value (serializing, validating, translating) recurses.
+    if (jsonTooDeep(body as string, opts.maxJsonDepth)) return done(new GatewayError('GW_TOO_DEEP', { args: [opts.maxJsonDepth] }), undefined);
     keepRawBody(request, body as string);
     return json(request, body as string, done);
   });
@@ -81,20 +203,33 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
     }
     if (refused) {
       request.log.warn({ reason: refused }, 'request refused by the host check');
-      void reply.code(403).send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: 'Forbidden: Host or Origin not allowed' } });
+      void sendAnswer(reply, catalogAnswer('GW_FORBIDDEN_HOST'));
       return;
     }
     done();
   });
 
-  app.setErrorHandler((err: { code?: string; statusCode?: number; message?: string }, request, reply) => {
+  // A declared length over the limit is refused before any of the body is read (Fastify would check it only when
+  // parsing begins, after the other hooks); a chunked body that grows over it is refused by the parser (error handler).
+  app.addHook('onRequest', (request, reply, done) => {
+    const declared = Number(request.headers['content-length']);
+    if (declared > opts.bodyLimitBytes) {
+      refuseBody(request, reply);
+      return;
+    }
+    done();
+  });
+
+  app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, request, reply) => {
     const known = err.code ? FASTIFY_ERRORS[err.code] : undefined;
-    if (known) return reply.code(known.status).send({ jsonrpc: '2.0', id: null, error: { code: known.code, message: known.message } });
+    if (known === 'GW_BODY_TOO_LARGE') return refuseBody(request, reply);
+    if (known) return sendAnswer(reply, catalogAnswer(known));
+    if (err instanceof GatewayError) return sendAnswer(reply, answerOf(err));
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-      return reply.code(err.statusCode).send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: err.message ?? 'Bad request' } });
+      return sendAnswer(reply, catalogAnswer('GW_BAD_REQUEST', { args: [err.message || 'refused'] }));
     }
     request.log.error({ err }, 'unhandled error');
-    return reply.code(500).send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InternalError, message: 'Internal error' } });
+    return sendAnswer(reply, catalogAnswer('GW_INTERNAL'));
   });
 
   // The same upstream reached through its stateless 2026-07-28 client: the legacy face's route when the upstream speaks
@@ -116,6 +251,8 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
           keepAliveMs: opts.keepAliveMs,
           maxSessions: opts.clientSessions.max,
           idleMs: opts.clientSessions.idleMs,
+          ...(opts.clientSessions.maxPerPrincipal !== undefined ? { maxSessionsPerPrincipal: opts.clientSessions.maxPerPrincipal } : {}),
+          ...(opts.clientSessions.maxStreamsPerPrincipal !== undefined ? { maxStreamsPerPrincipal: opts.clientSessions.maxStreamsPerPrincipal } : {}),
           ...(opts.sessionStore ? { store: opts.sessionStore } : {}),
         },
       ),
@@ -126,7 +263,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
   // MRTR retries that landed on another instance come here to the call this instance holds, and run as if they had
   // arrived here (the hold names its route).
   opts.bridge.serveRelayed((route, req, caller, hooks) => runRequest(opts.runtime, opts.bridge, route, req, caller, hooks));
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not found' }));
+  app.setNotFoundHandler((_request, reply) => sendAnswer(reply, catalogAnswer('GW_NOT_FOUND')));
   // Liveness plus a few gauges for operators (no per-caller data).
   app.get('/healthz', async () => ({
     status: 'ok',
@@ -152,8 +289,16 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       runtime: opts.runtime,
       keepAliveMs: opts.keepAliveMs,
       maxListenStreams: opts.maxListenStreams,
+      maxListenStreamsPerPrincipal: opts.maxListenStreamsPerPrincipal ?? opts.maxListenStreams,
       availability: e.availability,
+      ...(e.auth ? { auth: e.auth } : {}),
     });
   }
   return app;
+}
+
+/** Sends a catalog answer from the HTTP layer (no request id was read). */
+function sendAnswer(reply: FastifyReply, answer: CatalogAnswer): FastifyReply {
+  if (answer.retryAfterSeconds !== undefined) void reply.header('retry-after', String(answer.retryAfterSeconds));
+  return reply.code(answer.status).type('application/json').send(rpcBody(answer));
 }

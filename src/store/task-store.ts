@@ -5,7 +5,7 @@
  * instances. Two implementations keep the same contract (one test suite runs against both): memory (one process)
  * and Redis (several instances).
  */
-import type { JsonObject, TaskId, TaskRecord } from '../translate/index.js';
+import { GatewayError, type JsonObject, type TaskId, type TaskRecord } from '../translate/index.js';
 
 /**
  * Why a compare-and-set did not apply: the record is unknown or expired (`not-found`), another writer changed it
@@ -114,15 +114,17 @@ export interface TaskStore {
 /** The part of a store that holds shared values and topics (the sessions the gateway mints for legacy clients). */
 export type SharedValues = Pick<TaskStore, 'putValue' | 'getValue' | 'touchValue' | 'deleteValue' | 'publish' | 'subscribe'>;
 
-/** The store holds as many live tasks as it may (→ 503). */
-export class StoreFullError extends Error {
+/** The store holds as many live tasks as it may (GW_STORE_FULL, 503). */
+export class StoreFullError extends GatewayError {
   constructor(limit: number) {
-    super(`The task store is full (${limit} live tasks); try again later`);
-    this.name = 'StoreFullError';
+    super('GW_STORE_FULL', { args: [limit] });
   }
 }
 
-/** `create` with an id that is already stored (a minting bug or a replay: never overwritten). */
+/**
+ * `create` with an id that is already stored (a minting bug or a replay: never overwritten). Internal: the runtimes
+ * mint ids and never show this to a client as itself (so a plain Error; one that escaped would be GW_INTERNAL).
+ */
 export class TaskIdClashError extends Error {
   constructor(readonly taskId: string) {
     super('A task with this id already exists');
@@ -130,11 +132,13 @@ export class TaskIdClashError extends Error {
   }
 }
 
-/** The store's backend cannot be reached now (Redis down): a fast, clear failure, never a hang (→ 503). */
-export class StoreUnavailableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(`The task store is unavailable: ${message}`, options);
-    this.name = 'StoreUnavailableError';
+/**
+ * The store's backend cannot be reached now (Redis down): a fast, clear failure, never a hang (GW_STORE_UNAVAILABLE,
+ * 503 with `Retry-After`). The client's message names no backend detail; `detail` keeps it for the operator log.
+ */
+export class StoreUnavailableError extends GatewayError {
+  constructor(readonly detail: string, options?: { cause?: unknown }) {
+    super('GW_STORE_UNAVAILABLE', { cause: options?.cause });
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import {
   ErrorCode,
+  GatewayError,
   isInputDeclared,
   isInputMethod,
   isObject,
@@ -22,13 +23,12 @@ import {
 import { InputLedger, taskAsCall, type UpstreamCall, type UpstreamTask } from '../upstream/index.js';
 
 /**
- * The -32021 a client gets when the upstream needs an input kind it did not declare (2026-07-28 schema
- * `MissingRequiredClientCapabilityError`; conformance).
+ * The -32021 a client gets when the upstream needs an input kind it did not declare (GW_MISSING_CAPABILITY; 2026-07-28
+ * schema `MissingRequiredClientCapabilityError`; conformance). `data.requiredCapabilities` names what is missing.
  */
-export class MissingCapabilityError extends Error {
+export class MissingCapabilityError extends GatewayError {
   constructor(readonly requiredCapabilities: JsonObject, what: string) {
-    super(`The upstream needs ${what}, which this request's clientCapabilities do not declare`);
-    this.name = 'MissingCapabilityError';
+    super('GW_MISSING_CAPABILITY', { args: [what], data: { requiredCapabilities } });
   }
 }
 

@@ -9,18 +9,23 @@
  * that hears no `ack` within `ackMs` treats the target as gone.
  */
 import { randomBytes } from 'node:crypto';
-import { isObject, type JsonObject } from '../translate/index.js';
+import { GatewayError, isObject, type JsonObject } from '../translate/index.js';
 import type { TaskStore } from '../store/index.js';
 
-/** The instance a request was addressed to is gone (no heartbeat, or no acknowledgement in time). */
-export class InstanceGoneError extends Error {
+/**
+ * The instance a request was addressed to is gone (no heartbeat, or no acknowledgement in time). A client gets it when
+ * its MRTR retry was for that instance (GW_INSTANCE_GONE); the task runtimes catch it and take the work over.
+ */
+export class InstanceGoneError extends GatewayError {
   constructor(readonly instance: string) {
-    super('The gateway instance holding this work is gone');
-    this.name = 'InstanceGoneError';
+    super('GW_INSTANCE_GONE');
   }
 }
 
-/** The remote handler failed; its message, as the target reported it. */
+/**
+ * The remote handler failed; its message, as the target reported it. Internal: the asker rebuilds the error it stands
+ * for (see the MRTR bridge), so a plain Error; one that escaped would be GW_INTERNAL.
+ */
 export class RemoteError extends Error {
   constructor(message: string, readonly remoteName: string) {
     super(message);

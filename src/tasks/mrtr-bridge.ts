@@ -12,8 +12,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
-  ERROR_CATALOG,
   ErrorCode,
+  ERROR_CATALOG,
   GatewayError,
   META,
   asErrorObject,
@@ -26,14 +26,13 @@ import {
   modernResult,
   progressTokenOf,
   relayedOnRequestStream,
-  type ErrorKind,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcNotification,
+  type ErrorKind,
   type JsonRpcResponse,
   type ModernRequest,
 } from '../translate/index.js';
-import { StoreFullError, StoreUnavailableError } from '../store/index.js';
 import {
   callNow,
   UpstreamBusyError,
@@ -43,11 +42,10 @@ import {
   UpstreamUnavailableError,
   type UpstreamTask,
 } from '../upstream/index.js';
-import { Conversation, MissingCapabilityError } from './conversation.js';
+import { Conversation } from './conversation.js';
 import { InstanceGoneError, RemoteError, type InstanceBus } from './instance-bus.js';
 import type { CallerContext, UpstreamRoute } from './route.js';
 import type { Sealer } from './sealing.js';
-import { InvalidCursorError, TaskAlreadyTerminalError, TooManyTasksError, UnknownTaskError } from './task-limits.js';
 
 /** The outcome of a forwarded request, already in modern shape. */
 export type Outcome = { kind: 'result'; result: JsonObject } | { kind: 'error'; error: JsonRpcErrorObject };
@@ -123,11 +121,14 @@ export type RoundResult =
   /** The client's answer is ready: an `InputRequiredResult` (the call is held), or a cancellation. */
   | { kind: 'outcome'; outcome: Outcome };
 
-/** Thrown for an invalid `requestState`: the edge answers -32602. */
-export class InvalidRequestStateError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'InvalidRequestStateError';
+/**
+ * Thrown for an invalid `requestState` (GW_INVALID_REQUEST_STATE, 400 with -32602). Every invalid state gets the one
+ * catalog message, whatever is wrong with it (no oracle for forged, foreign or expired states); `detail` says what
+ * for the operator log only.
+ */
+export class InvalidRequestStateError extends GatewayError {
+  constructor(readonly detail = '') {
+    super('GW_INVALID_REQUEST_STATE');
   }
 }
 
@@ -424,57 +425,49 @@ function isOutcome(v: unknown): v is Outcome {
   return isObject(v) && ((v.kind === 'result' && isObject(v.result)) || (v.kind === 'error' && isObject(v.error)));
 }
 
-/** An error as it travels back from the holding instance: its name, message and what the edge's mapping reads. */
+/**
+ * An error as it travels back from the holding instance: a catalog error as its kind, arguments and data (so the
+ * asker answers exactly what the holder would have), with what the upstream errors carry besides; anything else as
+ * its name and message.
+ */
 function describeError(e: unknown): JsonObject {
   const err = e instanceof Error ? e : new Error(String(e));
   const out: JsonObject = { name: err.name, message: err.message };
-  if (e instanceof MissingCapabilityError) out.requiredCapabilities = e.requiredCapabilities;
+  if (!(e instanceof GatewayError)) return out;
+  Object.assign(out, { kind: e.kind, args: e.args.map((a) => (typeof a === 'number' ? a : String(a))) });
+  if (e.data !== undefined) out.data = e.data as JsonObject;
+  if (e.retryAfterSeconds !== undefined) out.retryAfterSeconds = e.retryAfterSeconds;
   if (e instanceof UpstreamDownError) Object.assign(out, { upstream: e.upstream, retryAfterMs: e.retryAfterMs });
   if (e instanceof UpstreamHttpError) Object.assign(out, { status: e.status, bodyText: e.bodyText });
-  if (e instanceof TaskAlreadyTerminalError) out.status = e.status;
-  if (e instanceof InstanceGoneError) out.instance = e.instance;
-  if (e instanceof GatewayError) Object.assign(out, { kind: e.kind, ...(e.data !== undefined ? { data: e.data as JsonObject } : {}) });
+  if (e instanceof UpstreamUnavailableError || e instanceof UpstreamTimeoutError || e instanceof UpstreamBusyError) out.detail = e.detail;
   return out;
 }
 
-/** The error the holding instance failed with, rebuilt by name, so that the edge maps it as it would have there. */
+/**
+ * The error the holding instance failed with, rebuilt: the upstream errors as their classes (the asker's edge reads
+ * them to suspect the upstream), any other catalog error as a `GatewayError` of the same kind; the rest is internal.
+ */
 function rebuildError(d: JsonObject): Error {
   const message = typeof d.message === 'string' ? d.message : 'remote failure';
   const str = (v: unknown) => (typeof v === 'string' ? v : '');
-  const keep = <E extends Error>(e: E): E => Object.assign(e, { message });
   switch (d.name) {
-    case 'GatewayError':
-      if (typeof d.kind === 'string' && Object.hasOwn(ERROR_CATALOG, d.kind)) return keep(new GatewayError(d.kind as ErrorKind, d.data !== undefined ? { data: d.data } : {}));
-      return new Error(message);
-    case 'InvalidRequestStateError':
-      return new InvalidRequestStateError(message);
-    case 'MissingCapabilityError':
-      return keep(new MissingCapabilityError(isObject(d.requiredCapabilities) ? d.requiredCapabilities : {}, ''));
-    case 'TooManyTasksError':
-      return keep(new TooManyTasksError(0));
-    case 'UnknownTaskError':
-      return new UnknownTaskError();
-    case 'InvalidCursorError':
-      return new InvalidCursorError();
-    case 'TaskAlreadyTerminalError':
-      return new TaskAlreadyTerminalError(str(d.status));
-    case 'StoreFullError':
-      return keep(new StoreFullError(0));
-    case 'StoreUnavailableError':
-      return keep(new StoreUnavailableError(''));
-    case 'InstanceGoneError':
-      return new InstanceGoneError(str(d.instance));
     case 'UpstreamTimeoutError':
-      return new UpstreamTimeoutError(message);
+      return new UpstreamTimeoutError(str(d.detail));
     case 'UpstreamUnavailableError':
-      return new UpstreamUnavailableError(message);
+      return new UpstreamUnavailableError(str(d.detail));
     case 'UpstreamBusyError':
-      return new UpstreamBusyError(message);
+      return new UpstreamBusyError(str(d.detail));
     case 'UpstreamHttpError':
       return new UpstreamHttpError(typeof d.status === 'number' ? d.status : 502, str(d.bodyText));
     case 'UpstreamDownError':
       return new UpstreamDownError(str(d.upstream), typeof d.retryAfterMs === 'number' ? d.retryAfterMs : 1_000);
-    default:
-      return new Error(message);
   }
+  if (typeof d.kind === 'string' && Object.hasOwn(ERROR_CATALOG, d.kind)) {
+    return new GatewayError(d.kind as ErrorKind, {
+      args: Array.isArray(d.args) ? d.args : [],
+      ...(d.data !== undefined ? { data: d.data } : {}),
+      ...(typeof d.retryAfterSeconds === 'number' ? { retryAfterSeconds: d.retryAfterSeconds } : {}),
+    });
+  }
+  return new Error(message);
 }

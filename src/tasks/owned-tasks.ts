@@ -35,7 +35,7 @@ import type { TaskOrigin } from './proxied-tasks.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
 import type { Sealer } from './sealing.js';
 import { finished, type TaskEvents, type TaskOutcome } from './task-events.js';
-import { clampTtl, mintTaskId, nowIso, TaskAlreadyTerminalError, TooManyTasksError, type TaskLimits } from './task-limits.js';
+import { clampTtl, mintTaskId, nowIso, TaskAlreadyTerminalError, TooManyTasksError, upstreamFailureMessage, type TaskLimits } from './task-limits.js';
 
 /** How long a running task's record change waits for an unavailable store to come back. */
 const STORE_RETRY_MS = 5 * 60_000;
@@ -449,7 +449,7 @@ export class OwnedTasks {
       if (stop.aborted) return;
       live.conv.cancel('gateway error');
       // The upstream's own budget may end the call before the task's does (its headers did not come in time).
-      const message = e instanceof UpstreamTimeoutError ? TIMED_OUT : `Upstream unavailable: ${(e as Error).message}`;
+      const message = e instanceof UpstreamTimeoutError ? TIMED_OUT : upstreamFailureMessage(e);
       // A run never rejects (nobody awaits a background run): an outcome that cannot be stored, even after the store's
       // retries, is left to the lease (another instance takes the task over when this one lets it lapse).
       await this.finishRun(taskId, attempt, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message).catch(() => {});

@@ -31,7 +31,7 @@ import { InstanceGoneError, type InstanceBus } from './instance-bus.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
 import type { Sealer } from './sealing.js';
 import type { TaskEvents, TaskOutcome } from './task-events.js';
-import { clampTtl, mintTaskId, nowIso, TaskAlreadyTerminalError, TooManyTasksError, type TaskLimits } from './task-limits.js';
+import { clampTtl, mintTaskId, nowIso, TaskAlreadyTerminalError, TooManyTasksError, upstreamFailureMessage, type TaskLimits } from './task-limits.js';
 
 /** Who a task is created for, beyond the caller's principal. */
 export interface TaskOrigin {
@@ -587,7 +587,7 @@ export class ProxiedTasks {
         }
         // The seam retries its own waits; a failure that reaches here repeatedly means the upstream is gone.
         if (++failures >= FOLLOW_ATTEMPTS) {
-          const message = `Upstream unavailable: ${(e as Error).message}`;
+          const message = upstreamFailureMessage(e);
           await this.written(live, () => this.finish(taskId, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message));
           return;
         }

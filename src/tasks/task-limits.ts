@@ -1,6 +1,6 @@
 /** What every task lifecycle shares: the runtime's limits, task ids, TTL clamping and the errors the edge maps. */
 import { randomBytes } from 'node:crypto';
-import type { TaskId } from '../translate/index.js';
+import { GatewayError, type TaskId } from '../translate/index.js';
 import type { TaskPolicy } from './route.js';
 
 /** Runtime limits and defaults. */
@@ -13,38 +13,34 @@ export interface TaskLimits {
   gatherMs: number;
 }
 
-/** A principal has as many live tasks as it may (→ 429). */
-export class TooManyTasksError extends Error {
+/** A principal has as many live tasks as it may (GW_TOO_MANY_TASKS, 429). */
+export class TooManyTasksError extends GatewayError {
   constructor(limit: number) {
-    super(`Too many active tasks (limit ${limit}); let some finish or cancel them`);
-    this.name = 'TooManyTasksError';
+    super('GW_TOO_MANY_TASKS', { args: [limit] });
   }
 }
 
-/** An unknown, expired or foreign task id (tasks extension §Protocol Errors: -32602). */
-export class UnknownTaskError extends Error {
+/** An unknown, expired or foreign task id (GW_TASK_UNKNOWN; tasks extension §Protocol Errors: -32602). */
+export class UnknownTaskError extends GatewayError {
   constructor() {
-    super('Unknown task');
-    this.name = 'UnknownTaskError';
+    super('GW_TASK_UNKNOWN');
   }
 }
 
 /**
- * A 2025-11-25 `tasks/cancel` of a task that already ended (2025-11-25 basic/utilities/tasks §Task Cancellation:
- * -32602, "Cannot cancel task: already in terminal status").
+ * A 2025-11-25 `tasks/cancel` of a task that already ended (GW_TASK_TERMINAL; 2025-11-25 basic/utilities/tasks §Task
+ * Cancellation: -32602, "Cannot cancel task: already in terminal status").
  */
-export class TaskAlreadyTerminalError extends Error {
+export class TaskAlreadyTerminalError extends GatewayError {
   constructor(readonly status: string) {
-    super(`Cannot cancel task: already in terminal status '${status}'`);
-    this.name = 'TaskAlreadyTerminalError';
+    super('GW_TASK_TERMINAL', { args: [status] });
   }
 }
 
-/** A `tasks/list` cursor this gateway did not issue (2025-11-25 basic/utilities/tasks §Listing Tasks: -32602). */
-export class InvalidCursorError extends Error {
+/** A `tasks/list` cursor this gateway did not issue (GW_INVALID_CURSOR; 2025-11-25 basic/utilities/tasks §Listing Tasks: -32602). */
+export class InvalidCursorError extends GatewayError {
   constructor() {
-    super('Invalid cursor');
-    this.name = 'InvalidCursorError';
+    super('GW_INVALID_CURSOR');
   }
 }
 
@@ -62,4 +58,13 @@ export function nowIso(): string {
 export function clampTtl(requested: number | null, policy: TaskPolicy, maxTtlMs: number): number {
   const cap = Math.min(policy.maxTtlMs ?? maxTtlMs, maxTtlMs);
   return Math.min(requested ?? cap, cap);
+}
+
+/**
+ * What a task failed by an upstream failure says: a catalog error's own message (already "Upstream unavailable: …",
+ * "Gateway busy: …" or the store's), anything else as an unavailable upstream.
+ */
+export function upstreamFailureMessage(e: unknown): string {
+  if (e instanceof GatewayError) return e.message;
+  return `Upstream unavailable: ${e instanceof Error ? e.message : String(e)}`;
 }

@@ -36,20 +36,88 @@ export const ERROR_CATALOG = {
   GW_UNSUPPORTED_MEDIA_TYPE: { rpc: ErrorCode.InvalidRequest, status: 415, message: 'Unsupported Content-Type: use application/json' },
   GW_INVALID_CONTENT_LENGTH: { rpc: ErrorCode.InvalidRequest, status: 400, message: 'Invalid Content-Length' },
   GW_BAD_REQUEST: { rpc: ErrorCode.InvalidRequest, status: 400, message: 'Bad request: %s' },
+  // Node's header limit (16 KiB in all) ran out before the headers ended.
+  GW_HEADERS_TOO_LARGE: { rpc: ErrorCode.InvalidRequest, status: 431, message: 'Request header fields too large' },
+  // The headers (server.headersTimeoutMs) or the whole request (server.requestTimeoutMs) took too long to arrive.
+  GW_REQUEST_TIMEOUT: { rpc: ErrorCode.InvalidRequest, status: 408, message: 'Request timeout: the request did not arrive in time' },
+  // Refused before parsing (server.maxJsonDepth): what walks a parsed value recurses, and a deep one exhausts the stack.
+  GW_TOO_DEEP: { rpc: ErrorCode.InvalidRequest, status: 400, message: 'JSON nested deeper than %s levels' },
   GW_FORBIDDEN_HOST: { rpc: ErrorCode.InvalidRequest, status: 403, message: 'Forbidden: Host or Origin not allowed' },
   GW_NOT_FOUND: { rpc: ErrorCode.InvalidRequest, status: 404, message: 'Not found' },
   GW_INTERNAL: { rpc: ErrorCode.InternalError, status: 500, message: 'Internal error', fault: true },
+  GW_SHUTTING_DOWN: { rpc: ErrorCode.InternalError, status: 503, message: 'Gateway shutting down' },
+
+  // ── Modern face: a 2026-07-28 request refused by validation (2026-07-28 basic/transports/streamable-http §Server
+  // Validation, basic §Error Codes). The validator words each refusal (which header, which key), so these take the
+  // whole message as their one argument. ──
+  GW_INVALID_REQUEST: { rpc: ErrorCode.InvalidRequest, status: 400, message: '%s' },
+  GW_HEADER_MISMATCH: { rpc: ErrorCode.HeaderMismatch, status: 400, message: '%s' },
+  GW_UNSUPPORTED_VERSION: { rpc: ErrorCode.UnsupportedProtocolVersion, status: 400, message: '%s' },
+  GW_MISSING_ENVELOPE: { rpc: ErrorCode.InvalidParams, status: 400, message: '%s' },
+  GW_METHOD_REMOVED: { rpc: ErrorCode.MethodNotFound, status: 404, message: '%s' },
+  // A method the modern face does not serve (2026-07-28 basic/transports/streamable-http: 404).
+  GW_METHOD_NOT_FOUND: { rpc: ErrorCode.MethodNotFound, status: 404, message: 'Method not found: %s' },
+  GW_LEGACY_NOT_BRIDGED: {
+    rpc: ErrorCode.InvalidRequest,
+    status: 400,
+    message: 'This upstream speaks MCP 2026-07-28 only; 2025-11-25 clients are not bridged to it yet',
+  },
+  GW_TOO_MANY_SUBSCRIPTIONS: { rpc: ErrorCode.InternalError, status: 503, message: 'Too many open subscriptions; try again later' },
+
+  // ── Legacy face: the gateway's own 2025-11-25 sessions (2025-11-25 basic/transports §Session Management) ──
+  GW_NOT_ONE_MESSAGE: { rpc: ErrorCode.InvalidRequest, status: 400, message: 'Invalid Request: expected one JSON-RPC 2.0 message' },
+  // A JSON-RPC message that is neither a request, a notification nor a response.
+  GW_NOT_A_REQUEST: { rpc: ErrorCode.InvalidRequest, status: 400, message: 'Invalid Request' },
+  GW_LEGACY_UNSUPPORTED_VERSION: { rpc: ErrorCode.InvalidRequest, status: 400, message: 'Bad Request: unsupported MCP-Protocol-Version %s' },
+  // -32000 and -32001 are what the SDK's own Streamable HTTP server answers here; 2025 clients know them.
+  GW_SESSION_ID_REQUIRED: { rpc: -32000, status: 400, message: 'Bad Request: Mcp-Session-Id header is required' },
+  GW_SESSION_NOT_FOUND: { rpc: -32001, status: 404, message: 'Session not found' },
+  GW_STREAM_NOT_ACCEPTABLE: { rpc: ErrorCode.InvalidRequest, status: 406, message: 'Not Acceptable: the GET stream needs Accept: text/event-stream' },
+  GW_STREAM_CONFLICT: { rpc: ErrorCode.InvalidRequest, status: 409, message: 'Conflict: only one GET stream per session' },
+  GW_TOO_MANY_SESSIONS: { rpc: ErrorCode.InternalError, status: 503, message: 'Too many sessions; try again later', retryAfterSeconds: 5 },
+  GW_INITIALIZE_PARAMS: { rpc: ErrorCode.InvalidParams, status: 400, message: 'Invalid params: initialize needs protocolVersion and clientInfo' },
+  // In-band (200): a legacy client reads the body of a 200 only, as a legacy server sends its errors.
+  GW_UNKNOWN_LOG_LEVEL: { rpc: ErrorCode.InvalidParams, status: 200, message: 'Invalid params: unknown log level' },
+  GW_URI_REQUIRED: { rpc: ErrorCode.InvalidParams, status: 200, message: 'Invalid params: uri is required' },
+  GW_TASK_ID_REQUIRED: { rpc: ErrorCode.InvalidParams, status: 200, message: 'Invalid params: taskId is required' },
+  GW_SUBSCRIBE_FAILED: { rpc: ErrorCode.InternalError, status: 200, message: 'Could not subscribe upstream' },
+  // Also the gateway's answer to a server request it does not relay.
+  GW_METHOD_NOT_SERVED: { rpc: ErrorCode.MethodNotFound, status: 200, message: 'Method not found: %s' },
+  GW_CLIENT_ANSWER_TIMEOUT: { rpc: ErrorCode.InternalError, status: 200, message: "The client did not answer the server's request in time" },
+  GW_UNSUPPORTED_RESULT_TYPE: {
+    rpc: ErrorCode.InternalError,
+    status: 200,
+    message: 'Upstream answered with result type %s, which a 2025-11-25 client cannot receive',
+  },
+  GW_NEEDS_STREAM: {
+    rpc: ErrorCode.InternalError,
+    status: 200,
+    message: 'The server needs %s, which needs a response stream the client did not accept (Accept: text/event-stream)',
+  },
+  GW_REQUEST_CANCELLED: { rpc: ErrorCode.InternalError, status: 200, message: 'Request cancelled' },
+
+  // ── Authentication (per upstream `auth`): 401 with a WWW-Authenticate challenge (RFC 9110 §11.6.1, RFC 6750 §3);
+  // the message names the class of failure only, never what in a token was wrong ──
+  GW_UNAUTHENTICATED: { rpc: ErrorCode.InvalidRequest, status: 401, message: 'Unauthorized: credentials required' },
+  GW_INVALID_TOKEN: { rpc: ErrorCode.InvalidRequest, status: 401, message: 'Unauthorized: %s token' },
+  // An identity header from an address not in `trustedProxies`: only the fronting proxy may name the caller.
+  GW_UNTRUSTED_SOURCE: { rpc: ErrorCode.InvalidRequest, status: 401, message: 'Unauthorized: this address may not assert an identity' },
+  // The JWT key set could not be fetched (the issuer's outage, not the caller's fault).
+  GW_AUTH_UNAVAILABLE: { rpc: ErrorCode.InternalError, status: 503, message: 'Authentication unavailable; retry shortly', retryAfterSeconds: 5 },
 
   // ── Tasks ──
   GW_TASK_UNKNOWN: { rpc: ErrorCode.InvalidParams, status: 200, message: 'Unknown task' },
+  // 2025-11-25 basic/utilities/tasks §Task Retrieval: a task past its TTL.
+  GW_TASK_EXPIRED: { rpc: ErrorCode.InvalidParams, status: 200, message: 'Failed to retrieve task: Task has expired' },
   GW_TASK_TERMINAL: { rpc: ErrorCode.InvalidParams, status: 200, message: "Cannot cancel task: already in terminal status '%s'" },
   GW_INVALID_CURSOR: { rpc: ErrorCode.InvalidParams, status: 200, message: 'Invalid cursor' },
   GW_TOO_MANY_TASKS: { rpc: ErrorCode.InternalError, status: 429, message: 'Too many active tasks (limit %s); let some finish or cancel them' },
-  GW_STORE_FULL: { rpc: ErrorCode.InternalError, status: 503, message: 'Task store full' },
-  GW_STORE_UNAVAILABLE: { rpc: ErrorCode.InternalError, status: 503, message: 'Task store unavailable; retry shortly', retryAfterSeconds: 1 },
-  GW_MISSING_CAPABILITY: { rpc: ErrorCode.MissingRequiredClientCapability, status: 400, message: '%s' },
+  GW_STORE_FULL: { rpc: ErrorCode.InternalError, status: 503, message: 'The task store is full (%s live tasks); try again later' },
+  GW_STORE_UNAVAILABLE: { rpc: ErrorCode.InternalError, status: 503, message: 'The task store is unavailable; retry shortly', retryAfterSeconds: 1 },
+  // 2026-07-28 schema MissingRequiredClientCapabilityError; `data.requiredCapabilities` names what is missing.
+  GW_MISSING_CAPABILITY: { rpc: ErrorCode.MissingRequiredClientCapability, status: 400, message: "The upstream needs %s, which this request's clientCapabilities do not declare" },
 
-  // ── MRTR ──
+  // ── MRTR (2026-07-28 basic/patterns/mrtr §Server Requirements: an invalid state is -32602) ──
   GW_INVALID_REQUEST_STATE: { rpc: ErrorCode.InvalidParams, status: 400, message: 'Invalid requestState' },
   GW_INSTANCE_GONE: {
     rpc: ErrorCode.InvalidParams,
@@ -68,12 +136,27 @@ export const ERROR_CATALOG = {
   // ── Upstream ──
   GW_UPSTREAM_TIMEOUT: { rpc: ErrorCode.InternalError, status: 504, message: 'Upstream timed out' },
   GW_UPSTREAM_UNAVAILABLE: { rpc: ErrorCode.InternalError, status: 502, message: 'Upstream unavailable: %s' },
+  // A non-2xx answer without a JSON-RPC message in it.
+  GW_UPSTREAM_HTTP: { rpc: ErrorCode.InternalError, status: 502, message: 'Upstream unavailable: upstream answered HTTP %s' },
   GW_UPSTREAM_DOWN: { rpc: ErrorCode.InternalError, status: 503, message: 'Upstream unavailable: %s is down; retry in %s s' },
   GW_UPSTREAM_BUSY: { rpc: ErrorCode.InternalError, status: 503, message: 'Gateway busy: %s' },
+  // An upstream answer the gateway will not handle (nested too deep, too large); the exchange is dropped.
+  GW_UPSTREAM_BAD_MESSAGE: { rpc: ErrorCode.InternalError, status: 502, message: 'Upstream sent an unusable message: %s' },
+
+  // ── Per-principal shares: one caller cannot take a shared resource from the others; checked before any upstream call ──
+  GW_PRINCIPAL_SHARE_EXHAUSTED: {
+    rpc: ErrorCode.InternalError,
+    status: 503,
+    message: 'Too many %s for this caller (at most %s); retry when one of them ends',
+    retryAfterSeconds: 1,
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 /** The code of a catalog entry. */
 export type ErrorKind = keyof typeof ERROR_CATALOG;
+
+/** The entries answered in-band (HTTP 200 carrying a JSON-RPC error): what may go inside an answer of another status. */
+export type InBandKind = { [K in ErrorKind]: (typeof ERROR_CATALOG)[K]['status'] extends 200 ? K : never }[ErrorKind];
 
 /** Fills a message template. */
 export function formatMessage(template: string, args: readonly unknown[]): string {
@@ -95,11 +178,14 @@ export interface GatewayErrorOptions {
 /** An error the gateway answers with: it names its catalog entry, and the edge maps it through the catalog. */
 export class GatewayError extends Error {
   readonly kind: ErrorKind;
+  /** The message template's arguments (what a relay to another instance carries to build the same error). */
+  readonly args: readonly unknown[];
   readonly data: unknown;
   readonly retryAfterSeconds: number | undefined;
   constructor(kind: ErrorKind, opts: GatewayErrorOptions = {}) {
     super(formatMessage(ERROR_CATALOG[kind].message, opts.args ?? []), opts.cause === undefined ? undefined : { cause: opts.cause });
     this.kind = kind;
+    this.args = opts.args ?? [];
     this.data = opts.data;
     this.retryAfterSeconds = opts.retryAfterSeconds ?? (ERROR_CATALOG[kind] as ErrorSpec).retryAfterSeconds;
   }

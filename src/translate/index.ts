@@ -32,6 +32,7 @@ export { methodPolicy, UNKNOWN_METHOD_POLICY, type MethodKind, type MethodPolicy
 export { decodeHeaderValue, encodeHeaderValue, singleHeader, type DecodedHeader } from './headers.js';
 export { classifyEra, metaProtocolVersion, type Era, type EraSignals } from './era.js';
 export {
+  REQUEST_FAILURE_KIND,
   REQUEST_FAILURE_STATUS,
   validateModernRequest,
   type ModernHeaders,
@@ -181,5 +182,7 @@ export {
   type CatalogAnswer,
   type ErrorKind,
   type ErrorSpec,
+  type InBandKind,
   type GatewayErrorOptions,
 } from './error-catalog.js';
+export { jsonTooDeep } from './json-depth.js';

@@ -4,8 +4,8 @@
  * basic), supported versions (2026-07-28 basic/versioning). Expected failures are values; the proxy maps each `reason`
  * to an HTTP status and JSON-RPC code.
  */
-import { ErrorCode, META, SUPPORTED_MODERN_VERSIONS } from './constants.js';
-import { ERROR_CATALOG, formatMessage } from './error-catalog.js';
+import { META, SUPPORTED_MODERN_VERSIONS } from './constants.js';
+import { ERROR_CATALOG, formatMessage, type ErrorKind } from './error-catalog.js';
 import { LOG_LEVELS } from './forwarding.js';
 import { decodeHeaderValue } from './headers.js';
 import { isObject, requestIdOf, type JsonObject, type RequestId } from './jsonrpc.js';
@@ -192,14 +192,19 @@ export function validateModernRequest(headers: ModernHeaders, body: unknown):
 }
 
 /**
- * HTTP status and JSON-RPC code for each refusal reason (2026-07-28 basic §Error Codes; 2026-07-28
- * basic/transports/streamable-http). The one table.
+ * The error catalog's entry for each refusal reason (2026-07-28 basic §Error Codes; 2026-07-28
+ * basic/transports/streamable-http): the status and JSON-RPC code come from the catalog, the message from the failure.
  */
-export const REQUEST_FAILURE_STATUS: Readonly<Record<RequestFailureReason, { status: number; code: number }>> = {
-  'invalid-request': { status: 400, code: ErrorCode.InvalidRequest },
-  'header-mismatch': { status: 400, code: ErrorCode.HeaderMismatch },
-  'unsupported-version': { status: 400, code: ErrorCode.UnsupportedProtocolVersion },
-  'missing-envelope': { status: 400, code: ErrorCode.InvalidParams },
-  'invalid-meta': { status: ERROR_CATALOG.GW_INVALID_META.status, code: ERROR_CATALOG.GW_INVALID_META.rpc },
-  'method-removed': { status: 404, code: ErrorCode.MethodNotFound },
+export const REQUEST_FAILURE_KIND: Readonly<Record<RequestFailureReason, ErrorKind>> = {
+  'invalid-request': 'GW_INVALID_REQUEST',
+  'header-mismatch': 'GW_HEADER_MISMATCH',
+  'unsupported-version': 'GW_UNSUPPORTED_VERSION',
+  'missing-envelope': 'GW_MISSING_ENVELOPE',
+  'invalid-meta': 'GW_INVALID_META',
+  'method-removed': 'GW_METHOD_REMOVED',
 };
+
+/** HTTP status and JSON-RPC code for each refusal reason, as the catalog has them. */
+export const REQUEST_FAILURE_STATUS: Readonly<Record<RequestFailureReason, { status: number; code: number }>> = Object.fromEntries(
+  Object.entries(REQUEST_FAILURE_KIND).map(([reason, kind]) => [reason, { status: ERROR_CATALOG[kind].status, code: ERROR_CATALOG[kind].rpc }]),
+) as Record<RequestFailureReason, { status: number; code: number }>;

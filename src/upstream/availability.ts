@@ -5,17 +5,25 @@
  * callers are refused at once with a retry hint while the upstream is re-probed in the background with bounded
  * exponential backoff.
  */
+import { GatewayError } from '../translate/index.js';
 import { probeUpstream, type UpstreamEras } from './probe.js';
 
-/** The upstream is known to be down; the caller is answered at once, to retry after `retryAfterMs`. */
-export class UpstreamDownError extends Error {
+/** A `Retry-After` in whole seconds, at least 1 (RFC 9110 §10.2.3 takes no fractions). */
+function wholeSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
+}
+
+/**
+ * The upstream is known to be down; the caller is answered at once, to retry after `retryAfterMs`
+ * (GW_UPSTREAM_DOWN, 503 with `Retry-After` in whole seconds, at least 1).
+ */
+export class UpstreamDownError extends GatewayError {
   constructor(
     readonly upstream: string,
     readonly retryAfterMs: number,
     options?: { cause?: unknown },
   ) {
-    super(`upstream ${upstream} is down`, options);
-    this.name = 'UpstreamDownError';
+    super('GW_UPSTREAM_DOWN', { args: [upstream, wholeSeconds(retryAfterMs)], retryAfterSeconds: wholeSeconds(retryAfterMs), cause: options?.cause });
   }
 }
 

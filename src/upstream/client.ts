@@ -27,6 +27,12 @@ import type {
 export interface UpstreamCaller {
   /** The client's Authorization header, forwarded unchanged; also keys per-caller state (legacy sessions). */
   authorization?: string;
+  /**
+   * Who the caller is (the edge's principal: a keyed fingerprint of its credentials, or `anonymous`); legacy upstream
+   * sessions are keyed by it (README §Upstream session isolation). Absent: the caller is not known, and never shares
+   * a session.
+   */
+  principal?: string;
   /** The client's declared capabilities (`elicitation`, `sampling`, `roots`, `extensions`, …). */
   capabilities: JsonObject;
   /** The client's identity (a modern upstream gets it as `io.modelcontextprotocol/clientInfo`). */

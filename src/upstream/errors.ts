@@ -1,32 +1,35 @@
-/** Upstream failures, each keeping its cause (undici/fetch errors, HTTP statuses). */
+/**
+ * Upstream failures, each keeping its cause (undici/fetch errors, HTTP statuses). Those a client can get are
+ * `GatewayError`s naming their catalog entry (src/translate/error-catalog.ts); `detail` keeps what the operator log
+ * needs beyond the catalog's message.
+ */
+import { GatewayError } from '../translate/index.js';
 
-/** The upstream could not be reached, or broke the connection (→ 502). */
-export class UpstreamUnavailableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'UpstreamUnavailableError';
+/** The upstream could not be reached, or broke the connection (GW_UPSTREAM_UNAVAILABLE, 502). */
+export class UpstreamUnavailableError extends GatewayError {
+  constructor(readonly detail: string, options?: { cause?: unknown }) {
+    super('GW_UPSTREAM_UNAVAILABLE', { args: [detail], cause: options?.cause });
   }
 }
 
-/** The upstream did not answer within its budget (→ 504). */
-export class UpstreamTimeoutError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'UpstreamTimeoutError';
+/** The upstream did not answer within its budget (GW_UPSTREAM_TIMEOUT, 504). */
+export class UpstreamTimeoutError extends GatewayError {
+  constructor(readonly detail: string, options?: { cause?: unknown }) {
+    super('GW_UPSTREAM_TIMEOUT', { cause: options?.cause });
   }
 }
 
-/** The upstream answered with an HTTP status that carries no JSON-RPC message (→ 502). */
-export class UpstreamHttpError extends Error {
+/** The upstream answered with an HTTP status that carries no JSON-RPC message (GW_UPSTREAM_HTTP, 502). */
+export class UpstreamHttpError extends GatewayError {
   constructor(readonly status: number, readonly bodyText: string, options?: { cause?: unknown }) {
-    super(`upstream answered HTTP ${status}`, options);
-    this.name = 'UpstreamHttpError';
+    super('GW_UPSTREAM_HTTP', { args: [status], cause: options?.cause });
   }
 }
 
 /**
  * The upstream no longer knows our session (HTTP 404 with a session id, 2025-11-25 basic/transports §Session
- * Management): re-initialize and retry.
+ * Management): re-initialize and retry. Internal: the pool retries on it and it never reaches a client as itself
+ * (so a plain Error, not a catalog entry; one that escaped would be GW_INTERNAL).
  */
 export class SessionExpiredError extends Error {
   constructor() {
@@ -35,22 +38,21 @@ export class SessionExpiredError extends Error {
   }
 }
 
-/** The gateway's own bound on upstream sessions is reached (→ 503). */
-export class UpstreamBusyError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'UpstreamBusyError';
+/** The gateway's own bound on upstream sessions is reached (GW_UPSTREAM_BUSY, 503). */
+export class UpstreamBusyError extends GatewayError {
+  constructor(readonly detail: string, options?: { cause?: unknown }) {
+    super('GW_UPSTREAM_BUSY', { args: [detail], cause: options?.cause });
   }
 }
 
 /**
- * The upstream no longer knows a task it created (expired, or lost with its session; 2025-11-25
- * basic/utilities/tasks §Protocol Errors, tasks extension §Protocol Errors: -32602 for an unknown id).
+ * The upstream no longer knows a task it created (expired, or lost with its session). The task runtimes turn it into
+ * a failed task; one that reaches a client is an unknown task (GW_TASK_UNKNOWN: 2025-11-25 basic/utilities/tasks
+ * §Protocol Errors, tasks extension §Protocol Errors: -32602 for an unknown id).
  */
-export class UpstreamTaskLostError extends Error {
+export class UpstreamTaskLostError extends GatewayError {
   constructor(readonly upstreamTaskId: string, options?: { cause?: unknown }) {
-    super(`the upstream no longer knows task ${upstreamTaskId}`, options);
-    this.name = 'UpstreamTaskLostError';
+    super('GW_TASK_UNKNOWN', { cause: options?.cause });
   }
 }
 

@@ -9,9 +9,28 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import { createParser } from 'eventsource-parser';
 import { Agent, request, type Dispatcher } from 'undici';
+import { GatewayError, jsonTooDeep } from '../translate/index.js';
 
 /** Largest single SSE event or JSON body accepted from an upstream. */
 export const MAX_UPSTREAM_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Deepest JSON nesting accepted in an upstream message. Parsing copes with any depth, but what walks the value
+ * afterwards (translating it, serializing it to the client) recurses and exhausts the stack at a few thousand levels;
+ * a message deeper than this fails its exchange (GW_UPSTREAM_BAD_MESSAGE) instead. Generous for real results (a
+ * client's own requests are held to `server.maxJsonDepth`, at most 1000 too).
+ */
+export const MAX_UPSTREAM_JSON_DEPTH = 1000;
+
+/** Parses one upstream JSON text, refusing one nested deeper than MAX_UPSTREAM_JSON_DEPTH. */
+export function parseUpstreamJson(text: string): unknown {
+  if (jsonTooDeep(text, MAX_UPSTREAM_JSON_DEPTH)) throw tooDeep();
+  return JSON.parse(text);
+}
+
+function tooDeep(): GatewayError {
+  return new GatewayError('GW_UPSTREAM_BAD_MESSAGE', { args: [`JSON nested deeper than ${MAX_UPSTREAM_JSON_DEPTH} levels`] });
+}
 
 /**
  * The connection pool of every upstream (one pool per origin inside). Idle connections are kept for a while, and a
@@ -157,15 +176,15 @@ export class UpstreamResponse {
 
 function* parsedJson(text: string): Generator<unknown> {
   if (text.trim() === '') return;
-  const parsed: unknown = JSON.parse(text);
+  const parsed: unknown = parseUpstreamJson(text);
   if (Array.isArray(parsed)) yield* parsed;
   else yield parsed;
 }
 
 /**
  * The messages of an SSE body, parsed as chunks arrive (eventsource-parser's push parser over the Node stream, with
- * no web-stream adapters in between). Bounded: a partial event larger than MAX_UPSTREAM_MESSAGE_BYTES ends the
- * stream with an error.
+ * no web-stream adapters in between). Bounded: a partial event larger than MAX_UPSTREAM_MESSAGE_BYTES, or one nested
+ * deeper than MAX_UPSTREAM_JSON_DEPTH, ends the stream with an error.
  */
 async function* sseMessages(body: Body): AsyncGenerator<unknown> {
   // undici's body yields Buffers whatever the encoding set: decode here, keeping split UTF-8 sequences whole.
@@ -175,7 +194,12 @@ async function* sseMessages(body: Body): AsyncGenerator<unknown> {
   const parser = createParser({
     maxBufferSize: MAX_UPSTREAM_MESSAGE_BYTES,
     onEvent: (e) => {
-      if ((e.event !== undefined && e.event !== 'message') || !e.data) return;
+      if (failure || (e.event !== undefined && e.event !== 'message') || !e.data) return;
+      // An event too deep to handle fails the stream: skipping it could drop the one answer the call waits for.
+      if (jsonTooDeep(e.data, MAX_UPSTREAM_JSON_DEPTH)) {
+        failure ??= tooDeep();
+        return;
+      }
       let parsed: unknown;
       try {
         parsed = JSON.parse(e.data);
@@ -186,17 +210,19 @@ async function* sseMessages(body: Body): AsyncGenerator<unknown> {
       else out.push(parsed);
     },
     onError: (e) => {
-      if (e.type === 'max-buffer-size-exceeded') failure = new Error('upstream event too large', { cause: e });
+      if (e.type === 'max-buffer-size-exceeded') failure ??= new Error('upstream event too large', { cause: e });
     },
   });
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
       parser.feed(decoder.write(chunk));
+      // What came before a failure is still delivered, in order; nothing after it.
+      if (out.length > 0) {
+        const ready = out;
+        out = [];
+        for (const m of ready) yield m;
+      }
       if (failure) throw failure;
-      if (out.length === 0) continue;
-      const ready = out;
-      out = [];
-      for (const m of ready) yield m;
     }
   } finally {
     if (!body.readableEnded) body.destroy();

@@ -1,7 +1,7 @@
 /**
  * The upstream seam for a legacy (2025-11-25) server, over the session pool. Sessions are keyed by the caller's
- * Authorization (README §How the modern face works, Upstream sessions) and declare every input kind the gateway can
- * bridge, so that the upstream asks and the caller's own declared capabilities are checked per request (an undeclared
+ * principal under the upstream's session scope (README §Upstream session isolation) and declare every input kind the
+ * gateway can bridge, so that the upstream asks and the caller's own declared capabilities are checked per request (an undeclared
  * kind becomes -32021); callers of this class never see a session.
  */
 import {
@@ -23,7 +23,7 @@ import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClie
 import { SessionExpiredError, UpstreamHttpError, UpstreamTaskLostError } from './errors.js';
 import type { LegacySession } from './legacy-session.js';
 import { LegacyUpstreamTask, type LegacyTaskSession } from './legacy-task.js';
-import { LegacySessionPool, type PoolOptions, type SessionKey } from './pool.js';
+import { LegacySessionPool, type PoolOptions, type SessionHold, type SessionKey } from './pool.js';
 
 /** Notifications a listen stream carries (2025-11-25 server/utilities: list changes and resource updates). */
 const LISTEN_METHODS = new Set([
@@ -36,9 +36,12 @@ const LISTEN_METHODS = new Set([
 /** Most notifications queued for a listen consumer that does not keep up (list changes are idempotent). */
 const MAX_QUEUED_NOTIFICATIONS = 1_000;
 
-/** The session key of a caller: its credentials. */
+/** The session key of a caller: its principal, and the credentials its requests carry upstream. */
 export function sessionKeyOf(caller: UpstreamCaller): SessionKey {
-  return caller.authorization ? { authorization: caller.authorization } : {};
+  const key: SessionKey = {};
+  if (caller.principal !== undefined) key.principal = caller.principal;
+  if (caller.authorization) key.authorization = caller.authorization;
+  return key;
 }
 
 interface Subscription {
@@ -83,34 +86,43 @@ export class LegacyUpstreamClient implements UpstreamClient {
     const sent = withCallerCapabilities(asTask ? { ...(params ?? {}), task } : params, caller.capabilities);
     // A task-augmented request is never cancelled with notifications/cancelled (2025-11-25
     // basic/utilities/cancellation, Behavior Requirements): its answer is awaited, and a task it created cancelled.
-    let used: LegacySession | undefined;
-    const call = await this.pool.withSession(
-      key,
-      (s) => {
-        used = s;
-        return s.request(method, sent);
-      },
-      signal,
-    );
-    const hold = this.pool.hold(key);
-    const session = used;
-    return asTask ? new TaskAugmentedCall(call, hold, (e) => this.taskOf(caller, e, session)) : new HeldCall(call, hold);
+    const { value: call, hold } = await this.pool.withHeldSession(key, (s) => s.request(method, sent), signal);
+    const release = () => hold.release();
+    return asTask ? new TaskAugmentedCall(call, release, (e) => this.taskOf(caller, e, hold)) : new HeldCall(call, release);
   }
 
-  /** A CreateTaskResult answer as the call's `task` event (the task holds the session it was created in from here on). */
-  private taskOf(caller: UpstreamCaller, e: CallEvent, session: LegacySession | undefined): CallEvent {
+  /**
+   * A CreateTaskResult answer as the call's `task` event. A legacy task lives in the session that created it
+   * (2025-11-25 basic/utilities/tasks §Security Considerations): the task holds that very session for its life and
+   * sends its requests there, whatever the session scope.
+   */
+  private taskOf(caller: UpstreamCaller, e: CallEvent, hold: SessionHold): CallEvent {
     if (e.kind !== 'response' || !('result' in e.message)) return e;
     const created = readCreateTaskResultV1(e.message.result);
     if (!created) return e;
     const meta = isObject(e.message.result._meta) ? e.message.result._meta : undefined;
-    const release = this.retain(caller);
+    const taskHold = hold.retain();
+    const session = hold.session;
+    const taskId = created.task.taskId;
     const pooled: LegacyTaskSession = {
-      sessionId: session?.sessionId,
-      call: (m, p, signal) => this.call(caller, m, p, signal),
+      sessionId: session.sessionId,
+      async call(method, params, signal) {
+        const use = taskHold.retain();
+        try {
+          // The session declares the gateway's capabilities; the request carries the caller's own (as `call` does).
+          const call = await session.request(method, withCallerCapabilities(params, caller.capabilities), signal);
+          return new HeldCall(call, () => use.release());
+        } catch (err) {
+          use.release();
+          // The session the task lived in is gone upstream, and the task with it.
+          if (err instanceof SessionExpiredError) throw new UpstreamTaskLostError(taskId, { cause: err });
+          throw err;
+        }
+      },
       release: (runsOn) => {
         // A task left running (handed to another instance, or at shutdown) must not end with a DELETE of its session.
-        if (runsOn && session) session.keepUpstream = true;
-        release();
+        if (runsOn) session.keepUpstream = true;
+        taskHold.release();
       },
     };
     return { kind: 'task', task: new LegacyUpstreamTask(this, caller, created.task, meta, { session: pooled }) };

@@ -9,6 +9,7 @@
  */
 import {
   ErrorCode,
+  GatewayError,
   LEGACY_VERSION,
   LEGACY_VERSIONS,
   identityFromInitialize,
@@ -25,7 +26,7 @@ import {
   type UpstreamIdentity,
 } from '../translate/index.js';
 import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamUnavailableError } from './errors.js';
-import { exchange, type UpstreamResponse } from './http.js';
+import { exchange, parseUpstreamJson, type UpstreamResponse } from './http.js';
 import { drain } from './call-wrappers.js';
 import type { UpstreamCall } from './client.js';
 import { QueuedCall } from './call-queue.js';
@@ -151,6 +152,16 @@ export class LegacySession {
     }
     this.streamListeners.add(listener);
     return () => this.streamListeners.delete(listener);
+  }
+
+  /**
+   * Sends later requests of the session with `authorization` (the same principal's renewed credentials); the session
+   * itself stays the same.
+   */
+  useAuthorization(authorization: string | undefined): void {
+    if (authorization === undefined || this.opts.headers.authorization === authorization) return;
+    this.opts.headers.authorization = authorization;
+    this.headerCache = undefined;
   }
 
   /** The headers of every request of the session, rebuilt only when its id or version changes (read-only). */
@@ -338,7 +349,8 @@ export class LegacySession {
       }
       call.push({ kind: 'failure', error: new UpstreamUnavailableError('upstream closed the stream before answering') });
     } catch (cause) {
-      call.push({ kind: 'failure', error: new UpstreamUnavailableError('upstream stream broke', { cause }) });
+      // A message refused as unusable (nested too deep) says so; anything else broke the stream.
+      call.push({ kind: 'failure', error: cause instanceof GatewayError ? cause : new UpstreamUnavailableError('upstream stream broke', { cause }) });
     }
   }
 
@@ -405,7 +417,7 @@ function saysSessionGone(body: unknown): boolean {
 
 function safeJson(text: string): unknown {
   try {
-    return JSON.parse(text);
+    return parseUpstreamJson(text);
   } catch {
     return undefined;
   }

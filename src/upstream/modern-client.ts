@@ -37,6 +37,7 @@ import {
   MRTR_METHODS,
   TASKS_EXTENSION,
   errorResponse,
+  GatewayError,
   identityFromDiscover,
   isErrorResponse,
   isNotification,
@@ -64,7 +65,7 @@ import {
 } from '../translate/index.js';
 import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats, UpstreamTask, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
 import { fetchFailure, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
-import { exchange, type UpstreamResponse } from './http.js';
+import { exchange, parseUpstreamJson, type UpstreamResponse } from './http.js';
 import { QueuedCall } from './call-queue.js';
 import { ModernUpstreamTask } from './modern-task.js';
 
@@ -609,6 +610,8 @@ async function readResponse(call: ModernCall, messages: AsyncIterable<unknown>, 
   } catch (cause) {
     if (call.finished) return undefined;
     if (call.signal.aborted) throw abortReason(call.signal, cause);
+    // A message refused as unusable (nested too deep) says so; anything else broke the stream.
+    if (cause instanceof GatewayError) throw cause;
     throw new UpstreamUnavailableError('upstream stream broke', { cause });
   }
   return undefined;
@@ -645,7 +648,7 @@ function failureOf(cause: unknown, signal: AbortSignal): Error {
 
 function abortReason(signal: AbortSignal, cause?: unknown): Error {
   const reason: unknown = signal.reason;
-  if (reason instanceof UpstreamTimeoutError) return new UpstreamTimeoutError(reason.message, { cause: cause ?? reason });
+  if (reason instanceof UpstreamTimeoutError) return new UpstreamTimeoutError(reason.detail, { cause: cause ?? reason });
   return reason instanceof Error ? reason : new Error('aborted', { cause });
 }
 
@@ -677,7 +680,7 @@ function sameParams(a: HeaderParam[], b: HeaderParam[]): boolean {
 
 function safeJson(text: string): unknown {
   try {
-    return JSON.parse(text);
+    return parseUpstreamJson(text);
   } catch {
     return undefined;
   }

@@ -1,14 +1,30 @@
 /**
- * The legacy session pool of one upstream. Requests whose credentials (the Authorization header, hashed) differ never
- * share a session (README §How the modern face works, Upstream sessions). Every session declares each input kind the
- * gateway can bridge, so declared client capabilities do not split sessions: they are checked per request when the
- * upstream asks. Bounded: at most `max` sessions; idle ones are closed after `idleMs`; an expired session (404) is
- * re-initialized once.
+ * The legacy session pool of one upstream. A 2025-11-25 session carries state on the upstream (roots it asked for and
+ * cached, subscriptions, tasks: 2025-11-25 basic/transports §Session Management), so who shares a session is a
+ * security decision, made explicit here (README §Upstream session isolation):
+ * - scope `principal`: one pooled session per principal (the edge's keyed fingerprint of the caller's credentials),
+ *   never shared across principals;
+ * - scope `request`: a fresh session per request, ended (DELETE) once the request and whatever it left running (an
+ *   MRTR round, a task, a listen stream) are done;
+ * - callers without credentials (principal `anonymous`) cannot be told apart: `anonymousScope` `request` (the default)
+ *   gives each request its own session, `shared` lets them share one;
+ * - a caller whose principal is not known gets a session of its own, as in scope `request`.
+ * Every session declares each input kind the gateway can bridge, so declared client capabilities do not split sessions
+ * (they are checked per request when the upstream asks): varying them never initializes another session.
+ *
+ * Bounded: at most `max` sessions (joined ones included); at most `maxPerPrincipal` of them for one principal, so that
+ * no caller can take every session from the others (past its share, the principal's own least recently used idle
+ * session is closed, else its request is refused before anything is sent upstream). Idle pooled sessions are closed
+ * after `idleMs`; an expired session (404) is re-initialized once.
  */
-import { createHash } from 'node:crypto';
-import { BRIDGED_INPUT_CAPABILITIES, LEGACY_VERSION, LEGACY_VERSIONS, type UpstreamIdentity } from '../translate/index.js';
+import { BRIDGED_INPUT_CAPABILITIES, GatewayError, LEGACY_VERSION, LEGACY_VERSIONS, type UpstreamIdentity } from '../translate/index.js';
 import { SessionExpiredError, UpstreamBusyError, UpstreamUnavailableError } from './errors.js';
 import { LegacySession } from './legacy-session.js';
+
+/** Who shares a session among callers with credentials (see the module comment). */
+export type SessionScope = 'principal' | 'request';
+/** Who shares a session among callers without credentials. */
+export type AnonymousSessionScope = 'request' | 'shared';
 
 /** Options of one upstream's pool. */
 export interface PoolOptions {
@@ -16,39 +32,74 @@ export interface PoolOptions {
   staticHeaders: Record<string, string>;
   timeoutMs: number;
   max: number;
+  /** Sessions one principal may hold at once (default: `max`). */
+  maxPerPrincipal?: number;
   idleMs: number;
   clientInfo: { name: string; version: string };
+  /** Who shares a session (default `principal`). */
+  scope?: SessionScope;
+  /** Who shares a session among callers without credentials (default `request`). */
+  anonymousScope?: AnonymousSessionScope;
 }
 
-/** Who a session is for: the caller's credentials. */
+/** Who a session is for: the caller's principal, and the credentials sent upstream on its behalf. */
 export interface SessionKey {
+  /** The edge's principal (`anonymous` without credentials); absent: not known, never shared. */
+  principal?: string;
   authorization?: string;
 }
 
+/** The principal of callers without credentials (the edge's `ANONYMOUS`, proxy/principal.ts). */
+const ANONYMOUS = 'anonymous';
+
 interface Entry {
+  /** The key it is pooled under; `undefined` for a session of one request. */
+  key: string | undefined;
+  /** Whose share it counts against. */
+  owner: string;
   session: Promise<LegacySession>;
   lastUsed: number;
   inUse: number;
+  /** Taken out of the pool (closed, evicted, or failed): holds still running finish on it. */
+  gone: boolean;
 }
 
 interface Joined {
+  owner: string;
   session: LegacySession;
   refs: number;
 }
 
+/**
+ * A hold on one session: it is neither idle-closed nor evicted (nor, for a session of one request, ended) until
+ * released. `retain()` takes another hold on the same session (a task made by a call outlives the call).
+ */
+export interface SessionHold {
+  readonly session: LegacySession;
+  retain(): SessionHold;
+  /** Idempotent. */
+  release(): void;
+}
+
 /** A bounded pool of initialized legacy sessions. */
 export class LegacySessionPool {
-  private readonly entries = new Map<string, Entry>();
+  /** Pooled sessions by key, and sessions of one request (under no key). */
+  private readonly entries = new Set<Entry>();
+  private readonly pooled = new Map<string, Entry>();
+  /** Sessions held (pooled, of one request, joined) per principal: its share of `max`. */
+  private readonly perOwner = new Map<string, number>();
   /**
-   * Sessions joined by id (another instance initialized them), apart from the caller-keyed entries so that pooling
-   * stays one session per credential; keyed by credential and session id, refcounted, bounded by `max` too.
+   * Sessions joined by id (another instance initialized them), apart from the pooled entries so that pooling stays one
+   * session per principal; keyed by principal and session id, refcounted, bounded by `max` and the share too.
    */
   private readonly joined = new Map<string, Joined>();
   private readonly sweeper: NodeJS.Timeout;
+  private readonly maxPerPrincipal: number;
   private latestIdentity: UpstreamIdentity | undefined;
   private closed = false;
 
   constructor(private readonly opts: PoolOptions) {
+    this.maxPerPrincipal = Math.min(opts.maxPerPrincipal ?? opts.max, opts.max);
     this.sweeper = setInterval(() => this.sweep(), Math.max(1_000, Math.floor(opts.idleMs / 2)));
     this.sweeper.unref();
   }
@@ -63,18 +114,21 @@ export class LegacySessionPool {
     return this.entries.size + this.joined.size;
   }
 
-  /** Keys already computed, by credential (the same header arrives on every call of a client; bounded). */
-  private readonly keys = new Map<string, string>();
-
-  private keyOf(k: SessionKey): string {
-    if (!k.authorization) return '-';
-    let key = this.keys.get(k.authorization);
-    if (key === undefined) {
-      key = createHash('sha256').update(k.authorization).digest('base64url');
-      if (this.keys.size >= 1024) this.keys.clear();
-      this.keys.set(k.authorization, key);
+  /** The pool key of a caller's session, or `undefined` when the caller gets a session of its own. */
+  private keyOf(k: SessionKey): string | undefined {
+    if (k.principal === undefined) return undefined;
+    if (k.principal === ANONYMOUS) {
+      if ((this.opts.anonymousScope ?? 'request') !== 'shared') return undefined;
+      // Shared, but never across credentials: with `auth.mode: none` anonymous callers may still send (and forward)
+      // different ones, and a session carries the credentials it was opened with.
+      return `a:${k.authorization ?? ''}`;
     }
-    return key;
+    return (this.opts.scope ?? 'principal') === 'principal' ? `p:${k.principal}` : undefined;
+  }
+
+  /** Whose share a caller's sessions count against (callers not known share one). */
+  private ownerOf(k: SessionKey): string {
+    return k.principal ?? '';
   }
 
   private sessionFor(k: SessionKey, join?: { sessionId: string; protocolVersion: string }): LegacySession {
@@ -92,24 +146,47 @@ export class LegacySessionPool {
     });
   }
 
+  private count(owner: string, delta: number): void {
+    const n = (this.perOwner.get(owner) ?? 0) + delta;
+    if (n > 0) this.perOwner.set(owner, n);
+    else this.perOwner.delete(owner);
+  }
+
   /**
-   * A session another client initialized, joined by its id for `k`'s credentials (no `initialize`: the id alone names
+   * Makes room for one more session of `owner`, before anything is sent upstream: past its share its own least recently
+   * used idle session is closed, else `GW_PRINCIPAL_SHARE_EXHAUSTED`; past `max` anyone's, else `UpstreamBusyError`.
+   */
+  private makeRoom(owner: string): void {
+    // A share as large as the bound is no share: the bound's own answer then.
+    const shared = this.maxPerPrincipal < this.opts.max;
+    if (shared && (this.perOwner.get(owner) ?? 0) >= this.maxPerPrincipal && !this.evictOneIdle(owner)) {
+      throw new GatewayError('GW_PRINCIPAL_SHARE_EXHAUSTED', { args: ['upstream sessions', this.maxPerPrincipal] });
+    }
+    if (this.size >= this.opts.max && !this.evictOneIdle()) {
+      throw new UpstreamBusyError(`all ${this.opts.max} upstream sessions are busy`);
+    }
+  }
+
+  /**
+   * A session another client initialized, joined by its id for `k`'s principal (no `initialize`: the id alone names
    * it, 2025-11-25 basic/transports §Session Management), held until `release()`. Joins of the same session by the
-   * same credentials share one object; the last release forgets it locally, never with DELETE (the session is not
-   * this gateway's to end: other instances and the tasks in it live on). `UpstreamBusyError` past `max` joined.
+   * same principal share one object; the last release forgets it locally, never with DELETE (the session is not this
+   * gateway's to end: other instances and the tasks in it live on). Refused past `max` or the principal's share.
    */
   join(k: SessionKey, sessionId: string): { session: LegacySession; release: () => void } {
     if (this.closed) throw new UpstreamBusyError('gateway is shutting down');
-    const key = `${this.keyOf(k)}:${sessionId}`;
+    const owner = this.ownerOf(k);
+    const key = `${owner}:${sessionId}`;
     let j = this.joined.get(key);
     if (!j) {
-      if (this.joined.size >= this.opts.max) throw new UpstreamBusyError(`all ${this.opts.max} joined upstream sessions are busy`);
+      this.makeRoom(owner);
       const known = this.latestIdentity?.protocolVersion;
       const protocolVersion = known !== undefined && LEGACY_VERSIONS.includes(known) ? known : LEGACY_VERSION;
       const session = this.sessionFor(k, { sessionId, protocolVersion });
       session.keepUpstream = true;
-      j = { session, refs: 0 };
+      j = { owner, session, refs: 0 };
       this.joined.set(key, j);
+      this.count(owner, 1);
     }
     j.refs++;
     const held = j;
@@ -121,78 +198,127 @@ export class LegacySessionPool {
         released = true;
         if (--held.refs > 0 || this.joined.get(key) !== held) return;
         this.joined.delete(key);
+        this.count(held.owner, -1);
         void held.session.close();
       },
     };
   }
 
-  private acquire(k: SessionKey, signal?: AbortSignal): { key: string; entry: Entry } {
+  /** The caller's pooled session, or a new one (pooled under its key, or of one request). */
+  private acquire(k: SessionKey, signal?: AbortSignal): Entry {
     if (this.closed) throw new UpstreamBusyError('gateway is shutting down');
     const key = this.keyOf(k);
-    let entry = this.entries.get(key);
-    if (!entry) {
-      if (this.entries.size >= this.opts.max && !this.evictOneIdle()) {
-        throw new UpstreamBusyError(`all ${this.opts.max} upstream sessions are busy`);
-      }
-      const session = this.sessionFor(k);
-      const ready = session.initialize(signal).then((identity) => {
-        this.latestIdentity = identity;
-        return session;
-      });
-      entry = { session: ready, lastUsed: Date.now(), inUse: 0 };
-      this.entries.set(key, entry);
-      const created = entry;
-      ready.catch(() => {
-        if (this.entries.get(key) === created) this.entries.delete(key);
-      });
+    const existing = key === undefined ? undefined : this.pooled.get(key);
+    if (existing) {
+      existing.lastUsed = Date.now();
+      // The same principal may present renewed credentials (a refreshed token): the session goes on with the newest.
+      if (k.authorization && k.principal !== ANONYMOUS) void existing.session.then((s) => s.useAuthorization(k.authorization), () => {});
+      return existing;
     }
+    const owner = this.ownerOf(k);
+    this.makeRoom(owner);
+    const session = this.sessionFor(k);
+    const ready = session.initialize(signal).then((identity) => {
+      this.latestIdentity = identity;
+      return session;
+    });
+    const entry: Entry = { key, owner, session: ready, lastUsed: Date.now(), inUse: 0, gone: false };
+    this.entries.add(entry);
+    if (key !== undefined) this.pooled.set(key, entry);
+    this.count(owner, 1);
+    // A session that failed to initialize leaves the pool (and is not DELETEd: it may have no id).
+    ready.catch(() => this.drop(entry, false));
+    return entry;
+  }
+
+  /** Takes an entry out of the pool (once), closing its session (DELETE upstream) unless `close` is false. */
+  private drop(entry: Entry, close = true): void {
+    if (entry.gone) return;
+    entry.gone = true;
+    this.entries.delete(entry);
+    if (entry.key !== undefined && this.pooled.get(entry.key) === entry) this.pooled.delete(entry.key);
+    this.count(entry.owner, -1);
+    if (close) void entry.session.then((s) => s.close(), () => {});
+  }
+
+  /** Ends one use of an entry; a session of one request ends with its last use. */
+  private unuse(entry: Entry): void {
+    entry.inUse--;
     entry.lastUsed = Date.now();
-    return { key, entry };
+    if (entry.inUse === 0 && entry.key === undefined) this.drop(entry);
+  }
+
+  private holdOn(entry: Entry, session: LegacySession): SessionHold {
+    entry.inUse++;
+    let released = false;
+    return {
+      session,
+      retain: () => this.holdOn(entry, session),
+      release: () => {
+        if (released) return;
+        released = true;
+        this.unuse(entry);
+      },
+    };
   }
 
   /**
-   * Runs `fn` with the session for `k`. If the upstream forgot the session (404), the session is replaced and
-   * `fn` runs once more: a 404 means the upstream did not process the request.
+   * Runs `fn` with the session for `k` and keeps a hold on that session once `fn` succeeded (released by the caller).
+   * If the upstream forgot the session (404), the session is replaced and `fn` runs once more: a 404 means the
+   * upstream did not process the request.
    */
-  async withSession<T>(k: SessionKey, fn: (s: LegacySession) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  async withHeldSession<T>(k: SessionKey, fn: (s: LegacySession) => Promise<T>, signal?: AbortSignal): Promise<{ value: T; hold: SessionHold }> {
     for (let attempt = 0; ; attempt++) {
-      const { key, entry } = this.acquire(k, signal);
+      const entry = this.acquire(k, signal);
       entry.inUse++;
       try {
         const session = await entry.session;
-        return await fn(session);
+        const value = await fn(session);
+        // The hold taken now, before this use ends, so that a session of one request does not end in between.
+        const hold = this.holdOn(entry, session);
+        return { value, hold };
       } catch (e) {
         if (e instanceof SessionExpiredError) {
-          if (this.entries.get(key) === entry) this.entries.delete(key);
+          // Forgotten upstream: nothing to DELETE.
+          this.drop(entry, false);
           if (attempt === 0) continue;
           // A fresh session forgotten at once: the upstream is broken, not the gateway (502, not a gateway fault).
           throw new UpstreamUnavailableError('the upstream forgot a session it had just initialized');
         }
         throw e;
       } finally {
-        entry.inUse--;
-        entry.lastUsed = Date.now();
+        this.unuse(entry);
       }
     }
   }
 
-  /** The session for `k`, held (never idle-closed or evicted) until `release()`: a listen stream lives on it. */
-  async lease(k: SessionKey, signal?: AbortSignal): Promise<{ session: LegacySession; release: () => void }> {
-    return this.withSession(k, async (session) => ({ session, release: this.hold(k) }), signal);
+  /** Runs `fn` with the session for `k` (held while `fn` runs). See `withHeldSession`. */
+  async withSession<T>(k: SessionKey, fn: (s: LegacySession) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const { value, hold } = await this.withHeldSession(k, fn, signal);
+    hold.release();
+    return value;
   }
 
-  /** Marks a session as used by a long-lived holder (a running call, a task) until `release()`. */
+  /** The session for `k`, held until `release()`: a listen stream lives on it. */
+  async lease(k: SessionKey, signal?: AbortSignal): Promise<{ session: LegacySession; release: () => void }> {
+    const { hold } = await this.withHeldSession(k, async () => undefined, signal);
+    return { session: hold.session, release: () => hold.release() };
+  }
+
+  /**
+   * Holds `k`'s pooled session (if there is one) for a long-lived holder until `release()`. A caller whose requests
+   * each get a session of their own has nothing pooled to hold: its holders hold their own sessions.
+   */
   hold(k: SessionKey): () => void {
     const key = this.keyOf(k);
-    const entry = this.entries.get(key);
+    const entry = key === undefined ? undefined : this.pooled.get(key);
     if (!entry) return () => {};
     entry.inUse++;
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      entry.inUse--;
-      entry.lastUsed = Date.now();
+      this.unuse(entry);
     };
   }
 
@@ -202,23 +328,20 @@ export class LegacySessionPool {
     return this.withSession(k, async (s) => s.identity as UpstreamIdentity, signal);
   }
 
-  private evictOneIdle(): boolean {
-    let oldest: [string, Entry] | undefined;
-    for (const e of this.entries) if (e[1].inUse === 0 && (!oldest || e[1].lastUsed < oldest[1].lastUsed)) oldest = e;
+  /** Closes the least recently used idle pooled session (of `owner` only, when given); whether there was one. */
+  private evictOneIdle(owner?: string): boolean {
+    let oldest: Entry | undefined;
+    for (const e of this.pooled.values()) {
+      if (e.inUse === 0 && (owner === undefined || e.owner === owner) && (!oldest || e.lastUsed < oldest.lastUsed)) oldest = e;
+    }
     if (!oldest) return false;
-    this.entries.delete(oldest[0]);
-    void oldest[1].session.then((s) => s.close(), () => {});
+    this.drop(oldest);
     return true;
   }
 
   private sweep(): void {
     const cutoff = Date.now() - this.opts.idleMs;
-    for (const [key, e] of this.entries) {
-      if (e.inUse === 0 && e.lastUsed < cutoff) {
-        this.entries.delete(key);
-        void e.session.then((s) => s.close(), () => {});
-      }
-    }
+    for (const e of [...this.pooled.values()]) if (e.inUse === 0 && e.lastUsed < cutoff) this.drop(e);
   }
 
   /** Closes every session (DELETE upstream). Idempotent. */
@@ -226,10 +349,11 @@ export class LegacySessionPool {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.sweeper);
-    const all = [...this.entries.values()];
-    this.entries.clear();
+    const all = [...this.entries];
+    for (const e of all) this.drop(e, false);
     const joined = [...this.joined.values()];
     this.joined.clear();
+    this.perOwner.clear();
     await Promise.all([...all.map((e) => e.session.then((s) => s.close(), () => {})), ...joined.map((j) => j.session.close())]);
   }
 }

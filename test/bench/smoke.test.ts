@@ -16,7 +16,8 @@ const PATHS = [
   'direct to the raw modern upstream',
   'plain `fastify` + `@fastify/http-proxy` → legacy',
   'gateway legacy → legacy (pass-through)',
-  'gateway modern → legacy (translated)',
+  'gateway modern → legacy (translated), scope principal',
+  'gateway modern → legacy (translated), scope request',
   'gateway modern → modern (pass-through)',
   'gateway legacy → modern (translated, legacy face)',
 ];

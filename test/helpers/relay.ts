@@ -17,6 +17,8 @@ export interface Seen {
   rpcMethod: string | undefined;
   /** The parsed JSON body, if any. */
   body: any;
+  /** The request's headers as the upstream got them. */
+  headers: http.IncomingHttpHeaders;
 }
 
 /** Starts a relay; point the gateway at `url`, then `setTarget` to the real upstream before the first request. */
@@ -46,7 +48,7 @@ export async function startRelay(t: Teardown): Promise<{ url: string; setTarget(
       }
       const rpcMethod = typeof parsed?.method === 'string' ? parsed.method : undefined;
       const sid = req.headers['mcp-session-id'];
-      record({ method: req.method ?? '', sessionId: typeof sid === 'string' ? sid : undefined, rpcMethod, body: parsed });
+      record({ method: req.method ?? '', sessionId: typeof sid === 'string' ? sid : undefined, rpcMethod, body: parsed, headers: req.headers });
       if (!target) {
         res.writeHead(503).end();
         return;

@@ -58,7 +58,11 @@ async function startPerSessionServer(): Promise<PerSessionServer> {
 
 async function stack(t: { teardown(fn: () => unknown): void }): Promise<{ upstream: PerSessionServer; url: string }> {
   const upstream = await startPerSessionServer();
-  const gateway: Gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'per-session', path: '/mcp', url: upstream.url }] }));
+  // The clients here are anonymous: they share one upstream session only because the operator opted in (by default
+  // each anonymous request gets a session of its own, whose changes no other request's listen hears).
+  const gateway: Gateway = await buildGateway(
+    parseConfig({ server: { port: 0 }, upstreams: [{ name: 'per-session', path: '/mcp', url: upstream.url, sessions: { anonymousScope: 'shared' } }] }),
+  );
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const addr = gateway.app.server.address();
   t.teardown(async () => {

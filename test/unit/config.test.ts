@@ -48,8 +48,10 @@ t.test('defaults', async (t) => {
     era: 'auto',
     probeTimeoutMs: DEFAULTS.probeTimeoutMs,
     cache: { ttlMs: 0, scope: 'private' },
+    sessions: { scope: DEFAULTS.sessionScope, anonymousScope: DEFAULTS.anonymousSessionScope },
     tools: { '*': { task: 'native' } },
-  }, 'upstream defaults, tools default {"*":{task:"native"}}, era probed');
+    auth: { mode: 'bearer' },
+  }, 'upstream defaults, tools default {"*":{task:"native"}}, era probed, auth bearer');
 
   const rule = parseConfig({ upstreams: [up({ tools: { slow: {} } })] }).upstreams[0]?.tools.slow;
   t.strictSame(rule, { task: 'native' }, 'a rule defaults to native');

@@ -4,8 +4,10 @@
  */
 import t, { type Test } from 'tap';
 import { ErrorCode } from '../../src/translate/constants.js';
+import { ERROR_CATALOG } from '../../src/translate/error-catalog.js';
 import { methodPolicy } from '../../src/translate/methods.js';
 import {
+  REQUEST_FAILURE_KIND,
   REQUEST_FAILURE_STATUS,
   validateModernRequest,
   type ModernHeaders,
@@ -319,4 +321,12 @@ t.test('REQUEST_FAILURE_STATUS', async (t) => {
   for (const [reason, status, code] of table) t.strictSame(REQUEST_FAILURE_STATUS[reason], { status, code }, reason);
   t.same(Object.keys(REQUEST_FAILURE_STATUS).sort(), table.map(([r]) => r).sort(), 'one row per reason');
   t.equal(REQUEST_FAILURE_STATUS['header-mismatch'].code, ErrorCode.HeaderMismatch);
+});
+
+t.test('REQUEST_FAILURE_KIND: every reason names a catalog entry, and REQUEST_FAILURE_STATUS is that entry', async (t) => {
+  for (const [reason, kind] of Object.entries(REQUEST_FAILURE_KIND)) {
+    const spec = ERROR_CATALOG[kind];
+    t.ok(spec, `${reason} → ${kind}`);
+    t.strictSame(REQUEST_FAILURE_STATUS[reason as keyof typeof REQUEST_FAILURE_KIND], { status: spec.status, code: spec.rpc }, reason);
+  }
 });

@@ -154,9 +154,11 @@ t.test('a 400 that is not about the session stays the upstream’s own answer; t
   });
   const { url } = await gatewayFor(t, `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, 'none');
 
-  const bad = await post(url, 'tools/call', { name: 'greet', arguments: { name: 42 } });
+  // One caller with credentials: its requests share its session (an anonymous caller's each get their own).
+  const headers = { authorization: 'Bearer one-caller' };
+  const bad = await post(url, 'tools/call', { name: 'greet', arguments: { name: 42 } }, { headers });
   t.same(bad.body.error, { code: -32602, message: 'Invalid params: name must be a string' }, 'the upstream’s own refusal, in-band');
-  t.equal((await post(url, 'tools/list')).status, 200);
+  t.equal((await post(url, 'tools/list', {}, { headers })).status, 200);
   t.equal(seen.filter((s) => s === 'POST initialize').length, 1, 'one session: no re-initialize for it');
 });
 

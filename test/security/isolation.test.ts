@@ -1,0 +1,293 @@
+/**
+ * Upstream session isolation and per-principal shares (README §Upstream session isolation, §Limits).
+ *
+ * The upstream is a real 2025-11-25 server on the legacy SDK that keeps one `McpServer` per session and session-scoped
+ * state: it asks its client for `roots/list` once per session and answers later calls from that cache
+ * (test/fixtures/roots-cache-server.ts). Modern clients reach it through the gateway, which translates. Findings
+ * reproduced here: two anonymous clients were given each other's roots (one shared upstream session); one caller could
+ * take every listen stream from the others. Then: who shares a session under each scope, and that a caller at its
+ * share of a shared bound (upstream sessions, listen streams, legacy face sessions and GET streams) gets the catalogued
+ * 503 with Retry-After, before anything reaches the upstream, while another caller is served meanwhile.
+ */
+import t, { type Test } from 'tap';
+import { buildGateway } from '../../src/app.js';
+import { parseConfig, principalShare } from '../../src/config/index.js';
+import { startModernFixture } from '../fixtures/modern-server.js';
+import { startRootsCacheServer, type RootsCacheServer } from '../fixtures/roots-cache-server.js';
+import { post, type RawReply } from '../helpers/modern.js';
+import { openListen } from '../helpers/sse-reader.js';
+import { LEGACY_HEADERS } from '../legacy-face/face-stack.js';
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+const SHARE_EXHAUSTED = /Too many .* for this caller/;
+const A = { authorization: 'Bearer alice-token' };
+const B = { authorization: 'Bearer bob-token' };
+const ROOTS = { roots: {} };
+const ELICIT = { elicitation: {} };
+
+async function listening(t: Teardown, config: Record<string, unknown>): Promise<string> {
+  const gateway = await buildGateway(parseConfig({ server: { port: 0, ...((config.server as object) ?? {}) }, ...config }));
+  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = gateway.app.server.address();
+  t.teardown(() => gateway.close());
+  return `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
+}
+
+/** The roots fixture behind a gateway; `sessions` is the upstream's `sessions` entry, `extra` the rest of the config. */
+async function stack(t: Teardown, sessions?: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<{ upstream: RootsCacheServer; url: string }> {
+  const upstream = await startRootsCacheServer();
+  t.teardown(() => upstream.close());
+  const url = await listening(t, { ...extra, upstreams: [{ name: 'roots', path: '/mcp', url: upstream.url, era: 'legacy', ...(sessions ? { sessions } : {}) }] });
+  return { upstream, url };
+}
+
+/** `my_roots` as a client whose roots are `[uri]`: answers the roots/list round if the upstream asks. */
+async function myRoots(url: string, uri: string, headers: Record<string, string> = {}): Promise<unknown> {
+  const first = await post(url, 'tools/call', { name: 'my_roots', arguments: {} }, { capabilities: ROOTS, headers });
+  let done = first;
+  if (first.body.result?.resultType === 'input_required') {
+    const [key] = Object.keys(first.body.result.inputRequests);
+    done = await post(
+      url,
+      'tools/call',
+      { name: 'my_roots', arguments: {}, requestState: first.body.result.requestState, inputResponses: { [key as string]: { roots: [{ uri }] } } },
+      { capabilities: ROOTS, headers },
+    );
+  }
+  return JSON.parse(done.body.result?.content?.[0]?.text ?? 'null');
+}
+
+const call = (url: string, name: string, headers: Record<string, string> = {}, capabilities: Record<string, unknown> = {}): Promise<RawReply> =>
+  post(url, 'tools/call', { name, arguments: {} }, { capabilities, headers });
+
+const textOf = (r: RawReply): string | undefined => r.body.result?.content?.[0]?.text;
+
+/** A share refusal as the catalog says: 503, Retry-After, -32603 with the share's message. */
+function isShareRefusal(t: Test, r: { status: number; headers?: Headers | Record<string, unknown>; body: any }, retryAfter: string | null | undefined, what: string): void {
+  t.equal(r.status, 503, `${what}: 503`);
+  t.equal(retryAfter, '1', `${what}: Retry-After`);
+  t.equal(r.body?.error?.code, -32603, `${what}: -32603`);
+  t.match(r.body?.error?.message, SHARE_EXHAUSTED, `${what}: the catalogued message`);
+}
+
+/** POSTs like `post`, keeping the response headers. */
+async function postWithHeaders(url: string, name: string, headers: Record<string, string>, capabilities: Record<string, unknown>): Promise<{ status: number; retryAfter: string | null; body: any }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': name, ...headers },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name,
+        arguments: {},
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': capabilities,
+          'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' },
+        },
+      },
+    }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await res.text();
+  const data = text.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5)));
+  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: data.at(-1) ?? (text ? JSON.parse(text) : undefined) };
+}
+
+t.test('finding: two anonymous clients are never given each other’s roots (default: a session per anonymous request)', async (t) => {
+  const { upstream, url } = await stack(t);
+  t.same(await myRoots(url, 'file:///alice'), [{ uri: 'file:///alice' }]);
+  t.same(await myRoots(url, 'file:///bob'), [{ uri: 'file:///bob' }], 'the second anonymous client gets its own roots');
+  // Each request's session is ended once the request is done.
+  await upstream.until(() => upstream.deletes >= 2 && upstream.live === 0, `sessions not all ended: ${upstream.deletes} DELETEs, ${upstream.live} live`);
+  t.pass('every anonymous session was ended with DELETE');
+});
+
+t.test('two principals never share a session, whatever the scopes', async (t) => {
+  for (const sessions of [{ scope: 'principal' }, { scope: 'request' }, { scope: 'principal', anonymousScope: 'shared' }]) {
+    const { url } = await stack(t, sessions);
+    t.same(await myRoots(url, 'file:///alice', A), [{ uri: 'file:///alice' }], `${JSON.stringify(sessions)}: A`);
+    t.same(await myRoots(url, 'file:///bob', B), [{ uri: 'file:///bob' }], `${JSON.stringify(sessions)}: B gets its own roots`);
+    t.same(await myRoots(url, 'file:///alice-again', A), [{ uri: sessions.scope === 'principal' ? 'file:///alice' : 'file:///alice-again' }], `${JSON.stringify(sessions)}: A again`);
+  }
+});
+
+t.test('anonymousScope shared (the operator’s opt-in): anonymous callers share one session, as they asked', async (t) => {
+  const { upstream, url } = await stack(t, { anonymousScope: 'shared' });
+  t.same(await myRoots(url, 'file:///alice'), [{ uri: 'file:///alice' }]);
+  t.same(await myRoots(url, 'file:///bob'), [{ uri: 'file:///alice' }], 'one session, its cache shared');
+  t.equal(upstream.initializes, 1, 'one initialize');
+});
+
+t.test('scope principal: one pooled session per principal, shared by its requests and kept', async (t) => {
+  const { upstream, url } = await stack(t, { scope: 'principal' });
+  const ids = new Set<string | undefined>();
+  for (let i = 0; i < 3; i++) ids.add(textOf(await call(url, 'session_id', A)));
+  t.equal(ids.size, 1, 'every request of A on one session');
+  const b = textOf(await call(url, 'session_id', B));
+  t.notOk(ids.has(b), 'B on another');
+  t.equal(upstream.initializes, 2, 'one initialize per principal');
+  t.equal(upstream.deletes, 0, 'pooled sessions are kept');
+});
+
+t.test('scope request: a fresh session per request, ended (DELETE) after it; an MRTR round keeps its session', async (t) => {
+  const { upstream, url } = await stack(t, { scope: 'request' });
+  const ids = new Set<string | undefined>();
+  for (let i = 0; i < 3; i++) ids.add(textOf(await call(url, 'session_id', A)));
+  t.equal(ids.size, 3, 'three requests, three sessions');
+  await upstream.until(() => upstream.deletes >= upstream.initializes && upstream.live === 0, 'every session ended');
+  t.equal(upstream.deletes, upstream.initializes, 'as many DELETEs as initializes');
+
+  // A round held for input keeps its session until the retry completes it.
+  const before = upstream.deletes;
+  const first = await call(url, 'ask_name', A, ELICIT);
+  t.equal(first.body.result?.resultType, 'input_required');
+  t.equal(upstream.live, 1, 'the held round’s session is alive');
+  t.equal(upstream.deletes, before, 'and not ended');
+  const [key] = Object.keys(first.body.result.inputRequests);
+  const done = await post(
+    url,
+    'tools/call',
+    { name: 'ask_name', arguments: {}, requestState: first.body.result.requestState, inputResponses: { [key as string]: { action: 'accept', content: { name: 'Ada' } } } },
+    { capabilities: ELICIT, headers: A },
+  );
+  t.same(JSON.parse(textOf(done) ?? 'null'), { name: 'Ada' }, 'the round completes on its own session');
+  await upstream.until(() => upstream.deletes === before + 1 && upstream.live === 0, 'the round’s session ended');
+});
+
+t.test('varying declared capabilities initializes no further session', async (t) => {
+  const { upstream, url } = await stack(t, { scope: 'principal' });
+  for (const caps of [{}, ROOTS, { sampling: {} }, ELICIT, { elicitation: { form: {} }, roots: {} }, { extensions: { x: {} } }]) {
+    t.equal(textOf(await call(url, 'greet', A, caps)), 'hello');
+  }
+  t.equal(upstream.initializes, 1, 'one session for every capability set');
+});
+
+t.test('one principal holding MRTR rounds takes only its share of upstream sessions; another’s greet is served', async (t) => {
+  const { upstream, url } = await stack(t, { scope: 'request' }, { sessions: { maxPerUpstream: 8, maxPerPrincipal: 2 } });
+  for (let i = 0; i < 2; i++) t.equal((await call(url, 'ask_name', A, ELICIT)).body.result?.resultType, 'input_required', `round ${i} held`);
+  const sent = upstream.initializes;
+  const refused = await postWithHeaders(url, 'ask_name', A, ELICIT);
+  isShareRefusal(t, refused, refused.retryAfter, 'A past its share');
+  t.equal(upstream.initializes, sent, 'refused before anything reached the upstream');
+  t.equal(textOf(await call(url, 'greet', B)), 'hello', 'B is served meanwhile');
+  // Anonymous callers are one principal: holding rounds they take their share only.
+  for (let i = 0; i < 2; i++) t.equal((await call(url, 'ask_name', {}, ELICIT)).body.result?.resultType, 'input_required');
+  const anon = await postWithHeaders(url, 'greet', {}, {});
+  isShareRefusal(t, anon, anon.retryAfter, 'anonymous past its share');
+  t.equal(textOf(await call(url, 'greet', B)), 'hello', 'B is still served');
+});
+
+t.test('finding: one principal cannot take every listen stream; its own past the share are refused, others listen', async (t) => {
+  // maxListenStreams 4: a principal's share is 1 by default (a quarter).
+  const { url } = await stack(t, { scope: 'principal' }, { server: { maxListenStreams: 4 } });
+  const opened: number[] = [];
+  let refusal: { status: number; retryAfter: string | null; body: any } | undefined;
+  for (let i = 0; i < 4; i++) {
+    const l = await openListen(t, url, `a${i}`, { toolsListChanged: true }, A);
+    if (l.response.status === 200) {
+      opened.push(i);
+      continue;
+    }
+    refusal ??= { status: l.response.status, retryAfter: l.response.headers.get('retry-after'), body: await l.stream.next() };
+  }
+  t.same(opened, [0], 'A gets its share');
+  t.ok(refusal, 'A is refused past it');
+  if (refusal) isShareRefusal(t, refusal, refusal.retryAfter, 'A’s listen past its share');
+  const b = await openListen(t, url, 'b', { toolsListChanged: true }, B);
+  t.equal(b.response.status, 200, 'B can still listen');
+  t.equal((await b.stream.next()).method, 'notifications/subscriptions/acknowledged');
+  t.equal(textOf(await call(url, 'greet', B)), 'hello', 'and B’s greet is served');
+});
+
+t.test('scope request: each listen holds its own upstream session, counted in the bound and the share', async (t) => {
+  const { upstream, url } = await stack(t, { scope: 'request' }, { sessions: { maxPerUpstream: 8, maxPerPrincipal: 2 }, server: { maxListenStreams: 100, maxListenStreamsPerPrincipal: 50 } });
+  for (let i = 0; i < 2; i++) {
+    const l = await openListen(t, url, `a${i}`, { toolsListChanged: true }, A);
+    t.equal(l.response.status, 200);
+    await l.stream.next();
+  }
+  t.equal(upstream.live, 2, 'two listens, two upstream sessions');
+  const third = await openListen(t, url, 'a2', { toolsListChanged: true }, A);
+  isShareRefusal(t, { status: third.response.status, body: await third.stream.next() }, third.response.headers.get('retry-after'), 'A’s third listen (no session left in its share)');
+  t.equal(textOf(await call(url, 'greet', B)), 'hello', 'B is served');
+});
+
+t.test('legacy face: sessions and GET streams per principal', async (t) => {
+  const fx = await startModernFixture({ mode: 'modern' });
+  t.teardown(() => fx.close());
+  const url = await listening(t, {
+    clientSessions: { max: 40, maxPerPrincipal: 2, maxStreamsPerPrincipal: 1 },
+    upstreams: [{ name: 'modern', path: '/mcp', url: fx.url, era: 'modern' }],
+  });
+  const initialize = async (headers: Record<string, string>) => {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { ...LEGACY_HEADERS, ...headers },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const text = await res.text();
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), sid: res.headers.get('mcp-session-id'), body: text ? JSON.parse(text) : undefined };
+  };
+  const ping = async (sid: string, headers: Record<string, string>) =>
+    (await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, ...headers, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }), signal: AbortSignal.timeout(10_000) })).status;
+  const openGet = async (sid: string, headers: Record<string, string>, aborter: AbortController) => {
+    t.teardown(() => aborter.abort());
+    return fetch(url, { method: 'GET', headers: { ...LEGACY_HEADERS, ...headers, accept: 'text/event-stream', 'mcp-session-id': sid }, signal: aborter.signal });
+  };
+
+  const b = await initialize(B);
+  const a1 = await initialize(A);
+  const a2 = await initialize(A);
+  const a3 = await initialize(A);
+  t.ok(b.sid && a1.sid && a2.sid && a3.sid, 'every initialize got a session');
+  t.equal(await ping(a1.sid as string, A), 404, 'A’s least recently used idle session made room for its third');
+  t.equal(await ping(a3.sid as string, A), 200);
+  t.equal(await ping(b.sid as string, B), 200, 'B’s session untouched');
+
+  // GET streams: A has one; its second is refused; B still opens one.
+  const g1 = await openGet(a2.sid as string, A, new AbortController());
+  t.equal(g1.status, 200, 'A’s first GET stream');
+  const g2 = await openGet(a3.sid as string, A, new AbortController());
+  const g2body = JSON.parse(await g2.text());
+  isShareRefusal(t, { status: g2.status, body: g2body }, g2.headers.get('retry-after'), 'A’s second GET stream');
+  const gb = await openGet(b.sid as string, B, new AbortController());
+  t.equal(gb.status, 200, 'B’s GET stream');
+
+  // Every session of A busy: a long call in flight on each (its progress starts the answer's stream, so the call is
+  // known to be running once the headers arrive); the next initialize is refused, B's is not.
+  for (const sid of [a2.sid, a3.sid]) {
+    const aborter = new AbortController();
+    t.teardown(() => aborter.abort());
+    const running = await fetch(url, {
+      method: 'POST',
+      headers: { ...LEGACY_HEADERS, ...A, 'mcp-session-id': sid as string },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'test_cancellable_wait', arguments: { maxMs: 20_000 }, _meta: { progressToken: 'p' } } }),
+      signal: aborter.signal,
+    });
+    t.equal(running.headers.get('content-type'), 'text/event-stream', 'the call is running');
+  }
+  const refused = await initialize(A);
+  isShareRefusal(t, refused, refused.retryAfter, 'A’s initialize with every session of its share busy');
+  t.ok((await initialize(B)).sid, 'B initializes meanwhile');
+});
+
+t.test('config: the scopes and shares, their defaults, and a share larger than its bound refused', async (t) => {
+  const c = parseConfig({ upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }] });
+  t.same(c.upstreams[0]?.sessions, { scope: 'principal', anonymousScope: 'request' }, 'safe defaults: anonymous callers never share');
+  t.equal(principalShare(c.sessions.maxPerUpstream, c.sessions.maxPerPrincipal), 64, 'a quarter of maxPerUpstream');
+  t.equal(principalShare(c.server.maxListenStreams, c.server.maxListenStreamsPerPrincipal), 250, 'a quarter of maxListenStreams');
+  t.equal(principalShare(c.clientSessions.max, c.clientSessions.maxPerPrincipal), 250, 'a quarter of clientSessions.max');
+  t.equal(principalShare(3), 1, 'at least 1');
+  t.equal(principalShare(256, 10), 10, 'as configured');
+  t.throws(() => parseConfig({ upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp', sessions: { scope: 'everyone' } }] }), /upstreams\.0\.sessions\.scope/);
+  t.throws(() => parseConfig({ sessions: { maxPerUpstream: 4, maxPerPrincipal: 5 } }), /sessions\.maxPerPrincipal/);
+  t.throws(() => parseConfig({ server: { maxListenStreams: 4, maxListenStreamsPerPrincipal: 5 } }), /server\.maxListenStreamsPerPrincipal/);
+  t.throws(() => parseConfig({ clientSessions: { max: 4, maxStreamsPerPrincipal: 5 } }), /clientSessions\.maxStreamsPerPrincipal/);
+});
