@@ -296,7 +296,9 @@ t.test('fuzzing both faces, the upstream, and the input answers', async (t) => {
       // The face reads the envelope itself; a modern upstream passed through to is the judge of its own requests.
       // A body with a `__proto__` key is refused whole by the JSON parser (-32700, prototype poisoning guard).
       const wrong = path === '/legacy' && !/"(__proto__|constructor)"/.test(JSON.stringify(meta)) ? wrongMeta(params._meta) : undefined;
-      if (wrong) {
+      const e0 = errorOf(r);
+      // The JSON depth guard refuses a deeply nested body whole, before the envelope is read (-32600).
+      if (wrong && !(e0?.code === -32600 && /nested deeper/.test(e0.message))) {
         const e = errorOf(r);
         if (e?.code !== -32602 || r.status !== 400) throw new Error(`_meta ${wrong} of the wrong type got HTTP ${r.status} ${JSON.stringify(e)}, not 400 -32602`);
       }
@@ -380,7 +382,9 @@ t.test('fuzzing both faces, the upstream, and the input answers', async (t) => {
     expectWellFormed(retry, `a retry answering ${JSON.stringify({ [key]: answer }).slice(0, 200)}`);
     const e = errorOf(retry);
     // A `__proto__` or `constructor` key anywhere is refused whole by the JSON parser (-32700, poisoning guard).
-    const poisoned = e?.code === -32700 && /"(__proto__|constructor)"/.test(JSON.stringify({ [key]: answer }));
+    // So is a body nested deeper than the JSON depth guard allows (-32600).
+    const poisoned =
+      (e?.code === -32700 && /"(__proto__|constructor)"/.test(JSON.stringify({ [key]: answer }))) || (e?.code === -32600 && /nested deeper/.test(e.message));
     if (e) {
       if (!poisoned && (e.code !== -32602 || retry.status !== 400)) throw new Error(`a refused answer got HTTP ${retry.status} ${JSON.stringify(e)}`);
       // The round is still usable: the same state carries a correct answer to the end.
@@ -419,14 +423,16 @@ t.test('fuzzing both faces, the upstream, and the input answers', async (t) => {
   );
 
   // Warm-up (JIT, pools, caches): a short run of each, then the baseline.
-  const warm = { numRuns: 20, seed: 1 };
+  const warm = { numRuns: 10, seed: 1 };
   await fc.assert(modernMalformed, warm);
   await fc.assert(metaFuzz, warm);
   await fc.assert(hostileUpstream, warm);
-  await fc.assert(legacyFace, { numRuns: 5, seed: 1 });
+  await fc.assert(legacyFace, { numRuns: 3, seed: 1 });
   const baseline = heap();
 
-  const opts = { numRuns: RUNS, interruptAfterTimeLimit: 20_000 };
+  // Each property stops after RUNS runs or 8 s, whichever comes first (the machine is shared; the file stays well
+  // under tap's 120 s): an interrupted property passes with the runs it made.
+  const opts = { numRuns: RUNS, interruptAfterTimeLimit: 8_000 };
   await t.test('malformed JSON-RPC and odd headers on the modern face: well-formed answers', async () => fc.assert(modernMalformed, opts));
   await t.test('random _meta: well-formed answers, wrong types refused -32602', async () => fc.assert(metaFuzz, opts));
   await t.test('the legacy face: initialize and session requests of any shape', async () => fc.assert(legacyFace, { ...opts, numRuns: Math.ceil(RUNS / 4) }));
