@@ -1,11 +1,12 @@
 /** The composition root: configuration → upstream clients, runtime, HTTP edge. */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import { ConfigError, principalShare, type GatewayConfig } from './config/index.js';
-import { Authenticator, buildEdge, hostPolicy, type EdgeEndpoint } from './proxy/index.js';
+import { Authenticator, buildEdge, createAuditLog, hostPolicy, type EdgeEndpoint } from './proxy/index.js';
 import { MemoryTaskStore, RedisTaskStore, type TaskStore } from './store/index.js';
 import { InstanceBus, mintInstanceId, MrtrBridge, NO_AUDIT, Sealer, TaskRuntime, type AuditLog, type TaskPolicy } from './tasks/index.js';
-import { globToRegExp } from './translate/index.js';
+import { globToRegExp, NO_LOG, type LayerLogger } from './translate/index.js';
 import { LegacyUpstreamClient, ModernUpstreamClient, upstreamAvailability, type UpstreamClient } from './upstream/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 
@@ -53,11 +54,15 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     ]);
   }
   const stateKey = shared ?? randomBytes(32);
+  // One pino logger for the edge and the layers below it (each a child naming its layer), and the audit trail in it.
+  const root = rootLogger(deps.logger);
+  const audit = deps.audit ?? (root ? createAuditLog(root) : NO_AUDIT);
+  const logOf = (layer: string): LayerLogger => root?.child({ layer }) ?? NO_LOG;
   // Built before anything that needs closing: a bad key or a missing secret is a configuration error at start.
-  const authenticators = config.upstreams.map((u) => authenticatorOf(u, stateKey, env, deps.audit ?? NO_AUDIT));
+  const authenticators = config.upstreams.map((u) => authenticatorOf(u, stateKey, env, audit));
   const store = deps.store ?? (await createStore(config, env));
   const ownStore = deps.store === undefined;
-  const bus = new InstanceBus({ store, instanceId: deps.instanceId ?? mintInstanceId(), heartbeatMs: config.tasks.leaseMs });
+  const bus = new InstanceBus({ store, instanceId: deps.instanceId ?? mintInstanceId(), heartbeatMs: config.tasks.leaseMs, log: logOf('tasks') });
   try {
     await bus.start();
   } catch (e) {
@@ -66,7 +71,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
   }
   // One sealer for the runtime and the bridge: what one instance seals, every instance opens.
   const sealer = new Sealer(stateKey);
-  const bridge = new MrtrBridge({ stateKey, holdMs: config.input.holdMs, maxHeld: config.input.maxHeldCalls, gatherMs: 25, bus, sealer });
+  const bridge = new MrtrBridge({ stateKey, holdMs: config.input.holdMs, maxHeld: config.input.maxHeldCalls, gatherMs: 25, bus, sealer, audit, log: logOf('tasks') });
   const runtime = new TaskRuntime({
     store,
     bus,
@@ -79,6 +84,8 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     pollAdvice: { enabled: config.tasks.adaptivePolling, minMs: config.tasks.minPollIntervalMs, maxMs: config.tasks.maxPollIntervalMs },
     maxActivePerPrincipal: config.tasks.maxActivePerPrincipal,
     toolSupportTtlMs: 60_000,
+    audit,
+    log: logOf('tasks'),
   });
   const routes: Array<EdgeEndpoint> = config.upstreams.map((u, i) => ({
     path: u.path,
@@ -89,6 +96,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       staticHeaders: { ...u.headers },
       timeoutMs: u.timeoutMs,
       clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },
+      log: logOf('upstream'),
     }),
     availability: upstreamAvailability({
       name: u.name,
@@ -96,6 +104,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       headers: u.headers,
       era: u.era,
       probeTimeoutMs: Math.min(u.probeTimeoutMs, u.timeoutMs),
+      log: logOf('upstream'),
     }),
     route: {
       name: u.name,
@@ -104,7 +113,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       timeoutMs: u.timeoutMs,
       cache: { ttlMs: u.cache.ttlMs, scope: u.cache.scope },
       rules: rulesOf(u),
-      upstream: upstreamClient(u, config),
+      upstream: upstreamClient(u, config, logOf('upstream')),
     },
   }));
   // Tasks created on another instance are taken over against their route by name; then this runtime joins the others.
@@ -122,7 +131,9 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     throw e;
   }
   const app = await buildEdge({
-    logger: deps.logger ?? false,
+    logger: false,
+    ...(root ? { loggerInstance: root } : {}),
+    audit,
     bodyLimitBytes: config.server.bodyLimitBytes,
     headersTimeoutMs: config.server.headersTimeoutMs,
     requestTimeoutMs: config.server.requestTimeoutMs,
@@ -169,6 +180,14 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
   };
 }
 
+/** The operator log as configured (`false`/absent: none): a pino logger the edge and the layers share. */
+function rootLogger(logger: GatewayDeps['logger']): Logger | undefined {
+  if (!logger) return undefined;
+  // Fastify's logger options are pino's plus a destination (`stream` or `file`), given to pino apart.
+  const { stream, file, ...opts } = (logger === true ? {} : logger) as { stream?: DestinationStream; file?: string };
+  return pino({ level: 'info', ...opts }, stream ?? (file ? pino.destination(file) : undefined) ?? pino.destination(1));
+}
+
 /**
  * An upstream's tool rules as task policies. With `auth.mode: none` every rule (and a last catch-all, for tools no
  * rule names) caps retention at `auth.maxTtlMs`, so that no task of that upstream, owned or proxied, outlives it.
@@ -199,7 +218,7 @@ function authenticatorOf(u: GatewayConfig['upstreams'][number], key: Uint8Array,
 }
 
 /** The client of one configured upstream: the one place that picks an implementation of the upstream seam. */
-function upstreamClient(u: GatewayConfig['upstreams'][number], config: Readonly<GatewayConfig>): UpstreamClient {
+function upstreamClient(u: GatewayConfig['upstreams'][number], config: Readonly<GatewayConfig>, log: LayerLogger): UpstreamClient {
   return new LegacyUpstreamClient(u.name, {
     url: u.url,
     staticHeaders: { ...u.headers },
@@ -210,6 +229,7 @@ function upstreamClient(u: GatewayConfig['upstreams'][number], config: Readonly<
     scope: u.sessions.scope,
     anonymousScope: u.sessions.anonymousScope,
     clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },
+    log,
   });
 }
 

@@ -23,6 +23,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import {
+  errorSummary,
   GatewayError,
   LEGACY_VERSIONS,
   asErrorObject,
@@ -64,7 +65,7 @@ import {
   type JsonRpcRequest,
   type RequestId,
 } from '../translate/index.js';
-import { wrapsTools, type CallerContext, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
+import { NO_AUDIT, wrapsTools, type AuditLog, type CallerContext, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import type { UpstreamCall, UpstreamCaller, UpstreamListen } from '../upstream/index.js';
 import { channelError, exceptionToEdge, inBandError, refuse, refuseWith } from './errors.js';
 import { LegacyFaceTasks, legacyTaskSupport } from './legacy-face-tasks.js';
@@ -115,6 +116,8 @@ export interface LegacyFaceOptions {
   store?: SessionStore;
   /** Activity restarts a shared session's idle time at most this often (default `min(5 s, idleMs / 10)`). */
   touchEveryMs?: number;
+  /** Where sessions opened and closed are recorded (default none). */
+  audit?: AuditLog;
 }
 
 /** A server→client request the gateway sent for a call, waiting for the client's POSTed response. */
@@ -314,6 +317,7 @@ export class LegacyFace {
   private readonly loading = new Map<string, Promise<SessionEntry<FaceSession> | undefined>>();
   private readonly keepShared: NodeJS.Timeout | undefined;
   private closed = false;
+  private readonly audit: AuditLog;
   /** Session ids held here per principal (entries removed when empty), for the principal's share. */
   private readonly sessionsOf = new Map<string, Set<string>>();
   /** Open GET streams per principal (entries removed at zero). */
@@ -326,6 +330,7 @@ export class LegacyFace {
     opts: LegacyFaceOptions = {},
   ) {
     this.runtime = target.runtime;
+    this.audit = opts.audit ?? NO_AUDIT;
     this.tasks = new LegacyFaceTasks(target.runtime, {
       notify: (s, n) => this.deliver(s as FaceSession, n),
       warn: (err, msg) => this.log?.warn({ err }, msg),
@@ -450,7 +455,7 @@ export class LegacyFace {
       if (keepAlive) clearInterval(keepAlive);
       s.streamOpening = false;
       if (s.stream === raw) s.stream = undefined;
-      if (!s.ended.signal.aborted) void this.refreshListen(s).catch(() => {});
+      if (!s.ended.signal.aborted) void this.refreshListen(s).catch(this.failed('debug', 'listen not refreshed as the GET stream closed', s));
     });
     // The upstream listen is in place before the stream's headers go out: a client that sees its GET stream open
     // misses no list change after that.
@@ -491,6 +496,7 @@ export class LegacyFace {
       }
     }
     this.sessions.end(entry.id, 'deleted');
+    this.audit.record('session.closed', { principal: entry.principal, upstream: entry.data.route.name, era: 'legacy', reason: 'deleted' });
     return reply.code(200).send();
   }
 
@@ -580,7 +586,9 @@ export class LegacyFace {
       const entry = this.counted(adopted);
       // What the session's answers read of the upstream (task support in tools/list, what a listen may ask for) this
       // instance learns now if it never met the upstream; a failure shows on the request that needs it.
-      if (!route.upstream.knownIdentity) await route.upstream.identity(this.callerOf(entry.data)).catch(() => {});
+      if (!route.upstream.knownIdentity) {
+        await route.upstream.identity(this.callerOf(entry.data)).catch(this.failed('debug', 'upstream identity not learned for a rebuilt session', entry.data));
+      }
       return entry;
     })();
     this.loading.set(sid, loaded);
@@ -613,7 +621,7 @@ export class LegacyFace {
     for (const e of this.sessions.busy()) {
       if (now - e.data.sharedAt < this.touchEveryMs) continue;
       e.data.sharedAt = now;
-      void store.touchValue(sharedKey(e.id), this.idleMs).catch(() => {});
+      void store.touchValue(sharedKey(e.id), this.idleMs).catch(this.failed('warn', 'shared session not kept alive; it may expire elsewhere', e.data));
     }
   }
 
@@ -686,6 +694,8 @@ export class LegacyFace {
     const created = this.sessions.create(principal, (id) => newSession(id, principal, authorization, route, decided, at));
     if (!created) return this.storeTrouble(request, reply, body.id, new TooManySessionsError());
     const entry = this.counted(created);
+    // Never the session id: it is a bearer credential of the session.
+    this.audit.record('session.opened', { principal, upstream: route.name, era: 'legacy' });
     if (this.store) {
       try {
         await this.listenForChanges();
@@ -999,7 +1009,9 @@ export class LegacyFace {
   private ask(s: FaceSession, owner: string, call: UpstreamCall, m: JsonRpcRequest, channel: ResponseChannel, canStream: boolean): JsonRpcErrorObject | undefined {
     const params = isObject(m.params) ? m.params : undefined;
     if (!isInputMethod(m.method)) {
-      void call.respond(m.id, { error: inBandError('GW_METHOD_NOT_SERVED', { args: [m.method] }) }).catch(() => {});
+      void call
+        .respond(m.id, { error: inBandError('GW_METHOD_NOT_SERVED', { args: [m.method] }) })
+        .catch(this.failed('debug', 'refusal of an upstream request not delivered; its call ended', s));
       return undefined;
     }
     if (!isInputDeclared(m.method, params, s.legacyCapabilities)) return undeclaredInputError(m.method, requiredCapabilityFor(m.method, params));
@@ -1072,7 +1084,8 @@ export class LegacyFace {
       }
       old?.abort();
     });
-    s.listenChain = next.catch(() => {});
+    // The chain only orders the changes: a failure is the caller's (awaiting `next`) to report.
+    s.listenChain = next.catch(this.failed('debug', 'listen change failed', s));
     return next;
   }
 
@@ -1092,7 +1105,7 @@ export class LegacyFace {
     s.listen = undefined;
     s.listenKey = '';
     if (++s.listenFailures > 5) return;
-    const timer = setTimeout(() => void this.refreshListen(s).catch(() => {}), 500 * s.listenFailures);
+    const timer = setTimeout(() => void this.refreshListen(s).catch(this.failed('debug', 'listen retry failed', s)), 500 * s.listenFailures);
     timer.unref();
   }
 
@@ -1110,14 +1123,31 @@ export class LegacyFace {
     if (s.backlog.length > this.maxBacklog) s.backlog.shift();
   }
 
+  /**
+   * A rejection handler for background work of a session: logged (to the first request's logger) with the upstream
+   * and the error's name and message, never the session id.
+   */
+  private failed(level: 'debug' | 'warn', msg: string, s: FaceSession): (e: unknown) => void {
+    return (e) => this.log?.[level]({ upstream: s.route.name, err: errorSummary(e) }, `legacy face: ${msg}`);
+  }
+
   private onEnd(s: FaceSession, reason: SessionEndReason): void {
+    // The session ends for its client when evicted, or when it expires or closes with no other instance to serve it;
+    // a DELETE is recorded where it was served (its announcement may end this copy first), an end announced by
+    // another instance there.
+    if (reason === 'evicted' || (!this.store && (reason === 'expired' || reason === 'closed'))) {
+      this.audit.record('session.closed', { principal: s.principal, upstream: s.route.name, era: 'legacy', reason });
+    }
     const mine = this.sessionsOf.get(s.principal);
     if (mine?.delete(s.id) && mine.size === 0) this.sessionsOf.delete(s.principal);
     // An evicted session ends everywhere (its client re-initializes on 404), as it did with one instance; one that
     // expired here, or closed with this instance, lives on in the store for the other instances.
     if (reason === 'evicted' && this.store) {
       const store = this.store;
-      void store.deleteValue(sharedKey(s.id)).then(() => store.publish(SESSION_TOPIC, { id: s.id, t: 'ended' })).catch(() => {});
+      void store
+        .deleteValue(sharedKey(s.id))
+        .then(() => store.publish(SESSION_TOPIC, { id: s.id, t: 'ended' }))
+        .catch(this.failed('warn', 'evicted session not ended in the shared store; it expires there', s));
     }
     s.ended.abort();
     this.tasks.sessionEnded(s);

@@ -27,12 +27,13 @@ import {
   type ModernRequest,
   type JsonObject,
 } from '../translate/index.js';
-import { runListen, runtimeServesTools, wrapsTools, type CallerContext, type ForwardHooks, type MrtrBridge, type Outcome, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
+import { runListen, runtimeServesTools, wrapsTools, type CallerContext, type ForwardHooks, type MrtrBridge, type Outcome, type SharedValues, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { UpstreamDownError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type UpstreamAvailability, type UpstreamEras } from '../upstream/index.js';
 import { Authenticator, identityOf, registerAuth } from './auth.js';
-import { channelError, exceptionToEdge, failureToEdge, refuse, upstreamErrorStatus } from './errors.js';
+import { channelError, exceptionToEdge, failureToEdge, refuse, refuseWith, upstreamErrorStatus } from './errors.js';
 import type { LegacyFace } from './legacy-face.js';
 import { infoEnabled } from './operator-log.js';
+import { PassedSessions } from './passed-sessions.js';
 import { rawBodyOf } from './raw-body.js';
 import { ResponseChannel } from './response.js';
 
@@ -61,6 +62,15 @@ export interface EndpointOptions {
    * per-process key.
    */
   auth?: Authenticator;
+  /** Where the sessions passed through to a legacy upstream are bound to their principals (absent: this instance). */
+  sessionStore?: SharedValues;
+  /** A passed-through session without requests for this long is forgotten by the gateway (its client gets 404). */
+  sessionIdleMs: number;
+}
+
+/** The principal of a request, as the endpoint's authentication hook resolved it. */
+function callerPrincipal(request: FastifyRequest): string {
+  return identityOf(request).principal;
 }
 
 /**
@@ -113,6 +123,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
   let listenStreams = 0;
   /** Open listen streams per principal (entries removed at zero: bounded by the streams open). */
   const listensOf = new Map<string, number>();
+  const passedSessions = new PassedSessions({ upstream: route.name, idleMs: opts.sessionIdleMs, ...(opts.sessionStore ? { store: opts.sessionStore } : {}) });
 
   // The upstream's eras, learned once (or pinned) and re-learned when traffic says they changed; while the
   // upstream is known to be down this fails at once (UpstreamDownError) instead of waiting for it.
@@ -132,7 +143,35 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       undici: { connections: 128, pipelining: 1, bodyTimeout: 0, headersTimeout: route.timeoutMs },
     });
 
-    const passThrough = (request: FastifyRequest, reply: FastifyReply, clientEra: Era) => {
+    /**
+     * A request the upstream serves itself, forwarded as it is. Legacy session traffic is bound to the principal that
+     * opened the session (passed-sessions.ts): another caller's, or an id the gateway never saw opened, is answered
+     * 404 here and never forwarded; an `initialize` answer that opens a session is recorded before the client sees it.
+     */
+    const passThrough = async (request: FastifyRequest, reply: FastifyReply, clientEra: Era): Promise<FastifyReply> => {
+      const sid = header(request, 'mcp-session-id');
+      let session: string | undefined;
+      if (clientEra === 'legacy' && sid !== undefined) {
+        let owned = false;
+        try {
+          // A repeated header names no one session: unknown, like any id that is not the caller's.
+          owned = sid !== null && sid !== '' && (await passedSessions.owns(sid, callerPrincipal(request)));
+        } catch (e) {
+          // The store that holds the bindings cannot be reached: 503 with Retry-After, as for any store failure.
+          reply.log.warn({ err: e, upstream: route.name }, 'pass-through: the session bindings could not be read');
+          return refuseWith(reply, exceptionToEdge(e), requestIdOf(request.body));
+        }
+        if (!owned) return sessionUnknown(reply, request.body);
+        session = sid as string;
+      }
+      const initializing = clientEra === 'legacy' && request.method === 'POST' && isObject(request.body) && request.body.method === 'initialize';
+      return forward(request, reply, clientEra, session, initializing);
+    };
+
+    /** 2025-11-25 basic/transports §Session Management: an unknown session is 404 (the client initializes again). */
+    const sessionUnknown = (reply: FastifyReply, body: unknown): FastifyReply => refuse(reply, 'GW_SESSION_NOT_FOUND', requestIdOf(body));
+
+    const forward = (request: FastifyRequest, reply: FastifyReply, clientEra: Era, session: string | undefined, initializing: boolean) => {
       const started = Date.now();
       // The operator line, and the listener that writes it, only when info is logged.
       if (infoEnabled(request)) {
@@ -151,6 +190,9 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           const out: Record<string, string | string[] | undefined> = { ...client, ...route.staticHeaders, host: upstreamUrl.host };
           // The client's Origin belongs to the gateway's origin check, not to the upstream's.
           delete out.origin;
+          // 2026-07-28 has no sessions: a session id on a modern request would reach a dual-era upstream's legacy
+          // sessions without the binding check above.
+          if (clientEra === 'modern') delete out['mcp-session-id'];
           return out;
         },
         onError: (rep, { error }) => {
@@ -165,12 +207,34 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           if (mayMeanUpstreamChanged(clientEra, rep.statusCode)) availability.suspect();
           // An SSE answer (a GET stream, a POST stream) may stay silent for a long time: send its headers now, not
           // with the first body byte (Fastify sets stream headers lazily, and Node sends them with the first write).
-          if (!String(rep.getHeader('content-type') ?? '').startsWith('text/event-stream')) return rep.send(res.stream);
-          rep.hijack();
-          rep.raw.writeHead(rep.statusCode, rep.getHeaders() as OutgoingHttpHeaders);
-          (rep.raw as ServerResponse).flushHeaders();
-          pipeline(res.stream, rep.raw, () => {});
-          return rep;
+          const sendUpstream = () => {
+            if (!String(rep.getHeader('content-type') ?? '').startsWith('text/event-stream')) return rep.send(res.stream);
+            rep.hijack();
+            rep.raw.writeHead(rep.statusCode, rep.getHeaders() as OutgoingHttpHeaders);
+            (rep.raw as ServerResponse).flushHeaders();
+            pipeline(res.stream, rep.raw, () => {});
+            return rep;
+          };
+          if (session && (request.method === 'DELETE' ? rep.statusCode < 500 : rep.statusCode === 404)) {
+            // Ended by its owner, or forgotten by the upstream (2025-11-25: 404 to a session it no longer has).
+            void passedSessions.unbind(session).catch(() => {});
+          }
+          const opened = initializing && rep.statusCode < 300 ? rep.getHeader('mcp-session-id') : undefined;
+          if (typeof opened === 'string' && opened !== '') {
+            // Bound before the client learns the id: its next request may reach any instance.
+            passedSessions.bind(opened, callerPrincipal(request)).then(
+              () => sendUpstream(),
+              (e: unknown) => {
+                res.stream.destroy();
+                // `rep` is this request's reply: refused with the upstream's headers taken back.
+                reply.removeHeader('mcp-session-id');
+                request.log.warn({ err: e, upstream: route.name }, 'pass-through: a new session could not be bound; refused');
+                refuseWith(reply, exceptionToEdge(e), requestIdOf(request.body));
+              },
+            );
+            return rep;
+          }
+          return sendUpstream();
         },
       });
     };
@@ -313,9 +377,13 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         'mcp-name': header(request, 'mcp-name'),
       };
       const v = validateModernRequest(headers, request.body);
+      const accept = header(request, 'accept') ?? '';
       if (!v.ok) {
         const edge = failureToEdge(v.failure);
-        return reply.code(edge.status).send({ jsonrpc: '2.0', id: v.failure.id, error: edge.error });
+        // Through the response channel, as every later refusal: a refusal here (a requestState of the wrong type) is
+        // byte for byte the refusal after it (a forged state), headers included.
+        new ResponseChannel(reply, false, opts.keepAliveMs).error(v.failure.id, edge.error, edge.status);
+        return reply;
       }
       const req = v.value;
       // 2026-07-28 basic/transports/streamable-http: a notification is accepted with 202; the core defines none a
@@ -330,7 +398,6 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         ...(req.envelope.clientInfo ? { clientInfo: req.envelope.clientInfo } : {}),
         ...(req.envelope.logLevel ? { logLevel: req.envelope.logLevel } : {}),
       };
-      const accept = header(request, 'accept') ?? '';
       const channel = new ResponseChannel(reply, accept.includes('text/event-stream') || accept.includes('*/*'), opts.keepAliveMs);
       // Only what may outlive the client's patience (an upstream call, a listen stream) is stopped when it goes away;
       // requests the gateway answers from its own records skip the signal (creating one is costly on this path).

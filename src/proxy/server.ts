@@ -1,8 +1,8 @@
 /** The Fastify application: parsers, limits, the host check, the JSON-RPC error handler, and the endpoints. */
 import type { Socket } from 'node:net';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { catalogAnswer, GatewayError, jsonTooDeep, answerOf, type CatalogAnswer, type ErrorKind } from '../translate/index.js';
-import type { MrtrBridge, TaskRuntime, UpstreamRoute } from '../tasks/index.js';
+import { NO_AUDIT, type AuditLog, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import type { UpstreamAvailability, UpstreamClient } from '../upstream/index.js';
 import type { Authenticator } from './auth.js';
 import { checkHostOrigin, type HostPolicy } from './host-check.js';
@@ -24,9 +24,20 @@ export interface EdgeEndpoint {
   auth?: Authenticator;
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The audit trail (auth failures are recorded at the edge: `request.server.audit.record(...)`). */
+    audit: AuditLog;
+  }
+}
+
 /** What the edge is built from. */
 export interface EdgeOptions {
   logger: FastifyServerOptions['logger'];
+  /** A logger already built (the composition root shares it with the other layers); replaces `logger`. */
+  loggerInstance?: FastifyBaseLogger;
+  /** The audit trail (default none): session events of the legacy face, auth failures. */
+  audit?: AuditLog;
   bodyLimitBytes: number;
   /** Bound on receiving a request's headers (Node's `headersTimeout`). */
   headersTimeoutMs: number;
@@ -155,7 +166,7 @@ function refuseBody(request: FastifyRequest, reply: FastifyReply): void {
 /** Builds the not-yet-listening Fastify app. */
 export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: opts.logger,
+    ...(opts.loggerInstance ? { loggerInstance: opts.loggerInstance } : { logger: opts.logger }),
     bodyLimit: opts.bodyLimitBytes,
     // Node bounds receiving a request (its headers, then all of it) and idle keep-alive connections; Fastify passes
     // `http` to http.createServer and sets requestTimeout and keepAliveTimeout itself. The request timeout stops at the
@@ -175,6 +186,8 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
     // One operator line per MCP request comes from the endpoint (method, era, upstream, outcome, duration).
     logController: new LogController({ disableRequestLogging: true }),
   });
+  const audit = opts.audit ?? NO_AUDIT;
+  app.decorate('audit', audit);
   // MCP bodies are JSON; the default text/plain parser would let other bodies through to the handlers.
   app.removeContentTypeParser('text/plain');
   // A DELETE (or GET) that names a JSON Content-Type but carries no body is legal session traffic: pass it on.
@@ -254,6 +267,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
           ...(opts.clientSessions.maxPerPrincipal !== undefined ? { maxSessionsPerPrincipal: opts.clientSessions.maxPerPrincipal } : {}),
           ...(opts.clientSessions.maxStreamsPerPrincipal !== undefined ? { maxStreamsPerPrincipal: opts.clientSessions.maxStreamsPerPrincipal } : {}),
           ...(opts.sessionStore ? { store: opts.sessionStore } : {}),
+          audit,
         },
       ),
   );
@@ -292,6 +306,8 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       maxListenStreamsPerPrincipal: opts.maxListenStreamsPerPrincipal ?? opts.maxListenStreams,
       availability: e.availability,
       ...(e.auth ? { auth: e.auth } : {}),
+      ...(opts.sessionStore ? { sessionStore: opts.sessionStore } : {}),
+      sessionIdleMs: opts.clientSessions.idleMs,
     });
   }
   return app;

@@ -11,6 +11,8 @@ import {
   isInputMethod,
   isObject,
   isValidInputResponse,
+  logFailure,
+  NO_LOG,
   requiredCapabilityFor,
   toInputRequest,
   toLegacyInputResult,
@@ -19,6 +21,7 @@ import {
   type JsonObject,
   type JsonRpcNotification,
   type JsonRpcResponse,
+  type LayerLogger,
 } from '../translate/index.js';
 import { InputLedger, taskAsCall, type UpstreamCall, type UpstreamTask } from '../upstream/index.js';
 
@@ -52,6 +55,8 @@ export interface PumpOptions {
   gatherMs: number;
   /** Notifications from the upstream (progress, log, …). */
   notify(n: JsonRpcNotification): void;
+  /** Where an answer the upstream could not take is logged (default nowhere). */
+  log?: LayerLogger;
 }
 
 /** Why a pump returned. */
@@ -106,6 +111,8 @@ export class Conversation {
   async pump(o: PumpOptions): Promise<PumpResult> {
     const fresh: string[] = [];
     const offered = o.offered ?? {};
+    // An answer the upstream cannot take any more: its call ended meanwhile (an expected race).
+    const unanswered = logFailure(o.log ?? NO_LOG, 'debug', 'answer to an upstream request not delivered; its call ended');
     for (;;) {
       const now = Date.now();
       let wait: number | undefined = o.deadlineAt !== undefined ? Math.max(0, o.deadlineAt - now) : undefined;
@@ -127,12 +134,12 @@ export class Conversation {
             const answer = isInputMethod(method)
               ? undeclaredInputAnswer(method)
               : { error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${method}` } };
-            await this.call.respond(id, answer).catch(() => {});
+            await this.call.respond(id, answer).catch(unanswered);
             break;
           }
           if (!isInputDeclared(method, params, o.capabilities)) {
             // 2026-07-28 basic/patterns/mrtr §Server Requirements: never ask for an undeclared kind.
-            await this.call.respond(id, undeclaredInputAnswer(method)).catch(() => {});
+            await this.call.respond(id, undeclaredInputAnswer(method)).catch(unanswered);
             if (o.onUndeclared === 'throw') throw new MissingCapabilityError(requiredCapabilityFor(method, params), method);
             break;
           }
@@ -141,7 +148,7 @@ export class Conversation {
           // An offered answer that does not fit the request is not sent: the request is asked again (a fresh call cannot
           // refuse keys it has not reached yet, so `offered` is never checked as a whole).
           if (Object.hasOwn(offered, key) && isValidInputResponse(method, offered[key], toInputRequest(method, params).params)) {
-            await this.call.respond(id, { result: toLegacyInputResult(offered[key]) as JsonObject }).catch(() => {});
+            await this.call.respond(id, { result: toLegacyInputResult(offered[key]) as JsonObject }).catch(unanswered);
             break;
           }
           this.input.hold(key, this.call, id, method, params);

@@ -9,7 +9,7 @@
  * that hears no `ack` within `ackMs` treats the target as gone.
  */
 import { randomBytes } from 'node:crypto';
-import { GatewayError, isObject, type JsonObject } from '../translate/index.js';
+import { GatewayError, isObject, logFailure, NO_LOG, type JsonObject, type LayerLogger } from '../translate/index.js';
 import type { TaskStore } from '../store/index.js';
 
 /**
@@ -55,6 +55,8 @@ export interface InstanceBusOptions {
   heartbeatMs: number;
   /** How long an asker waits for the target's acknowledgement. */
   ackMs?: number;
+  /** Where failed publishes and heartbeats are logged (default nowhere). */
+  log?: LayerLogger;
 }
 
 interface Pending {
@@ -84,17 +86,20 @@ export class InstanceBus {
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly ackMs: number;
   private closed = false;
+  private readonly log: LayerLogger;
 
   constructor(private readonly o: InstanceBusOptions) {
     this.instanceId = o.instanceId;
     this.ackMs = o.ackMs ?? 2_000;
+    this.log = o.log ?? NO_LOG;
   }
 
   /** Subscribes to this instance's topic and starts the heartbeat; resolves once both are in place. */
   async start(): Promise<void> {
     this.unsubscribe = await this.o.store.subscribe(topicOf(this.instanceId), (m) => this.onMessage(m));
     await this.beat();
-    this.heartbeat = setInterval(() => void this.beat().catch(() => {}), Math.max(100, Math.floor(this.o.heartbeatMs / 3)));
+    const missed = logFailure(this.log, 'warn', 'heartbeat not written; other instances may take this one for gone');
+    this.heartbeat = setInterval(() => void this.beat().catch(missed), Math.max(100, Math.floor(this.o.heartbeatMs / 3)));
     this.heartbeat.unref();
   }
 
@@ -126,7 +131,7 @@ export class InstanceBus {
       };
       const onAbort = () => {
         cleanup();
-        void this.o.store.publish(topicOf(to), { t: 'abort', corr, from: this.instanceId }).catch(() => {});
+        void this.o.store.publish(topicOf(to), { t: 'abort', corr, from: this.instanceId }).catch(logFailure(this.log, 'debug', 'abort not sent to the serving instance', { kind }));
         reject(opts.signal?.reason ?? new Error('aborted'));
       };
       const entry: Pending = {
@@ -161,7 +166,7 @@ export class InstanceBus {
     for (const p of [...this.pending.values()]) p.reject(new Error('gateway shutting down'));
     for (const c of this.serving.values()) c.abort(new Error('gateway shutting down'));
     this.serving.clear();
-    await this.o.store.deleteValue(heartbeatKey(this.instanceId)).catch(() => {});
+    await this.o.store.deleteValue(heartbeatKey(this.instanceId)).catch(logFailure(this.log, 'debug', 'heartbeat not removed on close; it lapses'));
   }
 
   private beat(): Promise<boolean> {
@@ -201,7 +206,8 @@ export class InstanceBus {
   }
 
   private async serve(corr: string, from: string, kind: string, payload: JsonObject): Promise<void> {
-    const reply = (msg: JsonObject) => this.o.store.publish(topicOf(from), { ...msg, corr, from: this.instanceId }).catch(() => {});
+    const reply = (msg: JsonObject) =>
+      this.o.store.publish(topicOf(from), { ...msg, corr, from: this.instanceId }).catch(logFailure(this.log, 'warn', 'bus reply not sent to the asking instance', { kind }));
     const handler = this.handlers.get(kind);
     if (this.closed) return; // no ack: the asker treats this instance as gone
     await reply({ t: 'ack' });

@@ -21,7 +21,9 @@ import {
   encodeRequestState,
   isObject,
   legacyParams,
+  logFailure,
   methodPolicy,
+  NO_LOG,
   modernError,
   modernResult,
   progressTokenOf,
@@ -31,6 +33,7 @@ import {
   type JsonRpcNotification,
   type ErrorKind,
   type JsonRpcResponse,
+  type LayerLogger,
   type ModernRequest,
 } from '../translate/index.js';
 import {
@@ -42,6 +45,7 @@ import {
   UpstreamUnavailableError,
   type UpstreamTask,
 } from '../upstream/index.js';
+import { NO_AUDIT, type AuditLog } from './audit.js';
 import { Conversation } from './conversation.js';
 import { InstanceGoneError, RemoteError, type InstanceBus } from './instance-bus.js';
 import type { CallerContext, UpstreamRoute } from './route.js';
@@ -77,6 +81,10 @@ export interface MrtrOptions {
   sealer?: Sealer;
   /** How often a relayed retry checks that the holding instance still lives (default 1 s). */
   livenessCheckMs?: number;
+  /** Where MRTR input requests and their answers are recorded (default none). */
+  audit?: AuditLog;
+  /** Where failures nobody is answered about are logged (default nowhere). */
+  log?: LayerLogger;
 }
 
 /**
@@ -132,6 +140,15 @@ export class InvalidRequestStateError extends GatewayError {
   }
 }
 
+/**
+ * The one refusal of every invalid state: forged, another principal's, expired, replayed, for another request or
+ * upstream, or a round being continued already. One answer, so that a state reveals nothing about whose it is or
+ * whether its round lives (2026-07-28 basic/patterns/mrtr §Server Requirements).
+ */
+function invalidState(detail: string): InvalidRequestStateError {
+  return new InvalidRequestStateError(detail);
+}
+
 /** A legacy response → the modern outcome of a request that was forwarded as it is. */
 export function plainOutcome(route: UpstreamRoute, req: ModernRequest, m: JsonRpcResponse, resumed: boolean): Outcome {
   if ('error' in m) {
@@ -150,8 +167,13 @@ export function plainOutcome(route: UpstreamRoute, req: ModernRequest, m: JsonRp
 /** The MRTR bridge of one gateway: holds calls that asked for input and resumes them on the client's retry. */
 export class MrtrBridge {
   private readonly holds = new Map<string, Hold>();
+  private readonly audit: AuditLog;
+  private readonly log: LayerLogger;
 
-  constructor(readonly opts: MrtrOptions) {}
+  constructor(readonly opts: MrtrOptions) {
+    this.audit = opts.audit ?? NO_AUDIT;
+    this.log = opts.log ?? NO_LOG;
+  }
 
   /** The id request states name as the holder of this bridge's calls. */
   get instanceId(): string {
@@ -177,7 +199,7 @@ export class MrtrBridge {
         (alive) => {
           if (!alive) gone.abort(new InstanceGoneError(holder));
         },
-        () => {},
+        logFailure(this.log, 'debug', 'liveness of the holding instance not checked; checked again shortly'),
       );
     }, this.opts.livenessCheckMs ?? 1_000);
     check.unref();
@@ -214,14 +236,14 @@ export class MrtrBridge {
         const opened = typeof payload.caller === 'string' ? sealer.open(RELAY_KIND, payload.caller) : undefined;
         const raw = payload.req;
         if (!opened || typeof opened.principal !== 'string' || !isObject(raw) || typeof raw.method !== 'string' || typeof raw.requestState !== 'string') {
-          throw new InvalidRequestStateError('Invalid requestState: the relayed retry could not be read');
+          throw invalidState('the relayed retry could not be read');
         }
         const caller = opened as unknown as CallerContext;
         const req = { ...(raw as unknown as ModernRequest), policy: methodPolicy(raw.method) };
         const decoded = decodeRequestState(raw.requestState, this.opts.stateKey, Date.now(), { sub: caller.principal, method: req.method, name: nameOf(req) });
-        if (!decoded.ok) throw new InvalidRequestStateError(`Invalid requestState (${decoded.reason})`);
+        if (!decoded.ok) throw invalidState(decoded.reason);
         const hold = this.holds.get(decoded.value.hold);
-        if (!hold || hold.route !== payload.route) throw new InvalidRequestStateError('Invalid requestState: the round it continues has ended');
+        if (!hold || hold.route !== payload.route || hold.principal !== caller.principal) throw invalidState('the round it continues has ended');
         const outcome = await dispatch(hold.on, req, caller, { signal: ctx.signal, notify: (n) => ctx.notify(n as unknown as JsonObject) });
         return { outcome: outcome as unknown as JsonObject };
       } catch (e) {
@@ -253,7 +275,7 @@ export class MrtrBridge {
     }
     if (r.kind === 'task') {
       // Never asked for: a request forwarded here is sent without `CallOptions.task`.
-      void r.task.cancel().catch(() => {});
+      void r.task.cancel().catch(logFailure(this.log, 'debug', 'unasked-for upstream task not cancelled', { upstream: route.name, method: req.method }));
       r.task.release();
       throw new Error(`the upstream answered ${req.method} with a task it was not offered`);
     }
@@ -276,7 +298,8 @@ export class MrtrBridge {
       this.untake(hold);
       throw e;
     }
-    await hold.conv.answer(req.inputResponses ?? {});
+    const answered = await hold.conv.answer(req.inputResponses ?? {});
+    if (answered.length > 0) this.audit.record('task.input_answered', { principal: caller.principal, upstream: route.name, tool: name, era: 'modern' });
     if (hold.conv.input.size > 0) return { outcome: this.ask(route, hold, hold.conv, req, caller, name) };
     return { conv: hold.conv, hold };
   }
@@ -302,6 +325,7 @@ export class MrtrBridge {
         ...(hold || !req.inputResponses ? {} : { offered: req.inputResponses }),
         deadlineAt: Date.now() + windowMs,
         gatherMs: this.opts.gatherMs,
+        log: this.log,
         // Progress for the client's own token and the log messages it asked for (the rest has no modern
         // counterpart on a request stream).
         notify: (n) => {
@@ -338,12 +362,13 @@ export class MrtrBridge {
       method: req.method,
       name,
     });
-    if (!decoded.ok) throw new InvalidRequestStateError(`Invalid requestState (${decoded.reason})`);
+    // Every refusal below is the same one; none reaches the store or the upstream, so none takes longer than another.
+    if (!decoded.ok) throw invalidState(decoded.reason);
     const hold = this.holds.get(decoded.value.hold);
-    if (!hold || hold.round !== decoded.value.round || hold.route !== route.name) {
-      throw new InvalidRequestStateError('Invalid requestState: the round it continues has ended');
+    // The MAC binds the principal already; the hold's own is checked too, at no cost.
+    if (!hold || hold.round !== decoded.value.round || hold.route !== route.name || hold.principal !== caller.principal || hold.busy) {
+      throw invalidState(hold?.busy ? 'the round is being continued already' : 'the round it continues has ended');
     }
-    if (hold.busy) throw new InvalidRequestStateError('Invalid requestState: this round is already being continued');
     hold.busy = true;
     if (hold.timer) clearTimeout(hold.timer);
     hold.timer = undefined;
@@ -378,11 +403,14 @@ export class MrtrBridge {
     }
     hold.round += 1;
     hold.busy = false;
+    // An MRTR round has no task id: the line names the request's tool (or prompt, or resource).
+    this.audit.record('task.input_requested', { principal: caller.principal, upstream: route.name, tool: name, era: 'modern' });
     const h = hold;
     hold.timer = setTimeout(() => this.expire(h), this.opts.holdMs);
     hold.timer.unref();
     const requestState = encodeRequestState(
-      { hold: hold.id, inst: this.instanceId, sub: hold.principal, method: hold.method, name: hold.name, round: hold.round, exp: Date.now() + this.opts.holdMs },
+      { hold: hold.id, inst: this.instanceId, method: hold.method, name: hold.name, round: hold.round, exp: Date.now() + this.opts.holdMs },
+      hold.principal,
       this.opts.stateKey,
     );
     const result: JsonObject = { resultType: 'input_required', inputRequests: conv.inputRequests(), requestState };

@@ -19,6 +19,7 @@ import {
   asErrorObject,
   isObject,
   isTerminal,
+  logFailure,
   modernError,
   modernResult,
   outcomeFromPayload,
@@ -72,6 +73,8 @@ interface OwnedLive {
   leased: boolean;
   /** What becomes of the lease when the local call ends: dropped (the work ended), or kept (another instance's now). */
   lease: 'drop' | 'keep';
+  /** When the task's retention ends (ms since the epoch): a call still running then ends with its record, expired. */
+  retainedUntil?: number;
 }
 
 /** The call a sealed record carries. */
@@ -173,9 +176,11 @@ export class OwnedTasks {
       conv.cancel('the task could not be stored');
       throw e;
     }
+    this.events.created(record);
     const live: OwnedLive = { conv, stop: new AbortController(), attempt: 1, leased: this.shared, lease: 'drop' };
     this.live.set(taskId, live);
     // The call may run for its budget, and never past the task's retention (nobody could read the outcome).
+    live.retainedUntil = Date.now() + ttlMs;
     const timeoutAt = Date.now() + Math.min(policy.timeoutMs ?? route.timeoutMs, ttlMs);
     const running = this.run(route, taskId, live, caller, timeoutAt);
     // A call that has already answered (an immediate result) completes its task before the task is handed out.
@@ -247,7 +252,9 @@ export class OwnedTasks {
   /** Stops the calls of tasks whose record has expired: nobody can ask for them any more. */
   async sweep(): Promise<void> {
     for (const id of [...this.live.keys()]) {
-      if (!(await this.events.store.get(id))) this.stop(id, 'task expired');
+      if (await this.events.store.get(id)) continue;
+      this.stop(id, 'task expired');
+      this.events.expired(id);
     }
   }
 
@@ -292,6 +299,7 @@ export class OwnedTasks {
     // The new call gets the rule's budget again, never past the task's retention.
     const retention = record.ttlMs === null ? Infinity : Date.parse(record.createdAt) + record.ttlMs - Date.now();
     const timeoutAt = Date.now() + Math.max(0, Math.min(policy.timeoutMs ?? route.timeoutMs, retention));
+    live.retainedUntil = Date.now() + retention;
     void this.run(route, record.taskId, live, call.caller, timeoutAt);
   }
 
@@ -417,7 +425,8 @@ export class OwnedTasks {
           onUndeclared: 'refuse',
           deadlineAt: timeoutAt,
           gatherMs: this.limits.gatherMs,
-          notify: (n) => void this.progress(taskId, attempt, n).catch(() => {}),
+          log: this.events.log,
+          notify: (n) => void this.progress(taskId, attempt, n).catch(logFailure(this.events.log, 'debug', 'progress not written to its task', { taskId })),
         });
         if (r.kind === 'aborted') return;
         if (r.kind === 'task') {
@@ -429,6 +438,13 @@ export class OwnedTasks {
         if (r.kind === 'input') {
           await this.changeRun(taskId, attempt, (t) => ({ ...t, status: 'input_required', inputRequests: conv.inputRequests(), lastUpdatedAt: nowIso() }));
           continue;
+        }
+        if (r.kind === 'deadline' && live.retainedUntil !== undefined && Date.now() >= live.retainedUntil) {
+          // The task's retention ended before its call did: the record expires (a failure written now would be gone
+          // within a moment); nobody can ask for the outcome any more.
+          conv.cancel('task expired');
+          this.events.expired(taskId);
+          return;
         }
         if (r.kind === 'deadline') {
           conv.cancel('task timed out');
@@ -452,11 +468,15 @@ export class OwnedTasks {
       const message = e instanceof UpstreamTimeoutError ? TIMED_OUT : upstreamFailureMessage(e);
       // A run never rejects (nobody awaits a background run): an outcome that cannot be stored, even after the store's
       // retries, is left to the lease (another instance takes the task over when this one lets it lapse).
-      await this.finishRun(taskId, attempt, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message).catch(() => {});
+      await this.finishRun(taskId, attempt, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message).catch(
+        logFailure(this.events.log, 'warn', 'a failed owned task could not be stored; its lease decides', { taskId }),
+      );
     } finally {
       if (this.live.get(taskId) === live) this.live.delete(taskId);
       // The work ended here: its lease goes (a lease kept is another instance's, or handed over on shutdown).
-      if (live.leased && live.lease === 'drop') await this.events.store.releaseLease(taskId, this.me, 'drop').catch(() => {});
+      if (live.leased && live.lease === 'drop') {
+        await this.events.store.releaseLease(taskId, this.me, 'drop').catch(logFailure(this.events.log, 'debug', 'lease of an ended task not released; it lapses', { taskId }));
+      }
     }
   }
 

@@ -20,6 +20,7 @@ import {
   isTerminal,
   isValidInputResponse,
   modernError,
+  logFailure,
   type InputRequest,
   type JsonObject,
   type JsonRpcErrorObject,
@@ -163,7 +164,7 @@ export class ProxiedTasks {
     opts: { resync?: boolean } = {},
   ): Promise<TaskRecord> {
     const orphan = () => {
-      void task.cancel().catch(() => {});
+      void task.cancel().catch(logFailure(this.events.log, 'debug', 'upstream task not cancelled after its adoption failed'));
       task.release();
     };
     if ((await this.events.store.activeCount(caller.principal)) >= this.limits.maxActivePerPrincipal) {
@@ -206,13 +207,16 @@ export class ProxiedTasks {
       orphan();
       throw e;
     }
+    this.events.created(record);
     let settle!: () => void;
     const live: ProxiedLive = { task, stop: new AbortController(), followed: new Promise<void>((r) => (settle = r)) };
     this.live.set(record.taskId, live);
     // An upstream task that ended as it was created (an immediate shortcut) is applied at once.
     if (isTerminal(c.status)) await this.apply(record.taskId, c, who.origin);
     if (opts.resync) await this.refresh(record, true);
-    void this.follow(record.taskId, live, who.origin).catch(() => {}).finally(settle);
+    void this.follow(record.taskId, live, who.origin)
+      .catch(logFailure(this.events.log, 'warn', 'following an upstream task failed', { taskId: record.taskId }))
+      .finally(settle);
     return (await this.events.store.get(record.taskId)) ?? record;
   }
 
@@ -353,13 +357,13 @@ export class ProxiedTasks {
     if (!task) {
       const message = 'The gateway instance following this task is gone and this one cannot reach its upstream task';
       await this.events.finish(taskId, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message);
-      await this.events.store.releaseLease(taskId, this.o.instanceId, 'drop').catch(() => {});
+      await this.events.store.releaseLease(taskId, this.o.instanceId, 'drop').catch(logFailure(this.events.log, 'debug', 'lease not released; it lapses', { taskId }));
       return false;
     }
     const after = await this.events.change(taskId, (t) => (isTerminal(t.status) || t.owner === this.o.instanceId ? undefined : { ...t, owner: this.o.instanceId }));
     if (!after || isTerminal(after.status)) {
       task.release();
-      await this.events.store.releaseLease(taskId, this.o.instanceId, 'drop').catch(() => {});
+      await this.events.store.releaseLease(taskId, this.o.instanceId, 'drop').catch(logFailure(this.events.log, 'debug', 'lease not released; it lapses', { taskId }));
       return false;
     }
     let settle!: () => void;
@@ -374,14 +378,18 @@ export class ProxiedTasks {
     // The resumed task starts from what this instance knows of it (a legacy task: no input yet, see inheritedKeys);
     // the follow loop reports what differs from that.
     if (inherited.length > 0) await this.apply(taskId, task.created, after.origin ?? 'modern');
-    void this.follow(taskId, live, after.origin ?? 'modern').catch(() => {}).finally(settle);
+    void this.follow(taskId, live, after.origin ?? 'modern')
+      .catch(logFailure(this.events.log, 'warn', 'following an upstream task failed', { taskId }))
+      .finally(settle);
     return true;
   }
 
   /** Stops following tasks whose record has expired: nobody can ask for them any more. */
   async sweep(): Promise<void> {
     for (const id of [...this.live.keys()]) {
-      if (!(await this.events.store.get(id))) this.drop(id, 'drop');
+      if (await this.events.store.get(id)) continue;
+      this.drop(id, 'drop');
+      this.events.expired(id);
     }
     // Remembered polls of tasks no longer polled are let go (bounded anyway).
     const cutoff = Date.now() - 10 * this.limits.defaultPollIntervalMs;
@@ -397,7 +405,11 @@ export class ProxiedTasks {
     const ids = [...this.live.keys()];
     for (const id of ids) this.drop(id, 'none');
     if (!this.shared) return;
-    await Promise.all(ids.map((id) => this.events.store.releaseLease(id, this.o.instanceId, 'handover').catch(() => {})));
+    await Promise.all(
+      ids.map((id) =>
+        this.events.store.releaseLease(id, this.o.instanceId, 'handover').catch(logFailure(this.events.log, 'debug', 'lease not handed over on shutdown; it lapses', { taskId: id })),
+      ),
+    );
   }
 
   /** Stops following a task; `lease`: what becomes of this instance's lease on it. */
@@ -407,7 +419,9 @@ export class ProxiedTasks {
     this.live.delete(taskId);
     live.stop.abort();
     live.task.release();
-    if (lease !== 'none' && this.shared) void this.events.store.releaseLease(taskId, this.o.instanceId, lease).catch(() => {});
+    if (lease !== 'none' && this.shared) {
+      void this.events.store.releaseLease(taskId, this.o.instanceId, lease).catch(logFailure(this.events.log, 'debug', 'lease not released; it lapses', { taskId, lease }));
+    }
   }
 
   /**

@@ -6,8 +6,9 @@
  * told to this instance's listeners as they arrive. The lifecycles write records only through here.
  */
 import { EventEmitter } from 'node:events';
-import { isObject, isTerminal, type JsonObject, type JsonRpcErrorObject, type TaskId, type TaskRecord } from '../translate/index.js';
+import { isObject, isTerminal, logFailure, NO_LOG, type JsonObject, type JsonRpcErrorObject, type LayerLogger, type TaskId, type TaskRecord } from '../translate/index.js';
 import type { TaskStore } from '../store/index.js';
+import { NO_AUDIT, type AuditFields, type AuditLog } from './audit.js';
 import { nowIso } from './task-limits.js';
 
 /** A task's terminal outcome. */
@@ -22,8 +23,27 @@ export const TASK_TOPIC = 'task';
 /** How many tasks' last told versions are remembered (oldest forgotten first). */
 const MAX_REMEMBERED_VERSIONS = 10_000;
 
-/** Record changes of one gateway instance and of the others sharing its store, and their listeners. */
+/** What the audit trail and the layer's log get (both default to nothing). */
+export interface TaskEventsLogs {
+  audit?: AuditLog;
+  log?: LayerLogger;
+}
+
+/**
+ * Records changes of one gateway instance and of the others sharing its store, and their listeners. The audit trail's
+ * task events are recorded here, where every write of this instance passes: each by the instance that made the change
+ * (changes heard from other instances are theirs to record).
+ */
 export class TaskEvents {
+  /** The audit trail. */
+  readonly audit: AuditLog;
+  /** The runtime layer's log. */
+  readonly log: LayerLogger;
+  /**
+   * The audit identity of the unfinished tasks this instance created or changed, so that an expiry noticed later (the
+   * record is gone, and with it what it named) is recorded with them. Bounded like `told`.
+   */
+  private readonly unfinished = new Map<string, AuditFields>();
   private readonly emitter = new EventEmitter();
   private unsubscribe: (() => void) | undefined;
   private closed = false;
@@ -37,8 +57,33 @@ export class TaskEvents {
     readonly store: TaskStore,
     /** This instance's id: its own changes, told locally at once, are ignored when they come back from the store. */
     readonly instanceId: string,
+    logs: TaskEventsLogs = {},
   ) {
     this.emitter.setMaxListeners(0);
+    this.audit = logs.audit ?? NO_AUDIT;
+    this.log = logs.log ?? NO_LOG;
+  }
+
+  /** Records a task this instance just stored (and its first question, when it was created asking). */
+  created(record: TaskRecord): void {
+    this.audit.record('task.created', auditFieldsOf(record));
+    this.audited(undefined, record);
+  }
+
+  /**
+   * Records the expiry of a task this instance knew unfinished, once: its retention ended before it did (noticed by
+   * the sweep of live work, or by a write that found the record gone). A task nobody here knew is not recorded.
+   */
+  expired(taskId: TaskId): void {
+    const fields = this.unfinished.get(taskId);
+    if (!fields) return;
+    this.unfinished.delete(taskId);
+    this.audit.record('task.expired', { ...fields, reason: 'ttl' });
+  }
+
+  /** Records an answer to a task's input requests (the keys answered, not their content). */
+  answered(record: TaskRecord, keys: readonly string[]): void {
+    if (keys.length > 0) this.audit.record('task.input_answered', auditFieldsOf(record));
   }
 
   /** Subscribes to the changes of other instances; resolves once they are delivered. */
@@ -53,16 +98,23 @@ export class TaskEvents {
   async change(taskId: TaskId, fn: (t: TaskRecord) => TaskRecord | undefined): Promise<TaskRecord | undefined> {
     // Whether the change applied is known from the change itself: no second read of the record.
     let applied = false;
+    let before: TaskRecord | undefined;
     const after = await this.store.update(taskId, (t) => {
       const next = fn(t);
       applied = next !== undefined;
+      before = t;
       return next;
     });
+    // Gone: its retention ended (or it never was); recorded when this instance knew it unfinished.
+    if (!after) this.expired(taskId);
     if (after && applied) {
+      this.audited(before, after);
       this.tell(after);
       // The record is stored whatever becomes of the event: a lost publish delays another instance's listeners (a
       // blocking wait re-reads the record now and then), it does not undo the change.
-      this.store.publish(TASK_TOPIC, { from: this.instanceId, record: after as unknown as JsonObject }).catch(() => {});
+      this.store
+        .publish(TASK_TOPIC, { from: this.instanceId, record: after as unknown as JsonObject })
+        .catch(logFailure(this.log, 'warn', 'task change not published to the other instances', { taskId }));
     }
     return after;
   }
@@ -86,6 +138,28 @@ export class TaskEvents {
     this.emitter.removeAllListeners();
   }
 
+  /** Records what a change of this instance did to the task: a new question, or its end. */
+  private audited(before: TaskRecord | undefined, after: TaskRecord): void {
+    const fields = auditFieldsOf(after);
+    if (isTerminal(after.status)) {
+      this.unfinished.delete(after.taskId);
+      if (before && isTerminal(before.status)) return;
+      const event = after.status === 'completed' ? 'task.completed' : after.status === 'failed' ? 'task.failed' : 'task.cancelled';
+      // A failure's reason is its JSON-RPC code only: its message may quote the upstream's answer.
+      this.audit.record(event, after.status === 'failed' && after.error ? { ...fields, reason: String(after.error.code) } : fields);
+      return;
+    }
+    this.unfinished.delete(after.taskId); // re-inserted last: the oldest are forgotten first
+    this.unfinished.set(after.taskId, fields);
+    if (this.unfinished.size > MAX_REMEMBERED_VERSIONS) {
+      const oldest = this.unfinished.keys().next();
+      if (!oldest.done) this.unfinished.delete(oldest.value);
+    }
+    if (after.status !== 'input_required') return;
+    const old = before?.status === 'input_required' ? Object.keys(before.inputRequests ?? {}) : [];
+    if (Object.keys(after.inputRequests ?? {}).some((k) => !old.includes(k))) this.audit.record('task.input_requested', fields);
+  }
+
   private remote(m: JsonObject): void {
     if (m.from === this.instanceId || !isObject(m.record)) return;
     const r = m.record;
@@ -107,6 +181,11 @@ export class TaskEvents {
     }
     this.emitter.emit('task', t);
   }
+}
+
+/** What an audit line says about a task: who, where, which tool, which id, through which era; never its payload. */
+export function auditFieldsOf(t: TaskRecord): AuditFields {
+  return { principal: t.principal, upstream: t.upstream, tool: t.tool, taskId: t.taskId, ...(t.origin ? { era: t.origin } : {}) };
 }
 
 /** The record moved to `outcome`: its input requests and any earlier outcome dropped. */

@@ -15,11 +15,14 @@ import {
   isObject,
   isTerminal,
   legacyParams,
+  logFailure,
+  NO_LOG,
   legacySupportsToolTasks,
   progressTokenOf,
   toolTaskSupport,
   type JsonObject,
   type JsonRpcErrorObject,
+  type LayerLogger,
   type ModernRequest,
   type TaskId,
   type TaskRecord,
@@ -27,6 +30,7 @@ import {
 } from '../translate/index.js';
 import type { TaskStore } from '../store/index.js';
 import { callNow, hideTask, requestOnce, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
+import { NO_AUDIT, type AuditLog } from './audit.js';
 import { decideCall, type CallFacts, type CallWindow } from './call-decision.js';
 import { Conversation, MissingCapabilityError, type PumpResult } from './conversation.js';
 import { plainOutcome, type BridgedCall, type ForwardHooks, type MrtrBridge, type Outcome } from './mrtr-bridge.js';
@@ -78,6 +82,10 @@ export interface TaskRuntimeOptions {
    * its route by name.
    */
   routes?: Iterable<UpstreamRoute>;
+  /** Where task events are recorded (created, input requested and answered, ended, expired); default none. */
+  audit?: AuditLog;
+  /** Where the runtime logs what it does not answer to a caller (failed background work); default none. */
+  log?: LayerLogger;
 }
 
 const DEFAULT_POLICY: TaskPolicy = { task: 'native' };
@@ -109,6 +117,7 @@ export class TaskRuntime {
   private renewer: NodeJS.Timeout | undefined;
   private started: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
+  private readonly log: LayerLogger;
 
   constructor(private readonly o: TaskRuntimeOptions) {
     this.leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
@@ -121,7 +130,8 @@ export class TaskRuntime {
       maxActivePerPrincipal: o.maxActivePerPrincipal,
       gatherMs: o.bridge.opts.gatherMs,
     };
-    this.events = new TaskEvents(o.store, this.bus.instanceId);
+    this.log = o.log ?? NO_LOG;
+    this.events = new TaskEvents(o.store, this.bus.instanceId, { audit: o.audit ?? NO_AUDIT, log: this.log });
     this.advisor = new PollAdvisor(o.pollAdvice ?? DEFAULT_POLL_ADVICE, o.defaultPollIntervalMs);
     this.events.on((t) => this.advisor.observe(t));
     const sealer = o.sealer ?? new Sealer(randomBytes(32));
@@ -135,7 +145,14 @@ export class TaskRuntime {
     this.proxied = new ProxiedTasks(this.events, this.limits, { instanceId: this.bus.instanceId, sealer, bus: this.bus, leaseMs: this.leaseMs });
     this.service = new TaskService(this.events, this.owned, this.proxied, o.defaultPollIntervalMs, (route, t) => this.shown(route, t));
     // Live work whose record has expired (its TTL passed) is stopped: nobody can ask for it any more.
-    this.sweeper = setInterval(() => void this.owned.sweep().then(() => this.proxied.sweep()).catch(() => {}), 30_000);
+    this.sweeper = setInterval(
+      () =>
+        void this.owned
+          .sweep()
+          .then(() => this.proxied.sweep())
+          .catch(logFailure(this.log, 'warn', 'sweep of expired tasks failed')),
+      30_000,
+    );
     this.sweeper.unref();
     for (const r of o.routes ?? []) this.register(r);
   }
@@ -151,7 +168,8 @@ export class TaskRuntime {
       await this.events.start();
       this.owned.start();
       if (this.o.store.scope === 'shared') {
-        this.renewer = setInterval(() => void this.renew().catch(() => {}), Math.max(50, Math.floor(this.leaseMs / 3)));
+        const renewing = logFailure(this.log, 'warn', 'lease renewal failed; the leases are renewed again shortly');
+        this.renewer = setInterval(() => void this.renew().catch(renewing), Math.max(50, Math.floor(this.leaseMs / 3)));
         this.renewer.unref();
         this.scheduleReap();
       }
@@ -261,7 +279,7 @@ export class TaskRuntime {
     const mayTask = support === 'required' || (support === 'optional' && route.upstream.era === 'modern');
     if (!mayTask) return callNow(route.upstream, caller, 'tools/call', params, signal);
     const ttlMs = this.upstreamTtl(this.policyFor(route, tool));
-    return hideTask(callNow(route.upstream, caller, 'tools/call', params, signal, { task: { ttlMs } }));
+    return hideTask(callNow(route.upstream, caller, 'tools/call', params, signal, { task: { ttlMs } }), this.log);
   }
 
   /**
@@ -325,6 +343,7 @@ export class TaskRuntime {
         // tool synchronously, a slow one) gets a gateway-owned task, which follows an upstream task created later.
         deadlineAt: Date.now() + Math.min(policy.afterMs ?? CREATE_WINDOW_MS, route.timeoutMs),
         gatherMs: this.limits.gatherMs,
+        log: this.log,
         notify: () => {},
       });
     } catch (e) {
@@ -473,11 +492,12 @@ export class TaskRuntime {
       if (this.reaper) clearTimeout(this.reaper);
       if (this.renewer) clearInterval(this.renewer);
       this.reaper = undefined;
-      await this.started?.catch(() => {});
-      await this.owned.close().catch(() => {});
-      await this.proxied.close().catch(() => {});
+      // Best effort on shutdown: each part is closed whatever became of the one before.
+      await this.started?.catch(logFailure(this.log, 'debug', 'closing a runtime whose start had failed'));
+      await this.owned.close().catch(logFailure(this.log, 'warn', 'owned tasks did not close cleanly'));
+      await this.proxied.close().catch(logFailure(this.log, 'warn', 'proxied tasks did not close cleanly'));
       this.events.close();
-      if (this.ownBus) await this.bus.close().catch(() => {});
+      if (this.ownBus) await this.bus.close().catch(logFailure(this.log, 'warn', 'instance bus did not close cleanly'));
     })();
     return this.closing;
   }
@@ -498,7 +518,7 @@ export class TaskRuntime {
     const base = Math.max(50, this.leaseMs / 3);
     this.reaper = setTimeout(() => {
       void this.reap()
-        .catch(() => {})
+        .catch(logFailure(this.log, 'warn', 'lease reaper round failed; it runs again shortly'))
         .finally(() => this.scheduleReap());
     }, Math.round(base * (0.75 + Math.random() * 0.5)));
     this.reaper.unref();
@@ -509,10 +529,10 @@ export class TaskRuntime {
     for (const { taskId } of claimed) {
       if (this.closing) {
         // Claimed while shutting down: handed on at once, to whoever asks next.
-        await this.o.store.releaseLease(taskId, this.bus.instanceId, 'handover').catch(() => {});
+        await this.o.store.releaseLease(taskId, this.bus.instanceId, 'handover').catch(logFailure(this.log, 'debug', 'lease claimed on shutdown not handed over', { taskId }));
         continue;
       }
-      await this.takeOver(taskId).catch(() => {});
+      await this.takeOver(taskId).catch(logFailure(this.log, 'warn', 'takeover of a task failed; its lease lapses again', { taskId }));
     }
   }
 

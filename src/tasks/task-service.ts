@@ -3,6 +3,7 @@
  * §Cancellation) for the tasks this gateway created, and task subscriptions for listen streams.
  */
 import {
+  logFailure,
   TASKS_REQUIRED_CAPABILITIES,
   checkInputAnswers,
   declaresTasks,
@@ -82,8 +83,9 @@ export class TaskService {
     // keys not outstanding are ignored (tasks extension §Task Update Requests).
     const outstanding = record.inputRequests ?? {};
     checkInputAnswers(responses, (key) => (Object.hasOwn(outstanding, key) ? outstanding[key] : 'answered'), 'ignore');
-    if (record.kind === 'owned') return this.owned.answer(record, responses);
-    return this.proxied.answer(record, responses, access);
+    const answered = record.kind === 'owned' ? await this.owned.answer(record, responses) : await this.proxied.answer(record, responses, access);
+    this.events.answered(record, answered);
+    return answered;
   }
 
   /**
@@ -103,7 +105,10 @@ export class TaskService {
     // Proxied tasks change upstream: poll them while someone listens.
     const timer = setInterval(() => {
       for (const id of wanted) {
-        void this.events.store.get(id as TaskId).then((r) => (r ? this.refresh(r, { route }) : undefined)).catch(() => {});
+        void this.events.store
+          .get(id as TaskId)
+          .then((r) => (r ? this.refresh(r, { route }) : undefined))
+          .catch(logFailure(this.events.log, 'debug', 'listened task not refreshed; the next poll asks again', { taskId: id }));
       }
     }, this.pollIntervalMs);
     timer.unref();

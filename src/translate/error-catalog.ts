@@ -71,6 +71,7 @@ export const ERROR_CATALOG = {
   GW_LEGACY_UNSUPPORTED_VERSION: { rpc: ErrorCode.InvalidRequest, status: 400, message: 'Bad Request: unsupported MCP-Protocol-Version %s' },
   // -32000 and -32001 are what the SDK's own Streamable HTTP server answers here; 2025 clients know them.
   GW_SESSION_ID_REQUIRED: { rpc: -32000, status: 400, message: 'Bad Request: Mcp-Session-Id header is required' },
+  // Also a session passed through to a legacy upstream that is not the caller's, or that the gateway never saw opened.
   GW_SESSION_NOT_FOUND: { rpc: -32001, status: 404, message: 'Session not found' },
   GW_STREAM_NOT_ACCEPTABLE: { rpc: ErrorCode.InvalidRequest, status: 406, message: 'Not Acceptable: the GET stream needs Accept: text/event-stream' },
   GW_STREAM_CONFLICT: { rpc: ErrorCode.InvalidRequest, status: 409, message: 'Conflict: only one GET stream per session' },

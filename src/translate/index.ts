@@ -70,6 +70,7 @@ export {
 } from './input.js';
 export { KeyMinter } from './input-keys.js';
 export { checkInputAnswers, inputAnswerProblem, type AskedInput } from './input-answers.js';
+export { errorSummary, logFailure, NO_LOG, type LayerLogger, type LogMethod } from './layer-logger.js';
 export {
   decodeRequestState,
   encodeRequestState,

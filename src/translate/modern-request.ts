@@ -18,7 +18,8 @@ export type RequestFailureReason =
   | 'unsupported-version'
   | 'missing-envelope'
   | 'invalid-meta'
-  | 'method-removed';
+  | 'method-removed'
+  | 'invalid-request-state';
 
 /** A refused request: the reason, a message for the client, optional error data, and the id if known. */
 export interface RequestFailure {
@@ -168,6 +169,10 @@ export function validateModernRequest(headers: ModernHeaders, body: unknown):
   // 5. Methods removed from the modern era.
   if (policy.kind === 'removed') return fail('method-removed', `Method not found: ${method}`, id);
 
+  // 6. A `requestState` is the string the server issued (2026-07-28 basic/patterns/mrtr); any other value is an invalid
+  // state like a forged one, with the same answer, never a new call without it.
+  if ('requestState' in params && typeof params.requestState !== 'string') return fail('invalid-request-state', ERROR_CATALOG.GW_INVALID_REQUEST_STATE.message, id);
+
   const envelope: RequestEnvelope = {
     protocolVersion: metaVersion,
     clientCapabilities: meta[META.clientCapabilities] as JsonObject,
@@ -202,6 +207,8 @@ export const REQUEST_FAILURE_KIND: Readonly<Record<RequestFailureReason, ErrorKi
   'missing-envelope': 'GW_MISSING_ENVELOPE',
   'invalid-meta': 'GW_INVALID_META',
   'method-removed': 'GW_METHOD_REMOVED',
+  // 2026-07-28 basic/patterns/mrtr §Server Requirements: a state of the wrong type is an invalid state.
+  'invalid-request-state': 'GW_INVALID_REQUEST_STATE',
 };
 
 /** HTTP status and JSON-RPC code for each refusal reason, as the catalog has them. */

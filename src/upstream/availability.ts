@@ -5,7 +5,7 @@
  * callers are refused at once with a retry hint while the upstream is re-probed in the background with bounded
  * exponential backoff.
  */
-import { GatewayError } from '../translate/index.js';
+import { GatewayError, logFailure, NO_LOG, type LayerLogger } from '../translate/index.js';
 import { probeUpstream, type UpstreamEras } from './probe.js';
 
 /** A `Retry-After` in whole seconds, at least 1 (RFC 9110 §10.2.3 takes no fractions). */
@@ -44,6 +44,8 @@ export interface AvailabilityOptions {
   maxBackoffMs?: number;
   /** Least time between the end of one probe and the start of a re-probe asked for by traffic. Default 1 s. */
   minReprobeMs?: number;
+  /** The upstream layer's log (default nowhere). */
+  log?: LayerLogger;
 }
 
 /** The outcome of one probe: the upstream answered (with what it speaks), or not (and when it is probed next). */
@@ -75,8 +77,12 @@ export class UpstreamAvailability {
   private readonly maxBackoffMs: number;
   private readonly minReprobeMs: number;
 
+  /** A background probe's failure is the upstream's state (down, re-probed with backoff), said here at debug. */
+  private readonly probeFailed: (e: unknown) => void;
+
   constructor(private readonly opts: AvailabilityOptions) {
     this.known = opts.pinned;
+    this.probeFailed = logFailure(opts.log ?? NO_LOG, 'debug', 'background probe failed; the upstream is down until one succeeds', { upstream: opts.name });
     this.initialBackoffMs = opts.initialBackoffMs ?? 1_000;
     this.maxBackoffMs = Math.max(this.initialBackoffMs, opts.maxBackoffMs ?? 30_000);
     this.minReprobeMs = opts.minReprobeMs ?? 1_000;
@@ -125,13 +131,13 @@ export class UpstreamAvailability {
   private reprobeAfter(wait: number): void {
     if (wait === 0) {
       this.clearTimer();
-      void this.probeNow().catch(() => {});
+      void this.probeNow().catch(this.probeFailed);
       return;
     }
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      void this.probeNow().catch(() => {});
+      void this.probeNow().catch(this.probeFailed);
     }, wait);
     this.timer.unref();
   }
@@ -189,7 +195,7 @@ export class UpstreamAvailability {
     this.clearTimer();
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      void this.probeNow().catch(() => {});
+      void this.probeNow().catch(this.probeFailed);
     }, delayMs);
     this.timer.unref();
     this.emit({ up: false, error, retryInMs: delayMs });
@@ -199,8 +205,9 @@ export class UpstreamAvailability {
     for (const l of [...this.listeners]) {
       try {
         l(change);
-      } catch {
+      } catch (e) {
         // a listener's fault is its own
+        logFailure(this.opts.log ?? NO_LOG, 'warn', 'availability listener failed', { upstream: this.opts.name })(e);
       }
     }
   }
@@ -240,15 +247,18 @@ export interface UpstreamAvailabilityConfig {
   era: EraSetting;
   /** Bound on each probe question. */
   probeTimeoutMs: number;
+  /** The upstream layer's log (default nowhere). */
+  log?: LayerLogger;
 }
 
 /** The availability of one configured upstream, probed with `probeUpstream` unless its era is pinned. */
 export function upstreamAvailability(c: UpstreamAvailabilityConfig): UpstreamAvailability {
-  const target = { url: c.url, headers: { ...c.headers }, timeoutMs: c.probeTimeoutMs };
+  const target = { url: c.url, headers: { ...c.headers }, timeoutMs: c.probeTimeoutMs, ...(c.log ? { log: c.log } : {}) };
   const pinned = pinnedEras(c.era);
   return new UpstreamAvailability({
     name: c.name,
     probe: (signal) => probeUpstream(target, signal),
     ...(pinned ? { pinned } : {}),
+    ...(c.log ? { log: c.log } : {}),
   });
 }

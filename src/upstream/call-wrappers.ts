@@ -6,14 +6,17 @@
  */
 import {
   ErrorCode,
-  INPUT_KEY_HINT,
   errorResponse,
+  INPUT_KEY_HINT,
   isObject,
   isTerminal,
+  logFailure,
+  NO_LOG,
   undeclaredInputAnswer,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcResponse,
+  type LayerLogger,
   type RequestId,
 } from '../translate/index.js';
 import { QueuedCall } from './call-queue.js';
@@ -276,8 +279,8 @@ class TaskCall extends QueuedCall implements UpstreamCall {
  * The same call with a created task hidden: if the call ends with a `task` event, the events of `taskAsCall(task)`
  * follow instead (input requests, then the task's outcome as the response), and `cancel()` cancels the task.
  */
-export function hideTask(call: UpstreamCall): UpstreamCall {
-  return new HiddenTaskCall(call);
+export function hideTask(call: UpstreamCall, log: LayerLogger = NO_LOG): UpstreamCall {
+  return new HiddenTaskCall(call, log);
 }
 
 class HiddenTaskCall implements UpstreamCall {
@@ -288,7 +291,10 @@ class HiddenTaskCall implements UpstreamCall {
   /** Set by cancel/abandon before the task was taken over: every later pull gets it. */
   private stopped: CallEvent | undefined;
 
-  constructor(private readonly original: UpstreamCall) {
+  constructor(
+    private readonly original: UpstreamCall,
+    private readonly log: LayerLogger,
+  ) {
     this.current = original;
   }
 
@@ -351,7 +357,7 @@ class HiddenTaskCall implements UpstreamCall {
         if (isFinal(e)) return;
       }
       stopCall(this.original);
-    })().catch(() => {});
+    })().catch(logFailure(this.log, 'debug', 'a hidden task was not stopped; its call ended meanwhile'));
   }
 }
 
@@ -363,18 +369,20 @@ export async function requestOnce(
   params: JsonObject | undefined,
   signal?: AbortSignal,
 ): Promise<JsonRpcResponse> {
-  return drain(await client.call(caller, method, params, signal));
+  return drain(await client.call(caller, method, params, signal), client.log);
 }
 
 /** Reads a call to its response, refusing any input request on the way; a task it created is followed to its end. */
-export async function drain(call: UpstreamCall): Promise<JsonRpcResponse> {
+export async function drain(call: UpstreamCall, log: LayerLogger = NO_LOG): Promise<JsonRpcResponse> {
   for (;;) {
     const e = await call.next();
     if (e.kind === 'response') return e.message;
     if (e.kind === 'failure') throw e.error;
-    if (e.kind === 'task') return drain(taskAsCall(e.task));
+    if (e.kind === 'task') return drain(taskAsCall(e.task), log);
     if (e.kind === 'request') {
-      await call.respond(e.message.id, { error: { code: ErrorCode.MethodNotFound, message: 'not supported here' } }).catch(() => {});
+      await call
+        .respond(e.message.id, { error: { code: ErrorCode.MethodNotFound, message: 'not supported here' } })
+        .catch(logFailure(log, 'debug', 'refusal of an upstream request not delivered', { method: e.message.method }));
     }
   }
 }

@@ -12,6 +12,7 @@
  */
 import type {
   Era,
+  LayerLogger,
   JsonObject,
   JsonRpcErrorObject,
   JsonRpcNotification,
@@ -158,6 +159,8 @@ export interface UpstreamClient {
   readonly era: Era;
   /** The identity already learned, without I/O. */
   readonly knownIdentity: UpstreamIdentity | undefined;
+  /** Where its tasks and calls log what they do not report to a caller (absent: nowhere). */
+  readonly log?: LayerLogger;
   /** The upstream's identity and capabilities (learned once, then cached). */
   identity(caller: UpstreamCaller, signal?: AbortSignal): Promise<UpstreamIdentity>;
   /**

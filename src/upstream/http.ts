@@ -9,7 +9,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import { createParser } from 'eventsource-parser';
 import { Agent, request, type Dispatcher } from 'undici';
-import { GatewayError, jsonTooDeep } from '../translate/index.js';
+import { GatewayError, jsonTooDeep, logFailure, NO_LOG, type LayerLogger } from '../translate/index.js';
 
 /** Largest single SSE event or JSON body accepted from an upstream. */
 export const MAX_UPSTREAM_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -117,11 +117,14 @@ export class UpstreamResponse {
     return all.subarray(0, limit).toString('utf8');
   }
 
-  /** Drops the body (the connection is reused when the body is short, closed otherwise). */
-  async discard(): Promise<void> {
+  /**
+   * Drops the body (the connection is reused when the body is short, closed otherwise); a body that breaks while it is
+   * dropped is gone anyway (said at debug to `log`).
+   */
+  async discard(log: LayerLogger = NO_LOG): Promise<void> {
     this.buffered = undefined;
     const body = this.take();
-    if (body) await body.dump({ limit: 64 * 1024 }).catch(() => {});
+    if (body) await body.dump({ limit: 64 * 1024 }).catch(logFailure(log, 'debug', 'upstream body broke while it was dropped'));
   }
 
   /**

@@ -5,14 +5,17 @@
  * legacy upstream task followed on its `tasks/result` stream.
  */
 import {
-  KeyMinter,
   checkInputAnswers,
   isObject,
   isValidInputResponse,
+  KeyMinter,
+  logFailure,
+  NO_LOG,
   toInputRequest,
   toLegacyInputResult,
   type InputRequest,
   type JsonObject,
+  type LayerLogger,
   type RequestId,
 } from '../translate/index.js';
 import type { UpstreamCall } from './client.js';
@@ -30,7 +33,10 @@ export class InputLedger {
   private readonly held = new Map<string, Held>();
 
   /** `_meta` added to every answer sent upstream (a legacy task's related-task, 2025-11-25 schema). */
-  constructor(private readonly answerMeta?: JsonObject) {}
+  constructor(
+    private readonly answerMeta?: JsonObject,
+    private readonly log: LayerLogger = NO_LOG,
+  ) {}
 
   /** How many requests wait for an answer. */
   get size(): number {
@@ -78,7 +84,8 @@ export class InputLedger {
       answered.push(key);
       const result = toLegacyInputResult(answer) as JsonObject;
       if (this.answerMeta) result._meta = { ...(isObject(result._meta) ? result._meta : {}), ...this.answerMeta };
-      await pending.call.respond(pending.upstreamId, { result }).catch(() => {});
+      // The call may have ended meanwhile (cancelled, timed out): the answer has nowhere to go.
+      await pending.call.respond(pending.upstreamId, { result }).catch(logFailure(this.log, 'debug', 'answer not delivered upstream; its call ended', { key }));
     }
     return answered;
   }

@@ -5,18 +5,21 @@
  * kind becomes -32021); callers of this class never see a session.
  */
 import {
-  ErrorCode,
   acceptListenFilter,
+  ErrorCode,
   isInputMethod,
   isObject,
+  logFailure,
+  NO_LOG,
   readCreateTaskResultV1,
+  undeclaredInputAnswer,
+  withCallerCapabilities,
   type JsonObject,
   type JsonRpcNotification,
+  type LayerLogger,
   type ListenFilter,
   type RequestId,
   type UpstreamIdentity,
-  undeclaredInputAnswer,
-  withCallerCapabilities,
 } from '../translate/index.js';
 import { drain } from './call-wrappers.js';
 import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats, UpstreamTask, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
@@ -58,8 +61,12 @@ export class LegacyUpstreamClient implements UpstreamClient {
   /** Resource subscriptions per session, shared by the listens on it (one subscribe, one unsubscribe). */
   private readonly subscriptions = new WeakMap<LegacySession, Map<string, Subscription>>();
 
+  /** The upstream layer's log (from the options; default nowhere). */
+  readonly log: LayerLogger;
+
   constructor(readonly name: string, opts: PoolOptions) {
     this.pool = new LegacySessionPool(opts);
+    this.log = opts.log ?? NO_LOG;
   }
 
   /** The identity from the most recent `initialize`, if any. */
@@ -88,7 +95,7 @@ export class LegacyUpstreamClient implements UpstreamClient {
     // basic/utilities/cancellation, Behavior Requirements): its answer is awaited, and a task it created cancelled.
     const { value: call, hold } = await this.pool.withHeldSession(key, (s) => s.request(method, sent), signal);
     const release = () => hold.release();
-    return asTask ? new TaskAugmentedCall(call, release, (e) => this.taskOf(caller, e, hold)) : new HeldCall(call, release);
+    return asTask ? new TaskAugmentedCall(call, release, (e) => this.taskOf(caller, e, hold), this.log) : new HeldCall(call, release);
   }
 
   /**
@@ -263,7 +270,7 @@ export class LegacyUpstreamClient implements UpstreamClient {
       map.delete(uri);
       void shared.ok.then(async (wasSubscribed) => {
         if (wasSubscribed) await drain(await session.request('resources/unsubscribe', { uri }));
-      }).catch(() => {}); // best effort: a closed session has no subscriptions left
+      }).catch(logFailure(this.log, 'debug', 'resources/unsubscribe not sent; a closed session has no subscriptions left'));
     };
     if (await shared.ok) return releaseOne;
     releaseOne();
@@ -351,6 +358,15 @@ class TaskAugmentedCall extends HeldCall {
   /** Ends the consumer's wait when the call is cancelled (the background wait takes over the events). */
   private readonly stop = new AbortController();
 
+  constructor(
+    inner: UpstreamCall,
+    release: () => void,
+    final: (e: CallEvent) => CallEvent,
+    private readonly log: LayerLogger,
+  ) {
+    super(inner, release, final);
+  }
+
   override async next(): Promise<CallEvent> {
     return (await this.nextUnless(undefined, undefined)) as CallEvent;
   }
@@ -378,7 +394,9 @@ class TaskAugmentedCall extends HeldCall {
   private async cancelCreated(): Promise<void> {
     const until = Date.now() + CANCEL_DRAIN_MS;
     const refuse = (id: RequestId, method: string) =>
-      this.inner.respond(id, isInputMethod(method) ? undeclaredInputAnswer(method) : { error: { code: ErrorCode.MethodNotFound, message: 'cancelled' } }).catch(() => {});
+      this.inner.respond(id, isInputMethod(method) ? undeclaredInputAnswer(method) : { error: { code: ErrorCode.MethodNotFound, message: 'cancelled' } }).catch(
+        logFailure(this.log, 'debug', 'refusal of a question of a cancelled call not delivered'),
+      );
     try {
       for (const [id, method] of this.asked) await refuse(id, method);
       this.asked.clear();

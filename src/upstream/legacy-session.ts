@@ -10,18 +10,21 @@
 import {
   ErrorCode,
   GatewayError,
-  LEGACY_VERSION,
-  LEGACY_VERSIONS,
   identityFromInitialize,
   isErrorResponse,
   isNotification,
   isRequest,
   isResponse,
+  LEGACY_VERSION,
+  LEGACY_VERSIONS,
+  logFailure,
+  NO_LOG,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
+  type LayerLogger,
   type RequestId,
   type UpstreamIdentity,
 } from '../translate/index.js';
@@ -53,6 +56,8 @@ export interface LegacySessionOptions {
    * §Session Management), and a 2025-11-25 task lives in the session that created it.
    */
   join?: { sessionId: string; protocolVersion: string };
+  /** The upstream layer's log (default nowhere). */
+  log?: LayerLogger;
 }
 
 /**
@@ -99,7 +104,7 @@ export class LegacyCall extends QueuedCall implements UpstreamCall {
     if (this.cancelled) return;
     // Unless the upstream already answered, tell it (a broken stream does not stop the work upstream).
     if (this.finalEvent?.kind !== 'response') {
-      this.session.notify('notifications/cancelled', { requestId: this.requestId, reason }).catch(() => {});
+      this.session.notify('notifications/cancelled', { requestId: this.requestId, reason }).catch(logFailure(this.session.log, 'debug', 'cancellation not delivered upstream'));
     }
     this.abandon(reason);
   }
@@ -132,8 +137,13 @@ export class LegacySession {
    * then forgets the session without DELETE, since DELETE would end that task upstream.
    */
   keepUpstream = false;
+  /** The upstream layer's log. */
+  readonly log: LayerLogger;
+  /** Notifications and answers being POSTed: `close()` lets them arrive before its DELETE. */
+  private readonly sending = new Set<Promise<unknown>>();
 
   constructor(private readonly opts: LegacySessionOptions) {
+    this.log = opts.log ?? NO_LOG;
     if (opts.join) {
       this.sessionId = opts.join.sessionId;
       this.protocolVersion = opts.join.protocolVersion;
@@ -273,14 +283,17 @@ export class LegacySession {
         }
         if (!isRequest(m)) continue;
         if (m.method === 'ping') {
-          await this.respond(m.id, { result: {} }).catch(() => {});
+          await this.respond(m.id, { result: {} }).catch(logFailure(this.log, 'debug', 'ping on the session stream not answered'));
           continue;
         }
         const [only, ...others] = [...this.inputCalls];
         if (only && others.length === 0) only.push({ kind: 'request', message: m });
         else {
           const why = only ? 'several calls are running on this session' : 'no call is running on this session';
-          await this.respond(m.id, { error: { code: ErrorCode.InternalError, message: `Cannot tie ${m.method} to a call: ${why}` } }).catch(() => {});
+          this.log.warn({ method: m.method, why }, 'upstream request on the session stream tied to no call; refused');
+          await this.respond(m.id, { error: { code: ErrorCode.InternalError, message: `Cannot tie ${m.method} to a call: ${why}` } }).catch(
+            logFailure(this.log, 'debug', 'refusal of a stray upstream request not delivered'),
+          );
         }
       }
     } catch {
@@ -339,7 +352,7 @@ export class LegacySession {
         }
         if (isRequest(m)) {
           if (m.method === 'ping') {
-            await this.respond(m.id, { result: {} }).catch(() => {});
+            await this.respond(m.id, { result: {} }).catch(logFailure(this.log, 'debug', 'ping on a call stream not answered'));
             continue;
           }
           call.push({ kind: 'request', message: m });
@@ -355,16 +368,29 @@ export class LegacySession {
   }
 
   /** POSTs a response to a server→client request. */
-  async respond(id: RequestId, payload: { result: JsonObject } | { error: JsonRpcErrorObject }): Promise<void> {
-    const res = await this.post({ jsonrpc: '2.0', id, ...payload }, undefined, 30_000);
-    await res.discard();
-    if (!res.ok) throw new UpstreamHttpError(res.status, '');
+  respond(id: RequestId, payload: { result: JsonObject } | { error: JsonRpcErrorObject }): Promise<void> {
+    return this.tracked(async () => {
+      const res = await this.post({ jsonrpc: '2.0', id, ...payload }, undefined, 30_000);
+      await res.discard();
+      if (!res.ok) throw new UpstreamHttpError(res.status, '');
+    });
   }
 
   /** POSTs a notification. */
-  async notify(method: string, params: JsonObject): Promise<void> {
-    const res = await this.post({ jsonrpc: '2.0', method, params }, undefined, 30_000);
-    await res.discard();
+  notify(method: string, params: JsonObject): Promise<void> {
+    return this.tracked(async () => {
+      const res = await this.post({ jsonrpc: '2.0', method, params }, undefined, 30_000);
+      await res.discard();
+    });
+  }
+
+  /** Runs one outgoing POST, known to `close()` while it runs. */
+  private tracked(send: () => Promise<void>): Promise<void> {
+    const p = send();
+    const settled = p.then(() => {}, () => {});
+    this.sending.add(settled);
+    void settled.then(() => this.sending.delete(settled));
+    return p;
   }
 
   /** Opens the session's GET stream; `undefined` when the upstream offers none (405). */
@@ -384,10 +410,17 @@ export class LegacySession {
     return res.messages();
   }
 
-  /** Ends the session upstream (DELETE, best effort; none when `keepUpstream`). Idempotent. */
+  /**
+   * Ends the session upstream (DELETE, best effort; none when `keepUpstream`). Idempotent. What is being sent arrives
+   * first (bounded): a session of one request ends right after its call, and the call's `notifications/cancelled` must
+   * reach the upstream before the session is gone, or the work it cancels runs on.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.sending.size > 0) {
+      await Promise.race([Promise.all([...this.sending]), new Promise((r) => setTimeout(r, 5_000).unref())]);
+    }
     this.streamAbort.abort();
     for (const listener of [...this.streamListeners]) listener(undefined);
     this.streamListeners.clear();

@@ -11,20 +11,23 @@
  * whoever calls `tasks/result` first takes the task's queued input requests away from the instance that follows it.
  */
 import {
-  ErrorCode,
   asErrorObject,
+  ErrorCode,
   inlineResult,
   isInputDeclared,
   isInputMethod,
   isObject,
   isTerminal,
+  logFailure,
   modernError,
+  NO_LOG,
   readTaskV1,
   relatedTaskMeta,
   taskSnapshotFromV1,
   undeclaredInputAnswer,
   type JsonObject,
   type JsonRpcResponse,
+  type LayerLogger,
   type RequestId,
   type TaskV1,
 } from '../translate/index.js';
@@ -67,7 +70,8 @@ export interface LegacyTaskOptions extends PolledTaskOptions {
 /** A 2025-11-25 upstream task (see the module doc). */
 export class LegacyUpstreamTask extends PolledTask {
   /** Its task-scoped requests; answers name the task (2025-11-25 basic/utilities/tasks §Related Task Metadata). */
-  private readonly input = new InputLedger(relatedTaskMeta(this.id));
+  private readonly input: InputLedger;
+  private readonly log: LayerLogger;
   private readonly session: LegacyTaskSession;
   private stream: UpstreamCall | undefined;
   private following: Promise<void> | undefined;
@@ -88,6 +92,8 @@ export class LegacyUpstreamTask extends PolledTask {
     delete created.inputRequests;
     if (created.status === 'input_required') created.status = 'working';
     super(resumed ? task.resumed.id : (task as TaskV1).taskId, { ...created, ...(meta ? { meta } : {}) }, opts);
+    this.log = client.log ?? NO_LOG;
+    this.input = new InputLedger(relatedTaskMeta(this.id), this.log);
     this.session = opts.session ?? pooledSession(client, caller);
     this.active = !resumed;
     this.follow();
@@ -208,14 +214,16 @@ export class LegacyUpstreamTask extends PolledTask {
   /** A task-scoped request: kept under a minted key, or refused when the caller cannot answer it. */
   private async ask(call: UpstreamCall, id: RequestId, method: string, params: JsonObject | undefined): Promise<void> {
     if (!isInputMethod(method)) {
-      await call.respond(id, { error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${method}` } }).catch(() => {});
+      await call
+        .respond(id, { error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${method}` } })
+        .catch(logFailure(this.log, 'debug', 'refusal of a task request not delivered', { method }));
       return;
     }
     if (!isInputDeclared(method, params, this.caller.capabilities)) {
       // 2026-07-28 basic/patterns/mrtr §Server Requirements: a caller is never asked for a kind it did not declare.
       const refusal = undeclaredInputAnswer(method);
       const answer = 'result' in refusal ? { result: { ...refusal.result, _meta: relatedTaskMeta(this.id) } } : refusal;
-      await call.respond(id, answer).catch(() => {});
+      await call.respond(id, answer).catch(logFailure(this.log, 'debug', 'refusal of an undeclared input request not delivered', { method }));
       return;
     }
     this.input.hold(this.input.keys.mint(method, params), call, id, method, params);

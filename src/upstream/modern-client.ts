@@ -33,23 +33,25 @@
  */
 import {
   ErrorCode,
-  INPUT_KEY_HINT,
-  MRTR_METHODS,
-  TASKS_EXTENSION,
   errorResponse,
   GatewayError,
   identityFromDiscover,
+  INPUT_KEY_HINT,
   isErrorResponse,
   isNotification,
   isObject,
   isResponse,
+  logFailure,
   modernHeaders,
+  MRTR_METHODS,
+  NO_LOG,
   paramHeaders,
   readCreateTaskResultV2,
   readInputRequired,
   readListenFilter,
   retryParams,
   screenToolsList,
+  TASKS_EXTENSION,
   withEnvelope,
   withoutSubscriptionId,
   type Era,
@@ -59,6 +61,7 @@ import {
   type JsonRpcErrorObject,
   type JsonRpcNotification,
   type JsonRpcResponse,
+  type LayerLogger,
   type ListenFilter,
   type RequestId,
   type UpstreamIdentity,
@@ -86,6 +89,8 @@ export interface ModernClientOptions {
   toolSchemaTtlMs?: number;
   /** Most tools whose declarations are kept (default 1000). */
   maxToolSchemas?: number;
+  /** The upstream layer's log (default nowhere). */
+  log?: LayerLogger;
 }
 
 const DEFAULT_MAX_ROUNDS = 16;
@@ -106,6 +111,8 @@ interface ToolEntry {
 
 /** The stateless client of one 2026-07-28 upstream. */
 export class ModernUpstreamClient implements UpstreamClient {
+  /** The upstream layer's log (from the options; default nowhere). */
+  readonly log: LayerLogger;
   readonly era: Era = 'modern';
   readonly name: string;
   private readonly staticHeaders: Record<string, string>;
@@ -123,6 +130,7 @@ export class ModernUpstreamClient implements UpstreamClient {
 
   constructor(private readonly opts: ModernClientOptions) {
     this.name = opts.name;
+    this.log = opts.log ?? NO_LOG;
     this.maxRounds = opts.maxRounds ?? DEFAULT_MAX_ROUNDS;
     this.toolTtlMs = opts.toolSchemaTtlMs ?? DEFAULT_TOOL_TTL_MS;
     this.maxTools = opts.maxToolSchemas ?? DEFAULT_MAX_TOOLS;
@@ -453,6 +461,7 @@ export class ModernUpstreamClient implements UpstreamClient {
     }
     clear();
     const iterator = it;
+    const log = this.log;
     async function* notifications(): AsyncGenerator<JsonRpcNotification> {
       try {
         yield* early;
@@ -468,7 +477,7 @@ export class ModernUpstreamClient implements UpstreamClient {
         // aborted or broken: the stream ends, as the interface says
       } finally {
         cleanup();
-        await iterator.return?.().catch(() => {});
+        await iterator.return?.().catch(logFailure(log, 'debug', 'listen stream not closed cleanly'));
       }
     }
     return { accepted, notifications: notifications() };

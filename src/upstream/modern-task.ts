@@ -10,6 +10,8 @@ import {
   ErrorCode,
   isErrorResponse,
   isTerminal,
+  logFailure,
+  NO_LOG,
   readDetailedTaskV2,
   taskSnapshotFromV2,
   type CreateTaskResultV2,
@@ -81,7 +83,7 @@ export class ModernUpstreamTask extends PolledTask {
     const res = await this.request('tasks/cancel', { taskId: this.id });
     if (!isErrorResponse(res)) {
       // The ack is the same for a task that had already ended: tasks/get tells whether its outcome stands.
-      await this.poll().catch(() => {});
+      await this.poll().catch(logFailure(this.client.log ?? NO_LOG, 'debug', 'tasks/get after a cancel failed; the state known stands'));
       return this.current.status === 'completed' || this.current.status === 'failed' ? 'terminal' : 'cancelled';
     }
     if (res.error.code === ErrorCode.InvalidParams) return 'unknown';
@@ -107,7 +109,7 @@ export class ModernUpstreamTask extends PolledTask {
         if (!listen.accepted.taskIds?.includes(this.id)) return;
         this.listening = 'open';
         // A notification comes with the next change: what changed before the listen opened is asked once.
-        void this.poll().catch(() => {});
+        void this.poll().catch(logFailure(this.client.log ?? NO_LOG, 'debug', 'tasks/get as the listen opened failed; polling goes on'));
         for await (const n of listen.notifications) {
           if (n.method !== 'notifications/tasks') continue;
           const detailed = readDetailedTaskV2(n.params);

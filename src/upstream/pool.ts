@@ -17,7 +17,7 @@
  * session is closed, else its request is refused before anything is sent upstream). Idle pooled sessions are closed
  * after `idleMs`; an expired session (404) is re-initialized once.
  */
-import { BRIDGED_INPUT_CAPABILITIES, GatewayError, LEGACY_VERSION, LEGACY_VERSIONS, type UpstreamIdentity } from '../translate/index.js';
+import { BRIDGED_INPUT_CAPABILITIES, GatewayError, LEGACY_VERSION, LEGACY_VERSIONS, type LayerLogger, type UpstreamIdentity } from '../translate/index.js';
 import { SessionExpiredError, UpstreamBusyError, UpstreamUnavailableError } from './errors.js';
 import { LegacySession } from './legacy-session.js';
 
@@ -36,6 +36,8 @@ export interface PoolOptions {
   maxPerPrincipal?: number;
   idleMs: number;
   clientInfo: { name: string; version: string };
+  /** The upstream layer's log (default nowhere). */
+  log?: LayerLogger;
   /** Who shares a session (default `principal`). */
   scope?: SessionScope;
   /** Who shares a session among callers without credentials (default `request`). */
@@ -140,6 +142,7 @@ export class LegacySessionPool {
       capabilities: { ...BRIDGED_INPUT_CAPABILITIES },
       clientInfo: this.opts.clientInfo,
       timeoutMs: this.opts.timeoutMs,
+      ...(this.opts.log ? { log: this.opts.log } : {}),
       // A joined session reads no GET stream: its initializer may hold it (servers allow one per session).
       watchStrays: !join,
       ...(join ? { join } : {}),

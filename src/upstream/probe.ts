@@ -6,16 +6,19 @@
  */
 import {
   ErrorCode,
-  LEGACY_VERSION,
-  LEGACY_VERSIONS,
-  modernHeaders,
-  MODERN_VERSION,
   identityFromInitialize,
   isErrorResponse,
   isObject,
   isResponse,
+  LEGACY_VERSION,
+  LEGACY_VERSIONS,
+  logFailure,
+  MODERN_VERSION,
+  modernHeaders,
+  NO_LOG,
   withEnvelope,
   type JsonObject,
+  type LayerLogger,
   type UpstreamIdentity,
 } from '../translate/index.js';
 import { fetchFailure, UpstreamTimeoutError } from './errors.js';
@@ -45,6 +48,8 @@ export interface ProbeTarget {
   headers: Record<string, string>;
   /** Bound on each question, from sending to its answer. */
   timeoutMs: number;
+  /** The upstream layer's log (default nowhere). */
+  log?: LayerLogger;
 }
 
 const CLIENT_INFO = { name: 'mcp-tasks-gateway', version: 'probe' };
@@ -141,7 +146,7 @@ function endSession(target: ProbeTarget, sessionId: string, message: unknown): v
     signal: AbortSignal.timeout(5_000),
   })
     .then((res) => res.discard())
-    .catch(() => {});
+    .catch(logFailure(target.log ?? NO_LOG, 'debug', "DELETE of the probe's session failed; the upstream expires it"));
 }
 
 /** One probe exchange: the first JSON-RPC response in the answer (JSON or SSE), its status and session id. */

@@ -14,7 +14,9 @@ t.test('held calls and sessions are counted, and released when the exchange ends
   t.same(before.upstreams.map((u: any) => u.name), ['fixture']);
 
   const caps = { elicitation: {} };
-  const first = await post(stack.url, 'tools/call', { name: 'test_input_required_result_elicitation', arguments: {} }, { capabilities: caps });
+  // One caller with credentials: its requests share its session (an anonymous caller's each get their own).
+  const headers = { authorization: 'Bearer one-caller' };
+  const first = await post(stack.url, 'tools/call', { name: 'test_input_required_result_elicitation', arguments: {} }, { capabilities: caps, headers });
   t.equal(first.body.result.resultType, 'input_required');
   const held = await health();
   t.equal(held.heldCalls, 1, 'the upstream call waits for the retry');
@@ -24,13 +26,13 @@ t.test('held calls and sessions are counted, and released when the exchange ends
     stack.url,
     'tools/call',
     { name: 'test_input_required_result_elicitation', arguments: {}, inputResponses: { user_name: { action: 'accept', content: { name: 'Ada' } } }, requestState: first.body.result.requestState },
-    { capabilities: caps },
+    { capabilities: caps, headers },
   );
   t.equal(done.body.result.resultType, 'complete');
   t.equal((await health()).heldCalls, 0, 'nothing held once the call answered');
 
   // Declared capabilities are checked per request, not by session: only other credentials get another one.
-  await post(stack.url, 'tools/list', {}, { capabilities: {} });
+  await post(stack.url, 'tools/list', {}, { capabilities: {}, headers });
   t.equal((await health()).upstreams[0].sessions, 1, 'other declared capabilities, the same session');
   await post(stack.url, 'tools/list', {}, { capabilities: {}, headers: { authorization: 'Bearer someone-else' } });
   t.equal((await health()).upstreams[0].sessions, 2, 'other credentials, another session');

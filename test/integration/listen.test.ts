@@ -158,12 +158,15 @@ t.test('a listen rides on the caller’s pooled session; aborting it undoes its 
   const stack = await stackFor(t, { url: relay.url, era: 'legacy' });
   relay.setTarget(stack.fixture.url);
 
-  const l = await listen(t, stack.url, 'sub-abort', { resourceSubscriptions: ['test://watched-resource'] });
+  // A caller with credentials (session scope principal): an anonymous caller's requests each get a session of their own.
+  const authorization = 'Bearer one-caller';
+  const headers = { authorization };
+  const l = await openListen(t, stack.url, 'sub-abort', { resourceSubscriptions: ['test://watched-resource'] }, { authorization });
   t.same((await l.stream.next()).params.notifications, { resourceSubscriptions: ['test://watched-resource'] });
   const subscribe = relay.seen.find((s) => s.rpcMethod === 'resources/subscribe');
   t.ok(subscribe?.sessionId, 'subscribed on an upstream session');
   // The caller's ordinary requests use that same session (a per-session server notifies only it).
-  await post(stack.url, 'tools/list', {});
+  await post(stack.url, 'tools/list', {}, { headers });
   t.equal(relay.seen.filter((s) => s.rpcMethod === 'initialize').length, 1, 'one upstream session for the caller, listen included');
   t.equal(relay.seen.findLast((s) => s.rpcMethod === 'tools/list')?.sessionId, subscribe?.sessionId);
 
@@ -174,6 +177,6 @@ t.test('a listen rides on the caller’s pooled session; aborting it undoes its 
   t.notOk(relay.seen.some((s) => s.method === 'DELETE'), 'the pooled session stays open for the caller’s requests');
 
   // Ordinary requests keep working on it.
-  const r = await post(stack.url, 'tools/call', { name: 'greet', arguments: { name: 'Ok' } });
+  const r = await post(stack.url, 'tools/call', { name: 'greet', arguments: { name: 'Ok' } }, { headers });
   t.same(r.body.result?.content, [{ type: 'text', text: 'Hello, Ok!' }]);
 });

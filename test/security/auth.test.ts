@@ -373,7 +373,9 @@ t.test('bearer (default): the principal is an HMAC under the deployment secret, 
   t.equal(first.body?.result?.resultType, 'input_required');
   const state: string = first.body.result.requestState;
   const claims = JSON.parse(Buffer.from(state.split('.')[0] as string, 'base64url').toString());
-  t.equal(claims.sub, pa, "the state carries the caller's keyed principal");
+  // The principal is bound by the state's MAC and not carried at all (README §Principal binding).
+  t.notOk('sub' in claims, 'the state carries no principal');
+  t.notOk(Buffer.from(state.split('.')[0] as string, 'base64url').toString().includes(pa), "not even the caller's keyed one");
   const decoded = Buffer.from(state.split('.')[0] as string, 'base64url').toString();
   for (const leak of unkeyedForms(secret, header)) t.notOk(state.includes(leak) || decoded.includes(leak), `the state holds no unkeyed form of the token (${leak.slice(0, 8)}…)`);
 

@@ -274,12 +274,21 @@ t.test('accepted request: minimal shapes', async (t) => {
     const v = accepted(t, ok.headers, ok.body);
     t.equal(v?.envelope.logLevel, 'debug', 'a known level is kept');
   });
-  t.test('malformed MRTR material is removed from params but not lifted', async (t) => {
-    const req = V2.request('tools/call', { name: 'a', inputResponses: ['x'], requestState: 5 });
+  t.test('malformed inputResponses are removed from params but not lifted', async (t) => {
+    const req = V2.request('tools/call', { name: 'a', inputResponses: ['x'], requestState: 'state' });
     const v = accepted(t, req.headers, req.body);
     t.strictSame(v?.params, { name: 'a' });
     t.notOk(v && 'inputResponses' in v);
-    t.notOk(v && 'requestState' in v);
+    t.equal(v?.requestState, 'state');
+  });
+  t.test('a requestState that is not a string is an invalid state (never a new call without it)', async (t) => {
+    for (const requestState of [5, {}, null, [], true, ['s']]) {
+      const req = V2.request('tools/call', { name: 'a', requestState }, { id: 7 });
+      const f = refused(t, req.headers, req.body, 'invalid-request-state', /^Invalid requestState$/);
+      t.equal(f?.id, 7, `${JSON.stringify(requestState)}: the request id`);
+    }
+    const other = V2.request('prompts/get', { name: 'p', requestState: 0 });
+    refused(t, other.headers, other.body, 'invalid-request-state');
   });
   t.test('params absent entirely → missing-envelope', async (t) => {
     refused(t, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' }, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, 'missing-envelope');
@@ -317,6 +326,7 @@ t.test('REQUEST_FAILURE_STATUS', async (t) => {
     ['missing-envelope', 400, -32602],
     ['invalid-meta', 400, -32602],
     ['method-removed', 404, -32601],
+    ['invalid-request-state', 400, -32602],
   ];
   for (const [reason, status, code] of table) t.strictSame(REQUEST_FAILURE_STATUS[reason], { status, code }, reason);
   t.same(Object.keys(REQUEST_FAILURE_STATUS).sort(), table.map(([r]) => r).sort(), 'one row per reason');
