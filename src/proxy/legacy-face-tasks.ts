@@ -11,6 +11,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import {
+  GatewayError,
+  inputAnswerProblem,
   isInputDeclared,
   isObject,
   isTerminal,
@@ -71,6 +73,8 @@ interface TaskOutbound {
   taskId: string;
   key: string;
   method: string;
+  /** The request's params: the client's answer is checked against them before it reaches the task. */
+  params: JsonObject | undefined;
   session: string;
   caller: CallerContext;
 }
@@ -102,6 +106,17 @@ export function readInputRequestId(id: string): { taskId: string; key: string } 
   if (!/^[A-Za-z0-9_-]+$/.test(taskId) || !/^[A-Za-z0-9_-]+$/.test(key64)) return undefined;
   const key = Buffer.from(key64, 'base64url').toString('utf8');
   return key ? { taskId, key } : undefined;
+}
+
+/** Refuses (400, -32602) an answer that does not fit the input request it answers. */
+function refuseInvalid(id: string, method: string, params: JsonObject | undefined, answer: JsonObject): void {
+  const problem = inputAnswerProblem(method, params, answer);
+  if (problem !== undefined) throw new GatewayError('GW_INVALID_INPUT_RESPONSE', { args: [JSON.stringify(id.length > 80 ? `${id.slice(0, 80)}…` : id), problem] });
+}
+
+/** A response id as text. */
+function inputRequestIdText(id: unknown): string {
+  return typeof id === 'string' ? id : String(id);
 }
 
 /** A client's answer as the runtime takes it: the bare result, without the legacy related-task `_meta`. */
@@ -277,11 +292,13 @@ export class LegacyFaceTasks {
       await this.foreignResponse(route, caller, named, body);
       return true;
     }
-    this.outbound.delete(id);
     const t = this.tracked.get(o.taskId);
+    const answer = bareAnswer(o.method, body);
+    // Refused before anything reaches the task; the request stays outstanding for a correct answer.
+    if (t && !t.answered.has(o.key) && answer !== undefined) refuseInvalid(id, o.method, o.params, answer);
+    this.outbound.delete(id);
     if (!t || t.answered.has(o.key)) return true;
     t.gids.delete(id);
-    const answer = bareAnswer(o.method, body);
     if (answer === undefined) return true;
     t.answered.add(o.key);
     try {
@@ -301,12 +318,13 @@ export class LegacyFaceTasks {
       if (!request) return; // answered already, or never asked: nothing to take
       const answer = bareAnswer(request.method, body);
       if (answer === undefined) return;
+      refuseInvalid(inputRequestIdText(body.id), request.method, request.params, answer);
       this.tracked.get(named.taskId)?.answered.add(named.key);
       await this.runtime.answer(route, named.taskId, caller, { [named.key]: answer });
     } catch (e) {
       // A store that cannot be reached is the client's to hear of (it may send the answer again); a task that is not
       // the caller's, or no longer takes the answer, is not.
-      if (e instanceof StoreUnavailableError) throw e;
+      if (e instanceof StoreUnavailableError || (e instanceof GatewayError && e.kind === 'GW_INVALID_INPUT_RESPONSE')) throw e;
       this.o.warn(e, 'legacy face: a task input answer was not accepted');
     }
   }
@@ -406,7 +424,7 @@ export class LegacyFaceTasks {
         continue;
       }
       const gid = inputRequestId(taskId, key, ++this.nextId);
-      this.outbound.set(gid, { taskId, key, method: request.method, session: target.session.id, caller: target.caller });
+      this.outbound.set(gid, { taskId, key, method: request.method, params: request.params, session: target.session.id, caller: target.caller });
       t.gids.add(gid);
       const params = taskInputParamsV1(taskId, request, `${taskId.slice(-12)}-${key}`);
       target.send({ jsonrpc: '2.0', id: gid, method: request.method, params });

@@ -30,6 +30,7 @@ import {
   canonicalJson,
   createTaskResultV1,
   declaresTasks,
+  inputAnswerProblem,
   isInputDeclared,
   isInputMethod,
   isLegacyLogLevel,
@@ -125,6 +126,9 @@ interface Outbound {
   upstreamId: RequestId;
   /** The client request whose call asked. */
   owner: string;
+  /** What was asked: the client's answer is checked against it before it goes upstream. */
+  method: string;
+  params: JsonObject | undefined;
 }
 
 /** Per-session state of the face. */
@@ -1013,7 +1017,7 @@ export class LegacyFace {
     if (!isInputDeclared(m.method, params, s.legacyCapabilities)) return undeclaredInputError(m.method, requiredCapabilityFor(m.method, params));
     if (!canStream) return inBandError('GW_NEEDS_STREAM', { args: [m.method] });
     const gid = `gw-${++s.nextOutbound}`;
-    s.outbound.set(gid, { call, upstreamId: m.id, owner });
+    s.outbound.set(gid, { call, upstreamId: m.id, owner, method: m.method, params });
     const out: JsonRpcMessage = { jsonrpc: '2.0', id: gid, method: m.method };
     const p = legacyInputParams(m.method, params, `${s.id.slice(0, 8)}-${gid}`);
     if (p) out.params = p;
@@ -1027,8 +1031,14 @@ export class LegacyFace {
     if (typeof id !== 'string') return;
     const o = s.outbound.get(id);
     if (!o) return;
+    if (!('error' in body)) {
+      // An answer that does not fit the question is refused (400, -32602) before it reaches the upstream; the request
+      // stays outstanding, so the client can send a correct one (2025-11-25 basic/transports §Sending Messages).
+      const problem = inputAnswerProblem(o.method, o.params, body.result);
+      if (problem !== undefined) throw new GatewayError('GW_INVALID_INPUT_RESPONSE', { args: [JSON.stringify(id), problem] });
+    }
     s.outbound.delete(id);
-    const payload = 'error' in body ? { error: asErrorObject(body.error) } : { result: isObject(body.result) ? body.result : {} };
+    const payload = 'error' in body ? { error: asErrorObject(body.error) } : { result: body.result as JsonObject };
     await o.call.respond(o.upstreamId, payload).catch(() => {
       // The call ended meanwhile; its request's response says so.
     });

@@ -14,6 +14,7 @@ import {
   logFailure,
   NO_LOG,
   requiredCapabilityFor,
+  toInputRequest,
   toLegacyInputResult,
   undeclaredInputAnswer,
   type InputRequest,
@@ -156,7 +157,9 @@ export class Conversation {
           }
           const key = this.input.keys.mint(method, params);
           // A response the client already sent under this key answers at once (stateless MRTR re-execution).
-          if (Object.hasOwn(offered, key) && isValidInputResponse(method, offered[key])) {
+          // An offered answer that does not fit the request is not sent: the request is asked again (a fresh call cannot
+          // refuse keys it has not reached yet, so `offered` is never checked as a whole).
+          if (Object.hasOwn(offered, key) && isValidInputResponse(method, offered[key], toInputRequest(method, params).params)) {
             await this.call.respond(id, { result: toLegacyInputResult(offered[key]) as JsonObject }).catch(unanswered);
             break;
           }

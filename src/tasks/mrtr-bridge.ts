@@ -321,6 +321,14 @@ export class MrtrBridge {
   async resume(route: UpstreamRoute, req: ModernRequest, caller: CallerContext): Promise<BridgedCall | { outcome: Outcome }> {
     const name = nameOf(req);
     const hold = this.take(route, req, caller, name);
+    try {
+      // Every answer is checked against what was asked before any goes upstream; a refused map leaves the round
+      // exactly as it was, so the same requestState carries a corrected retry.
+      hold.conv.input.check(req.inputResponses ?? {});
+    } catch (e) {
+      this.untake(hold);
+      throw e;
+    }
     const answered = await hold.conv.answer(req.inputResponses ?? {});
     if (answered.length > 0) this.audit.record('task.input_answered', { principal: caller.principal, upstream: route.name, tool: name, era: 'modern' });
     if (hold.conv.input.size > 0) return { outcome: this.ask(route, hold, hold.conv, req, caller, name) };
@@ -397,6 +405,14 @@ export class MrtrBridge {
     if (hold.timer) clearTimeout(hold.timer);
     hold.timer = undefined;
     return hold;
+  }
+
+  /** Gives a taken round back unanswered (its retry was refused before anything went upstream). */
+  private untake(hold: Hold): void {
+    hold.busy = false;
+    if (this.holds.get(hold.id) !== hold) return;
+    hold.timer = setTimeout(() => this.expire(hold), this.opts.holdMs);
+    hold.timer.unref();
   }
 
   /** Holds the call and answers with an `InputRequiredResult` for every outstanding request. */

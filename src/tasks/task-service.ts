@@ -5,6 +5,7 @@
 import {
   logFailure,
   TASKS_REQUIRED_CAPABILITIES,
+  checkInputAnswers,
   declaresTasks,
   detailedTaskV2,
   isObject,
@@ -82,6 +83,10 @@ export class TaskService {
 
   /** Answers a task's outstanding input requests by key (on the caller's behalf, see `refresh`); returns the keys answered. */
   async answer(record: TaskRecord, responses: JsonObject, access: TaskAccess = {}): Promise<string[]> {
+    // Each answer to an outstanding request must fit it before any goes upstream (-32602, the request stays open);
+    // keys not outstanding are ignored (tasks extension §Task Update Requests).
+    const outstanding = record.inputRequests ?? {};
+    checkInputAnswers(responses, (key) => (Object.hasOwn(outstanding, key) ? outstanding[key] : 'answered'), 'ignore');
     const answered = record.kind === 'owned' ? await this.owned.answer(record, responses) : await this.proxied.answer(record, responses, access);
     this.events.answered(record, answered);
     return answered;

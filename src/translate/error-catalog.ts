@@ -144,6 +144,13 @@ export const ERROR_CATALOG = {
   // the upstream call is cancelled (a task fails with the same error).
   GW_INPUT_REQUESTS_EXCEEDED: { rpc: ErrorCode.InternalError, status: 502, message: 'The upstream asked for more input at once than allowed (limit %s)' },
   GW_INPUT_ROUNDS_EXCEEDED: { rpc: ErrorCode.InternalError, status: 502, message: 'The upstream asked for input more often than allowed (limit %s rounds)' },
+  // ── Input validation: what a client sends is checked against what was asked before it reaches an upstream ──
+  /** A reserved `_meta` value of the wrong type (2026-07-28 schema `RequestMetaObject`). */
+  GW_INVALID_META: { rpc: ErrorCode.InvalidParams, status: 400, message: 'Invalid params: %s must be %s' },
+  /** An answer under a key the gateway never asked (MRTR retry); the held round stays usable. */
+  GW_UNKNOWN_INPUT_KEY: { rpc: ErrorCode.InvalidParams, status: 400, message: 'Invalid params: inputResponses key %s was not asked' },
+  /** An answer that does not fit the request it answers; nothing was sent upstream and the question stays open. */
+  GW_INVALID_INPUT_RESPONSE: { rpc: ErrorCode.InvalidParams, status: 400, message: 'Invalid params: the answer to input request %s is invalid (%s)' },
 
   // ── Upstream ──
   GW_UPSTREAM_TIMEOUT: { rpc: ErrorCode.InternalError, status: 504, message: 'Upstream timed out' },

@@ -69,6 +69,7 @@ export {
   type InputRequest,
 } from './input.js';
 export { KeyMinter } from './input-keys.js';
+export { checkInputAnswers, inputAnswerProblem, type AskedInput } from './input-answers.js';
 export { errorSummary, logFailure, NO_LOG, type LayerLogger, type LogMethod } from './layer-logger.js';
 export {
   decodeRequestState,

@@ -10,6 +10,11 @@ export class KeyMinter {
   private seq = 0;
   private readonly used = new Set<string>();
 
+  /** Whether `key` was ever minted here (asked at some point of the call's or task's life). */
+  has(key: string): boolean {
+    return this.used.has(key);
+  }
+
   /** The upstream's hinted key if still unused, else `<kind>-<n>`. Never the same key twice. */
   mint(method: string, params: JsonObject | undefined): string {
     const hint = hintedInputKey(params);

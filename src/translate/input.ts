@@ -4,6 +4,7 @@
  * client/sampling, client/roots).
  */
 import { ErrorCode, META } from './constants.js';
+import { inputAnswerProblem } from './input-answers.js';
 import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
 
 /** Server→client request methods that become modern input requests. */
@@ -72,21 +73,12 @@ export function toLegacyInputResult(response: unknown): JsonObject | undefined {
 }
 
 /**
- * Checks an input response's basic shape for its method, so that a malformed answer is re-asked rather than
- * forwarded (2026-07-28 basic/patterns/mrtr §Server Requirements: validate input responses).
+ * Whether an input response fits its request (see `inputAnswerProblem`: the result shape for its method and, given the
+ * request's params, an accepted elicitation's content against the requested schema), so that a malformed answer is
+ * refused or re-asked rather than forwarded (2026-07-28 basic/patterns/mrtr §Server Requirements).
  */
-export function isValidInputResponse(method: string, response: unknown): boolean {
-  if (!isObject(response)) return false;
-  switch (method) {
-    case 'elicitation/create':
-      return response.action === 'accept' || response.action === 'decline' || response.action === 'cancel';
-    case 'sampling/createMessage':
-      return typeof response.role === 'string' && (isObject(response.content) || Array.isArray(response.content));
-    case 'roots/list':
-      return Array.isArray(response.roots);
-    default:
-      return true;
-  }
+export function isValidInputResponse(method: string, response: unknown, params?: JsonObject): boolean {
+  return inputAnswerProblem(method, params, response) === undefined;
 }
 
 /**

@@ -5,7 +5,8 @@
  * to an HTTP status and JSON-RPC code.
  */
 import { META, SUPPORTED_MODERN_VERSIONS } from './constants.js';
-import { ERROR_CATALOG, type ErrorKind } from './error-catalog.js';
+import { ERROR_CATALOG, formatMessage, type ErrorKind } from './error-catalog.js';
+import { LOG_LEVELS } from './forwarding.js';
 import { decodeHeaderValue } from './headers.js';
 import { isObject, requestIdOf, type JsonObject, type RequestId } from './jsonrpc.js';
 import { methodPolicy, type MethodPolicy } from './methods.js';
@@ -16,6 +17,7 @@ export type RequestFailureReason =
   | 'header-mismatch'
   | 'unsupported-version'
   | 'missing-envelope'
+  | 'invalid-meta'
   | 'method-removed'
   | 'invalid-request-state';
 
@@ -57,6 +59,39 @@ export interface ModernHeaders {
 
 const RESERVED_META = new Set<string>([META.protocolVersion, META.clientCapabilities, META.clientInfo, META.logLevel]);
 
+/** Capability keys whose value is an object of settings (2026-07-28 schema `ClientCapabilities`). */
+const OBJECT_CAPABILITIES = ['experimental', 'roots', 'sampling', 'elicitation', 'extensions', 'tasks'] as const;
+
+/**
+ * The first `_meta` value of a known key with the wrong type, as `[where, what it must be]` (2026-07-28 schema
+ * `RequestMetaObject`, `ClientCapabilities`, `Implementation`, `LoggingLevel`, `ProgressToken`). A wrong-typed value
+ * is refused here rather than read as absent or passed to an upstream as it is. Other keys belong to their senders.
+ */
+function metaTypeProblem(meta: JsonObject): [string, string] | undefined {
+  const at = (key: string) => `_meta[${JSON.stringify(key)}]`;
+  const has = (key: string) => Object.hasOwn(meta, key);
+  // A `_meta`, protocolVersion or clientCapabilities of the wrong type is an incomplete envelope (refused next, -32602).
+  const caps = meta[META.clientCapabilities];
+  if (isObject(caps)) {
+    for (const k of OBJECT_CAPABILITIES) {
+      if (Object.hasOwn(caps, k) && !isObject(caps[k])) return [`${at(META.clientCapabilities)}.${k}`, 'an object'];
+    }
+  }
+  if (has(META.clientInfo)) {
+    const info = meta[META.clientInfo];
+    if (!isObject(info)) return [at(META.clientInfo), 'an object'];
+    for (const k of ['name', 'version', 'title'] as const) {
+      if (Object.hasOwn(info, k) && typeof info[k] !== 'string') return [`${at(META.clientInfo)}.${k}`, 'a string'];
+    }
+  }
+  if (has(META.logLevel) && !(LOG_LEVELS as readonly unknown[]).includes(meta[META.logLevel])) return [at(META.logLevel), `one of ${LOG_LEVELS.join(', ')}`];
+  if (has('progressToken')) {
+    const token = meta.progressToken;
+    if (typeof token !== 'string' && !(typeof token === 'number' && Number.isFinite(token))) return [at('progressToken'), 'a string or a number'];
+  }
+  return undefined;
+}
+
 /** Validates one modern request; see the module doc for the order of checks. */
 export function validateModernRequest(headers: ModernHeaders, body: unknown):
   | { ok: true; value: ModernRequest }
@@ -84,6 +119,8 @@ export function validateModernRequest(headers: ModernHeaders, body: unknown):
   if (!version.ok) return fail('header-mismatch', `Bad Request: MCP-Protocol-Version: ${version.message}`, id);
 
   const meta = isObject(params._meta) ? params._meta : undefined;
+  const wrong = meta ? metaTypeProblem(meta) : undefined;
+  if (wrong) return fail('invalid-meta', formatMessage(ERROR_CATALOG.GW_INVALID_META.message, wrong), id);
   const missing: string[] = [];
   if (!meta || typeof meta[META.protocolVersion] !== 'string') missing.push(META.protocolVersion);
   if (!meta || !isObject(meta[META.clientCapabilities])) missing.push(META.clientCapabilities);
@@ -168,6 +205,7 @@ export const REQUEST_FAILURE_KIND: Readonly<Record<RequestFailureReason, ErrorKi
   'header-mismatch': 'GW_HEADER_MISMATCH',
   'unsupported-version': 'GW_UNSUPPORTED_VERSION',
   'missing-envelope': 'GW_MISSING_ENVELOPE',
+  'invalid-meta': 'GW_INVALID_META',
   'method-removed': 'GW_METHOD_REMOVED',
   // 2026-07-28 basic/patterns/mrtr §Server Requirements: a state of the wrong type is an invalid state.
   'invalid-request-state': 'GW_INVALID_REQUEST_STATE',

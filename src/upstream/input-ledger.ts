@@ -5,6 +5,7 @@
  * legacy upstream task followed on its `tasks/result` stream.
  */
 import {
+  checkInputAnswers,
   isObject,
   isValidInputResponse,
   KeyMinter,
@@ -60,6 +61,15 @@ export class InputLedger {
   }
 
   /**
+   * Refuses an answer map before any of it goes upstream (`GatewayError`): a key never asked in the call's life, or an
+   * answer that does not fit the request waiting under its key. Keys answered in earlier rounds pass (a client may
+   * resend them). Nothing is answered or forgotten, so the client can send a corrected map.
+   */
+  check(responses: JsonObject): void {
+    checkInputAnswers(responses, (key) => this.held.get(key)?.request ?? (this.keys.has(key) ? 'answered' : undefined), 'refuse');
+  }
+
+  /**
    * Answers outstanding keys from `responses` (bare modern results) upstream; unknown, answered or malformed ones are
    * ignored (tasks extension: SHOULD ignore keys not outstanding; 2026-07-28 basic/patterns/mrtr: re-ask rather than
    * fail). Returns the keys answered.
@@ -69,7 +79,7 @@ export class InputLedger {
     for (const [key, pending] of [...this.held]) {
       if (!Object.hasOwn(responses, key)) continue;
       const answer = responses[key];
-      if (!isValidInputResponse(pending.request.method, answer)) continue;
+      if (!isValidInputResponse(pending.request.method, answer, pending.request.params)) continue;
       this.held.delete(key);
       answered.push(key);
       const result = toLegacyInputResult(answer) as JsonObject;

@@ -18,7 +18,7 @@
  * after `idleMs`; an expired session (404) is re-initialized once.
  */
 import { BRIDGED_INPUT_CAPABILITIES, GatewayError, LEGACY_VERSION, LEGACY_VERSIONS, type LayerLogger, type UpstreamIdentity } from '../translate/index.js';
-import { SessionExpiredError, UpstreamBusyError } from './errors.js';
+import { SessionExpiredError, UpstreamBusyError, UpstreamUnavailableError } from './errors.js';
 import { LegacySession } from './legacy-session.js';
 
 /** Who shares a session among callers with credentials (see the module comment). */
@@ -281,10 +281,12 @@ export class LegacySessionPool {
         const hold = this.holdOn(entry, session);
         return { value, hold };
       } catch (e) {
-        if (e instanceof SessionExpiredError && attempt === 0) {
+        if (e instanceof SessionExpiredError) {
           // Forgotten upstream: nothing to DELETE.
           this.drop(entry, false);
-          continue;
+          if (attempt === 0) continue;
+          // A fresh session forgotten at once: the upstream is broken, not the gateway (502, not a gateway fault).
+          throw new UpstreamUnavailableError('the upstream forgot a session it had just initialized');
         }
         throw e;
       } finally {

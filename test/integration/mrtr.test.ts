@@ -282,34 +282,41 @@ t.test('a retry without the answer re-asks with the same key; the new state then
   t.same(r3.body.result?.content, [{ type: 'text', text: 'Hello, Bo!' }]);
 });
 
-t.test('an unrelated key only: re-asks (the unknown key is ignored)', async (t) => {
+t.test('a key never asked: refused -32602 before anything goes upstream; the round stays usable', async (t) => {
   const stack = await stackFor(t);
   const r1 = await call(stack, ELICIT_TOOL);
   const r2 = await retry(stack, ELICIT_TOOL, r1.body.result.requestState, { wrong_key: accept({ name: 'X' }) });
-  t.equal(r2.body.result?.resultType, 'input_required');
-  t.same(Object.keys(r2.body.result.inputRequests), ['user_name']);
+  t.equal(r2.status, 400);
+  t.equal(r2.body.error?.code, -32602);
+  t.match(r2.body.error?.message, /inputResponses key "wrong_key" was not asked/);
+  // The same state carries the right answer to the end.
+  const r3 = await retry(stack, ELICIT_TOOL, r1.body.result.requestState, { user_name: accept({ name: 'Ada' }) });
+  t.equal(r3.status, 200);
+  t.notOk(r3.body.result?.resultType === 'input_required', 'the call completed');
 });
 
-t.test('an invalid response re-asks; it never completes the call', async (t) => {
+t.test('an invalid response: refused -32602 (the shape, then the content against the requested schema); the round stays usable', async (t) => {
   const stack = await stackFor(t);
   const r1 = await call(stack, ELICIT_TOOL);
   const r2 = await retry(stack, ELICIT_TOOL, r1.body.result.requestState, { user_name: 12345 });
-  t.equal(r2.status, 200);
-  t.equal(r2.body.result.resultType, 'input_required');
-  t.same(Object.keys(r2.body.result.inputRequests), ['user_name']);
+  t.equal(r2.status, 400);
+  t.equal(r2.body.error?.code, -32602);
+  t.match(r2.body.error?.message, /the answer to input request "user_name" is invalid/);
+
+  // Well-formed ElicitResult whose content fails the requested schema: refused too, never sent upstream.
+  const r3 = await retry(stack, ELICIT_TOOL, r1.body.result.requestState, { user_name: accept({ name: 12345 }) });
+  t.equal(r3.status, 400);
+  t.match(r3.body.error?.message, /content\.name: expected a string/);
 
   // Fresh call (no state) carrying an invalid answer: asked, not answered with it.
   const fresh = await call(stack, ELICIT_TOOL, { inputResponses: { user_name: 12345 } });
   t.equal(fresh.body.result?.resultType, 'input_required');
   t.same(Object.keys(fresh.body.result.inputRequests), ['user_name']);
 
-  // Well-formed ElicitResult whose content fails the requested schema: the upstream asks again.
-  const r3 = await retry(stack, ELICIT_TOOL, r2.body.result.requestState, { user_name: accept({ name: 12345 }) });
-  t.equal(r3.body.result?.resultType, 'input_required');
-  const asks = Object.values(r3.body.result.inputRequests) as Array<{ method: string; params: { message: string } }>;
-  t.equal(asks.length, 1);
-  t.equal(asks[0]?.method, 'elicitation/create');
-  t.equal(asks[0]?.params.message, 'What is your name?');
+  // The refused round goes on with the same state.
+  const r4 = await retry(stack, ELICIT_TOOL, r1.body.result.requestState, { user_name: accept({ name: 'Ada' }) });
+  t.equal(r4.status, 200);
+  t.notOk(r4.body.result?.resultType === 'input_required', 'the call completed');
 });
 
 t.test('a fresh call that already carries the answer completes in one round', async (t) => {

@@ -269,13 +269,23 @@ t.test('confirm_delete: input_required only with inputRequests; stable keys; jun
     await new Promise((r) => setTimeout(r, again.pollIntervalMs));
   }
 
-  // Unknown keys and junk values are acked and change nothing (X: SHOULD ignore keys not outstanding).
+  // Unknown keys with junk values are acked and change nothing (X: SHOULD ignore keys not outstanding; conformance).
   const junk = await post(stack.url, 'tasks/update', {
     taskId: task.taskId,
-    inputResponses: { 'unknown-key': { ignored: true }, confirm: 'not-an-elicit-result', other: 42 },
+    inputResponses: { 'unknown-key': { ignored: true }, other: 42 },
   }, { capabilities: DECLARING });
   t.equal(junk.status, 200);
   t.same(withoutMeta(junk.body.result), { resultType: 'complete' });
+  // A malformed answer under the outstanding key is refused before it reaches the upstream (-32602).
+  const bad = await post(stack.url, 'tasks/update', {
+    taskId: task.taskId,
+    inputResponses: { 'unknown-key': { ignored: true }, confirm: 'not-an-elicit-result' },
+  }, { capabilities: DECLARING });
+  t.equal(bad.status, 400);
+  t.equal(bad.body.error?.code, -32602);
+  t.match(bad.body.error?.message, /input request "confirm" is invalid/);
+  const wrongContent = await post(stack.url, 'tasks/update', { taskId: task.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: 'yes' } } } }, { capabilities: DECLARING });
+  t.equal(wrongContent.body.error?.code, -32602, 'content against the requested schema: a string for a boolean is refused');
   const stillAsked = (await getTask(stack.url, task.taskId)).body.result;
   t.equal(stillAsked.status, 'input_required', 'a malformed answer does not answer the key');
   t.same(Object.keys(stillAsked.inputRequests), ['confirm']);

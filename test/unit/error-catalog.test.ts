@@ -120,6 +120,10 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_HELD_CALLS_FULL: { rpc: -32603, status: 503, message: 'Too many requests are waiting for input; try again later', retryAfterSeconds: 1 },
   GW_INPUT_REQUESTS_EXCEEDED: { rpc: -32603, status: 502, message: 'The upstream asked for more input at once than allowed (limit %s)' },
   GW_INPUT_ROUNDS_EXCEEDED: { rpc: -32603, status: 502, message: 'The upstream asked for input more often than allowed (limit %s rounds)' },
+  // Input validation
+  GW_INVALID_META: { rpc: -32602, status: 400, message: 'Invalid params: %s must be %s' },
+  GW_UNKNOWN_INPUT_KEY: { rpc: -32602, status: 400, message: 'Invalid params: inputResponses key %s was not asked' },
+  GW_INVALID_INPUT_RESPONSE: { rpc: -32602, status: 400, message: 'Invalid params: the answer to input request %s is invalid (%s)' },
   // Upstream
   GW_UPSTREAM_TIMEOUT: { rpc: -32603, status: 504, message: 'Upstream timed out' },
   GW_UPSTREAM_UNAVAILABLE: { rpc: -32603, status: 502, message: 'Upstream unavailable: %s' },

@@ -249,11 +249,30 @@ t.test('accepted request: minimal shapes', async (t) => {
     t.notOk(v && 'inputResponses' in v, 'no inputResponses');
     t.notOk(v && 'requestState' in v, 'no requestState');
   });
-  t.test('clientInfo and logLevel of the wrong type are dropped, not fatal', async (t) => {
-    const req = V2.request('tools/list', { _meta: { [K.protocolVersion]: MODERN, [K.clientCapabilities]: {}, [K.clientInfo]: 'x', [K.logLevel]: 3 } });
-    const v = accepted(t, req.headers, req.body);
-    t.strictSame(v?.envelope, { protocolVersion: MODERN, clientCapabilities: {} });
-    t.strictSame(v?.params, {}, 'reserved keys removed even when malformed');
+  t.test('_meta values of the wrong type are refused (-32602), never read as absent nor passed upstream', async (t) => {
+    const cases: Array<[string, Json, RegExp]> = [
+      ['clientInfo a string', { [K.clientInfo]: 'x' }, /clientInfo"\] must be an object/],
+      ['clientInfo null', { [K.clientInfo]: null }, /clientInfo"\] must be an object/],
+      ['clientInfo.name a number', { [K.clientInfo]: { name: 1, version: '1' } }, /clientInfo"\]\.name must be a string/],
+      ['logLevel a number', { [K.logLevel]: 3 }, /logLevel"\] must be one of debug, info/],
+      ['logLevel unknown', { [K.logLevel]: 'verbose' }, /logLevel"\] must be one of/],
+      ['progressToken an object', { progressToken: { a: 1 } }, /progressToken"\] must be a string or a number/],
+      ['progressToken null', { progressToken: null }, /progressToken"\] must be a string or a number/],
+      ['progressToken a boolean', { progressToken: true }, /progressToken/],
+      ['capabilities.elicitation a string', { [K.clientCapabilities]: { elicitation: 'yes' } }, /clientCapabilities"\]\.elicitation must be an object/],
+      ['capabilities.sampling an array', { [K.clientCapabilities]: { sampling: [] } }, /\.sampling must be an object/],
+      ['capabilities.roots null', { [K.clientCapabilities]: { roots: null } }, /\.roots must be an object/],
+      ['capabilities.extensions a number', { [K.clientCapabilities]: { extensions: 1 } }, /\.extensions must be an object/],
+    ];
+    for (const [name, extra, msg] of cases) {
+      const req = V2.request('tools/list', { _meta: { [K.protocolVersion]: MODERN, [K.clientCapabilities]: {}, ...(extra as Record<string, Json>) } });
+      const f = refused(t, req.headers, req.body, 'invalid-meta', msg);
+      t.equal(f && REQUEST_FAILURE_STATUS[f.reason].code, -32602, `${name}: -32602`);
+      t.equal(f && REQUEST_FAILURE_STATUS[f.reason].status, 400, `${name}: 400`);
+    }
+    const ok = V2.request('tools/list', { _meta: { [K.protocolVersion]: MODERN, [K.clientCapabilities]: { elicitation: {} }, [K.clientInfo]: { name: 'c', version: '1' }, [K.logLevel]: 'debug', progressToken: 7 } });
+    const v = accepted(t, ok.headers, ok.body);
+    t.equal(v?.envelope.logLevel, 'debug', 'a known level is kept');
   });
   t.test('malformed inputResponses are removed from params but not lifted', async (t) => {
     const req = V2.request('tools/call', { name: 'a', inputResponses: ['x'], requestState: 'state' });
@@ -305,6 +324,7 @@ t.test('REQUEST_FAILURE_STATUS', async (t) => {
     ['header-mismatch', 400, -32020],
     ['unsupported-version', 400, -32022],
     ['missing-envelope', 400, -32602],
+    ['invalid-meta', 400, -32602],
     ['method-removed', 404, -32601],
     ['invalid-request-state', 400, -32602],
   ];
