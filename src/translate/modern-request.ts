@@ -173,6 +173,12 @@ export function validateModernRequest(headers: ModernHeaders, body: unknown):
   // state like a forged one, with the same answer, never a new call without it.
   if ('requestState' in params && typeof params.requestState !== 'string') return fail('invalid-request-state', ERROR_CATALOG.GW_INVALID_REQUEST_STATE.message, id);
 
+  // Likewise `inputResponses` is an object of answers (2026-07-28 basic/patterns/mrtr): any other value is refused, not
+  // dropped (dropped, the retry would run as if nothing were answered).
+  if ('inputResponses' in params && !isObject(params.inputResponses)) {
+    return fail('invalid-meta', formatMessage(ERROR_CATALOG.GW_INVALID_META.message, ['params.inputResponses', 'an object']), id);
+  }
+
   const envelope: RequestEnvelope = {
     protocolVersion: metaVersion,
     clientCapabilities: meta[META.clientCapabilities] as JsonObject,

@@ -274,12 +274,16 @@ t.test('accepted request: minimal shapes', async (t) => {
     const v = accepted(t, ok.headers, ok.body);
     t.equal(v?.envelope.logLevel, 'debug', 'a known level is kept');
   });
-  t.test('malformed inputResponses are removed from params but not lifted', async (t) => {
-    const req = V2.request('tools/call', { name: 'a', inputResponses: ['x'], requestState: 'state' });
-    const v = accepted(t, req.headers, req.body);
-    t.strictSame(v?.params, { name: 'a' });
-    t.notOk(v && 'inputResponses' in v);
-    t.equal(v?.requestState, 'state');
+  t.test('inputResponses that are not an object are refused (-32602), never dropped so that the retry runs unanswered', async (t) => {
+    for (const inputResponses of [['x'], 'x', 1, null, true]) {
+      const req = V2.request('tools/call', { name: 'a', inputResponses, requestState: 'state' });
+      const f = refused(t, req.headers, req.body, 'invalid-meta', /^Invalid params: params\.inputResponses must be an object$/);
+      t.equal(f && REQUEST_FAILURE_STATUS[f.reason].code, -32602, `${JSON.stringify(inputResponses)}: -32602`);
+    }
+    const ok = V2.request('tools/call', { name: 'a', inputResponses: { k: { action: 'cancel' } }, requestState: 'state' });
+    const v = accepted(t, ok.headers, ok.body);
+    t.strictSame(v?.params, { name: 'a' }, 'lifted out of params');
+    t.strictSame(v?.inputResponses, { k: { action: 'cancel' } });
   });
   t.test('a requestState that is not a string is an invalid state (never a new call without it)', async (t) => {
     for (const requestState of [5, {}, null, [], true, ['s']]) {
