@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   ErrorCode,
   GatewayError,
+  catalogAnswer,
   classifyEra,
   discoverResult,
   errorSummary,
@@ -209,7 +210,9 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           // An SSE answer (a GET stream, a POST stream) may stay silent for a long time: send its headers now, not
           // with the first body byte (Fastify sets stream headers lazily, and Node sends them with the first write).
           const sendUpstream = () => {
-            if (!String(rep.getHeader('content-type') ?? '').startsWith('text/event-stream')) return rep.send(res.stream);
+            const sse = String(rep.getHeader('content-type') ?? '').startsWith('text/event-stream');
+            budget(request, rep.raw as ServerResponse, res.stream, sse);
+            if (!sse) return rep.send(res.stream);
             rep.hijack();
             rep.raw.writeHead(rep.statusCode, rep.getHeaders() as OutgoingHttpHeaders);
             (rep.raw as ServerResponse).flushHeaders();
@@ -240,6 +243,31 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           return sendUpstream();
         },
       });
+    };
+
+    /**
+     * A passed-through answer to a POST ends within the upstream's budget (`timeoutMs`), as a translated one does: an
+     * upstream that starts an answer and then hangs would otherwise hold the client's response open for ever. A stream
+     * that has started ends with the catalog's timeout as its last event; a plain body is cut. Streams meant to stay
+     * open (GET streams, `subscriptions/listen`) are not bounded.
+     */
+    const budget = (request: FastifyRequest, raw: ServerResponse, upstream: NodeJS.ReadableStream & { destroy(): void }, sse: boolean) => {
+      if (request.method !== 'POST' || !isObject(request.body) || request.body.method === 'subscriptions/listen') return;
+      const id = requestIdOf(request.body);
+      const timer = setTimeout(() => {
+        if (raw.writableEnded) return;
+        request.log.warn({ upstream: route.name }, 'pass-through: the upstream answer outlived its budget; ended');
+        upstream.unpipe?.(raw);
+        if (sse && !raw.destroyed) {
+          const edge = catalogAnswer('GW_UPSTREAM_TIMEOUT');
+          raw.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, error: edge.error })}\n\n`, () => upstream.destroy());
+        } else {
+          upstream.destroy();
+          raw.destroy();
+        }
+      }, route.timeoutMs);
+      timer.unref();
+      raw.once('close', () => clearTimeout(timer));
     };
 
     const unavailable = (reply: FastifyReply, e: unknown, body?: unknown) => {

@@ -75,8 +75,8 @@ export function inputAnswerProblem(method: string, params: JsonObject | undefine
 }
 
 /**
- * An accepted form's `content` against the `requestedSchema` asked: only the properties asked, each of its type and
- * within its bounds, every required one present. A URL-mode elicitation (or one without a schema) takes no content
+ * An accepted form's `content` against the `requestedSchema` asked: each property it names of its type and within its
+ * bounds, every required one present, others only where the schema allows them. A URL-mode elicitation (or one without a schema) takes no content
  * check beyond the result's shape.
  */
 function contentProblem(params: JsonObject | undefined, content: unknown): string | undefined {
@@ -89,7 +89,12 @@ function contentProblem(params: JsonObject | undefined, content: unknown): strin
   for (const name of required) if (!Object.hasOwn(given, name)) return `content.${name}: required`;
   for (const [name, value] of Object.entries(given)) {
     const property = properties[name];
-    if (!Object.hasOwn(properties, name) || !isObject(property)) return `content.${name}: not in the requested schema`;
+    // JSON Schema allows properties a schema does not name unless it says `additionalProperties: false` (the SDK
+    // clients validate answers the same way, and send such forms).
+    if (!Object.hasOwn(properties, name) || !isObject(property)) {
+      if (schema.additionalProperties === false) return `content.${name}: not in the requested schema`;
+      continue;
+    }
     const problem = valueProblem(property, value);
     if (problem) return `content.${name}: ${problem}`;
   }

@@ -12,6 +12,9 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { GatewayError, jsonTooDeep, logFailure, NO_LOG, type LayerLogger } from '../translate/index.js';
 
 /** Largest single SSE event or JSON body accepted from an upstream. */
+/** How long an upstream's error answer (a non-2xx status) may take to end before it is dropped unread. */
+export const ERROR_BODY_WAIT_MS = 5_000;
+
 export const MAX_UPSTREAM_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 /**
@@ -96,6 +99,26 @@ export class UpstreamResponse {
   }
 
   /** The body as text, at most `limit` bytes of it (the rest is dropped; a broken body reads as what arrived). */
+  /**
+   * The body as text, or `''` when it has not ended within `ms` (the body is then dropped): an error answer is read
+   * for its JSON-RPC error, and one that never ends must not hold the connection, or the request, open.
+   */
+  async textWithin(ms: number = ERROR_BODY_WAIT_MS): Promise<string> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<string>((resolve) => {
+      timer = setTimeout(() => {
+        this.cancel();
+        resolve('');
+      }, ms);
+      timer.unref();
+    });
+    try {
+      return await Promise.race([this.text().catch(() => ''), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async text(limit = MAX_UPSTREAM_MESSAGE_BYTES): Promise<string> {
     if (this.buffered !== undefined) return this.buffered.slice(0, limit);
     const body = this.take();

@@ -219,7 +219,7 @@ export class LegacySession {
       await res.discard();
       throw new SessionExpiredError();
     }
-    const text = await res.text().catch(() => '');
+    const text = await res.textWithin();
     const body = safeJson(text);
     if (saysSessionGone(body)) throw new SessionExpiredError();
     // A modern-only server refuses every 2025 request with -32022 (2026-07-28 basic/versioning §Protocol Version
@@ -326,7 +326,7 @@ export class LegacySession {
       if (sid) this.sessionId = sid;
     }
     if (!res.ok) {
-      const text = await res.text().catch(() => '');
+      const text = await res.textWithin();
       const parsed = safeJson(text);
       if (isErrorResponse(parsed)) {
         call.push({ kind: 'response', message: { ...parsed, id } });
@@ -406,7 +406,7 @@ export class LegacySession {
       return undefined;
     }
     res = await this.unlessSessionGone(res);
-    if (!res.ok) throw new UpstreamHttpError(res.status, await res.text().catch(() => ''));
+    if (!res.ok) throw new UpstreamHttpError(res.status, await res.textWithin());
     return res.messages();
   }
 

@@ -17,9 +17,10 @@ interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
+/** The gateway under test; its polls below wait on a status, not on pollIntervalMs, so the poll limit is lifted. */
 async function stack(t: Teardown): Promise<string> {
   const fx = await startModernFixture({ mode: 'modern', tasks: 'sync' });
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'fixture', path: '/mcp', url: fx.url, tools: { '*': { task: 'always' } } }] }), { logger: false });
+  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, tasks: { pollBurst: 1_000_000 }, upstreams: [{ name: 'fixture', path: '/mcp', url: fx.url, tools: { '*': { task: 'always' } } }] }), { logger: false });
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const addr = gateway.app.server.address();
   t.teardown(async () => {
