@@ -31,7 +31,13 @@ t.test('defaults', async (t) => {
   t.equal(c.server.keepAliveMs, DEFAULTS.keepAliveMs);
   t.equal(c.server.maxListenStreams, DEFAULTS.maxListenStreams);
   t.notOk('allowedHosts' in c.server, 'no allow-list unless configured');
-  t.strictSame(c.input, { holdMs: DEFAULTS.inputHoldMs, maxHeldCalls: DEFAULTS.maxHeldCalls });
+  t.strictSame(c.input, {
+    holdMs: DEFAULTS.inputHoldMs,
+    maxHeldCalls: DEFAULTS.maxHeldCalls,
+    maxHeldCallsPerPrincipal: DEFAULTS.maxHeldCallsPerPrincipal,
+    maxRequestsPerRound: DEFAULTS.maxInputRequestsPerRound,
+    maxRoundsPerTask: DEFAULTS.maxInputRoundsPerTask,
+  });
   t.strictSame(c.sessions, { maxPerUpstream: DEFAULTS.maxSessionsPerUpstream, idleMs: DEFAULTS.sessionIdleMs });
   t.strictSame(c.clientSessions, { max: DEFAULTS.maxClientSessions, idleMs: DEFAULTS.clientSessionIdleMs });
   t.strictSame(parseConfig({ clientSessions: { max: 3 } }).clientSessions, { max: 3, idleMs: DEFAULTS.clientSessionIdleMs });
