@@ -43,7 +43,7 @@ export const DEFAULTS = {
   maxPollIntervalMs: 30_000,
   maxActiveTasksPerPrincipal: 100,
   maxTaskResultBytes: 4_194_304,
-  pollBurst: 3,
+  pollBurst: 10,
   maxTasks: 10_000,
   maxClientSessions: 1_000,
   clientSessionIdleMs: 1_800_000,

@@ -55,7 +55,13 @@ export function boundedOutcome(next: TaskRecord, maxBytes: number): TaskRecord {
 }
 
 /**
- * The poll limit (`tasks.pollBurst` status polls of one task per its pollIntervalMs; tasks extension §Task Polling:
+ * The shortest window the poll limit counts in: a suggested interval may be as short as 100 ms, and clients that poll
+ * at a fixed pace of their own (the conformance suite's client polls every 200 ms) are eager, not hostile.
+ */
+export const POLL_WINDOW_FLOOR_MS = 1_000;
+
+/**
+ * The poll limit (`tasks.pollBurst` status polls of one task per its pollIntervalMs, and at least per second; tasks extension §Task Polling:
  * a client should respect `pollIntervalMs`): counted in the store, so that it holds across instances. Throws
  * `GW_POLL_TOO_FAST` (429 with Retry-After and `data.retryAfterMs`) beyond. Counted per version of the record: polls
  * of a task that has not changed are the storm this stops, while a read after a change (the client's own
@@ -65,7 +71,7 @@ export function boundedOutcome(next: TaskRecord, maxBytes: number): TaskRecord {
 export async function checkPollRate(store: Pick<TaskStore, 'hit'>, record: TaskRecord, intervalMs: number, burst: number): Promise<void> {
   if (isTerminal(record.status)) return;
   const key = `poll:${pollKeyOf(record.principal)}:${record.taskId}:${record.version}`;
-  const { count, resetInMs } = await store.hit(key, Math.max(1, intervalMs));
+  const { count, resetInMs } = await store.hit(key, Math.max(POLL_WINDOW_FLOOR_MS, intervalMs));
   if (count <= burst) return;
   throw new GatewayError('GW_POLL_TOO_FAST', { args: [resetInMs], data: { retryAfterMs: resetInMs }, retryAfterSeconds: Math.max(1, Math.ceil(resetInMs / 1000)) });
 }
