@@ -44,3 +44,6 @@ export const ErrorCode = {
   MissingRequiredClientCapability: -32021,
   UnsupportedProtocolVersion: -32022,
 } as const;
+
+/** The log levels in increasing severity (2025-11-25 server/utilities/logging §Log Levels, RFC 5424). */
+export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;

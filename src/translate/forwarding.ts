@@ -2,11 +2,10 @@
  * Pure rules for forwarding one modern request to a legacy upstream: the params it is sent with, its progress
  * token, and which upstream notifications the client may see on its request stream.
  */
+import { LOG_LEVELS } from './constants.js';
 import { isObject, type JsonObject, type JsonRpcNotification } from './jsonrpc.js';
 import type { ModernRequest } from './modern-request.js';
 
-/** The log levels in increasing severity (2025-11-25 server/utilities/logging §Log Levels, RFC 5424). */
-export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
 
 /** Modern params → legacy params: the envelope is already removed; a modern client's `task` is ignored (tasks extension §Task Creation: the server decides). */
 export function legacyParams(req: ModernRequest): JsonObject {

@@ -3,6 +3,7 @@ export {
   ErrorCode,
   LEGACY_VERSION,
   LEGACY_VERSIONS,
+  LOG_LEVELS,
   META,
   MODERN_VERSION,
   SUPPORTED_MODERN_VERSIONS,
@@ -155,7 +156,7 @@ export {
   type ModernEnvelope,
   type ScreenedToolsList,
 } from './modern-upstream.js';
-export { legacyParams, LOG_LEVELS, logLevelPasses, progressTokenOf, relayedOnRequestStream } from './forwarding.js';
+export { legacyParams, logLevelPasses, progressTokenOf, relayedOnRequestStream } from './forwarding.js';
 export {
   isLegacyLogLevel,
   legacyInitializeResult,

@@ -4,8 +4,7 @@
  * `server/discover` identity, and turns the capabilities a legacy client declared once per session into the per-request
  * `clientCapabilities` a modern upstream reads on every request (2026-07-28 basic §Per-request metadata).
  */
-import { LEGACY_VERSION, LEGACY_VERSIONS, TASKS_EXTENSION } from './constants.js';
-import { LOG_LEVELS } from './forwarding.js';
+import { LEGACY_VERSION, LEGACY_VERSIONS, LOG_LEVELS, TASKS_EXTENSION } from './constants.js';
 import { isObject, type JsonObject } from './jsonrpc.js';
 import type { UpstreamIdentity } from './results.js';
 

@@ -4,9 +4,8 @@
  * basic), supported versions (2026-07-28 basic/versioning). Expected failures are values; the proxy maps each `reason`
  * to an HTTP status and JSON-RPC code.
  */
-import { META, SUPPORTED_MODERN_VERSIONS } from './constants.js';
+import { LOG_LEVELS, META, SUPPORTED_MODERN_VERSIONS } from './constants.js';
 import { ERROR_CATALOG, formatMessage, type ErrorKind } from './error-catalog.js';
-import { LOG_LEVELS } from './forwarding.js';
 import { decodeHeaderValue } from './headers.js';
 import { isObject, requestIdOf, type JsonObject, type RequestId } from './jsonrpc.js';
 import { methodPolicy, type MethodPolicy } from './methods.js';

@@ -5,6 +5,7 @@ import {
   ErrorCode,
   LEGACY_VERSION,
   LEGACY_VERSIONS,
+  LOG_LEVELS,
   META,
   MODERN_VERSION,
   SUPPORTED_MODERN_VERSIONS,
@@ -54,4 +55,8 @@ t.test('error codes (B2 §Error Codes, translation.md §3.9)', async (t) => {
   for (const [k, v] of table) t.equal(ErrorCode[k], v, k);
   t.same(Object.keys(ErrorCode).sort(), table.map(([k]) => k).sort(), 'no untested ErrorCode');
   t.equal(new Set(Object.values(ErrorCode)).size, table.length, 'codes are distinct');
+});
+
+t.test('LOG_LEVELS: the eight RFC 5424 levels in increasing severity (2025-11-25 server/utilities/logging §Log Levels)', async (t) => {
+  t.strictSame([...LOG_LEVELS], ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
 });

@@ -1,6 +1,7 @@
 /** translate/forwarding: params, progress token and request-stream relay rules of a forwarded modern request. */
 import t from 'tap';
-import { LOG_LEVELS, legacyParams, logLevelPasses, progressTokenOf, relayedOnRequestStream } from '../../src/translate/forwarding.js';
+import { LOG_LEVELS } from '../../src/translate/constants.js';
+import { legacyParams, logLevelPasses, progressTokenOf, relayedOnRequestStream } from '../../src/translate/forwarding.js';
 import type { ModernRequest } from '../../src/translate/modern-request.js';
 
 const request = (params: Record<string, unknown>): ModernRequest => ({
