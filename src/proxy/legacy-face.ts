@@ -64,6 +64,7 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   type RequestId,
+  Tally,
 } from '../translate/index.js';
 import { NO_AUDIT, wrapsTools, type AuditLog, type CallerContext, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import type { UpstreamCall, UpstreamCaller, UpstreamListen } from '../upstream/index.js';
@@ -321,7 +322,7 @@ export class LegacyFace {
   /** Session ids held here per principal (entries removed when empty), for the principal's share. */
   private readonly sessionsOf = new Map<string, Set<string>>();
   /** Open GET streams per principal (entries removed at zero). */
-  private readonly streamsOf = new Map<string, number>();
+  private readonly streamsOf = new Tally();
   private readonly maxSessionsPerPrincipal: number;
   private readonly maxStreamsPerPrincipal: number;
 
@@ -438,20 +439,18 @@ export class LegacyFace {
     const s = entry.data;
     if (s.stream || s.streamOpening) return refuse(reply, 'GW_STREAM_CONFLICT', null);
     // The principal's share of streams (each also holds an upstream listen), checked before that listen is opened.
-    const open = this.streamsOf.get(s.principal) ?? 0;
+    const open = this.streamsOf.of(s.principal);
     if (open >= this.maxStreamsPerPrincipal) {
       return refuse(reply, 'GW_PRINCIPAL_SHARE_EXHAUSTED', null, { args: ['open GET streams', this.maxStreamsPerPrincipal] });
     }
-    this.streamsOf.set(s.principal, open + 1);
+    this.streamsOf.add(s.principal);
     this.sessions.touch(entry);
 
     reply.hijack();
     const raw = reply.raw;
     let keepAlive: NodeJS.Timeout | undefined;
     raw.once('close', () => {
-      const left = (this.streamsOf.get(s.principal) ?? 1) - 1;
-      if (left > 0) this.streamsOf.set(s.principal, left);
-      else this.streamsOf.delete(s.principal);
+      this.streamsOf.remove(s.principal);
       if (keepAlive) clearInterval(keepAlive);
       s.streamOpening = false;
       if (s.stream === raw) s.stream = undefined;

@@ -28,6 +28,7 @@ import {
   type ModernHeaders,
   type ModernRequest,
   type JsonObject,
+  Tally,
 } from '../translate/index.js';
 import { runListen, runtimeServesTools, wrapsTools, type CallerContext, type ForwardHooks, type MrtrBridge, type Outcome, type SharedValues, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { UpstreamDownError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type UpstreamAvailability, type UpstreamEras } from '../upstream/index.js';
@@ -124,7 +125,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
   const upstreamUrl = new URL(route.url);
   let listenStreams = 0;
   /** Open listen streams per principal (entries removed at zero: bounded by the streams open). */
-  const listensOf = new Map<string, number>();
+  const listensOf = new Tally();
   const passedSessions = new PassedSessions({ upstream: route.name, idleMs: opts.sessionIdleMs, ...(opts.sessionStore ? { store: opts.sessionStore } : {}) });
 
   // The upstream's eras, learned once (or pinned) and re-learned when traffic says they changed; while the
@@ -495,7 +496,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           // Both bounds are checked before anything reaches the upstream. The principal's share first: a caller at its
           // share is told so, and the others keep their streams (a legacy upstream's listen also holds an upstream
           // session, counted in that pool's bound and share).
-          const mine = listensOf.get(caller.principal) ?? 0;
+          const mine = listensOf.of(caller.principal);
           if (mine >= opts.maxListenStreamsPerPrincipal) {
             throw new GatewayError('GW_PRINCIPAL_SHARE_EXHAUSTED', { args: ['open subscriptions', opts.maxListenStreamsPerPrincipal] });
           }
@@ -503,7 +504,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
             throw new GatewayError('GW_TOO_MANY_SUBSCRIPTIONS', { retryAfterSeconds: 1 });
           }
           listenStreams++;
-          listensOf.set(caller.principal, mine + 1);
+          listensOf.add(caller.principal);
           try {
             // The acknowledgement starts the stream (ResponseChannel.notify); refusals before it keep their HTTP status.
             const closing = await runListen(route, req, caller, { signal, send: (n) => channel.notify(n), tasks: runtime });
@@ -511,9 +512,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
             else channel.result(id, closing);
           } finally {
             listenStreams--;
-            const left = (listensOf.get(caller.principal) ?? 1) - 1;
-            if (left > 0) listensOf.set(caller.principal, left);
-            else listensOf.delete(caller.principal);
+            listensOf.remove(caller.principal);
           }
           return { outcome: 'subscription ended' };
         }

@@ -35,6 +35,7 @@ import {
   type JsonRpcResponse,
   type LayerLogger,
   type ModernRequest,
+  Tally,
 } from '../translate/index.js';
 import {
   callNow,
@@ -180,7 +181,7 @@ export class MrtrBridge {
   private readonly audit: AuditLog;
   private readonly log: LayerLogger;
   /** Held calls per principal (no principal takes every hold: `input.maxHeldCallsPerPrincipal`). */
-  private readonly heldBy = new Map<string, number>();
+  private readonly heldBy = new Tally();
 
   constructor(readonly opts: MrtrOptions) {
     this.audit = opts.audit ?? NO_AUDIT;
@@ -283,7 +284,7 @@ export class MrtrBridge {
 
   private checkHoldRoom(principal: string): void {
     const perPrincipal = this.opts.maxHeldPerPrincipal ?? DEFAULT_MAX_HELD_PER_PRINCIPAL;
-    if ((this.heldBy.get(principal) ?? 0) >= perPrincipal) throw new GatewayError('GW_TOO_MANY_HELD_CALLS', { args: [perPrincipal] });
+    if (this.heldBy.of(principal) >= perPrincipal) throw new GatewayError('GW_TOO_MANY_HELD_CALLS', { args: [perPrincipal] });
     if (this.holds.size >= this.opts.maxHeld) throw new GatewayError('GW_HELD_CALLS_FULL');
   }
 
@@ -431,7 +432,7 @@ export class MrtrBridge {
       this.checkHoldRoom(caller.principal);
       hold = { id: randomBytes(16).toString('base64url'), route: route.name, on: route, conv, principal: caller.principal, method: req.method, name, round: 0, busy: false, timer: undefined };
       this.holds.set(hold.id, hold);
-      this.heldBy.set(hold.principal, (this.heldBy.get(hold.principal) ?? 0) + 1);
+      this.heldBy.add(hold.principal);
     }
     hold.round += 1;
     hold.busy = false;
@@ -461,9 +462,7 @@ export class MrtrBridge {
     if (hold.timer) clearTimeout(hold.timer);
     if (this.holds.get(hold.id) !== hold) return;
     this.holds.delete(hold.id);
-    const n = (this.heldBy.get(hold.principal) ?? 1) - 1;
-    if (n > 0) this.heldBy.set(hold.principal, n);
-    else this.heldBy.delete(hold.principal);
+    this.heldBy.remove(hold.principal);
   }
 
   /** Cancels every held call (on shutdown). */

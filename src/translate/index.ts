@@ -188,3 +188,4 @@ export {
   type GatewayErrorOptions,
 } from './error-catalog.js';
 export { jsonTooDeep } from './json-depth.js';
+export { Tally } from './tally.js';
