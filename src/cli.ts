@@ -49,8 +49,8 @@ support) and mounts it at /mcp, wrapping its slow_report tool into a task when a
 
 Environment:
   LOG_LEVEL                  log level (default info)
-  MCP_GATEWAY_STATE_SECRET   the deployment's shared secret (HMAC key of MRTR request states, key of sealed
-                             values), at least 32 characters. Random per process when unset with the memory
+  MCP_GATEWAY_STATE_SECRET   the deployment's shared secret (HMAC key of principals and MRTR request states,
+                             key of sealed values), at least 32 characters. Random per process when unset with the memory
                              store; REQUIRED with the Redis store (every instance must hold the same one)
   MCP_GATEWAY_REDIS_URL      the Redis URL (redis:// or rediss://) of "store: {kind: redis}" when the file
                              gives no store.url (store.urlEnv names another variable)

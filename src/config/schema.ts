@@ -285,7 +285,7 @@ export const ConfigSchema = z
       ])
       .default({ kind: 'memory' }),
     /**
-     * The shared secret of a deployment (HMAC key of MRTR request states, key of sealed values): every instance must
+     * The shared secret of a deployment (HMAC key of principals and MRTR request states, key of sealed values): every instance must
      * hold the same one. Better given through the environment (`secretEnv`); required with a shared store.
      */
     secret: z
