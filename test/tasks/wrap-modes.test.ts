@@ -170,7 +170,9 @@ t.test('auto, input inside afterMs: an MRTR round (no task), then a synchronous 
 t.test('auto, above afterMs: a CreateTaskResult while the call keeps running; the task completes when the gate opens', async (t) => {
   const stack = await stackWith(t, { gated_job: { task: 'auto', afterMs: SHORT } });
   const taskId = createdTask(t, await call(stack, 'gated_job', { gate: 'a' }));
-  const stats = stack.fixture.stats();
+  // An anonymous caller's call opens its own upstream session first, so the task may be created (afterMs) before the
+  // upstream has the call: awaited, not raced. A cancelled call never shows as running.
+  const stats = await waitForStats(stack.fixture, (s) => s.running.gated_job === 1 || s.cancellations.length > 0);
   t.equal(stats.calls.gated_job, 1);
   t.equal(stats.running.gated_job, 1, 'the upstream call was not cancelled when the task was created');
   t.same(stats.cancellations, []);
