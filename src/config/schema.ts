@@ -12,6 +12,7 @@ export const DEFAULTS = {
   requestTimeoutMs: 30_000,
   idleTimeoutMs: 72_000,
   maxJsonDepth: 128,
+  shutdownGraceMs: 10_000,
   cacheTtlMs: 0,
   cacheScope: 'private' as const,
   upstreamTimeoutMs: 300_000,
@@ -251,6 +252,12 @@ export const ConfigSchema = z
         maxListenStreams: positiveInt.default(DEFAULTS.maxListenStreams),
         /** Open `subscriptions/listen` streams per principal (default: a quarter of maxListenStreams). */
         maxListenStreamsPerPrincipal: positiveInt.optional(),
+        /**
+         * On SIGTERM/SIGINT, how long requests in flight and gateway-owned tasks running here may take to finish
+         * while new requests are refused (503); then running tasks are handed to another instance (Redis) or end
+         * failed (memory), and the process exits.
+         */
+        shutdownGraceMs: positiveInt.default(DEFAULTS.shutdownGraceMs),
       })
       .refine((s) => s.headersTimeoutMs <= s.requestTimeoutMs, {
         path: ['headersTimeoutMs'],
@@ -266,6 +273,7 @@ export const ConfigSchema = z
         maxJsonDepth: DEFAULTS.maxJsonDepth,
         keepAliveMs: DEFAULTS.keepAliveMs,
         maxListenStreams: DEFAULTS.maxListenStreams,
+        shutdownGraceMs: DEFAULTS.shutdownGraceMs,
       }),
     store: z
       .discriminatedUnion('kind', [
