@@ -6,6 +6,7 @@
  * restart (the port) is logged as such and not applied; without a file, SIGHUP says there is nothing to reload.
  */
 import t from 'tap';
+import { parseConfig, planReload } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
@@ -19,6 +20,37 @@ const BOUND_MS = 15_000;
 
 // A gateway process takes a few seconds to start on a loaded machine.
 t.setTimeout(240_000);
+
+t.test('planReload: which differences apply live and which wait for a restart (names only, never values)', async (t) => {
+  const base = {
+    upstreams: [
+      { name: 'a', url: 'http://127.0.0.1:1/mcp', headers: { 'x-key': 'old-secret-value' } },
+      { name: 'b', path: '/b', url: 'http://127.0.0.1:2/mcp' },
+    ],
+  };
+  const prev = parseConfig(base);
+  const next = parseConfig({
+    server: { port: 9999, maxListenStreams: 5, bodyLimitBytes: 10 },
+    secret: { value: 'a-new-secret-of-at-least-thirty-two-characters' },
+    tasks: { pollBurst: 7, leaseMs: 1000 },
+    input: { holdMs: 1000 },
+    upstreams: [
+      { name: 'a', url: 'http://127.0.0.1:1/other', headers: { 'x-key': 'new-secret-value' }, tools: { x: { task: 'always' } } },
+      { name: 'c', path: '/c', url: 'http://127.0.0.1:3/mcp' },
+    ],
+  });
+  const plan = planReload(prev, next);
+  t.same(plan.applied.sort(), ['input.holdMs', 'server.maxListenStreams', 'tasks.pollBurst', 'upstreams.a.headers', 'upstreams.a.tools']);
+  t.same(plan.needsRestart.sort(), ['secret.value', 'server.bodyLimitBytes', 'server.port', 'tasks.leaseMs', 'upstreams.a.url', 'upstreams.b', 'upstreams.c']);
+  t.notMatch(JSON.stringify([plan.applied, plan.needsRestart]), /secret-value|thirty-two/, 'no value is named');
+  t.equal(plan.effective.server.port, prev.server.port, 'the effective configuration keeps what needs a restart');
+  t.equal(plan.effective.upstreams[0]?.url, 'http://127.0.0.1:1/mcp');
+  t.equal(plan.effective.tasks.pollBurst, 7, 'and takes what applies live');
+  t.same(plan.effective.upstreams[0]?.tools, { x: { task: 'always' } });
+  t.same(plan.effective.upstreams.map((u) => u.name), ['a', 'b'], 'upstreams stay as they run');
+  t.same(planReload(plan.effective, next).applied, [], 'a second reload of the same file applies nothing more');
+  t.same(planReload(prev, prev), { applied: [], needsRestart: [], effective: prev }, 'the same file: nothing');
+});
 
 const fixture = await startLegacyFixture({ tasks: 'sync', taskJobDelayMs: 0 });
 t.teardown(() => fixture.close());
