@@ -57,10 +57,10 @@ Signals:
   SIGHUP             re-read the configuration file (with the same flags): tool rules, upstream headers and limits
                      change live without dropping connections; an invalid file is rejected (its errors logged) and
                      the running configuration stays; changes that need a restart are logged, not applied
-  SIGTERM, SIGINT    graceful shutdown: new requests get 503, requests in flight and wrapped tasks running here get
-                     up to server.shutdownGraceMs (default ${DEFAULTS.shutdownGraceMs} ms) to finish, then running tasks are
-                     handed to another instance (Redis) or fail with GW_TASK_SHUT_DOWN (memory); exit 0. A second
-                     signal exits at once (exit 1)
+  SIGTERM, SIGINT    graceful shutdown: new requests get 503, requests in flight and wrapped tasks running here
+                     get up to server.shutdownGraceMs (default ${DEFAULTS.shutdownGraceMs} ms) to finish, then running
+                     tasks are handed to another instance (Redis) or fail with GW_TASK_SHUT_DOWN (memory); exit 0.
+                     A second signal exits at once (exit 1)
 
 Environment:
   LOG_LEVEL                  log level (default info)
@@ -115,6 +115,10 @@ async function main(argv: string[]): Promise<number> {
     overrides.port = port;
   }
   if (args.upstream !== undefined) overrides.upstream = args.upstream;
+
+  // SIGHUP's default action ends the process: until the gateway serves (and reloads), one is ignored.
+  const hupBeforeReady = () => process.stderr.write('SIGHUP before the gateway was ready: ignored\n');
+  process.on('SIGHUP', hupBeforeReady);
 
   let config: Readonly<GatewayConfig>;
   try {
@@ -217,6 +221,7 @@ async function main(argv: string[]): Promise<number> {
   process.on('SIGHUP', () => {
     reloading = reloading.then(reload).catch((e: unknown) => log.error({ err: e }, 'reload failed; the running configuration stays'));
   });
+  process.off('SIGHUP', hupBeforeReady);
 
   if (args.demo) {
     const { runDemoClient } = await import('./demo/demo-client.js');
