@@ -90,6 +90,9 @@ export class EdgeDrain {
     for (const res of this.open.keys()) {
       if (!res.headersSent || res.writableEnded || res.destroyed) continue;
       flushing.push(new Promise<void>((resolve) => res.once('close', () => resolve())));
+      // Whoever still writes to it (a relayed upstream stream, a handler finishing late) writes after its end: an
+      // error Node emits on the response, harmless now, and fatal without a listener.
+      res.on('error', () => {});
       res.end();
     }
     if (flushing.length === 0) return;

@@ -109,6 +109,27 @@ t.test('a rewritten rule wraps a tool at once; a call in flight across the reloa
   t.match(JSON.stringify(answered.body?.result), /released across-reload/);
 });
 
+t.test('a limit changes live: a lowered task limit refuses the next task of a principal at it', async (t) => {
+  // Rules are matched in order: the new rule goes before the catch-all.
+  const limited = configWith({ gated_job: { task: 'always', pollIntervalMs: 50 }, ...wrapped }, { 'x-deploy': 'two' });
+  (limited.tasks as Record<string, unknown>).maxActivePerPrincipal = 1;
+  await gw.rewriteConfig(limited);
+  const line = await hup();
+  t.same([...line.applied].sort(), ['tasks.maxActivePerPrincipal', 'upstreams.up.tools'], { line });
+  const running = await post(url, 'tools/call', { name: 'gated_job', arguments: { gate: 'limit' } }, { capabilities: DECLARING });
+  t.equal(running.body?.result?.resultType, 'task', 'one task runs', { body: running.body });
+  await waitForStats(fixture, (s) => s.gatesWaiting.limit === 1, BOUND_MS);
+  const refused = await greet('over the limit');
+  t.equal(refused.status, 429, 'the next one is refused at the new limit', { body: refused.body });
+  t.match(refused.body?.error?.message, /Too many active tasks \(limit 1\)/);
+  // Back to the rules before, without the limit, for what follows.
+  fixture.releaseGate('limit');
+  await pollToEnd(url, running.body.result.taskId as string);
+  await gw.rewriteConfig(configWith(wrapped, { 'x-deploy': 'two' }));
+  const back = await hup();
+  t.same([...back.applied].sort(), ['tasks.maxActivePerPrincipal', 'upstreams.up.tools'], { back });
+});
+
 t.test('a broken file is rejected with its errors logged; the running configuration stays', async (t) => {
   t.test('invalid YAML', async (t) => {
     await gw.rewriteConfig('upstreams:\n  - name: up\n    tools: {greet: [\n');
