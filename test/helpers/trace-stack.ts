@@ -3,6 +3,7 @@
  * so that a test reads the `traceparent`/`tracestate` headers and `params._meta` each upstream request carried, and a
  * raw legacy (2025-11-25) client whose headers the test controls.
  */
+import { Writable } from 'node:stream';
 import { buildGateway, type Gateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
@@ -24,7 +25,13 @@ export interface TraceStack {
 }
 
 /** Starts a fixture (`legacy`, or the modern fixture in `modern`/`dual` mode), a relay and a gateway in front. */
-export async function traceStack(t: Teardown, upstream: 'legacy' | ModernFixtureMode, config: Record<string, unknown> = {}, entry: Record<string, unknown> = {}): Promise<TraceStack> {
+export async function traceStack(
+  t: Teardown,
+  upstream: 'legacy' | ModernFixtureMode,
+  config: Record<string, unknown> = {},
+  entry: Record<string, unknown> = {},
+  logTo?: Writable,
+): Promise<TraceStack> {
   const fixture = upstream === 'legacy' ? await startLegacyFixture({ tasks: 'sync', taskJobDelayMs: 0 }) : await startModernFixture({ mode: upstream });
   t.teardown(() => fixture.close());
   const relay = await startRelay(t);
@@ -35,7 +42,7 @@ export async function traceStack(t: Teardown, upstream: 'legacy' | ModernFixture
     server: { port: 0 },
     upstreams: [{ name: 'fixture', path: '/mcp', url: relay.url, ...entry }],
   });
-  const gateway = await buildGateway(cfg, { logger: false });
+  const gateway = await buildGateway(cfg, { logger: logTo ? { level: 'info', stream: logTo } : false });
   t.teardown(() => gateway.close());
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const addr = gateway.app.server.address();
@@ -72,4 +79,21 @@ export async function legacySession(url: string): Promise<{ request(method: stri
       return readReply(res);
     },
   };
+}
+
+/** An operator log kept in memory: its lines parsed, and the raw text (to check what never appears in it). */
+export function memoryLog(): { stream: Writable; lines: Array<Record<string, unknown>>; text(): string } {
+  const raw: string[] = [];
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      for (const text of String(chunk).split('\n')) {
+        if (!text.trim()) continue;
+        raw.push(text);
+        lines.push(JSON.parse(text) as Record<string, unknown>);
+      }
+      done();
+    },
+  });
+  return { stream, lines, text: () => raw.join('\n') };
 }

@@ -4,7 +4,7 @@
 // The SDK case (the gateway's own spans as parents) is test/operations/traces-sdk.test.ts: it registers a global.
 import t from 'tap';
 import { post } from '../helpers/modern.js';
-import { legacySession, traceStack } from '../helpers/trace-stack.js';
+import { legacySession, memoryLog, traceStack } from '../helpers/trace-stack.js';
 
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 const TP = `00-${TRACE_ID}-b7ad6b7169203331-01`;
@@ -116,4 +116,21 @@ t.test('a wrapped task: its background call carries the creating request context
   const up2 = await stack.upstreamRequest((s) => isCall('test_simple_text')(s) && s.body.params.arguments?.n === 3);
   t.equal(up2.headers.traceparent, undefined, 'no context came, none goes');
   t.notOk('traceparent' in (up2.body.params._meta ?? {}));
+});
+
+t.test('the operator log line names the trace id, and nothing else of the trace context', async (t) => {
+  const log = memoryLog();
+  const stack = await traceStack(t, 'legacy', {}, {}, log.stream);
+  await post(stack.url, 'tools/call', { name: 'test_simple_text', arguments: {} }, { headers: { traceparent: TP, tracestate: 'congo=secretish' } });
+  await post(stack.url, 'tools/list', {}, { headers: { traceparent: `00-${'e'.repeat(8_000)}` } });
+  await post(stack.url, 'tools/list', {});
+  const lines = log.lines.filter((l) => l.msg === 'mcp request');
+  const traced = lines.find((l) => l.method === 'tools/call');
+  t.equal(traced?.traceId, TRACE_ID, 'the trace id, for correlating');
+  const others = lines.filter((l) => l.method === 'tools/list');
+  t.equal(others.length, 2);
+  t.ok(others.every((l) => !('traceId' in l)), 'no trace id when none (or a malformed one) came');
+  t.notOk(log.text().includes('congo='), 'the tracestate is never logged');
+  t.notOk(log.text().includes('b7ad6b7169203331'), 'nor the parent span id');
+  t.notOk(log.text().includes('eeeeeeeeee'), 'nor a malformed value');
 });
