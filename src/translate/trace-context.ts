@@ -42,7 +42,8 @@ export interface IncomingTrace {
   source: TraceSource;
 }
 
-const HEX = /^[0-9a-f]+$/;
+/** Version 00 exactly (W3C Trace Context §traceparent Header), lowercase hex only. */
+const TRACEPARENT_00 = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 const ZERO_TRACE = '00000000000000000000000000000000';
 const ZERO_SPAN = '0000000000000000';
 
@@ -53,14 +54,14 @@ const ZERO_SPAN = '0000000000000000';
  * carries on what it can vouch for.
  */
 export function parseTraceparent(value: unknown): TraceParent | undefined {
+  // The length first: a huge value costs nothing more than a short one.
   if (typeof value !== 'string' || value.length !== 55) return undefined;
-  if (value[2] !== '-' || value[35] !== '-' || value[52] !== '-' || !value.startsWith('00')) return undefined;
-  const traceId = value.slice(3, 35);
-  const spanId = value.slice(36, 52);
-  const flags = value.slice(53, 55);
-  if (!HEX.test(traceId) || !HEX.test(spanId) || !HEX.test(flags)) return undefined;
+  const m = TRACEPARENT_00.exec(value);
+  if (m === null) return undefined;
+  const traceId = m[1] as string;
+  const spanId = m[2] as string;
   if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return undefined;
-  return { traceId, spanId, flags: parseInt(flags, 16) };
+  return { traceId, spanId, flags: parseInt(m[3] as string, 16) };
 }
 
 /** The version-00 `traceparent` of a span (ids as lowercase hex, flags as a byte). */
