@@ -116,6 +116,9 @@ export function endClientSpan(span: Span, event: CallEvent): void {
         span.setStatus({ code: SpanStatusCode.ERROR, message: String(m.error.message).slice(0, 200) });
       } else if (isObject(m.result) && m.result.isError === true) {
         span.setAttribute(ATTR.errorType, 'tool_error');
+      } else if (isObject(m.result) && isObject(m.result.task) && typeof m.result.task.taskId === 'string') {
+        // A 2025-11-25 CreateTaskResult (basic/utilities/tasks §Creating Tasks), read as a task above this call.
+        span.setAttribute(ATTR.upstreamTaskId, m.result.task.taskId);
       }
     }
   }

@@ -24,15 +24,21 @@ export interface TraceStack {
   seen: Seen[];
 }
 
-/** Starts a fixture (`legacy`, or the modern fixture in `modern`/`dual` mode), a relay and a gateway in front. */
+/**
+ * Starts a fixture (`legacy` with its task tools synchronous, `legacy-native` with 2025-11-25 tasks, or the modern
+ * fixture in `modern`/`dual` mode), a relay and a gateway in front.
+ */
 export async function traceStack(
   t: Teardown,
-  upstream: 'legacy' | ModernFixtureMode,
+  upstream: 'legacy' | 'legacy-native' | ModernFixtureMode,
   config: Record<string, unknown> = {},
   entry: Record<string, unknown> = {},
   logTo?: Writable,
 ): Promise<TraceStack> {
-  const fixture = upstream === 'legacy' ? await startLegacyFixture({ tasks: 'sync', taskJobDelayMs: 0 }) : await startModernFixture({ mode: upstream });
+  const fixture =
+    upstream === 'legacy' || upstream === 'legacy-native'
+      ? await startLegacyFixture({ tasks: upstream === 'legacy' ? 'sync' : 'native', taskJobDelayMs: 0, taskPollIntervalMs: 50 })
+      : await startModernFixture({ mode: upstream });
   t.teardown(() => fixture.close());
   const relay = await startRelay(t);
   relay.setTarget(fixture.url);

@@ -123,3 +123,16 @@ t.test('legacy face over a modern upstream; and without an incoming context the 
   const root = await recorder.span((s) => s.kind === SpanKind.SERVER && s.spanContext().traceId === tp.slice(3, 35), 'the root request span');
   t.equal(root.parentSpanContext, undefined, 'a root span: nothing came in');
 });
+
+t.test("an upstream's own task: its id on the creating call's span, its polls in the same trace", async (t) => {
+  const stack = await traceStack(t, 'legacy-native');
+  const r = await post(stack.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0.2, label: 'pi' } }, { capabilities: TASKS, headers: { traceparent: TP } });
+  t.equal(r.body.result.resultType, 'task', 'the client gets a task');
+  const srv = await recorder.span((s) => server('tools/call slow_compute')(s) && s.spanContext().traceId === TRACE_ID, 'the creating request span');
+  t.equal(srv.attributes['mcp_tasks_gateway.task.id'], r.body.result.taskId);
+  const creating = await recorder.span((s) => childOf(srv, SpanKind.CLIENT)(s) && s.name === 'tools/call slow_compute', 'the creating call span');
+  const upstreamTaskId = creating.attributes['mcp_tasks_gateway.upstream.task.id'];
+  t.type(upstreamTaskId, 'string', "the upstream's task id");
+  const poll = await stack.upstreamRequest((s) => (s.rpcMethod === 'tasks/get' || s.rpcMethod === 'tasks/result') && s.body?.params?.taskId === upstreamTaskId);
+  t.equal(String(poll.headers.traceparent).slice(3, 35), TRACE_ID, 'following the task stays in the trace');
+});
