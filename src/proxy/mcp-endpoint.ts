@@ -140,7 +140,7 @@ export function runRequest(runtime: TaskRuntime, bridge: MrtrBridge, route: Upst
  * `traceparent`/`tracestate` headers (strictly; a malformed value is ignored), its SERVER span opened when an SDK is
  * registered and ended when the answer is done. `undefined` (nothing allocated) without an SDK or an incoming context.
  */
-export function traceRequest(request: FastifyRequest, reply: FastifyReply, path: RequestTraceAttributes['path'], clientEra: Era, upstream: string): RequestTrace | undefined {
+function traceRequest(request: FastifyRequest, reply: FastifyReply, path: RequestTraceAttributes['path'], clientEra: Era, upstream: string): RequestTrace | undefined {
   const body = request.body;
   const params = isObject(body) && isObject(body.params) ? body.params : undefined;
   const t = startServerTrace(extractTrace(request.headers, params?._meta), isObject(body) && typeof body.method === 'string' ? body.method : request.method, params, { path, clientEra, upstream });
