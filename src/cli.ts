@@ -56,7 +56,7 @@ Environment:
                              gives no store.url (store.urlEnv names another variable)
 
 Several instances share tasks, MRTR rounds and legacy sessions through one Redis: see
-config/gateway.redis.example.yaml and the README's "Several instances (Redis)".
+config/gateway.redis.example.yaml and the README's "Deployment" (Several instances behind a load balancer).
 `;
 
 async function main(argv: string[]): Promise<number> {
