@@ -7,6 +7,7 @@
 // missing. Only when both fail for want of a network is the test skipped, saying so; any other failure fails it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { access, constants, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -151,6 +152,9 @@ t.test('the tarball holds what the runtime needs and no tests or sources', async
   }
   const stray = [...packedFiles].filter((f) => /^(src|test|scripts|bench|conformance|docs|\.ci)\//.test(f) || /\.test\.[jt]s$/.test(f));
   t.same(stray, [], 'no sources, tests or tooling in the tarball');
+  // tsc never deletes: output of a source removed since an earlier build would ship unless someone cleans dist/.
+  const stale = [...packedFiles].filter((f) => f.startsWith('dist/') && !existsSync(join(root, 'src', f.slice(5).replace(/\.(js|d\.ts)(\.map)?$/, '.ts'))));
+  t.same(stale, [], 'every file under dist/ is built from a file under src/ (else: rm -rf dist and build again)');
   t.match(await readFile(join(root, 'dist/cli.js'), 'utf8'), /^#!\/usr\/bin\/env node\n/, 'the CLI starts with its shebang');
 });
 
