@@ -859,6 +859,13 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       heardThere.off();
     });
 
+    t.test('ping: resolves while the backend answers', async (t) => {
+      const s = await make({});
+      await s.store.ping();
+      await (await s.peer()).ping();
+      t.pass('pinged');
+    });
+
     t.test('close is idempotent', async (t) => {
       const s = await make({});
       const extra = await s.peer();
