@@ -861,8 +861,13 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
 
     t.test('ping: resolves while the backend answers', async (t) => {
       const s = await make({});
+      const peer = await s.peer();
+      t.teardown(async () => {
+        await s.store.close();
+        await peer.close();
+      });
       await s.store.ping();
-      await (await s.peer()).ping();
+      await peer.ping();
       t.pass('pinged');
     });
 
