@@ -284,11 +284,11 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       raw.once('close', () => clearTimeout(timer));
     };
 
-    const unavailable = (reply: FastifyReply, e: unknown, clientEra: Era, body?: unknown) => {
+    const unavailable = (reply: FastifyReply, e: unknown, clientEra: Era, started: number, body?: unknown) => {
       const edge = exceptionToEdge(e);
       // No operator line (a down upstream is logged once), but counted: the refusals are what an operator graphs.
       noteFailure(reply.request, e);
-      recordRequest(reply.request, { upstream: route.name, method: isObject(body) ? body.method : reply.request.method, clientEra, upstreamEra: 'unknown', mode: 'gateway', outcome: 'error', ms: 0 });
+      recordRequest(reply.request, { upstream: route.name, method: isObject(body) ? body.method : reply.request.method, clientEra, upstreamEra: 'unknown', mode: 'gateway', outcome: 'error', ms: Date.now() - started });
       // A known-down upstream was logged once when it went down ('upstream is down'), not per refused request.
       if (!(e instanceof UpstreamDownError)) reply.log.warn({ err: e, upstream: route.name }, 'upstream era probe failed');
       if (edge.retryAfterSeconds !== undefined) reply.header('retry-after', String(edge.retryAfterSeconds));
@@ -319,11 +319,12 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       method: ['GET', 'DELETE'],
       url: opts.path,
       handler: async (request, reply) => {
+        const started = Date.now();
         let eras: UpstreamEras;
         try {
           eras = await upstreamEra();
         } catch (e) {
-          return unavailable(reply, e, 'legacy');
+          return unavailable(reply, e, 'legacy', started);
         }
         // GET and DELETE are legacy session traffic (2025-11-25 basic/transports): the upstream's own if its sessions
         // serve the client, else the face's.
@@ -333,6 +334,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
     });
 
     scope.post(opts.path, async (request, reply) => {
+      const started = Date.now();
       const clientEra = classifyEra({
         httpMethod: 'POST',
         protocolVersionHeader: header(request, 'mcp-protocol-version') ?? undefined,
@@ -346,7 +348,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         const known = availability.current;
         const faceRoute = clientEra === 'modern' && known && isTaskRequest(request.body) ? await modernFaceRoute(request.body, known) : undefined;
         if (faceRoute) return handleModern(request, reply, faceRoute);
-        return unavailable(reply, e, clientEra, request.body);
+        return unavailable(reply, e, clientEra, started, request.body);
       }
       // In its own era whenever the upstream speaks it (legacy → dual and modern → dual included): a gateway must
       // never make a working pairing fail. Translation only where the upstream lacks the client's era, and the
