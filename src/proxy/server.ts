@@ -323,12 +323,12 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       heldCalls: () => opts.bridge.heldCount,
       upstreams: () =>
         opts.endpoints.map((e, i) => {
-          // One client per era; the same object when the route's own client is the modern one.
-          const legacy = e.route.upstream.era === 'legacy' ? e.route.upstream.stats().sessions : 0;
-          const modern = e.modernUpstream.stats().sessions + (e.route.upstream.era === 'modern' && e.route.upstream !== e.modernUpstream ? e.route.upstream.stats().sessions : 0);
+          // The route's client and the stateless modern one, each counted once under the era it speaks.
+          const sessions = { legacy: 0, modern: 0 };
+          for (const c of new Set([e.route.upstream, e.modernUpstream])) sessions[c.era] += c.stats().sessions;
           return {
             name: e.route.name,
-            sessions: { legacy, modern },
+            sessions,
             clientSessions: faces[i]?.sessionCount ?? 0,
             streams: { listen: stats[i]?.listenStreams ?? 0, get: faces[i]?.streamCount ?? 0 },
             state: e.availability.state,

@@ -283,6 +283,8 @@ t.test('requests by era and outcome; MRTR rounds and held calls; errors by catal
   let m = (await scrape(stack)).families;
   t.equal(value(m, 'mcp_gateway_mrtr_rounds_total', { upstream: 'fixture' }), 1, 'one round asked');
   t.equal(value(m, 'mcp_gateway_mrtr_held_calls'), 1, 'its call is held');
+  t.ok(value(m, 'mcp_gateway_upstream_sessions', { upstream: 'fixture', era: 'legacy' }) >= 1, 'the held call holds an upstream session');
+  t.equal(value(m, 'mcp_gateway_upstream_sessions', { upstream: 'fixture', era: 'modern' }), 0, 'the stateless client holds none');
   t.equal(value(m, 'mcp_gateway_requests_total', { method: 'tools/call', client_era: 'modern', outcome: 'input_required' }), 1);
 
   // A refused request: counted by its catalog code.
@@ -297,6 +299,8 @@ t.test('requests by era and outcome; MRTR rounds and held calls; errors by catal
   const created = await legacy.start('slow_compute', { seconds: 0, label: 'l' });
   t.equal((await legacy.settle(created.taskId)).status, 'completed');
   m = (await scrape(stack)).families;
+  t.equal(value(m, 'mcp_gateway_client_sessions', { upstream: 'fixture' }), 1, 'the legacy face holds its session');
+  t.same(labelValues(m, 'mcp_gateway_streams', 'kind', { upstream: 'fixture' }), new Set(['listen', 'get']), 'streams by kind');
   t.equal(value(m, 'mcp_gateway_requests_total', { method: 'initialize', client_era: 'legacy', mode: 'gateway', outcome: 'ok' }), 1, 'the legacy session opened');
   t.equal(value(m, 'mcp_gateway_requests_total', { method: 'tools/call', client_era: 'legacy', upstream_era: 'legacy', outcome: 'task_created' }), 1);
   t.equal(value(m, 'mcp_gateway_tasks_completed_total', { upstream: 'fixture', tool: 'slow_compute' }), 1);
