@@ -86,6 +86,13 @@ t.test('a rewritten rule wraps a tool at once; a call in flight across the reloa
   t.match(JSON.stringify(plain.body?.result?.content), /Hello, before!/);
   t.ok(relay.seen.some((s) => s.headers['x-deploy'] === 'one'), 'the first header reached the upstream');
 
+  // A caller with credentials gets a pooled upstream session: it stays open across the reload.
+  const auth = { authorization: 'Bearer reload-pooled-caller' };
+  const pooledBefore = await post(url, 'tools/call', { name: 'greet', arguments: { name: 'pooled' } }, { capabilities: DECLARING, headers: auth });
+  t.equal(pooledBefore.status, 200, { body: pooledBefore.body });
+  const pooled = await relay.waitFor((s) => s.rpcMethod === 'tools/call' && s.headers.authorization === auth.authorization);
+  t.ok(pooled.sessionId, 'the credentialed call went on a session');
+
   // A call that stays in flight across the reload (the gate opens after it).
   const inFlight = post(url, 'tools/call', { name: 'gated_job', arguments: { gate: 'across-reload' } }, { capabilities: DECLARING });
   await waitForStats(fixture, (s) => s.gatesWaiting['across-reload'] === 1, BOUND_MS);
@@ -102,6 +109,12 @@ t.test('a rewritten rule wraps a tool at once; a call in flight across the reloa
   t.equal(end.status, 'completed', { end });
   const seenNew = await relay.waitFor((s) => s.headers['x-deploy'] === 'two');
   t.equal(seenNew.headers['x-deploy'], 'two', 'the changed header reached the upstream');
+
+  const again = await post(url, 'tools/call', { name: 'greet', arguments: { name: 'pooled again' } }, { capabilities: DECLARING, headers: auth });
+  t.equal(again.body?.result?.resultType, 'task', { body: again.body });
+  const onSame = await relay.waitFor((s) => s.rpcMethod === 'tools/call' && s.body?.params?.arguments?.name === 'pooled again');
+  t.equal(onSame.sessionId, pooled.sessionId, 'the open session stays');
+  t.equal(onSame.headers['x-deploy'], 'two', 'and its later requests carry the new header');
 
   t.equal(fixture.releaseGate('across-reload'), 1);
   const answered = await inFlight;
