@@ -1,0 +1,233 @@
+/**
+ * stdio upstreams: a real 2025-11-25 SDK server run as a child process (test/fixtures/stdio-legacy-server.ts) behind a
+ * real gateway on loopback, reached by real SDK clients of both eras: plain calls, elicitation (legacy elicitation and
+ * MRTR), a wrapped slow tool completing as a task, a crash failing the calls in flight clearly and the child restarted,
+ * an HTTP and an stdio upstream side by side, and a command that cannot start harming nothing else.
+ */
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import t, { type Test } from 'tap';
+import { buildGateway, type Gateway, type UpstreamProcess } from '../../src/app.js';
+import { ConfigError, parseConfig } from '../../src/config/index.js';
+import { startLegacyFixture } from '../fixtures/legacy-server.js';
+import { bounded, legacyClient, modernClient } from '../helpers/era-clients.js';
+import { envelope, MODERN, post } from '../helpers/modern.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const FIXTURE = fileURLToPath(new URL('../fixtures/stdio-legacy-server.ts', import.meta.url));
+/** The fixture as an operator would configure it (tsx resolved from the repository root, given as `cwd`). */
+const STDIO = { command: [process.execPath, '--import', 'tsx', FIXTURE], cwd: ROOT };
+const CAPS = { elicitation: {} };
+
+/** The operator log as parsed lines, with a bounded wait for one. */
+class LogLines {
+  readonly lines: Array<Record<string, any>> = [];
+  private waiters = new Set<() => void>();
+  readonly stream = new Writable({
+    write: (chunk: Buffer, _enc, done) => {
+      for (const l of chunk.toString('utf8').split('\n')) {
+        if (l.trim() === '') continue;
+        this.lines.push(JSON.parse(l));
+      }
+      for (const w of [...this.waiters]) w();
+      done();
+    },
+  });
+  /** Resolves with the first line (seen or to come) matching `pred`. */
+  waitFor(pred: (l: Record<string, any>) => boolean, what: string): Promise<Record<string, any>> {
+    return bounded(
+      new Promise((resolve) => {
+        const check = (): boolean => {
+          const hit = this.lines.find(pred);
+          if (hit) resolve(hit);
+          return hit !== undefined;
+        };
+        if (check()) return;
+        const w = (): void => {
+          if (check()) this.waiters.delete(w);
+        };
+        this.waiters.add(w);
+      }),
+      what,
+    );
+  }
+}
+
+interface Running {
+  gateway: Gateway;
+  base: string;
+  log: LogLines;
+}
+
+/** A gateway with these upstreams, listening on loopback port 0; closed at teardown. */
+async function gatewayWith(t: Test, upstreams: Array<Record<string, unknown>>): Promise<Running> {
+  const log = new LogLines();
+  const config = parseConfig({ server: { port: 0 }, tasks: { pollBurst: 1_000_000 }, upstreams });
+  const gateway = await buildGateway(config, { logger: { level: 'info', stream: log.stream } as never });
+  t.teardown(() => gateway.close());
+  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = gateway.app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  return { gateway, base: `http://127.0.0.1:${port}`, log };
+}
+
+/** Resolves once `host` is running again after at least `restarts` restarts. */
+function restarted(host: UpstreamProcess, restarts: number): Promise<void> {
+  return bounded(
+    new Promise<void>((resolve) => {
+      const off = host.onChange((s) => {
+        if (s.state === 'running' && s.restarts >= restarts) {
+          off();
+          resolve();
+        }
+      });
+    }),
+    'the child restarted',
+  );
+}
+
+const text = (result: any): string => String(result?.content?.[0]?.text);
+
+t.test('config: exactly one of url and command', async (t) => {
+  t.throws(() => parseConfig({ upstreams: [{ name: 'x', url: 'http://127.0.0.1:1/mcp', command: ['node'] }] }), ConfigError);
+  t.throws(() => parseConfig({ upstreams: [{ name: 'x' }] }), /exactly one of url .* and command/);
+  const ok = parseConfig({ upstreams: [{ name: 'x', command: ['node', 'server.js'], env: { A: '1' } }] });
+  t.same(ok.upstreams[0]?.restart, { initialDelayMs: 100, maxDelayMs: 30_000, resetAfterMs: 60_000 }, 'restart defaults');
+});
+
+t.test('both client eras through the gateway to an stdio server', async (t) => {
+  const { base, log, gateway } = await gatewayWith(t, [{ name: 'local', path: '/mcp', ...STDIO, tools: { slow_compute: { task: 'always' } } }]);
+  const url = `${base}/mcp`;
+  t.equal(gateway.upstreamProcesses.get('local')?.state === 'closed', false, 'the child is supervised');
+
+  t.test('legacy client: tools/list, tools/call, elicitation, a wrapped slow tool as a task', async (t) => {
+    const c = await legacyClient(url);
+    t.teardown(() => c.close());
+    const tools = await bounded(c.sdk.listTools(), 'tools/list');
+    t.same(tools.tools.map((x) => x.name).sort(), ['ask_name', 'crash', 'echo', 'slow_compute', 'whoami']);
+    t.equal(text(await bounded(c.sdk.callTool({ name: 'echo', arguments: { text: 'hi' } }), 'echo')), 'hi');
+    t.equal(text(await bounded(c.sdk.callTool({ name: 'ask_name', arguments: {} }), 'ask_name')), 'Hello, Ada', 'the elicitation reached the client and its answer the child');
+    t.same(c.asked.map((a) => a.message), ['What is your name?']);
+    const created = await c.start('slow_compute', { durationMs: 200 });
+    t.equal(created.status, 'working');
+    const outcome = await c.settle(created.taskId);
+    t.equal(outcome.status, 'completed');
+    t.equal(text(outcome.result), 'computed after 200 ms');
+  });
+
+  t.test('modern client: tools/list, tools/call, MRTR elicitation, a wrapped slow tool as a task', async (t) => {
+    const listed = await post(url, 'tools/list', {}, { capabilities: CAPS });
+    t.equal(listed.status, 200);
+    t.ok(listed.body.result.tools.some((x: any) => x.name === 'whoami'));
+    const echoed = await post(url, 'tools/call', { name: 'echo', arguments: { text: 'hey' } }, { capabilities: CAPS });
+    t.equal(text(echoed.body.result), 'hey');
+    const first = await post(url, 'tools/call', { name: 'ask_name', arguments: {} }, { capabilities: CAPS });
+    t.equal(first.body.result?.resultType, 'input_required', JSON.stringify(first.body));
+    const [key, asked] = Object.entries(first.body.result.inputRequests ?? {})[0] as [string, any];
+    t.equal(asked.method, 'elicitation/create');
+    const done = await post(
+      url,
+      'tools/call',
+      { name: 'ask_name', arguments: {}, inputResponses: { [key]: { action: 'accept', content: { name: 'Grace' } } }, requestState: first.body.result.requestState },
+      { capabilities: CAPS },
+    );
+    t.equal(text(done.body.result), 'Hello, Grace');
+
+    const c = await modernClient(url);
+    t.teardown(() => c.close());
+    const created = await c.start('slow_compute', { durationMs: 200 });
+    const outcome = await c.settle(created.taskId);
+    t.equal(outcome.status, 'completed');
+    t.equal(text(outcome.result), 'computed after 200 ms');
+  });
+
+  t.test("the child's stderr is in the log; the private URL never is", async (t) => {
+    const line = await log.waitFor((l) => typeof l.stderr === 'string' && l.stderr.startsWith('stdio-legacy-fixture ready'), 'stderr line');
+    t.equal(line.upstream, 'local');
+    t.equal(line.level, 40, 'at warn');
+    t.notOk(log.lines.some((l) => /127\.0\.0\.1:\d+\/[0-9a-f]{32}/.test(JSON.stringify(l))), 'no log line names the private endpoint');
+  });
+});
+
+t.test('a crash fails the calls in flight clearly; the child is restarted and serves again', async (t) => {
+  const { base, gateway } = await gatewayWith(t, [{ name: 'local', path: '/mcp', ...STDIO, restart: { initialDelayMs: 50 } }]);
+  const url = `${base}/mcp`;
+  const host = gateway.upstreamProcesses.get('local') as UpstreamProcess;
+  const before = text((await post(url, 'tools/call', { name: 'whoami', arguments: {} }, { capabilities: CAPS })).body.result);
+
+  const legacy = await legacyClient(url);
+  t.teardown(() => legacy.close());
+  const back = restarted(host, 1);
+  // Two calls in flight (one per client era), then the crash; every one of them gets the gateway's error.
+  const slowLegacy = legacy.sdk.callTool({ name: 'slow_compute', arguments: { durationMs: 60_000 } }).then(
+    () => undefined,
+    (e: Error) => e,
+  );
+  const slowModern = post(url, 'tools/call', { name: 'slow_compute', arguments: { durationMs: 60_000 } }, { capabilities: CAPS });
+  const crash = await bounded(post(url, 'tools/call', { name: 'crash', arguments: { code: 3 } }, { capabilities: CAPS }), 'crash');
+  const exited = /Upstream process local exited \(code 3\); it is being restarted/;
+  t.match(JSON.stringify(crash.body), exited, 'the crashing call itself');
+  t.match(JSON.stringify((await bounded(slowModern, 'modern in flight')).body), exited, 'the modern call in flight');
+  t.match(String((await bounded(slowLegacy, 'legacy in flight'))?.message), exited, 'the legacy call in flight');
+
+  await back;
+  t.equal(host.state, 'running');
+  t.ok(host.restarts >= 1);
+  const after = await post(url, 'tools/call', { name: 'whoami', arguments: {} }, { capabilities: CAPS });
+  t.equal(after.status, 200);
+  t.not(text(after.body.result), before, 'a new process answers');
+  const again = await legacyClient(url);
+  t.teardown(() => again.close());
+  t.equal(text(await bounded(again.sdk.callTool({ name: 'echo', arguments: { text: 'back' } }), 'echo after restart')), 'back');
+});
+
+t.test('two upstreams on two paths, one HTTP and one stdio, through one gateway', async (t) => {
+  const http = await startLegacyFixture({});
+  t.teardown(() => http.close());
+  const { base } = await gatewayWith(t, [
+    { name: 'remote', path: '/a', url: http.url },
+    { name: 'local', path: '/b', ...STDIO },
+  ]);
+  const a = await post(`${base}/a`, 'tools/list', {}, { capabilities: CAPS });
+  const b = await post(`${base}/b`, 'tools/list', {}, { capabilities: CAPS });
+  t.equal(a.status, 200);
+  t.equal(b.status, 200);
+  t.notOk(a.body.result.tools.some((x: any) => x.name === 'whoami'), '/a is the HTTP server');
+  t.ok(b.body.result.tools.some((x: any) => x.name === 'whoami'), '/b is the stdio server');
+  const legacyA = await legacyClient(`${base}/a`);
+  const legacyB = await legacyClient(`${base}/b`);
+  t.teardown(async () => {
+    await legacyA.close();
+    await legacyB.close();
+  });
+  t.ok((await bounded(legacyA.sdk.listTools(), 'list a')).tools.length > 0);
+  t.equal(text(await bounded(legacyB.sdk.callTool({ name: 'echo', arguments: { text: 'b' } }), 'echo b')), 'b');
+});
+
+t.test('a command that cannot start: the gateway starts, serves the other upstream, and answers 503 for it', async (t) => {
+  const http = await startLegacyFixture({});
+  t.teardown(() => http.close());
+  const { base, log, gateway } = await gatewayWith(t, [
+    { name: 'remote', path: '/a', url: http.url },
+    { name: 'broken', path: '/b', command: ['/nonexistent/mcp-server-that-is-not-there'], restart: { initialDelayMs: 60_000, maxDelayMs: 60_000 } },
+  ]);
+  const line = await log.waitFor((l) => l.upstream === 'broken' && /could not be started/.test(String(l.msg)), 'spawn failure logged');
+  t.equal(line.error, 'ENOENT');
+  t.equal(gateway.upstreamProcesses.get('broken')?.state, 'restarting');
+  const a = await post(`${base}/a`, 'tools/list', {}, { capabilities: CAPS });
+  t.equal(a.status, 200);
+  // The first request finds the era unknown and probes: the host's 503 fails the probe (it says nothing about eras).
+  const first = await post(`${base}/b`, 'tools/list', {}, { capabilities: CAPS });
+  t.ok(first.status === 502 || first.status === 503, JSON.stringify(first.body));
+  t.match(first.body.error?.message, /503|down/);
+  // From then on the upstream is known to be down: 503 with Retry-After, without touching it.
+  const raw = await fetch(`${base}/b`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope(CAPS) } }),
+  });
+  const body = (await raw.json()) as any;
+  t.equal(raw.status, 503, JSON.stringify(body));
+  t.match(body.error?.message, /broken is down; retry in \d+ s/);
+  t.match(raw.headers.get('retry-after'), /^\d+$/);
+});
