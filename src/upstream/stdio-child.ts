@@ -44,7 +44,7 @@ export interface StdioChildOptions {
   log: LayerLogger;
   /** One line the child wrote to stdout (without its newline). */
   onLine(line: string): void;
-  /** A new process was spawned (its messages may follow). */
+  /** A new process was created: what is sent now is the first thing it reads. */
   onSpawn(): void;
   /** The current process ended (or could not start); a restart is scheduled unless closed. */
   onExit(exit: ChildExit): void;
@@ -126,10 +126,11 @@ export class StdioChild {
       resolveExited();
       this.ended(proc, exit);
     };
+    // Written before anything else can be: the child reads it first.
+    this.opts.onSpawn();
     proc.on('spawn', () => {
       this.startedAt = Date.now();
       this.setState('running');
-      this.opts.onSpawn();
     });
     proc.on('error', (e: NodeJS.ErrnoException) => {
       // Without a pid the process never started (ENOENT, EACCES): a failed start, retried with backoff.

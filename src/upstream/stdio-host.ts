@@ -29,6 +29,7 @@ import {
   type JsonRpcRequest,
   type LayerLogger,
   type RequestId,
+  withEnvelope,
 } from '../translate/index.js';
 import { MAX_UPSTREAM_MESSAGE_BYTES, parseUpstreamJson } from './http.js';
 import { childEnv, StdioChild, type ChildExit, type ChildState, type RestartPolicy } from './stdio-child.js';
@@ -56,6 +57,9 @@ export interface StdioHostStatus {
   readonly state: ChildState;
   readonly restarts: number;
 }
+
+/** The name the host gives itself in its own requests to a child. */
+const GATEWAY_CLIENT = 'mcp-tasks-gateway';
 
 /** Methods whose call may ask the client for input (elicitation, sampling, roots) while it runs. */
 const INPUT_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read', 'tasks/result']);
@@ -129,7 +133,7 @@ export class StdioHost implements StdioHostStatus {
       stopTimeoutMs: opts.stopTimeoutMs ?? 5_000,
       log: opts.log,
       onLine: (line) => this.fromChild(line),
-      onSpawn: () => {},
+      onSpawn: () => this.opening(),
       onExit: (exit) => this.childExited(exit),
     });
     this.child.onState = () => {
@@ -184,6 +188,20 @@ export class StdioHost implements StdioHostStatus {
       await new Promise<void>((r) => this.server.close(() => r()));
     })();
     return this.closing;
+  }
+
+  /**
+   * The first message every new process reads: `server/discover` (2026-07-28 basic/transports/stdio §Backward
+   * Compatibility: the client probes with it). A server that serves both eras pins its era on the opening exchange,
+   * so this keeps the gateway's own probe (which asks `server/discover` and `initialize` at once) from racing it; a
+   * 2025-11-25 server answers it with an error and goes on. Its answer is only logged: the gateway's probe, through
+   * this endpoint, is what learns the eras.
+   */
+  private opening(): void {
+    void this.ask('server/discover', withEnvelope(undefined, { capabilities: {}, clientInfo: { name: GATEWAY_CLIENT, version: 'stdio' } })).then((answer) => {
+      const modern = isResponse(answer) && 'result' in answer;
+      this.log.debug({ upstream: this.name, discover: answer === undefined ? 'no answer' : modern ? 'answered' : 'refused' }, 'stdio upstream: opening server/discover');
+    });
   }
 
   // ── child → host ──

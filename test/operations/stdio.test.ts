@@ -149,6 +149,31 @@ t.test('both client eras through the gateway to an stdio server', async (t) => {
   });
 });
 
+t.test('a 2026-07-28 stdio server: its era learned over stdio, both client eras, a wrapped slow tool as a task', async (t) => {
+  const MODERN_FIXTURE = fileURLToPath(new URL('../fixtures/stdio-modern-server.ts', import.meta.url));
+  const { base } = await gatewayWith(t, [
+    { name: 'modern', path: '/mcp', command: [process.execPath, '--import', 'tsx', MODERN_FIXTURE, '--legacy', 'reject'], cwd: ROOT, tools: { slow_compute: { task: 'always' } } },
+  ]);
+  const url = `${base}/mcp`;
+  const echoed = await post(url, 'tools/call', { name: 'echo', arguments: { text: 'modern' } }, { capabilities: CAPS });
+  t.equal(text(echoed.body.result), 'modern');
+  const health = (await (await fetch(`${base}/healthz`)).json()) as { upstreams: Array<{ name: string; modern?: boolean; legacy?: boolean }> };
+  const eras = health.upstreams.find((u) => u.name === 'modern');
+  t.equal(eras?.modern, true, 'server/discover answered over stdio');
+  t.equal(eras?.legacy, false, 'its refusal of initialize understood');
+
+  const legacy = await legacyClient(url);
+  t.teardown(() => legacy.close());
+  t.equal(text(await bounded(legacy.sdk.callTool({ name: 'echo', arguments: { text: 'old' } }), 'legacy echo')), 'old', 'a 2025-11-25 client through the legacy face');
+  for (const c of [legacy, await modernClient(url)]) {
+    if (c !== legacy) t.teardown(() => c.close());
+    const created = await c.start('slow_compute', { durationMs: 100 });
+    const outcome = await c.settle(created.taskId);
+    t.equal(outcome.status, 'completed', `${c.era}: completed`);
+    t.equal(text(outcome.result), 'computed after 100 ms', `${c.era}: its result`);
+  }
+});
+
 t.test('a crash fails the calls in flight clearly; the child is restarted and serves again', async (t) => {
   const { base, gateway } = await gatewayWith(t, [{ name: 'local', path: '/mcp', ...STDIO, restart: { initialDelayMs: 50 } }]);
   const url = `${base}/mcp`;
