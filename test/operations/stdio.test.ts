@@ -11,7 +11,9 @@ import { buildGateway, type Gateway, type UpstreamProcess } from '../../src/app.
 import { ConfigError, parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { bounded, legacyClient, modernClient } from '../helpers/era-clients.js';
-import { envelope, MODERN, post } from '../helpers/modern.js';
+import { envelope, MODERN, post, readReply } from '../helpers/modern.js';
+import { SseReader } from '../helpers/sse-reader.js';
+import { StdioHost } from '../../src/upstream/index.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURE = fileURLToPath(new URL('../fixtures/stdio-legacy-server.ts', import.meta.url));
@@ -33,12 +35,12 @@ class LogLines {
       done();
     },
   });
-  /** Resolves with the first line (seen or to come) matching `pred`. */
-  waitFor(pred: (l: Record<string, any>) => boolean, what: string): Promise<Record<string, any>> {
+  /** Resolves with the `count`th line (seen or to come) matching `pred`. */
+  waitFor(pred: (l: Record<string, any>) => boolean, what: string, count = 1): Promise<Record<string, any>> {
     return bounded(
       new Promise((resolve) => {
         const check = (): boolean => {
-          const hit = this.lines.find(pred);
+          const hit = this.lines.filter(pred)[count - 1];
           if (hit) resolve(hit);
           return hit !== undefined;
         };
@@ -104,7 +106,7 @@ t.test('both client eras through the gateway to an stdio server', async (t) => {
     const c = await legacyClient(url);
     t.teardown(() => c.close());
     const tools = await bounded(c.sdk.listTools(), 'tools/list');
-    t.same(tools.tools.map((x) => x.name).sort(), ['ask_name', 'crash', 'echo', 'slow_compute', 'whoami']);
+    t.same(tools.tools.map((x) => x.name).sort(), ['ask_name', 'change_tools', 'crash', 'echo', 'slow_compute', 'stats', 'whoami']);
     t.equal(text(await bounded(c.sdk.callTool({ name: 'echo', arguments: { text: 'hi' } }), 'echo')), 'hi');
     t.equal(text(await bounded(c.sdk.callTool({ name: 'ask_name', arguments: {} }), 'ask_name')), 'Hello, Ada', 'the elicitation reached the client and its answer the child');
     t.same(c.asked.map((a) => a.message), ['What is your name?']);
@@ -175,7 +177,7 @@ t.test('a 2026-07-28 stdio server: its era learned over stdio, both client eras,
 });
 
 t.test('a crash fails the calls in flight clearly; the child is restarted and serves again', async (t) => {
-  const { base, gateway } = await gatewayWith(t, [{ name: 'local', path: '/mcp', ...STDIO, restart: { initialDelayMs: 50 } }]);
+  const { base, gateway, log } = await gatewayWith(t, [{ name: 'local', path: '/mcp', ...STDIO, restart: { initialDelayMs: 50 } }]);
   const url = `${base}/mcp`;
   const host = gateway.upstreamProcesses.get('local') as UpstreamProcess;
   const before = text((await post(url, 'tools/call', { name: 'whoami', arguments: {} }, { capabilities: CAPS })).body.result);
@@ -189,6 +191,7 @@ t.test('a crash fails the calls in flight clearly; the child is restarted and se
     (e: Error) => e,
   );
   const slowModern = post(url, 'tools/call', { name: 'slow_compute', arguments: { durationMs: 60_000 } }, { capabilities: CAPS });
+  await log.waitFor((l) => l.upstream === 'local' && String(l.stderr).startsWith('slow_compute started (60000'), 'both calls reached the child', 2);
   const crash = await bounded(post(url, 'tools/call', { name: 'crash', arguments: { code: 3 } }, { capabilities: CAPS }), 'crash');
   const exited = /Upstream process local exited \(code 3\); it is being restarted/;
   t.match(JSON.stringify(crash.body), exited, 'the crashing call itself');
@@ -255,4 +258,122 @@ t.test('a command that cannot start: the gateway starts, serves the other upstre
   t.equal(raw.status, 503, JSON.stringify(body));
   t.match(body.error?.message, /broken is down; retry in \d+ s/);
   t.match(raw.headers.get('retry-after'), /^\d+$/);
+});
+
+/** The host alone, reached as the gateway reaches it: raw Streamable HTTP against the real legacy fixture. */
+t.test('the host: virtual sessions over the one session of a 2025-11-25 child', async (t) => {
+  const warned: Array<{ obj: any; msg: string }> = [];
+  const watchers = new Set<() => void>();
+  const note = (obj: object, msg: string): void => {
+    warned.push({ obj, msg });
+    for (const w of [...watchers]) w();
+  };
+  const log = { debug: () => {}, warn: note, error: note };
+  /** Resolves once a warning matching `pred` was logged (bounded). */
+  const warning = (pred: (w: { obj: any; msg: string }) => boolean, what: string): Promise<void> =>
+    bounded(
+      new Promise<void>((resolve) => {
+        const check = (): void => {
+          if (!warned.some(pred)) return;
+          watchers.delete(check);
+          resolve();
+        };
+        watchers.add(check);
+        check();
+      }),
+      what,
+    );
+  const host = await StdioHost.start({ name: 'raw', ...STDIO, restart: { initialDelayMs: 50, maxDelayMs: 1_000, resetAfterMs: 60_000 }, log });
+  t.teardown(() => host.close());
+  const headers = (sid?: string): Record<string, string> => ({
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-11-25',
+    ...(sid ? { 'mcp-session-id': sid } : {}),
+  });
+  const send = (body: unknown, sid?: string): Promise<Response> => fetch(host.url, { method: 'POST', headers: headers(sid), body: JSON.stringify(body) });
+  const rpc = async (id: number | string, method: string, params: Record<string, unknown>, sid?: string) => readReply(await send({ jsonrpc: '2.0', id, method, params }, sid));
+  const open = async (): Promise<string> => {
+    const res = await send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const sid = res.headers.get('mcp-session-id');
+    const body = (await res.json()) as any;
+    t.equal(body.result?.serverInfo?.name, 'stdio-legacy-fixture');
+    t.equal((await send({ jsonrpc: '2.0', method: 'notifications/initialized' }, sid ?? undefined)).status, 202);
+    return sid as string;
+  };
+  const a = await open();
+  const b = await open();
+  t.not(a, b, 'a fresh virtual session each');
+  t.equal(text((await rpc(1, 'tools/call', { name: 'stats', arguments: {} }, a)).body.result), JSON.stringify({ initialized: 1 }), 'the child was initialized once');
+
+  t.test('the same request id and progress token in two sessions at once: each gets its own answer and progress', async (t) => {
+    const call = (sid: string, ms: number) => rpc(7, 'tools/call', { name: 'slow_compute', arguments: { durationMs: ms }, _meta: { progressToken: 'p' } }, sid);
+    const [ra, rb] = await Promise.all([call(a, 150), call(b, 50)]);
+    t.equal(text(ra.body.result), 'computed after 150 ms');
+    t.equal(text(rb.body.result), 'computed after 50 ms');
+    t.equal(ra.body.id, 7);
+    t.equal(rb.body.id, 7);
+    t.same(ra.messages.map((m) => m.params?.progressToken), ['p'], 'progress under the token the client gave');
+    t.same(rb.messages.map((m) => m.params?.progressToken), ['p']);
+  });
+
+  t.test("broadcast notifications reach every session's GET stream", async (t) => {
+    const streams = await Promise.all([a, b].map(async (sid) => new SseReader(await fetch(host.url, { headers: { ...headers(sid), accept: 'text/event-stream' } }))));
+    await rpc(2, 'tools/call', { name: 'change_tools', arguments: {} }, a);
+    for (const s of streams) t.equal((await s.next()).method, 'notifications/tools/list_changed');
+  });
+
+  t.test('a request of the child tied to no call is refused, and logged; DELETE cancels what a session runs', async (t) => {
+    const c = await open();
+    // A call that may ask for input runs in another session; the child's elicitation then names neither.
+    const slow = rpc(3, 'tools/call', { name: 'slow_compute', arguments: { durationMs: 60_000 } }, c);
+    await warning((w) => String(w.obj.stderr).startsWith('slow_compute started (60000'), 'the slow call reached the child');
+    const asked = await rpc(3, 'tools/call', { name: 'ask_name', arguments: {} }, a);
+    t.notOk(asked.messages.some((m) => m.method === 'elicitation/create'), 'the client was not asked');
+    t.match(JSON.stringify(asked.body), /Cannot tie elicitation\/create to a call: several calls are running/);
+    t.ok(warned.some((w) => w.obj.method === 'elicitation/create' && /tied to no call/.test(w.msg)));
+    t.equal((await fetch(host.url, { method: 'DELETE', headers: headers(c) })).status, 200);
+    const ended = await bounded(slow, 'the slow call ended with its session');
+    t.equal(ended.body, undefined, 'its stream ended without an answer');
+    // With the other call gone, the same question is tied to the one call that may ask.
+    const res = await send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'ask_name', arguments: {} } }, a);
+    const reader = new SseReader(res);
+    const question = await reader.next();
+    t.equal(question.method, 'elicitation/create');
+    t.equal((await send({ jsonrpc: '2.0', id: question.id, result: { action: 'accept', content: { name: 'Lin' } } }, a)).status, 202);
+    t.equal(text((await reader.next()).result), 'Hello, Lin');
+  });
+
+  t.test('unknown and ended sessions are 404; GET without a session is 405; other paths 404', async (t) => {
+    t.equal((await rpc(4, 'tools/list', {}, 'no-such-session')).status, 404);
+    t.equal((await fetch(host.url, { method: 'GET' })).status, 405);
+    t.equal((await fetch(host.url.replace(/\/[0-9a-f]{32}$/, '/mcp'), { method: 'POST', headers: headers(), body: '{}' })).status, 404);
+    const c = await open();
+    t.equal((await fetch(host.url, { method: 'DELETE', headers: headers(c) })).status, 200);
+    t.equal((await rpc(5, 'tools/list', {}, c)).status, 404, 'after DELETE');
+  });
+
+  t.test('a crash ends every virtual session; the restarted child is initialized afresh', async (t) => {
+    const back = new Promise<void>((resolve) => {
+      const off = host.onChange((s) => {
+        if (s.state === 'running' && s.restarts >= 1) {
+          off();
+          resolve();
+        }
+      });
+    });
+    const crashed = await rpc(6, 'tools/call', { name: 'crash', arguments: { code: 7 } }, a);
+    t.match(crashed.body.error?.message, /Upstream process raw exited \(code 7\)/);
+    await bounded(back, 'restart');
+    t.equal((await rpc(8, 'tools/list', {}, a)).status, 404, 'the old session is gone');
+    t.equal((await rpc(8, 'tools/list', {}, b)).status, 404);
+    const d = await open();
+    t.equal(text((await rpc(9, 'tools/call', { name: 'stats', arguments: {} }, d)).body.result), JSON.stringify({ initialized: 1 }), 'the new process was initialized');
+  });
+
+  t.test('close is idempotent and stops the child', async (t) => {
+    await Promise.all([host.close(), host.close()]);
+    t.equal(host.state, 'closed');
+    await t.rejects(fetch(host.url, { method: 'POST', headers: headers(), body: '{}' }));
+  });
 });
