@@ -481,6 +481,7 @@ export class StdioHost implements StdioHostStatus {
         if (!this.pending.has(hostId)) return;
         this.finish(p);
         this.child.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: hostId, reason: 'the client went away' } }));
+        this.log.debug({ upstream: this.name, method: p.method }, 'stdio upstream: a request whose client went away was cancelled');
       }),
     };
     const meta = params && isObject(params._meta) ? params._meta : undefined;

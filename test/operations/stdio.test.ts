@@ -377,3 +377,43 @@ t.test('the host: virtual sessions over the one session of a 2025-11-25 child', 
     await t.rejects(fetch(host.url, { method: 'POST', headers: headers(), body: '{}' }));
   });
 });
+
+t.test('the host, 2026-07-28 child: a subscriptions/listen stream gets its notifications under its own id; closing it cancels', async (t) => {
+  const MODERN_FIXTURE = fileURLToPath(new URL('../fixtures/stdio-modern-server.ts', import.meta.url));
+  let sawCancel: () => void = () => {};
+  const cancelled = new Promise<void>((resolve) => (sawCancel = resolve));
+  const host = await StdioHost.start({
+    name: 'raw-modern',
+    // One subscription at a time: a second listen is acknowledged only once the child has let the first go.
+    command: [process.execPath, '--import', 'tsx', MODERN_FIXTURE, '--legacy', 'reject', '--max-subscriptions', '1'],
+    cwd: ROOT,
+    restart: { initialDelayMs: 50, maxDelayMs: 1_000, resetAfterMs: 60_000 },
+    log: { debug: (_obj: object, msg: string) => /client went away was cancelled/.test(msg) && sawCancel(), warn: () => {}, error: () => {} },
+  });
+  t.teardown(() => host.close());
+  const openListen = async (id: string, signal?: AbortSignal): Promise<SseReader> => {
+    const res = await fetch(host.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'subscriptions/listen' },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { _meta: envelope({}), notifications: { toolsListChanged: true } } }),
+      ...(signal ? { signal } : {}),
+    });
+    return new SseReader(res);
+  };
+  const listen = new AbortController();
+  const reader = await openListen('my-listen', listen.signal);
+  const ack = await reader.next();
+  t.equal(ack.method, 'notifications/subscriptions/acknowledged');
+  t.equal(ack.params?._meta?.['io.modelcontextprotocol/subscriptionId'], 'my-listen', "the listen's own id, not the host's");
+  // A second request while the listen is open: stateless, with the same id as the listen's (the host's ids differ).
+  const echoed = await post(host.url, 'tools/call', { name: 'echo', arguments: { text: 'alongside' } }, { id: 'my-listen', capabilities: {} });
+  t.equal(text(echoed.body.result), 'alongside');
+  const refused = await (await openListen('second')).next();
+  t.match(JSON.stringify(refused), /Subscription limit reached/, 'the limit is one');
+  listen.abort();
+  await bounded(cancelled, 'the host saw the listen stream close');
+  // The child was told (notifications/cancelled, written before anything after it): its one subscription is free.
+  const third = await openListen('third');
+  const again = await third.next();
+  t.equal(again.method, 'notifications/subscriptions/acknowledged', JSON.stringify(again));
+});
