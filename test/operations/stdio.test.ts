@@ -106,7 +106,7 @@ t.test('both client eras through the gateway to an stdio server', async (t) => {
     const c = await legacyClient(url);
     t.teardown(() => c.close());
     const tools = await bounded(c.sdk.listTools(), 'tools/list');
-    t.same(tools.tools.map((x) => x.name).sort(), ['ask_name', 'change_tools', 'crash', 'echo', 'slow_compute', 'stats', 'whoami']);
+    t.same(tools.tools.map((x) => x.name).sort(), ['ask_name', 'change_tools', 'crash', 'echo', 'getenv', 'slow_compute', 'stats', 'whoami']);
     t.equal(text(await bounded(c.sdk.callTool({ name: 'echo', arguments: { text: 'hi' } }), 'echo')), 'hi');
     t.equal(text(await bounded(c.sdk.callTool({ name: 'ask_name', arguments: {} }), 'ask_name')), 'Hello, Ada', 'the elicitation reached the client and its answer the child');
     t.same(c.asked.map((a) => a.message), ['What is your name?']);
@@ -212,9 +212,12 @@ t.test('a crash fails the calls in flight clearly; the child is restarted and se
 t.test('two upstreams on two paths, one HTTP and one stdio, through one gateway', async (t) => {
   const http = await startLegacyFixture({});
   t.teardown(() => http.close());
+  // A variable of the gateway's own environment that is not on the inherited list stays the gateway's.
+  process.env.STDIO_TEST_GATEWAY_SECRET = 'not for children';
+  t.teardown(() => delete process.env.STDIO_TEST_GATEWAY_SECRET);
   const { base } = await gatewayWith(t, [
     { name: 'remote', path: '/a', url: http.url },
-    { name: 'local', path: '/b', ...STDIO },
+    { name: 'local', path: '/b', ...STDIO, env: { FIXTURE_GREETING: 'hello from config' } },
   ]);
   const a = await post(`${base}/a`, 'tools/list', {}, { capabilities: CAPS });
   const b = await post(`${base}/b`, 'tools/list', {}, { capabilities: CAPS });
@@ -230,6 +233,10 @@ t.test('two upstreams on two paths, one HTTP and one stdio, through one gateway'
   });
   t.ok((await bounded(legacyA.sdk.listTools(), 'list a')).tools.length > 0);
   t.equal(text(await bounded(legacyB.sdk.callTool({ name: 'echo', arguments: { text: 'b' } }), 'echo b')), 'b');
+  const getenv = async (name: string) => JSON.parse(text(await bounded(legacyB.sdk.callTool({ name: 'getenv', arguments: { name } }), `getenv ${name}`)));
+  t.equal(await getenv('FIXTURE_GREETING'), 'hello from config', 'the configured env');
+  t.equal(await getenv('PATH'), process.env.PATH, 'PATH inherited');
+  t.equal(await getenv('STDIO_TEST_GATEWAY_SECRET'), null, "the rest of the gateway's environment is not");
 });
 
 t.test('a command that cannot start: the gateway starts, serves the other upstream, and answers 503 for it', async (t) => {
