@@ -176,6 +176,21 @@ t.test('a 2026-07-28 stdio server: its era learned over stdio, both client eras,
   }
 });
 
+t.test("a 2025-11-25 stdio server's task asks inside the task: the question reaches the session that created it", async (t) => {
+  const TASKS_FIXTURE = fileURLToPath(new URL('../fixtures/stdio-legacy-tasks-server.ts', import.meta.url));
+  const { base } = await gatewayWith(t, [{ name: 'tasks', path: '/mcp', command: [process.execPath, '--import', 'tsx', TASKS_FIXTURE], cwd: ROOT }]);
+  // Two clients (two virtual sessions) at once: each question goes to the session whose task it names.
+  const clients = [await legacyClient(`${base}/mcp`), await legacyClient(`${base}/mcp`)];
+  t.teardown(() => Promise.all(clients.map((c) => c.close())));
+  const created = await Promise.all(clients.map((c) => c.start('test_tool_with_task', {})));
+  const outcomes = await Promise.all(clients.map((c, i) => c.settle((created[i] as { taskId: string }).taskId)));
+  clients.forEach((c, i) => {
+    t.equal(outcomes[i]?.status, 'completed', JSON.stringify(outcomes[i]));
+    t.equal(c.asked.length, 1, 'asked once');
+    t.equal(c.asked[0]?.taskId, created[i]?.taskId, 'inside its own task (related-task _meta)');
+  });
+});
+
 t.test('a crash fails the calls in flight clearly; the child is restarted and serves again', async (t) => {
   const { base, gateway, log } = await gatewayWith(t, [{ name: 'local', path: '/mcp', ...STDIO, restart: { initialDelayMs: 50 } }]);
   const url = `${base}/mcp`;
