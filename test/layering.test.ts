@@ -69,8 +69,12 @@ const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
 const OWNED_PACKAGES: ReadonlyArray<[test: (pkg: string) => boolean, owner: Layer, label: string]> = [
   [(p) => p === 'lru-cache' || p === 'ioredis', 'store', 'lru-cache/ioredis'],
   [(p) => p === '@modelcontextprotocol/client', 'upstream', '@modelcontextprotocol/client'],
+  // Spans and trace context: upstream/tracing.ts alone (the edge opens its spans through it).
+  [(p) => p.startsWith('@opentelemetry/'), 'upstream', '@opentelemetry/*'],
   // Authentication is the edge's job: JWT verification lives in proxy/ alone.
   [(p) => p === 'jose', 'proxy', 'jose'],
+  // The metrics registry is the edge's (it serves /metrics); the layers below get plain callbacks.
+  [(p) => p === 'prom-client', 'proxy', 'prom-client'],
   [
     (p) => p === 'fastify' || p.startsWith('@fastify/') || p === '@modelcontextprotocol/server' || p === '@modelcontextprotocol/node',
     'proxy',

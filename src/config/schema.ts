@@ -61,7 +61,28 @@ export const DEFAULTS = {
   restartMaxDelayMs: 30_000,
   /** An stdio process up this long counts as healthy: the next restart waits `restartInitialDelayMs` again. */
   restartResetAfterMs: 60_000,
+  metricsEnabled: true,
+  metricsPath: '/metrics',
+  /** Prom-client's process metrics (CPU, memory, event loop lag, GC) beside the gateway's own. */
+  metricsDefault: true,
+  /** Distinct tool names a task metric labels per upstream before the rest count as `other` (bounded cardinality). */
+  metricsMaxToolLabels: 50,
+  /** How long `/readyz` reuses one answer of the store (frequent probes cost one ping a second at most). */
+  readinessStoreCacheMs: 1_000,
+  /** Least time between two re-probes of an upstream that `/readyz` asks for. */
+  readinessUpstreamCheckMs: 10_000,
 } as const;
+
+/** `server.metrics` when the file says nothing. */
+const METRICS_DEFAULTS = {
+  enabled: DEFAULTS.metricsEnabled,
+  path: DEFAULTS.metricsPath,
+  defaultMetrics: DEFAULTS.metricsDefault,
+  maxToolLabels: DEFAULTS.metricsMaxToolLabels,
+};
+
+/** `server.readiness` when the file says nothing. */
+const READINESS_DEFAULTS = { storeCacheMs: DEFAULTS.readinessStoreCacheMs, upstreamCheckMs: DEFAULTS.readinessUpstreamCheckMs };
 
 /** Task modes per tool: how the gateway treats a tool's long calls (README, "Wrapped tools"). */
 export const TASK_MODES = ['native', 'off', 'auto', 'always', 'required'] as const;
@@ -284,6 +305,26 @@ export const ConfigSchema = z
         maxListenStreams: positiveInt.default(DEFAULTS.maxListenStreams),
         /** Open `subscriptions/listen` streams per principal (default: a quarter of maxListenStreams). */
         maxListenStreamsPerPrincipal: positiveInt.optional(),
+        /**
+         * Prometheus metrics (README §Operations › Metrics), unauthenticated like `/healthz` and `/readyz`: keep the
+         * port off the public network or filter the path at the proxy in front.
+         */
+        metrics: z
+          .strictObject({
+            enabled: z.boolean().default(DEFAULTS.metricsEnabled),
+            /** The path the text exposition is served at (must not be an upstream's path). */
+            path: z.string().regex(/^\/[A-Za-z0-9._~\/-]*$/, 'an absolute URL path such as /metrics').default(DEFAULTS.metricsPath),
+            defaultMetrics: z.boolean().default(DEFAULTS.metricsDefault),
+            maxToolLabels: positiveInt.max(10_000).default(DEFAULTS.metricsMaxToolLabels),
+          })
+          .default(METRICS_DEFAULTS),
+        /** What `/readyz` may cost (README §Operations › Health). */
+        readiness: z
+          .strictObject({
+            storeCacheMs: z.number().int().nonnegative().default(DEFAULTS.readinessStoreCacheMs),
+            upstreamCheckMs: z.number().int().nonnegative().default(DEFAULTS.readinessUpstreamCheckMs),
+          })
+          .default(READINESS_DEFAULTS),
       })
       .refine((s) => s.headersTimeoutMs <= s.requestTimeoutMs, {
         path: ['headersTimeoutMs'],
@@ -299,6 +340,8 @@ export const ConfigSchema = z
         maxJsonDepth: DEFAULTS.maxJsonDepth,
         keepAliveMs: DEFAULTS.keepAliveMs,
         maxListenStreams: DEFAULTS.maxListenStreams,
+        metrics: METRICS_DEFAULTS,
+        readiness: READINESS_DEFAULTS,
       }),
     store: z
       .discriminatedUnion('kind', [
@@ -446,6 +489,11 @@ export const ConfigSchema = z
       const prev = paths.get(u.path);
       if (prev !== undefined) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'path'], message: `path ${u.path} is already used by upstreams.${prev}` });
       paths.set(u.path, i);
+    });
+    // The operations paths are the gateway's own: an upstream mounted there would never be reached.
+    const own = new Set(['/healthz', '/readyz', ...(cfg.server.metrics.enabled ? [cfg.server.metrics.path] : [])]);
+    cfg.upstreams.forEach((u, i) => {
+      if (own.has(u.path)) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'path'], message: `path ${u.path} is the gateway's own (health, readiness or metrics)` });
     });
     const names = new Set<string>();
     cfg.upstreams.forEach((u, i) => {

@@ -14,6 +14,9 @@ import {
   ErrorCode,
   GatewayError,
   catalogAnswer,
+  extractTrace,
+  TRACEPARENT,
+  TRACESTATE,
   classifyEra,
   discoverResult,
   errorSummary,
@@ -31,11 +34,24 @@ import {
   Tally,
 } from '../translate/index.js';
 import { runListen, runtimeServesTools, wrapsTools, type CallerContext, type ForwardHooks, type MrtrBridge, type Outcome, type SharedValues, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
-import { UpstreamDownError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type UpstreamAvailability, type UpstreamEras } from '../upstream/index.js';
+import {
+  annotateTrace,
+  endHttpSpan,
+  startClientTrace,
+  startServerTrace,
+  UpstreamDownError,
+  UpstreamHttpError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+  type RequestTrace,
+  type RequestTraceAttributes,
+  type UpstreamAvailability,
+  type UpstreamEras,
+} from '../upstream/index.js';
 import { Authenticator, identityOf, registerAuth } from './auth.js';
 import { channelError, exceptionToEdge, failureToEdge, refuse, refuseWith, upstreamErrorStatus } from './errors.js';
 import type { LegacyFace } from './legacy-face.js';
-import { infoEnabled } from './operator-log.js';
+import { infoEnabled, noteFailure, recordRequest } from './operator-log.js';
 import { PassedSessions } from './passed-sessions.js';
 import { rawBodyOf } from './raw-body.js';
 import { ResponseChannel } from './response.js';
@@ -119,8 +135,28 @@ export function runRequest(runtime: TaskRuntime, bridge: MrtrBridge, route: Upst
   return req.method === 'tools/call' ? runtime.callTool(route, req, caller, hooks) : bridge.forward(route, req, caller, hooks);
 }
 
+/**
+ * The trace of one request (README §Operations › Traces): its context read from `params._meta` or the
+ * `traceparent`/`tracestate` headers (strictly; a malformed value is ignored), its SERVER span opened when an SDK is
+ * registered and ended when the answer is done. `undefined` (nothing allocated) without an SDK or an incoming context.
+ */
+function traceRequest(request: FastifyRequest, reply: FastifyReply, path: RequestTraceAttributes['path'], clientEra: Era, upstream: string): RequestTrace | undefined {
+  const body = request.body;
+  const params = isObject(body) && isObject(body.params) ? body.params : undefined;
+  const t = startServerTrace(extractTrace(request.headers, params?._meta), isObject(body) && typeof body.method === 'string' ? body.method : request.method, params, { path, clientEra, upstream });
+  const span = t?.span;
+  if (span) reply.raw.once('close', () => endHttpSpan(span, reply.statusCode));
+  return t;
+}
+
+/** What a registered endpoint tells the gauges. */
+export interface EndpointStats {
+  /** `subscriptions/listen` streams open now. */
+  readonly listenStreams: number;
+}
+
 /** Registers the endpoint's routes in an encapsulated scope. */
-export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOptions): Promise<void> {
+export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOptions): Promise<EndpointStats> {
   const { route, modernRoute, bridge, runtime, availability } = opts;
   const upstreamUrl = new URL(route.url);
   let listenStreams = 0;
@@ -152,6 +188,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
      * 404 here and never forwarded; an `initialize` answer that opens a session is recorded before the client sees it.
      */
     const passThrough = async (request: FastifyRequest, reply: FastifyReply, clientEra: Era): Promise<FastifyReply> => {
+      const traced = traceRequest(request, reply, 'pass-through', clientEra, route.name);
       const sid = header(request, 'mcp-session-id');
       let session: string | undefined;
       if (clientEra === 'legacy' && sid !== undefined) {
@@ -168,20 +205,32 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         session = sid as string;
       }
       const initializing = clientEra === 'legacy' && request.method === 'POST' && isObject(request.body) && request.body.method === 'initialize';
-      return forward(request, reply, clientEra, session, initializing);
+      return forward(request, reply, clientEra, session, initializing, traced);
     };
 
     /** 2025-11-25 basic/transports §Session Management: an unknown session is 404 (the client initializes again). */
     const sessionUnknown = (reply: FastifyReply, body: unknown): FastifyReply => refuse(reply, 'GW_SESSION_NOT_FOUND', requestIdOf(body));
 
-    const forward = (request: FastifyRequest, reply: FastifyReply, clientEra: Era, session: string | undefined, initializing: boolean) => {
+    const forward = (request: FastifyRequest, reply: FastifyReply, clientEra: Era, session: string | undefined, initializing: boolean, traced: RequestTrace | undefined) => {
       const started = Date.now();
-      // The operator line, and the listener that writes it, only when info is logged.
-      if (infoEnabled(request)) {
-        reply.raw.once('finish', () => {
-          request.log.info({ method: request.method === 'POST' && isObject(request.body) ? request.body.method ?? 'response' : request.method, era: 'pass-through', upstream: route.name, status: reply.statusCode, ms: Date.now() - started }, 'mcp request');
+      // The operator line, and the listener that writes it, only when info is logged; the metrics when they are on.
+      const logs = infoEnabled(request);
+      if (logs || request.server.metrics) {
+        reply.raw.once('close', () => {
+          const method = request.method === 'POST' && isObject(request.body) ? request.body.method ?? 'response' : request.method;
+          const ms = Date.now() - started;
+          if (logs && reply.raw.writableFinished) request.log.info({ method, era: 'pass-through', upstream: route.name, status: reply.statusCode, ms, ...(traced ? { traceId: traced.traceId } : {}) }, 'mcp request');
+          const status = reply.statusCode;
+          const outcome = !reply.raw.writableFinished ? 'client closed' : status < 400 ? 'ok' : status >= 500 ? 'upstream_http_5xx' : 'upstream_http_4xx';
+          recordRequest(request, { upstream: route.name, method, clientEra, upstreamEra: clientEra, mode: 'passthrough', outcome, ms });
         });
       }
+      // The upstream exchange's own CLIENT span (with an SDK), ended with the answer; its context goes in the headers.
+      // The body goes as it came (byte for byte): a `_meta.traceparent` in it reaches the upstream as the client sent it.
+      const body = request.body;
+      const upstreamTrace = traced ? startClientTrace(traced.carrier, route.name, isObject(body) && typeof body.method === 'string' ? body.method : request.method, isObject(body) && isObject(body.params) ? body.params : undefined) : undefined;
+      const clientSpan = upstreamTrace?.span;
+      if (clientSpan) reply.raw.once('close', () => endHttpSpan(clientSpan, reply.statusCode));
       const text = rawBodyOf(request);
       return reply.from(upstreamUrl.pathname + upstreamUrl.search, {
         // The body as it arrived (not serialized again from the parsed object), with its own Content-Type.
@@ -193,6 +242,14 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           const out: Record<string, string | string[] | undefined> = { ...client, ...route.staticHeaders, host: upstreamUrl.host };
           // The client's Origin belongs to the gateway's origin check, not to the upstream's.
           delete out.origin;
+          // The trace context read at the edge, or none: a client's malformed value is not carried on.
+          delete out[TRACEPARENT];
+          delete out[TRACESTATE];
+          const carried = upstreamTrace?.carrier;
+          if (carried) {
+            out[TRACEPARENT] = carried.traceparent;
+            if (carried.tracestate !== undefined) out[TRACESTATE] = carried.tracestate;
+          }
           // 2026-07-28 has no sessions: a session id on a modern request would reach a dual-era upstream's legacy
           // sessions without the binding check above.
           if (clientEra === 'modern') delete out['mcp-session-id'];
@@ -203,6 +260,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           // reply-from's own errors name the cause (503 refused, 504 timed out, …); the client gets the one table's.
           const why = error as { statusCode?: number; message?: string };
           const e = why.statusCode === 504 ? new UpstreamTimeoutError('upstream did not answer in time', { cause: error }) : new UpstreamUnavailableError(why.message ?? 'upstream failed', { cause: error });
+          noteFailure(request, e);
           const edge = exceptionToEdge(e);
           return rep.code(edge.status).send({ jsonrpc: '2.0', id: requestIdOf(request.body), error: edge.error });
         },
@@ -271,8 +329,11 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       raw.once('close', () => clearTimeout(timer));
     };
 
-    const unavailable = (reply: FastifyReply, e: unknown, body?: unknown) => {
+    const unavailable = (reply: FastifyReply, e: unknown, clientEra: Era, started: number, body?: unknown) => {
       const edge = exceptionToEdge(e);
+      // No operator line (a down upstream is logged once), but counted: the refusals are what an operator graphs.
+      noteFailure(reply.request, e);
+      recordRequest(reply.request, { upstream: route.name, method: isObject(body) ? body.method : reply.request.method, clientEra, upstreamEra: 'unknown', mode: 'gateway', outcome: 'error', ms: Date.now() - started });
       // A known-down upstream was logged once when it went down ('upstream is down'), not per refused request.
       if (!(e instanceof UpstreamDownError)) reply.log.warn({ err: e, upstream: route.name }, 'upstream era probe failed');
       if (edge.retryAfterSeconds !== undefined) reply.header('retry-after', String(edge.retryAfterSeconds));
@@ -285,13 +346,14 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
      */
     const legacyFace = (request: FastifyRequest, reply: FastifyReply) => {
       const face = opts.legacyFace;
+      const traced = face ? traceRequest(request, reply, 'legacy-face', 'legacy', route.name) : undefined;
       // The face's 502/504 say the upstream failed it (gone, restarted, or now refusing our era): learn it anew at
       // once, as the modern face does, so a dead upstream is remembered and a restarted one re-probed.
       if (face) {
         reply.raw.once('finish', () => {
           if (reply.statusCode === 502 || reply.statusCode === 504) availability.suspect(true);
         });
-        return request.method === 'GET' ? face.get(request, reply) : request.method === 'DELETE' ? face.delete(request, reply) : face.post(request, reply);
+        return request.method === 'GET' ? face.get(request, reply) : request.method === 'DELETE' ? face.delete(request, reply) : face.post(request, reply, traced);
       }
       // 2026-07-28 basic/transports/streamable-http: GET and DELETE are gone in the modern era; a modern upstream would
       // answer 405 itself.
@@ -303,11 +365,12 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       method: ['GET', 'DELETE'],
       url: opts.path,
       handler: async (request, reply) => {
+        const started = Date.now();
         let eras: UpstreamEras;
         try {
           eras = await upstreamEra();
         } catch (e) {
-          return unavailable(reply, e);
+          return unavailable(reply, e, 'legacy', started);
         }
         // GET and DELETE are legacy session traffic (2025-11-25 basic/transports): the upstream's own if its sessions
         // serve the client, else the face's.
@@ -317,6 +380,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
     });
 
     scope.post(opts.path, async (request, reply) => {
+      const started = Date.now();
       const clientEra = classifyEra({
         httpMethod: 'POST',
         protocolVersionHeader: header(request, 'mcp-protocol-version') ?? undefined,
@@ -330,7 +394,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         const known = availability.current;
         const faceRoute = clientEra === 'modern' && known && isTaskRequest(request.body) ? await modernFaceRoute(request.body, known) : undefined;
         if (faceRoute) return handleModern(request, reply, faceRoute);
-        return unavailable(reply, e, request.body);
+        return unavailable(reply, e, clientEra, started, request.body);
       }
       // In its own era whenever the upstream speaks it (legacy → dual and modern → dual included): a gateway must
       // never make a working pairing fail. Translation only where the upstream lacks the client's era, and the
@@ -422,6 +486,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       // modern client sends over HTTP.
       if (req.id === undefined) return reply.code(202).send();
 
+      const traced = traceRequest(request, reply, 'modern-face', 'modern', route.name);
       const { principal, authorization } = identityOf(request);
       const caller: CallerContext = {
         principal,
@@ -429,6 +494,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         ...(authorization ? { authorization } : {}),
         ...(req.envelope.clientInfo ? { clientInfo: req.envelope.clientInfo } : {}),
         ...(req.envelope.logLevel ? { logLevel: req.envelope.logLevel } : {}),
+        ...(traced ? { trace: traced.carrier } : {}),
       };
       const channel = new ResponseChannel(reply, accept.includes('text/event-stream') || accept.includes('*/*'), opts.keepAliveMs);
       // Only what may outlive the client's patience (an upstream call, a listen stream) is stopped when it goes away;
@@ -446,6 +512,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         const done = await dispatch(route, req, caller, channel, aborter?.signal);
         outcome = done.outcome;
         taskId ??= done.taskId;
+        if (traced && done.errorCode !== undefined) annotateTrace(traced, { errorCode: done.errorCode });
       } catch (e) {
         const edge = exceptionToEdge(e);
         // An upstream that stopped answering, or refuses our era, may be down or replaced: learn it anew (at once;
@@ -453,21 +520,25 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         if (e instanceof UpstreamUnavailableError || e instanceof UpstreamTimeoutError) availability.suspect(true);
         else if (e instanceof UpstreamHttpError) availability.suspect(e.status >= 500);
         outcome = `error ${edge.error.code}`;
+        noteFailure(request, e);
+        if (traced) annotateTrace(traced, { errorCode: edge.error.code, errorMessage: edge.error.message });
         if (edge.fault) request.log.error({ err: e, method: req.method, upstream: route.name }, 'request failed');
         if (aborter?.signal.aborted) channel.abandon();
         else channel.error(req.id, edge.error, edge.status, edge.retryAfterSeconds);
       } finally {
         if (aborter) reply.raw.off('close', onClose);
         if (aborter?.signal.aborted) outcome = 'client closed';
+        if (traced && taskId) annotateTrace(traced, { taskId });
         if (infoEnabled(request)) {
-          request.log.info({ method: req.method, era: 'modern', upstream: route.name, ...(taskId ? { taskId } : {}), outcome, ms: Date.now() - started }, 'mcp request');
+          request.log.info({ method: req.method, era: 'modern', upstream: route.name, ...(taskId ? { taskId } : {}), outcome, ms: Date.now() - started, ...(traced ? { traceId: traced.traceId } : {}) }, 'mcp request');
         }
+        recordRequest(request, { upstream: route.name, method: req.method, clientEra: 'modern', upstreamEra: route.upstream.era, mode: 'gateway', outcome, ms: Date.now() - started });
       }
       return reply;
     }
 
     /** Serves one validated request; returns what the operator log says about it. */
-    async function dispatch(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, channel: ResponseChannel, stopSignal: AbortSignal | undefined): Promise<{ outcome: string; taskId?: string }> {
+    async function dispatch(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, channel: ResponseChannel, stopSignal: AbortSignal | undefined): Promise<{ outcome: string; taskId?: string; errorCode?: number }> {
       const id = req.id as string | number;
       switch (req.policy.kind) {
         case 'discover': {
@@ -485,7 +556,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           const outcome = (await bridge.relay(route, req, caller, hooks)) ?? (await runRequest(runtime, bridge, route, req, caller, hooks));
           if (outcome.kind === 'error') {
             channel.error(id, outcome.error, upstreamErrorStatus(outcome.error));
-            return { outcome: `upstream error ${outcome.error.code}` };
+            return { outcome: `upstream error ${outcome.error.code}`, errorCode: outcome.error.code };
           }
           channel.result(id, outcome.result);
           const created = outcome.result.resultType === 'task' && typeof outcome.result.taskId === 'string' ? { taskId: outcome.result.taskId } : {};
@@ -532,4 +603,9 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       }
     }
   });
+  return {
+    get listenStreams() {
+      return listenStreams;
+    },
+  };
 }

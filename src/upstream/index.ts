@@ -44,3 +44,12 @@ export { ModernUpstreamClient, type ModernClientOptions } from './modern-client.
 export { ModernUpstreamTask } from './modern-task.js';
 export { StdioHost, describeExit, type StdioHostOptions, type StdioHostStatus } from './stdio-host.js';
 export { childEnv, INHERITED_ENV, type ChildExit, type ChildState, type RestartPolicy } from './stdio-child.js';
+export {
+  annotateTrace,
+  endHttpSpan,
+  startClientTrace,
+  startServerTrace,
+  type ClientTrace,
+  type RequestTrace,
+  type RequestTraceAttributes,
+} from './tracing.js';
