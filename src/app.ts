@@ -7,7 +7,7 @@ import { Authenticator, buildEdge, createAuditLog, GatewayMetrics, hostPolicy, t
 import { MemoryTaskStore, observeStore, RedisTaskStore, type TaskStore } from './store/index.js';
 import { InstanceBus, mintInstanceId, MrtrBridge, NO_AUDIT, NO_TASK_METRICS, Sealer, TaskRuntime, teeAudit, type AuditLog, type TaskPolicy } from './tasks/index.js';
 import { globToRegExp, NO_LOG, type LayerLogger } from './translate/index.js';
-import { LegacyUpstreamClient, ModernUpstreamClient, upstreamAvailability, type UpstreamClient } from './upstream/index.js';
+import { LegacyUpstreamClient, ModernUpstreamClient, StdioHost, upstreamAvailability, type StdioHostStatus, type UpstreamClient } from './upstream/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 
 // The package's public entry (index.ts) reaches the configuration through the composition root, which owns it: a
@@ -38,7 +38,15 @@ export interface GatewayDeps {
 /** A built gateway: the Fastify app (not listening) and an idempotent, ordered close. */
 export interface Gateway {
   app: FastifyInstance;
+  /** The supervised processes of stdio upstreams, by upstream name: their state, restarts, and a change listener. */
+  upstreamProcesses: ReadonlyMap<string, UpstreamProcess>;
   close(): Promise<void>;
+}
+
+/** What others may watch of an stdio upstream's process (never its private URL). */
+export interface UpstreamProcess extends StdioHostStatus {
+  /** Calls `listener` on every state change; returns the unsubscribe. */
+  onChange(listener: (s: StdioHostStatus) => void): () => void;
 }
 
 /** Default logger: pino at info, with credentials redacted should a header ever be logged. */
@@ -82,6 +90,17 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     if (ownStore) await store.close();
     throw e;
   }
+  // stdio upstreams: each child is served at a private loopback URL, so that everything below treats it as HTTP.
+  let hosts: Map<string, StdioHost>;
+  try {
+    hosts = await startStdioHosts(config, upstreamLog);
+  } catch (e) {
+    await bus.close();
+    if (ownStore) await store.close();
+    throw e;
+  }
+  const closeHosts = (): Promise<unknown> => Promise.all([...hosts.values()].map((h) => h.close()));
+  const urlOf = (u: GatewayConfig['upstreams'][number]): string => u.url ?? (hosts.get(u.name) as StdioHost).url;
   // One sealer for the runtime and the bridge: what one instance seals, every instance opens.
   const sealer = new Sealer(stateKey);
   const inputBounds = { maxRequestsPerRound: config.input.maxRequestsPerRound, maxRounds: config.input.maxRoundsPerTask };
@@ -121,7 +140,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     auth: authenticators[i] as Authenticator,
     modernUpstream: new ModernUpstreamClient({
       name: u.name,
-      url: u.url,
+      url: urlOf(u),
       staticHeaders: { ...u.headers },
       timeoutMs: u.timeoutMs,
       clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },
@@ -129,7 +148,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     }),
     availability: upstreamAvailability({
       name: u.name,
-      url: u.url,
+      url: urlOf(u),
       headers: u.headers,
       era: u.era,
       probeTimeoutMs: Math.min(u.probeTimeoutMs, u.timeoutMs),
@@ -137,12 +156,12 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     }),
     route: {
       name: u.name,
-      url: u.url,
+      url: urlOf(u),
       staticHeaders: { ...u.headers },
       timeoutMs: u.timeoutMs,
       cache: { ttlMs: u.cache.ttlMs, scope: u.cache.scope },
       rules: rulesOf(u),
-      upstream: upstreamClient(u, config, upstreamLog),
+      upstream: upstreamClient(u, urlOf(u), config, upstreamLog),
     },
   }));
   // Tasks created on another instance are taken over against their route by name; then this runtime joins the others.
@@ -156,6 +175,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
   } catch (e) {
     await runtime.close();
     await bus.close();
+    await closeHosts();
     if (ownStore) await store.close();
     throw e;
   }
@@ -194,6 +214,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
   let closing: Promise<void> | undefined;
   return {
     app,
+    upstreamProcesses: hosts,
     close() {
       // Ordered: stop accepting → cancel held calls → close upstream sessions.
       closing ??= (async () => {
@@ -204,6 +225,8 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
         await runtime.close();
         await bus.close();
         await Promise.all(routes.flatMap((r) => [r.route.upstream.close(), r.modernUpstream.close()]));
+        // The children last: the sessions above were closed against them.
+        await closeHosts();
         if (ownStore) await store.close();
         metrics?.close();
       })();
@@ -250,9 +273,9 @@ function authenticatorOf(u: GatewayConfig['upstreams'][number], key: Uint8Array,
 }
 
 /** The client of one configured upstream: the one place that picks an implementation of the upstream seam. */
-function upstreamClient(u: GatewayConfig['upstreams'][number], config: Readonly<GatewayConfig>, log: LayerLogger): UpstreamClient {
+function upstreamClient(u: GatewayConfig['upstreams'][number], url: string, config: Readonly<GatewayConfig>, log: LayerLogger): UpstreamClient {
   return new LegacyUpstreamClient(u.name, {
-    url: u.url,
+    url,
     staticHeaders: { ...u.headers },
     timeoutMs: u.timeoutMs,
     max: config.sessions.maxPerUpstream,
@@ -263,6 +286,24 @@ function upstreamClient(u: GatewayConfig['upstreams'][number], config: Readonly<
     clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },
     log,
   });
+}
+
+/**
+ * The hosts of the stdio upstreams (README § Deployment › stdio upstreams), started. A command that cannot start is
+ * no error here: the host logs it, retries with backoff and answers 503 meanwhile, so the other upstreams still serve.
+ */
+async function startStdioHosts(config: Readonly<GatewayConfig>, log: LayerLogger): Promise<Map<string, StdioHost>> {
+  const hosts = new Map<string, StdioHost>();
+  try {
+    for (const u of config.upstreams) {
+      if (!u.command) continue;
+      hosts.set(u.name, await StdioHost.start({ name: u.name, command: u.command, env: u.env, ...(u.cwd ? { cwd: u.cwd } : {}), restart: u.restart, log }));
+    }
+  } catch (e) {
+    await Promise.all([...hosts.values()].map((h) => h.close()));
+    throw e;
+  }
+  return hosts;
 }
 
 /** The deployment's shared secret: `secret.value`, else the variable `secret.env` names. */

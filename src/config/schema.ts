@@ -56,6 +56,11 @@ export const DEFAULTS = {
   authMode: 'bearer' as const,
   noAuthMaxTtlMs: 600_000,
   jwtClockToleranceSec: 30,
+  /** First wait before an stdio upstream's process is restarted. */
+  restartInitialDelayMs: 100,
+  restartMaxDelayMs: 30_000,
+  /** An stdio process up this long counts as healthy: the next restart waits `restartInitialDelayMs` again. */
+  restartResetAfterMs: 60_000,
   metricsEnabled: true,
   metricsPath: '/metrics',
   /** Prom-client's process metrics (CPU, memory, event loop lag, GC) beside the gateway's own. */
@@ -212,7 +217,32 @@ export const ANONYMOUS_SESSION_SCOPES = ['request', 'shared'] as const;
 export const UpstreamSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only'),
   path: z.string().regex(/^\/[A-Za-z0-9._~\/-]*$/, 'an absolute URL path such as /mcp').default(DEFAULTS.path),
-  url: z.url({ protocol: /^https?$/ }),
+  /** An HTTP upstream's MCP endpoint. Exactly one of `url` and `command`. */
+  url: z.url({ protocol: /^https?$/ }).optional(),
+  /**
+   * An stdio upstream: the program and its arguments (no shell), spawned and supervised by each gateway instance
+   * (README § Deployment › stdio upstreams). Exactly one of `url` and `command`.
+   */
+  command: z.array(z.string().min(1)).min(1).optional(),
+  /**
+   * Environment of an stdio upstream's process, set over the few variables it inherits from the gateway (PATH, HOME,
+   * USER, LANG, TZ, TMPDIR and the like); nothing else of the gateway's environment (its secrets) reaches the child.
+   */
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string()).default({}),
+  /** Working directory of an stdio upstream's process (default: the gateway's). */
+  cwd: z.string().min(1).optional(),
+  /**
+   * Restart of an stdio upstream's process after it exits: waits from `initialDelayMs`, doubled after each failed
+   * start up to `maxDelayMs`, back to `initialDelayMs` once a process stayed up `resetAfterMs`.
+   */
+  restart: z
+    .strictObject({
+      initialDelayMs: positiveInt.default(DEFAULTS.restartInitialDelayMs),
+      maxDelayMs: positiveInt.default(DEFAULTS.restartMaxDelayMs),
+      resetAfterMs: positiveInt.default(DEFAULTS.restartResetAfterMs),
+    })
+    .refine((r) => r.initialDelayMs <= r.maxDelayMs, { path: ['initialDelayMs'], message: 'initialDelayMs must not exceed maxDelayMs' })
+    .default({ initialDelayMs: DEFAULTS.restartInitialDelayMs, maxDelayMs: DEFAULTS.restartMaxDelayMs, resetAfterMs: DEFAULTS.restartResetAfterMs }),
   headers: z.record(z.string().regex(headerName, 'an HTTP header name'), z.string()).default({}),
   timeoutMs: positiveInt.default(DEFAULTS.upstreamTimeoutMs),
   era: z.enum(UPSTREAM_ERAS).default(DEFAULTS.era),
@@ -237,6 +267,9 @@ export const UpstreamSchema = z.strictObject({
       anonymousScope: z.enum(ANONYMOUS_SESSION_SCOPES).default(DEFAULTS.anonymousSessionScope),
     })
     .default({ scope: DEFAULTS.sessionScope, anonymousScope: DEFAULTS.anonymousSessionScope }),
+}).refine((u) => (u.url === undefined) !== (u.command === undefined), {
+  message: 'give exactly one of url (an HTTP upstream) and command (an stdio upstream)',
+  path: ['url'],
 });
 
 /** The whole configuration file. */

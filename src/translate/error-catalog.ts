@@ -161,6 +161,11 @@ export const ERROR_CATALOG = {
   GW_UPSTREAM_BUSY: { rpc: ErrorCode.InternalError, status: 503, message: 'Gateway busy: %s' },
   // An upstream answer the gateway will not handle (nested too deep, too large); the exchange is dropped.
   GW_UPSTREAM_BAD_MESSAGE: { rpc: ErrorCode.InternalError, status: 502, message: 'Upstream sent an unusable message: %s' },
+  // A stdio upstream's process ended (exit code or signal, or why it could not start) while the call was in flight;
+  // the gateway restarts it (2025-11-25 and 2026-07-28 basic/transports/stdio: the child is the whole server).
+  GW_UPSTREAM_PROCESS_EXITED: { rpc: ErrorCode.InternalError, status: 502, message: 'Upstream process %s exited (%s); it is being restarted' },
+  // A request a stdio upstream sent that names no call the gateway can tie it to (stdio carries no request context).
+  GW_UPSTREAM_REQUEST_UNATTRIBUTED: { rpc: ErrorCode.InternalError, status: 502, message: 'Cannot tie %s to a call: %s' },
 
   // ── Per-principal shares: one caller cannot take a shared resource from the others; checked before any upstream call ──
   GW_PRINCIPAL_SHARE_EXHAUSTED: {

@@ -21,7 +21,7 @@ import {
   type LayerLogger,
   type UpstreamIdentity,
 } from '../translate/index.js';
-import { fetchFailure, UpstreamTimeoutError } from './errors.js';
+import { fetchFailure, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
 import { exchange, type UpstreamResponse } from './http.js';
 
 /** What the probe learned; callers keep it so that they need not ask the upstream again. */
@@ -168,6 +168,12 @@ async function ask(
     });
   } catch (cause) {
     throw fetchFailure(cause, signal, timeout);
+  }
+  if (res.status === 503) {
+    // Temporarily unavailable (RFC 9110 §15.6.4; an stdio upstream whose process is restarting): no answer about
+    // eras, so the probe fails and is retried, rather than learning that the upstream speaks neither.
+    await res.discard();
+    throw new UpstreamUnavailableError('upstream answered HTTP 503');
   }
   const sessionId = res.header('mcp-session-id');
   let message: unknown;
