@@ -9,6 +9,7 @@ import { checkHostOrigin, type HostPolicy } from './host-check.js';
 import { LegacyFace } from './legacy-face.js';
 import type { SessionStore } from './legacy-face-sessions.js';
 import { registerMcpEndpoint, runRequest } from './mcp-endpoint.js';
+import { registerPassthroughPaths, type PassthroughUpstream } from './passthrough-paths.js';
 import { keepRawBody } from './raw-body.js';
 
 /** One upstream as the edge mounts it. */
@@ -62,6 +63,8 @@ export interface EdgeOptions {
   /** Where those sessions are shared with the other instances (the task store); absent: this instance alone. */
   sessionStore?: SessionStore;
   endpoints: EdgeEndpoint[];
+  /** Non-MCP paths passed through to HTTP upstreams (OAuth discovery, configured paths); absent: none. */
+  passthrough?: readonly PassthroughUpstream[];
   version: string;
 }
 
@@ -310,6 +313,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       sessionIdleMs: opts.clientSessions.idleMs,
     });
   }
+  await registerPassthroughPaths(app, opts.passthrough ?? [], { bodyLimitBytes: opts.bodyLimitBytes });
   return app;
 }
 
