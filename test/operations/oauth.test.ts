@@ -3,6 +3,7 @@
 // on the pass-through and the translated paths, and a client completes the upstream's authorization through the
 // gateway. Real parts only: the OAuth fixture (a real MCP fixture behind a bearer check), real gateways on loopback.
 import { get as httpGet } from 'node:http';
+import { Writable } from 'node:stream';
 import t, { type Test } from 'tap';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -18,8 +19,14 @@ interface Running {
   close(): Promise<void>;
 }
 
-async function startGateway(upstreams: Array<Record<string, unknown>>, server: Record<string, unknown> = {}): Promise<Running> {
-  const gateway = await buildGateway(parseConfig({ server: { port: 0, ...server }, upstreams }), { logger: false });
+async function startGateway(upstreams: Array<Record<string, unknown>>, server: Record<string, unknown> = {}, logs?: string[]): Promise<Running> {
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      logs?.push(...String(chunk).split('\n').filter((l) => l.trim() !== ''));
+      done();
+    },
+  });
+  const gateway = await buildGateway(parseConfig({ server: { port: 0, ...server }, upstreams }), { logger: logs ? { level: 'debug', stream } : false });
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const addr = gateway.app.server.address();
   const origin = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -351,4 +358,19 @@ t.test('with two upstreams the root documents are nobody\'s unless one claims th
   ]);
   t.teardown(() => claimed.close());
   t.equal((await jsonOf(`${claimed.origin}/.well-known/oauth-protected-resource`)).resource, 'http://two.example', 'the claimant answers');
+});
+
+t.test('an upstream that refuses the era probe is named in the log; tokens never are', async (t) => {
+  const up = await fixture(t, 'modern');
+  const logs: string[] = [];
+  const gw = await startGateway([{ name: 'oauth', path: '/mcp', url: up.url }], {}, logs);
+  t.teardown(() => gw.close());
+  const token = `Bearer ${up.issue('profile')}`;
+  const res = await legacyInitialize(`${gw.origin}/mcp`, { authorization: token });
+  t.equal(res.status, 403, "the upstream's refusal");
+  await res.text();
+  const warned = logs.map((l) => JSON.parse(l)).find((l) => String(l.msg).startsWith('the upstream refused the era probe'));
+  t.ok(warned, 'the probe refusal is logged, naming what to do');
+  t.match(warned?.msg, /pin upstreams\[\]\.era/);
+  t.notOk(logs.some((l) => l.includes(token.slice(7))), 'the token is in no log line');
 });
