@@ -489,6 +489,10 @@ function checkPassthrough(upstreams: ReadonlyArray<z.infer<typeof UpstreamSchema
   ];
   const seen: Array<[PathClaim, string]> = [];
   upstreams.forEach((u, i) => {
+    // Only an HTTP upstream has an origin to pass paths to (a `command` one speaks over stdio).
+    if (u.url === undefined && (u.passthrough.paths.length > 0 || u.passthrough.wellKnownRoot === true)) {
+      ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'passthrough'], message: 'passthrough needs an upstream with a url' });
+    }
     u.passthrough.paths.forEach((p, j) => {
       const at = ['upstreams', i, 'passthrough', 'paths', j];
       const claim = claimOf(p);

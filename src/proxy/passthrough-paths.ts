@@ -67,10 +67,12 @@ export function passthroughRoutes(u: PassthroughUpstream): PassthroughRoute[] {
 
 /** A failed pass-through as the client gets it: the catalog's JSON error, never an empty or HTML 500. */
 function upstreamFailed(reply: FastifyReply, name: string, error: unknown): void {
-  const why = error as { statusCode?: number; code?: string };
+  const why = error as { statusCode?: number; code?: string; cause?: { code?: unknown } };
+  // The socket's own code (ECONNREFUSED, …) says more than reply-from's wrapper; never the upstream's address.
+  const code = typeof why.cause?.code === 'string' ? why.cause.code : why.code;
   const e = why.statusCode === 504
     ? new UpstreamTimeoutError('upstream did not answer in time', { cause: error })
-    : new UpstreamUnavailableError(`upstream ${name} did not answer${why.code ? ` (${why.code})` : ''}`, { cause: error });
+    : new UpstreamUnavailableError(`upstream ${name} did not answer${code ? ` (${code})` : ''}`, { cause: error });
   reply.log.warn({ upstream: name, err: error }, 'pass-through path: upstream failed');
   const edge = exceptionToEdge(e);
   void reply.code(edge.status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id: null, error: edge.error }));

@@ -2,7 +2,8 @@
 // pass through unchanged, an upstream's 401/403 reaches clients of both eras with its WWW-Authenticate byte for byte
 // on the pass-through and the translated paths, and a client completes the upstream's authorization through the
 // gateway. Real parts only: the OAuth fixture (a real MCP fixture behind a bearer check), real gateways on loopback.
-import { get as httpGet } from 'node:http';
+import { createServer, get as httpGet, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import t, { type Test } from 'tap';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
@@ -177,9 +178,27 @@ t.test('a dead upstream gives the catalog error as JSON', async (t) => {
     const body = (await res.json()) as any;
     t.equal(body.id, null);
     t.equal(body.error.code, -32603);
-    t.match(body.error.message, /^Upstream unavailable: upstream gone did not answer/);
+    t.equal(body.error.message, 'Upstream unavailable: upstream gone did not answer (ECONNREFUSED)');
     t.notMatch(body.error.message, String(port), 'the internal address is not told');
   }
+});
+
+t.test('an upstream that does not answer within its timeoutMs gives the catalog timeout as JSON', async (t) => {
+  const held: ServerResponse[] = [];
+  const silent = createServer((_req, res) => void held.push(res));
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    silent.closeAllConnections();
+    return new Promise<void>((resolve) => silent.close(() => resolve()));
+  });
+  const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/mcp`;
+  const gw = await startGateway([{ name: 'silent', path: '/mcp', url, era: 'legacy', timeoutMs: 300, passthrough: { paths: ['/oauth/*'] } }]);
+  t.teardown(() => gw.close());
+  const res = await fetch(`${gw.origin}/.well-known/oauth-protected-resource/mcp`, { signal: AbortSignal.timeout(10_000) });
+  t.equal(res.status, 504);
+  t.match(res.headers.get('content-type'), /application\/json/);
+  t.same(await res.json(), { jsonrpc: '2.0', id: null, error: { code: -32603, message: 'Upstream timed out' } });
+  t.equal(held.length, 1, 'the upstream was asked once');
 });
 
 t.test('an upstream 401 reaches clients of both eras with its WWW-Authenticate unchanged', async (t) => {
