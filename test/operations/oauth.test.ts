@@ -240,19 +240,22 @@ t.test('an upstream 401 reaches clients of both eras with its WWW-Authenticate u
 });
 
 t.test('invalid_token and insufficient_scope reach translated clients as 401 and 403 with the challenge', async (t) => {
+  // A rule that wraps tools sends a legacy client through the legacy face even before a legacy upstream.
+  const wrapped = { tools: { '*': { task: 'auto', afterMs: 60_000 } } };
   const cases = [
-    ['legacy', 'modern client over legacy sessions'],
-    ['modern', 'legacy client through the legacy face'],
+    ['legacy', 'modern', 'modern client over legacy sessions', {}],
+    ['modern', 'legacy', 'legacy client through the legacy face', { era: 'modern' }],
+    ['legacy', 'legacy', 'legacy client through the legacy face over legacy sessions (wrapped tools)', wrapped],
   ] as const;
-  for (const [inner, what] of cases) {
+  for (const [inner, client, what, extra] of cases) {
     t.test(what, async (t) => {
       // A JSON-RPC error in the 401/403 body does not hide the status.
       const up = await fixture(t, inner, true);
-      const gw = await startGateway([{ name: 'oauth', path: '/mcp', url: up.url, ...(inner === 'modern' ? { era: 'modern' } : {}) }]);
+      const gw = await startGateway([{ name: 'oauth', path: '/mcp', url: up.url, ...extra }]);
       t.teardown(() => gw.close());
       const url = `${gw.origin}/mcp`;
       const send = async (authorization: string) => {
-        if (inner === 'legacy') {
+        if (client === 'modern') {
           const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'test_simple_text', authorization }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'test_simple_text', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' } } } }) });
           return { status: r.status, header: r.headers.get('www-authenticate'), body: (await r.json()) as any };
         }
@@ -264,7 +267,7 @@ t.test('invalid_token and insufficient_scope reach translated clients as 401 and
       t.equal(invalid.status, 401);
       t.equal(invalid.header, directInvalid, 'invalid_token challenge unchanged');
       t.match(invalid.header, /error="invalid_token"/);
-      t.equal(invalid.body.id, inner === 'legacy' ? 9 : 7);
+      t.equal(invalid.body.id, client === 'modern' ? 9 : 7);
 
       const weak = `Bearer ${up.issue('profile')}`;
       const directWeak = (await legacyInitialize(up.url, { authorization: weak })).headers.get('www-authenticate');
