@@ -10,6 +10,10 @@ import { globToRegExp, NO_LOG, type LayerLogger } from './translate/index.js';
 import { LegacyUpstreamClient, ModernUpstreamClient, upstreamAvailability, type UpstreamClient } from './upstream/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 
+// The package's public entry (index.ts) reaches the configuration through the composition root, which owns it: a
+// library user parses a configuration exactly as the command line does, then builds the gateway from it.
+export { ConfigError, DEFAULTS, loadConfigFile, parseConfig, type AuthConfig, type ConfigOverrides, type GatewayConfig, type ToolRule, type UpstreamConfig } from './config/index.js';
+
 /** Optional collaborators (tests pass a logger or a fixed key). */
 export interface GatewayDeps {
   logger?: FastifyServerOptions['logger'];

@@ -37,7 +37,8 @@ Usage: mcp-tasks-gateway [options]
 Options:
   -c, --config FILE   configuration file (YAML or JSON); see config/gateway.example.yaml
   -u, --upstream URL  one Streamable HTTP upstream, mounted at /mcp (replaces the file's upstreams)
-      --host HOST     listen address (default ${DEFAULTS.host})
+      --host HOST     listen address (default ${DEFAULTS.host}); 0.0.0.0 listens on every interface, and then
+                      the Host/Origin checks admit anything unless server.allowedHosts is set
   -p, --port PORT     listen port (default ${DEFAULTS.port}; 0 picks a free port)
       --demo          after starting, run the bundled modern demo client against the gateway once
                       (logs only warnings then, unless LOG_LEVEL is set)
@@ -56,7 +57,7 @@ Environment:
                              gives no store.url (store.urlEnv names another variable)
 
 Several instances share tasks, MRTR rounds and legacy sessions through one Redis: see
-config/gateway.redis.example.yaml and the README's "Several instances (Redis)".
+config/gateway.redis.example.yaml and the README's "Deployment" (Several instances behind a load balancer).
 `;
 
 async function main(argv: string[]): Promise<number> {

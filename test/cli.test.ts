@@ -1,9 +1,10 @@
 // The command line: --help, configuration errors, the embedded default (bundled demo upstream), shutdown.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { DEFAULTS } from '../src/config/index.js';
 import { post } from './helpers/modern.js';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -73,3 +74,35 @@ t.test('with no upstream it serves the bundled demo upstream, and stops on SIGTE
   p.child.kill('SIGTERM');
   t.equal(await p.exited, 0);
 });
+
+t.test('--help names exactly the flags the CLI parses, each with its short form and its value', async (t) => {
+  // The parser's option table, read from the source (cli.ts runs when imported, so it cannot be imported here).
+  const source = await readFile(cli, 'utf8');
+  const table = /parseArgs\(\{[^]*?options: \{([^]*?)\n\s*\},\n\s*strict/.exec(source)?.[1] ?? '';
+  const parsed = [...table.matchAll(/^\s*['"]?([\w-]+)['"]?: \{ type: '(string|boolean)'(?:, short: '(\w)')? \}/gm)].map((m) => ({ long: m[1], short: m[3], value: m[2] === 'string' }));
+  t.ok(parsed.length >= 7, `the option table is read (${parsed.map((o) => o.long).join(', ')})`);
+  const p = runCli(['--help']);
+  t.equal(await p.exited, 0);
+  const options = /\nOptions:\n([^]*?)\n\n/.exec(p.out())?.[1] ?? '';
+  const documented = [...options.matchAll(/^\s+(?:-(\w), )?--([\w-]+)( [A-Z]+)?/gm)].map((m) => ({ long: m[2], short: m[1], value: m[3] !== undefined }));
+  const byName = (list: typeof parsed) => [...list].sort((a, b) => String(a.long).localeCompare(String(b.long)));
+  t.same(byName(documented), byName(parsed), 'every parsed flag is in --help (short form and value included), and --help lists no other');
+
+  // The environment: every variable the sources read by name, and the defaults of the configurable ones.
+  const read = new Set<string>([DEFAULTS.secretEnv, DEFAULTS.redisUrlEnv]);
+  for (const file of await srcFiles(join(root, 'src'))) {
+    for (const m of (await readFile(file, 'utf8')).matchAll(/process\.env\.([A-Z][A-Z0-9_]*)/g)) read.add(m[1] as string);
+  }
+  const environment = /\nEnvironment:\n([^]*?)\n\n/.exec(p.out())?.[1] ?? '';
+  const listed = [...environment.matchAll(/^ {2}([A-Z][A-Z0-9_]*)\s/gm)].map((m) => m[1]);
+  t.same(listed.sort(), [...read].sort(), 'the Environment section lists exactly the variables the gateway reads');
+});
+
+async function srcFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    if (e.isDirectory()) out.push(...(await srcFiles(join(dir, e.name))));
+    else if (e.name.endsWith('.ts')) out.push(join(dir, e.name));
+  }
+  return out;
+}

@@ -69,6 +69,8 @@ const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
 const OWNED_PACKAGES: ReadonlyArray<[test: (pkg: string) => boolean, owner: Layer, label: string]> = [
   [(p) => p === 'lru-cache' || p === 'ioredis', 'store', 'lru-cache/ioredis'],
   [(p) => p === '@modelcontextprotocol/client', 'upstream', '@modelcontextprotocol/client'],
+  // Spans and trace context: upstream/tracing.ts alone (the edge opens its spans through it).
+  [(p) => p.startsWith('@opentelemetry/'), 'upstream', '@opentelemetry/*'],
   // Authentication is the edge's job: JWT verification lives in proxy/ alone.
   [(p) => p === 'jose', 'proxy', 'jose'],
   [

@@ -64,10 +64,11 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   type RequestId,
+  type TraceCarrier,
   Tally,
 } from '../translate/index.js';
 import { NO_AUDIT, wrapsTools, type AuditLog, type CallerContext, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
-import type { UpstreamCall, UpstreamCaller, UpstreamListen } from '../upstream/index.js';
+import { annotateTrace, type RequestTrace, type UpstreamCall, type UpstreamCaller, type UpstreamListen } from '../upstream/index.js';
 import { channelError, edgeHeaders, exceptionToEdge, inBandError, refuse, refuseWith } from './errors.js';
 import { LegacyFaceTasks, legacyTaskSupport } from './legacy-face-tasks.js';
 import { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionStore } from './legacy-face-sessions.js';
@@ -373,7 +374,7 @@ export class LegacyFace {
   }
 
   /** Serves one POST: `initialize`, a request, a notification or a response of the client. */
-  async post(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  async post(request: FastifyRequest, reply: FastifyReply, traced?: RequestTrace): Promise<FastifyReply> {
     const body = request.body;
     this.log ??= request.log;
     // Who the caller is, as the endpoint's authentication hook found it (and the credential to forward, if any).
@@ -420,10 +421,11 @@ export class LegacyFace {
     // The operator line names the task of task traffic (README: logs); a created task's id is learned on the way.
     const logged: { taskId?: string } = isObject(body.params) && typeof body.params.taskId === 'string' ? { taskId: body.params.taskId } : {};
     try {
-      outcome = await this.serve(request, reply, s, body, logged);
+      outcome = await this.serve(request, reply, s, body, logged, traced?.carrier);
     } finally {
       release();
-      if (logs) request.log.info({ method: body.method, era: 'legacy-face', upstream: s.route.name, ...logged, outcome, ms: Date.now() - started }, 'mcp request');
+      if (traced) annotateTrace(traced, { ...logged, ...errorCodeOf(outcome) });
+      if (logs) request.log.info({ method: body.method, era: 'legacy-face', upstream: s.route.name, ...logged, outcome, ms: Date.now() - started, ...(traced ? { traceId: traced.traceId } : {}) }, 'mcp request');
     }
     return reply;
   }
@@ -716,9 +718,10 @@ export class LegacyFace {
       .send({ jsonrpc: '2.0', id: body.id, result });
   }
 
-  private callerOf(s: FaceSession): UpstreamCaller {
+  private callerOf(s: FaceSession, trace?: TraceCarrier): UpstreamCaller {
     // Built once per session (not per request): nothing downstream changes a caller, and its parts change only with
-    // the log level.
+    // the log level. A request's trace context is its own (a copy, only for a traced request).
+    if (trace) return { ...this.callerOf(s), trace };
     return (s.caller ??= {
       principal: s.principal,
       capabilities: s.capabilities,
@@ -732,12 +735,13 @@ export class LegacyFace {
    * The session as the runtime's caller: its principal, and the session itself when it has no identity (its tasks
    * are then its own, 2025-11-25 basic/utilities/tasks §Security Considerations).
    */
-  private contextOf(s: FaceSession): CallerContext {
+  private contextOf(s: FaceSession, trace?: TraceCarrier): CallerContext {
+    if (trace) return { ...this.contextOf(s), trace };
     return (s.context ??= { ...this.callerOf(s), principal: s.principal, ...(s.principal === ANONYMOUS ? { session: s.id } : {}) });
   }
 
   /** Serves one client request; returns what the operator log says about it. */
-  private async serve(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, logged: { taskId?: string }): Promise<string> {
+  private async serve(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, logged: { taskId?: string }, trace: TraceCarrier | undefined): Promise<string> {
     const params: JsonObject = isObject(req.params) ? req.params : {};
     switch (req.method) {
       case 'ping':
@@ -777,12 +781,12 @@ export class LegacyFace {
       case 'tools/call':
         // 2025-11-25 basic/utilities/tasks §Behavior Requirements #1: a receiver that did not declare task support
         // processes the request normally and ignores `task`.
-        if (s.tasks && isObject(params.task)) return this.createTask(request, reply, s, req, params, logged);
-        return this.forward(request, reply, s, req);
+        if (s.tasks && isObject(params.task)) return this.createTask(request, reply, s, req, params, logged, trace);
+        return this.forward(request, reply, s, req, trace);
       default:
         if (NOT_SERVED.has(req.method) || (TASK_METHODS.has(req.method) && !s.tasks)) return failInBand(reply, req.id, inBandError('GW_METHOD_NOT_SERVED', { args: [req.method] }));
-        if (TASK_METHODS.has(req.method)) return this.serveTask(request, reply, s, req, params);
-        return this.forward(request, reply, s, req);
+        if (TASK_METHODS.has(req.method)) return this.serveTask(request, reply, s, req, params, trace);
+        return this.forward(request, reply, s, req, trace);
     }
   }
 
@@ -794,6 +798,7 @@ export class LegacyFace {
     req: JsonRpcRequest,
     params: JsonObject,
     logged: { taskId?: string },
+    trace: TraceCarrier | undefined,
   ): Promise<string> {
     const { task, ...rest } = params;
     const aborter = new AbortController();
@@ -802,7 +807,7 @@ export class LegacyFace {
     };
     reply.raw.on('close', onClose);
     try {
-      const created = await this.tasks.create(s, s.route, this.contextOf(s), rest, isObject(task) ? task.ttl : undefined, aborter.signal);
+      const created = await this.tasks.create(s, s.route, this.contextOf(s, trace), rest, isObject(task) ? task.ttl : undefined, aborter.signal);
       if ('error' in created) return failInBand(reply, req.id, legacyError(created.error));
       logged.taskId = created.record.taskId;
       void reply.code(200).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: req.id, result: createTaskResultV1(created.record, created.meta) });
@@ -821,8 +826,9 @@ export class LegacyFace {
     s: FaceSession,
     req: JsonRpcRequest,
     params: JsonObject,
+    trace: TraceCarrier | undefined,
   ): Promise<string> {
-    const caller = this.contextOf(s);
+    const caller = this.contextOf(s, trace);
     const taskId = typeof params.taskId === 'string' ? params.taskId : undefined;
     if (req.method !== 'tasks/list' && taskId === undefined) return failInBand(reply, req.id, inBandError('GW_TASK_ID_REQUIRED'));
     try {
@@ -872,7 +878,7 @@ export class LegacyFace {
   }
 
   /** Forwards a request upstream and streams what its call produces back to the client. */
-  private forward(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest): Promise<string> {
+  private forward(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, trace: TraceCarrier | undefined): Promise<string> {
     // 2025-11-25 basic/transports says a disconnect is not a cancellation, but this face keeps no resumable streams:
     // nothing could reach the client any more, so the upstream work is stopped.
     return this.streamed(
@@ -885,8 +891,8 @@ export class LegacyFace {
         try {
           // A tools/call goes through the runtime: its rules apply, and a task the upstream insists on is hidden.
           call = req.method === 'tools/call'
-            ? await this.runtime.callToolPlain(s.route, modernParamsFromLegacy(isObject(req.params) ? req.params : {}) ?? {}, this.contextOf(s), signal)
-            : await s.route.upstream.call(this.callerOf(s), req.method, modernParamsFromLegacy(req.params), signal);
+            ? await this.runtime.callToolPlain(s.route, modernParamsFromLegacy(isObject(req.params) ? req.params : {}) ?? {}, this.contextOf(s, trace), signal)
+            : await s.route.upstream.call(this.callerOf(s, trace), req.method, modernParamsFromLegacy(req.params), signal);
           return await this.pump(s, req, key, call, channel, canStream, signal);
         } catch (e) {
           call?.cancel('gateway error');
@@ -1169,4 +1175,10 @@ export class TooManySessionsError extends GatewayError {
   constructor() {
     super('GW_TOO_MANY_SESSIONS');
   }
+}
+
+/** The JSON-RPC error code an operator-log outcome names (`error -32602`, `upstream error -32603`), for the span. */
+function errorCodeOf(outcome: string): { errorCode?: number } {
+  const m = /error (-?\d+)$/.exec(outcome);
+  return m ? { errorCode: Number(m[1]) } : {};
 }

@@ -14,6 +14,9 @@ import {
   ErrorCode,
   GatewayError,
   catalogAnswer,
+  extractTrace,
+  TRACEPARENT,
+  TRACESTATE,
   classifyEra,
   discoverResult,
   errorSummary,
@@ -31,7 +34,20 @@ import {
   Tally,
 } from '../translate/index.js';
 import { runListen, runtimeServesTools, wrapsTools, type CallerContext, type ForwardHooks, type MrtrBridge, type Outcome, type SharedValues, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
-import { UpstreamDownError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type UpstreamAvailability, type UpstreamEras } from '../upstream/index.js';
+import {
+  annotateTrace,
+  endHttpSpan,
+  startClientTrace,
+  startServerTrace,
+  UpstreamDownError,
+  UpstreamHttpError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+  type RequestTrace,
+  type RequestTraceAttributes,
+  type UpstreamAvailability,
+  type UpstreamEras,
+} from '../upstream/index.js';
 import { Authenticator, identityOf, registerAuth } from './auth.js';
 import { channelError, exceptionToEdge, failureToEdge, refuse, refuseWith, upstreamErrorStatus } from './errors.js';
 import type { LegacyFace } from './legacy-face.js';
@@ -119,6 +135,20 @@ export function runRequest(runtime: TaskRuntime, bridge: MrtrBridge, route: Upst
   return req.method === 'tools/call' ? runtime.callTool(route, req, caller, hooks) : bridge.forward(route, req, caller, hooks);
 }
 
+/**
+ * The trace of one request (README §Operations › Traces): its context read from `params._meta` or the
+ * `traceparent`/`tracestate` headers (strictly; a malformed value is ignored), its SERVER span opened when an SDK is
+ * registered and ended when the answer is done. `undefined` (nothing allocated) without an SDK or an incoming context.
+ */
+function traceRequest(request: FastifyRequest, reply: FastifyReply, path: RequestTraceAttributes['path'], clientEra: Era, upstream: string): RequestTrace | undefined {
+  const body = request.body;
+  const params = isObject(body) && isObject(body.params) ? body.params : undefined;
+  const t = startServerTrace(extractTrace(request.headers, params?._meta), isObject(body) && typeof body.method === 'string' ? body.method : request.method, params, { path, clientEra, upstream });
+  const span = t?.span;
+  if (span) reply.raw.once('close', () => endHttpSpan(span, reply.statusCode));
+  return t;
+}
+
 /** Registers the endpoint's routes in an encapsulated scope. */
 export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOptions): Promise<void> {
   const { route, modernRoute, bridge, runtime, availability } = opts;
@@ -152,6 +182,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
      * 404 here and never forwarded; an `initialize` answer that opens a session is recorded before the client sees it.
      */
     const passThrough = async (request: FastifyRequest, reply: FastifyReply, clientEra: Era): Promise<FastifyReply> => {
+      const traced = traceRequest(request, reply, 'pass-through', clientEra, route.name);
       const sid = header(request, 'mcp-session-id');
       let session: string | undefined;
       if (clientEra === 'legacy' && sid !== undefined) {
@@ -168,20 +199,26 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         session = sid as string;
       }
       const initializing = clientEra === 'legacy' && request.method === 'POST' && isObject(request.body) && request.body.method === 'initialize';
-      return forward(request, reply, clientEra, session, initializing);
+      return forward(request, reply, clientEra, session, initializing, traced);
     };
 
     /** 2025-11-25 basic/transports §Session Management: an unknown session is 404 (the client initializes again). */
     const sessionUnknown = (reply: FastifyReply, body: unknown): FastifyReply => refuse(reply, 'GW_SESSION_NOT_FOUND', requestIdOf(body));
 
-    const forward = (request: FastifyRequest, reply: FastifyReply, clientEra: Era, session: string | undefined, initializing: boolean) => {
+    const forward = (request: FastifyRequest, reply: FastifyReply, clientEra: Era, session: string | undefined, initializing: boolean, traced: RequestTrace | undefined) => {
       const started = Date.now();
       // The operator line, and the listener that writes it, only when info is logged.
       if (infoEnabled(request)) {
         reply.raw.once('finish', () => {
-          request.log.info({ method: request.method === 'POST' && isObject(request.body) ? request.body.method ?? 'response' : request.method, era: 'pass-through', upstream: route.name, status: reply.statusCode, ms: Date.now() - started }, 'mcp request');
+          request.log.info({ method: request.method === 'POST' && isObject(request.body) ? request.body.method ?? 'response' : request.method, era: 'pass-through', upstream: route.name, status: reply.statusCode, ms: Date.now() - started, ...(traced ? { traceId: traced.traceId } : {}) }, 'mcp request');
         });
       }
+      // The upstream exchange's own CLIENT span (with an SDK), ended with the answer; its context goes in the headers.
+      // The body goes as it came (byte for byte): a `_meta.traceparent` in it reaches the upstream as the client sent it.
+      const body = request.body;
+      const upstreamTrace = traced ? startClientTrace(traced.carrier, route.name, isObject(body) && typeof body.method === 'string' ? body.method : request.method, isObject(body) && isObject(body.params) ? body.params : undefined) : undefined;
+      const clientSpan = upstreamTrace?.span;
+      if (clientSpan) reply.raw.once('close', () => endHttpSpan(clientSpan, reply.statusCode));
       const text = rawBodyOf(request);
       return reply.from(upstreamUrl.pathname + upstreamUrl.search, {
         // The body as it arrived (not serialized again from the parsed object), with its own Content-Type.
@@ -193,6 +230,14 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           const out: Record<string, string | string[] | undefined> = { ...client, ...route.staticHeaders, host: upstreamUrl.host };
           // The client's Origin belongs to the gateway's origin check, not to the upstream's.
           delete out.origin;
+          // The trace context read at the edge, or none: a client's malformed value is not carried on.
+          delete out[TRACEPARENT];
+          delete out[TRACESTATE];
+          const carried = upstreamTrace?.carrier;
+          if (carried) {
+            out[TRACEPARENT] = carried.traceparent;
+            if (carried.tracestate !== undefined) out[TRACESTATE] = carried.tracestate;
+          }
           // 2026-07-28 has no sessions: a session id on a modern request would reach a dual-era upstream's legacy
           // sessions without the binding check above.
           if (clientEra === 'modern') delete out['mcp-session-id'];
@@ -285,13 +330,14 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
      */
     const legacyFace = (request: FastifyRequest, reply: FastifyReply) => {
       const face = opts.legacyFace;
+      const traced = face ? traceRequest(request, reply, 'legacy-face', 'legacy', route.name) : undefined;
       // The face's 502/504 say the upstream failed it (gone, restarted, or now refusing our era): learn it anew at
       // once, as the modern face does, so a dead upstream is remembered and a restarted one re-probed.
       if (face) {
         reply.raw.once('finish', () => {
           if (reply.statusCode === 502 || reply.statusCode === 504) availability.suspect(true);
         });
-        return request.method === 'GET' ? face.get(request, reply) : request.method === 'DELETE' ? face.delete(request, reply) : face.post(request, reply);
+        return request.method === 'GET' ? face.get(request, reply) : request.method === 'DELETE' ? face.delete(request, reply) : face.post(request, reply, traced);
       }
       // 2026-07-28 basic/transports/streamable-http: GET and DELETE are gone in the modern era; a modern upstream would
       // answer 405 itself.
@@ -422,6 +468,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       // modern client sends over HTTP.
       if (req.id === undefined) return reply.code(202).send();
 
+      const traced = traceRequest(request, reply, 'modern-face', 'modern', route.name);
       const { principal, authorization } = identityOf(request);
       const caller: CallerContext = {
         principal,
@@ -429,6 +476,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         ...(authorization ? { authorization } : {}),
         ...(req.envelope.clientInfo ? { clientInfo: req.envelope.clientInfo } : {}),
         ...(req.envelope.logLevel ? { logLevel: req.envelope.logLevel } : {}),
+        ...(traced ? { trace: traced.carrier } : {}),
       };
       const channel = new ResponseChannel(reply, accept.includes('text/event-stream') || accept.includes('*/*'), opts.keepAliveMs);
       // Only what may outlive the client's patience (an upstream call, a listen stream) is stopped when it goes away;
@@ -446,6 +494,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         const done = await dispatch(route, req, caller, channel, aborter?.signal);
         outcome = done.outcome;
         taskId ??= done.taskId;
+        if (traced && done.errorCode !== undefined) annotateTrace(traced, { errorCode: done.errorCode });
       } catch (e) {
         const edge = exceptionToEdge(e);
         // An upstream that stopped answering, or refuses our era, may be down or replaced: learn it anew (at once;
@@ -454,6 +503,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         if (e instanceof UpstreamUnavailableError || e instanceof UpstreamTimeoutError) availability.suspect(true);
         else if (e instanceof UpstreamHttpError && !e.refusedCredentials) availability.suspect(e.status >= 500);
         outcome = `error ${edge.error.code}`;
+        if (traced) annotateTrace(traced, { errorCode: edge.error.code, errorMessage: edge.error.message });
         if (edge.fault) request.log.error({ err: e, method: req.method, upstream: route.name }, 'request failed');
         if (aborter?.signal.aborted) channel.abandon();
         else {
@@ -464,15 +514,16 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       } finally {
         if (aborter) reply.raw.off('close', onClose);
         if (aborter?.signal.aborted) outcome = 'client closed';
+        if (traced && taskId) annotateTrace(traced, { taskId });
         if (infoEnabled(request)) {
-          request.log.info({ method: req.method, era: 'modern', upstream: route.name, ...(taskId ? { taskId } : {}), outcome, ms: Date.now() - started }, 'mcp request');
+          request.log.info({ method: req.method, era: 'modern', upstream: route.name, ...(taskId ? { taskId } : {}), outcome, ms: Date.now() - started, ...(traced ? { traceId: traced.traceId } : {}) }, 'mcp request');
         }
       }
       return reply;
     }
 
     /** Serves one validated request; returns what the operator log says about it. */
-    async function dispatch(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, channel: ResponseChannel, stopSignal: AbortSignal | undefined): Promise<{ outcome: string; taskId?: string }> {
+    async function dispatch(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, channel: ResponseChannel, stopSignal: AbortSignal | undefined): Promise<{ outcome: string; taskId?: string; errorCode?: number }> {
       const id = req.id as string | number;
       switch (req.policy.kind) {
         case 'discover': {
@@ -490,7 +541,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           const outcome = (await bridge.relay(route, req, caller, hooks)) ?? (await runRequest(runtime, bridge, route, req, caller, hooks));
           if (outcome.kind === 'error') {
             channel.error(id, outcome.error, upstreamErrorStatus(outcome.error));
-            return { outcome: `upstream error ${outcome.error.code}` };
+            return { outcome: `upstream error ${outcome.error.code}`, errorCode: outcome.error.code };
           }
           channel.result(id, outcome.result);
           const created = outcome.result.resultType === 'task' && typeof outcome.result.taskId === 'string' ? { taskId: outcome.result.taskId } : {};

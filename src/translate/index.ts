@@ -191,3 +191,18 @@ export {
 } from './error-catalog.js';
 export { jsonTooDeep } from './json-depth.js';
 export { Tally } from './tally.js';
+export {
+  extractTrace,
+  formatTraceparent,
+  MAX_TRACESTATE_LENGTH,
+  parseTraceparent,
+  readTracestate,
+  setTraceHeaders,
+  TRACEPARENT,
+  TRACESTATE,
+  withTraceMeta,
+  type IncomingTrace,
+  type TraceCarrier,
+  type TraceParent,
+  type TraceSource,
+} from './trace-context.js';

@@ -9,6 +9,7 @@ import { encodeHeaderValue } from './headers.js';
 import { isObject, type JsonObject, type JsonRpcNotification } from './jsonrpc.js';
 import type { InputRequest } from './input.js';
 import { methodPolicy } from './methods.js';
+import { TRACEPARENT, TRACESTATE, type TraceCarrier } from './trace-context.js';
 import type { UpstreamIdentity } from './results.js';
 
 /** The schema keyword that marks a tool argument to be mirrored into an `Mcp-Param-{Name}` header. */
@@ -162,12 +163,15 @@ export interface ModernEnvelope {
   capabilities: JsonObject;
   clientInfo: JsonObject;
   logLevel?: string;
+  /** The trace context the request carries (2026-07-28 basic §General fields › `_meta` › OpenTelemetry trace context). */
+  trace?: TraceCarrier;
 }
 
 /**
- * Params with the per-request envelope in `_meta`. The caller's other `_meta` keys (`progressToken`, trace
- * context, extension keys) are kept; the reserved envelope keys are always the gateway's, so that the body
- * agrees with the `MCP-Protocol-Version` header it sends.
+ * Params with the per-request envelope in `_meta`. The caller's other `_meta` keys (`progressToken`, `baggage`,
+ * extension keys) are kept; the reserved envelope keys are always the gateway's, so that the body agrees with the
+ * `MCP-Protocol-Version` header it sends, and so are `traceparent`/`tracestate`: the envelope's, or none (a client's
+ * own value was read at the edge, and a malformed one is not carried on).
  */
 export function withEnvelope(params: JsonObject | undefined, envelope: ModernEnvelope): JsonObject {
   const meta: JsonObject = isObject(params?._meta) ? { ...params._meta } : {};
@@ -176,6 +180,12 @@ export function withEnvelope(params: JsonObject | undefined, envelope: ModernEnv
   meta[META.clientCapabilities] = envelope.capabilities;
   meta[META.clientInfo] = envelope.clientInfo;
   if (envelope.logLevel !== undefined) meta[META.logLevel] = envelope.logLevel;
+  delete meta[TRACEPARENT];
+  delete meta[TRACESTATE];
+  if (envelope.trace !== undefined) {
+    meta[TRACEPARENT] = envelope.trace.traceparent;
+    if (envelope.trace.tracestate !== undefined) meta[TRACESTATE] = envelope.trace.tracestate;
+  }
   return { ...(params ?? {}), _meta: meta };
 }
 

@@ -1,5 +1,7 @@
 /** The event queue every `UpstreamCall` is built on, whatever produces its events. */
+import type { Span } from '@opentelemetry/api';
 import type { CallEvent } from './client.js';
+import { endClientSpan } from './tracing.js';
 
 /**
  * Events pushed by whatever reads the upstream, pulled by the consumer with `next()`/`nextUnless()`. The final
@@ -10,6 +12,8 @@ export abstract class QueuedCall {
   private readonly queue: CallEvent[] = [];
   private waiter: ((e: CallEvent) => void) | undefined;
   private terminal: CallEvent | undefined;
+  /** The call's CLIENT span (with an SDK only), ended with the final event. */
+  private span: Span | undefined;
 
   /** Whether the final event has been produced. */
   get finished(): boolean {
@@ -29,12 +33,23 @@ export abstract class QueuedCall {
   /** Called once, when the final event is pushed (before the consumer sees it). */
   protected onFinal(): void {}
 
+  /** Ends `span` with this call's final event (at once if it has already been produced). */
+  traceWith(span: Span | undefined): void {
+    if (span === undefined) return;
+    if (this.terminal) endClientSpan(span, this.terminal);
+    else this.span = span;
+  }
+
   /** Queues an event; nothing after the final one. */
   push(event: CallEvent): void {
     if (this.terminal) return;
     if (event.kind === 'response' || event.kind === 'failure' || event.kind === 'task') {
       this.terminal = event;
       this.onFinal();
+      if (this.span) {
+        endClientSpan(this.span, event);
+        this.span = undefined;
+      }
     }
     const w = this.waiter;
     if (w) {

@@ -21,6 +21,7 @@ import type {
   ListenFilter,
   RequestId,
   TaskSnapshot,
+  TraceCarrier,
   UpstreamIdentity,
 } from '../translate/index.js';
 
@@ -40,6 +41,13 @@ export interface UpstreamCaller {
   clientInfo?: JsonObject;
   /** The lowest log level the client wants (a modern upstream gets it as `io.modelcontextprotocol/logLevel`). */
   logLevel?: string;
+  /**
+   * The W3C trace context of the request this is made for (README §Operations › Traces): the request's SERVER span when
+   * an OpenTelemetry SDK is registered, else the client's own `traceparent` as it came. Each upstream call carries
+   * its own CLIENT span's (or, without an SDK, this one) in `traceparent`/`tracestate` headers and `params._meta`.
+   * Absent: no trace context goes upstream.
+   */
+  trace?: TraceCarrier;
 }
 
 /** An event on one call. `response`, `task` and `failure` are final. */

@@ -42,3 +42,12 @@ export { LegacyUpstreamTask } from './legacy-task.js';
 export { PolledTask, type PolledTaskOptions } from './polled-task.js';
 export { ModernUpstreamClient, type ModernClientOptions } from './modern-client.js';
 export { ModernUpstreamTask } from './modern-task.js';
+export {
+  annotateTrace,
+  endHttpSpan,
+  startClientTrace,
+  startServerTrace,
+  type ClientTrace,
+  type RequestTrace,
+  type RequestTraceAttributes,
+} from './tracing.js';

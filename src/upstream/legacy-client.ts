@@ -14,6 +14,7 @@ import {
   readCreateTaskResultV1,
   undeclaredInputAnswer,
   withCallerCapabilities,
+  withTraceMeta,
   type JsonObject,
   type JsonRpcNotification,
   type LayerLogger,
@@ -24,9 +25,33 @@ import {
 import { drain } from './call-wrappers.js';
 import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats, UpstreamTask, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
 import { SessionExpiredError, UpstreamHttpError, UpstreamTaskLostError } from './errors.js';
-import type { LegacySession } from './legacy-session.js';
+import type { LegacyCall, LegacySession } from './legacy-session.js';
 import { LegacyUpstreamTask, type LegacyTaskSession } from './legacy-task.js';
 import { LegacySessionPool, type PoolOptions, type SessionHold, type SessionKey } from './pool.js';
+import { endClientSpan, startClientTrace, type ClientTrace } from './tracing.js';
+
+/**
+ * A request's params and CLIENT span on a legacy upstream: the trace context travels in the HTTP headers and, as the
+ * OpenTelemetry semantic conventions for MCP put it for every revision, in `params._meta` (2025-11-25 reserves no
+ * such key; an upstream that does not read it ignores it). A client's own `_meta` trace keys are replaced or dropped.
+ */
+function traced(upstream: string, caller: UpstreamCaller, method: string, params: JsonObject | undefined): { params: JsonObject | undefined; trace: ClientTrace } {
+  const trace = startClientTrace(caller.trace, upstream, method, params);
+  return { params: withTraceMeta(params, trace.carrier), trace };
+}
+
+/** What `send` makes, the CLIENT span of its call ended with the call's final event (or with the failure to send). */
+async function spanned<R>(trace: ClientTrace, send: () => Promise<R>, callOf: (r: R) => LegacyCall = (r) => r as unknown as LegacyCall): Promise<R> {
+  let r: R;
+  try {
+    r = await send();
+  } catch (e) {
+    if (trace.span) endClientSpan(trace.span, { kind: 'failure', error: e instanceof Error ? e : new Error(String(e)) });
+    throw e;
+  }
+  if (trace.span) callOf(r).traceWith(trace.span);
+  return r;
+}
 
 /** Notifications a listen stream carries (2025-11-25 server/utilities: list changes and resource updates). */
 const LISTEN_METHODS = new Set([
@@ -90,10 +115,11 @@ export class LegacyUpstreamClient implements UpstreamClient {
     const key = sessionKeyOf(caller);
     const asTask = opts?.task !== undefined && method === 'tools/call';
     const task = opts?.task?.ttlMs !== undefined ? { ttl: opts.task.ttlMs } : {};
-    const sent = withCallerCapabilities(asTask ? { ...(params ?? {}), task } : params, caller.capabilities);
+    const t = traced(this.name, caller, method, withCallerCapabilities(asTask ? { ...(params ?? {}), task } : params, caller.capabilities));
     // A task-augmented request is never cancelled with notifications/cancelled (2025-11-25
     // basic/utilities/cancellation, Behavior Requirements): its answer is awaited, and a task it created cancelled.
-    const { value: call, hold } = await this.pool.withHeldSession(key, (s) => s.request(method, sent), signal);
+    // One span for the call, a retry on a fresh session (the first one was gone upstream) included.
+    const { value: call, hold } = await spanned(t.trace, () => this.pool.withHeldSession(key, (s) => s.request(method, t.params, undefined, t.trace.carrier), signal), (r) => r.value);
     const release = () => hold.release();
     return asTask ? new TaskAugmentedCall(call, release, (e) => this.taskOf(caller, e, hold), this.log) : new HeldCall(call, release);
   }
@@ -111,13 +137,15 @@ export class LegacyUpstreamClient implements UpstreamClient {
     const taskHold = hold.retain();
     const session = hold.session;
     const taskId = created.task.taskId;
+    const upstreamName = this.name;
     const pooled: LegacyTaskSession = {
       sessionId: session.sessionId,
       async call(method, params, signal) {
         const use = taskHold.retain();
         try {
           // The session declares the gateway's capabilities; the request carries the caller's own (as `call` does).
-          const call = await session.request(method, withCallerCapabilities(params, caller.capabilities), signal);
+          const t = traced(upstreamName, caller, method, withCallerCapabilities(params, caller.capabilities));
+          const call = await spanned(t.trace, () => session.request(method, t.params, signal, t.trace.carrier));
           return new HeldCall(call, () => use.release());
         } catch (err) {
           use.release();
@@ -145,13 +173,15 @@ export class LegacyUpstreamClient implements UpstreamClient {
     const resumed = { resumed: ref, created };
     if (ref.session === undefined) return new LegacyUpstreamTask(this, caller, resumed);
     const sessionId = ref.session;
+    const upstreamName = this.name;
     const joined = this.pool.join(sessionKeyOf(caller), sessionId);
     const session: LegacyTaskSession = {
       sessionId,
       async call(method, params, signal) {
         try {
           // The session declares the gateway's capabilities; the request carries the caller's own (as `call` does).
-          return await joined.session.request(method, withCallerCapabilities(params, caller.capabilities), signal);
+          const t = traced(upstreamName, caller, method, withCallerCapabilities(params, caller.capabilities));
+          return await spanned(t.trace, () => joined.session.request(method, t.params, signal, t.trace.carrier));
         } catch (e) {
           // A bare 400 or 404 to a well-formed tasks/* request in the session is the session refused (some servers send
           // no JSON-RPC body with it), as a 404 or a 400 that says so is (2025-11-25 basic/transports §Session Management).

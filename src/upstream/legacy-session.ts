@@ -19,6 +19,7 @@ import {
   LEGACY_VERSIONS,
   logFailure,
   NO_LOG,
+  setTraceHeaders,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcNotification,
@@ -26,6 +27,7 @@ import {
   type JsonRpcResponse,
   type LayerLogger,
   type RequestId,
+  type TraceCarrier,
   type UpstreamIdentity,
 } from '../translate/index.js';
 import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamUnavailableError } from './errors.js';
@@ -195,10 +197,12 @@ export class LegacySession {
    * own: `signal` (the caller's) goes to the pool, which also keeps the headers deadline (signals are costly to
    * create on this path).
    */
-  private async post(body: unknown, signal?: AbortSignal, timeoutMs = this.opts.timeoutMs): Promise<UpstreamResponse> {
+  private async post(body: unknown, signal?: AbortSignal, timeoutMs = this.opts.timeoutMs, trace?: TraceCarrier): Promise<UpstreamResponse> {
+    // The session's headers are shared by every request on it; a request's trace context is its own (a copy, then).
+    const headers = trace ? setTraceHeaders({ ...this.headers() }, trace) : this.headers();
     let res: UpstreamResponse;
     try {
-      res = await exchange(this.opts.url, { method: 'POST', headers: this.headers(), body: JSON.stringify(body), signal, headersTimeoutMs: timeoutMs });
+      res = await exchange(this.opts.url, { method: 'POST', headers, body: JSON.stringify(body), signal, headersTimeoutMs: timeoutMs });
     } catch (cause) {
       // The signal's reason says who aborted; a headers timeout is the pool's.
       throw fetchFailure(cause, signal);
@@ -305,8 +309,11 @@ export class LegacySession {
     }
   }
 
-  /** Sends a request and returns its call once the upstream has accepted it (status checked). */
-  async request(method: string, params: JsonObject | undefined, signal?: AbortSignal): Promise<LegacyCall> {
+  /**
+   * Sends a request and returns its call once the upstream has accepted it (status checked). `trace`: the context its
+   * POST carries in `traceparent`/`tracestate`.
+   */
+  async request(method: string, params: JsonObject | undefined, signal?: AbortSignal, trace?: TraceCarrier): Promise<LegacyCall> {
     if (this.closed) throw new UpstreamUnavailableError('session closed');
     const id = this.nextId++;
     const message: JsonRpcRequest = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
@@ -316,7 +323,7 @@ export class LegacySession {
     if (inputCapable) this.inputCalls.add(call);
     let res: UpstreamResponse;
     try {
-      res = await this.post(message, signal);
+      res = await this.post(message, signal, undefined, trace);
     } catch (e) {
       this.inputCalls.delete(call);
       throw e;

@@ -51,6 +51,7 @@ import {
   readListenFilter,
   retryParams,
   screenToolsList,
+  setTraceHeaders,
   TASKS_EXTENSION,
   withEnvelope,
   withoutSubscriptionId,
@@ -70,6 +71,7 @@ import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClie
 import { fetchFailure, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
 import { exchange, parseUpstreamJson, type UpstreamResponse } from './http.js';
 import { QueuedCall } from './call-queue.js';
+import { startClientTrace } from './tracing.js';
 import { ModernUpstreamTask } from './modern-task.js';
 
 /** How a modern upstream is reached. */
@@ -190,13 +192,18 @@ export class ModernUpstreamClient implements UpstreamClient {
     };
     const id = this.nextId++;
     const call = new ModernCall(id, controller);
+    // One CLIENT span per call: its MRTR retries and a HeaderMismatch retry are exchanges of the same call.
+    const traced = startClientTrace(caller.trace, this.name, method, params);
+    const sender = traced.carrier === caller.trace ? caller : { ...caller, trace: traced.carrier };
+    call.traceWith(traced.span);
     try {
       const toolParams = method === 'tools/call' ? await this.headerParamsFor(caller, params, controller.signal) : [];
-      const first = await this.exchange(caller, method, params, id, controller, toolParams);
-      void this.drive(call, caller, method, params, first, id, toolParams, asTask).finally(settle);
+      const first = await this.exchange(sender, method, params, id, controller, toolParams);
+      void this.drive(call, sender, method, params, first, id, toolParams, asTask).finally(settle);
       return call;
     } catch (e) {
       settle();
+      call.push({ kind: 'failure', error: e instanceof Error ? e : new Error(String(e)) });
       throw e;
     }
   }
@@ -303,6 +310,7 @@ export class ModernUpstreamClient implements UpstreamClient {
         capabilities: caller.capabilities,
         clientInfo: caller.clientInfo ?? this.opts.clientInfo,
         ...(caller.logLevel !== undefined ? { logLevel: caller.logLevel } : {}),
+        ...(caller.trace !== undefined ? { trace: caller.trace } : {}),
       }),
     };
     const headers: Record<string, string> = {
@@ -313,6 +321,9 @@ export class ModernUpstreamClient implements UpstreamClient {
       ...modernHeaders(method, params),
       ...(toolParams.length > 0 ? paramHeaders(toolParams, params?.arguments) : {}),
     };
+    // The same context in the headers as in `_meta` (2026-07-28 basic §General fields › `_meta`), for what reads
+    // the transport's (a proxy, an HTTP instrumentation).
+    if (caller.trace) setTraceHeaders(headers, caller.trace);
     let res: UpstreamResponse;
     try {
       // The headers deadline is the pool's own timer (no timer per exchange); failureOf reads it as a timeout.
