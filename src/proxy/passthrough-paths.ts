@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { OAUTH_WELL_KNOWN } from '../translate/index.js';
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream/index.js';
 import { exceptionToEdge } from './errors.js';
+import { infoEnabled } from './operator-log.js';
 
 /** One HTTP upstream's non-MCP paths, as the composition root reads them from its configuration. */
 export interface PassthroughUpstream {
@@ -89,6 +90,14 @@ export async function registerPassthroughPaths(app: FastifyInstance, upstreams: 
         // body limit; never parsed and serialized again.
         scope.removeAllContentTypeParsers();
         scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: opts.bodyLimitBytes }, (_req, body, done) => done(null, body));
+        // One operator line per request, as for MCP traffic: the route (never the request's own path or query, which
+        // may carry an authorization code), the upstream, the status and the duration.
+        scope.addHook('onResponse', (request, reply, done) => {
+          if (infoEnabled(request)) {
+            request.log.info({ method: request.method, route: route.prefix ? `${route.from}/*` : route.from, upstream: u.name, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'passed-through request');
+          }
+          done();
+        });
         await scope.register(httpProxy, {
           upstream: origin,
           prefix: route.from,

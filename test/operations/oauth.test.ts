@@ -394,5 +394,10 @@ t.test('an upstream that refuses the era probe is named in the log; tokens never
   const warned = logs.map((l) => JSON.parse(l)).find((l) => String(l.msg).startsWith('the upstream refused the era probe'));
   t.ok(warned, 'the probe refusal is logged, naming what to do');
   t.match(warned?.msg, /pin upstreams\[\]\.era/);
-  t.notOk(logs.some((l) => l.includes(token.slice(7))), 'the token is in no log line');
+  const passed = await fetch(`${gw.origin}/.well-known/oauth-protected-resource/mcp?code=secret-code`);
+  t.equal(passed.status, 200);
+  await passed.text();
+  const line = logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'passed-through request');
+  t.match(line, { method: 'GET', route: '/.well-known/oauth-protected-resource/mcp', upstream: 'oauth', status: 200 }, 'one operator line per passed request');
+  t.notOk(logs.some((l) => l.includes(token.slice(7)) || l.includes('secret-code')), 'neither the token nor the query is in any log line');
 });
