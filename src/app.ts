@@ -3,9 +3,9 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { ConfigError, principalShare, wellKnownRootOwner, type GatewayConfig } from './config/index.js';
-import { Authenticator, buildEdge, createAuditLog, hostPolicy, type EdgeEndpoint, type PassthroughUpstream } from './proxy/index.js';
-import { MemoryTaskStore, RedisTaskStore, type TaskStore } from './store/index.js';
-import { InstanceBus, mintInstanceId, MrtrBridge, NO_AUDIT, Sealer, TaskRuntime, type AuditLog, type TaskPolicy } from './tasks/index.js';
+import { Authenticator, buildEdge, createAuditLog, GatewayMetrics, hostPolicy, type EdgeEndpoint, type PassthroughUpstream } from './proxy/index.js';
+import { MemoryTaskStore, observeStore, RedisTaskStore, type TaskStore } from './store/index.js';
+import { InstanceBus, mintInstanceId, MrtrBridge, NO_AUDIT, NO_TASK_METRICS, Sealer, TaskRuntime, teeAudit, type AuditLog, type TaskPolicy } from './tasks/index.js';
 import { globToRegExp, NO_LOG, type LayerLogger } from './translate/index.js';
 import { LegacyUpstreamClient, ModernUpstreamClient, upstreamAvailability, type UpstreamClient } from './upstream/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
@@ -60,13 +60,21 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
   const stateKey = shared ?? randomBytes(32);
   // One pino logger for the edge and the layers below it (each a child naming its layer), and the audit trail in it.
   const root = rootLogger(deps.logger);
-  const audit = deps.audit ?? (root ? createAuditLog(root) : NO_AUDIT);
+  // This gateway's own registry (several gateways may share a process); fed through plain callbacks below.
+  const metrics = config.server.metrics.enabled
+    ? new GatewayMetrics({ maxToolLabels: config.server.metrics.maxToolLabels, defaultMetrics: config.server.metrics.defaultMetrics })
+    : undefined;
+  const auditTrail = deps.audit ?? (root ? createAuditLog(root) : NO_AUDIT);
+  // The task events reach the metrics through the audit trail: one place records them, two sinks read them.
+  const audit = metrics ? teeAudit(auditTrail, metrics.audit) : auditTrail;
   const tasksLog: LayerLogger = root?.child({ layer: 'tasks' }) ?? NO_LOG;
   const upstreamLog: LayerLogger = root?.child({ layer: 'upstream' }) ?? NO_LOG;
   // Built before anything that needs closing: a bad key or a missing secret is a configuration error at start.
   const authenticators = config.upstreams.map((u) => authenticatorOf(u, stateKey, env, audit));
-  const store = deps.store ?? (await createStore(config, env));
+  const backing = deps.store ?? (await createStore(config, env));
   const ownStore = deps.store === undefined;
+  // Every store call of every layer passes this wrapper: failures are counted where they happen, nothing else changes.
+  const store = metrics ? observeStore(backing, (operation, kind) => metrics.storeError(operation, kind)) : backing;
   const bus = new InstanceBus({ store, instanceId: deps.instanceId ?? mintInstanceId(), heartbeatMs: config.tasks.leaseMs, log: tasksLog });
   try {
     await bus.start();
@@ -87,6 +95,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     bus,
     sealer,
     audit,
+    metrics: metrics?.tasks ?? NO_TASK_METRICS,
     log: tasksLog,
   });
   const runtime = new TaskRuntime({
@@ -175,6 +184,8 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     endpoints: routes,
     passthrough: passthroughOf(config.upstreams),
     version: GATEWAY_VERSION,
+    ...(metrics ? { metrics, metricsPath: config.server.metrics.path } : {}),
+    readiness: { store, cacheMs: config.server.readiness.storeCacheMs, upstreamCheckMs: config.server.readiness.upstreamCheckMs },
   });
   for (const u of config.upstreams) {
     if (u.auth.mode !== 'none') continue;
@@ -195,6 +206,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
         await bus.close();
         await Promise.all(routes.flatMap((r) => [r.route.upstream.close(), r.modernUpstream.close()]));
         if (ownStore) await store.close();
+        metrics?.close();
       })();
       return closing;
     },

@@ -73,6 +73,8 @@ const OWNED_PACKAGES: ReadonlyArray<[test: (pkg: string) => boolean, owner: Laye
   [(p) => p.startsWith('@opentelemetry/'), 'upstream', '@opentelemetry/*'],
   // Authentication is the edge's job: JWT verification lives in proxy/ alone.
   [(p) => p === 'jose', 'proxy', 'jose'],
+  // The metrics registry is the edge's (it serves /metrics); the layers below get plain callbacks.
+  [(p) => p === 'prom-client', 'proxy', 'prom-client'],
   [
     (p) => p === 'fastify' || p.startsWith('@fastify/') || p === '@modelcontextprotocol/server' || p === '@modelcontextprotocol/node',
     'proxy',

@@ -57,7 +57,28 @@ export const DEFAULTS = {
   authMode: 'bearer' as const,
   noAuthMaxTtlMs: 600_000,
   jwtClockToleranceSec: 30,
+  metricsEnabled: true,
+  metricsPath: '/metrics',
+  /** Prom-client's process metrics (CPU, memory, event loop lag, GC) beside the gateway's own. */
+  metricsDefault: true,
+  /** Distinct tool names a task metric labels per upstream before the rest count as `other` (bounded cardinality). */
+  metricsMaxToolLabels: 50,
+  /** How long `/readyz` reuses one answer of the store (frequent probes cost one ping a second at most). */
+  readinessStoreCacheMs: 1_000,
+  /** Least time between two re-probes of an upstream that `/readyz` asks for. */
+  readinessUpstreamCheckMs: 10_000,
 } as const;
+
+/** `server.metrics` when the file says nothing. */
+const METRICS_DEFAULTS = {
+  enabled: DEFAULTS.metricsEnabled,
+  path: DEFAULTS.metricsPath,
+  defaultMetrics: DEFAULTS.metricsDefault,
+  maxToolLabels: DEFAULTS.metricsMaxToolLabels,
+};
+
+/** `server.readiness` when the file says nothing. */
+const READINESS_DEFAULTS = { storeCacheMs: DEFAULTS.readinessStoreCacheMs, upstreamCheckMs: DEFAULTS.readinessUpstreamCheckMs };
 
 /** Task modes per tool: how the gateway treats a tool's long calls (README, "Wrapped tools"). */
 export const TASK_MODES = ['native', 'off', 'auto', 'always', 'required'] as const;
@@ -295,6 +316,26 @@ export const ConfigSchema = z
         maxListenStreams: positiveInt.default(DEFAULTS.maxListenStreams),
         /** Open `subscriptions/listen` streams per principal (default: a quarter of maxListenStreams). */
         maxListenStreamsPerPrincipal: positiveInt.optional(),
+        /**
+         * Prometheus metrics (README §Operations › Metrics), unauthenticated like `/healthz` and `/readyz`: keep the
+         * port off the public network or filter the path at the proxy in front.
+         */
+        metrics: z
+          .strictObject({
+            enabled: z.boolean().default(DEFAULTS.metricsEnabled),
+            /** The path the text exposition is served at (must not be an upstream's path). */
+            path: z.string().regex(/^\/[A-Za-z0-9._~\/-]*$/, 'an absolute URL path such as /metrics').default(DEFAULTS.metricsPath),
+            defaultMetrics: z.boolean().default(DEFAULTS.metricsDefault),
+            maxToolLabels: positiveInt.max(10_000).default(DEFAULTS.metricsMaxToolLabels),
+          })
+          .default(METRICS_DEFAULTS),
+        /** What `/readyz` may cost (README §Operations › Health). */
+        readiness: z
+          .strictObject({
+            storeCacheMs: z.number().int().nonnegative().default(DEFAULTS.readinessStoreCacheMs),
+            upstreamCheckMs: z.number().int().nonnegative().default(DEFAULTS.readinessUpstreamCheckMs),
+          })
+          .default(READINESS_DEFAULTS),
       })
       .refine((s) => s.headersTimeoutMs <= s.requestTimeoutMs, {
         path: ['headersTimeoutMs'],
@@ -310,6 +351,8 @@ export const ConfigSchema = z
         maxJsonDepth: DEFAULTS.maxJsonDepth,
         keepAliveMs: DEFAULTS.keepAliveMs,
         maxListenStreams: DEFAULTS.maxListenStreams,
+        metrics: METRICS_DEFAULTS,
+        readiness: READINESS_DEFAULTS,
       }),
     store: z
       .discriminatedUnion('kind', [
@@ -458,7 +501,12 @@ export const ConfigSchema = z
       if (prev !== undefined) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'path'], message: `path ${u.path} is already used by upstreams.${prev}` });
       paths.set(u.path, i);
     });
-    checkPassthrough(cfg.upstreams, ctx);
+    // The operations paths are the gateway's own: an upstream mounted there would never be reached.
+    const own = new Set(['/healthz', '/readyz', ...(cfg.server.metrics.enabled ? [cfg.server.metrics.path] : [])]);
+    cfg.upstreams.forEach((u, i) => {
+      if (own.has(u.path)) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'path'], message: `path ${u.path} is the gateway's own (health, readiness or metrics)` });
+    });
+    checkPassthrough(cfg.upstreams, ctx, cfg.server.metrics.enabled ? [cfg.server.metrics.path] : []);
     const names = new Set<string>();
     cfg.upstreams.forEach((u, i) => {
       if (names.has(u.name)) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'name'], message: `duplicate upstream name ${u.name}` });
@@ -481,10 +529,10 @@ export const ConfigSchema = z
  * the OAuth well-known documents it passes on its own), nor each other (two upstreams on one path: which one answers
  * would be an accident); at most one upstream takes the root well-known documents.
  */
-function checkPassthrough(upstreams: ReadonlyArray<z.infer<typeof UpstreamSchema>>, ctx: z.RefinementCtx): void {
+function checkPassthrough(upstreams: ReadonlyArray<z.infer<typeof UpstreamSchema>>, ctx: z.RefinementCtx, ownPaths: readonly string[]): void {
   const reserved: Array<[PathClaim, string]> = [
     ...upstreams.map((u, i): [PathClaim, string] => [{ path: u.path, prefix: false }, `the MCP endpoint of upstreams.${i}`]),
-    ...GATEWAY_OWN_PATHS.map((p): [PathClaim, string] => [{ path: p, prefix: false }, `the gateway's ${p}`]),
+    ...[...new Set([...GATEWAY_OWN_PATHS, ...ownPaths])].map((p): [PathClaim, string] => [{ path: p, prefix: false }, `the gateway's ${p}`]),
     ...OAUTH_WELL_KNOWN.map((p): [PathClaim, string] => [{ path: p, prefix: true }, `the OAuth discovery documents (${p}…), passed through already`]),
   ];
   const seen: Array<[PathClaim, string]> = [];

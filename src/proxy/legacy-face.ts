@@ -72,13 +72,15 @@ import { annotateTrace, type RequestTrace, type UpstreamCall, type UpstreamCalle
 import { channelError, edgeHeaders, exceptionToEdge, inBandError, refuse, refuseWith } from './errors.js';
 import { LegacyFaceTasks, legacyTaskSupport } from './legacy-face-tasks.js';
 import { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionStore } from './legacy-face-sessions.js';
-import { infoEnabled } from './operator-log.js';
+import { infoEnabled, noteFailure, recordRequest } from './operator-log.js';
 import { identityOf } from './auth.js';
 import { ANONYMOUS } from './principal.js';
 import { openSse, ResponseChannel, writeSse } from './response.js';
 
 /** What the face works over. */
 export interface LegacyFaceTarget {
+  /** The upstream's configured name (the metrics' label of a request that failed before a route was known). */
+  name?: string;
   /** The runtime that runs tool calls and keeps task records. */
   runtime: TaskRuntime;
   /**
@@ -324,6 +326,8 @@ export class LegacyFace {
   private readonly sessionsOf = new Map<string, Set<string>>();
   /** Open GET streams per principal (entries removed at zero). */
   private readonly streamsOf = new Tally();
+  /** GET streams open (all principals), for the metrics. */
+  private openStreams = 0;
   private readonly maxSessionsPerPrincipal: number;
   private readonly maxStreamsPerPrincipal: number;
 
@@ -358,7 +362,12 @@ export class LegacyFace {
     });
   }
 
-  /** Sessions held (an operator gauge). */
+  /** GET streams open here (an operator gauge). */
+  get streamCount(): number {
+    return this.openStreams;
+  }
+
+  /** Sessions held here (for /healthz and the metrics). */
   get sessionCount(): number {
     return this.sessions.size;
   }
@@ -416,7 +425,7 @@ export class LegacyFace {
     const release = this.sessions.acquire(entry);
     // The operator line is built only when it is written (a logger at `warn` drops it anyway).
     const logs = infoEnabled(request);
-    const started = logs ? Date.now() : 0;
+    const started = Date.now();
     let outcome = 'ok';
     // The operator line names the task of task traffic (README: logs); a created task's id is learned on the way.
     const logged: { taskId?: string } = isObject(body.params) && typeof body.params.taskId === 'string' ? { taskId: body.params.taskId } : {};
@@ -424,8 +433,10 @@ export class LegacyFace {
       outcome = await this.serve(request, reply, s, body, logged, traced?.carrier);
     } finally {
       release();
+      const ms = Date.now() - started;
       if (traced) annotateTrace(traced, { ...logged, ...errorCodeOf(outcome) });
-      if (logs) request.log.info({ method: body.method, era: 'legacy-face', upstream: s.route.name, ...logged, outcome, ms: Date.now() - started, ...(traced ? { traceId: traced.traceId } : {}) }, 'mcp request');
+      if (logs) request.log.info({ method: body.method, era: 'legacy-face', upstream: s.route.name, ...logged, outcome, ms, ...(traced ? { traceId: traced.traceId } : {}) }, 'mcp request');
+      recordRequest(request, { upstream: s.route.name, method: body.method, clientEra: 'legacy', upstreamEra: s.route.upstream.era, mode: 'gateway', outcome, ms });
     }
     return reply;
   }
@@ -446,6 +457,7 @@ export class LegacyFace {
       return refuse(reply, 'GW_PRINCIPAL_SHARE_EXHAUSTED', null, { args: ['open GET streams', this.maxStreamsPerPrincipal] });
     }
     this.streamsOf.add(s.principal);
+    this.openStreams++;
     this.sessions.touch(entry);
 
     reply.hijack();
@@ -453,6 +465,7 @@ export class LegacyFace {
     let keepAlive: NodeJS.Timeout | undefined;
     raw.once('close', () => {
       this.streamsOf.remove(s.principal);
+      this.openStreams--;
       if (keepAlive) clearInterval(keepAlive);
       s.streamOpening = false;
       if (s.stream === raw) s.stream = undefined;
@@ -659,6 +672,7 @@ export class LegacyFace {
   }
 
   private async initialize(request: FastifyRequest, reply: FastifyReply, body: JsonRpcRequest, authorization: string | undefined, principal: string): Promise<FastifyReply> {
+    const started = Date.now();
     const init = readInitializeParams(body.params);
     if (!init) return refuse(reply, 'GW_INITIALIZE_PARAMS', body.id);
     if (this.closed) return refuse(reply, 'GW_SHUTTING_DOWN', body.id);
@@ -681,6 +695,9 @@ export class LegacyFace {
     } catch (e) {
       const edge = exceptionToEdge(e);
       if (edge.fault) request.log.error({ err: e }, 'legacy face: upstream identity failed');
+      // Counted (an upstream failing the handshake is an upstream error by kind); its era is not known here.
+      noteFailure(request, e);
+      recordRequest(request, { upstream: this.target.name ?? 'unknown', method: 'initialize', clientEra: 'legacy', upstreamEra: 'unknown', mode: 'gateway', outcome: 'error', ms: Date.now() - started });
       return refuseWith(reply, edge, body.id);
     } finally {
       reply.raw.off('close', onClose);
@@ -708,6 +725,7 @@ export class LegacyFace {
       }
     }
     request.log.info({ method: 'initialize', era: 'legacy-face', upstream: route.name, outcome: 'session created' }, 'mcp request');
+    recordRequest(request, { upstream: route.name, method: 'initialize', clientEra: 'legacy', upstreamEra: route.upstream.era, mode: 'gateway', outcome: 'ok', ms: Date.now() - started });
     const result = legacyInitializeResult(identity, init.protocolVersion);
     // 2025-11-25 basic/utilities/tasks §Server Capabilities: list, cancel and task-augmented tools/call.
     if (tasks && isObject(result.capabilities)) result.capabilities = { ...result.capabilities, tasks: legacyTasksCapability() };
@@ -870,6 +888,7 @@ export class LegacyFace {
   /** A thrown error as the client gets it: in-band for the errors a legacy server answers in-band. */
   private failWith(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, e: unknown): string {
     const edge = exceptionToEdge(e);
+    noteFailure(request, e);
     if (edge.fault) request.log.error({ err: e, method: req.method, upstream: s.route.name }, 'legacy face: request failed');
     if (edge.status === 200) return failInBand(reply, req.id, edge.error);
     edgeHeaders(reply, edge);
@@ -931,6 +950,7 @@ export class LegacyFace {
     } catch (e) {
       if (aborter.signal.aborted) return cancelled(channel);
       const edge = exceptionToEdge(e);
+      noteFailure(request, e);
       if (edge.fault) request.log.error({ err: e, method: req.method, upstream: s.route.name }, 'legacy face: request failed');
       // An upstream's 401/403 challenge goes on the reply before the channel ends it (Retry-After is the channel's).
       if (edge.challenge !== undefined) void reply.header('www-authenticate', edge.challenge);

@@ -51,7 +51,7 @@ import {
 import { Authenticator, identityOf, registerAuth } from './auth.js';
 import { channelError, exceptionToEdge, failureToEdge, refuse, refuseWith, upstreamErrorStatus } from './errors.js';
 import type { LegacyFace } from './legacy-face.js';
-import { infoEnabled } from './operator-log.js';
+import { infoEnabled, noteFailure, recordRequest } from './operator-log.js';
 import { PassedSessions } from './passed-sessions.js';
 import { rawBodyOf } from './raw-body.js';
 import { ResponseChannel } from './response.js';
@@ -149,8 +149,14 @@ function traceRequest(request: FastifyRequest, reply: FastifyReply, path: Reques
   return t;
 }
 
+/** What a registered endpoint tells the gauges. */
+export interface EndpointStats {
+  /** `subscriptions/listen` streams open now. */
+  readonly listenStreams: number;
+}
+
 /** Registers the endpoint's routes in an encapsulated scope. */
-export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOptions): Promise<void> {
+export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOptions): Promise<EndpointStats> {
   const { route, modernRoute, bridge, runtime, availability } = opts;
   const upstreamUrl = new URL(route.url);
   let listenStreams = 0;
@@ -207,10 +213,16 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
 
     const forward = (request: FastifyRequest, reply: FastifyReply, clientEra: Era, session: string | undefined, initializing: boolean, traced: RequestTrace | undefined) => {
       const started = Date.now();
-      // The operator line, and the listener that writes it, only when info is logged.
-      if (infoEnabled(request)) {
-        reply.raw.once('finish', () => {
-          request.log.info({ method: request.method === 'POST' && isObject(request.body) ? request.body.method ?? 'response' : request.method, era: 'pass-through', upstream: route.name, status: reply.statusCode, ms: Date.now() - started, ...(traced ? { traceId: traced.traceId } : {}) }, 'mcp request');
+      // The operator line, and the listener that writes it, only when info is logged; the metrics when they are on.
+      const logs = infoEnabled(request);
+      if (logs || request.server.metrics) {
+        reply.raw.once('close', () => {
+          const method = request.method === 'POST' && isObject(request.body) ? request.body.method ?? 'response' : request.method;
+          const ms = Date.now() - started;
+          if (logs && reply.raw.writableFinished) request.log.info({ method, era: 'pass-through', upstream: route.name, status: reply.statusCode, ms, ...(traced ? { traceId: traced.traceId } : {}) }, 'mcp request');
+          const status = reply.statusCode;
+          const outcome = !reply.raw.writableFinished ? 'client closed' : status < 400 ? 'ok' : status >= 500 ? 'upstream_http_5xx' : 'upstream_http_4xx';
+          recordRequest(request, { upstream: route.name, method, clientEra, upstreamEra: clientEra, mode: 'passthrough', outcome, ms });
         });
       }
       // The upstream exchange's own CLIENT span (with an SDK), ended with the answer; its context goes in the headers.
@@ -248,6 +260,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           // reply-from's own errors name the cause (503 refused, 504 timed out, …); the client gets the one table's.
           const why = error as { statusCode?: number; message?: string };
           const e = why.statusCode === 504 ? new UpstreamTimeoutError('upstream did not answer in time', { cause: error }) : new UpstreamUnavailableError(why.message ?? 'upstream failed', { cause: error });
+          noteFailure(request, e);
           const edge = exceptionToEdge(e);
           return rep.code(edge.status).send({ jsonrpc: '2.0', id: requestIdOf(request.body), error: edge.error });
         },
@@ -316,8 +329,11 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       raw.once('close', () => clearTimeout(timer));
     };
 
-    const unavailable = (reply: FastifyReply, e: unknown, body?: unknown) => {
+    const unavailable = (reply: FastifyReply, e: unknown, clientEra: Era, started: number, body?: unknown) => {
       const edge = exceptionToEdge(e);
+      // No operator line (a down upstream is logged once), but counted: the refusals are what an operator graphs.
+      noteFailure(reply.request, e);
+      recordRequest(reply.request, { upstream: route.name, method: isObject(body) ? body.method : reply.request.method, clientEra, upstreamEra: 'unknown', mode: 'gateway', outcome: 'error', ms: Date.now() - started });
       // A known-down upstream was logged once when it went down ('upstream is down'), not per refused request.
       if (!(e instanceof UpstreamDownError)) reply.log.warn({ err: e, upstream: route.name }, 'upstream era probe failed');
       if (edge.retryAfterSeconds !== undefined) reply.header('retry-after', String(edge.retryAfterSeconds));
@@ -349,11 +365,12 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       method: ['GET', 'DELETE'],
       url: opts.path,
       handler: async (request, reply) => {
+        const started = Date.now();
         let eras: UpstreamEras;
         try {
           eras = await upstreamEra();
         } catch (e) {
-          return unavailable(reply, e);
+          return unavailable(reply, e, 'legacy', started);
         }
         // GET and DELETE are legacy session traffic (2025-11-25 basic/transports): the upstream's own if its sessions
         // serve the client, else the face's.
@@ -363,6 +380,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
     });
 
     scope.post(opts.path, async (request, reply) => {
+      const started = Date.now();
       const clientEra = classifyEra({
         httpMethod: 'POST',
         protocolVersionHeader: header(request, 'mcp-protocol-version') ?? undefined,
@@ -376,7 +394,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         const known = availability.current;
         const faceRoute = clientEra === 'modern' && known && isTaskRequest(request.body) ? await modernFaceRoute(request.body, known) : undefined;
         if (faceRoute) return handleModern(request, reply, faceRoute);
-        return unavailable(reply, e, request.body);
+        return unavailable(reply, e, clientEra, started, request.body);
       }
       // In its own era whenever the upstream speaks it (legacy → dual and modern → dual included): a gateway must
       // never make a working pairing fail. Translation only where the upstream lacks the client's era, and the
@@ -503,6 +521,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         if (e instanceof UpstreamUnavailableError || e instanceof UpstreamTimeoutError) availability.suspect(true);
         else if (e instanceof UpstreamHttpError && !e.refusedCredentials) availability.suspect(e.status >= 500);
         outcome = `error ${edge.error.code}`;
+        noteFailure(request, e);
         if (traced) annotateTrace(traced, { errorCode: edge.error.code, errorMessage: edge.error.message });
         if (edge.fault) request.log.error({ err: e, method: req.method, upstream: route.name }, 'request failed');
         if (aborter?.signal.aborted) channel.abandon();
@@ -518,6 +537,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         if (infoEnabled(request)) {
           request.log.info({ method: req.method, era: 'modern', upstream: route.name, ...(taskId ? { taskId } : {}), outcome, ms: Date.now() - started, ...(traced ? { traceId: traced.traceId } : {}) }, 'mcp request');
         }
+        recordRequest(request, { upstream: route.name, method: req.method, clientEra: 'modern', upstreamEra: route.upstream.era, mode: 'gateway', outcome, ms: Date.now() - started });
       }
       return reply;
     }
@@ -588,4 +608,9 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       }
     }
   });
+  return {
+    get listenStreams() {
+      return listenStreams;
+    },
+  };
 }

@@ -8,7 +8,9 @@ import type { Authenticator } from './auth.js';
 import { checkHostOrigin, type HostPolicy } from './host-check.js';
 import { LegacyFace } from './legacy-face.js';
 import type { SessionStore } from './legacy-face-sessions.js';
-import { registerMcpEndpoint, runRequest } from './mcp-endpoint.js';
+import { Readiness } from './health.js';
+import { registerMcpEndpoint, runRequest, type EndpointStats } from './mcp-endpoint.js';
+import type { GatewayMetrics } from './metrics.js';
 import { registerPassthroughPaths, type PassthroughUpstream } from './passthrough-paths.js';
 import { keepRawBody } from './raw-body.js';
 
@@ -66,6 +68,12 @@ export interface EdgeOptions {
   /** Non-MCP paths passed through to HTTP upstreams (OAuth discovery, configured paths); absent: none. */
   passthrough?: readonly PassthroughUpstream[];
   version: string;
+  /** The metrics served at `metricsPath` (absent: no metrics, no route). */
+  metrics?: GatewayMetrics;
+  /** Where the metrics are served (default `/metrics`). */
+  metricsPath?: string;
+  /** What `/readyz` checks besides the upstreams: the task store (absent: no store check), and how often. */
+  readiness?: { store?: { ping(): Promise<void> }; cacheMs: number; upstreamCheckMs: number };
 }
 
 /** Fastify's own refusals of a request, by code → the catalog entry answering them. */
@@ -191,6 +199,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
   });
   const audit = opts.audit ?? NO_AUDIT;
   app.decorate('audit', audit);
+  app.decorate('metrics', opts.metrics);
   // MCP bodies are JSON; the default text/plain parser would let other bodies through to the handlers.
   app.removeContentTypeParser('text/plain');
   // A DELETE (or GET) that names a JSON Content-Type but carries no body is legal session traffic: pass it on.
@@ -258,6 +267,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
     (e, i) =>
       new LegacyFace(
         {
+          name: e.route.name,
           runtime: opts.runtime,
           routeFor: async () => ((await e.availability.eras()).modern ? (modernRoutes[i] as UpstreamRoute) : e.route),
           // A session another instance minted works over the client of the era it picked there.
@@ -281,7 +291,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
   // arrived here (the hold names its route).
   opts.bridge.serveRelayed((route, req, caller, hooks) => runRequest(opts.runtime, opts.bridge, route, req, caller, hooks));
   app.setNotFoundHandler((_request, reply) => sendAnswer(reply, catalogAnswer('GW_NOT_FOUND')));
-  // Liveness plus a few gauges for operators (no per-caller data).
+  // Liveness plus a few gauges for operators (no per-caller data); answered from memory, nothing is asked.
   app.get('/healthz', async () => ({
     status: 'ok',
     version: opts.version,
@@ -296,8 +306,46 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
     })),
   }));
 
+  // Readiness: the store answers and every upstream is reachable (health.ts); 503 naming the failed checks otherwise.
+  const readiness = new Readiness({
+    ...(opts.readiness?.store ? { store: opts.readiness.store } : {}),
+    upstreams: opts.endpoints.map((e) => ({ name: e.route.name, availability: e.availability })),
+    cacheMs: opts.readiness?.cacheMs ?? 1_000,
+    upstreamCheckMs: opts.readiness?.upstreamCheckMs ?? 10_000,
+  });
+  app.get('/readyz', async (_request, reply) => {
+    const report = await readiness.check();
+    return reply.code(report.status === 'ready' ? 200 : 503).header('cache-control', 'no-store').send(report);
+  });
+
+  const stats: EndpointStats[] = [];
+  if (opts.metrics) {
+    const metrics = opts.metrics;
+    metrics.watch({
+      liveTasks: () => opts.runtime.ownedLiveCount,
+      heldCalls: () => opts.bridge.heldCount,
+      upstreams: () =>
+        opts.endpoints.map((e, i) => {
+          // The route's client and the stateless modern one, each counted once under the era it speaks.
+          const sessions = { legacy: 0, modern: 0 };
+          for (const c of new Set([e.route.upstream, e.modernUpstream])) sessions[c.era] += c.stats().sessions;
+          return {
+            name: e.route.name,
+            sessions,
+            clientSessions: faces[i]?.sessionCount ?? 0,
+            streams: { listen: stats[i]?.listenStreams ?? 0, get: faces[i]?.streamCount ?? 0 },
+            state: e.availability.state,
+          };
+        }),
+    });
+    app.get(opts.metricsPath ?? '/metrics', async (_request, reply) => {
+      const { contentType, text } = await metrics.exposition();
+      return reply.header('content-type', contentType).header('cache-control', 'no-store').send(text);
+    });
+  }
+
   for (const [i, e] of opts.endpoints.entries()) {
-    await registerMcpEndpoint(app, {
+    const endpointStats = await registerMcpEndpoint(app, {
       legacyFace: faces[i],
       route: e.route,
       modernRoute: modernRoutes[i] as UpstreamRoute,
@@ -312,6 +360,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       ...(opts.sessionStore ? { sessionStore: opts.sessionStore } : {}),
       sessionIdleMs: opts.clientSessions.idleMs,
     });
+    stats[i] = endpointStats;
   }
   await registerPassthroughPaths(app, opts.passthrough ?? [], { bodyLimitBytes: opts.bodyLimitBytes });
   return app;

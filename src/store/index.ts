@@ -15,3 +15,4 @@ export {
 } from './task-store.js';
 export { MemoryTaskStore, type MemoryStoreOptions } from './memory-store.js';
 export { RedisTaskStore, type RedisStoreOptions } from './redis-store.js';
+export { observeStore, type StoreErrorObserver } from './observed-store.js';

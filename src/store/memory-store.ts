@@ -285,6 +285,9 @@ export class MemoryTaskStore implements TaskStore {
     return () => this.events.off(topic, listener);
   }
 
+  /** Always answers: the store is this process. */
+  async ping(): Promise<void> {}
+
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     this.slots.clear();

@@ -464,6 +464,11 @@ export class RedisTaskStore implements TaskStore {
     };
   }
 
+  /** A PING on the command connection: bounded by `commandTimeoutMs`, failing at once while disconnected. */
+  async ping(): Promise<void> {
+    await this.command('ping', () => this.redis.ping());
+  }
+
   /** Releases resources (Redis: `quit`). Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {

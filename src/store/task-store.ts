@@ -130,6 +130,12 @@ export interface TaskStore {
   /** Subscribes to a topic; resolves once messages published from then on are delivered. Returns the remover. */
   subscribe(topic: string, listener: (message: JsonObject) => void): Promise<() => void>;
 
+  /**
+   * Resolves when the backend answers now (Redis: a PING, bounded by the command timeout); rejects with
+   * `StoreUnavailableError` otherwise. Readiness asks it: an instance whose store is gone cannot serve tasks.
+   */
+  ping(): Promise<void>;
+
   /** Releases resources (Redis: `quit`). Idempotent. */
   close(): Promise<void>;
 }

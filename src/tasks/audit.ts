@@ -39,6 +39,24 @@ export interface AuditLog {
 export const NO_AUDIT: AuditLog = { record: () => {} };
 
 /**
+ * One audit trail feeding several (the operator log and the metrics): each event reaches every one, and a failing one
+ * does not keep it from the others.
+ */
+export function teeAudit(...logs: readonly AuditLog[]): AuditLog {
+  return {
+    record(event, fields) {
+      for (const log of logs) {
+        try {
+          log.record(event, fields);
+        } catch {
+          // one sink's fault is its own
+        }
+      }
+    },
+  };
+}
+
+/**
  * A short, stable fingerprint of a principal for logs: enough to tell callers apart and correlate lines, not enough
  * to stand in for the principal (the principal is itself already a keyed hash of the credentials).
  */

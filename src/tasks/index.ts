@@ -22,4 +22,5 @@ export { InstanceBus, InstanceGoneError, RemoteError, mintInstanceId, type BusCo
 export { Sealer } from './sealing.js';
 /** Store errors the edge maps, re-exported so the edge depends on the runtime only. */
 export { StoreFullError, StoreUnavailableError, type SharedValues } from '../store/index.js';
-export { NO_AUDIT, principalFingerprint, type AuditEvent, type AuditFields, type AuditLog } from './audit.js';
+export { NO_AUDIT, principalFingerprint, teeAudit, type AuditEvent, type AuditFields, type AuditLog } from './audit.js';
+export { NO_TASK_METRICS, type TaskMetrics } from './metrics.js';

@@ -47,6 +47,7 @@ import {
   type UpstreamTask,
 } from '../upstream/index.js';
 import { NO_AUDIT, type AuditLog } from './audit.js';
+import { NO_TASK_METRICS, type TaskMetrics } from './metrics.js';
 import { Conversation } from './conversation.js';
 import { InstanceGoneError, RemoteError, type InstanceBus } from './instance-bus.js';
 import type { CallerContext, UpstreamRoute } from './route.js';
@@ -88,6 +89,8 @@ export interface MrtrOptions {
   livenessCheckMs?: number;
   /** Where MRTR input requests and their answers are recorded (default none). */
   audit?: AuditLog;
+  /** Where each round that asks the client for input is counted (default nowhere). */
+  metrics?: TaskMetrics;
   /** Where failures nobody is answered about are logged (default nowhere). */
   log?: LayerLogger;
 }
@@ -179,12 +182,14 @@ export function plainOutcome(route: UpstreamRoute, req: ModernRequest, m: JsonRp
 export class MrtrBridge {
   private readonly holds = new Map<string, Hold>();
   private readonly audit: AuditLog;
+  private readonly metrics: TaskMetrics;
   private readonly log: LayerLogger;
   /** Held calls per principal (no principal takes every hold: `input.maxHeldCallsPerPrincipal`). */
   private readonly heldBy = new Tally();
 
   constructor(readonly opts: MrtrOptions) {
     this.audit = opts.audit ?? NO_AUDIT;
+    this.metrics = opts.metrics ?? NO_TASK_METRICS;
     this.log = opts.log ?? NO_LOG;
   }
 
@@ -438,6 +443,7 @@ export class MrtrBridge {
     hold.busy = false;
     // An MRTR round has no task id: the line names the request's tool (or prompt, or resource).
     this.audit.record('task.input_requested', { principal: caller.principal, upstream: route.name, tool: name, era: 'modern' });
+    this.metrics.mrtrRound(route.name);
     const h = hold;
     hold.timer = setTimeout(() => this.expire(h), this.opts.holdMs);
     hold.timer.unref();

@@ -96,6 +96,11 @@ export class OwnedTasks {
     private readonly cluster: OwnedCluster,
   ) {}
 
+  /** Gateway-owned tasks whose call runs on this instance now (a cheap count for the metrics). */
+  get liveCount(): number {
+    return this.live.size;
+  }
+
   /** This instance's id (the `owner` of the tasks it runs). */
   private get me(): string {
     return this.cluster.bus.instanceId;

@@ -109,6 +109,10 @@ export class TaskRuntime {
   private readonly owned: OwnedTasks;
   /** Proxied tasks (app.ts makes each route's clients of both eras known to it for takeovers). */
   readonly proxied: ProxiedTasks;
+  /** Gateway-owned tasks whose call runs on this instance now (not the store's count: that would cost a scan). */
+  get ownedLiveCount(): number {
+    return this.owned.liveCount;
+  }
   /** tasks/get, tasks/update, tasks/cancel and task subscriptions. */
   readonly service: TaskService;
   private readonly sweeper: NodeJS.Timeout;

@@ -346,6 +346,7 @@ t.test('passthrough config is checked: syntax, overlaps, the root documents', as
   bad([u('a', '/mcp', { paths: ['/healthz'] })], /overlaps the gateway's \/healthz/, '/healthz');
   bad([u('a', '/mcp', { paths: ['/metrics'] })], /overlaps the gateway's \/metrics/, '/metrics');
   bad([u('a', '/mcp', { paths: ['/readyz/*'] })], /overlaps the gateway's \/readyz/, '/readyz');
+  t.throws(() => parseConfig({ server: { metrics: { path: '/stats' } }, upstreams: [u('a', '/mcp', { paths: ['/stats'] })] }), /overlaps the gateway's \/stats/, 'a configured metrics path');
   bad([u('a', '/mcp', { paths: ['/.well-known/*'] })], /OAuth discovery documents/, 'the well-known documents');
   bad([u('a', '/mcp', { paths: ['/.well-known/oauth-protected-resource/x'] })], /OAuth discovery documents/, 'a well-known document');
   bad([u('a', '/a', { paths: ['/oauth/*'] }), u('b', '/b', { paths: ['/oauth/token'] })], /overlaps upstreams\.0\.passthrough\.paths\.0/, 'two upstreams on one path');

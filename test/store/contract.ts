@@ -859,6 +859,18 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       heardThere.off();
     });
 
+    t.test('ping: resolves while the backend answers', async (t) => {
+      const s = await make({});
+      const peer = await s.peer();
+      t.teardown(async () => {
+        await s.store.close();
+        await peer.close();
+      });
+      await s.store.ping();
+      await peer.ping();
+      t.pass('pinged');
+    });
+
     t.test('close is idempotent', async (t) => {
       const s = await make({});
       const extra = await s.peer();

@@ -114,6 +114,7 @@ function everyMethod(store: RedisTaskStore, r: TaskRecord): Array<[string, () =>
     ['deleteValue', () => store.deleteValue('v')],
     ['publish', () => store.publish('events', { n: 0 })],
     ['subscribe', () => store.subscribe('other', () => {})],
+    ['ping', () => store.ping()],
   ];
 }
 

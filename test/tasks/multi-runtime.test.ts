@@ -96,6 +96,9 @@ class InstanceView implements TaskStore {
     // A frozen instance hears nothing until it thaws (then everything, in order).
     return this.s.subscribe(topic, (m) => void this.gate.then(() => listener(m)));
   }
+  ping(): Promise<void> {
+    return this.s.ping();
+  }
   /** The backing store is closed by its owner, once. */
   async close(): Promise<void> {}
 }

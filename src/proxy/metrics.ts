@@ -1,0 +1,341 @@
+/**
+ * The gateway's Prometheus metrics: one prom-client `Registry` per gateway (never the process-wide default, so that
+ * several gateways in one process keep their own counts), served in the text exposition format at `/metrics`.
+ * Names follow Prometheus conventions (`mcp_gateway_` prefix, `_total` counters, `_seconds` histograms, base units);
+ * every label takes values from a bounded set: configured upstream names, known MCP methods (else `other`), the
+ * first tools seen per upstream (then `other`), catalog codes and fixed outcome words. Never a principal, a task id
+ * or a session id. The layers below the edge know nothing of prom-client: they are handed plain callbacks (an
+ * `AuditLog`, `TaskMetrics`, a store observer).
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ERROR_CATALOG, type ErrorKind } from '../translate/index.js';
+import type { AuditEvent, AuditLog, TaskMetrics } from '../tasks/index.js';
+
+/** Every metric name starts so. */
+export const METRIC_PREFIX = 'mcp_gateway_';
+
+/**
+ * The MCP methods a request line may name, of both eras (2025-11-25 and 2026-07-28 method lists), plus the HTTP
+ * methods of legacy session traffic (`GET` streams, `DELETE`) and `response` (a client's answer to a server request).
+ * Anything else is `other`: a client may send any string as a method.
+ */
+export const KNOWN_METHODS: ReadonlySet<string> = new Set([
+  'initialize',
+  'ping',
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'prompts/list',
+  'prompts/get',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'completion/complete',
+  'logging/setLevel',
+  'subscriptions/listen',
+  'tasks/get',
+  'tasks/result',
+  'tasks/list',
+  'tasks/cancel',
+  'tasks/update',
+  'GET',
+  'DELETE',
+  'response',
+]);
+
+/** Outcomes of a request besides the catalog's codes (which name every error the gateway answers itself). */
+export const OUTCOME_WORDS = ['ok', 'task_created', 'input_required', 'client_closed', 'cancelled', 'upstream_error', 'upstream_http_4xx', 'upstream_http_5xx', 'error'] as const;
+
+/** Catalog kinds that say the upstream failed (the ones counted in `mcp_gateway_upstream_errors_total`). */
+export const UPSTREAM_ERROR_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>(['GW_UPSTREAM_TIMEOUT', 'GW_UPSTREAM_UNAVAILABLE', 'GW_UPSTREAM_HTTP', 'GW_UPSTREAM_DOWN', 'GW_UPSTREAM_BAD_MESSAGE']);
+
+/** The metric label of a method name: itself when known, else `other`. */
+export function methodLabel(method: unknown): string {
+  return typeof method === 'string' && KNOWN_METHODS.has(method) ? method : 'other';
+}
+
+/** Whether `s` is a catalog code. */
+export function isErrorKind(s: string): s is ErrorKind {
+  return Object.hasOwn(ERROR_CATALOG, s);
+}
+
+/**
+ * The outcome label of an operator log outcome: the catalog code when the failure's kind is known, else the outcome
+ * word for what the line says (`ok`, `task_created`, …), `error` for an error of unknown kind. A bounded set whatever
+ * the line held.
+ */
+export function outcomeLabel(outcome: string, kind?: ErrorKind): string {
+  if (kind) return kind;
+  switch (outcome) {
+    case 'ok':
+    case 'complete':
+    case 'session created':
+    case 'subscription ended':
+      return 'ok';
+    case 'task':
+    case 'task created':
+      return 'task_created';
+    case 'input_required':
+      return 'input_required';
+    case 'client closed':
+      return 'client_closed';
+    case 'cancelled':
+      return 'cancelled';
+    case 'upstream_http_4xx':
+    case 'upstream_http_5xx':
+      return outcome;
+    case 'input timeout':
+      return 'GW_CLIENT_ANSWER_TIMEOUT';
+    case 'unsupported result type':
+      return 'GW_UNSUPPORTED_RESULT_TYPE';
+    case 'method not found':
+      return 'GW_METHOD_NOT_FOUND';
+    case 'expired':
+      return 'GW_TASK_EXPIRED';
+  }
+  if (outcome.startsWith('upstream error')) return 'upstream_error';
+  if (outcome.startsWith('error')) return 'error';
+  // A task's status (tasks/get and the legacy face's tasks/result answer with it): the request itself succeeded.
+  return 'ok';
+}
+
+/**
+ * Label values that grow with use (tool names), bounded: the first `max` distinct values per scope keep their name,
+ * later ones are `other`. Scopes are upstream names (bounded by the configuration).
+ */
+export class BoundedLabels {
+  private readonly seen = new Map<string, Set<string>>();
+
+  constructor(private readonly max: number) {}
+
+  /** The label for `value` within `scope`. */
+  of(scope: string, value: string | undefined): string {
+    if (value === undefined || value === '') return 'none';
+    let names = this.seen.get(scope);
+    if (!names) {
+      names = new Set();
+      this.seen.set(scope, names);
+    }
+    if (names.has(value)) return value;
+    if (names.size >= this.max) return 'other';
+    names.add(value);
+    return value;
+  }
+}
+
+/** How the metrics are kept. */
+export interface MetricsSettings {
+  /** Distinct tool names labelled per upstream; later ones count as `other`. */
+  maxToolLabels: number;
+  /** Include prom-client's process metrics (CPU, memory, event loop lag, GC), prefixed `mcp_gateway_`. */
+  defaultMetrics: boolean;
+}
+
+/** One request, as the operator log line says it. */
+export interface RequestObservation {
+  upstream: string;
+  method: unknown;
+  /** The client's era. */
+  clientEra: 'legacy' | 'modern';
+  /** The era of the upstream client that served it (a passed-through request: the client's; `unknown`: not learned). */
+  upstreamEra: 'legacy' | 'modern' | 'unknown';
+  /** `passthrough`: forwarded unchanged; `gateway`: answered by the gateway's faces (translated or its own tasks). */
+  mode: 'passthrough' | 'gateway';
+  /** The operator line's outcome, and the catalog kind of its failure when known. */
+  outcome: string;
+  kind?: ErrorKind;
+  seconds: number;
+}
+
+/** What the gauges read on each scrape (cheap counts the edge and the runtime keep anyway). */
+export interface ScrapeSources {
+  /** Gateway-owned tasks whose call runs on this instance now. */
+  liveTasks(): number;
+  /** Calls held between MRTR rounds on this instance. */
+  heldCalls(): number;
+  upstreams(): ReadonlyArray<{
+    name: string;
+    /** Upstream sessions held, by the era of the client holding them. */
+    sessions: { legacy: number; modern: number };
+    /** Sessions the legacy face minted for 2025-11-25 clients. */
+    clientSessions: number;
+    /** Open client streams: `subscriptions/listen` streams and the legacy face's GET streams. */
+    streams: { listen: number; get: number };
+    state: 'up' | 'down' | 'unknown';
+  }>;
+}
+
+/** Task events counted, each its own counter (their sum would mean nothing). */
+const TASK_EVENTS: ReadonlyArray<[AuditEvent, string]> = [
+  ['task.created', 'created'],
+  ['task.completed', 'completed'],
+  ['task.failed', 'failed'],
+  ['task.cancelled', 'cancelled'],
+  ['task.expired', 'expired'],
+];
+
+/** The metrics of one gateway. */
+export class GatewayMetrics {
+  /** This gateway's registry (its own, not prom-client's global one). */
+  readonly registry = new Registry();
+  private readonly tools: BoundedLabels;
+  private readonly requests: Counter<'upstream' | 'method' | 'client_era' | 'upstream_era' | 'mode' | 'outcome'>;
+  private readonly duration: Histogram<'upstream' | 'method' | 'client_era' | 'mode'>;
+  private readonly taskCounters = new Map<AuditEvent, Counter<'upstream' | 'tool'>>();
+  private readonly rounds: Counter<'upstream'>;
+  private readonly storeErrors: Counter<'operation' | 'kind'>;
+  private readonly upstreamErrors: Counter<'upstream' | 'kind'>;
+  private sources: ScrapeSources | undefined;
+
+  constructor(settings: MetricsSettings) {
+    const registers = [this.registry];
+    this.tools = new BoundedLabels(settings.maxToolLabels);
+    if (settings.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
+    this.requests = new Counter({
+      name: `${METRIC_PREFIX}requests_total`,
+      help: 'MCP requests served, by upstream, method, client era, upstream era, mode (passthrough or gateway) and outcome (ok, task_created, input_required, a catalog code, ...).',
+      labelNames: ['upstream', 'method', 'client_era', 'upstream_era', 'mode', 'outcome'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: `${METRIC_PREFIX}request_duration_seconds`,
+      help: 'Time from a request to the end of its answer (a streamed answer: its end), by upstream, method, client era and mode.',
+      labelNames: ['upstream', 'method', 'client_era', 'mode'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers,
+    });
+    for (const [event, word] of TASK_EVENTS) {
+      this.taskCounters.set(
+        event,
+        new Counter({
+          name: `${METRIC_PREFIX}tasks_${word}_total`,
+          help: `Tasks ${word} (as the audit trail records them on this instance), by upstream and tool (the first tools per upstream, then other).`,
+          labelNames: ['upstream', 'tool'],
+          registers,
+        }),
+      );
+    }
+    const self = this;
+    new Gauge({
+      name: `${METRIC_PREFIX}tasks_live`,
+      help: 'Gateway-owned tasks whose call runs on this instance now (not the whole store: other instances count their own).',
+      registers,
+      collect() {
+        this.set(self.sources?.liveTasks() ?? 0);
+      },
+    });
+    this.rounds = new Counter({
+      name: `${METRIC_PREFIX}mrtr_rounds_total`,
+      help: 'MRTR rounds that ended asking the client for input (input_required results sent), by upstream.',
+      labelNames: ['upstream'],
+      registers,
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}mrtr_held_calls`,
+      help: 'Upstream calls held on this instance between MRTR rounds, waiting for the client to retry with input.',
+      registers,
+      collect() {
+        this.set(self.sources?.heldCalls() ?? 0);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}upstream_sessions`,
+      help: 'Upstream sessions held, by upstream and the era of the client holding them (a stateless 2026-07-28 client holds none).',
+      labelNames: ['upstream', 'era'],
+      registers,
+      collect() {
+        for (const u of self.sources?.upstreams() ?? []) {
+          this.set({ upstream: u.name, era: 'legacy' }, u.sessions.legacy);
+          this.set({ upstream: u.name, era: 'modern' }, u.sessions.modern);
+        }
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}client_sessions`,
+      help: 'Sessions the legacy face holds for 2025-11-25 clients, by upstream.',
+      labelNames: ['upstream'],
+      registers,
+      collect() {
+        for (const u of self.sources?.upstreams() ?? []) this.set({ upstream: u.name }, u.clientSessions);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}streams`,
+      help: 'Open long-lived client streams, by upstream and kind (listen: subscriptions/listen; get: legacy GET streams the face serves).',
+      labelNames: ['upstream', 'kind'],
+      registers,
+      collect() {
+        for (const u of self.sources?.upstreams() ?? []) {
+          this.set({ upstream: u.name, kind: 'listen' }, u.streams.listen);
+          this.set({ upstream: u.name, kind: 'get' }, u.streams.get);
+        }
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}upstream_up`,
+      help: 'Whether the upstream is reachable: 1 when its eras are known (probed or pinned) and it is not down, else 0.',
+      labelNames: ['upstream'],
+      registers,
+      collect() {
+        for (const u of self.sources?.upstreams() ?? []) this.set({ upstream: u.name }, u.state === 'up' ? 1 : 0);
+      },
+    });
+    this.storeErrors = new Counter({
+      name: `${METRIC_PREFIX}store_errors_total`,
+      help: 'Task store calls that failed, by store operation and catalog code (GW_STORE_UNAVAILABLE, GW_STORE_FULL) or other.',
+      labelNames: ['operation', 'kind'],
+      registers,
+    });
+    this.upstreamErrors = new Counter({
+      name: `${METRIC_PREFIX}upstream_errors_total`,
+      help: 'Requests failed by their upstream, by upstream and catalog code (GW_UPSTREAM_TIMEOUT, GW_UPSTREAM_UNAVAILABLE, GW_UPSTREAM_HTTP, GW_UPSTREAM_DOWN, GW_UPSTREAM_BAD_MESSAGE).',
+      labelNames: ['upstream', 'kind'],
+      registers,
+    });
+  }
+
+  /** Where the gauges read their values on a scrape. */
+  watch(sources: ScrapeSources): void {
+    this.sources = sources;
+  }
+
+  /** Counts one request and its duration; a failure of its upstream also counts as an upstream error. */
+  request(r: RequestObservation): void {
+    const method = methodLabel(r.method);
+    this.requests.inc({ upstream: r.upstream, method, client_era: r.clientEra, upstream_era: r.upstreamEra, mode: r.mode, outcome: outcomeLabel(r.outcome, r.kind) });
+    this.duration.observe({ upstream: r.upstream, method, client_era: r.clientEra, mode: r.mode }, r.seconds);
+    if (r.kind && UPSTREAM_ERROR_KINDS.has(r.kind)) this.upstreamErrors.inc({ upstream: r.upstream, kind: r.kind });
+  }
+
+  /** Counts a failed store call (the store observer at the composition root). */
+  storeError(operation: string, kind: string): void {
+    this.storeErrors.inc({ operation, kind: isErrorKind(kind) ? kind : 'other' });
+  }
+
+  /** The task events of the audit trail, counted by upstream and (bounded) tool. */
+  readonly audit: AuditLog = {
+    record: (event, fields) => {
+      const counter = this.taskCounters.get(event);
+      if (!counter) return;
+      const upstream = fields.upstream ?? 'none';
+      counter.inc({ upstream, tool: this.tools.of(upstream, fields.tool) });
+    },
+  };
+
+  /** What the task layer tells the metrics. */
+  readonly tasks: TaskMetrics = {
+    mrtrRound: (upstream) => this.rounds.inc({ upstream }),
+  };
+
+  /** The exposition: Prometheus text format, and its Content-Type. */
+  async exposition(): Promise<{ contentType: string; text: string }> {
+    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
+  }
+
+  /** Stops what the default metrics started (event loop monitor): the registry is dropped. */
+  close(): void {
+    this.registry.clear();
+  }
+}
