@@ -2,8 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { ConfigError, principalShare, type GatewayConfig } from './config/index.js';
-import { Authenticator, buildEdge, createAuditLog, GatewayMetrics, hostPolicy, type EdgeEndpoint } from './proxy/index.js';
+import { ConfigError, principalShare, wellKnownRootOwner, type GatewayConfig } from './config/index.js';
+import { Authenticator, buildEdge, createAuditLog, GatewayMetrics, hostPolicy, type EdgeEndpoint, type PassthroughUpstream } from './proxy/index.js';
 import { MemoryTaskStore, observeStore, RedisTaskStore, type TaskStore } from './store/index.js';
 import { InstanceBus, mintInstanceId, MrtrBridge, NO_AUDIT, NO_TASK_METRICS, Sealer, TaskRuntime, teeAudit, type AuditLog, type TaskPolicy } from './tasks/index.js';
 import { globToRegExp, NO_LOG, type LayerLogger } from './translate/index.js';
@@ -202,6 +202,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     bridge,
     runtime,
     endpoints: routes,
+    passthrough: passthroughOf(config.upstreams),
     version: GATEWAY_VERSION,
     ...(metrics ? { metrics, metricsPath: config.server.metrics.path } : {}),
     readiness: { store, cacheMs: config.server.readiness.storeCacheMs, upstreamCheckMs: config.server.readiness.upstreamCheckMs },
@@ -233,6 +234,14 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       return closing;
     },
   };
+}
+
+/** The non-MCP paths of the HTTP upstreams (README §OAuth and other paths); stdio upstreams have none. */
+function passthroughOf(upstreams: GatewayConfig['upstreams']): PassthroughUpstream[] {
+  const root = wellKnownRootOwner(upstreams);
+  return upstreams.flatMap((u, i) =>
+    u.url === undefined ? [] : [{ name: u.name, mountPath: u.path, url: u.url, timeoutMs: u.timeoutMs, paths: u.passthrough.paths, wellKnownRoot: root === i }],
+  );
 }
 
 /** The operator log as configured (`false`/absent: none): a pino logger the edge and the layers share. */

@@ -57,6 +57,7 @@ t.test('defaults', async (t) => {
     sessions: { scope: DEFAULTS.sessionScope, anonymousScope: DEFAULTS.anonymousSessionScope },
     tools: { '*': { task: 'native' } },
     auth: { mode: 'bearer' },
+    passthrough: { paths: [] },
   }, 'upstream defaults, tools default {"*":{task:"native"}}, era probed, auth bearer');
 
   const rule = parseConfig({ upstreams: [up({ tools: { slow: {} } })] }).upstreams[0]?.tools.slow;
