@@ -2,8 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { ConfigError, planReload, principalShare, type GatewayConfig } from './config/index.js';
-import { Authenticator, buildEdge, createAuditLog, GatewayMetrics, hostPolicy, type EdgeEndpoint, type EdgeOptions } from './proxy/index.js';
+import { ConfigError, planReload, principalShare, wellKnownRootOwner, type GatewayConfig } from './config/index.js';
+import { Authenticator, buildEdge, createAuditLog, GatewayMetrics, hostPolicy, type EdgeEndpoint, type EdgeOptions, type PassthroughUpstream } from './proxy/index.js';
 import { MemoryTaskStore, observeStore, RedisTaskStore, type TaskStore } from './store/index.js';
 import {
   InstanceBus,
@@ -21,7 +21,7 @@ import {
   type TaskPolicy,
 } from './tasks/index.js';
 import { globToRegExp, NO_LOG, type LayerLogger } from './translate/index.js';
-import { LegacyUpstreamClient, ModernUpstreamClient, upstreamAvailability, type UpstreamClient } from './upstream/index.js';
+import { LegacyUpstreamClient, ModernUpstreamClient, StdioHost, upstreamAvailability, type StdioHostStatus, type UpstreamClient } from './upstream/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 
 // The package's public entry (index.ts) reaches the configuration through the composition root, which owns it: a
@@ -58,6 +58,8 @@ export interface ReloadOutcome {
 /** A built gateway: the Fastify app (not listening), a live reload, a graceful shutdown and an idempotent, ordered close. */
 export interface Gateway {
   app: FastifyInstance;
+  /** The supervised processes of stdio upstreams, by upstream name: their state, restarts, and a change listener. */
+  upstreamProcesses: ReadonlyMap<string, UpstreamProcess>;
   /** The configuration it runs with now (the live keys of the last reload included). */
   readonly config: Readonly<GatewayConfig>;
   /**
@@ -80,6 +82,12 @@ export interface Gateway {
 
 /** How long a shutdown waits for the last writes to open streams to be flushed before connections are closed. */
 const STREAM_FLUSH_MS = 1_000;
+
+/** What others may watch of an stdio upstream's process (never its private URL). */
+export interface UpstreamProcess extends StdioHostStatus {
+  /** Calls `listener` on every state change; returns the unsubscribe. */
+  onChange(listener: (s: StdioHostStatus) => void): () => void;
+}
 
 /** Default logger: pino at info, with credentials redacted should a header ever be logged. */
 export const DEFAULT_LOGGER = {
@@ -122,6 +130,17 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     if (ownStore) await store.close();
     throw e;
   }
+  // stdio upstreams: each child is served at a private loopback URL, so that everything below treats it as HTTP.
+  let hosts: Map<string, StdioHost>;
+  try {
+    hosts = await startStdioHosts(config, upstreamLog);
+  } catch (e) {
+    await bus.close();
+    if (ownStore) await store.close();
+    throw e;
+  }
+  const closeHosts = (): Promise<unknown> => Promise.all([...hosts.values()].map((h) => h.close()));
+  const urlOf = (u: GatewayConfig['upstreams'][number]): string => u.url ?? (hosts.get(u.name) as StdioHost).url;
   // One sealer for the runtime and the bridge: what one instance seals, every instance opens.
   const sealer = new Sealer(stateKey);
   const inputBounds = { maxRequestsPerRound: config.input.maxRequestsPerRound, maxRounds: config.input.maxRoundsPerTask };
@@ -161,7 +180,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     auth: authenticators[i] as Authenticator,
     modernUpstream: new ModernUpstreamClient({
       name: u.name,
-      url: u.url,
+      url: urlOf(u),
       staticHeaders: { ...u.headers },
       timeoutMs: u.timeoutMs,
       clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },
@@ -169,7 +188,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     }),
     availability: upstreamAvailability({
       name: u.name,
-      url: u.url,
+      url: urlOf(u),
       headers: u.headers,
       era: u.era,
       probeTimeoutMs: Math.min(u.probeTimeoutMs, u.timeoutMs),
@@ -177,12 +196,12 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     }),
     route: {
       name: u.name,
-      url: u.url,
+      url: urlOf(u),
       staticHeaders: { ...u.headers },
       timeoutMs: u.timeoutMs,
       cache: { ttlMs: u.cache.ttlMs, scope: u.cache.scope },
       rules: rulesOf(u),
-      upstream: upstreamClient(u, config, upstreamLog),
+      upstream: upstreamClient(u, urlOf(u), config, upstreamLog),
     },
   }));
   // Tasks created on another instance are taken over against their route by name; then this runtime joins the others.
@@ -196,6 +215,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
   } catch (e) {
     await runtime.close();
     await bus.close();
+    await closeHosts();
     if (ownStore) await store.close();
     throw e;
   }
@@ -222,6 +242,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     bridge,
     runtime,
     endpoints: routes,
+    passthrough: passthroughOf(config.upstreams),
     version: GATEWAY_VERSION,
     ...(metrics ? { metrics, metricsPath: config.server.metrics.path } : {}),
     readiness: { store, cacheMs: config.server.readiness.storeCacheMs, upstreamCheckMs: config.server.readiness.upstreamCheckMs },
@@ -250,6 +271,8 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       await stopWork();
       await bus.close();
       await Promise.all(routes.flatMap((r) => [r.route.upstream.close(), r.modernUpstream.close()]));
+      // The children last: the sessions above were closed against them.
+      await closeHosts();
       if (ownStore) await store.close();
       metrics?.close();
     })();
@@ -257,6 +280,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
   };
   return {
     app,
+    upstreamProcesses: hosts,
     get config() {
       return current;
     },
@@ -340,6 +364,14 @@ function liveTaskLimits(config: Readonly<GatewayConfig>): LiveTaskLimits {
   };
 }
 
+/** The non-MCP paths of the HTTP upstreams (README §OAuth and other paths); stdio upstreams have none. */
+function passthroughOf(upstreams: GatewayConfig['upstreams']): PassthroughUpstream[] {
+  const root = wellKnownRootOwner(upstreams);
+  return upstreams.flatMap((u, i) =>
+    u.url === undefined ? [] : [{ name: u.name, mountPath: u.path, url: u.url, timeoutMs: u.timeoutMs, paths: u.passthrough.paths, wellKnownRoot: root === i }],
+  );
+}
+
 /** The operator log as configured (`false`/absent: none): a pino logger the edge and the layers share. */
 function rootLogger(logger: GatewayDeps['logger']): Logger | undefined {
   if (!logger) return undefined;
@@ -378,9 +410,9 @@ function authenticatorOf(u: GatewayConfig['upstreams'][number], key: Uint8Array,
 }
 
 /** The client of one configured upstream: the one place that picks an implementation of the upstream seam. */
-function upstreamClient(u: GatewayConfig['upstreams'][number], config: Readonly<GatewayConfig>, log: LayerLogger): UpstreamClient {
+function upstreamClient(u: GatewayConfig['upstreams'][number], url: string, config: Readonly<GatewayConfig>, log: LayerLogger): UpstreamClient {
   return new LegacyUpstreamClient(u.name, {
-    url: u.url,
+    url,
     staticHeaders: { ...u.headers },
     timeoutMs: u.timeoutMs,
     max: config.sessions.maxPerUpstream,
@@ -391,6 +423,24 @@ function upstreamClient(u: GatewayConfig['upstreams'][number], config: Readonly<
     clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },
     log,
   });
+}
+
+/**
+ * The hosts of the stdio upstreams (README § Deployment › stdio upstreams), started. A command that cannot start is
+ * no error here: the host logs it, retries with backoff and answers 503 meanwhile, so the other upstreams still serve.
+ */
+async function startStdioHosts(config: Readonly<GatewayConfig>, log: LayerLogger): Promise<Map<string, StdioHost>> {
+  const hosts = new Map<string, StdioHost>();
+  try {
+    for (const u of config.upstreams) {
+      if (!u.command) continue;
+      hosts.set(u.name, await StdioHost.start({ name: u.name, command: u.command, env: u.env, ...(u.cwd ? { cwd: u.cwd } : {}), restart: u.restart, log }));
+    }
+  } catch (e) {
+    await Promise.all([...hosts.values()].map((h) => h.close()));
+    throw e;
+  }
+  return hosts;
 }
 
 /** The deployment's shared secret: `secret.value`, else the variable `secret.env` names. */

@@ -183,7 +183,7 @@ t.test('self-check: the schema walk finds nested, variant, array and record keys
   t.same(keys.get('server.port'), { path: 'server.port', leaf: true, default: DEFAULTS.port, required: false });
   t.same(keys.get('store.kind'), { path: 'store.kind', leaf: true, default: 'memory', required: false }, 'a discriminator, defaulted through its parent');
   t.equal(keys.get('store.keyPrefix')?.default, DEFAULTS.redisKeyPrefix, 'a key of the redis variant');
-  t.same(keys.get('upstreams[].url'), { path: 'upstreams[].url', leaf: true, default: undefined, required: true });
+  t.same(keys.get('upstreams[].url'), { path: 'upstreams[].url', leaf: true, default: undefined, required: false });
   t.equal(keys.get('upstreams[].auth.mode')?.default, DEFAULTS.authMode);
   t.equal(keys.get('upstreams[].auth.maxTtlMs')?.default, DEFAULTS.noAuthMaxTtlMs, 'a key of the none variant');
   t.equal(keys.get('upstreams[].auth.header')?.required, true, 'a key of the header variant');

@@ -12,6 +12,7 @@ export {
   UPSTREAM_ERAS,
   ToolRuleSchema,
   UpstreamSchema,
+  wellKnownRootOwner,
   type AuthConfig,
   type GatewayConfig,
   type ToolRule,

@@ -1,6 +1,7 @@
 /** The gateway's configuration: a strict zod schema with named defaults (a typo is an error naming its key). */
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { GATEWAY_OWN_PATHS, OAUTH_WELL_KNOWN } from '../translate/index.js';
 
 /** Named defaults, referenced by the schema, the README and `--help`. */
 export const DEFAULTS = {
@@ -57,6 +58,11 @@ export const DEFAULTS = {
   authMode: 'bearer' as const,
   noAuthMaxTtlMs: 600_000,
   jwtClockToleranceSec: 30,
+  /** First wait before an stdio upstream's process is restarted. */
+  restartInitialDelayMs: 100,
+  restartMaxDelayMs: 30_000,
+  /** An stdio process up this long counts as healthy: the next restart waits `restartInitialDelayMs` again. */
+  restartResetAfterMs: 60_000,
   metricsEnabled: true,
   metricsPath: '/metrics',
   /** Prom-client's process metrics (CPU, memory, event loop lag, GC) beside the gateway's own. */
@@ -209,11 +215,67 @@ export const SESSION_SCOPES = ['principal', 'request'] as const;
 /** Who shares an upstream session among callers without credentials: a fresh one per request, or one shared by all. */
 export const ANONYMOUS_SESSION_SCOPES = ['request', 'shared'] as const;
 
+/**
+ * One extra non-MCP path passed through to an upstream's origin on the same path: exact (`/oauth/token`) or a prefix
+ * ending in `/*` (`/oauth/*`: `/oauth` and everything under it). No `.`/`..` segments, query or fragment.
+ */
+const passthroughPath = z
+  .string()
+  .regex(/^(?:\/[A-Za-z0-9._~!$&'()+,;=:@%-]+)+(?:\/\*)?$/, 'an absolute path such as /oauth/token, or a prefix such as /oauth/*')
+  .refine((p) => !p.split('/').some((seg) => seg === '.' || seg === '..'), 'no "." or ".." segments');
+
+/** An exact path or a prefix (`/x/*` covers `/x` and `/x/…`) as the overlap check reads it. */
+interface PathClaim {
+  path: string;
+  prefix: boolean;
+}
+
+function claimOf(p: string): PathClaim {
+  return p.endsWith('/*') ? { path: p.slice(0, -2), prefix: true } : { path: p, prefix: false };
+}
+
+/** Whether a prefix claim covers `path` (the prefix itself, or under it). */
+function under(prefix: string, path: string): boolean {
+  return path === prefix || path.startsWith(prefix === '/' ? '/' : `${prefix}/`);
+}
+
+/** Whether two claims could answer the same request path. */
+function overlaps(a: PathClaim, b: PathClaim): boolean {
+  if (a.prefix && under(a.path, b.path)) return true;
+  if (b.prefix && under(b.path, a.path)) return true;
+  return a.path === b.path;
+}
+
 /** One upstream MCP server mounted on a path of the gateway. */
 export const UpstreamSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only'),
   path: z.string().regex(/^\/[A-Za-z0-9._~\/-]*$/, 'an absolute URL path such as /mcp').default(DEFAULTS.path),
-  url: z.url({ protocol: /^https?$/ }),
+  /** An HTTP upstream's MCP endpoint. Exactly one of `url` and `command`. */
+  url: z.url({ protocol: /^https?$/ }).optional(),
+  /**
+   * An stdio upstream: the program and its arguments (no shell), spawned and supervised by each gateway instance
+   * (README § Deployment › stdio upstreams). Exactly one of `url` and `command`.
+   */
+  command: z.array(z.string().min(1)).min(1).optional(),
+  /**
+   * Environment of an stdio upstream's process, set over the few variables it inherits from the gateway (PATH, HOME,
+   * USER, LANG, TZ, TMPDIR and the like); nothing else of the gateway's environment (its secrets) reaches the child.
+   */
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string()).default({}),
+  /** Working directory of an stdio upstream's process (default: the gateway's). */
+  cwd: z.string().min(1).optional(),
+  /**
+   * Restart of an stdio upstream's process after it exits: waits from `initialDelayMs`, doubled after each failed
+   * start up to `maxDelayMs`, back to `initialDelayMs` once a process stayed up `resetAfterMs`.
+   */
+  restart: z
+    .strictObject({
+      initialDelayMs: positiveInt.default(DEFAULTS.restartInitialDelayMs),
+      maxDelayMs: positiveInt.default(DEFAULTS.restartMaxDelayMs),
+      resetAfterMs: positiveInt.default(DEFAULTS.restartResetAfterMs),
+    })
+    .refine((r) => r.initialDelayMs <= r.maxDelayMs, { path: ['initialDelayMs'], message: 'initialDelayMs must not exceed maxDelayMs' })
+    .default({ initialDelayMs: DEFAULTS.restartInitialDelayMs, maxDelayMs: DEFAULTS.restartMaxDelayMs, resetAfterMs: DEFAULTS.restartResetAfterMs }),
   headers: z.record(z.string().regex(headerName, 'an HTTP header name'), z.string()).default({}),
   timeoutMs: positiveInt.default(DEFAULTS.upstreamTimeoutMs),
   era: z.enum(UPSTREAM_ERAS).default(DEFAULTS.era),
@@ -226,6 +288,18 @@ export const UpstreamSchema = z.strictObject({
     })
     .default({ ttlMs: DEFAULTS.cacheTtlMs, scope: DEFAULTS.cacheScope }),
   tools: z.record(z.string().min(1), ToolRuleSchema).default({ '*': { task: 'native' } }),
+  /**
+   * Non-MCP HTTP paths passed through to this upstream (README §OAuth and other paths). Its OAuth discovery documents
+   * pass always; `paths` adds others (e.g. the token endpoint of an authorization server it hosts). `wellKnownRoot`:
+   * whether the root well-known documents (`/.well-known/oauth-protected-resource`, …) go to this upstream; default:
+   * when it is the only HTTP upstream. At most one upstream may take them.
+   */
+  passthrough: z
+    .strictObject({
+      paths: z.array(passthroughPath).default([]),
+      wellKnownRoot: z.boolean().optional(),
+    })
+    .default({ paths: [] }),
   /** How callers are identified (default `bearer`: a keyed hash of the Authorization header, as before). */
   auth: AuthSchema.default({ mode: DEFAULTS.authMode }),
   /**
@@ -238,6 +312,9 @@ export const UpstreamSchema = z.strictObject({
       anonymousScope: z.enum(ANONYMOUS_SESSION_SCOPES).default(DEFAULTS.anonymousSessionScope),
     })
     .default({ scope: DEFAULTS.sessionScope, anonymousScope: DEFAULTS.anonymousSessionScope }),
+}).refine((u) => (u.url === undefined) !== (u.command === undefined), {
+  message: 'give exactly one of url (an HTTP upstream) and command (an stdio upstream)',
+  path: ['url'],
 });
 
 /** The whole configuration file. */
@@ -470,6 +547,7 @@ export const ConfigSchema = z
     cfg.upstreams.forEach((u, i) => {
       if (own.has(u.path)) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'path'], message: `path ${u.path} is the gateway's own (health, readiness or metrics)` });
     });
+    checkPassthrough(cfg.upstreams, ctx, cfg.server.metrics.enabled ? [cfg.server.metrics.path] : []);
     const names = new Set<string>();
     cfg.upstreams.forEach((u, i) => {
       if (names.has(u.name)) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'name'], message: `duplicate upstream name ${u.name}` });
@@ -486,6 +564,55 @@ export const ConfigSchema = z
       if (share !== undefined && share > bound) ctx.addIssue({ code: 'custom', path, message: `a principal's share (${share}) cannot exceed the bound it is a share of (${bound})` });
     }
   });
+
+/**
+ * Passed-through paths must not shadow what the gateway answers itself (MCP endpoints, /healthz, /readyz, /metrics,
+ * the OAuth well-known documents it passes on its own), nor each other (two upstreams on one path: which one answers
+ * would be an accident); at most one upstream takes the root well-known documents.
+ */
+function checkPassthrough(upstreams: ReadonlyArray<z.infer<typeof UpstreamSchema>>, ctx: z.RefinementCtx, ownPaths: readonly string[]): void {
+  const reserved: Array<[PathClaim, string]> = [
+    ...upstreams.map((u, i): [PathClaim, string] => [{ path: u.path, prefix: false }, `the MCP endpoint of upstreams.${i}`]),
+    ...[...new Set([...GATEWAY_OWN_PATHS, ...ownPaths])].map((p): [PathClaim, string] => [{ path: p, prefix: false }, `the gateway's ${p}`]),
+    ...OAUTH_WELL_KNOWN.map((p): [PathClaim, string] => [{ path: p, prefix: true }, `the OAuth discovery documents (${p}…), passed through already`]),
+  ];
+  const seen: Array<[PathClaim, string]> = [];
+  upstreams.forEach((u, i) => {
+    // Only an HTTP upstream has an origin to pass paths to (a `command` one speaks over stdio).
+    if (u.url === undefined && (u.passthrough.paths.length > 0 || u.passthrough.wellKnownRoot === true)) {
+      ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'passthrough'], message: 'passthrough needs an upstream with a url' });
+    }
+    u.passthrough.paths.forEach((p, j) => {
+      const at = ['upstreams', i, 'passthrough', 'paths', j];
+      const claim = claimOf(p);
+      // The path-appended OpenID form (`<path>/.well-known/openid-configuration`) is one of the documents too.
+      const appended = OAUTH_WELL_KNOWN.some((w) => claim.path.includes(w) || (claim.prefix && w.startsWith(`${claim.path}/`)));
+      const hit = reserved.find(([r]) => overlaps(claim, r)) ?? (appended ? [claim, 'the OAuth discovery documents, passed through already'] : undefined);
+      if (hit) ctx.addIssue({ code: 'custom', path: at, message: `${p} overlaps ${hit[1]}` });
+      const other = seen.find(([c]) => overlaps(claim, c));
+      if (other) ctx.addIssue({ code: 'custom', path: at, message: `${p} overlaps ${other[1]}` });
+      seen.push([claim, `upstreams.${i}.passthrough.paths.${j} (${p})`]);
+    });
+  });
+  // The root documents: claimed explicitly, by an upstream mounted at / (its path-suffixed documents are the root
+  // ones), or by the only HTTP upstream.
+  const http = upstreams.map((u, i) => [u, i] as const).filter(([u]) => u.url !== undefined);
+  const claimants = http.filter(([u]) => u.passthrough.wellKnownRoot === true || (u.path === '/' && u.passthrough.wellKnownRoot !== false));
+  if (claimants.length > 1) {
+    for (const [, i] of claimants.slice(1)) {
+      ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'passthrough', 'wellKnownRoot'], message: `the root well-known documents are already upstreams.${claimants[0]?.[1]}'s` });
+    }
+  }
+}
+
+/** Which upstream (index) answers the root OAuth well-known documents, if any (README §OAuth and other paths). */
+export function wellKnownRootOwner(upstreams: ReadonlyArray<Pick<z.infer<typeof UpstreamSchema>, 'url' | 'path' | 'passthrough'>>): number | undefined {
+  const http = upstreams.map((u, i) => [u, i] as const).filter(([u]) => u.url !== undefined);
+  const claimant = http.find(([u]) => u.passthrough.wellKnownRoot === true || (u.path === '/' && u.passthrough.wellKnownRoot !== false));
+  if (claimant) return claimant[1];
+  const only = http.length === 1 ? http[0] : undefined;
+  return only && only[0].passthrough.wellKnownRoot !== false ? only[1] : undefined;
+}
 
 /** The validated configuration. */
 export type GatewayConfig = z.infer<typeof ConfigSchema>;

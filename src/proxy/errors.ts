@@ -29,6 +29,8 @@ export interface EdgeError {
   fault: boolean;
   /** Seconds after which a retry may succeed (sent as `Retry-After`, RFC 9110 §10.2.3). */
   retryAfterSeconds?: number;
+  /** An upstream's `WWW-Authenticate` on its 401/403, sent on unchanged (RFC 9110 §11.6.1). */
+  challenge?: string | string[];
 }
 
 /** A catalog entry as the client gets it (the edge's refusals that are not thrown). */
@@ -48,8 +50,18 @@ export function refuse(reply: FastifyReply, kind: ErrorKind, id: RequestId | nul
 
 /** Refuses a request with an error already mapped (`exceptionToEdge`, `failureToEdge`). */
 export function refuseWith(reply: FastifyReply, edge: EdgeError, id: RequestId | null): FastifyReply {
-  if (edge.retryAfterSeconds !== undefined) void reply.header('retry-after', String(edge.retryAfterSeconds));
+  edgeHeaders(reply, edge);
   return reply.code(edge.status).header('content-type', 'application/json').send({ jsonrpc: '2.0', id, error: edge.error });
+}
+
+/**
+ * Sets what an error answer carries besides its body: `Retry-After`, and the upstream's own `WWW-Authenticate` on a
+ * 401/403 it answered, as it arrived (byte for byte, repeated values kept apart). Set before a response channel ends
+ * with the error: the channel sends the reply's headers with its status.
+ */
+export function edgeHeaders(reply: FastifyReply, edge: EdgeError): void {
+  if (edge.retryAfterSeconds !== undefined) void reply.header('retry-after', String(edge.retryAfterSeconds));
+  if (edge.challenge !== undefined) void reply.header('www-authenticate', edge.challenge);
 }
 
 /** Ends a response channel with a catalog entry (its status, and `Retry-After` when it has one). */
@@ -81,5 +93,19 @@ export function exceptionToEdge(e: unknown): EdgeError {
 }
 
 function withoutKind(a: CatalogAnswer): EdgeError {
-  return { status: a.status, error: a.error, fault: a.fault, ...(a.retryAfterSeconds !== undefined ? { retryAfterSeconds: a.retryAfterSeconds } : {}) };
+  const challenge = a.kind === 'GW_UPSTREAM_UNAUTHORIZED' || a.kind === 'GW_UPSTREAM_FORBIDDEN' ? challengeOf(a.error.data) : undefined;
+  return {
+    status: a.status,
+    error: a.error,
+    fault: a.fault,
+    ...(a.retryAfterSeconds !== undefined ? { retryAfterSeconds: a.retryAfterSeconds } : {}),
+    ...(challenge !== undefined ? { challenge } : {}),
+  };
+}
+
+/** The upstream's challenge an upstream-auth error carries in its data (see UpstreamHttpError). */
+function challengeOf(data: unknown): string | string[] | undefined {
+  const v = typeof data === 'object' && data !== null ? (data as { wwwAuthenticate?: unknown }).wwwAuthenticate : undefined;
+  if (typeof v === 'string') return v;
+  return Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined;
 }

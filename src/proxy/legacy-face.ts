@@ -69,7 +69,7 @@ import {
 } from '../translate/index.js';
 import { NO_AUDIT, wrapsTools, type AuditLog, type CallerContext, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { annotateTrace, type RequestTrace, type UpstreamCall, type UpstreamCaller, type UpstreamListen } from '../upstream/index.js';
-import { channelError, exceptionToEdge, inBandError, refuse, refuseWith } from './errors.js';
+import { channelError, edgeHeaders, exceptionToEdge, inBandError, refuse, refuseWith } from './errors.js';
 import { LegacyFaceTasks, legacyTaskSupport } from './legacy-face-tasks.js';
 import { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionStore } from './legacy-face-sessions.js';
 import { infoEnabled, noteFailure, recordRequest } from './operator-log.js';
@@ -891,7 +891,7 @@ export class LegacyFace {
     noteFailure(request, e);
     if (edge.fault) request.log.error({ err: e, method: req.method, upstream: s.route.name }, 'legacy face: request failed');
     if (edge.status === 200) return failInBand(reply, req.id, edge.error);
-    if (edge.retryAfterSeconds !== undefined) void reply.header('retry-after', String(edge.retryAfterSeconds));
+    edgeHeaders(reply, edge);
     void reply.code(edge.status).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: req.id, error: edge.error });
     return `error ${edge.error.code}`;
   }
@@ -952,6 +952,8 @@ export class LegacyFace {
       const edge = exceptionToEdge(e);
       noteFailure(request, e);
       if (edge.fault) request.log.error({ err: e, method: req.method, upstream: s.route.name }, 'legacy face: request failed');
+      // An upstream's 401/403 challenge goes on the reply before the channel ends it (Retry-After is the channel's).
+      if (edge.challenge !== undefined) void reply.header('www-authenticate', edge.challenge);
       channel.error(req.id, edge.error, edge.status, edge.retryAfterSeconds);
       return `error ${edge.error.code}`;
     } finally {

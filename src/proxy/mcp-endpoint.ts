@@ -517,14 +517,19 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         const edge = exceptionToEdge(e);
         // An upstream that stopped answering, or refuses our era, may be down or replaced: learn it anew (at once;
         // a 4xx without a JSON-RPC body, such as a client's refused credentials, only at the spaced pace).
+        // The upstream judging a caller's credentials (401/403) says nothing about the upstream.
         if (e instanceof UpstreamUnavailableError || e instanceof UpstreamTimeoutError) availability.suspect(true);
-        else if (e instanceof UpstreamHttpError) availability.suspect(e.status >= 500);
+        else if (e instanceof UpstreamHttpError && !e.refusedCredentials) availability.suspect(e.status >= 500);
         outcome = `error ${edge.error.code}`;
         noteFailure(request, e);
         if (traced) annotateTrace(traced, { errorCode: edge.error.code, errorMessage: edge.error.message });
         if (edge.fault) request.log.error({ err: e, method: req.method, upstream: route.name }, 'request failed');
         if (aborter?.signal.aborted) channel.abandon();
-        else channel.error(req.id, edge.error, edge.status, edge.retryAfterSeconds);
+        else {
+          // The upstream's challenge goes on the reply before the channel ends it (Retry-After is the channel's).
+          if (edge.challenge !== undefined) void reply.header('www-authenticate', edge.challenge);
+          channel.error(req.id, edge.error, edge.status, edge.retryAfterSeconds);
+        }
       } finally {
         if (aborter) reply.raw.off('close', onClose);
         if (aborter?.signal.aborted) outcome = 'client closed';

@@ -12,6 +12,7 @@ import type { SessionStore } from './legacy-face-sessions.js';
 import { Readiness } from './health.js';
 import { registerMcpEndpoint, runRequest, type EndpointStats } from './mcp-endpoint.js';
 import type { GatewayMetrics } from './metrics.js';
+import { registerPassthroughPaths, type PassthroughUpstream } from './passthrough-paths.js';
 import { keepRawBody } from './raw-body.js';
 
 /** One upstream as the edge mounts it. */
@@ -68,6 +69,8 @@ export interface EdgeOptions {
   /** Where those sessions are shared with the other instances (the task store); absent: this instance alone. */
   sessionStore?: SessionStore;
   endpoints: EdgeEndpoint[];
+  /** Non-MCP paths passed through to HTTP upstreams (OAuth discovery, configured paths); absent: none. */
+  passthrough?: readonly PassthroughUpstream[];
   version: string;
   /** The metrics served at `metricsPath` (absent: no metrics, no route). */
   metrics?: GatewayMetrics;
@@ -370,6 +373,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
     });
     stats[i] = endpointStats;
   }
+  await registerPassthroughPaths(app, opts.passthrough ?? [], { bodyLimitBytes: opts.bodyLimitBytes });
   return app;
 }
 

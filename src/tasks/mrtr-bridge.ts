@@ -515,7 +515,7 @@ function describeError(e: unknown): JsonObject {
   if (e.data !== undefined) out.data = e.data as JsonObject;
   if (e.retryAfterSeconds !== undefined) out.retryAfterSeconds = e.retryAfterSeconds;
   if (e instanceof UpstreamDownError) Object.assign(out, { upstream: e.upstream, retryAfterMs: e.retryAfterMs });
-  if (e instanceof UpstreamHttpError) Object.assign(out, { status: e.status, bodyText: e.bodyText });
+  if (e instanceof UpstreamHttpError) Object.assign(out, { status: e.status, bodyText: e.bodyText, ...(e.challenge !== undefined ? { challenge: e.challenge } : {}) });
   if (e instanceof UpstreamUnavailableError || e instanceof UpstreamTimeoutError || e instanceof UpstreamBusyError) out.detail = e.detail;
   return out;
 }
@@ -535,7 +535,9 @@ function rebuildError(d: JsonObject): Error {
     case 'UpstreamBusyError':
       return new UpstreamBusyError(str(d.detail));
     case 'UpstreamHttpError':
-      return new UpstreamHttpError(typeof d.status === 'number' ? d.status : 502, str(d.bodyText));
+      return new UpstreamHttpError(typeof d.status === 'number' ? d.status : 502, str(d.bodyText), {
+        challenge: typeof d.challenge === 'string' || (Array.isArray(d.challenge) && d.challenge.every((c) => typeof c === 'string')) ? (d.challenge as string | string[]) : undefined,
+      });
     case 'UpstreamDownError':
       return new UpstreamDownError(str(d.upstream), typeof d.retryAfterMs === 'number' ? d.retryAfterMs : 1_000);
   }

@@ -47,3 +47,14 @@ export const ErrorCode = {
 
 /** The log levels in increasing severity (2025-11-25 server/utilities/logging §Log Levels, RFC 5424). */
 export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+
+/**
+ * The well-known documents of OAuth discovery the gateway passes through to an upstream (README §OAuth and other
+ * paths): RFC 9728 protected-resource metadata, RFC 8414 authorization-server metadata, and OpenID Connect discovery,
+ * each at its root and path-suffixed forms (2025-11-25 basic/authorization §Protected Resource Metadata Discovery
+ * Requirements, §Authorization Server Metadata Discovery).
+ */
+export const OAUTH_WELL_KNOWN = ['/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration'] as const;
+
+/** Paths the gateway answers itself besides its MCP endpoints: never passed through to an upstream. */
+export const GATEWAY_OWN_PATHS = ['/healthz', '/readyz', '/metrics'] as const;

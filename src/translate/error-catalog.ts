@@ -160,10 +160,21 @@ export const ERROR_CATALOG = {
   GW_UPSTREAM_UNAVAILABLE: { rpc: ErrorCode.InternalError, status: 502, message: 'Upstream unavailable: %s' },
   // A non-2xx answer without a JSON-RPC message in it.
   GW_UPSTREAM_HTTP: { rpc: ErrorCode.InternalError, status: 502, message: 'Upstream unavailable: upstream answered HTTP %s' },
+  // The upstream refused the caller's credentials (RFC 9110 §15.5.2, RFC 6750 §3): the client gets 401 with the
+  // upstream's own WWW-Authenticate challenge (header and data.wwwAuthenticate), byte for byte, so that it can run the
+  // upstream's authorization through the gateway (2025-11-25 basic/authorization §Authorization Server Discovery).
+  GW_UPSTREAM_UNAUTHORIZED: { rpc: ErrorCode.InvalidRequest, status: 401, message: 'Unauthorized: the upstream requires authorization' },
+  // The upstream found the credentials lacking (RFC 6750 §3.1 insufficient_scope): 403 with its challenge, likewise.
+  GW_UPSTREAM_FORBIDDEN: { rpc: ErrorCode.InvalidRequest, status: 403, message: 'Forbidden: the upstream refused these credentials' },
   GW_UPSTREAM_DOWN: { rpc: ErrorCode.InternalError, status: 503, message: 'Upstream unavailable: %s is down; retry in %s s' },
   GW_UPSTREAM_BUSY: { rpc: ErrorCode.InternalError, status: 503, message: 'Gateway busy: %s' },
   // An upstream answer the gateway will not handle (nested too deep, too large); the exchange is dropped.
   GW_UPSTREAM_BAD_MESSAGE: { rpc: ErrorCode.InternalError, status: 502, message: 'Upstream sent an unusable message: %s' },
+  // A stdio upstream's process ended (exit code or signal, or why it could not start) while the call was in flight;
+  // the gateway restarts it (2025-11-25 and 2026-07-28 basic/transports/stdio: the child is the whole server).
+  GW_UPSTREAM_PROCESS_EXITED: { rpc: ErrorCode.InternalError, status: 502, message: 'Upstream process %s exited (%s); it is being restarted' },
+  // A request a stdio upstream sent that names no call the gateway can tie it to (stdio carries no request context).
+  GW_UPSTREAM_REQUEST_UNATTRIBUTED: { rpc: ErrorCode.InternalError, status: 502, message: 'Cannot tie %s to a call: %s' },
 
   // ── Per-principal shares: one caller cannot take a shared resource from the others; checked before any upstream call ──
   GW_PRINCIPAL_SHARE_EXHAUSTED: {

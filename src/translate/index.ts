@@ -1,11 +1,13 @@
 /** Pure protocol knowledge: era detection, validation and mapping functions. No I/O, clock or randomness. */
 export {
   ErrorCode,
+  GATEWAY_OWN_PATHS,
   LEGACY_VERSION,
   LEGACY_VERSIONS,
   LOG_LEVELS,
   META,
   MODERN_VERSION,
+  OAUTH_WELL_KNOWN,
   SUPPORTED_MODERN_VERSIONS,
   TASKS_EXTENSION,
 } from './constants.js';

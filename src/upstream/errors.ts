@@ -19,10 +19,31 @@ export class UpstreamTimeoutError extends GatewayError {
   }
 }
 
-/** The upstream answered with an HTTP status that carries no JSON-RPC message (GW_UPSTREAM_HTTP, 502). */
+/** An upstream's `WWW-Authenticate` as it arrived: one value, or several when the header was repeated. */
+export type Challenge = string | string[];
+
+/**
+ * The upstream answered with an HTTP status that carries no JSON-RPC message (GW_UPSTREAM_HTTP, 502). A 401 or 403 is
+ * the upstream judging the caller's credentials, not an upstream failure: GW_UPSTREAM_UNAUTHORIZED (401) or
+ * GW_UPSTREAM_FORBIDDEN (403), whose data carries the upstream's `WWW-Authenticate` unchanged (`challenge`), so that
+ * the edge answers the client with the very challenge the upstream sent (2025-11-25 basic/authorization
+ * §Authorization Server Discovery: the client reads `resource_metadata` from it).
+ */
 export class UpstreamHttpError extends GatewayError {
-  constructor(readonly status: number, readonly bodyText: string, options?: { cause?: unknown }) {
-    super('GW_UPSTREAM_HTTP', { args: [status], cause: options?.cause });
+  readonly challenge: Challenge | undefined;
+  constructor(readonly status: number, readonly bodyText: string, options?: { cause?: unknown; challenge?: Challenge | undefined }) {
+    const auth = status === 401 ? 'GW_UPSTREAM_UNAUTHORIZED' : status === 403 ? 'GW_UPSTREAM_FORBIDDEN' : undefined;
+    const challenge = options?.challenge;
+    super(
+      auth ?? 'GW_UPSTREAM_HTTP',
+      auth ? { data: { status, ...(challenge !== undefined ? { wwwAuthenticate: challenge } : {}) }, cause: options?.cause } : { args: [status], cause: options?.cause },
+    );
+    this.challenge = challenge;
+  }
+
+  /** Whether the upstream refused the caller's credentials (401/403) rather than failed. */
+  get refusedCredentials(): boolean {
+    return this.status === 401 || this.status === 403;
   }
 }
 

@@ -88,6 +88,11 @@ export class UpstreamResponse {
     return Array.isArray(v) ? v[0] : v;
   }
 
+  /** The `WWW-Authenticate` header as it arrived (several values when repeated), for a 401 or 403 to pass on. */
+  get challenge(): string | string[] | undefined {
+    return this.head['www-authenticate'];
+  }
+
   /** Whether the answer is an SSE stream (2025-11-25 and 2026-07-28 basic/transports §Sending Messages). */
   get isEventStream(): boolean {
     return (this.header('content-type') ?? '').includes('text/event-stream');

@@ -42,6 +42,8 @@ export { LegacyUpstreamTask } from './legacy-task.js';
 export { PolledTask, type PolledTaskOptions } from './polled-task.js';
 export { ModernUpstreamClient, type ModernClientOptions } from './modern-client.js';
 export { ModernUpstreamTask } from './modern-task.js';
+export { StdioHost, describeExit, type StdioHostOptions, type StdioHostStatus } from './stdio-host.js';
+export { childEnv, INHERITED_ENV, type ChildExit, type ChildState, type RestartPolicy } from './stdio-child.js';
 export {
   annotateTrace,
   endHttpSpan,

@@ -346,12 +346,14 @@ export class LegacySession {
     if (!res.ok) {
       const text = await res.textWithin();
       const parsed = safeJson(text);
-      if (isErrorResponse(parsed)) {
+      // 401/403 judge the caller's credentials whatever the body says: the client needs the status and the challenge
+      // (2025-11-25 basic/authorization §Error Handling), not a JSON-RPC error inside them.
+      if (isErrorResponse(parsed) && res.status !== 401 && res.status !== 403) {
         call.push({ kind: 'response', message: { ...parsed, id } });
         return call;
       }
       this.inputCalls.delete(call);
-      throw new UpstreamHttpError(res.status, text.slice(0, 500));
+      throw new UpstreamHttpError(res.status, text.slice(0, 500), { challenge: res.challenge });
     }
     call.attach(res);
     void this.pump(res, call, id);
@@ -424,7 +426,7 @@ export class LegacySession {
       return undefined;
     }
     res = await this.unlessSessionGone(res);
-    if (!res.ok) throw new UpstreamHttpError(res.status, await res.textWithin());
+    if (!res.ok) throw new UpstreamHttpError(res.status, await res.textWithin(), { challenge: res.challenge });
     return res.messages();
   }
 

@@ -339,8 +339,10 @@ export class ModernUpstreamClient implements UpstreamClient {
     if (res.ok) return res.messages();
     const text = await res.text(MAX_ERROR_BODY_BYTES).catch(() => '');
     const parsed = safeJson(text);
-    if (isErrorResponse(parsed)) return once(parsed);
-    throw new UpstreamHttpError(res.status, text.slice(0, 500));
+    // 401/403 judge the caller's credentials whatever the body says: the client needs the status and the challenge
+    // (2025-11-25 basic/authorization §Error Handling), not a JSON-RPC error inside them.
+    if (isErrorResponse(parsed) && res.status !== 401 && res.status !== 403) return once(parsed);
+    throw new UpstreamHttpError(res.status, text.slice(0, 500), { challenge: res.challenge });
   }
 
   /** One request read to its response within `timeoutMs` (discover, tools/list for schemas). */

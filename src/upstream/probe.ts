@@ -21,7 +21,7 @@ import {
   type LayerLogger,
   type UpstreamIdentity,
 } from '../translate/index.js';
-import { fetchFailure, UpstreamTimeoutError } from './errors.js';
+import { fetchFailure, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
 import { exchange, type UpstreamResponse } from './http.js';
 
 /** What the probe learned; callers keep it so that they need not ask the upstream again. */
@@ -71,11 +71,17 @@ export async function probeUpstream(target: ProbeTarget, signal?: AbortSignal): 
     eras.modern = true;
     if (discover.value.result) eras.discover = discover.value.result;
   }
-  if (initialize.status === 'fulfilled' && initialize.value) {
+  if (initialize.status === 'fulfilled' && initialize.value.identity) {
     eras.legacy = true;
-    eras.identity = initialize.value;
+    eras.identity = initialize.value.identity;
   }
   if (discover.status === 'rejected' || initialize.status === 'rejected') eras.incomplete = true;
+  // An OAuth-protected upstream refuses questions without a user's token (2025-11-25 basic/authorization): its "no" to
+  // both is no answer about its eras, and the fallback reads it as 2025-11-25. Said, so that an operator pins the era.
+  const refused = (r: PromiseSettledResult<{ status: number }>) => r.status === 'fulfilled' && (r.value.status === 401 || r.value.status === 403);
+  if (!eras.modern && !eras.legacy && refused(discover) && refused(initialize)) {
+    (target.log ?? NO_LOG).warn({ status: discover.status === 'fulfilled' ? discover.value.status : undefined }, 'the upstream refused the era probe (it wants a token): taken as 2025-11-25; pin upstreams[].era for a 2026-07-28 upstream');
+  }
   return eras;
 }
 
@@ -85,7 +91,7 @@ export async function probeUpstream(target: ProbeTarget, signal?: AbortSignal): 
  * the server spoke 2026-07-28 and only refused this request (same page, §Backward Compatibility; the fallback
  * must not hang on one code). Any other answer (a legacy server's 400 "no valid session", 404, 405) means not.
  */
-async function askDiscover(target: ProbeTarget, signal?: AbortSignal): Promise<{ modern: boolean; result?: JsonObject }> {
+async function askDiscover(target: ProbeTarget, signal?: AbortSignal): Promise<{ modern: boolean; result?: JsonObject; status: number }> {
   const answer = await ask(
     target,
     modernHeaders('server/discover', undefined),
@@ -98,10 +104,11 @@ async function askDiscover(target: ProbeTarget, signal?: AbortSignal): Promise<{
     signal,
   );
   const message = answer.message;
-  if (isErrorResponse(message)) return { modern: speaksModern(message.error.code, message.error.data) };
-  if (!isResponse(message) || !answer.ok || !('result' in message) || !isObject(message.result)) return { modern: false };
+  const status = answer.status;
+  if (isErrorResponse(message)) return { modern: speaksModern(message.error.code, message.error.data), status };
+  if (!isResponse(message) || !answer.ok || !('result' in message) || !isObject(message.result)) return { modern: false, status };
   const versions = message.result.supportedVersions;
-  return Array.isArray(versions) && versions.includes(MODERN_VERSION) ? { modern: true, result: message.result } : { modern: false };
+  return Array.isArray(versions) && versions.includes(MODERN_VERSION) ? { modern: true, result: message.result, status } : { modern: false, status };
 }
 
 /** Whether a JSON-RPC error to `server/discover` comes from a server that speaks 2026-07-28. */
@@ -117,7 +124,7 @@ function speaksModern(code: number, data: unknown): boolean {
  * version means legacy; the session it opened is ended at once with DELETE (best effort: the upstream expires
  * idle sessions itself).
  */
-async function askInitialize(target: ProbeTarget, signal?: AbortSignal): Promise<UpstreamIdentity | undefined> {
+async function askInitialize(target: ProbeTarget, signal?: AbortSignal): Promise<{ identity?: UpstreamIdentity; status: number }> {
   const answer = await ask(
     target,
     {},
@@ -131,9 +138,10 @@ async function askInitialize(target: ProbeTarget, signal?: AbortSignal): Promise
   );
   if (answer.sessionId) endSession(target, answer.sessionId, answer.message);
   const message = answer.message;
-  if (!answer.ok || !isResponse(message) || !('result' in message)) return undefined;
+  const status = answer.status;
+  if (!answer.ok || !isResponse(message) || !('result' in message)) return { status };
   const identity = identityFromInitialize(message.result);
-  return identity && LEGACY_VERSIONS.includes(identity.protocolVersion) ? identity : undefined;
+  return identity && LEGACY_VERSIONS.includes(identity.protocolVersion) ? { identity, status } : { status };
 }
 
 /** DELETE for the probe's session (2025-11-25 basic/transports §Session Management), not awaited. */
@@ -168,6 +176,12 @@ async function ask(
     });
   } catch (cause) {
     throw fetchFailure(cause, signal, timeout);
+  }
+  if (res.status === 503) {
+    // Temporarily unavailable (RFC 9110 §15.6.4; an stdio upstream whose process is restarting): no answer about
+    // eras, so the probe fails and is retried, rather than learning that the upstream speaks neither.
+    await res.discard();
+    throw new UpstreamUnavailableError('upstream answered HTTP 503');
   }
   const sessionId = res.header('mcp-session-id');
   let message: unknown;

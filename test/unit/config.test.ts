@@ -57,6 +57,9 @@ t.test('defaults', async (t) => {
     sessions: { scope: DEFAULTS.sessionScope, anonymousScope: DEFAULTS.anonymousSessionScope },
     tools: { '*': { task: 'native' } },
     auth: { mode: 'bearer' },
+    passthrough: { paths: [] },
+    env: {},
+    restart: { initialDelayMs: 100, maxDelayMs: 30_000, resetAfterMs: 60_000 },
   }, 'upstream defaults, tools default {"*":{task:"native"}}, era probed, auth bearer');
 
   const rule = parseConfig({ upstreams: [up({ tools: { slow: {} } })] }).upstreams[0]?.tools.slow;

@@ -3,6 +3,8 @@ import t from 'tap';
 import { CLIENT_CAPABILITIES_META_KEY_V2, TASKS_EXTENSION_ID_V2 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import {
   ErrorCode,
+  GATEWAY_OWN_PATHS,
+  OAUTH_WELL_KNOWN,
   LEGACY_VERSION,
   LEGACY_VERSIONS,
   LOG_LEVELS,
@@ -59,4 +61,9 @@ t.test('error codes (B2 §Error Codes, translation.md §3.9)', async (t) => {
 
 t.test('LOG_LEVELS: the eight RFC 5424 levels in increasing severity (2025-11-25 server/utilities/logging §Log Levels)', async (t) => {
   t.strictSame([...LOG_LEVELS], ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
+});
+
+t.test('OAUTH_WELL_KNOWN: RFC 9728, RFC 8414 and OpenID discovery documents; GATEWAY_OWN_PATHS never passed through', async (t) => {
+  t.strictSame([...OAUTH_WELL_KNOWN], ['/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']);
+  t.strictSame([...GATEWAY_OWN_PATHS], ['/healthz', '/readyz', '/metrics']);
 });

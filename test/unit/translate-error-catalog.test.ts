@@ -129,9 +129,13 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_UPSTREAM_TIMEOUT: { rpc: -32603, status: 504, message: 'Upstream timed out' },
   GW_UPSTREAM_UNAVAILABLE: { rpc: -32603, status: 502, message: 'Upstream unavailable: %s' },
   GW_UPSTREAM_HTTP: { rpc: -32603, status: 502, message: 'Upstream unavailable: upstream answered HTTP %s' },
+  GW_UPSTREAM_UNAUTHORIZED: { rpc: -32600, status: 401, message: 'Unauthorized: the upstream requires authorization' },
+  GW_UPSTREAM_FORBIDDEN: { rpc: -32600, status: 403, message: 'Forbidden: the upstream refused these credentials' },
   GW_UPSTREAM_DOWN: { rpc: -32603, status: 503, message: 'Upstream unavailable: %s is down; retry in %s s' },
   GW_UPSTREAM_BUSY: { rpc: -32603, status: 503, message: 'Gateway busy: %s' },
   GW_UPSTREAM_BAD_MESSAGE: { rpc: -32603, status: 502, message: 'Upstream sent an unusable message: %s' },
+  GW_UPSTREAM_PROCESS_EXITED: { rpc: -32603, status: 502, message: 'Upstream process %s exited (%s); it is being restarted' },
+  GW_UPSTREAM_REQUEST_UNATTRIBUTED: { rpc: -32603, status: 502, message: 'Cannot tie %s to a call: %s' },
   // Per-principal shares
   GW_PRINCIPAL_SHARE_EXHAUSTED: { rpc: -32603, status: 503, message: 'Too many %s for this caller (at most %s); retry when one of them ends', retryAfterSeconds: 1 },
 };
