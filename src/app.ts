@@ -2,10 +2,24 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { ConfigError, principalShare, wellKnownRootOwner, type GatewayConfig } from './config/index.js';
-import { Authenticator, buildEdge, createAuditLog, GatewayMetrics, hostPolicy, type EdgeEndpoint, type PassthroughUpstream } from './proxy/index.js';
+import { ConfigError, planReload, principalShare, wellKnownRootOwner, type GatewayConfig } from './config/index.js';
+import { Authenticator, buildEdge, createAuditLog, GatewayMetrics, hostPolicy, type EdgeEndpoint, type EdgeOptions, type PassthroughUpstream } from './proxy/index.js';
 import { MemoryTaskStore, observeStore, RedisTaskStore, type TaskStore } from './store/index.js';
-import { InstanceBus, mintInstanceId, MrtrBridge, NO_AUDIT, NO_TASK_METRICS, Sealer, TaskRuntime, teeAudit, type AuditLog, type TaskPolicy } from './tasks/index.js';
+import {
+  InstanceBus,
+  mintInstanceId,
+  MrtrBridge,
+  NO_AUDIT,
+  NO_TASK_METRICS,
+  replaceHeaders,
+  replaceRules,
+  Sealer,
+  TaskRuntime,
+  teeAudit,
+  type AuditLog,
+  type LiveTaskLimits,
+  type TaskPolicy,
+} from './tasks/index.js';
 import { globToRegExp, NO_LOG, type LayerLogger } from './translate/index.js';
 import { LegacyUpstreamClient, ModernUpstreamClient, StdioHost, upstreamAvailability, type StdioHostStatus, type UpstreamClient } from './upstream/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
@@ -35,13 +49,39 @@ export interface GatewayDeps {
   audit?: AuditLog;
 }
 
-/** A built gateway: the Fastify app (not listening) and an idempotent, ordered close. */
+/** What a reload did: the keys applied live, and the keys that differ but wait for a restart (names, never values). */
+export interface ReloadOutcome {
+  applied: string[];
+  needsRestart: string[];
+}
+
+/** A built gateway: the Fastify app (not listening), a live reload, a graceful shutdown and an idempotent, ordered close. */
 export interface Gateway {
   app: FastifyInstance;
   /** The supervised processes of stdio upstreams, by upstream name: their state, restarts, and a change listener. */
   upstreamProcesses: ReadonlyMap<string, UpstreamProcess>;
+  /** The configuration it runs with now (the live keys of the last reload included). */
+  readonly config: Readonly<GatewayConfig>;
+  /**
+   * Applies what can change without a restart (tool rules, upstream headers, limits: `LIVE_KEYS`) from `next`, a
+   * validated configuration; open connections, sessions and tasks stay. Whatever else differs is left as it is and
+   * named in `needsRestart`.
+   */
+  reload(next: Readonly<GatewayConfig>): ReloadOutcome;
+  /**
+   * Graceful shutdown: refuses new requests (503 `GW_SHUTTING_DOWN`, `Connection: close`) and stops accepting
+   * connections, lets requests in flight and gateway-owned tasks running here finish for up to `graceMs` (default
+   * `server.shutdownGraceMs`), then stops what still runs (owned tasks: leases handed over with a shared store, failed
+   * with `GW_TASK_SHUT_DOWN` with the memory store, written to the clients still connected), ends open streams
+   * cleanly and closes everything (`close`). Idempotent.
+   */
+  shutdown(graceMs?: number): Promise<void>;
+  /** Closes at once, in order: stop accepting → stop work (held calls, tasks) → upstream sessions and hosts → store. Idempotent. */
   close(): Promise<void>;
 }
+
+/** How long a shutdown waits for the last writes to open streams to be flushed before connections are closed. */
+const STREAM_FLUSH_MS = 1_000;
 
 /** What others may watch of an stdio upstream's process (never its private URL). */
 export interface UpstreamProcess extends StdioHostStatus {
@@ -179,7 +219,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     if (ownStore) await store.close();
     throw e;
   }
-  const app = await buildEdge({
+  const edgeOptions: EdgeOptions = {
     logger: false,
     ...(root ? { loggerInstance: root } : {}),
     audit,
@@ -206,33 +246,121 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     version: GATEWAY_VERSION,
     ...(metrics ? { metrics, metricsPath: config.server.metrics.path } : {}),
     readiness: { store, cacheMs: config.server.readiness.storeCacheMs, upstreamCheckMs: config.server.readiness.upstreamCheckMs },
-  });
+  };
+  const app = await buildEdge(edgeOptions);
   for (const u of config.upstreams) {
     if (u.auth.mode !== 'none') continue;
     // Without identities a task id is the only secret: said once, loudly, at start.
     app.log.warn({ upstream: u.name, maxTtlMs: u.auth.maxTtlMs }, 'auth.mode is none: every caller is one anonymous principal, task ids are the only secret; task retention is capped at auth.maxTtlMs');
   }
+  let current: Readonly<GatewayConfig> = config;
   let closing: Promise<void> | undefined;
+  let shuttingDown: Promise<void> | undefined;
+  /** Stops the work running here (idempotent steps): probes, held MRTR calls, tasks (leases handed over, or failed). */
+  const stopWork = async () => {
+    for (const r of routes) r.availability.close();
+    bridge.close();
+    // Leases are handed over at once (another instance takes the work over without waiting for expiry).
+    await runtime.close();
+  };
+  const close = () => {
+    // Ordered: stop accepting → cancel held calls and tasks → close upstream sessions (and, where an upstream is a
+    // child process, its host) → the store.
+    closing ??= (async () => {
+      await app.close();
+      await stopWork();
+      await bus.close();
+      await Promise.all(routes.flatMap((r) => [r.route.upstream.close(), r.modernUpstream.close()]));
+      // The children last: the sessions above were closed against them.
+      await closeHosts();
+      if (ownStore) await store.close();
+      metrics?.close();
+    })();
+    return closing;
+  };
   return {
     app,
     upstreamProcesses: hosts,
-    close() {
-      // Ordered: stop accepting → cancel held calls → close upstream sessions.
-      closing ??= (async () => {
-        await app.close();
-        for (const r of routes) r.availability.close();
-        bridge.close();
-        // Leases are handed over at once (another instance takes the work over without waiting for expiry).
-        await runtime.close();
-        await bus.close();
-        await Promise.all(routes.flatMap((r) => [r.route.upstream.close(), r.modernUpstream.close()]));
-        // The children last: the sessions above were closed against them.
-        await closeHosts();
-        if (ownStore) await store.close();
-        metrics?.close();
-      })();
-      return closing;
+    get config() {
+      return current;
     },
+    reload(next) {
+      const plan = planReload(current, next);
+      applyLive(plan.effective, new Set(plan.applied));
+      current = plan.effective;
+      return { applied: plan.applied, needsRestart: plan.needsRestart };
+    },
+    shutdown(graceMs = current.server.shutdownGraceMs) {
+      shuttingDown ??= (async () => {
+        const drain = app.drain;
+        drain.start();
+        // Requests in flight and owned calls running here may finish within the grace; each end looks again.
+        const deadline = Date.now() + graceMs;
+        let timer: NodeJS.Timeout | undefined;
+        const expired = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+        while ((drain.inFlight > 0 || runtime.ownedRunning > 0) && Date.now() < deadline) {
+          await Promise.race([drain.changed(), runtime.ownedRunning > 0 ? runtime.ownedIdle() : new Promise<void>(() => {}), expired]);
+        }
+        clearTimeout(timer);
+        drain.wake();
+        if (drain.inFlight > 0 || runtime.ownedRunning > 0) {
+          app.log.warn({ inFlight: drain.inFlight, ownedTasks: runtime.ownedRunning, graceMs }, 'shutdown grace over: stopping what still runs');
+        }
+        // What still runs stops now; clients still connected (listen streams, task result waits) are told here, and
+        // their streams then end cleanly before the connections close.
+        await stopWork();
+        await drain.endOpen(STREAM_FLUSH_MS);
+        await close();
+      })();
+      return shuttingDown;
+    },
+    close,
+  };
+
+  /** Applies the live keys of `next` (the effective configuration after a reload) to the running parts. */
+  function applyLive(next: Readonly<GatewayConfig>, applied: ReadonlySet<string>): void {
+    runtime.setLimits(liveTaskLimits(next));
+    bridge.setLimits({
+      holdMs: next.input.holdMs,
+      maxHeld: next.input.maxHeldCalls,
+      maxHeldPerPrincipal: next.input.maxHeldCallsPerPrincipal,
+      inputBounds: { maxRequestsPerRound: next.input.maxRequestsPerRound, maxRounds: next.input.maxRoundsPerTask },
+    });
+    edgeOptions.maxListenStreams = next.server.maxListenStreams;
+    edgeOptions.maxListenStreamsPerPrincipal = principalShare(next.server.maxListenStreams, next.server.maxListenStreamsPerPrincipal);
+    for (const r of routes) {
+      const u = next.upstreams.find((x) => x.name === r.route.name);
+      if (!u) continue;
+      // The rules every copy of the route reads (the edge's, the runtime's): the next lookup sees them.
+      if (applied.has(`upstreams.${u.name}.tools`)) replaceRules(r.route, rulesOf(u));
+      if (applied.has(`upstreams.${u.name}.headers`)) {
+        replaceHeaders(r.route, u.headers);
+        r.route.upstream.useStaticHeaders?.(u.headers);
+        r.modernUpstream.useStaticHeaders?.(u.headers);
+        r.availability.useHeaders(u.headers);
+      }
+      if (r.route.upstream instanceof LegacyUpstreamClient) {
+        r.route.upstream.setSessionBounds({
+          max: next.sessions.maxPerUpstream,
+          maxPerPrincipal: principalShare(next.sessions.maxPerUpstream, next.sessions.maxPerPrincipal),
+          idleMs: next.sessions.idleMs,
+        });
+      }
+    }
+  }
+}
+
+/** The task runtime's limits a reload may change, from a configuration. */
+function liveTaskLimits(config: Readonly<GatewayConfig>): LiveTaskLimits {
+  const t = config.tasks;
+  return {
+    defaultTtlMs: t.defaultTtlMs,
+    defaultPollIntervalMs: t.pollIntervalMs,
+    maxActivePerPrincipal: t.maxActivePerPrincipal,
+    maxResultBytes: t.maxResultBytes,
+    pollBurst: t.pollBurst,
+    inputBounds: { maxRequestsPerRound: config.input.maxRequestsPerRound, maxRounds: config.input.maxRoundsPerTask },
+    pollAdvice: { enabled: t.adaptivePolling, minMs: t.minPollIntervalMs, maxMs: t.maxPollIntervalMs },
   };
 }
 

@@ -1,10 +1,16 @@
 #!/usr/bin/env node
-/** Process entry: flags, configuration, start, graceful close on SIGTERM/SIGINT. The only file that exits. */
+/**
+ * Process entry: flags, configuration, start, reload on SIGHUP, graceful shutdown on SIGTERM/SIGINT. The only file that
+ * exits.
+ */
 import { parseArgs } from 'node:util';
 import { pino, type DestinationStream } from 'pino';
 import { buildGateway, DEFAULT_LOGGER } from './app.js';
 import { ConfigError, DEFAULTS, loadConfigFile, parseConfig, type ConfigOverrides, type GatewayConfig } from './config/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
+
+/** After the grace, how long closing (sessions, store) may take before the process exits anyway. */
+const CLOSE_BOUND_MS = 10_000;
 
 /** Log bytes gathered before a write, and the longest a line waits for company. */
 const LOG_BATCH_BYTES = 4096;
@@ -47,6 +53,15 @@ Options:
 
 With no upstream configured, the gateway starts its bundled demo upstream (a 2025-11-25 server without task
 support) and mounts it at /mcp, wrapping its slow_report tool into a task when a call runs over a second.
+
+Signals:
+  SIGHUP             re-read the configuration file (with the same flags): tool rules, upstream headers and limits
+                     change live without dropping connections; an invalid file is rejected (its errors logged) and
+                     the running configuration stays; changes that need a restart are logged, not applied
+  SIGTERM, SIGINT    graceful shutdown: new requests get 503, requests in flight and wrapped tasks running here
+                     get up to server.shutdownGraceMs (default ${DEFAULTS.shutdownGraceMs} ms) to finish, then running
+                     tasks are handed to another instance (Redis) or fail with GW_TASK_SHUT_DOWN (memory); exit 0.
+                     A second signal exits at once (exit 1)
 
 Environment:
   LOG_LEVEL                  log level (default info)
@@ -102,6 +117,10 @@ async function main(argv: string[]): Promise<number> {
   }
   if (args.upstream !== undefined) overrides.upstream = args.upstream;
 
+  // SIGHUP's default action ends the process: until the gateway serves (and reloads), one is ignored.
+  const hupBeforeReady = () => process.stderr.write('SIGHUP before the gateway was ready: ignored\n');
+  process.on('SIGHUP', hupBeforeReady);
+
   let config: Readonly<GatewayConfig>;
   try {
     config = args.config ? await loadConfigFile(args.config, overrides) : parseConfig({}, overrides);
@@ -114,12 +133,17 @@ async function main(argv: string[]): Promise<number> {
   }
 
   let demoUpstream: { url: string; close(): Promise<void> } | undefined;
+  /** A configuration without upstreams runs in front of the demo upstream (at start, and again at each reload). */
+  const withDemo = (c: Readonly<GatewayConfig>): Readonly<GatewayConfig> => {
+    if (c.upstreams.length > 0 || !demoUpstream) return c;
+    // The demo's slow tool is wrapped: a task-capable client gets a task when it runs longer than a second.
+    const tools = { slow_report: { task: 'auto', afterMs: 1000 }, '*': { task: 'native' } };
+    return parseConfig({ ...structuredClone(c), upstreams: [{ name: 'demo', path: DEFAULTS.path, url: demoUpstream.url, tools }] });
+  };
   if (config.upstreams.length === 0) {
     const { startDemoUpstream } = await import('./demo/demo-server.js');
     demoUpstream = await startDemoUpstream();
-    // The demo's slow tool is wrapped: a task-capable client gets a task when it runs longer than a second.
-    const tools = { slow_report: { task: 'auto', afterMs: 1000 }, '*': { task: 'native' } };
-    config = parseConfig({ ...structuredClone(config), upstreams: [{ name: 'demo', path: DEFAULTS.path, url: demoUpstream.url, tools }] });
+    config = withDemo(config);
   }
 
   // In --demo the transcript is the point: operator logs drop to warnings unless LOG_LEVEL says otherwise.
@@ -154,15 +178,51 @@ async function main(argv: string[]): Promise<number> {
 
   let stopping = false;
   const stop = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second signal during the drain: the operator wants out now.
+      log.warn({ signal }, 'second signal during shutdown: exiting now');
+      process.exit(1);
+    }
     stopping = true;
-    log.info({ signal }, 'shutting down');
-    await gateway.close();
+    const graceMs = gateway.config.server.shutdownGraceMs;
+    log.info({ signal, graceMs }, 'shutting down: refusing new requests, letting those in flight finish');
+    // Whatever hangs after the grace (a store or an upstream that does not answer its close) does not keep the process.
+    setTimeout(() => {
+      log.error({ boundMs: graceMs + CLOSE_BOUND_MS }, 'shutdown did not finish in time: exiting');
+      process.exit(1);
+    }, graceMs + CLOSE_BOUND_MS).unref();
+    await gateway.shutdown(graceMs);
     await demoUpstream?.close();
+    log.info({ signal }, 'shut down');
     process.exit(0);
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+
+  // SIGHUP: the same file again, with the same flags. Reloads run one at a time, in the order the signals came.
+  let reloading: Promise<void> = Promise.resolve();
+  const reload = async () => {
+    if (stopping) return;
+    if (!args.config) {
+      log.info('SIGHUP: nothing to reload (no configuration file; flags are read at start only)');
+      return;
+    }
+    let next: Readonly<GatewayConfig>;
+    try {
+      next = withDemo(await loadConfigFile(args.config, overrides));
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      log.error({ file: args.config, problems: e.problems }, 'reload rejected: invalid configuration; the running configuration stays');
+      return;
+    }
+    const { applied, needsRestart } = gateway.reload(next);
+    log.info({ file: args.config, applied, needsRestart }, applied.length > 0 ? 'configuration reloaded' : 'configuration reloaded: nothing to apply live');
+    if (needsRestart.length > 0) log.warn({ needsRestart }, 'configuration changes that need a restart were not applied');
+  };
+  process.on('SIGHUP', () => {
+    reloading = reloading.then(reload).catch((e: unknown) => log.error({ err: e }, 'reload failed; the running configuration stays'));
+  });
+  process.off('SIGHUP', hupBeforeReady);
 
   if (args.demo) {
     const { runDemoClient } = await import('./demo/demo-client.js');

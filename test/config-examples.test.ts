@@ -23,6 +23,7 @@ t.test('the full example spells out the defaults', async (t) => {
   t.equal(cfg.server.requestTimeoutMs, DEFAULTS.requestTimeoutMs);
   t.equal(cfg.server.idleTimeoutMs, DEFAULTS.idleTimeoutMs);
   t.equal(cfg.server.maxJsonDepth, DEFAULTS.maxJsonDepth);
+  t.equal(cfg.server.shutdownGraceMs, DEFAULTS.shutdownGraceMs);
   t.equal(cfg.input.holdMs, DEFAULTS.inputHoldMs);
   t.equal(cfg.tasks.defaultTtlMs, DEFAULTS.taskTtlMs);
   t.equal(cfg.tasks.maxActivePerPrincipal, DEFAULTS.maxActiveTasksPerPrincipal);

@@ -19,3 +19,4 @@ export {
   type UpstreamConfig,
 } from './schema.js';
 export { ConfigError, formatIssues, loadConfigFile, parseConfig, type ConfigOverrides } from './load.js';
+export { LIVE_KEYS, planReload, type ReloadPlan } from './reload.js';

@@ -13,6 +13,7 @@ export const DEFAULTS = {
   requestTimeoutMs: 30_000,
   idleTimeoutMs: 72_000,
   maxJsonDepth: 128,
+  shutdownGraceMs: 10_000,
   cacheTtlMs: 0,
   cacheScope: 'private' as const,
   upstreamTimeoutMs: 300_000,
@@ -350,6 +351,12 @@ export const ConfigSchema = z
         /** Open `subscriptions/listen` streams per principal (default: a quarter of maxListenStreams). */
         maxListenStreamsPerPrincipal: positiveInt.optional(),
         /**
+         * On SIGTERM/SIGINT, how long requests in flight and gateway-owned tasks running here may take to finish
+         * while new requests are refused (503); then running tasks are handed to another instance (Redis) or end
+         * failed (memory), and the process exits.
+         */
+        shutdownGraceMs: positiveInt.default(DEFAULTS.shutdownGraceMs),
+        /**
          * Prometheus metrics (README §Operations › Metrics), unauthenticated like `/healthz` and `/readyz`: keep the
          * port off the public network or filter the path at the proxy in front.
          */
@@ -384,6 +391,7 @@ export const ConfigSchema = z
         maxJsonDepth: DEFAULTS.maxJsonDepth,
         keepAliveMs: DEFAULTS.keepAliveMs,
         maxListenStreams: DEFAULTS.maxListenStreams,
+        shutdownGraceMs: DEFAULTS.shutdownGraceMs,
         metrics: METRICS_DEFAULTS,
         readiness: READINESS_DEFAULTS,
       }),

@@ -7,6 +7,7 @@ export { ResponseChannel } from './response.js';
 export { registerMcpEndpoint, type EndpointOptions, type EndpointStats } from './mcp-endpoint.js';
 export { createAuditLog, type AuditLogger } from './audit-sink.js';
 export { buildEdge, type EdgeEndpoint, type EdgeOptions } from './server.js';
+export { EdgeDrain } from './drain.js';
 export { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionRegistryOptions, type SessionStore } from './legacy-face-sessions.js';
 export { LegacyFace, type LegacyFaceOptions, type LegacyFaceTarget } from './legacy-face.js';
 export { passthroughRoutes, registerPassthroughPaths, type PassthroughRoute, type PassthroughUpstream } from './passthrough-paths.js';

@@ -5,6 +5,7 @@ import { catalogAnswer, GatewayError, jsonTooDeep, answerOf, type CatalogAnswer,
 import { NO_AUDIT, type AuditLog, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import type { UpstreamAvailability, UpstreamClient } from '../upstream/index.js';
 import type { Authenticator } from './auth.js';
+import { EdgeDrain } from './drain.js';
 import { checkHostOrigin, type HostPolicy } from './host-check.js';
 import { LegacyFace } from './legacy-face.js';
 import type { SessionStore } from './legacy-face-sessions.js';
@@ -31,6 +32,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The audit trail (auth failures are recorded at the edge: `request.server.audit.record(...)`). */
     audit: AuditLog;
+    /** The edge's side of a graceful shutdown (refuse new requests, count those in flight). */
+    drain: EdgeDrain;
   }
 }
 
@@ -52,8 +55,9 @@ export interface EdgeOptions {
   maxJsonDepth: number;
   hostPolicy: HostPolicy;
   keepAliveMs: number;
+  /** Read at each listen: the composition root may change it on this object (a reload). */
   maxListenStreams: number;
-  /** A principal's share of `maxListenStreams` (default: all of it). */
+  /** A principal's share of `maxListenStreams` (default: all of it); read at each listen, as `maxListenStreams`. */
   maxListenStreamsPerPrincipal?: number;
   bridge: MrtrBridge;
   runtime: TaskRuntime;
@@ -197,6 +201,8 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
     // One operator line per MCP request comes from the endpoint (method, era, upstream, outcome, duration).
     logController: new LogController({ disableRequestLogging: true }),
   });
+  // First of the hooks: during a shutdown's drain a request is refused before anything else looks at it.
+  app.decorate('drain', new EdgeDrain(app));
   const audit = opts.audit ?? NO_AUDIT;
   app.decorate('audit', audit);
   app.decorate('metrics', opts.metrics);
@@ -353,8 +359,13 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       bridge: opts.bridge,
       runtime: opts.runtime,
       keepAliveMs: opts.keepAliveMs,
-      maxListenStreams: opts.maxListenStreams,
-      maxListenStreamsPerPrincipal: opts.maxListenStreamsPerPrincipal ?? opts.maxListenStreams,
+      // Getters: a reload may change the bounds on `opts`, and the endpoint reads them at each listen.
+      get maxListenStreams() {
+        return opts.maxListenStreams;
+      },
+      get maxListenStreamsPerPrincipal() {
+        return opts.maxListenStreamsPerPrincipal ?? opts.maxListenStreams;
+      },
       availability: e.availability,
       ...(e.auth ? { auth: e.auth } : {}),
       ...(opts.sessionStore ? { sessionStore: opts.sessionStore } : {}),

@@ -2,7 +2,7 @@
  * The runtime: what each tools/call becomes (a pure decision), the MRTR bridge, listen streams, and the task
  * lifecycles behind TaskRuntime. Named exports: the layer's public surface, nothing of its insides.
  */
-export { runtimeServesTools, wrapsTools, type CallerContext, type TaskPolicy, type UpstreamRoute } from './route.js';
+export { replaceHeaders, replaceRules, runtimeServesTools, wrapsTools, type CallerContext, type TaskPolicy, type UpstreamRoute } from './route.js';
 export { MissingCapabilityError } from './conversation.js';
 export {
   callRoute,
@@ -17,7 +17,7 @@ export {
 export { InvalidRequestStateError, MrtrBridge, type ForwardHooks, type MrtrOptions, type Outcome, type RelayedDispatch } from './mrtr-bridge.js';
 export { runListen, type ListenHooks } from './listen-bridge.js';
 export { InvalidCursorError, TaskAlreadyTerminalError, TooManyTasksError, UnknownTaskError } from './task-limits.js';
-export { TaskRuntime, type TaskRuntimeOptions } from './task-runtime.js';
+export { TaskRuntime, type LiveTaskLimits, type TaskRuntimeOptions } from './task-runtime.js';
 export { InstanceBus, InstanceGoneError, RemoteError, mintInstanceId, type BusContext, type BusHandler } from './instance-bus.js';
 export { Sealer } from './sealing.js';
 /** Store errors the edge maps, re-exported so the edge depends on the runtime only. */

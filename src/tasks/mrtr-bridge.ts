@@ -193,6 +193,14 @@ export class MrtrBridge {
     this.log = opts.log ?? NO_LOG;
   }
 
+  /**
+   * Replaces the hold limits a reload may change: holds made from now on follow them (a hold's timer already set keeps
+   * its length).
+   */
+  setLimits(next: Pick<MrtrOptions, 'holdMs' | 'maxHeld' | 'maxHeldPerPrincipal' | 'inputBounds'>): void {
+    Object.assign(this.opts, next);
+  }
+
   /** The id request states name as the holder of this bridge's calls. */
   get instanceId(): string {
     return this.opts.bus?.instanceId ?? 'local';

@@ -18,6 +18,7 @@ import {
   ErrorCode,
   GatewayError,
   answerOf,
+  catalogAnswer,
   asErrorObject,
   isObject,
   isTerminal,
@@ -48,8 +49,8 @@ const TIMED_OUT = 'The upstream call timed out';
 /** The error of an owned task whose instance was lost and whose tool may not run twice. */
 export const LOST_MESSAGE = 'The gateway instance running this task was lost; the task did not finish';
 
-/** The error of an owned task still running when a one-instance gateway shuts down. */
-export const SHUTDOWN_MESSAGE = 'The gateway is shutting down; the task did not finish';
+/** The error of an owned task still running when a one-instance gateway shuts down (`GW_TASK_SHUT_DOWN`). */
+export const SHUTDOWN_ERROR = catalogAnswer('GW_TASK_SHUT_DOWN').error;
 
 /** The sealing purpose of an owned task's call (what another instance needs to run it again). */
 const SEAL_PURPOSE = 'owned-task';
@@ -88,6 +89,7 @@ interface SealedCall {
 /** The owned tasks of one gateway instance, and their running calls. */
 export class OwnedTasks {
   private readonly live = new Map<TaskId, OwnedLive>();
+  private readonly idleWaiters = new Set<() => void>();
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -124,6 +126,23 @@ export class OwnedTasks {
       const after = await this.cancelHere(record);
       return after ? { status: after.status } : {};
     });
+  }
+
+  /** How many calls run here now. */
+  get running(): number {
+    return this.live.size;
+  }
+
+  /** Resolves once no call runs here (a draining gateway lets them finish first). */
+  whenIdle(): Promise<void> {
+    if (this.live.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.add(resolve));
+  }
+
+  private checkIdle(): void {
+    if (this.live.size > 0) return;
+    for (const w of this.idleWaiters) w();
+    this.idleWaiters.clear();
   }
 
   /** Whether the principal may start one more task now. */
@@ -254,6 +273,7 @@ export class OwnedTasks {
     live.lease = lease;
     live.stop.abort();
     live.conv.cancel(reason);
+    this.checkIdle();
   }
 
   /** Stops the calls of tasks whose record has expired: nobody can ask for them any more. */
@@ -326,7 +346,7 @@ export class OwnedTasks {
             if (live?.leased) await this.events.store.releaseLease(id, this.me, 'handover');
             return;
           }
-          await this.finishRun(id, live?.attempt ?? 1, { status: 'failed', error: { code: ErrorCode.InternalError, message: SHUTDOWN_MESSAGE } }, SHUTDOWN_MESSAGE);
+          await this.finishRun(id, live?.attempt ?? 1, { status: 'failed', error: SHUTDOWN_ERROR }, SHUTDOWN_ERROR.message);
         }),
       );
     })();
@@ -486,6 +506,7 @@ export class OwnedTasks {
       );
     } finally {
       if (this.live.get(taskId) === live) this.live.delete(taskId);
+      this.checkIdle();
       // The work ended here: its lease goes (a lease kept is another instance's, or handed over on shutdown).
       if (live.leased && live.lease === 'drop') {
         await this.events.store.releaseLease(taskId, this.me, 'drop').catch(logFailure(this.events.log, 'debug', 'lease of an ended task not released; it lapses', { taskId }));

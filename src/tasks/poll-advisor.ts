@@ -76,14 +76,21 @@ export class PollAdvisor {
   private readonly tools = new Map<string, ToolDurations>();
   /** Tasks seen in `input_required`: their durations say how long a person took to answer, not how long the tool runs. */
   private readonly asked = new Set<string>();
-  private readonly minMs: number;
-  private readonly maxMs: number;
+  private minMs = 0;
+  private maxMs = 0;
 
   constructor(
-    private readonly o: PollAdviceOptions,
+    private o: PollAdviceOptions,
     /** The configured interval (`tasks.pollIntervalMs`): unknown tools get it, and the bounds never exclude it. */
-    private readonly defaultMs: number,
+    private defaultMs: number,
   ) {
+    this.configure(o, defaultMs);
+  }
+
+  /** Replaces the options and the configured interval (a reload); what was learned so far stays. */
+  configure(o: PollAdviceOptions, defaultMs: number): void {
+    this.o = o;
+    this.defaultMs = defaultMs;
     this.minMs = Math.min(o.minMs, defaultMs);
     this.maxMs = Math.max(o.maxMs, defaultMs);
   }

@@ -6,12 +6,17 @@ import type { UpstreamCaller, UpstreamClient } from '../upstream/index.js';
 export interface UpstreamRoute {
   name: string;
   url: string;
+  /** Headers the operator configured for the upstream; shared by every copy of the route, replaced by `replaceHeaders`. */
   staticHeaders: Record<string, string>;
   timeoutMs: number;
   cache: CacheHints;
   /** The upstream, behind the era-neutral seam. */
   upstream: UpstreamClient;
-  /** Per-tool task rules, first match wins (exact names and globs compiled to patterns). */
+  /**
+   * Per-tool task rules, first match wins (exact names and globs compiled to patterns). Every copy of a route shares
+   * this list (copies are shallow): a reload replaces its entries in place (`replaceRules`), and every reader sees
+   * the new rules at its next lookup.
+   */
   rules: ReadonlyArray<readonly [RegExp, TaskPolicy]>;
   /** The upstream's tools' task support, learned from its tools/list (refreshed by the runtime). */
   toolSupport?: { at: number; byName: Map<string, TaskSupport> };
@@ -29,6 +34,21 @@ export interface TaskPolicy {
   timeoutMs?: number;
   /** A gateway-owned task whose instance is lost is run again by another instance (idempotent tools only). */
   retryOnLoss?: boolean;
+}
+
+/**
+ * Replaces a route's tool rules in place (a reload): the list object stays, so every shallow copy of the route (the
+ * edge's per-era routes, the runtime's registered ones) reads the new rules at its next lookup. Lookups are
+ * synchronous, so none ever sees half of a replacement.
+ */
+export function replaceRules(route: UpstreamRoute, next: ReadonlyArray<readonly [RegExp, TaskPolicy]>): void {
+  (route.rules as Array<readonly [RegExp, TaskPolicy]>).splice(0, route.rules.length, ...next);
+}
+
+/** Replaces a route's static headers in place (a reload), for every copy of the route, as `replaceRules` does. */
+export function replaceHeaders(route: UpstreamRoute, next: Record<string, string>): void {
+  for (const k of Object.keys(route.staticHeaders)) delete route.staticHeaders[k];
+  Object.assign(route.staticHeaders, next);
 }
 
 /** Whether any rule makes the gateway create tasks itself. */

@@ -59,11 +59,16 @@ export class TaskEvents {
     readonly instanceId: string,
     logs: TaskEventsLogs = {},
     /** Largest terminal outcome a record keeps (`tasks.maxResultBytes`); a larger one is stored as a failure. */
-    private readonly maxResultBytes = Infinity,
+    private maxResultBytes = Infinity,
   ) {
     this.emitter.setMaxListeners(0);
     this.audit = logs.audit ?? NO_AUDIT;
     this.log = logs.log ?? NO_LOG;
+  }
+
+  /** Replaces the largest outcome a record keeps (a reload); outcomes stored from now on are bounded by it. */
+  setMaxResultBytes(bytes: number): void {
+    this.maxResultBytes = bytes;
   }
 
   /** Records a task this instance just stored (and its first question, when it was created asking). */

@@ -56,6 +56,17 @@ const DEFAULT_LEASE_MS = 15_000;
 /** How many lapsed leases one reaper round claims at most (the rest wait for the next round, or another instance). */
 const CLAIM_BATCH = 16;
 
+/** The runtime limits a reload may replace (`TaskRuntime.setLimits`). */
+export interface LiveTaskLimits {
+  defaultTtlMs: number;
+  defaultPollIntervalMs: number;
+  maxActivePerPrincipal: number;
+  maxResultBytes: number;
+  pollBurst: number;
+  inputBounds: InputBounds;
+  pollAdvice: PollAdviceOptions;
+}
+
 /** Runtime limits and defaults. */
 export interface TaskRuntimeOptions {
   store: TaskStore;
@@ -156,7 +167,7 @@ export class TaskRuntime {
       policyFor: (route, tool) => this.policyFor(route, tool),
     });
     this.proxied = new ProxiedTasks(this.events, this.limits, { instanceId: this.bus.instanceId, sealer, bus: this.bus, leaseMs: this.leaseMs });
-    this.service = new TaskService(this.events, this.owned, this.proxied, o.defaultPollIntervalMs, (route, t) => this.shown(route, t), (route, t) =>
+    this.service = new TaskService(this.events, this.owned, this.proxied, () => this.limits.defaultPollIntervalMs, (route, t) => this.shown(route, t), (route, t) =>
       this.pollChecked(route, t),
     );
     // Live work whose record has expired (its TTL passed) is stopped: nobody can ask for it any more.
@@ -190,6 +201,34 @@ export class TaskRuntime {
       }
     })();
     return this.started;
+  }
+
+  /**
+   * Replaces the limits a reload may change: what is decided from now on (new tasks' TTL and poll interval, the
+   * per-principal task limit, outcome sizes, the poll limit, input bounds, poll advice) follows them; tasks already
+   * created keep what they were given.
+   */
+  setLimits(next: LiveTaskLimits): void {
+    Object.assign(this.limits, {
+      defaultTtlMs: next.defaultTtlMs,
+      defaultPollIntervalMs: next.defaultPollIntervalMs,
+      maxActivePerPrincipal: next.maxActivePerPrincipal,
+      maxResultBytes: next.maxResultBytes,
+      pollBurst: next.pollBurst,
+      input: { ...next.inputBounds },
+    });
+    this.events.setMaxResultBytes(next.maxResultBytes);
+    this.advisor.configure(next.pollAdvice, next.defaultPollIntervalMs);
+  }
+
+  /** Gateway-owned tasks whose calls run on this instance now (a draining gateway lets them finish first). */
+  get ownedRunning(): number {
+    return this.owned.running;
+  }
+
+  /** Resolves once no gateway-owned task's call runs on this instance. */
+  ownedIdle(): Promise<void> {
+    return this.owned.whenIdle();
   }
 
   /** Adds a route by its name (a task another instance created is taken over against it). */
@@ -344,7 +383,7 @@ export class TaskRuntime {
       const conv = new Conversation(callNow(route.upstream, caller, 'tools/call', sent));
       return { record: await this.adoptOwned(route, caller, policy, conv, who, { ...opts, params: sent }) };
     }
-    const ttlMs = clampTtl(opts.ttlMs ?? policy.ttlMs ?? this.o.defaultTtlMs, policy, this.o.maxTtlMs);
+    const ttlMs = clampTtl(opts.ttlMs ?? policy.ttlMs ?? this.limits.defaultTtlMs, policy, this.limits.maxTtlMs);
     // The upstream may run it as its own task: its first answer says what the client's task becomes. The call is not
     // bound to this request's signal (it may outlive it as a task); the client leaving before that cancels it.
     const sent = withProgressToken(params);
@@ -412,13 +451,13 @@ export class TaskRuntime {
    * task suggests now (tasks extension §Task Polling: pollIntervalMs), which adaptive polling varies.
    */
   private pollChecked(route: UpstreamRoute, record: TaskRecord): Promise<void> {
-    const interval = this.shown(route, record).pollIntervalMs ?? this.o.defaultPollIntervalMs;
+    const interval = this.shown(route, record).pollIntervalMs ?? this.limits.defaultPollIntervalMs;
     return checkPollRate(this.o.store, record, interval, this.limits.pollBurst);
   }
 
   /** Refuses a call that may become a task when its principal is at its limit or the store has no room. */
   private async admitTask(caller: CallerContext): Promise<void> {
-    if (await this.owned.atLimit(caller.principal)) throw new TooManyTasksError(this.o.maxActivePerPrincipal);
+    if (await this.owned.atLimit(caller.principal)) throw new TooManyTasksError(this.limits.maxActivePerPrincipal);
     await this.o.store.ensureRoom();
   }
 
@@ -606,7 +645,7 @@ export class TaskRuntime {
   }
 
   private upstreamTtl(policy: TaskPolicy): number {
-    return clampTtl(policy.ttlMs ?? this.o.defaultTtlMs, policy, this.o.maxTtlMs);
+    return clampTtl(policy.ttlMs ?? this.limits.defaultTtlMs, policy, this.limits.maxTtlMs);
   }
 
   /** What is left of a round's window that started at `since` (0: none, the window has passed). */

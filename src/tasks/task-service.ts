@@ -28,7 +28,8 @@ export class TaskService {
     private readonly events: TaskEvents,
     private readonly owned: OwnedTasks,
     private readonly proxied: ProxiedTasks,
-    private readonly pollIntervalMs: number,
+    /** The configured poll interval (read per subscription: a reload may change it). */
+    private readonly pollIntervalMs: () => number,
     /** A record as a read shows it (its poll interval suggested now). */
     private readonly shown: (route: UpstreamRoute, record: TaskRecord) => TaskRecord = (_r, t) => t,
     /** The poll limit: rejects a status poll of the caller's own task that comes too soon (`GW_POLL_TOO_FAST`). */
@@ -114,7 +115,7 @@ export class TaskService {
           .then((r) => (r ? this.refresh(r, { route }) : undefined))
           .catch(logFailure(this.events.log, 'debug', 'listened task not refreshed; the next poll asks again', { taskId: id }));
       }
-    }, this.pollIntervalMs);
+    }, this.pollIntervalMs());
     timer.unref();
     return {
       accepted,

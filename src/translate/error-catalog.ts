@@ -120,6 +120,9 @@ export const ERROR_CATALOG = {
   // A task's outcome larger than `tasks.maxResultBytes`: the task is stored failed with this error (in its record, so
   // in-band), never the result whole.
   GW_TASK_RESULT_TOO_LARGE: { rpc: ErrorCode.InternalError, status: 200, message: 'The task result is too large to keep (%s bytes; the limit is %s)' },
+  // A gateway-owned task still running when a one-instance gateway (memory store) stops after its drain: the task is
+  // stored failed with this error (in its record, so in-band), and clients still connected read it before the exit.
+  GW_TASK_SHUT_DOWN: { rpc: ErrorCode.InternalError, status: 200, message: 'The gateway shut down before the task finished' },
   // A status poll sooner than the task's pollIntervalMs allows (beyond `tasks.pollBurst` per interval); data.retryAfterMs.
   GW_POLL_TOO_FAST: { rpc: ErrorCode.InternalError, status: 429, message: 'Polling too fast: ask about this task again in %s ms' },
 

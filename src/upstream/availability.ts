@@ -77,6 +77,9 @@ export class UpstreamAvailability {
   private readonly maxBackoffMs: number;
   private readonly minReprobeMs: number;
 
+  /** Probes from now on send these static headers (a reload); set by `upstreamAvailability`, else a no-op. */
+  useHeaders: (headers: Record<string, string>) => void = () => {};
+
   /** A background probe's failure is the upstream's state (down, re-probed with backoff), said here at debug. */
   private readonly probeFailed: (e: unknown) => void;
 
@@ -255,10 +258,14 @@ export interface UpstreamAvailabilityConfig {
 export function upstreamAvailability(c: UpstreamAvailabilityConfig): UpstreamAvailability {
   const target = { url: c.url, headers: { ...c.headers }, timeoutMs: c.probeTimeoutMs, ...(c.log ? { log: c.log } : {}) };
   const pinned = pinnedEras(c.era);
-  return new UpstreamAvailability({
+  const availability = new UpstreamAvailability({
     name: c.name,
     probe: (signal) => probeUpstream(target, signal),
     ...(pinned ? { pinned } : {}),
     ...(c.log ? { log: c.log } : {}),
   });
+  availability.useHeaders = (headers) => {
+    target.headers = { ...headers };
+  };
+  return availability;
 }

@@ -189,4 +189,9 @@ export interface UpstreamClient {
   stats(): UpstreamStats;
   /** Releases every upstream resource. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Sends later requests with the operator's new static headers (a reload: `upstreams[].headers`); what is open stays
+   * open. Absent: the client's headers are fixed until a restart.
+   */
+  useStaticHeaders?(headers: Record<string, string>): void;
 }

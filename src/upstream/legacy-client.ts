@@ -94,6 +94,16 @@ export class LegacyUpstreamClient implements UpstreamClient {
     this.log = opts.log ?? NO_LOG;
   }
 
+  /** Later requests carry the operator's new static headers (a reload); open sessions stay open. */
+  useStaticHeaders(headers: Record<string, string>): void {
+    this.pool.useStaticHeaders(headers);
+  }
+
+  /** New session bounds (a reload): `sessions.maxPerUpstream`, `sessions.maxPerPrincipal`, `sessions.idleMs`. */
+  setSessionBounds(bounds: { max: number; maxPerPrincipal?: number; idleMs: number }): void {
+    this.pool.setBounds(bounds);
+  }
+
   /** The identity from the most recent `initialize`, if any. */
   get knownIdentity(): UpstreamIdentity | undefined {
     return this.pool.identity;

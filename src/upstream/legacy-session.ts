@@ -176,6 +176,17 @@ export class LegacySession {
     this.headerCache = undefined;
   }
 
+  /**
+   * Sends later requests of the session with the operator's new static headers (a reload) in place of `previous`
+   * ones; what the caller's own requests brought (its Authorization) still wins, as when the session was opened.
+   */
+  useStaticHeaders(next: Record<string, string>, previous: Record<string, string>): void {
+    const own = { ...this.opts.headers };
+    for (const [k, v] of Object.entries(previous)) if (own[k] === v) delete own[k];
+    this.opts.headers = { ...next, ...own };
+    this.headerCache = undefined;
+  }
+
   /** The headers of every request of the session, rebuilt only when its id or version changes (read-only). */
   private headers(): Record<string, string> {
     const c = this.headerCache;

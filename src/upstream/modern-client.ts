@@ -117,7 +117,7 @@ export class ModernUpstreamClient implements UpstreamClient {
   readonly log: LayerLogger;
   readonly era: Era = 'modern';
   readonly name: string;
-  private readonly staticHeaders: Record<string, string>;
+  private staticHeaders: Record<string, string> = {};
   private readonly maxRounds: number;
   private readonly toolTtlMs: number;
   private readonly maxTools: number;
@@ -136,8 +136,13 @@ export class ModernUpstreamClient implements UpstreamClient {
     this.maxRounds = opts.maxRounds ?? DEFAULT_MAX_ROUNDS;
     this.toolTtlMs = opts.toolSchemaTtlMs ?? DEFAULT_TOOL_TTL_MS;
     this.maxTools = opts.maxToolSchemas ?? DEFAULT_MAX_TOOLS;
+    this.useStaticHeaders(opts.staticHeaders ?? {});
+  }
+
+  /** The operator's static headers, sent with every later request (replaced by a reload). */
+  useStaticHeaders(headers: Record<string, string>): void {
     const statics: Record<string, string> = {};
-    for (const [k, v] of Object.entries(opts.staticHeaders ?? {})) {
+    for (const [k, v] of Object.entries(headers)) {
       if (!LEGACY_ONLY_HEADERS.includes(k.toLowerCase())) statics[k.toLowerCase()] = v;
     }
     this.staticHeaders = statics;

@@ -95,8 +95,8 @@ export class LegacySessionPool {
    * session per principal; keyed by principal and session id, refcounted, bounded by `max` and the share too.
    */
   private readonly joined = new Map<string, Joined>();
-  private readonly sweeper: NodeJS.Timeout;
-  private readonly maxPerPrincipal: number;
+  private sweeper: NodeJS.Timeout;
+  private maxPerPrincipal: number;
   private latestIdentity: UpstreamIdentity | undefined;
   private closed = false;
 
@@ -104,6 +104,35 @@ export class LegacySessionPool {
     this.maxPerPrincipal = Math.min(opts.maxPerPrincipal ?? opts.max, opts.max);
     this.sweeper = setInterval(() => this.sweep(), Math.max(1_000, Math.floor(opts.idleMs / 2)));
     this.sweeper.unref();
+  }
+
+  /**
+   * The operator's new static headers (a reload): sessions opened from now on carry them, and the sessions open now
+   * send their later requests with them (the sessions themselves stay).
+   */
+  useStaticHeaders(next: Record<string, string>): void {
+    const previous = this.opts.staticHeaders;
+    this.opts.staticHeaders = { ...next };
+    for (const e of this.entries) void e.session.then((s) => s.useStaticHeaders(next, previous), () => {});
+    for (const j of this.joined.values()) j.session.useStaticHeaders(next, previous);
+  }
+
+  /**
+   * New bounds (a reload): later sessions are admitted under them; sessions over a lowered bound are not closed, they
+   * end as they go idle. A new idle time applies from the next sweep.
+   */
+  setBounds(next: { max: number; maxPerPrincipal?: number; idleMs: number }): void {
+    const idleChanged = next.idleMs !== this.opts.idleMs;
+    this.opts.max = next.max;
+    if (next.maxPerPrincipal === undefined) delete this.opts.maxPerPrincipal;
+    else this.opts.maxPerPrincipal = next.maxPerPrincipal;
+    this.opts.idleMs = next.idleMs;
+    this.maxPerPrincipal = Math.min(next.maxPerPrincipal ?? next.max, next.max);
+    if (idleChanged && !this.closed) {
+      clearInterval(this.sweeper);
+      this.sweeper = setInterval(() => this.sweep(), Math.max(1_000, Math.floor(next.idleMs / 2)));
+      this.sweeper.unref();
+    }
   }
 
   /** The upstream's identity from the most recent `initialize`, if any. */

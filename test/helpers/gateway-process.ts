@@ -19,7 +19,7 @@ export const TEST_SECRET = 'multi-instance-test-secret-0123456789abcdef';
 const START_BOUND_MS = 90_000;
 
 /** Resolves when `ready()` holds (checked on each chunk of output); rejects, with `text()`, on exit or after the bound. */
-function waitForOutput(child: ChildProcess, text: () => string, ready: () => boolean, what: string): Promise<void> {
+function waitForOutput(child: ChildProcess, text: () => string, ready: () => boolean, what: string, boundMs = START_BOUND_MS): Promise<void> {
   return new Promise((resolve, reject) => {
     const check = () => {
       if (ready()) {
@@ -33,8 +33,8 @@ function waitForOutput(child: ChildProcess, text: () => string, ready: () => boo
     };
     const timer = setTimeout(() => {
       done();
-      reject(new Error(`${what} not ready within ${START_BOUND_MS} ms:\n${text().slice(-4000)}`));
-    }, START_BOUND_MS);
+      reject(new Error(`${what} not ready within ${boundMs} ms:\n${text().slice(-4000)}`));
+    }, boundMs);
     const done = () => {
       clearTimeout(timer);
       child.stdout?.off('data', check);
@@ -73,6 +73,16 @@ export interface GatewayProcess {
   readonly exit: ProcessExit | undefined;
   /** Sends `signal` and waits for the exit. */
   kill(signal: NodeJS.Signals): Promise<ProcessExit>;
+  /** Sends `signal` without waiting (SIGHUP, or a SIGTERM whose drain the test watches). */
+  signal(signal: NodeJS.Signals): void;
+  /** The configuration file it was started with (a reload reads it again). */
+  configFile: string;
+  /** Rewrites the configuration file: an object as JSON (`server.port` defaults to 0), a string as it is. */
+  rewriteConfig(config: Record<string, unknown> | string): Promise<void>;
+  /** The pino lines logged so far, parsed (other output skipped). */
+  logs(): Array<Record<string, any>>;
+  /** Resolves with the first log line from index `since` on that `match` accepts; rejects on exit or after `boundMs`. */
+  waitForLog(match: (entry: Record<string, any>) => boolean, since?: number, boundMs?: number): Promise<Record<string, any>>;
 }
 
 /** What to start a gateway process with. */
@@ -82,6 +92,10 @@ export interface GatewayProcessOptions {
   config: Record<string, unknown>;
   /** Extra environment (e.g. MCP_GATEWAY_STATE_SECRET, MCP_GATEWAY_REDIS_URL); a value `undefined` removes the variable. */
   env?: Record<string, string | undefined>;
+  /** The file's format (default json; yaml writes the same JSON, which is YAML, to a .yaml file). */
+  format?: 'json' | 'yaml';
+  /** Command-line flags instead of `-c <file>` (the file is still written, and not read). */
+  flags?: string[];
 }
 
 /** Every gateway process started here, killed if the test process exits without stopping them (a crashed test). */
@@ -99,18 +113,37 @@ function spawnGateway(opts: GatewayProcessOptions, file: string): ChildProcess {
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, '-c', file], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...(opts.flags ?? ['-c', file])], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env });
   running.add(child);
   child.once('exit', () => running.delete(child));
   return child;
 }
 
+/** A configuration as the file holds it: `server.port` 0 unless it says otherwise. */
+function configText(config: Record<string, unknown>): string {
+  const server = { port: 0, ...((config.server as object | undefined) ?? {}) };
+  return JSON.stringify({ ...config, server }, null, 2);
+}
+
 async function writeConfig(opts: GatewayProcessOptions): Promise<{ file: string; cleanup(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), `gw-${opts.name}-`));
-  const file = join(dir, 'config.json');
-  const server = { port: 0, ...((opts.config.server as object | undefined) ?? {}) };
-  await writeFile(file, JSON.stringify({ ...opts.config, server }, null, 2));
+  const file = join(dir, `config.${opts.format ?? 'json'}`);
+  await writeFile(file, configText(opts.config));
   return { file, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** The pino JSON lines of a process's output, parsed (a partial last line and other output skipped). */
+function parseLogs(out: string): Array<Record<string, any>> {
+  const entries: Array<Record<string, any>> = [];
+  for (const line of out.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      entries.push(JSON.parse(line) as Record<string, any>);
+    } catch {
+      // a partial line: the next chunk completes it
+    }
+  }
+  return entries;
 }
 
 /**
@@ -171,6 +204,23 @@ export async function startGatewayProcess(opts: GatewayProcessOptions): Promise<
     async kill(signal) {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
+    },
+    signal(signal) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    },
+    configFile: file,
+    async rewriteConfig(config) {
+      await writeFile(file, typeof config === 'string' ? config : configText(config));
+    },
+    logs: () => parseLogs(out),
+    async waitForLog(match, since = 0, boundMs = START_BOUND_MS) {
+      let found: Record<string, any> | undefined;
+      const look = () => {
+        found = parseLogs(out).slice(since).find(match);
+        return found !== undefined;
+      };
+      await waitForOutput(child, () => out, look, `gateway ${opts.name} (waiting for a log line)`, boundMs);
+      return found as Record<string, any>;
     },
   };
 }

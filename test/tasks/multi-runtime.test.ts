@@ -434,7 +434,7 @@ t.test('one instance on the memory store: a task still running at shutdown ends 
   await runtime.close();
   const after = await store.get(r.record.taskId);
   t.equal(after?.status, 'failed');
-  t.match(after?.error?.message, /shutting down/);
+  t.match(after?.error?.message, /shut down before the task finished/);
   await waitForStats(fx, (s) => s.cancellations.some((c) => c.tool === 'gated_job') && !s.running.gated_job);
   t.pass('the call was cancelled upstream');
 });

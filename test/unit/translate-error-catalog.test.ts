@@ -103,6 +103,7 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_STORE_UNAVAILABLE: { rpc: -32603, status: 503, message: 'The task store is unavailable; retry shortly', retryAfterSeconds: 1 },
   GW_MISSING_CAPABILITY: { rpc: -32021, status: 400, message: "The upstream needs %s, which this request's clientCapabilities do not declare" },
   GW_TASK_RESULT_TOO_LARGE: { rpc: -32603, status: 200, message: 'The task result is too large to keep (%s bytes; the limit is %s)' },
+  GW_TASK_SHUT_DOWN: { rpc: -32603, status: 200, message: 'The gateway shut down before the task finished' },
   GW_POLL_TOO_FAST: { rpc: -32603, status: 429, message: 'Polling too fast: ask about this task again in %s ms' },
   // MRTR
   GW_INVALID_REQUEST_STATE: { rpc: -32602, status: 400, message: 'Invalid requestState' },

@@ -1,0 +1,103 @@
+/**
+ * The edge's part of a graceful shutdown: once draining, the listening socket stops accepting connections and a request
+ * arriving on a connection still open is refused with the catalog's `GW_SHUTTING_DOWN` (503, `Connection: close`), so
+ * that a load balancer or client retries elsewhere; the requests already in flight are counted until they end. Streams
+ * that only wait for notifications (a 2026-07-28 `subscriptions/listen`, a 2025-11-25 GET stream) are not waited for:
+ * they have nothing to finish, and are ended cleanly last (`endOpen`), after whatever they should still hear (a task's
+ * end) was written to them.
+ */
+import type { ServerResponse } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { catalogAnswer, isObject } from '../translate/index.js';
+
+/** The edge during a shutdown. */
+export class EdgeDrain {
+  private draining = false;
+  /** Responses not ended yet, and whether each is a notification stream (not waited for). */
+  private readonly open = new Map<ServerResponse, { stream: boolean }>();
+  private readonly waiters = new Set<() => void>();
+
+  /** Registers the hooks; call first, so that a refusal during a drain runs before any other hook. */
+  constructor(private readonly app: FastifyInstance) {
+    app.addHook('onRequest', (request, reply, done) => {
+      if (this.draining) {
+        const answer = catalogAnswer('GW_SHUTTING_DOWN');
+        void reply
+          .code(answer.status)
+          .header('connection', 'close')
+          .type('application/json')
+          .send(JSON.stringify({ jsonrpc: '2.0', id: null, error: answer.error }));
+        return;
+      }
+      const res = reply.raw;
+      // A 2025-11-25 GET is the session's notification stream (2025-11-25 basic/transports §Listening for Messages).
+      this.open.set(res, { stream: request.method === 'GET' });
+      res.once('close', () => {
+        this.open.delete(res);
+        this.wake();
+      });
+      done();
+    });
+    app.addHook('preHandler', (request, reply, done) => {
+      const body = request.body;
+      // A 2026-07-28 listen stream only carries notifications until the client leaves.
+      if (isObject(body) && body.method === 'subscriptions/listen') {
+        const entry = this.open.get(reply.raw);
+        if (entry) entry.stream = true;
+      }
+      done();
+    });
+  }
+
+  /** Whether a drain has begun. */
+  get active(): boolean {
+    return this.draining;
+  }
+
+  /** Requests in flight that the drain waits for (notification streams excluded). */
+  get inFlight(): number {
+    let n = 0;
+    for (const e of this.open.values()) if (!e.stream) n++;
+    return n;
+  }
+
+  /** Refuses new requests from now on and stops accepting connections (idle keep-alive ones are closed). Idempotent. */
+  start(): void {
+    if (this.draining) return;
+    this.draining = true;
+    if (this.app.server.listening) this.app.server.close();
+    this.app.server.closeIdleConnections?.();
+  }
+
+  /** Resolves at the next end of a request (or `wake()`), to look again at what is left. */
+  changed(): Promise<void> {
+    return new Promise((resolve) => this.waiters.add(resolve));
+  }
+
+  /** Wakes whoever waits in `changed()` (something else the drain waits for has changed). */
+  wake(): void {
+    for (const w of [...this.waiters]) w();
+    this.waiters.clear();
+  }
+
+  /**
+   * Ends every response still open (streams, and requests the deadline cut short) cleanly: what was written to them
+   * is delivered, then they end; resolves once each is flushed, or after `boundMs`. Responses whose headers were not
+   * sent yet are left to the close that follows (it closes their connections).
+   */
+  async endOpen(boundMs: number): Promise<void> {
+    const flushing: Array<Promise<void>> = [];
+    for (const res of this.open.keys()) {
+      if (!res.headersSent || res.writableEnded || res.destroyed) continue;
+      flushing.push(new Promise<void>((resolve) => res.once('close', () => resolve())));
+      // Whoever still writes to it (a relayed upstream stream, a handler finishing late) writes after its end: an
+      // error Node emits on the response, harmless now, and fatal without a listener.
+      res.on('error', () => {});
+      res.end();
+    }
+    if (flushing.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(flushing), new Promise<void>((r) => (timer = setTimeout(r, boundMs)))]);
+    clearTimeout(timer);
+  }
+}
