@@ -47,7 +47,9 @@ function familyOf(sample: string, families: Map<string, Family>): Family | undef
 function parseValue(s: string): number {
   if (s === '+Inf') return Infinity;
   if (s === '-Inf') return -Infinity;
-  if (s === 'NaN') return NaN;
+  // prom-client writes NaN as `Nan` (e.g. the event-loop lag mean before its first sample); Prometheus reads sample
+  // values with Go's ParseFloat, which takes any case of "nan", so both spellings are valid exposition.
+  if (s === 'NaN' || s === 'Nan') return NaN;
   if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(s)) throw new Error(`not a sample value: ${JSON.stringify(s)}`);
   return Number(s);
 }
