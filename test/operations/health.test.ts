@@ -48,6 +48,15 @@ function revealsNothing(t: Test, p: Probe, secrets: string[], what: string): voi
   }
 }
 
+/** A gateway on a Redis store with short command timeouts (a stopped or frozen Redis shows within a second). */
+function redisGatewayFor(upstreamUrl: string, redisUrl: string): Promise<{ gateway: Gateway; base: string }> {
+  return gatewayFor(
+    upstreamUrl,
+    { store: { kind: 'redis', url: redisUrl, keyPrefix: `health-${randomBytes(4).toString('hex')}:`, commandTimeoutMs: 300, connectTimeoutMs: 5_000 } },
+    { stateKey: randomBytes(32) },
+  );
+}
+
 async function gatewayFor(upstreamUrl: string, extra: Record<string, unknown> = {}, deps: Parameters<typeof buildGateway>[1] = {}): Promise<{ gateway: Gateway; base: string }> {
   const cfg = parseConfig({
     server: { port: 0, readiness: { upstreamCheckMs: 100, storeCacheMs: 0 } },
@@ -126,11 +135,7 @@ t.test('/readyz flips to 503 when Redis goes away and back to 200 when it return
   const redis = await startRedis();
   t.teardown(() => redis.stop());
   const fixture = await startLegacyFixture();
-  const { gateway, base } = await gatewayFor(
-    fixture.url,
-    { store: { kind: 'redis', url: redis.url, keyPrefix: `health-${randomBytes(4).toString('hex')}:`, commandTimeoutMs: 300, connectTimeoutMs: 5_000 } },
-    { stateKey: randomBytes(32) },
-  );
+  const { gateway, base } = await redisGatewayFor(fixture.url, redis.url);
   t.teardown(async () => {
     await gateway.close();
     await fixture.close();
@@ -159,11 +164,7 @@ t.test('/readyz with Redis frozen answers within a bound (the ping is bounded by
   const redis = await startRedis();
   t.teardown(() => redis.stop());
   const fixture = await startLegacyFixture();
-  const { gateway, base } = await gatewayFor(
-    fixture.url,
-    { store: { kind: 'redis', url: redis.url, keyPrefix: `health-${randomBytes(4).toString('hex')}:`, commandTimeoutMs: 300, connectTimeoutMs: 5_000 } },
-    { stateKey: randomBytes(32) },
-  );
+  const { gateway, base } = await redisGatewayFor(fixture.url, redis.url);
   t.teardown(async () => {
     redis.resume();
     await gateway.close();
