@@ -149,7 +149,8 @@ function withData(e: JsonRpcErrorObject, data: unknown): JsonRpcErrorObject {
 
 /** Reads an upstream error object defensively. */
 export function asErrorObject(value: unknown): JsonRpcErrorObject {
-  if (isObject(value) && typeof value.code === 'number') {
+  // JSON-RPC 2.0 §5.1: the code MUST be an integer; a fraction (or -5e-324) is no error code a client can read.
+  if (isObject(value) && typeof value.code === 'number' && Number.isInteger(value.code)) {
     const e: JsonRpcErrorObject = { code: value.code, message: typeof value.message === 'string' ? value.message : 'Upstream error' };
     if ('data' in value) e.data = value.data;
     return e;
