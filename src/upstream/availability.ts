@@ -1,11 +1,12 @@
 /**
  * What the gateway knows about one upstream: which eras it speaks (the era probe's answer, or the operator's
- * pin) and whether it is reachable at all. An OAuth-protected upstream refuses the probe without a token: it is
- * then reachable with its eras unknown ("refused"), and the first caller that brings credentials has the probe
- * asked again with its Authorization; that answer holds for everyone (eras belong to the server, not the user). Learned once and reused, re-learned when traffic says it changed
+ * pin) and whether it is reachable at all. Learned once and reused, re-learned when traffic says it changed
  * (the upstream restarted, or refuses what it used to accept). An upstream known to be down is not waited for:
  * callers are refused at once with a retry hint while the upstream is re-probed in the background with bounded
- * exponential backoff.
+ * exponential backoff. An OAuth-protected upstream refuses the probe without a token (2025-11-25
+ * basic/authorization): it is then reachable with its eras unknown ("refused"), and the first caller that brings
+ * credentials has the probe asked again with its Authorization; that answer holds for everyone (eras belong to the
+ * server, not the user).
  */
 import { GatewayError, logFailure, NO_LOG, type LayerLogger } from '../translate/index.js';
 import { probeUpstream, type UpstreamEras } from './probe.js';
