@@ -85,9 +85,10 @@ export interface LegacyFaceTarget {
   runtime: TaskRuntime;
   /**
    * The route a new session works over, decided at its `initialize`: the upstream's modern client when the upstream
-   * speaks 2026-07-28, else its legacy client. Task records name the route either way.
+   * speaks 2026-07-28, else its legacy client. Task records name the route either way. `authorization`: the
+   * credentials the session forwards (an OAuth-protected upstream tells its eras only to a caller with a token).
    */
-  routeFor(signal: AbortSignal): Promise<UpstreamRoute>;
+  routeFor(signal: AbortSignal, authorization?: string): Promise<UpstreamRoute>;
   /**
    * The route a session picked at its `initialize`, by the era of the upstream client it works over (a session another
    * instance minted is rebuilt with it); absent or `undefined`: such sessions are not served here.
@@ -690,7 +691,7 @@ export class LegacyFace {
     let identity;
     let route: UpstreamRoute;
     try {
-      route = await this.target.routeFor(aborter.signal);
+      route = await this.target.routeFor(aborter.signal, authorization);
       identity = await route.upstream.identity(caller, aborter.signal);
     } catch (e) {
       const edge = exceptionToEdge(e);

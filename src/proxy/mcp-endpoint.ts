@@ -165,8 +165,9 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
   const passedSessions = new PassedSessions({ upstream: route.name, idleMs: opts.sessionIdleMs, ...(opts.sessionStore ? { store: opts.sessionStore } : {}) });
 
   // The upstream's eras, learned once (or pinned) and re-learned when traffic says they changed; while the
-  // upstream is known to be down this fails at once (UpstreamDownError) instead of waiting for it.
-  const upstreamEra = (): Promise<UpstreamEras> => availability.eras();
+  // upstream is known to be down this fails at once (UpstreamDownError) instead of waiting for it. The request's
+  // forwarded Authorization goes along: an OAuth-protected upstream answers the probe only with a token.
+  const upstreamEra = (request: FastifyRequest): Promise<UpstreamEras> => availability.eras(identityOf(request).authorization);
   let wasDown = false;
   availability.onChange((c) => {
     if (!c.up) app.log.warn({ err: c.error, upstream: route.name, retryInMs: c.retryInMs }, 'upstream is down');
@@ -368,7 +369,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         const started = Date.now();
         let eras: UpstreamEras;
         try {
-          eras = await upstreamEra();
+          eras = await upstreamEra(request);
         } catch (e) {
           return unavailable(reply, e, 'legacy', started);
         }
@@ -388,7 +389,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       });
       let eras: UpstreamEras;
       try {
-        eras = await upstreamEra();
+        eras = await upstreamEra(request);
       } catch (e) {
         // The gateway's own task records answer without the upstream: a task outlives its upstream's outage.
         const known = availability.current;

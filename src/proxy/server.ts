@@ -275,7 +275,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
         {
           name: e.route.name,
           runtime: opts.runtime,
-          routeFor: async () => ((await e.availability.eras()).modern ? (modernRoutes[i] as UpstreamRoute) : e.route),
+          routeFor: async (_signal, authorization) => ((await e.availability.eras(authorization)).modern ? (modernRoutes[i] as UpstreamRoute) : e.route),
           // A session another instance minted works over the client of the era it picked there.
           routeOf: (era) => [e.route, modernRoutes[i] as UpstreamRoute].find((r) => r.upstream.era === era),
         },
@@ -308,7 +308,9 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       sessions: e.route.upstream.stats().sessions,
       clientSessions: faces[i]?.sessionCount ?? 0,
       state: e.availability.state,
-      ...(e.availability.current ? { modern: e.availability.current.modern, legacy: e.availability.current.legacy } : {}),
+      // Eras only when known: an upstream that refused the probe for want of a token is `up` with `eras: refused`
+      // until a caller's token has it answered.
+      ...(e.availability.current ? { modern: e.availability.current.modern, legacy: e.availability.current.legacy } : e.availability.erasRefused ? { eras: 'refused' } : {}),
     })),
   }));
 

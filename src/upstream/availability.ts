@@ -3,7 +3,10 @@
  * pin) and whether it is reachable at all. Learned once and reused, re-learned when traffic says it changed
  * (the upstream restarted, or refuses what it used to accept). An upstream known to be down is not waited for:
  * callers are refused at once with a retry hint while the upstream is re-probed in the background with bounded
- * exponential backoff.
+ * exponential backoff. An OAuth-protected upstream refuses the probe without a token (2025-11-25
+ * basic/authorization): it is then reachable with its eras unknown ("refused"), and the first caller that brings
+ * credentials has the probe asked again with its Authorization; that answer holds for everyone (eras belong to the
+ * server, not the user).
  */
 import { GatewayError, logFailure, NO_LOG, type LayerLogger } from '../translate/index.js';
 import { probeUpstream, type UpstreamEras } from './probe.js';
@@ -33,16 +36,20 @@ export interface AvailabilityOptions {
   name: string;
   /**
    * Asks the upstream which eras it speaks (the era probe); throws when it cannot be reached. For a pinned
-   * upstream it serves as a liveness check only: its answer about eras is ignored.
+   * upstream it serves as a liveness check only: its answer about eras is ignored. `authorization`: a caller's
+   * credentials, sent with the questions (an OAuth-protected upstream refuses them without).
    */
-  probe: (signal: AbortSignal) => Promise<UpstreamEras>;
+  probe: (signal: AbortSignal, authorization?: string) => Promise<UpstreamEras>;
   /** Eras pinned by configuration: no probe until traffic says something is wrong. */
   pinned?: UpstreamEras;
   /** First wait before re-probing an upstream that is down; doubled after each failed probe. Default 1 s. */
   initialBackoffMs?: number;
   /** Upper bound of that wait. Default 30 s. */
   maxBackoffMs?: number;
-  /** Least time between the end of one probe and the start of a re-probe asked for by traffic. Default 1 s. */
+  /**
+   * Least time between the end of one probe and the start of a re-probe asked for by traffic, and between a
+   * credentialed probe that was refused (a bad token) and the next one. Default 1 s.
+   */
   minReprobeMs?: number;
   /** The upstream layer's log (default nowhere). */
   log?: LayerLogger;
@@ -50,6 +57,14 @@ export interface AvailabilityOptions {
 
 /** The outcome of one probe: the upstream answered (with what it speaks), or not (and when it is probed next). */
 export type AvailabilityChange = { up: true; eras: UpstreamEras } | { up: false; error: unknown; retryInMs: number };
+
+/**
+ * What callers get while the eras are refused-unknown and their own probe is not to be made (no credentials, a
+ * refused token, or one refused moments ago): the fallback's reading (2026-07-28 basic/transports/streamable-http
+ * §Backward Compatibility), so their request goes out as it would have, and the upstream's own 401/403 with its
+ * challenge reaches them. Never stored as the upstream's eras.
+ */
+const REFUSED: UpstreamEras = Object.freeze({ modern: false, legacy: false, refused: true }) as UpstreamEras;
 
 /** How often a probe that left one question unanswered is repeated before its guess stands. */
 const MAX_INCOMPLETE_REASKS = 4;
@@ -69,6 +84,10 @@ export class UpstreamAvailability {
   private down: Down | undefined;
   private timer: NodeJS.Timeout | undefined;
   private lastProbeEnd = Number.NEGATIVE_INFINITY;
+  /** The last probe was refused for want of credentials while nothing was known: reachable, eras unknown. */
+  private refused = false;
+  /** When the last credentialed probe that was itself refused ended (a bad-token flood is not a probe flood). */
+  private lastRefusedCredentialed = Number.NEGATIVE_INFINITY;
   /** Probes in a row that left a question unanswered. */
   private incompleteStreak = 0;
   private readonly listeners = new Set<(change: AvailabilityChange) => void>();
@@ -101,20 +120,39 @@ export class UpstreamAvailability {
     return this.down !== undefined;
   }
 
-  /** For operators: `down`, `up` (its eras known or pinned), or `unknown` (not asked yet). */
+  /**
+   * For operators: `down`, `up` (its eras known or pinned, or it refused the probe for want of credentials: it
+   * answered), or `unknown` (not asked yet).
+   */
   get state(): 'up' | 'down' | 'unknown' {
-    return this.down ? 'down' : this.known ? 'up' : 'unknown';
+    return this.down ? 'down' : this.known || this.refused ? 'up' : 'unknown';
+  }
+
+  /** Whether the upstream refused the probe for want of credentials and its eras are not known yet. */
+  get erasRefused(): boolean {
+    return this.refused && !this.known && !this.down;
   }
 
   /**
    * The upstream's eras. Known → at once. Not known yet → the one shared probe is awaited; if it fails, its own
    * error is thrown (the first callers wait at most one probe timeout). Known to be down → UpstreamDownError at
-   * once, without touching the upstream.
+   * once, without touching the upstream. Refused for want of credentials → a probe with the caller's
+   * `authorization` (one at a time, joined; after a refused one, none for `minReprobeMs`); without credentials, or
+   * when that probe is refused too, the caller gets a `refused` answer that is not remembered (see REFUSED).
    */
-  eras(): Promise<UpstreamEras> {
+  eras(authorization?: string): Promise<UpstreamEras> {
     if (this.down) return Promise.reject(this.downError(this.down));
     if (this.known) return Promise.resolve(this.known);
-    return this.probeNow();
+    if (this.refused && !this.pending) return this.probeWith(authorization);
+    return this.probeNow().then((eras) => (eras.refused ? this.probeWith(authorization) : eras));
+  }
+
+  /** The credentialed probe, when there are credentials and no refused one ended within `minReprobeMs`. */
+  private probeWith(authorization: string | undefined): Promise<UpstreamEras> {
+    if (this.known) return Promise.resolve(this.known);
+    if (this.pending) return this.pending;
+    if (!authorization || Date.now() - this.lastRefusedCredentialed < this.minReprobeMs) return Promise.resolve(REFUSED);
+    return this.probeNow(authorization);
   }
 
   /**
@@ -158,13 +196,33 @@ export class UpstreamAvailability {
     this.listeners.clear();
   }
 
-  /** Starts the one probe (or joins it); settles the state from its outcome. */
-  private probeNow(): Promise<UpstreamEras> {
+  /**
+   * Starts the one probe (or joins it); settles the state from its outcome. A refusal for want of credentials
+   * teaches nothing about eras: what is known stays (a re-probe without a token must not forget what a caller's
+   * token learned), and with nothing known the eras are refused-unknown.
+   */
+  private probeNow(authorization?: string): Promise<UpstreamEras> {
     if (this.pending) return this.pending;
-    const probing = this.opts.probe(this.aborter.signal).then(
+    const probing = this.opts.probe(this.aborter.signal, authorization).then(
       (eras) => {
         this.settle(probing);
+        const wasDown = this.down !== undefined;
         this.down = undefined;
+        if (eras.refused && !this.opts.pinned) {
+          if (authorization) this.lastRefusedCredentialed = Date.now();
+          this.incompleteStreak = 0;
+          if (this.known) {
+            this.emit({ up: true, eras: this.known });
+            return this.known;
+          }
+          if (!this.refused || wasDown) {
+            (this.opts.log ?? NO_LOG).debug({ upstream: this.opts.name }, 'the upstream refused the era probe for want of credentials; its eras are learned with the first caller that brings a token');
+          }
+          this.refused = true;
+          this.emit({ up: true, eras: REFUSED });
+          return REFUSED;
+        }
+        this.refused = false;
         const known = this.opts.pinned ?? eras;
         this.known = known;
         this.emit({ up: true, eras: known });
@@ -260,7 +318,7 @@ export function upstreamAvailability(c: UpstreamAvailabilityConfig): UpstreamAva
   const pinned = pinnedEras(c.era);
   const availability = new UpstreamAvailability({
     name: c.name,
-    probe: (signal) => probeUpstream(target, signal),
+    probe: (signal, authorization) => probeUpstream(target, signal, authorization),
     ...(pinned ? { pinned } : {}),
     ...(c.log ? { log: c.log } : {}),
   });

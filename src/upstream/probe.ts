@@ -39,6 +39,11 @@ export interface UpstreamEras {
    * asked again soon. A slow first answer is not a refusal.
    */
   incomplete?: true;
+  /**
+   * Both questions were refused for want of credentials (401/403: an OAuth-protected upstream, 2025-11-25
+   * basic/authorization §Error Handling): it is reachable, but said nothing about its eras.
+   */
+  refused?: true;
 }
 
 /** Where and how to probe. */
@@ -56,11 +61,14 @@ const CLIENT_INFO = { name: 'mcp-tasks-gateway', version: 'probe' };
 
 /**
  * Asks both questions. An upstream that answered at least one of them (with anything, even an error) is judged
- * by its answers; the question it did not answer counts as "no" for now (`incomplete`). Throws only when neither
- * got an answer (the upstream is down, or hangs): UpstreamUnavailableError, or UpstreamTimeoutError when every
- * failure was a timeout.
+ * by its answers; the question it did not answer counts as "no" for now (`incomplete`); both refused with 401/403
+ * is `refused` (no answer about eras). Throws only when neither got an answer (the upstream is down, or hangs):
+ * UpstreamUnavailableError, or UpstreamTimeoutError when every failure was a timeout. `authorization` (a caller's
+ * credentials for an OAuth-protected upstream) is sent with both questions and the probe session's DELETE; it
+ * replaces a configured Authorization header and is never logged.
  */
-export async function probeUpstream(target: ProbeTarget, signal?: AbortSignal): Promise<UpstreamEras> {
+export async function probeUpstream(target: ProbeTarget, signal?: AbortSignal, authorization?: string): Promise<UpstreamEras> {
+  if (authorization) target = { ...target, headers: withAuthorization(target.headers, authorization) };
   const [discover, initialize] = await Promise.allSettled([askDiscover(target, signal), askInitialize(target, signal)]);
   if (discover.status === 'rejected' && initialize.status === 'rejected') {
     const errors = [discover.reason, initialize.reason];
@@ -77,11 +85,9 @@ export async function probeUpstream(target: ProbeTarget, signal?: AbortSignal): 
   }
   if (discover.status === 'rejected' || initialize.status === 'rejected') eras.incomplete = true;
   // An OAuth-protected upstream refuses questions without a user's token (2025-11-25 basic/authorization): its "no" to
-  // both is no answer about its eras, and the fallback reads it as 2025-11-25. Said, so that an operator pins the era.
+  // both is no answer about its eras; the caller learns them later with a token (availability.ts).
   const refused = (r: PromiseSettledResult<{ status: number }>) => r.status === 'fulfilled' && (r.value.status === 401 || r.value.status === 403);
-  if (!eras.modern && !eras.legacy && refused(discover) && refused(initialize)) {
-    (target.log ?? NO_LOG).warn({ status: discover.status === 'fulfilled' ? discover.value.status : undefined }, 'the upstream refused the era probe (it wants a token): taken as 2025-11-25; pin upstreams[].era for a 2026-07-28 upstream');
-  }
+  if (!eras.modern && !eras.legacy && refused(discover) && refused(initialize)) eras.refused = true;
   return eras;
 }
 
@@ -109,6 +115,14 @@ async function askDiscover(target: ProbeTarget, signal?: AbortSignal): Promise<{
   if (!isResponse(message) || !answer.ok || !('result' in message) || !isObject(message.result)) return { modern: false, status };
   const versions = message.result.supportedVersions;
   return Array.isArray(versions) && versions.includes(MODERN_VERSION) ? { modern: true, result: message.result, status } : { modern: false, status };
+}
+
+/** `headers` with `authorization` as their one Authorization header (whatever the case of a configured one). */
+function withAuthorization(headers: Record<string, string>, authorization: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() !== 'authorization') out[k] = v;
+  out.authorization = authorization;
+  return out;
 }
 
 /** Whether a JSON-RPC error to `server/discover` comes from a server that speaks 2026-07-28. */

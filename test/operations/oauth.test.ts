@@ -383,7 +383,7 @@ t.test('with two upstreams the root documents are nobody\'s unless one claims th
   t.equal((await jsonOf(`${claimed.origin}/.well-known/oauth-protected-resource`)).resource, 'http://two.example', 'the claimant answers');
 });
 
-t.test('an upstream that refuses the era probe is named in the log; tokens never are', async (t) => {
+t.test('an upstream that refuses the era probe is no warning; tokens are never logged', async (t) => {
   const up = await fixture(t, 'modern');
   const logs: string[] = [];
   const gw = await startGateway([{ name: 'oauth', path: '/mcp', url: up.url }], {}, logs);
@@ -392,13 +392,119 @@ t.test('an upstream that refuses the era probe is named in the log; tokens never
   const res = await legacyInitialize(`${gw.origin}/mcp`, { authorization: token });
   t.equal(res.status, 403, "the upstream's refusal");
   await res.text();
-  const warned = logs.map((l) => JSON.parse(l)).find((l) => String(l.msg).startsWith('the upstream refused the era probe'));
-  t.ok(warned, 'the probe refusal is logged, naming what to do');
-  t.match(warned?.msg, /pin upstreams\[\]\.era/);
+  const lines = logs.map((l) => JSON.parse(l));
+  t.notOk(lines.some((l) => l.level >= 40 && /era probe/.test(String(l.msg))), 'no warning: the refusal is an expected state');
+  t.ok(lines.some((l) => String(l.msg).startsWith('the upstream refused the era probe for want of credentials')), 'said at debug');
   const passed = await fetch(`${gw.origin}/.well-known/oauth-protected-resource/mcp?code=secret-code`);
   t.equal(passed.status, 200);
   await passed.text();
   const line = logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'passed-through request');
   t.match(line, { method: 'GET', route: '/.well-known/oauth-protected-resource/mcp', upstream: 'oauth', status: 200 }, 'one operator line per passed request');
   t.notOk(logs.some((l) => l.includes(token.slice(7)) || l.includes('secret-code')), 'neither the token nor the query is in any log line');
+});
+
+/** A 2026-07-28 `tools/call` as a raw Response (its headers are what the test reads). */
+function modernFetch(url: string, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'test_simple_text', ...headers },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 'call-3', method: 'tools/call', params: { name: 'test_simple_text', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' } } } }),
+  });
+}
+
+/** The one upstream's entry of /healthz. */
+async function healthOf(origin: string): Promise<any> {
+  return ((await jsonOf(`${origin}/healthz`)) as any).upstreams[0];
+}
+
+t.test('era auto before a 2026-07-28 OAuth upstream: the eras are learned with the first token, modern clients pass through', async (t) => {
+  const up = await fixture(t, 'modern');
+  const logs: string[] = [];
+  const gw = await startGateway([{ name: 'oauth', path: '/mcp', url: up.url }], {}, logs);
+  t.teardown(() => gw.close());
+  const url = `${gw.origin}/mcp`;
+  const expected = up.challenge();
+
+  // Without a token: the upstream's own 401 and challenge, for both eras; the eras stay unknown.
+  const anonymousModern = await modernFetch(url);
+  t.equal(anonymousModern.status, 401, 'modern client without a token: 401');
+  t.equal(anonymousModern.headers.get('www-authenticate'), expected, "modern client: the upstream's challenge unchanged");
+  await anonymousModern.text();
+  const direct = await snapshot(await legacyInitialize(up.url));
+  t.same(await snapshot(await legacyInitialize(url)), direct, "legacy client without a token: the upstream's whole 401");
+  const before = await healthOf(gw.origin);
+  t.equal(before.state, 'up', 'refused is reachable');
+  t.equal(before.eras, 'refused', '/healthz says the eras are not known');
+  t.notOk('modern' in before || 'legacy' in before, '/healthz does not guess the eras');
+  const ready = (await jsonOf(`${gw.origin}/readyz`)) as any;
+  t.same(ready.checks.upstreams, [{ name: 'oauth', state: 'up' }], 'readiness: it answered');
+
+  // The first caller with a token: the probe is asked with it, and the answer holds for everyone.
+  const token = up.issue(MCP_SCOPE);
+  const authorization = `Bearer ${token}`;
+  const mark = up.seen.length;
+  const first = await modernCall(url, { authorization });
+  t.equal(first.status, 200, 'modern client with a token: 200');
+  t.match(first.body.result.content, [{ type: 'text' }], 'the tool answered');
+  const afterFirst = up.seen.slice(mark).filter((s) => s.path === '/mcp');
+  t.same(afterFirst.filter((s) => s.rpc === 'server/discover').map((s) => s.authorization), [authorization], 'one probe, with the caller token');
+  t.equal(afterFirst.filter((s) => s.rpc === 'initialize').length, 1, "the probe's initialize only: no legacy session for the modern client");
+  t.same(afterFirst.filter((s) => s.rpc === 'tools/call').map((s) => s.authorization), [authorization], 'the call passed through');
+  t.match(await healthOf(gw.origin), { state: 'up', modern: true, legacy: false }, '/healthz: modern after the first credentialed call');
+  t.notOk('eras' in (await healthOf(gw.origin)), 'no longer refused');
+
+  // Learned once: the next modern call (another token) goes straight through, without a probe.
+  const other = `Bearer ${up.issue(MCP_SCOPE)}`;
+  const mark2 = up.seen.length;
+  t.equal((await modernCall(url, { authorization: other })).status, 200);
+  t.same(up.seen.slice(mark2).filter((s) => s.path === '/mcp').map((s) => s.rpc), ['tools/call'], 'passed through, nothing else asked');
+
+  // A legacy client with a token: through the legacy face over the modern client.
+  const client = await legacySdk(t, url, authorization);
+  const result = await client.callTool({ name: 'test_simple_text', arguments: {} });
+  t.match(result.content, [{ type: 'text' }], 'legacy client: the tool answered');
+  // A modern client without a token, now that the eras are known: passed through, the upstream's whole 401.
+  t.same(await snapshot(await modernFetch(url)), await snapshot(await modernFetch(up.url)), "the upstream's 401 and challenge, unchanged");
+  t.notOk(logs.some((l) => l.includes(token) || l.includes(other.slice(7))), 'no token in any log line');
+});
+
+t.test('era auto before a 2025-11-25 OAuth upstream: both eras work with a token', async (t) => {
+  const up = await fixture(t, 'legacy');
+  const gw = await startGateway([{ name: 'oauth', path: '/mcp', url: up.url }]);
+  t.teardown(() => gw.close());
+  const url = `${gw.origin}/mcp`;
+  const authorization = `Bearer ${up.issue(MCP_SCOPE)}`;
+  const modern = await modernCall(url, { authorization });
+  t.equal(modern.status, 200, 'modern client: 200 (over legacy sessions)');
+  t.match(modern.body.result.content, [{ type: 'text' }]);
+  t.match(await healthOf(gw.origin), { state: 'up', modern: false, legacy: true }, 'learned: 2025-11-25');
+  const client = await legacySdk(t, url, authorization);
+  const result = await client.callTool({ name: 'test_simple_text', arguments: {} });
+  t.match(result.content, [{ type: 'text' }], 'legacy client: the tool answered');
+  const anonymous = await modernFetch(url);
+  t.equal(anonymous.status, 401);
+  t.equal(anonymous.headers.get('www-authenticate'), up.challenge(), "without a token: the upstream's challenge");
+  await anonymous.text();
+});
+
+t.test('a bad token is refused with the challenge and does not turn into a probe flood', async (t) => {
+  const up = await fixture(t, 'modern');
+  const gw = await startGateway([{ name: 'oauth', path: '/mcp', url: up.url }]);
+  t.teardown(() => gw.close());
+  const url = `${gw.origin}/mcp`;
+  // The anonymous probe first (refused), so that every bad-token request meets the refused state.
+  await (await legacyInitialize(url)).text();
+  const bad = 'Bearer not-a-token';
+  const send = async () => {
+    const r = await legacyInitialize(url, { authorization: bad });
+    await r.text();
+    return { status: r.status, header: r.headers.get('www-authenticate') };
+  };
+  const answers = [...(await Promise.all(Array.from({ length: 10 }, send)))];
+  for (let i = 0; i < 10; i++) answers.push(await send());
+  t.ok(answers.every((a) => a.status === 401 && /error="invalid_token"/.test(a.header ?? '')), "every caller: the upstream's 401 with its invalid_token challenge");
+  const probes = up.seen.filter((s) => s.rpc === 'server/discover' && s.authorization === bad).length;
+  t.ok(probes >= 1, 'the bad token was tried once');
+  t.ok(probes < 10, `20 requests, ${probes} probe(s): joined and spaced, not one per request`);
+  t.equal((await healthOf(gw.origin)).eras, 'refused', 'the eras stay unknown');
 });

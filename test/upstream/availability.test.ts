@@ -202,3 +202,42 @@ t.test('a question left unanswered is asked again, not taken as a "no"', async (
   t.same(second.up && [second.eras.modern, second.eras.legacy, second.eras.incomplete], [true, true, undefined], 'asked again: both');
   t.same((await a.eras()).identity?.serverInfo, { name: 'slow-start', version: '1' });
 });
+
+t.test('an upstream that refuses the probe for want of credentials: reachable, eras unknown, learned with a token', async (t) => {
+  const { startOAuthUpstream, MCP_SCOPE } = await import('../fixtures/oauth-upstream.js');
+  const up = await startOAuthUpstream({ inner: 'legacy' });
+  t.teardown(() => up.close());
+  const target = { url: up.url, headers: {}, timeoutMs: 5_000 };
+  const probes = (authorization: string | undefined) => up.seen.filter((s) => s.rpc === 'server/discover' && s.authorization === authorization).length;
+
+  // Spaced: after a refused credentialed probe, none for minReprobeMs (here longer than the test).
+  const spaced = new UpstreamAvailability({ name: 'oauth', probe: (signal, authorization) => probeUpstream(target, signal, authorization), minReprobeMs: 600_000 });
+  t.teardown(() => spaced.close());
+  t.match(await spaced.eras(), { modern: false, legacy: false, refused: true }, 'no credentials: refused');
+  t.equal(spaced.state, 'up', 'it answered: up');
+  t.equal(spaced.current, undefined, 'no eras are claimed');
+  t.equal(spaced.erasRefused, true);
+  t.match(await spaced.eras('Bearer bad'), { refused: true }, 'a bad token: still refused');
+  await Promise.all(Array.from({ length: 5 }, () => spaced.eras('Bearer bad')));
+  t.equal(probes('Bearer bad'), 1, 'one probe for the bad token, however many callers');
+  const good = `Bearer ${up.issue(MCP_SCOPE)}`;
+  t.match(await spaced.eras(good), { refused: true }, 'within minReprobeMs of a refused one: no probe, even for a good token');
+  t.equal(probes(good), 0);
+
+  const a = new UpstreamAvailability({ name: 'oauth', probe: (signal, authorization) => probeUpstream(target, signal, authorization), minReprobeMs: 0 });
+  t.teardown(() => a.close());
+  const seen = changes(a);
+  t.match(await a.eras(), { refused: true });
+  const [one, two] = await Promise.all([a.eras(good), a.eras(good)]);
+  t.match(one, { modern: false, legacy: true }, 'learned with the token');
+  t.equal(one, two, 'both callers share the answer');
+  t.equal(probes(good), 1, 'one credentialed probe, joined');
+  t.match(await a.eras(), { legacy: true }, 'the answer holds for callers without credentials');
+  t.equal(a.erasRefused, false);
+  // A re-probe without credentials (traffic, readiness) is refused again: what the token learned stays.
+  const next = seen.next();
+  a.suspect(true);
+  t.match(await next, { up: true, eras: { legacy: true } }, 'up, with what is known');
+  t.match(a.current, { modern: false, legacy: true }, 'the eras are kept');
+  t.equal(probes(good), 1, 'no token was kept to re-probe with');
+});
