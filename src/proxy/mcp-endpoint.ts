@@ -7,7 +7,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream';
 import replyFrom from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -214,10 +213,17 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
 
     const forward = (request: FastifyRequest, reply: FastifyReply, clientEra: Era, session: string | undefined, initializing: boolean, traced: RequestTrace | undefined) => {
       const started = Date.now();
-      // The operator line, and the listener that writes it, only when info is logged; the metrics when they are on.
+      // Everything that waits for the answer's end runs from ONE close listener: a passed-through SSE answer already
+      // carries the drain's and the stream's own, and one listener per concern took it past Node's
+      // warning threshold (a bounded count, not a leak, but a warning an operator would chase).
+      const atClose: Array<() => void> = [];
+      reply.raw.once('close', () => {
+        for (const f of atClose) f();
+      });
+      // The operator line only when info is logged; the metrics when they are on.
       const logs = infoEnabled(request);
       if (logs || request.server.metrics) {
-        reply.raw.once('close', () => {
+        atClose.push(() => {
           const method = request.method === 'POST' && isObject(request.body) ? request.body.method ?? 'response' : request.method;
           const ms = Date.now() - started;
           if (logs && reply.raw.writableFinished) request.log.info({ method, era: 'pass-through', upstream: route.name, status: reply.statusCode, ms, ...(traced ? { traceId: traced.traceId } : {}) }, 'mcp request');
@@ -231,7 +237,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       const body = request.body;
       const upstreamTrace = traced ? startClientTrace(traced.carrier, route.name, isObject(body) && typeof body.method === 'string' ? body.method : request.method, isObject(body) && isObject(body.params) ? body.params : undefined) : undefined;
       const clientSpan = upstreamTrace?.span;
-      if (clientSpan) reply.raw.once('close', () => endHttpSpan(clientSpan, reply.statusCode));
+      if (clientSpan) atClose.push(() => endHttpSpan(clientSpan, reply.statusCode));
       const text = rawBodyOf(request);
       return reply.from(upstreamUrl.pathname + upstreamUrl.search, {
         // The body as it arrived (not serialized again from the parsed object), with its own Content-Type.
@@ -271,12 +277,20 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
           // with the first body byte (Fastify sets stream headers lazily, and Node sends them with the first write).
           const sendUpstream = () => {
             const sse = String(rep.getHeader('content-type') ?? '').startsWith('text/event-stream');
-            budget(request, rep.raw as ServerResponse, res.stream, sse);
+            budget(request, rep.raw as ServerResponse, res.stream, sse, atClose);
             if (!sse) return rep.send(res.stream);
             rep.hijack();
             rep.raw.writeHead(rep.statusCode, rep.getHeaders() as OutgoingHttpHeaders);
             (rep.raw as ServerResponse).flushHeaders();
-            pipeline(res.stream, rep.raw, () => {});
+            // `pipe` with the two ends tied by hand rather than `pipeline`, which hangs seven close listeners on the
+            // response (past Node's leak warning with the ones above): an upstream that breaks ends the client's
+            // stream, a client that leaves drops the upstream's answer.
+            const source = res.stream as NodeJS.ReadableStream & { destroy(): void; destroyed?: boolean };
+            source.on('error', () => rep.raw.destroy());
+            atClose.push(() => {
+              if (!source.destroyed) source.destroy();
+            });
+            source.pipe(rep.raw);
             return rep;
           };
           if (session && (request.method === 'DELETE' ? rep.statusCode < 500 : rep.statusCode === 404)) {
@@ -311,7 +325,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
      * that has started ends with the catalog's timeout as its last event; a plain body is cut. Streams meant to stay
      * open (GET streams, `subscriptions/listen`) are not bounded.
      */
-    const budget = (request: FastifyRequest, raw: ServerResponse, upstream: NodeJS.ReadableStream & { destroy(): void }, sse: boolean) => {
+    const budget = (request: FastifyRequest, raw: ServerResponse, upstream: NodeJS.ReadableStream & { destroy(): void }, sse: boolean, atClose: Array<() => void>) => {
       if (request.method !== 'POST' || !isObject(request.body) || request.body.method === 'subscriptions/listen') return;
       const id = requestIdOf(request.body);
       const timer = setTimeout(() => {
@@ -327,7 +341,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         }
       }, route.timeoutMs);
       timer.unref();
-      raw.once('close', () => clearTimeout(timer));
+      atClose.push(() => clearTimeout(timer));
     };
 
     const unavailable = (reply: FastifyReply, e: unknown, clientEra: Era, started: number, body?: unknown) => {
