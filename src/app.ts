@@ -344,6 +344,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
           max: next.sessions.maxPerUpstream,
           maxPerPrincipal: principalShare(next.sessions.maxPerUpstream, next.sessions.maxPerPrincipal),
           idleMs: next.sessions.idleMs,
+          warmIdle: next.sessions.warmIdle,
         });
       }
     }
@@ -418,6 +419,7 @@ function upstreamClient(u: GatewayConfig['upstreams'][number], url: string, conf
     max: config.sessions.maxPerUpstream,
     maxPerPrincipal: principalShare(config.sessions.maxPerUpstream, config.sessions.maxPerPrincipal),
     idleMs: config.sessions.idleMs,
+    warmIdle: config.sessions.warmIdle,
     scope: u.sessions.scope,
     anonymousScope: u.sessions.anonymousScope,
     clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },

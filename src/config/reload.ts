@@ -25,6 +25,7 @@ export const LIVE_KEYS: readonly string[] = [
   'sessions.maxPerUpstream',
   'sessions.maxPerPrincipal',
   'sessions.idleMs',
+  'sessions.warmIdle',
   'server.maxListenStreams',
   'server.maxListenStreamsPerPrincipal',
   'server.shutdownGraceMs',

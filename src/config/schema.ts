@@ -32,8 +32,13 @@ export const DEFAULTS = {
   principalShareDivisor: 4,
   /** Callers with credentials get one pooled upstream session set each (README §Upstream session isolation). */
   sessionScope: 'principal' as const,
-  /** Callers without credentials cannot be told apart: a fresh upstream session per request unless the operator opts in. */
-  anonymousSessionScope: 'request' as const,
+  /**
+   * Callers without credentials share one pool of upstream sessions, each checked out by one call at a time and reset
+   * on handover (README §Upstream session isolation); `request` is the opt-in for servers with other per-session state.
+   */
+  anonymousSessionScope: 'shared' as const,
+  /** Idle upstream sessions kept ready per pool key that has demand, so that no call waits for an `initialize`. */
+  warmIdleSessions: 2,
   sessionIdleMs: 600_000,
   maxListenStreams: 1_000,
   keepAliveMs: 15_000,
@@ -513,8 +518,13 @@ export const ConfigSchema = z
          * principal's own idle sessions are closed first, then its requests get 503 until one of its sessions ends.
          */
         maxPerPrincipal: positiveInt.optional(),
+        /**
+         * Idle upstream sessions kept ready per pool key (principal and declared input kinds) that has demand, within the
+         * bounds; 0 opens sessions only when a call needs one.
+         */
+        warmIdle: z.number().int().min(0).max(64).default(DEFAULTS.warmIdleSessions),
       })
-      .default({ maxPerUpstream: DEFAULTS.maxSessionsPerUpstream, idleMs: DEFAULTS.sessionIdleMs }),
+      .default({ maxPerUpstream: DEFAULTS.maxSessionsPerUpstream, idleMs: DEFAULTS.sessionIdleMs, warmIdle: DEFAULTS.warmIdleSessions }),
     /**
      * Sessions the gateway itself mints for 2025-11-25 clients (the legacy face): of 2026-07-28-only upstreams, and of
      * any upstream whose tools a rule wraps.

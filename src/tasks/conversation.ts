@@ -13,7 +13,6 @@ import {
   isValidInputResponse,
   logFailure,
   NO_LOG,
-  requiredCapabilityFor,
   toInputRequest,
   toLegacyInputResult,
   undeclaredInputAnswer,
@@ -45,8 +44,6 @@ export interface PumpOptions {
    * resources/read).
    */
   inputAllowed: boolean;
-  /** An undeclared input kind: 'throw' a -32021 (a request), or 'refuse' it upstream and go on (a task). */
-  onUndeclared: 'throw' | 'refuse';
   /** Responses the client already sent, by key (a fresh MRTR call may carry them). */
   offered?: JsonObject;
   /** Stop waiting at this time (epoch ms) and report `deadline`. */
@@ -150,9 +147,10 @@ export class Conversation {
             break;
           }
           if (!isInputDeclared(method, params, o.capabilities)) {
-            // 2026-07-28 basic/patterns/mrtr §Server Requirements: never ask for an undeclared kind.
+            // 2026-07-28 basic/patterns/mrtr §Server Requirements: never ask for an undeclared kind. The upstream asked
+            // anyway (its session declares only what the caller did): it gets the answer a client without the kind
+            // gives, and the call goes on; a -32021 is the upstream's own to send.
             await this.call.respond(id, undeclaredInputAnswer(method)).catch(unanswered);
-            if (o.onUndeclared === 'throw') throw new MissingCapabilityError(requiredCapabilityFor(method, params), method);
             break;
           }
           const key = this.input.keys.mint(method, params);

@@ -366,7 +366,6 @@ export class MrtrBridge {
         signal: hooks.signal,
         capabilities: caller.capabilities,
         inputAllowed: req.policy.kind === 'forward-input',
-        onUndeclared: 'throw',
         ...(hold || !req.inputResponses ? {} : { offered: req.inputResponses }),
         deadlineAt: Date.now() + windowMs,
         gatherMs: this.opts.gatherMs,

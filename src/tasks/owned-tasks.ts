@@ -449,7 +449,6 @@ export class OwnedTasks {
           signal: stop,
           capabilities: caller.capabilities,
           inputAllowed: true,
-          onUndeclared: 'refuse',
           deadlineAt: timeoutAt,
           gatherMs: this.limits.gatherMs,
           log: this.events.log,

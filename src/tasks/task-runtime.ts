@@ -394,7 +394,6 @@ export class TaskRuntime {
         signal,
         capabilities: caller.capabilities,
         inputAllowed: true,
-        onUndeclared: 'refuse',
         // The client asked for a task and must get one soon (2025-11-25 basic/utilities/tasks §Creating Tasks: as soon
         // as possible): an upstream that has not answered within the creation window (a modern server running the
         // tool synchronously, a slow one) gets a gateway-owned task, which follows an upstream task created later.

@@ -56,7 +56,7 @@ export {
   type UpstreamIdentity,
 } from './results.js';
 export {
-  BRIDGED_INPUT_CAPABILITIES,
+  sessionInputCapabilities,
   canonicalJson,
   hintedInputKey,
   INPUT_KEY_HINT,

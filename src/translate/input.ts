@@ -82,27 +82,47 @@ export function isValidInputResponse(method: string, response: unknown, params?:
 }
 
 /**
- * What the gateway answers an upstream itself when the client did not declare the capability: elicitation is
- * declined, anything else is refused (README §How the modern face works).
+ * What the gateway answers an upstream itself for an input request its caller cannot take (not declared, or its call
+ * was cancelled): what a client without the capability answers, method not found (2025-11-25 basic: a request for a
+ * method the receiver does not offer).
  */
-export function undeclaredInputAnswer(method: string): { result: JsonObject } | { error: JsonRpcErrorObject } {
-  if (method === 'elicitation/create') return { result: { action: 'decline' } };
+export function undeclaredInputAnswer(method: string): { error: JsonRpcErrorObject } {
   return { error: { code: ErrorCode.MethodNotFound, message: `Client does not support ${method}` } };
 }
 
 /**
- * The client capabilities every upstream session is initialized with: each input kind the gateway can bridge
- * (2025-11-25 client/elicitation form and url mode, client/sampling with tools, client/roots). A server asks
- * only for what its client declared, and an SDK server refuses locally otherwise, so a session declaring only
- * what one request declared would never let the gateway answer -32021 (2026-07-28 basic/patterns/mrtr
- * §Server Requirements). Whether a given request declared the kind is checked per request, by
- * `isInputDeclared`, when the upstream asks. No `listChanged` for roots: a modern client has no way to say so.
+ * The input kinds a 2025-11-25 server can ask its client for, as one caller declared them (either era's shape: an empty
+ * `elicitation` object means form mode, 2025-11-25 schema `ClientCapabilities`), normalised: the capabilities an
+ * upstream session for that caller declares at `initialize`, and a short stable key naming the set. A server then
+ * asks only for what the caller can answer (2025-11-25 client/elicitation, client/sampling, client/roots: a server
+ * MUST NOT send what its client did not declare), and callers that declared the same kinds can share sessions: five
+ * flags, so a handful of sets in practice. `roots.listChanged` is declared because the session pool sends
+ * `notifications/roots/list_changed` when a session passes to another caller (2025-11-25 client/roots §List Changed
+ * Notification).
  */
-export const BRIDGED_INPUT_CAPABILITIES: Readonly<JsonObject> = Object.freeze({
-  elicitation: { form: {}, url: {} },
-  sampling: { tools: {} },
-  roots: {},
-});
+export function sessionInputCapabilities(caps: JsonObject): { capabilities: JsonObject; key: string } {
+  const capabilities: JsonObject = {};
+  let key = '';
+  const e = caps.elicitation;
+  if (isObject(e)) {
+    const form = Object.keys(e).length === 0 || isObject(e.form);
+    const url = isObject(e.url);
+    if (form || url) {
+      capabilities.elicitation = { ...(form ? { form: {} } : {}), ...(url ? { url: {} } : {}) };
+      key += (form ? 'f' : '') + (url ? 'u' : '');
+    }
+  }
+  const s = caps.sampling;
+  if (isObject(s)) {
+    capabilities.sampling = isObject(s.tools) ? { tools: {} } : {};
+    key += isObject(s.tools) ? 'S' : 's';
+  }
+  if (isObject(caps.roots)) {
+    capabilities.roots = { listChanged: true };
+    key += 'r';
+  }
+  return { capabilities, key };
+}
 
 /**
  * Params for a legacy upstream request that carry the caller's own declared capabilities in `_meta`, under the

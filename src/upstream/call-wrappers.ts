@@ -12,7 +12,6 @@ import {
   isTerminal,
   logFailure,
   NO_LOG,
-  undeclaredInputAnswer,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcResponse,
@@ -239,9 +238,8 @@ class TaskCall extends QueuedCall implements UpstreamCall {
       await this.task.answer({ [asked.key]: payload.result });
       return;
     }
-    const refusal = undeclaredInputAnswer(asked.method);
-    if ('result' in refusal) {
-      await this.task.answer({ [asked.key]: refusal.result });
+    if (asked.method === 'elicitation/create') {
+      await this.task.answer({ [asked.key]: { action: 'decline' } });
       return;
     }
     this.stopped = true;

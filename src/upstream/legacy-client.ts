@@ -1,8 +1,7 @@
 /**
- * The upstream seam for a legacy (2025-11-25) server, over the session pool. Sessions are keyed by the caller's
- * principal under the upstream's session scope (README §Upstream session isolation) and declare every input kind the
- * gateway can bridge, so that the upstream asks and the caller's own declared capabilities are checked per request (an undeclared
- * kind becomes -32021); callers of this class never see a session.
+ * The upstream seam for a legacy (2025-11-25) server, over the session pool. Each call checks out a session of its
+ * own, keyed by the caller's principal under the upstream's session scope and by the input kinds it declared (README
+ * §Upstream session isolation), and holds it alone until it ends; callers of this class never see a session.
  */
 import {
   acceptListenFilter,
@@ -64,9 +63,9 @@ const LISTEN_METHODS = new Set([
 /** Most notifications queued for a listen consumer that does not keep up (list changes are idempotent). */
 const MAX_QUEUED_NOTIFICATIONS = 1_000;
 
-/** The session key of a caller: its principal, and the credentials its requests carry upstream. */
+/** The session key of a caller: its principal, the credentials its requests carry upstream, what it can answer. */
 export function sessionKeyOf(caller: UpstreamCaller): SessionKey {
-  const key: SessionKey = {};
+  const key: SessionKey = { capabilities: caller.capabilities };
   if (caller.principal !== undefined) key.principal = caller.principal;
   if (caller.authorization) key.authorization = caller.authorization;
   return key;
@@ -99,8 +98,8 @@ export class LegacyUpstreamClient implements UpstreamClient {
     this.pool.useStaticHeaders(headers);
   }
 
-  /** New session bounds (a reload): `sessions.maxPerUpstream`, `sessions.maxPerPrincipal`, `sessions.idleMs`. */
-  setSessionBounds(bounds: { max: number; maxPerPrincipal?: number; idleMs: number }): void {
+  /** New session bounds (a reload): `sessions.maxPerUpstream`, `.maxPerPrincipal`, `.idleMs`, `.warmIdle`. */
+  setSessionBounds(bounds: { max: number; maxPerPrincipal?: number; idleMs: number; warmIdle?: number }): void {
     this.pool.setBounds(bounds);
   }
 
@@ -115,9 +114,10 @@ export class LegacyUpstreamClient implements UpstreamClient {
   }
 
   /**
-   * Sends a request on the caller's session. `signal` aborts getting the session ready; once sent, the call is
-   * stopped with `cancel()`. The session is held until the call's final event is taken, or cancel/abandon.
-   * The request carries the caller's own capabilities in `_meta`, since the session declares the gateway's.
+   * Sends a request on a session checked out for the caller. `signal` aborts getting the session ready; once sent, the
+   * call is stopped with `cancel()`. The session is held until the call's final event is taken, or cancel/abandon.
+   * The request also carries the caller's own capabilities in `_meta` (the 2026-07-28 per-request key), for a server
+   * that reads them there.
    * With `opts.task` a `tools/call` is task-augmented (2025-11-25 basic/utilities/tasks §Creating Tasks) and a
    * CreateTaskResult answer becomes the call's `task` event; without it a CreateTaskResult stays a response.
    */
@@ -129,8 +129,13 @@ export class LegacyUpstreamClient implements UpstreamClient {
     // A task-augmented request is never cancelled with notifications/cancelled (2025-11-25
     // basic/utilities/cancellation, Behavior Requirements): its answer is awaited, and a task it created cancelled.
     // One span for the call, a retry on a fresh session (the first one was gone upstream) included.
-    const { value: call, hold } = await spanned(t.trace, () => this.pool.withHeldSession(key, (s) => s.request(method, t.params, undefined, t.trace.carrier), signal), (r) => r.value);
-    const release = () => hold.release();
+    const handover = caller.logLevel !== undefined ? { logLevel: caller.logLevel } : undefined;
+    const { value: call, hold } = await spanned(
+      t.trace,
+      () => this.pool.withHeldSession(key, (s) => s.request(method, t.params, undefined, t.trace.carrier), signal, handover),
+      (r) => r.value,
+    );
+    const release = (broken?: boolean) => hold.release(broken);
     return asTask ? new TaskAugmentedCall(call, release, (e) => this.taskOf(caller, e, hold), this.log) : new HeldCall(call, release);
   }
 
@@ -206,26 +211,39 @@ export class LegacyUpstreamClient implements UpstreamClient {
     return new LegacyUpstreamTask(this, caller, resumed, undefined, { session });
   }
 
-  /** Holds the caller's session for a task's life: a legacy task lives in the session that created it. */
-  retain(caller: UpstreamCaller): () => void {
-    return this.pool.hold(sessionKeyOf(caller));
+  /**
+   * Nothing to hold: a task made on a session holds that very session (`taskOf`), and one whose upstream named no
+   * session is reached by calls that each check one out.
+   */
+  retain(_caller: UpstreamCaller): () => void {
+    return () => {};
   }
 
   /**
-   * Listens on the GET stream of the caller's own pooled session: a server that keeps one instance per session
-   * notifies only the session that made a change (2025-11-25 server/tools §List Changed Notification), so the
-   * changes the caller's own calls cause arrive there. Resource subscriptions are made on that session,
-   * shared with other listens on it, and undone when the last of them ends.
+   * Listens on the GET stream of the caller's listen session (never a call session: it is not held by one call), and
+   * on the GET streams of the caller's call sessions: a server that keeps one instance per session notifies only the
+   * session that made a change (2025-11-25 server/tools §List Changed Notification), so the changes the caller's own
+   * calls cause arrive there. Resource subscriptions are made on the listen session, shared with other listens on it,
+   * and undone when the last of them ends.
    */
   async listen(caller: UpstreamCaller, filter: ListenFilter, signal: AbortSignal): Promise<UpstreamListen> {
-    const { session, release } = await this.pool.lease(sessionKeyOf(caller), signal);
-    const undo: Array<() => void> = [release];
-    const cleanup = () => {
-      for (const u of undo.splice(0)) u();
-    };
     const queue: JsonRpcNotification[] = [];
     let ended = false;
     let wake: (() => void) | undefined;
+    const hear = (n: JsonRpcNotification) => {
+      if (!LISTEN_METHODS.has(n.method)) return;
+      // A server that notifies every session sends the same change on several: one queued copy is enough.
+      if (queue.some((q) => q.method === n.method && sameUri(q, n))) return;
+      if (queue.length >= MAX_QUEUED_NOTIFICATIONS) queue.shift();
+      queue.push(n);
+      wake?.();
+    };
+    const { session, release } = await this.pool.listenSession(sessionKeyOf(caller), signal, hear);
+    const undo: Array<() => void> = [release];
+    // Undone last first: the subscriptions' unsubscribes go out before the listen session is let go.
+    const cleanup = () => {
+      for (const u of undo.splice(0).reverse()) u();
+    };
     const onAbort = () => {
       ended = true;
       cleanup();
@@ -236,11 +254,8 @@ export class LegacyUpstreamClient implements UpstreamClient {
       // Registered before subscribing, so that nothing sent after the subscription is missed.
       undo.push(
         session.onStreamNotification((n) => {
-          if (n === undefined) ended = true;
-          else if (LISTEN_METHODS.has(n.method)) {
-            if (queue.length >= MAX_QUEUED_NOTIFICATIONS) queue.shift();
-            queue.push(n);
-          }
+          if (n !== undefined) return hear(n);
+          ended = true;
           wake?.();
         }),
       );
@@ -338,7 +353,8 @@ class HeldCall implements UpstreamCall {
 
   constructor(
     protected readonly inner: UpstreamCall,
-    protected readonly release: () => void,
+    /** Ends the session's hold; `broken`: the session is not to be reused. */
+    protected readonly release: (broken?: boolean) => void,
     private readonly final?: (e: CallEvent) => CallEvent,
   ) {}
 
@@ -369,15 +385,18 @@ class HeldCall implements UpstreamCall {
   }
 
   abandon(reason: string): void {
+    // Dropped unanswered, the request may still run upstream and ask on the session: no other caller gets it.
+    const unfinished = !this.inner.finished;
     this.inner.abandon(reason);
-    this.release();
+    this.release(unfinished);
   }
 
   protected seen(e: CallEvent): CallEvent {
     if (e.kind !== 'response' && e.kind !== 'failure') return e;
     // The task (which holds the session itself) is made before this call's hold ends.
     this.finalSeen ??= this.final ? this.final(e) : e;
-    this.release();
+    // A stream that broke leaves the session in doubt: it is replaced, not reused.
+    this.release(e.kind === 'failure');
     return this.finalSeen;
   }
 }
@@ -400,7 +419,7 @@ class TaskAugmentedCall extends HeldCall {
 
   constructor(
     inner: UpstreamCall,
-    release: () => void,
+    release: (broken?: boolean) => void,
     final: (e: CallEvent) => CallEvent,
     private readonly log: LayerLogger,
   ) {
@@ -459,4 +478,11 @@ class TaskAugmentedCall extends HeldCall {
       this.release();
     }
   }
+}
+
+/** Whether two notifications name the same resource (or none). */
+function sameUri(a: JsonRpcNotification, b: JsonRpcNotification): boolean {
+  const ua = isObject(a.params) ? a.params.uri : undefined;
+  const ub = isObject(b.params) ? b.params.uri : undefined;
+  return ua === ub;
 }

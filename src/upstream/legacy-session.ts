@@ -63,6 +63,12 @@ export interface LegacySessionOptions {
 }
 
 /**
+ * How long a server→client request on the GET stream of a held session waits for the holder's call to be sent: the
+ * holder sends it right after the checkout, so this bounds only a holder that sends none (a task's own requests).
+ */
+const STRAY_WAIT_MS = 1_000;
+
+/**
  * Methods whose calls may ask for input (2026-07-28 basic/patterns/mrtr), and so may be handed a stray server→client
  * request.
  */
@@ -143,6 +149,18 @@ export class LegacySession {
   readonly log: LayerLogger;
   /** Notifications and answers being POSTed: `close()` lets them arrive before its DELETE. */
   private readonly sending = new Set<Promise<unknown>>();
+  /**
+   * Set when the upstream asks `roots/list` on the session (on any stream): it may have cached the answer, so the pool
+   * tells it the roots changed before the session serves another caller. Cleared by the pool.
+   */
+  rootsAsked = false;
+  /**
+   * Set by the pool while a caller holds the session: a server→client request on the GET stream that finds no call yet
+   * (the holder's call is being sent) waits a moment for it rather than being answered by the pool.
+   */
+  held = false;
+  /** Who waits for the next input-capable call to be registered. */
+  private readonly callWaiters = new Set<() => void>();
 
   constructor(private readonly opts: LegacySessionOptions) {
     this.log = opts.log ?? NO_LOG;
@@ -245,6 +263,16 @@ export class LegacySession {
     return res.withText(text);
   }
 
+  /** Whether the session was closed (it serves no more requests). */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Sets the upstream's log level for this session (2025-11-25 server/utilities/logging); an error answer is ignored. */
+  async setLogLevel(level: string): Promise<void> {
+    await drain(await this.request('logging/setLevel', { level }));
+  }
+
   /** Performs the `initialize` handshake and learns the upstream's identity. */
   async initialize(signal?: AbortSignal): Promise<UpstreamIdentity> {
     const call = await this.request(
@@ -301,10 +329,16 @@ export class LegacySession {
           await this.respond(m.id, { result: {} }).catch(logFailure(this.log, 'debug', 'ping on the session stream not answered'));
           continue;
         }
+        if (m.method === 'roots/list') this.rootsAsked = true;
+        if (this.inputCalls.size === 0 && this.held) await this.nextInputCall(STRAY_WAIT_MS);
         const [only, ...others] = [...this.inputCalls];
         if (only && others.length === 0) only.push({ kind: 'request', message: m });
-        else {
-          const why = only ? 'several calls are running on this session' : 'no call is running on this session';
+        else if (!only) {
+          // Nobody holds the session for a call (warm-up, between calls, a task's own requests): answered as a client
+          // with nobody to ask would, never attached to a call.
+          await this.respond(m.id, unheldAnswer(m.method)).catch(logFailure(this.log, 'debug', 'answer to an upstream request outside a call not delivered'));
+        } else {
+          const why = 'several calls are running on this session';
           this.log.warn({ method: m.method, why }, 'upstream request on the session stream tied to no call; refused');
           await this.respond(m.id, { error: { code: ErrorCode.InternalError, message: `Cannot tie ${m.method} to a call: ${why}` } }).catch(
             logFailure(this.log, 'debug', 'refusal of a stray upstream request not delivered'),
@@ -320,6 +354,20 @@ export class LegacySession {
     }
   }
 
+  /** Resolves once an input-capable call is registered, or after `ms`. */
+  private nextInputCall(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.callWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      this.callWaiters.add(done);
+    });
+  }
+
   /**
    * Sends a request and returns its call once the upstream has accepted it (status checked). `trace`: the context its
    * POST carries in `traceparent`/`tracestate`.
@@ -331,7 +379,10 @@ export class LegacySession {
     // Registered before the POST: the upstream may send a stray request on the GET stream before it answers.
     const inputCapable = INPUT_CAPABLE.has(method);
     const call: LegacyCall = inputCapable ? new LegacyCall(this, id, () => this.inputCalls.delete(call)) : new LegacyCall(this, id);
-    if (inputCapable) this.inputCalls.add(call);
+    if (inputCapable) {
+      this.inputCalls.add(call);
+      for (const wake of [...this.callWaiters]) wake();
+    }
     let res: UpstreamResponse;
     try {
       res = await this.post(message, signal, undefined, trace);
@@ -375,6 +426,7 @@ export class LegacySession {
             await this.respond(m.id, { result: {} }).catch(logFailure(this.log, 'debug', 'ping on a call stream not answered'));
             continue;
           }
+          if (m.method === 'roots/list') this.rootsAsked = true;
           call.push({ kind: 'request', message: m });
           continue;
         }
@@ -452,6 +504,16 @@ export class LegacySession {
       // best effort: the upstream expires idle sessions itself
     }
   }
+}
+
+/**
+ * The answer to a server→client request on a session no call holds: no roots, elicitation declined, anything else
+ * refused (2025-11-25 client/roots, client/elicitation §User Interaction Model: a client may decline).
+ */
+function unheldAnswer(method: string): { result: JsonObject } | { error: JsonRpcErrorObject } {
+  if (method === 'roots/list') return { result: { roots: [] } };
+  if (method === 'elicitation/create') return { result: { action: 'decline' } };
+  return { error: { code: ErrorCode.MethodNotFound, message: `No caller to ask for ${method}: the session serves no call now` } };
 }
 
 /** Words with which servers say a session is gone: "no valid session ID provided", "Session not found", "invalid session". */

@@ -1,30 +1,59 @@
 /**
- * The legacy session pool of one upstream. A 2025-11-25 session carries state on the upstream (roots it asked for and
- * cached, subscriptions, tasks: 2025-11-25 basic/transports §Session Management), so who shares a session is a
- * security decision, made explicit here (README §Upstream session isolation):
- * - scope `principal`: one pooled session per principal (the edge's keyed fingerprint of the caller's credentials),
- *   never shared across principals;
- * - scope `request`: a fresh session per request, ended (DELETE) once the request and whatever it left running (an
- *   MRTR round, a task, a listen stream) are done;
- * - callers without credentials (principal `anonymous`) cannot be told apart: `anonymousScope` `request` (the default)
- *   gives each request its own session, `shared` lets them share one;
- * - a caller whose principal is not known gets a session of its own, as in scope `request`.
- * Every session declares each input kind the gateway can bridge, so declared client capabilities do not split sessions
- * (they are checked per request when the upstream asks): varying them never initializes another session.
+ * The legacy session pool of one upstream: 2025-11-25 sessions treated like database connections. A session carries
+ * state on the upstream (roots it asked for and cached, its log level, tasks: 2025-11-25 basic/transports §Session
+ * Management), and a server→client request that names no call (an SDK server's `server.elicitInput()` goes out on the
+ * session's GET stream) can only be tied to a call if one call alone uses the session. So (README §Upstream session
+ * isolation):
+ * - **Exclusive checkout.** A call checks out one idle session and holds it alone until it ends, with everything tied
+ *   to it (its MRTR rounds, a task it creates and follows); then the session returns to the pool. Any server→client
+ *   request on a session belongs to the one call holding it.
+ * - **Keyed by isolation key**: the principal (scope `principal`; callers without credentials share one key, unless
+ *   `anonymousScope: request`) and the caller's input capabilities, normalised to the kinds a 2025-11-25 server can ask
+ *   for (`sessionInputCapabilities`). Each session declares exactly that set at `initialize`, so the server asks
+ *   only for what its caller can answer, as it would with that client directly.
+ * - **Reset on handover**: when a session passes to another caller (for anonymous callers, every checkout), a server
+ *   that asked for roots on it gets `notifications/roots/list_changed` so that it asks the new caller again
+ *   (2025-11-25 client/roots §List Changed Notification), and the new caller's log level is set
+ *   (2025-11-25 server/utilities/logging).
+ * - **Session-start traffic is the pool's**: what a server asks on a session no call holds (during warm-up, or between
+ *   calls) is answered by the session itself as a client with nobody to ask would (`roots/list`: no roots;
+ *   elicitation: declined; anything else refused), never attached to a call.
+ * - scope `request` (and a caller whose principal is not known) gets a fresh session per request, ended (DELETE) once
+ *   the request and whatever it left running are done: the opt-in for servers with other per-session state.
+ * - Listen streams and resource subscriptions never ride call sessions: listens of one key share a session of their
+ *   own, and hear the list changes the key's call sessions receive too (a per-session server notifies only the
+ *   session that made the change).
  *
- * Bounded: at most `max` sessions (joined ones included); at most `maxPerPrincipal` of them for one principal, so that
- * no caller can take every session from the others (past its share, the principal's own least recently used idle
- * session is closed, else its request is refused before anything is sent upstream). Idle pooled sessions are closed
- * after `idleMs`; an expired session (404) is re-initialized once.
+ * Bounded: at most `max` sessions (warming, listen and joined ones included); at most `maxPerPrincipal` of them for one
+ * principal. Past a bound, the least recently used idle session (the principal's own, for its share) is closed, else
+ * the request is refused before anything is sent upstream. Idle sessions are closed after `idleMs`; `warmIdle` idle
+ * sessions are kept ready per key that has demand, so that no call waits for an `initialize` in steady state. A
+ * session that breaks, or that the upstream forgets (404, or 400 "no valid session"), is dropped and replaced, never
+ * reused. Written here rather than on a pool library: the bounds cross keys (one share per principal over its
+ * capability sets, one bound over all) and sessions are handed over with a reset, which single-key pools
+ * (generic-pool, tarn) do not model.
  */
-import { BRIDGED_INPUT_CAPABILITIES, GatewayError, LEGACY_VERSION, LEGACY_VERSIONS, type LayerLogger, type UpstreamIdentity } from '../translate/index.js';
+import {
+  GatewayError,
+  isObject,
+  LEGACY_VERSION,
+  LEGACY_VERSIONS,
+  sessionInputCapabilities,
+  type JsonObject,
+  type JsonRpcNotification,
+  type LayerLogger,
+  type UpstreamIdentity,
+} from '../translate/index.js';
 import { SessionExpiredError, UpstreamBusyError, UpstreamUnavailableError } from './errors.js';
 import { LegacySession } from './legacy-session.js';
 
-/** Who shares a session among callers with credentials (see the module comment). */
+/** Who shares sessions among callers with credentials (see the module comment). */
 export type SessionScope = 'principal' | 'request';
-/** Who shares a session among callers without credentials. */
+/** Who shares sessions among callers without credentials. */
 export type AnonymousSessionScope = 'request' | 'shared';
+
+/** Idle sessions kept ready per key with demand, by default. */
+export const DEFAULT_WARM_IDLE = 2;
 
 /** Options of one upstream's pool. */
 export interface PoolOptions {
@@ -35,34 +64,56 @@ export interface PoolOptions {
   /** Sessions one principal may hold at once (default: `max`). */
   maxPerPrincipal?: number;
   idleMs: number;
+  /** Idle sessions kept ready per key with demand (default `DEFAULT_WARM_IDLE`; 0: none). */
+  warmIdle?: number;
   clientInfo: { name: string; version: string };
   /** The upstream layer's log (default nowhere). */
   log?: LayerLogger;
-  /** Who shares a session (default `principal`). */
+  /** Who shares sessions (default `principal`). */
   scope?: SessionScope;
-  /** Who shares a session among callers without credentials (default `request`). */
+  /** Who shares sessions among callers without credentials (default `shared`). */
   anonymousScope?: AnonymousSessionScope;
 }
 
-/** Who a session is for: the caller's principal, and the credentials sent upstream on its behalf. */
+/** Who a session is for: the caller's principal, the credentials sent upstream on its behalf, what it can answer. */
 export interface SessionKey {
   /** The edge's principal (`anonymous` without credentials); absent: not known, never shared. */
   principal?: string;
   authorization?: string;
+  /** The caller's declared capabilities (either era's shape); the session declares the input kinds among them. */
+  capabilities?: JsonObject;
+}
+
+/** What a checkout sets up for its caller on a session that another caller held. */
+export interface Handover {
+  /** The lowest log level the caller wants (`logging/setLevel` when the server logs). */
+  logLevel?: string;
 }
 
 /** The principal of callers without credentials (the edge's `ANONYMOUS`, proxy/principal.ts). */
 const ANONYMOUS = 'anonymous';
 
-interface Entry {
-  /** The key it is pooled under; `undefined` for a session of one request. */
+interface Slot {
+  /** The pool key; `undefined` for a session of one request. */
   key: string | undefined;
+  /** The key's principal part, for the list changes its listens hear (`undefined`: none). */
+  group: string | undefined;
   /** Whose share it counts against. */
   owner: string;
-  session: Promise<LegacySession>;
+  session: LegacySession;
+  ready: Promise<LegacySession>;
+  /** `warming`: initializing, nobody's yet; `idle`: in the pool; `busy`: checked out (or a listen session). */
+  state: 'warming' | 'idle' | 'busy';
+  holds: number;
   lastUsed: number;
-  inUse: number;
-  /** Taken out of the pool (closed, evicted, or failed): holds still running finish on it. */
+  /** Who held it last (`undefined`: nobody but the pool). */
+  holder: string | undefined;
+  /** The log level last set on it. */
+  logLevel: string | undefined;
+  /** Released broken: dropped, not reused. */
+  broken: boolean;
+  /** A listen session: never checked out for a call; idle between listens until swept. */
+  listen: boolean;
   gone: boolean;
 }
 
@@ -73,31 +124,33 @@ interface Joined {
 }
 
 /**
- * A hold on one session: it is neither idle-closed nor evicted (nor, for a session of one request, ended) until
- * released. `retain()` takes another hold on the same session (a task made by a call outlives the call).
+ * A hold on one checked-out session: nobody else gets it, and it is neither idle-closed nor evicted, until released.
+ * `retain()` takes another hold on the same checkout (a task made by a call outlives the call).
  */
 export interface SessionHold {
   readonly session: LegacySession;
   retain(): SessionHold;
-  /** Idempotent. */
-  release(): void;
+  /** Idempotent. `broken`: the session is not to be reused (its stream broke). */
+  release(broken?: boolean): void;
 }
 
-/** A bounded pool of initialized legacy sessions. */
+/** A bounded pool of initialized legacy sessions, checked out one caller at a time. */
 export class LegacySessionPool {
-  /** Pooled sessions by key, and sessions of one request (under no key). */
-  private readonly entries = new Set<Entry>();
-  private readonly pooled = new Map<string, Entry>();
-  /** Sessions held (pooled, of one request, joined) per principal: its share of `max`. */
+  private readonly slots = new Set<Slot>();
+  /** Idle sessions per key, most recently used last. */
+  private readonly idle = new Map<string, Slot[]>();
+  /** The listen session of each key. */
+  private readonly listens = new Map<string, Slot>();
+  /** Sessions held per principal: its share of `max`. */
   private readonly perOwner = new Map<string, number>();
-  /**
-   * Sessions joined by id (another instance initialized them), apart from the pooled entries so that pooling stays one
-   * session per principal; keyed by principal and session id, refcounted, bounded by `max` and the share too.
-   */
+  /** Sessions joined by id (another instance initialized them), keyed by principal and session id, refcounted. */
   private readonly joined = new Map<string, Joined>();
+  /** Who hears the list changes of a key group's call sessions (listens). */
+  private readonly groupListeners = new Map<string, Set<(n: JsonRpcNotification) => void>>();
   private sweeper: NodeJS.Timeout;
   private maxPerPrincipal: number;
   private latestIdentity: UpstreamIdentity | undefined;
+  private anonymousCheckouts = 0;
   private closed = false;
 
   constructor(private readonly opts: PoolOptions) {
@@ -113,7 +166,7 @@ export class LegacySessionPool {
   useStaticHeaders(next: Record<string, string>): void {
     const previous = this.opts.staticHeaders;
     this.opts.staticHeaders = { ...next };
-    for (const e of this.entries) void e.session.then((s) => s.useStaticHeaders(next, previous), () => {});
+    for (const s of this.slots) s.session.useStaticHeaders(next, previous);
     for (const j of this.joined.values()) j.session.useStaticHeaders(next, previous);
   }
 
@@ -121,12 +174,13 @@ export class LegacySessionPool {
    * New bounds (a reload): later sessions are admitted under them; sessions over a lowered bound are not closed, they
    * end as they go idle. A new idle time applies from the next sweep.
    */
-  setBounds(next: { max: number; maxPerPrincipal?: number; idleMs: number }): void {
+  setBounds(next: { max: number; maxPerPrincipal?: number; idleMs: number; warmIdle?: number }): void {
     const idleChanged = next.idleMs !== this.opts.idleMs;
     this.opts.max = next.max;
     if (next.maxPerPrincipal === undefined) delete this.opts.maxPerPrincipal;
     else this.opts.maxPerPrincipal = next.maxPerPrincipal;
     this.opts.idleMs = next.idleMs;
+    if (next.warmIdle !== undefined) this.opts.warmIdle = next.warmIdle;
     this.maxPerPrincipal = Math.min(next.maxPerPrincipal ?? next.max, next.max);
     if (idleChanged && !this.closed) {
       clearInterval(this.sweeper);
@@ -140,16 +194,16 @@ export class LegacySessionPool {
     return this.latestIdentity;
   }
 
-  /** Number of sessions held, joined ones included (reported by /healthz). */
+  /** Number of sessions held (warming, idle, checked out, listen and joined ones). */
   get size(): number {
-    return this.entries.size + this.joined.size;
+    return this.slots.size + this.joined.size;
   }
 
-  /** The pool key of a caller's session, or `undefined` when the caller gets a session of its own. */
-  private keyOf(k: SessionKey): string | undefined {
+  /** The principal part of a caller's keys, or `undefined` when each of its requests gets a session of its own. */
+  private groupOf(k: SessionKey): string | undefined {
     if (k.principal === undefined) return undefined;
     if (k.principal === ANONYMOUS) {
-      if ((this.opts.anonymousScope ?? 'request') !== 'shared') return undefined;
+      if ((this.opts.anonymousScope ?? 'shared') !== 'shared') return undefined;
       // Shared, but never across credentials: with `auth.mode: none` anonymous callers may still send (and forward)
       // different ones, and a session carries the credentials it was opened with.
       return `a:${k.authorization ?? ''}`;
@@ -162,13 +216,13 @@ export class LegacySessionPool {
     return k.principal ?? '';
   }
 
-  private sessionFor(k: SessionKey, join?: { sessionId: string; protocolVersion: string }): LegacySession {
+  private sessionFor(k: SessionKey, capabilities: JsonObject, join?: { sessionId: string; protocolVersion: string }): LegacySession {
     const headers = { ...this.opts.staticHeaders };
     if (k.authorization) headers.authorization = k.authorization;
     return new LegacySession({
       url: this.opts.url,
       headers,
-      capabilities: { ...BRIDGED_INPUT_CAPABILITIES },
+      capabilities,
       clientInfo: this.opts.clientInfo,
       timeoutMs: this.opts.timeoutMs,
       ...(this.opts.log ? { log: this.opts.log } : {}),
@@ -184,18 +238,284 @@ export class LegacySessionPool {
     else this.perOwner.delete(owner);
   }
 
+  /** Whether one more session of `owner` fits without closing any (warming never closes another's session). */
+  private hasRoom(owner: string): boolean {
+    if (this.maxPerPrincipal < this.opts.max && (this.perOwner.get(owner) ?? 0) >= this.maxPerPrincipal) return false;
+    return this.size < this.opts.max;
+  }
+
   /**
    * Makes room for one more session of `owner`, before anything is sent upstream: past its share its own least recently
    * used idle session is closed, else `GW_PRINCIPAL_SHARE_EXHAUSTED`; past `max` anyone's, else `UpstreamBusyError`.
    */
   private makeRoom(owner: string): void {
-    // A share as large as the bound is no share: the bound's own answer then.
     const shared = this.maxPerPrincipal < this.opts.max;
     if (shared && (this.perOwner.get(owner) ?? 0) >= this.maxPerPrincipal && !this.evictOneIdle(owner)) {
       throw new GatewayError('GW_PRINCIPAL_SHARE_EXHAUSTED', { args: ['upstream sessions', this.maxPerPrincipal] });
     }
     if (this.size >= this.opts.max && !this.evictOneIdle()) {
       throw new UpstreamBusyError(`all ${this.opts.max} upstream sessions are busy`);
+    }
+  }
+
+  /** Opens a session (initializing in the background) under `key`; the caller has made room. */
+  private open(k: SessionKey, key: string | undefined, group: string | undefined, capabilities: JsonObject, state: Slot['state'], signal?: AbortSignal): Slot {
+    const owner = this.ownerOf(k);
+    const session = this.sessionFor(k, capabilities);
+    const slot: Slot = {
+      key,
+      group,
+      owner,
+      session,
+      ready: undefined as unknown as Promise<LegacySession>,
+      state,
+      holds: state === 'busy' ? 1 : 0,
+      lastUsed: Date.now(),
+      holder: undefined,
+      logLevel: undefined,
+      broken: false,
+      listen: false,
+      gone: false,
+    };
+    slot.ready = session.initialize(signal).then((identity) => {
+      this.latestIdentity = identity;
+      return session;
+    });
+    this.slots.add(slot);
+    this.count(owner, 1);
+    if (group !== undefined) {
+      // The list changes this call session receives reach the listens of its group.
+      session.onStreamNotification((n) => {
+        if (n) for (const l of [...(this.groupListeners.get(group) ?? [])]) l(n);
+      });
+    }
+    // A session that failed to initialize leaves the pool (and is not DELETEd: it may have no id).
+    slot.ready.catch(() => this.drop(slot, false));
+    return slot;
+  }
+
+  /** Takes a slot out of the pool (once), closing its session (DELETE upstream) unless `close` is false. */
+  private drop(slot: Slot, close = true): void {
+    if (slot.gone) return;
+    slot.gone = true;
+    this.slots.delete(slot);
+    if (slot.key !== undefined) {
+      const idle = this.idle.get(slot.key);
+      const at = idle?.indexOf(slot) ?? -1;
+      if (idle && at >= 0) {
+        idle.splice(at, 1);
+        if (idle.length === 0) this.idle.delete(slot.key);
+      }
+      if (this.listens.get(slot.key) === slot) this.listens.delete(slot.key);
+    }
+    this.count(slot.owner, -1);
+    if (close) void slot.ready.then((s) => s.close(), () => {});
+  }
+
+  private holdOn(slot: Slot): SessionHold {
+    let released = false;
+    return {
+      session: slot.session,
+      retain: () => {
+        slot.holds++;
+        return this.holdOn(slot);
+      },
+      release: (broken) => {
+        if (released) return;
+        released = true;
+        if (broken) slot.broken = true;
+        this.unhold(slot);
+      },
+    };
+  }
+
+  /** Ends one hold; the last one returns the session to the pool, or ends it (of one request, broken, left to a task). */
+  private unhold(slot: Slot): void {
+    if (--slot.holds > 0 || slot.gone) return;
+    slot.lastUsed = Date.now();
+    // A task left running (handed to another instance) keeps the session upstream: forget it, never DELETE or reuse it.
+    if (slot.session.keepUpstream) return this.drop(slot, false);
+    if (slot.key === undefined || slot.broken || slot.session.isClosed || this.closed) return this.drop(slot);
+    slot.state = 'idle';
+    // A listen session waits for the next listen of its key (its unsubscribes still go out on it), never for a call.
+    if (slot.listen) return;
+    slot.session.held = false;
+    const idle = this.idle.get(slot.key);
+    if (idle) idle.push(slot);
+    else this.idle.set(slot.key, [slot]);
+  }
+
+  /** An idle (or warming, unclaimed) session of `key`, now checked out; `undefined` if none. */
+  private takeIdle(key: string): Slot | undefined {
+    const idle = this.idle.get(key);
+    const slot = idle?.pop();
+    if (idle && idle.length === 0) this.idle.delete(key);
+    if (slot) {
+      slot.state = 'busy';
+      slot.holds = 1;
+      return slot;
+    }
+    for (const s of this.slots) {
+      if (s.key === key && s.state === 'warming') {
+        s.state = 'busy';
+        s.holds = 1;
+        return s;
+      }
+    }
+    return undefined;
+  }
+
+  /** Starts one more idle session of `key` when fewer than `warmIdle` are ready or on their way, within the bounds. */
+  private warm(k: SessionKey, key: string, group: string | undefined, capabilities: JsonObject): void {
+    const want = this.opts.warmIdle ?? DEFAULT_WARM_IDLE;
+    if (want <= 0 || this.closed) return;
+    let ready = this.idle.get(key)?.length ?? 0;
+    if (ready >= want) return;
+    for (const s of this.slots) if (s.key === key && s.state === 'warming') ready++;
+    if (ready >= want || !this.hasRoom(this.ownerOf(k))) return;
+    const slot = this.open(k, key, group, capabilities, 'warming');
+    void slot.ready.then(() => {
+      if (slot.state !== 'warming' || slot.gone) return;
+      slot.state = 'idle';
+      slot.lastUsed = Date.now();
+      const idle = this.idle.get(key);
+      if (idle) idle.unshift(slot);
+      else this.idle.set(key, [slot]);
+    }, () => {});
+  }
+
+  /**
+   * Checks out a session for `k`: an idle one of its key, a warming one, or a new one (room made first, before anything
+   * is sent upstream). It is handed over (see `handOver`) before it is returned; a session forgotten upstream on the
+   * way is dropped and another checked out, once.
+   */
+  async checkout(k: SessionKey, signal?: AbortSignal, handover?: Handover): Promise<SessionHold> {
+    if (this.closed) throw new UpstreamBusyError('gateway is shutting down');
+    const group = this.groupOf(k);
+    const input = sessionInputCapabilities(k.capabilities ?? {});
+    const key = group === undefined ? undefined : `${group}|${input.key}`;
+    const holder = k.principal === ANONYMOUS || group === undefined ? `#${++this.anonymousCheckouts}` : group;
+    for (let attempt = 0; ; attempt++) {
+      let slot = key === undefined ? undefined : this.takeIdle(key);
+      if (!slot) {
+        this.makeRoom(this.ownerOf(k));
+        slot = this.open(k, key, group, input.capabilities, 'busy', signal);
+      }
+      if (key !== undefined) this.warm(k, key, group, input.capabilities);
+      slot.session.held = true;
+      const hold = this.holdOn(slot);
+      try {
+        const session = await slot.ready;
+        // The same principal may present renewed credentials (a refreshed token): the session goes on with the newest.
+        if (k.authorization && k.principal !== ANONYMOUS) session.useAuthorization(k.authorization);
+        await this.handOver(slot, holder, handover);
+        return hold;
+      } catch (e) {
+        hold.release(true);
+        if (e instanceof SessionExpiredError) {
+          if (attempt === 0) continue;
+          throw new UpstreamUnavailableError('the upstream forgot a session it had just initialized');
+        }
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * Resets what 2025-11-25 lets a client reset when a session passes to `holder` from someone else: a server that
+   * asked for roots gets `notifications/roots/list_changed` (it asks again, and the question goes to the new holder),
+   * and the holder's log level is set when it differs from the session's.
+   */
+  private async handOver(slot: Slot, holder: string, handover: Handover | undefined): Promise<void> {
+    const s = slot.session;
+    const previous = slot.holder;
+    slot.holder = holder;
+    const steps: Array<Promise<void>> = [];
+    if (s.rootsAsked && previous !== holder) {
+      s.rootsAsked = false;
+      steps.push(s.notify('notifications/roots/list_changed', {}));
+    }
+    const level = handover?.logLevel;
+    if (level !== undefined && slot.logLevel !== level && isObject(s.identity?.capabilities?.logging)) {
+      slot.logLevel = level;
+      steps.push(s.setLogLevel(level));
+    }
+    if (steps.length > 0) await Promise.all(steps);
+  }
+
+  /**
+   * Runs `fn` with a session checked out for `k` and keeps it checked out once `fn` succeeded (released by the
+   * caller). If the upstream forgot the session (404), the session is replaced and `fn` runs once more: a 404 means the
+   * upstream did not process the request. A session whose request failed otherwise than in-band is not reused.
+   */
+  async withHeldSession<T>(k: SessionKey, fn: (s: LegacySession) => Promise<T>, signal?: AbortSignal, handover?: Handover): Promise<{ value: T; hold: SessionHold }> {
+    for (let attempt = 0; ; attempt++) {
+      const hold = await this.checkout(k, signal, handover);
+      try {
+        return { value: await fn(hold.session), hold };
+      } catch (e) {
+        // An HTTP answer (a 401, a 500) leaves the session as it was; a broken exchange or a forgotten session does not.
+        hold.release(e instanceof SessionExpiredError || e instanceof UpstreamUnavailableError || !(e instanceof GatewayError));
+        if (e instanceof SessionExpiredError) {
+          if (attempt === 0) continue;
+          // A fresh session forgotten at once: the upstream is broken, not the gateway (502, not a gateway fault).
+          throw new UpstreamUnavailableError('the upstream forgot a session it had just initialized');
+        }
+        throw e;
+      }
+    }
+  }
+
+  /** Runs `fn` with a session checked out for `k`, returned once `fn` is done. See `withHeldSession`. */
+  async withSession<T>(k: SessionKey, fn: (s: LegacySession) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const { value, hold } = await this.withHeldSession(k, fn, signal);
+    hold.release();
+    return value;
+  }
+
+  /**
+   * The listen session of `k`'s key, held until `release()`: shared by the key's listens (each of one request, when
+   * the caller has no key), declaring no input kind (nothing is asked on it), never a call session. `onGroupChange`
+   * hears the notifications of the key's call sessions' GET streams meanwhile.
+   */
+  async listenSession(
+    k: SessionKey,
+    signal: AbortSignal,
+    onGroupChange: (n: JsonRpcNotification) => void,
+  ): Promise<{ session: LegacySession; release: () => void }> {
+    if (this.closed) throw new UpstreamBusyError('gateway is shutting down');
+    const group = this.groupOf(k);
+    const key = group === undefined ? undefined : `${group}|listen`;
+    let slot = key === undefined ? undefined : this.listens.get(key);
+    if (slot) {
+      slot.holds++;
+      slot.state = 'busy';
+    } else {
+      this.makeRoom(this.ownerOf(k));
+      slot = this.open(k, key, undefined, {}, 'busy', signal);
+      slot.listen = true;
+      if (key !== undefined) this.listens.set(key, slot);
+    }
+    const hold = this.holdOn(slot);
+    let listeners: Set<(n: JsonRpcNotification) => void> | undefined;
+    if (group !== undefined) {
+      listeners = this.groupListeners.get(group) ?? new Set();
+      this.groupListeners.set(group, listeners);
+      listeners.add(onGroupChange);
+    }
+    const release = () => {
+      if (listeners && group !== undefined) {
+        listeners.delete(onGroupChange);
+        if (listeners.size === 0 && this.groupListeners.get(group) === listeners) this.groupListeners.delete(group);
+      }
+      hold.release();
+    };
+    try {
+      const session = await slot.ready;
+      return { session, release };
+    } catch (e) {
+      release();
+      throw e;
     }
   }
 
@@ -214,7 +534,7 @@ export class LegacySessionPool {
       this.makeRoom(owner);
       const known = this.latestIdentity?.protocolVersion;
       const protocolVersion = known !== undefined && LEGACY_VERSIONS.includes(known) ? known : LEGACY_VERSION;
-      const session = this.sessionFor(k, { sessionId, protocolVersion });
+      const session = this.sessionFor(k, {}, { sessionId, protocolVersion });
       session.keepUpstream = true;
       j = { owner, session, refs: 0 };
       this.joined.set(key, j);
@@ -236,136 +556,22 @@ export class LegacySessionPool {
     };
   }
 
-  /** The caller's pooled session, or a new one (pooled under its key, or of one request). */
-  private acquire(k: SessionKey, signal?: AbortSignal): Entry {
-    if (this.closed) throw new UpstreamBusyError('gateway is shutting down');
-    const key = this.keyOf(k);
-    const existing = key === undefined ? undefined : this.pooled.get(key);
-    if (existing) {
-      existing.lastUsed = Date.now();
-      // The same principal may present renewed credentials (a refreshed token): the session goes on with the newest.
-      if (k.authorization && k.principal !== ANONYMOUS) void existing.session.then((s) => s.useAuthorization(k.authorization), () => {});
-      return existing;
-    }
-    const owner = this.ownerOf(k);
-    this.makeRoom(owner);
-    const session = this.sessionFor(k);
-    const ready = session.initialize(signal).then((identity) => {
-      this.latestIdentity = identity;
-      return session;
-    });
-    const entry: Entry = { key, owner, session: ready, lastUsed: Date.now(), inUse: 0, gone: false };
-    this.entries.add(entry);
-    if (key !== undefined) this.pooled.set(key, entry);
-    this.count(owner, 1);
-    // A session that failed to initialize leaves the pool (and is not DELETEd: it may have no id).
-    ready.catch(() => this.drop(entry, false));
-    return entry;
-  }
-
-  /** Takes an entry out of the pool (once), closing its session (DELETE upstream) unless `close` is false. */
-  private drop(entry: Entry, close = true): void {
-    if (entry.gone) return;
-    entry.gone = true;
-    this.entries.delete(entry);
-    if (entry.key !== undefined && this.pooled.get(entry.key) === entry) this.pooled.delete(entry.key);
-    this.count(entry.owner, -1);
-    if (close) void entry.session.then((s) => s.close(), () => {});
-  }
-
-  /** Ends one use of an entry; a session of one request ends with its last use. */
-  private unuse(entry: Entry): void {
-    entry.inUse--;
-    entry.lastUsed = Date.now();
-    if (entry.inUse === 0 && entry.key === undefined) this.drop(entry);
-  }
-
-  private holdOn(entry: Entry, session: LegacySession): SessionHold {
-    entry.inUse++;
-    let released = false;
-    return {
-      session,
-      retain: () => this.holdOn(entry, session),
-      release: () => {
-        if (released) return;
-        released = true;
-        this.unuse(entry);
-      },
-    };
-  }
-
-  /**
-   * Runs `fn` with the session for `k` and keeps a hold on that session once `fn` succeeded (released by the caller).
-   * If the upstream forgot the session (404), the session is replaced and `fn` runs once more: a 404 means the
-   * upstream did not process the request.
-   */
-  async withHeldSession<T>(k: SessionKey, fn: (s: LegacySession) => Promise<T>, signal?: AbortSignal): Promise<{ value: T; hold: SessionHold }> {
-    for (let attempt = 0; ; attempt++) {
-      const entry = this.acquire(k, signal);
-      entry.inUse++;
-      try {
-        const session = await entry.session;
-        const value = await fn(session);
-        // The hold taken now, before this use ends, so that a session of one request does not end in between.
-        const hold = this.holdOn(entry, session);
-        return { value, hold };
-      } catch (e) {
-        if (e instanceof SessionExpiredError) {
-          // Forgotten upstream: nothing to DELETE.
-          this.drop(entry, false);
-          if (attempt === 0) continue;
-          // A fresh session forgotten at once: the upstream is broken, not the gateway (502, not a gateway fault).
-          throw new UpstreamUnavailableError('the upstream forgot a session it had just initialized');
-        }
-        throw e;
-      } finally {
-        this.unuse(entry);
-      }
-    }
-  }
-
-  /** Runs `fn` with the session for `k` (held while `fn` runs). See `withHeldSession`. */
-  async withSession<T>(k: SessionKey, fn: (s: LegacySession) => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const { value, hold } = await this.withHeldSession(k, fn, signal);
-    hold.release();
-    return value;
-  }
-
-  /** The session for `k`, held until `release()`: a listen stream lives on it. */
-  async lease(k: SessionKey, signal?: AbortSignal): Promise<{ session: LegacySession; release: () => void }> {
-    const { hold } = await this.withHeldSession(k, async () => undefined, signal);
-    return { session: hold.session, release: () => hold.release() };
-  }
-
-  /**
-   * Holds `k`'s pooled session (if there is one) for a long-lived holder until `release()`. A caller whose requests
-   * each get a session of their own has nothing pooled to hold: its holders hold their own sessions.
-   */
-  hold(k: SessionKey): () => void {
-    const key = this.keyOf(k);
-    const entry = key === undefined ? undefined : this.pooled.get(key);
-    if (!entry) return () => {};
-    entry.inUse++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.unuse(entry);
-    };
-  }
-
-  /** The identity of the upstream, initializing the caller's session if none exists yet. */
+  /** The identity of the upstream, initializing a session for the caller if none has been made yet. */
   async getIdentity(k: SessionKey, signal?: AbortSignal): Promise<UpstreamIdentity> {
     if (this.latestIdentity) return this.latestIdentity;
     return this.withSession(k, async (s) => s.identity as UpstreamIdentity, signal);
   }
 
-  /** Closes the least recently used idle pooled session (of `owner` only, when given); whether there was one. */
+  /** Idle sessions: the pool's, and listen sessions no listen holds. */
+  private *idleSlots(): Generator<Slot> {
+    for (const idle of this.idle.values()) yield* idle;
+    for (const s of this.listens.values()) if (s.holds === 0) yield s;
+  }
+
+  /** Closes the least recently used idle session (of `owner` only, when given); whether there was one. */
   private evictOneIdle(owner?: string): boolean {
-    let oldest: Entry | undefined;
-    for (const e of this.pooled.values()) {
-      if (e.inUse === 0 && (owner === undefined || e.owner === owner) && (!oldest || e.lastUsed < oldest.lastUsed)) oldest = e;
-    }
+    let oldest: Slot | undefined;
+    for (const s of this.idleSlots()) if ((owner === undefined || s.owner === owner) && (!oldest || s.lastUsed < oldest.lastUsed)) oldest = s;
     if (!oldest) return false;
     this.drop(oldest);
     return true;
@@ -373,7 +579,7 @@ export class LegacySessionPool {
 
   private sweep(): void {
     const cutoff = Date.now() - this.opts.idleMs;
-    for (const e of [...this.pooled.values()]) if (e.inUse === 0 && e.lastUsed < cutoff) this.drop(e);
+    for (const s of [...this.idleSlots()]) if (s.lastUsed < cutoff) this.drop(s);
   }
 
   /** Closes every session (DELETE upstream). Idempotent. */
@@ -381,11 +587,12 @@ export class LegacySessionPool {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.sweeper);
-    const all = [...this.entries];
-    for (const e of all) this.drop(e, false);
+    const all = [...this.slots];
+    for (const s of all) this.drop(s, false);
     const joined = [...this.joined.values()];
     this.joined.clear();
     this.perOwner.clear();
-    await Promise.all([...all.map((e) => e.session.then((s) => s.close(), () => {})), ...joined.map((j) => j.session.close())]);
+    this.groupListeners.clear();
+    await Promise.all([...all.map((s) => s.ready.then((x) => x.close(), () => {})), ...joined.map((j) => j.session.close())]);
   }
 }

@@ -3,9 +3,11 @@
  *
  * The upstream is a real 2025-11-25 server on the legacy SDK that keeps one `McpServer` per session and session-scoped
  * state: it asks its client for `roots/list` once per session and answers later calls from that cache
- * (test/fixtures/roots-cache-server.ts). Modern clients reach it through the gateway, which translates. Findings
- * reproduced here: two anonymous clients were given each other's roots (one shared upstream session); one caller could
- * take every listen stream from the others. Then: who shares a session under each scope, and that a caller at its
+ * until its client says they changed, as server-everything does (test/fixtures/roots-cache-server.ts). Modern clients
+ * reach it through the gateway, which translates. Findings reproduced here: two anonymous clients were given each
+ * other's roots (one shared upstream session); one caller could take every listen stream from the others. Then: who
+ * shares a session under each scope (an exclusive checkout from a pool per principal and declared input kinds, reset on
+ * handover), what each session declares, and that a caller at its
  * share of a shared bound (upstream sessions, listen streams, legacy face sessions and GET streams) gets the catalogued
  * 503 with Retry-After, before anything reaches the upstream, while another caller is served meanwhile.
  */
@@ -99,73 +101,88 @@ async function postWithHeaders(url: string, name: string, headers: Record<string
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body: data.at(-1) ?? (text ? JSON.parse(text) : undefined) };
 }
 
-t.test('finding: two anonymous clients are never given each other’s roots (default: a session per anonymous request)', async (t) => {
+t.test('finding: two anonymous clients are never given each other’s roots (default: one pool, reset on handover)', async (t) => {
   const { upstream, url } = await stack(t);
   t.same(await myRoots(url, 'file:///alice'), [{ uri: 'file:///alice' }]);
   t.same(await myRoots(url, 'file:///bob'), [{ uri: 'file:///bob' }], 'the second anonymous client gets its own roots');
-  // Each request's session is ended once the request is done.
-  await upstream.until(() => upstream.deletes >= 2 && upstream.live === 0, `sessions not all ended: ${upstream.deletes} DELETEs, ${upstream.live} live`);
-  t.pass('every anonymous session was ended with DELETE');
+  t.same(await myRoots(url, 'file:///carol'), [{ uri: 'file:///carol' }], 'and the third');
+  t.equal(upstream.deletes, 0, 'pooled sessions are kept, not ended per request');
 });
 
 t.test('two principals never share a session, whatever the scopes', async (t) => {
-  for (const sessions of [{ scope: 'principal' }, { scope: 'request' }, { scope: 'principal', anonymousScope: 'shared' }]) {
-    const { url } = await stack(t, sessions);
+  for (const sessions of [{ scope: 'principal' }, { scope: 'request' }, { scope: 'principal', anonymousScope: 'request' }]) {
+    const { url } = await stack(t, sessions, { sessions: { warmIdle: 0 } });
     t.same(await myRoots(url, 'file:///alice', A), [{ uri: 'file:///alice' }], `${JSON.stringify(sessions)}: A`);
     t.same(await myRoots(url, 'file:///bob', B), [{ uri: 'file:///bob' }], `${JSON.stringify(sessions)}: B gets its own roots`);
+    // Its own pooled session again (scope principal), whose cache is A's own; or a fresh one that asks again.
     t.same(await myRoots(url, 'file:///alice-again', A), [{ uri: sessions.scope === 'principal' ? 'file:///alice' : 'file:///alice-again' }], `${JSON.stringify(sessions)}: A again`);
   }
 });
 
-t.test('anonymousScope shared (the operator’s opt-in): anonymous callers share one session, as they asked', async (t) => {
-  const { upstream, url } = await stack(t, { anonymousScope: 'shared' });
-  t.same(await myRoots(url, 'file:///alice'), [{ uri: 'file:///alice' }]);
-  t.same(await myRoots(url, 'file:///bob'), [{ uri: 'file:///alice' }], 'one session, its cache shared');
+t.test('anonymous callers share one pool: sessions reused one call at a time, nothing re-initialized in turn', async (t) => {
+  const { upstream, url } = await stack(t, undefined, { sessions: { warmIdle: 0 } });
+  const ids = new Set<string | undefined>();
+  for (let i = 0; i < 4; i++) ids.add(textOf(await call(url, 'session_id')));
+  t.equal(ids.size, 1, 'calls in turn reuse one session');
   t.equal(upstream.initializes, 1, 'one initialize');
+  // Calls at once each get a session of their own: one held in an MRTR round, the other served beside it.
+  const held = await call(url, 'ask_name', {}, ELICIT);
+  t.equal(held.body.result?.resultType, 'input_required', 'a round holds its session');
+  const other = textOf(await call(url, 'session_id', {}, ELICIT));
+  t.notOk(ids.has(other), 'a call beside it is not given the held session');
+  t.equal(upstream.deletes, 0, 'nothing ended');
 });
 
-t.test('scope principal: one pooled session per principal, shared by its requests and kept', async (t) => {
-  const { upstream, url } = await stack(t, { scope: 'principal' });
+t.test('anonymousScope request (the opt-in for servers with other per-session state): a fresh session per request', async (t) => {
+  const { upstream, url } = await stack(t, { anonymousScope: 'request' });
+  const ids = new Set<string | undefined>();
+  for (let i = 0; i < 3; i++) ids.add(textOf(await call(url, 'session_id')));
+  t.equal(ids.size, 3, 'three requests, three sessions');
+  await upstream.until(() => upstream.deletes >= 3 && upstream.live === 0, `sessions not all ended: ${upstream.deletes} DELETEs, ${upstream.live} live`);
+  t.equal(upstream.deletes, upstream.initializes, 'every session ended with DELETE');
+});
+
+t.test('scope principal: a principal’s requests reuse its pooled sessions, kept; B on others', async (t) => {
+  const { upstream, url } = await stack(t, { scope: 'principal' }, { sessions: { warmIdle: 0 } });
   const ids = new Set<string | undefined>();
   for (let i = 0; i < 3; i++) ids.add(textOf(await call(url, 'session_id', A)));
-  t.equal(ids.size, 1, 'every request of A on one session');
+  t.equal(ids.size, 1, 'every request of A in turn on one session');
   const b = textOf(await call(url, 'session_id', B));
   t.notOk(ids.has(b), 'B on another');
   t.equal(upstream.initializes, 2, 'one initialize per principal');
   t.equal(upstream.deletes, 0, 'pooled sessions are kept');
 });
 
-t.test('scope request: a fresh session per request, ended (DELETE) after it; an MRTR round keeps its session', async (t) => {
-  const { upstream, url } = await stack(t, { scope: 'request' });
-  const ids = new Set<string | undefined>();
-  for (let i = 0; i < 3; i++) ids.add(textOf(await call(url, 'session_id', A)));
-  t.equal(ids.size, 3, 'three requests, three sessions');
-  await upstream.until(() => upstream.deletes >= upstream.initializes && upstream.live === 0, 'every session ended');
-  t.equal(upstream.deletes, upstream.initializes, 'as many DELETEs as initializes');
-
-  // A round held for input keeps its session until the retry completes it.
-  const before = upstream.deletes;
-  const first = await call(url, 'ask_name', A, ELICIT);
-  t.equal(first.body.result?.resultType, 'input_required');
-  t.equal(upstream.live, 1, 'the held round’s session is alive');
-  t.equal(upstream.deletes, before, 'and not ended');
-  const [key] = Object.keys(first.body.result.inputRequests);
-  const done = await post(
-    url,
-    'tools/call',
-    { name: 'ask_name', arguments: {}, requestState: first.body.result.requestState, inputResponses: { [key as string]: { action: 'accept', content: { name: 'Ada' } } } },
-    { capabilities: ELICIT, headers: A },
-  );
-  t.same(JSON.parse(textOf(done) ?? 'null'), { name: 'Ada' }, 'the round completes on its own session');
-  await upstream.until(() => upstream.deletes === before + 1 && upstream.live === 0, 'the round’s session ended');
+t.test('warm sessions: idle ones kept ready per key, so calls in steady state wait for no initialize', async (t) => {
+  const { upstream, url } = await stack(t, { scope: 'principal' }, { sessions: { warmIdle: 2 } });
+  t.equal(textOf(await call(url, 'greet', A)), 'hello');
+  await upstream.until(() => upstream.initializes === 3, `two warm sessions beside the first (${upstream.initializes} initializes)`);
+  // Steady state: calls in turn take a ready session; none waits for an initialize, none is opened or ended.
+  for (let i = 0; i < 20; i++) t.equal(textOf(await call(url, 'greet', A)), 'hello');
+  t.equal(upstream.initializes, 3, 'twenty more calls, no initialize');
+  // Rounds held at once each hold a session of their own; the warm ones serve them, and are replaced.
+  for (let i = 0; i < 3; i++) t.equal((await call(url, 'ask_name', A, ELICIT)).body.result?.resultType, 'input_required', `round ${i} held`);
+  t.equal(upstream.deletes, 0);
 });
 
-t.test('varying declared capabilities initializes no further session', async (t) => {
-  const { upstream, url } = await stack(t, { scope: 'principal' });
-  for (const caps of [{}, ROOTS, { sampling: {} }, ELICIT, { elicitation: { form: {} }, roots: {} }, { extensions: { x: {} } }]) {
-    t.equal(textOf(await call(url, 'greet', A, caps)), 'hello');
-  }
-  t.equal(upstream.initializes, 1, 'one session for every capability set');
+t.test('each session declares exactly the input kinds its caller declared; one pool per set', async (t) => {
+  const { upstream, url } = await stack(t, { scope: 'principal' }, { sessions: { warmIdle: 0 } });
+  const sets = [{}, ROOTS, { sampling: {} }, ELICIT, { elicitation: { form: {} }, roots: {} }, { extensions: { x: {} } }];
+  for (const caps of [...sets, ...sets]) t.equal(textOf(await call(url, 'greet', A, caps)), 'hello');
+  t.same(
+    upstream.declared,
+    [{}, { roots: { listChanged: true } }, { sampling: {} }, { elicitation: { form: {} } }, { elicitation: { form: {} }, roots: { listChanged: true } }],
+    'one session per set of input kinds (other capabilities do not split), declaring that set',
+  );
+});
+
+t.test('a server that cached roots is told they changed when its session passes to another caller, and only then', async (t) => {
+  const { upstream, url } = await stack(t, undefined, { sessions: { warmIdle: 0 } });
+  t.same(await myRoots(url, 'file:///alice'), [{ uri: 'file:///alice' }]);
+  t.same(await myRoots(url, 'file:///bob'), [{ uri: 'file:///bob' }], 'anonymous: every checkout is a handover');
+  t.equal(upstream.initializes, 1, 'on the same session');
+  const aliceA = await myRoots(url, 'file:///a', A);
+  t.same(await myRoots(url, 'file:///a-again', A), aliceA, 'one principal: its own cache stays');
 });
 
 t.test('one principal holding MRTR rounds takes only its share of upstream sessions; another’s greet is served', async (t) => {
@@ -280,7 +297,8 @@ t.test('legacy face: sessions and GET streams per principal', async (t) => {
 
 t.test('config: the scopes and shares, their defaults, and a share larger than its bound refused', async (t) => {
   const c = parseConfig({ upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }] });
-  t.same(c.upstreams[0]?.sessions, { scope: 'principal', anonymousScope: 'request' }, 'safe defaults: anonymous callers never share');
+  t.same(c.upstreams[0]?.sessions, { scope: 'principal', anonymousScope: 'shared' }, 'anonymous callers share one pool, reset on handover');
+  t.equal(c.sessions.warmIdle, 2, 'two warm sessions per key');
   t.equal(principalShare(c.sessions.maxPerUpstream, c.sessions.maxPerPrincipal), 64, 'a quarter of maxPerUpstream');
   t.equal(principalShare(c.server.maxListenStreams, c.server.maxListenStreamsPerPrincipal), 250, 'a quarter of maxListenStreams');
   t.equal(principalShare(c.clientSessions.max, c.clientSessions.maxPerPrincipal), 250, 'a quarter of clientSessions.max');

@@ -4,7 +4,7 @@
  */
 import t from 'tap';
 import {
-  BRIDGED_INPUT_CAPABILITIES,
+  sessionInputCapabilities,
   canonicalJson,
   hintedInputKey,
   INPUT_KEY_HINT,
@@ -168,8 +168,8 @@ t.test('isValidInputResponse per method', async (t) => {
 });
 
 t.test('undeclaredInputAnswer', async (t) => {
-  t.strictSame(undeclaredInputAnswer('elicitation/create'), { result: { action: 'decline' } });
-  for (const m of ['sampling/createMessage', 'roots/list', 'vendor/x']) {
+  // What a client without the kind answers (not a decline: that would be a user's answer the client never asked for).
+  for (const m of ['elicitation/create', 'sampling/createMessage', 'roots/list', 'vendor/x']) {
     const a = undeclaredInputAnswer(m);
     t.ok('error' in a, `${m} is refused`);
     if ('error' in a) {
@@ -179,20 +179,38 @@ t.test('undeclaredInputAnswer', async (t) => {
   }
 });
 
-t.test('BRIDGED_INPUT_CAPABILITIES: an upstream session declares every input kind, in every mode', async (t) => {
-  const asks: Array<[string, Json | undefined]> = [
-    ['elicitation/create', { message: 'm', requestedSchema: { type: 'object', properties: {} } }],
-    ['elicitation/create', { mode: 'form', message: 'm', requestedSchema: { type: 'object', properties: {} } }],
-    ['elicitation/create', { mode: 'url', message: 'm', url: 'https://example.com', elicitationId: 'e' }],
-    ['sampling/createMessage', { messages: [], maxTokens: 1 }],
-    ['sampling/createMessage', { messages: [], maxTokens: 1, tools: [], toolChoice: { mode: 'auto' } }],
-    ['roots/list', undefined],
+t.test('sessionInputCapabilities: the input kinds a caller declared, normalised to what a session declares', async (t) => {
+  const cases: Array<[Json, Json, string]> = [
+    [{}, {}, ''],
+    [{ extensions: { x: {} }, experimental: {} }, {}, ''],
+    [{ elicitation: {} }, { elicitation: { form: {} } }, 'f'],
+    [{ elicitation: { form: {} } }, { elicitation: { form: {} } }, 'f'],
+    [{ elicitation: { url: {} } }, { elicitation: { url: {} } }, 'u'],
+    [{ elicitation: { form: {}, url: {} } }, { elicitation: { form: {}, url: {} } }, 'fu'],
+    [{ elicitation: { other: {} } }, {}, ''],
+    [{ sampling: {} }, { sampling: {} }, 's'],
+    [{ sampling: { tools: {}, context: {} } }, { sampling: { tools: {} } }, 'S'],
+    [{ roots: {} }, { roots: { listChanged: true } }, 'r'],
+    [{ roots: { listChanged: true }, sampling: {}, elicitation: {} }, { elicitation: { form: {} }, sampling: {}, roots: { listChanged: true } }, 'fsr'],
+    [{ elicitation: true, sampling: 'yes', roots: null }, {}, ''],
   ];
-  for (const [method, params] of asks) {
-    t.ok(isInputDeclared(method, params as never, BRIDGED_INPUT_CAPABILITIES as never), `${method} ${JSON.stringify(params ?? {}).slice(0, 40)}`);
+  for (const [declared, session, key] of cases) {
+    const n = sessionInputCapabilities(declared as never);
+    t.same(n.capabilities, session, `${JSON.stringify(declared)} → session capabilities`);
+    t.equal(n.key, key, `${JSON.stringify(declared)} → key`);
   }
-  t.notOk('listChanged' in (BRIDGED_INPUT_CAPABILITIES.roots as object), 'no roots listChanged: a modern client cannot send it');
-  t.ok(Object.isFrozen(BRIDGED_INPUT_CAPABILITIES), 'shared, so frozen');
+  // Whatever was declared, a session of its key lets the upstream ask exactly what the caller can answer.
+  const asks: Array<[string, Json | undefined, Json]> = [
+    ['elicitation/create', { message: 'm', requestedSchema: { type: 'object', properties: {} } }, { elicitation: {} }],
+    ['elicitation/create', { mode: 'url', message: 'm', url: 'https://example.com', elicitationId: 'e' }, { elicitation: { url: {} } }],
+    ['sampling/createMessage', { messages: [], maxTokens: 1, tools: [] }, { sampling: { tools: {} } }],
+    ['roots/list', undefined, { roots: {} }],
+  ];
+  for (const [method, params, declared] of asks) {
+    const session = sessionInputCapabilities(declared as never).capabilities;
+    t.equal(isInputDeclared(method, params as never, session), isInputDeclared(method, params as never, declared as never), `${method} as declared`);
+    t.notOk(isInputDeclared(method, params as never, sessionInputCapabilities({}).capabilities), `${method} not on a session of a caller without it`);
+  }
 });
 
 t.test('withCallerCapabilities: the caller’s own capabilities ride in _meta, the rest of the params kept', async (t) => {
