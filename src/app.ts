@@ -345,6 +345,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
           maxPerPrincipal: principalShare(next.sessions.maxPerUpstream, next.sessions.maxPerPrincipal),
           idleMs: next.sessions.idleMs,
           warmIdle: next.sessions.warmIdle,
+          acquireTimeoutMs: next.sessions.acquireTimeoutMs,
         });
       }
     }
@@ -420,6 +421,7 @@ function upstreamClient(u: GatewayConfig['upstreams'][number], url: string, conf
     maxPerPrincipal: principalShare(config.sessions.maxPerUpstream, config.sessions.maxPerPrincipal),
     idleMs: config.sessions.idleMs,
     warmIdle: config.sessions.warmIdle,
+    acquireTimeoutMs: config.sessions.acquireTimeoutMs,
     scope: u.sessions.scope,
     anonymousScope: u.sessions.anonymousScope,
     clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },

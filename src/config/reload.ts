@@ -26,6 +26,7 @@ export const LIVE_KEYS: readonly string[] = [
   'sessions.maxPerPrincipal',
   'sessions.idleMs',
   'sessions.warmIdle',
+  'sessions.acquireTimeoutMs',
   'server.maxListenStreams',
   'server.maxListenStreamsPerPrincipal',
   'server.shutdownGraceMs',

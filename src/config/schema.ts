@@ -39,6 +39,8 @@ export const DEFAULTS = {
   anonymousSessionScope: 'shared' as const,
   /** Idle upstream sessions kept ready per pool key that has demand, so that no call waits for an `initialize`. */
   warmIdleSessions: 2,
+  /** How long a call waits for an upstream session when the session bounds are full, before 503. */
+  sessionAcquireTimeoutMs: 5_000,
   sessionIdleMs: 600_000,
   maxListenStreams: 1_000,
   keepAliveMs: 15_000,
@@ -523,8 +525,18 @@ export const ConfigSchema = z
          * bounds; 0 opens sessions only when a call needs one.
          */
         warmIdle: z.number().int().min(0).max(64).default(DEFAULTS.warmIdleSessions),
+        /**
+         * How long a call waits for a session to come free when the bounds (or its principal's share) are full, before
+         * it is refused with 503; nothing is sent upstream meanwhile.
+         */
+        acquireTimeoutMs: positiveInt.default(DEFAULTS.sessionAcquireTimeoutMs),
       })
-      .default({ maxPerUpstream: DEFAULTS.maxSessionsPerUpstream, idleMs: DEFAULTS.sessionIdleMs, warmIdle: DEFAULTS.warmIdleSessions }),
+      .default({
+        maxPerUpstream: DEFAULTS.maxSessionsPerUpstream,
+        idleMs: DEFAULTS.sessionIdleMs,
+        warmIdle: DEFAULTS.warmIdleSessions,
+        acquireTimeoutMs: DEFAULTS.sessionAcquireTimeoutMs,
+      }),
     /**
      * Sessions the gateway itself mints for 2025-11-25 clients (the legacy face): of 2026-07-28-only upstreams, and of
      * any upstream whose tools a rule wraps.

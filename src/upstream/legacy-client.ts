@@ -98,8 +98,8 @@ export class LegacyUpstreamClient implements UpstreamClient {
     this.pool.useStaticHeaders(headers);
   }
 
-  /** New session bounds (a reload): `sessions.maxPerUpstream`, `.maxPerPrincipal`, `.idleMs`, `.warmIdle`. */
-  setSessionBounds(bounds: { max: number; maxPerPrincipal?: number; idleMs: number; warmIdle?: number }): void {
+  /** New session bounds (a reload): `sessions.maxPerUpstream`, `.maxPerPrincipal`, `.idleMs`, `.warmIdle`, `.acquireTimeoutMs`. */
+  setSessionBounds(bounds: { max: number; maxPerPrincipal?: number; idleMs: number; warmIdle?: number; acquireTimeoutMs?: number }): void {
     this.pool.setBounds(bounds);
   }
 

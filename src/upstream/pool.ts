@@ -54,6 +54,8 @@ export type AnonymousSessionScope = 'request' | 'shared';
 
 /** Idle sessions kept ready per key with demand, by default. */
 export const DEFAULT_WARM_IDLE = 2;
+/** How long a checkout waits for a session when the bounds are full, by default. */
+export const DEFAULT_ACQUIRE_TIMEOUT_MS = 5_000;
 
 /** Options of one upstream's pool. */
 export interface PoolOptions {
@@ -66,6 +68,11 @@ export interface PoolOptions {
   idleMs: number;
   /** Idle sessions kept ready per key with demand (default `DEFAULT_WARM_IDLE`; 0: none). */
   warmIdle?: number;
+  /**
+   * How long a checkout waits for a session to come free when the bounds are full (default
+   * `DEFAULT_ACQUIRE_TIMEOUT_MS`), before it is refused; nothing is sent upstream meanwhile.
+   */
+  acquireTimeoutMs?: number;
   clientInfo: { name: string; version: string };
   /** The upstream layer's log (default nowhere). */
   log?: LayerLogger;
@@ -117,6 +124,16 @@ interface Slot {
   gone: boolean;
 }
 
+/** A checkout waiting for a session: the bounds were full when it came. */
+interface Waiter {
+  k: SessionKey;
+  key: string | undefined;
+  group: string | undefined;
+  capabilities: JsonObject;
+  take(slot: Slot): void;
+  fail(e: Error): void;
+}
+
 interface Joined {
   owner: string;
   session: LegacySession;
@@ -151,6 +168,9 @@ export class LegacySessionPool {
   private maxPerPrincipal: number;
   private latestIdentity: UpstreamIdentity | undefined;
   private anonymousCheckouts = 0;
+  /** Checkouts waiting for room, first come first served. */
+  private readonly waiters: Waiter[] = [];
+  private serving = false;
   private closed = false;
 
   constructor(private readonly opts: PoolOptions) {
@@ -174,7 +194,8 @@ export class LegacySessionPool {
    * New bounds (a reload): later sessions are admitted under them; sessions over a lowered bound are not closed, they
    * end as they go idle. A new idle time applies from the next sweep.
    */
-  setBounds(next: { max: number; maxPerPrincipal?: number; idleMs: number; warmIdle?: number }): void {
+  setBounds(next: { max: number; maxPerPrincipal?: number; idleMs: number; warmIdle?: number; acquireTimeoutMs?: number }): void {
+    if (next.acquireTimeoutMs !== undefined) this.opts.acquireTimeoutMs = next.acquireTimeoutMs;
     const idleChanged = next.idleMs !== this.opts.idleMs;
     this.opts.max = next.max;
     if (next.maxPerPrincipal === undefined) delete this.opts.maxPerPrincipal;
@@ -211,6 +232,16 @@ export class LegacySessionPool {
     return (this.opts.scope ?? 'principal') === 'principal' ? `p:${k.principal}` : undefined;
   }
 
+  /**
+   * Where a caller's call sessions are pooled: its group, the pool key (`undefined`: a session of one request) and the
+   * input capabilities its sessions declare.
+   */
+  private placeOf(k: SessionKey): { group: string | undefined; key: string | undefined; capabilities: JsonObject } {
+    const group = this.groupOf(k);
+    const input = sessionInputCapabilities(k.capabilities ?? {});
+    return { group, key: group === undefined ? undefined : `${group}|${input.key}`, capabilities: input.capabilities };
+  }
+
   /** Whose share a caller's sessions count against (callers not known share one). */
   private ownerOf(k: SessionKey): string {
     return k.principal ?? '';
@@ -245,16 +276,76 @@ export class LegacySessionPool {
   }
 
   /**
-   * Makes room for one more session of `owner`, before anything is sent upstream: past its share its own least recently
-   * used idle session is closed, else `GW_PRINCIPAL_SHARE_EXHAUSTED`; past `max` anyone's, else `UpstreamBusyError`.
+   * Makes room for one more session of `owner` if it can: past its share its own least recently used idle session is
+   * closed, past `max` anyone's. Whether there is room now.
    */
-  private makeRoom(owner: string): void {
+  private tryRoom(owner: string): boolean {
     const shared = this.maxPerPrincipal < this.opts.max;
-    if (shared && (this.perOwner.get(owner) ?? 0) >= this.maxPerPrincipal && !this.evictOneIdle(owner)) {
-      throw new GatewayError('GW_PRINCIPAL_SHARE_EXHAUSTED', { args: ['upstream sessions', this.maxPerPrincipal] });
+    if (shared && (this.perOwner.get(owner) ?? 0) >= this.maxPerPrincipal && !this.evictOneIdle(owner)) return false;
+    return this.size < this.opts.max || this.evictOneIdle();
+  }
+
+  /** Why `owner` has no room: its share (`GW_PRINCIPAL_SHARE_EXHAUSTED`) or the bound (`UpstreamBusyError`). */
+  private noRoom(owner: string): Error {
+    if (this.maxPerPrincipal < this.opts.max && (this.perOwner.get(owner) ?? 0) >= this.maxPerPrincipal) {
+      return new GatewayError('GW_PRINCIPAL_SHARE_EXHAUSTED', { args: ['upstream sessions', this.maxPerPrincipal] });
     }
-    if (this.size >= this.opts.max && !this.evictOneIdle()) {
-      throw new UpstreamBusyError(`all ${this.opts.max} upstream sessions are busy`);
+    return new UpstreamBusyError(`all ${this.opts.max} upstream sessions are busy`);
+  }
+
+  /** Makes room for one more session of `owner` at once, before anything is sent upstream, or throws why not. */
+  private makeRoom(owner: string): void {
+    if (!this.tryRoom(owner)) throw this.noRoom(owner);
+  }
+
+  /**
+   * Waits for a session for `w` (one of its key coming back, or room for a new one), at most `acquireTimeoutMs` and
+   * while `signal` lets it; then refused as `makeRoom` would. Nothing is sent upstream meanwhile.
+   */
+  private waitForSlot(w: Omit<Waiter, 'take' | 'fail'>, signal: AbortSignal | undefined): Promise<Slot> {
+    return new Promise<Slot>((resolve, reject) => {
+      const owner = this.ownerOf(w.k);
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        const at = this.waiters.indexOf(waiter);
+        if (at >= 0) this.waiters.splice(at, 1);
+      };
+      const waiter: Waiter = {
+        ...w,
+        take: (slot) => {
+          done();
+          resolve(slot);
+        },
+        fail: (e) => {
+          done();
+          reject(e);
+        },
+      };
+      const onAbort = () => waiter.fail(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+      const timer = setTimeout(() => waiter.fail(this.noRoom(owner)), this.opts.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS);
+      timer.unref();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
+  /**
+   * Gives freed sessions, or the room they left, to the checkouts waiting, first come first served. Not reentered: a
+   * session it closes to make room frees nothing the loop does not already see.
+   */
+  private serveWaiters(): void {
+    if (this.serving) return;
+    this.serving = true;
+    try {
+      for (const w of [...this.waiters]) {
+        if (this.closed) return;
+        const slot = w.key === undefined ? undefined : this.takeIdle(w.key);
+        if (slot) w.take(slot);
+        else if (this.tryRoom(this.ownerOf(w.k))) w.take(this.open(w.k, w.key, w.group, w.capabilities, 'busy'));
+      }
+    } finally {
+      this.serving = false;
     }
   }
 
@@ -310,6 +401,7 @@ export class LegacySessionPool {
     }
     this.count(slot.owner, -1);
     if (close) void slot.ready.then((s) => s.close(), () => {});
+    if (this.waiters.length > 0) this.serveWaiters();
   }
 
   private holdOn(slot: Slot): SessionHold {
@@ -338,11 +430,13 @@ export class LegacySessionPool {
     if (slot.key === undefined || slot.broken || slot.session.isClosed || this.closed) return this.drop(slot);
     slot.state = 'idle';
     // A listen session waits for the next listen of its key (its unsubscribes still go out on it), never for a call.
-    if (slot.listen) return;
-    slot.session.held = false;
-    const idle = this.idle.get(slot.key);
-    if (idle) idle.push(slot);
-    else this.idle.set(slot.key, [slot]);
+    if (!slot.listen) {
+      slot.session.held = false;
+      const idle = this.idle.get(slot.key);
+      if (idle) idle.push(slot);
+      else this.idle.set(slot.key, [slot]);
+    }
+    if (this.waiters.length > 0) this.serveWaiters();
   }
 
   /** An idle (or warming, unclaimed) session of `key`, now checked out; `undefined` if none. */
@@ -381,6 +475,7 @@ export class LegacySessionPool {
       const idle = this.idle.get(key);
       if (idle) idle.unshift(slot);
       else this.idle.set(key, [slot]);
+      if (this.waiters.length > 0) this.serveWaiters();
     }, () => {});
   }
 
@@ -389,19 +484,19 @@ export class LegacySessionPool {
    * is sent upstream). It is handed over (see `handOver`) before it is returned; a session forgotten upstream on the
    * way is dropped and another checked out, once.
    */
-  async checkout(k: SessionKey, signal?: AbortSignal, handover?: Handover): Promise<SessionHold> {
+  async checkout(k: SessionKey, signal?: AbortSignal, handover?: Handover, fresh = false): Promise<SessionHold> {
     if (this.closed) throw new UpstreamBusyError('gateway is shutting down');
-    const group = this.groupOf(k);
-    const input = sessionInputCapabilities(k.capabilities ?? {});
-    const key = group === undefined ? undefined : `${group}|${input.key}`;
+    const { group, key, capabilities } = this.placeOf(k);
     const holder = k.principal === ANONYMOUS || group === undefined ? `#${++this.anonymousCheckouts}` : group;
     for (let attempt = 0; ; attempt++) {
-      let slot = key === undefined ? undefined : this.takeIdle(key);
+      let slot = key === undefined || fresh ? undefined : this.takeIdle(key);
       if (!slot) {
-        this.makeRoom(this.ownerOf(k));
-        slot = this.open(k, key, group, input.capabilities, 'busy', signal);
+        // A new session, else wait for one. (Those waiting were given what came free already: what room there is now,
+        // they cannot use.)
+        if (this.tryRoom(this.ownerOf(k))) slot = this.open(k, key, group, capabilities, 'busy', signal);
+        else slot = await this.waitForSlot({ k, key, group, capabilities }, signal);
       }
-      if (key !== undefined) this.warm(k, key, group, input.capabilities);
+      if (key !== undefined) this.warm(k, key, group, capabilities);
       slot.session.held = true;
       const hold = this.holdOn(slot);
       try {
@@ -413,7 +508,11 @@ export class LegacySessionPool {
       } catch (e) {
         hold.release(true);
         if (e instanceof SessionExpiredError) {
-          if (attempt === 0) continue;
+          if (attempt === 0) {
+            this.forgotten(key);
+            fresh = true;
+            continue;
+          }
           throw new UpstreamUnavailableError('the upstream forgot a session it had just initialized');
         }
         throw e;
@@ -450,14 +549,17 @@ export class LegacySessionPool {
    */
   async withHeldSession<T>(k: SessionKey, fn: (s: LegacySession) => Promise<T>, signal?: AbortSignal, handover?: Handover): Promise<{ value: T; hold: SessionHold }> {
     for (let attempt = 0; ; attempt++) {
-      const hold = await this.checkout(k, signal, handover);
+      const hold = await this.checkout(k, signal, handover, attempt > 0);
       try {
         return { value: await fn(hold.session), hold };
       } catch (e) {
         // An HTTP answer (a 401, a 500) leaves the session as it was; a broken exchange or a forgotten session does not.
         hold.release(e instanceof SessionExpiredError || e instanceof UpstreamUnavailableError || !(e instanceof GatewayError));
         if (e instanceof SessionExpiredError) {
-          if (attempt === 0) continue;
+          if (attempt === 0) {
+            this.forgotten(this.placeOf(k).key);
+            continue;
+          }
           // A fresh session forgotten at once: the upstream is broken, not the gateway (502, not a gateway fault).
           throw new UpstreamUnavailableError('the upstream forgot a session it had just initialized');
         }
@@ -562,6 +664,15 @@ export class LegacySessionPool {
     return this.withSession(k, async (s) => s.identity as UpstreamIdentity, signal);
   }
 
+  /**
+   * The upstream forgot a session of `key`: it most likely forgot its other idle ones too (it restarted, or expires
+   * sessions by age), so they are dropped, unDELETEd, rather than tried one by one.
+   */
+  private forgotten(key: string | undefined): void {
+    if (key === undefined) return;
+    for (const s of [...(this.idle.get(key) ?? [])]) this.drop(s, false);
+  }
+
   /** Idle sessions: the pool's, and listen sessions no listen holds. */
   private *idleSlots(): Generator<Slot> {
     for (const idle of this.idle.values()) yield* idle;
@@ -593,6 +704,7 @@ export class LegacySessionPool {
     this.joined.clear();
     this.perOwner.clear();
     this.groupListeners.clear();
+    for (const w of [...this.waiters]) w.fail(new UpstreamBusyError('gateway is shutting down'));
     await Promise.all([...all.map((s) => s.ready.then((x) => x.close(), () => {})), ...joined.map((j) => j.session.close())]);
   }
 }

@@ -152,31 +152,32 @@ t.test('taskIds without the tasks extension is refused with HTTP 400 (as every -
   t.equal(r.body.error.code, -32021);
 });
 
-t.test('a listen rides on the caller’s pooled session; aborting it undoes its resource subscription there', async (t) => {
+t.test('a listen has a session of its own, never a call session; aborting it undoes its resource subscription there', async (t) => {
   const relay = await startRelay(t);
   // Era pinned: the relay counts sessions and DELETEs, and the era probe would add one of each.
   const stack = await stackFor(t, { url: relay.url, era: 'legacy' });
   relay.setTarget(stack.fixture.url);
 
-  // A caller with credentials (session scope principal): an anonymous caller's requests each get a session of their own.
   const authorization = 'Bearer one-caller';
   const headers = { authorization };
   const l = await openListen(t, stack.url, 'sub-abort', { resourceSubscriptions: ['test://watched-resource'] }, { authorization });
   t.same((await l.stream.next()).params.notifications, { resourceSubscriptions: ['test://watched-resource'] });
   const subscribe = relay.seen.find((s) => s.rpcMethod === 'resources/subscribe');
   t.ok(subscribe?.sessionId, 'subscribed on an upstream session');
-  // The caller's ordinary requests use that same session (a per-session server notifies only it).
+  // The caller's ordinary requests check out call sessions: a listen's session is held by no call.
   await post(stack.url, 'tools/list', {}, { headers });
-  t.equal(relay.seen.filter((s) => s.rpcMethod === 'initialize').length, 1, 'one upstream session for the caller, listen included');
-  t.equal(relay.seen.findLast((s) => s.rpcMethod === 'tools/list')?.sessionId, subscribe?.sessionId);
+  t.not(relay.seen.findLast((s) => s.rpcMethod === 'tools/list')?.sessionId, subscribe?.sessionId, 'calls on another session');
 
   l.abort();
   // Guard only: a missing unsubscribe fails in 5 s rather than at the suite timeout.
   const unsubscribe = await within(relay.waitFor((s) => s.rpcMethod === 'resources/unsubscribe'), 5_000);
-  t.equal(unsubscribe?.sessionId, subscribe?.sessionId, 'the subscription was undone on that session');
-  t.notOk(relay.seen.some((s) => s.method === 'DELETE'), 'the pooled session stays open for the caller’s requests');
+  t.equal(unsubscribe?.sessionId, subscribe?.sessionId, 'the subscription was undone on the listen session');
 
-  // Ordinary requests keep working on it.
+  // A later listen of the same caller takes the same listen session again (kept until idle), and calls keep working.
+  const again = await openListen(t, stack.url, 'sub-again', { resourceSubscriptions: ['test://watched-resource'] }, { authorization });
+  await again.stream.next();
+  t.equal(relay.seen.findLast((s) => s.rpcMethod === 'resources/subscribe')?.sessionId, subscribe?.sessionId, 'the listen session is reused');
+  again.abort();
   const r = await post(stack.url, 'tools/call', { name: 'greet', arguments: { name: 'Ok' } }, { headers });
   t.same(r.body.result?.content, [{ type: 'text', text: 'Hello, Ok!' }]);
 });

@@ -186,7 +186,8 @@ t.test('a server that cached roots is told they changed when its session passes 
 });
 
 t.test('one principal holding MRTR rounds takes only its share of upstream sessions; another’s greet is served', async (t) => {
-  const { upstream, url } = await stack(t, { scope: 'request' }, { sessions: { maxPerUpstream: 8, maxPerPrincipal: 2 } });
+  // A short wait for a session to come free: none comes here, so the refusal follows it.
+  const { upstream, url } = await stack(t, { scope: 'request' }, { sessions: { maxPerUpstream: 8, maxPerPrincipal: 2, acquireTimeoutMs: 200 } });
   for (let i = 0; i < 2; i++) t.equal((await call(url, 'ask_name', A, ELICIT)).body.result?.resultType, 'input_required', `round ${i} held`);
   const sent = upstream.initializes;
   const refused = await postWithHeaders(url, 'ask_name', A, ELICIT);
@@ -198,6 +199,30 @@ t.test('one principal holding MRTR rounds takes only its share of upstream sessi
   const anon = await postWithHeaders(url, 'greet', {}, {});
   isShareRefusal(t, anon, anon.retryAfter, 'anonymous past its share');
   t.equal(textOf(await call(url, 'greet', B)), 'hello', 'B is still served');
+});
+
+t.test('a call past its principal’s share waits for one of its sessions, and is served when one comes back', async (t) => {
+  const { upstream, url } = await stack(t, undefined, { sessions: { maxPerUpstream: 8, maxPerPrincipal: 2, warmIdle: 0, acquireTimeoutMs: 60_000 } });
+  const rounds = [];
+  for (let i = 0; i < 2; i++) {
+    const r = await call(url, 'ask_name', A, ELICIT);
+    t.equal(r.body.result?.resultType, 'input_required', `round ${i} held`);
+    rounds.push(r);
+  }
+  const sent = upstream.initializes;
+  // The third call waits (nothing reaches the upstream for it) until the first round completes and frees its session.
+  const waiting = call(url, 'ask_name', A, ELICIT);
+  const first = rounds[0]!;
+  const [key] = Object.keys(first.body.result.inputRequests);
+  const done = await post(
+    url,
+    'tools/call',
+    { name: 'ask_name', arguments: {}, requestState: first.body.result.requestState, inputResponses: { [key as string]: { action: 'accept', content: { name: 'Ada' } } } },
+    { capabilities: ELICIT, headers: A },
+  );
+  t.same(JSON.parse(textOf(done) ?? 'null'), { name: 'Ada' }, 'the first round completes');
+  t.equal((await waiting).body.result?.resultType, 'input_required', 'the waiting call is served on the session that came back');
+  t.equal(upstream.initializes, sent, 'no session opened for it: it took the freed one');
 });
 
 t.test('finding: one principal cannot take every listen stream; its own past the share are refused, others listen', async (t) => {
