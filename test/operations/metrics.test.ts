@@ -271,7 +271,8 @@ t.test("a wrapped task's life shows in the counters, with its upstream and tool"
   // The requests that drove them: modern, through the gateway's face, by outcome.
   t.equal(value(after, 'mcp_gateway_requests_total', { method: 'tools/call', client_era: 'modern', upstream_era: 'legacy', mode: 'gateway', outcome: 'task_created' }), 3);
   t.equal(value(after, 'mcp_gateway_requests_total', { method: 'tasks/cancel', client_era: 'modern', outcome: 'ok' }), 1);
-  t.ok(value(after, 'mcp_gateway_requests_total', { method: 'tasks/get', client_era: 'modern', outcome: 'ok' }) >= 3, 'the polls are counted');
+  // At least one poll per task, whatever it found (a poll of the cancelled task counts as outcome `cancelled`).
+  t.ok(value(after, 'mcp_gateway_requests_total', { method: 'tasks/get', client_era: 'modern' }) >= 3, 'the polls are counted');
   t.equal(after.get('mcp_gateway_request_duration_seconds')?.type, 'histogram');
   t.equal(value(after, 'mcp_gateway_request_duration_seconds_count', { method: 'tools/call', client_era: 'modern' }), 3, 'each call timed');
 });

@@ -38,7 +38,12 @@ t.test('defaults', async (t) => {
     maxRequestsPerRound: DEFAULTS.maxInputRequestsPerRound,
     maxRoundsPerTask: DEFAULTS.maxInputRoundsPerTask,
   });
-  t.strictSame(c.sessions, { maxPerUpstream: DEFAULTS.maxSessionsPerUpstream, idleMs: DEFAULTS.sessionIdleMs });
+  t.strictSame(c.sessions, {
+      maxPerUpstream: DEFAULTS.maxSessionsPerUpstream,
+      idleMs: DEFAULTS.sessionIdleMs,
+      warmIdle: DEFAULTS.warmIdleSessions,
+      acquireTimeoutMs: DEFAULTS.sessionAcquireTimeoutMs,
+    });
   t.strictSame(c.clientSessions, { max: DEFAULTS.maxClientSessions, idleMs: DEFAULTS.clientSessionIdleMs });
   t.strictSame(parseConfig({ clientSessions: { max: 3 } }).clientSessions, { max: 3, idleMs: DEFAULTS.clientSessionIdleMs });
   t.equal(DEFAULTS.host, '127.0.0.1');

@@ -90,11 +90,13 @@ t.test('two concurrent questions get two keys; a partial answer leaves the other
   t.match(end, { status: 'completed', result: { content: [{ text: /name=.*Ada/ }] } });
 });
 
-t.test('a caller that did not declare elicitation is never asked: the task gets a decline', async (t) => {
+t.test('a caller that did not declare elicitation is never asked: its session declares none, the server meets such a client', async (t) => {
   const task = await startTask(t, 'confirm_delete', { filename: 'b.txt' }, silent);
   const seen = await toEnd(task);
   t.notOk(seen.some((s) => s.status === 'input_required'), 'never input_required');
-  t.match(seen.at(-1), { status: 'completed', result: { content: [{ text: 'Kept b.txt (decline)' }] } });
+  // The SDK server refuses an elicitation its client did not declare, and the tool fails, as it would directly.
+  t.match(seen.at(-1), { status: 'failed' });
+  t.notOk(fx.stats().tasks.some((x) => x.tool === 'confirm_delete' && x.status === 'completed' && x.taskId === task.id), 'no confirmation reached it');
 });
 
 t.test('a tool error stays completed with isError; a JSON-RPC error is failed', async (t) => {

@@ -22,6 +22,8 @@ interface Teardown {
 async function gatewayFor(t: Teardown, url: string, tool: string): Promise<{ gateway: Gateway; url: string }> {
   const cfg = parseConfig({
     server: { port: 0 },
+    // No warm sessions: the tests count the initializes that session losses cause.
+    sessions: { warmIdle: 0 },
     upstreams: [{ name: 'up', path: '/mcp', url, tools: { [tool]: { task: 'always', afterMs: 0 } } }],
   });
   const gateway = await buildGateway(cfg, { logger: false });
@@ -154,7 +156,7 @@ t.test('a 400 that is not about the session stays the upstream’s own answer; t
   });
   const { url } = await gatewayFor(t, `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, 'none');
 
-  // One caller with credentials: its requests share its session (an anonymous caller's each get their own).
+  // One caller with credentials, its calls in turn: they reuse one pooled session.
   const headers = { authorization: 'Bearer one-caller' };
   const bad = await post(url, 'tools/call', { name: 'greet', arguments: { name: 42 } }, { headers });
   t.same(bad.body.error, { code: -32602, message: 'Invalid params: name must be a string' }, 'the upstream’s own refusal, in-band');
