@@ -5,7 +5,14 @@
  * - `tools/call` on every path (direct to each raw upstream, the plain proxy, the gateway legacy → legacy,
  *   modern → legacy, modern → modern, legacy → modern) at 1, 16 and 64 connections, small (`greet`) and 100 KB
  *   (`big`) results: medians of alternating rounds (leg order rotated per round), ratios computed within a round
- *   (throughput against the plain proxy; p50 added over direct at one connection);
+ *   (throughput against the plain proxy; p50 added over direct at one connection); the translated paths both for an
+ *   anonymous caller (no `Authorization`, the default configuration) and a credentialed one (`Authorization: Bearer`),
+ *   also side by side in a table of their own;
+ * - the upstream 20 ms away (bench/fixtures/delay-shim.ts in front of the raw legacy upstream, 20 ms each way): p50 at
+ *   one connection direct to the shim, through the plain proxy and through the gateway, and the translated p50 minus
+ *   the plain proxy's (issue #20's acceptance: at most +1 ms);
+ * - how many `initialize` requests reach a raw legacy upstream over 10,000 sequential anonymous calls of a modern client
+ *   through a gateway of its own (500 with `--quick`), read from the upstream's counts (`GET /bench/counts`);
  * - `tasks/get` throughput on completed tasks and task creation rate (a tool wrapped `always`), memory and Redis store;
  * - heap per stored terminal task (bench/heap.ts);
  * - polls per task with adaptive intervals, when bench/polling.ts exists.
@@ -26,6 +33,7 @@ import { spawn } from 'node:child_process';
 import { commitOf, load, machine } from './lib/machine.js';
 import { startLoader, type LoadResult, type LoadSpec, type Loader, type RequestShape } from './lib/loader.js';
 import { freePort, pinCores, startServer, track, type Pinning, type ServerProcess } from './lib/processes.js';
+import { COUNTS_PATH, type RawCounts } from './fixtures/raw-upstreams.js';
 import type { HeapReport } from './heap.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -109,11 +117,15 @@ function legacyShape(session: string, method: string, params: Record<string, unk
   };
 }
 
-/** Opens a 2025-11-25 session on `url` (initialize, then notifications/initialized) and returns its id. */
-async function openSession(url: string): Promise<string> {
+/**
+ * Opens a 2025-11-25 session on `url` (initialize, then notifications/initialized) and returns its id; with
+ * `authorization`, as a credentialed client (the gateway binds the session to that principal).
+ */
+async function openSession(url: string, authorization?: string): Promise<string> {
+  const auth: Record<string, string> = authorization ? { authorization } : {};
   const init = await fetch(url, {
     method: 'POST',
-    headers: ACCEPT,
+    headers: { ...ACCEPT, ...auth },
     body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }),
   });
   const sid = init.headers.get('mcp-session-id');
@@ -121,7 +133,7 @@ async function openSession(url: string): Promise<string> {
   if (!sid || !text.includes(LEGACY)) throw new Error(`initialize on ${url} failed: HTTP ${init.status} ${text.slice(0, 300)}`);
   const note = await fetch(url, {
     method: 'POST',
-    headers: { ...ACCEPT, 'mcp-protocol-version': LEGACY, 'mcp-session-id': sid },
+    headers: { ...ACCEPT, ...auth, 'mcp-protocol-version': LEGACY, 'mcp-session-id': sid },
     body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
   });
   await note.text();
@@ -162,8 +174,8 @@ async function server(name: string, argv: string[], pinning: Pinning, ready: Reg
 
 const LISTENING = /listening (\S+)/;
 
-function rawUpstream(era: 'legacy' | 'modern', pinning: Pinning): Promise<ServerProcess> {
-  return server(`upstream-${era}`, [NODE, ...TSX, join(ROOT, 'bench/fixtures/raw-upstreams.ts'), era, '0'], pinning, LISTENING);
+function rawUpstream(era: 'legacy' | 'modern', pinning: Pinning, name = `upstream-${era}`): Promise<ServerProcess> {
+  return server(name, [NODE, ...TSX, join(ROOT, 'bench/fixtures/raw-upstreams.ts'), era, '0'], pinning, LISTENING);
 }
 
 /** A gateway process as a user runs it: `--upstream URL` or a configuration file, LOG_LEVEL as given (default info). */
@@ -187,7 +199,23 @@ async function gateway(name: string, pinning: Pinning, how: { upstream: string }
 // ---------------------------------------------------------------------------------------------------------------
 // Paths
 
-type PathKey = 'direct-legacy' | 'direct-modern' | 'proxy' | 'gw-ll' | 'gw-ml' | 'gw-ml-request' | 'gw-mm' | 'gw-lm' | 'gw-ml-quiet';
+type PathKey =
+  | 'direct-legacy'
+  | 'direct-modern'
+  | 'proxy'
+  | 'gw-ll'
+  | 'gw-ml'
+  | 'gw-ml-anon'
+  | 'gw-mm'
+  | 'gw-lm'
+  | 'gw-lm-cred'
+  | 'gw-ml-quiet'
+  // Through the delay shim (the upstream 20 ms away).
+  | 'shim-direct'
+  | 'shim-proxy'
+  | 'shim-gw-ll'
+  | 'shim-gw-ml-anon'
+  | 'shim-gw-ml-cred';
 
 interface PathDef {
   key: PathKey;
@@ -199,21 +227,21 @@ interface PathDef {
   direct: PathKey;
   session?: string;
   /**
-   * The Authorization a modern client sends: with one, its requests share its principal's upstream session (session
-   * scope `principal`); without, each gets a session of its own (the default for anonymous callers, scope `request`).
+   * The Authorization the client sends (a credentialed caller: a principal of its own, whose requests the gateway may
+   * serve from that principal's upstream session); without, an anonymous caller (README §Upstream session isolation).
    */
   authorization?: string;
 }
 
-/** The credentials of the bench's modern client on the principal-scoped legs (the raw upstream ignores them). */
+/** The credentials of the bench's credentialed client (the gateway only fingerprints them; the raw upstream ignores them). */
 const BENCH_AUTHORIZATION = 'Bearer bench';
-
 
 function shapeFor(p: PathDef, size: Size): RequestShape {
   const t = TOOL_ARGS[size];
-  return p.client === 'legacy'
-    ? legacyShape(p.session!, 'tools/call', { name: t.tool, arguments: t.args })
-    : withAuthorization(modernShape('tools/call', { name: t.tool, arguments: t.args }, t.tool), p.authorization);
+  return withAuthorization(
+    p.client === 'legacy' ? legacyShape(p.session!, 'tools/call', { name: t.tool, arguments: t.args }) : modernShape('tools/call', { name: t.tool, arguments: t.args }, t.tool),
+    p.authorization,
+  );
 }
 
 function withAuthorization(shape: RequestShape, authorization: string | undefined): RequestShape {
@@ -243,6 +271,12 @@ function checkClean(what: string, r: LoadResult, warmUp = false): void {
   }
 }
 
+/**
+ * A quick leg lasts 250 ms; an anonymous translated call may cost a whole upstream session (several exchanges), and on a
+ * loaded machine 16 of them can take longer than that: a leg without answers fails the run, so it gets longer.
+ */
+const legDuration = (p: PathDef): number => (QUICK && p.key === 'gw-ml-anon' ? Math.max(DURATION_MS, 750) : DURATION_MS);
+
 async function runPaths(loader: Loader, paths: PathDef[]): Promise<PathResults> {
   const results = Object.fromEntries(SIZES.map((s) => [s, Object.fromEntries(CONNS.map((c) => [c, {}]))])) as PathResults;
   // One unreported pass over every leg: a cold process otherwise charges JIT warm-up to whichever leg runs first.
@@ -251,7 +285,7 @@ async function runPaths(loader: Loader, paths: PathDef[]): Promise<PathResults> 
     for (const size of SIZES) {
       for (const conns of CONNS) {
         for (const p of rotate(paths, round + conns)) {
-          const r = await loader.run(specFor(p, size, conns, DURATION_MS));
+          const r = await loader.run(specFor(p, size, conns, legDuration(p)));
           checkClean(`${p.label}, ${size}, ${conns} conns`, r);
           ((results[size][conns]![p.key] ??= []) as Cell[]).push(r);
         }
@@ -284,8 +318,159 @@ function pathTables(paths: PathDef[], results: PathResults): string {
       md += `${row}\n`;
     }
   }
-  md += `\nMedians over ${ROUNDS} round(s) of ${DURATION_MS / 1000} s per leg; ratios and differences are computed within each round, then the median taken (range over the rounds in parentheses). 1-connection legs: undici Pool + \`process.hrtime.bigint()\` (sub-millisecond p50); more connections: autocannon (throughput; its latencies are whole milliseconds, so not shown). p50 added: the path's p50 minus the p50 of the direct path to the same upstream, in the same round. The gateways run at LOG_LEVEL=${LOG_LEVEL}, as users run them, logging to a file${paths.some((p) => p.key === 'gw-ml-quiet') ? '; the LOG_LEVEL=warn row is the translated path without the per-request log lines, for their cost' : ''}.\n`;
+  const longer = paths.filter((p) => legDuration(p) !== DURATION_MS);
+  md += `\nMedians over ${ROUNDS} round(s) of ${DURATION_MS / 1000} s per leg${longer.length ? ` (${longer.map((p) => `${p.label}: ${legDuration(p) / 1000} s`).join('; ')})` : ''}; ratios and differences are computed within each round, then the median taken (range over the rounds in parentheses). 1-connection legs: undici Pool + \`process.hrtime.bigint()\` (sub-millisecond p50); more connections: autocannon (throughput; its latencies are whole milliseconds, so not shown). p50 added: the path's p50 minus the p50 of the direct path to the same upstream, in the same round. The gateways run at LOG_LEVEL=${LOG_LEVEL}, as users run them, logging to a file${paths.some((p) => p.key === 'gw-ml-quiet') ? '; the LOG_LEVEL=warn row is the translated path without the per-request log lines, for their cost' : ''}.\n`;
   return md;
+}
+
+/** p50 minus the p50 of `base`, per round (the rounds' legs ran next to each other). */
+const p50Over = (mine: Cell[], base: Cell[]): number[] => mine.map((r, i) => r.p50 - (base[i]?.p50 ?? NaN));
+const withSpread = (xs: number[], digits: number, suffix = ''): string => (xs.length ? `${fixed(median(xs), digits)}${suffix}${spread(xs, 2)}` : '');
+
+/** The translated paths, each with its anonymous leg and its credentialed leg. */
+const CALLER_PAIRS: { path: string; anonymous: PathKey; credentialed: PathKey }[] = [
+  { path: 'modern → legacy', anonymous: 'gw-ml-anon', credentialed: 'gw-ml' },
+  { path: 'legacy → modern (legacy face)', anonymous: 'gw-lm', credentialed: 'gw-lm-cred' },
+];
+
+/**
+ * The translated paths' anonymous and credentialed legs side by side (the same measurements as the path tables): an
+ * anonymous caller cannot be told from another, so what the gateway may reuse for it differs (README §Upstream session
+ * isolation), and that is what this table shows the price of.
+ */
+function callersTable(paths: PathDef[], results: PathResults): string {
+  const cols = CONNS.filter((c) => c > 1);
+  let md = `\n### Anonymous and credentialed callers on the translated paths\n\n`;
+  md += `| translated path | result | caller | 1 conn p50 ms | p50 added over direct, ms |${cols.map((c) => ` ${c} conns req/s | × plain proxy (${c}) |`).join('')}\n`;
+  md += `|---|---|---|---:|---:|${cols.map(() => '---:|---:|').join('')}\n`;
+  for (const pair of CALLER_PAIRS) {
+    for (const size of SIZES) {
+      for (const [caller, key] of [['anonymous (default configuration)', pair.anonymous], ['credentialed (`Authorization: Bearer`)', pair.credentialed]] as const) {
+        const p = paths.find((x) => x.key === key);
+        if (!p) continue;
+        const at = (conns: number, k: PathKey) => results[size][conns]?.[k] ?? [];
+        let row = `| ${pair.path} | ${size === 'small' ? 'small' : '100 KB'} | ${caller} | ${fixed(median(at(1, key).map((r) => r.p50)), 3)} | ${withSpread(p50Over(at(1, key), at(1, p.direct)), 3)} |`;
+        for (const c of cols) {
+          const mine = at(c, key);
+          const proxy = at(c, 'proxy');
+          row += ` ${int(median(mine.map((r) => r.rps)))} | ${withSpread(mine.map((r, i) => r.rps / (proxy[i]?.rps ?? NaN)), 2, '×')} |`;
+        }
+        md += `${row}\n`;
+      }
+    }
+  }
+  md +=
+    `\nThe rows of the path tables above, paired. Anonymous: no \`Authorization\` header, the gateway in its default configuration (\`--upstream URL\`, no \`auth\`); credentialed: \`Authorization: ${BENCH_AUTHORIZATION.split(' ')[0]} …\`, which the gateway fingerprints into a principal of its own. ` +
+    `Modern → legacy is where the caller decides which upstream 2025-11-25 session serves it; on legacy → modern the client holds a session with the gateway either way.\n`;
+  return md;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The upstream 20 ms away (bench/fixtures/delay-shim.ts)
+
+/** The shim's delay each way. */
+const SHIM_DELAY_MS = 20;
+/**
+ * A leg through the shim: at 40 ms or more per call, a short leg holds a handful of answers, and the shim's timers
+ * jitter by a millisecond or more on a busy machine, against a budget of 1 ms: 3 s holds some 60 answers per leg.
+ */
+const SHIM_DURATION_MS = QUICK ? 400 : Math.max(DURATION_MS, 3000);
+/** The acceptance of issue #20: the translated path's p50 at most this much above the plain proxy's. */
+const SHIM_BUDGET_MS = 1;
+
+async function runShim(loader: Loader, legs: PathDef[]): Promise<Partial<Record<PathKey, Cell[]>>> {
+  const results: Partial<Record<PathKey, Cell[]>> = {};
+  for (const p of legs) checkClean(`warm-up ${p.label}`, await loader.run(specFor(p, 'small', 16, WARMUP_MS)), true);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const p of rotate(legs, round)) {
+      const r = await loader.run(specFor(p, 'small', 1, SHIM_DURATION_MS));
+      checkClean(`${p.label}, 1 conn`, r);
+      (results[p.key] ??= []).push(r);
+    }
+    process.stdout.write(`upstream 20 ms away: round ${round + 1}/${ROUNDS} done (load ${load()})\n`);
+  }
+  return results;
+}
+
+function shimTable(legs: PathDef[], r: Partial<Record<PathKey, Cell[]>>): string {
+  const at = (k: PathKey) => r[k] ?? [];
+  let md = `\n### Upstream ${SHIM_DELAY_MS} ms away (\`tools/call\`, small result, 1 connection)\n\n`;
+  md += `| path | p50 ms | p50 added over direct, ms | p50 minus the plain proxy's, ms | req/s | answers |\n|---|---:|---:|---:|---:|---:|\n`;
+  for (const p of legs) {
+    const mine = at(p.key);
+    const overDirect = p.key === 'shim-direct' ? '' : withSpread(p50Over(mine, at('shim-direct')), 3);
+    const overProxy = p.key.startsWith('shim-gw') ? withSpread(p50Over(mine, at('shim-proxy')), 3) : '';
+    md += `| ${p.label} | ${fixed(median(mine.map((x) => x.p50)), 3)} | ${overDirect} | ${overProxy} | ${fixed(median(mine.map((x) => x.rps)), 1)} | ${int(mine.reduce((n, x) => n + x.requests, 0))} |\n`;
+  }
+  md += `\nIssue #20's acceptance, translated p50 ≤ the plain proxy's p50 + ${SHIM_BUDGET_MS} ms (median of the per-round differences):\n\n`;
+  for (const p of legs.filter((x) => x.key.startsWith('shim-gw-ml'))) {
+    const d = median(p50Over(at(p.key), at('shim-proxy')));
+    md += `- ${p.label}: ${Number.isFinite(d) ? `${d >= 0 ? '+' : ''}${d.toFixed(3)} ms, ${d <= SHIM_BUDGET_MS ? 'met' : 'not met'}` : 'not measured'}\n`;
+  }
+  md +=
+    `\nbench/fixtures/delay-shim.ts in front of the raw legacy upstream holds each request ${SHIM_DELAY_MS} ms before forwarding it and each answer ${SHIM_DELAY_MS} ms before returning it (bodies streamed), so that every exchange with the upstream costs at least ${2 * SHIM_DELAY_MS} ms. ` +
+    `Direct: a 2025-11-25 client's session with the shim; the plain proxy and a gateway of their own (default configuration) sit in front of the shim. Medians over ${ROUNDS} round(s) of ${SHIM_DURATION_MS / 1000} s per leg (undici Pool + \`process.hrtime.bigint()\`), leg order rotated per round; differences are computed within each round (range in parentheses).\n`;
+  return md;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Upstream `initialize` count
+
+/** Sequential anonymous calls counted. */
+const INIT_CALLS = QUICK ? 500 : 10_000;
+/** The count's time bound: past it, the calls made so far are what is reported. */
+const INIT_BOUND_MS = QUICK ? 60_000 : 300_000;
+
+interface InitCount {
+  /** Calls the client made (the preflight included). */
+  calls: number;
+  answered: number;
+  p50: number;
+  /** What reached the upstream from just before the first call to after the last. */
+  during: RawCounts;
+  /** What reached the upstream since it started (before the gateway did). */
+  total: RawCounts;
+}
+
+async function readCounts(upstreamUrl: string): Promise<RawCounts> {
+  const res = await fetch(new URL(COUNTS_PATH, upstreamUrl));
+  if (res.status !== 200) throw new Error(`reading ${COUNTS_PATH} of ${upstreamUrl}: HTTP ${res.status}`);
+  return (await res.json()) as RawCounts;
+}
+
+/** The counts once they stop moving (a DELETE sent after the last answer), within a bound. */
+async function settledCounts(upstreamUrl: string): Promise<RawCounts> {
+  const deadline = Date.now() + 3_000;
+  let last = await readCounts(upstreamUrl);
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 200));
+    const next = await readCounts(upstreamUrl);
+    if (next.requests === last.requests || Date.now() > deadline) return next;
+    last = next;
+  }
+}
+
+async function runInitCount(loader: Loader, gatewayUrl: string, upstreamUrl: string): Promise<InitCount> {
+  const anonymous: PathDef = { key: 'gw-ml-anon', label: 'initialize count', url: gatewayUrl, client: 'modern', direct: 'direct-legacy' };
+  const before = await readCounts(upstreamUrl);
+  // The loader's preflight is the first call: INIT_CALLS in all.
+  const r = await loader.run({ ...specFor(anonymous, 'small', 1, INIT_BOUND_MS), count: INIT_CALLS - 1 });
+  checkClean('initialize count', r);
+  const total = await settledCounts(upstreamUrl);
+  const during = Object.fromEntries(Object.entries(total).map(([k, v]) => [k, v - (before[k as keyof RawCounts] ?? 0)])) as unknown as RawCounts;
+  return { calls: 1 + r.requests + r.non2xx + r.errors, answered: 1 + r.requests, p50: r.p50, during, total };
+}
+
+function initCountTable(c: InitCount): string {
+  const stopped = c.calls < INIT_CALLS ? ` (stopped at the ${INIT_BOUND_MS / 1000} s bound)` : '';
+  return (
+    `\n### Upstream \`initialize\` count (anonymous caller, ${int(INIT_CALLS)} sequential calls)\n\n` +
+    `| calls | \`initialize\` reaching the upstream | per call | \`notifications/initialized\` | GET | DELETE | \`tools/call\` reaching the upstream | p50 ms | \`initialize\` since the gateway started |\n` +
+    `|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n` +
+    `| ${int(c.calls)}${stopped} | ${int(c.during.initialize)} | ${fixed(c.during.initialize / c.calls, 3)} | ${int(c.during.notifications)} | ${int(c.during.get)} | ${int(c.during.delete)} | ${int(c.during['tools/call'])} | ${fixed(c.p50, 3)} | ${int(c.total.initialize)} |\n` +
+    `\nA 2026-07-28 client without \`Authorization\` calling \`greet\` one call after another (one connection) through a gateway of its own in the default configuration (\`--upstream URL\`), in front of a raw legacy upstream of its own that counts what reaches it (\`GET ${COUNTS_PATH}\`). ` +
+    `Counted from just before the first call to when the counts settle after the last; the last column adds what the gateway sent from its start (sessions opened ahead of demand included).\n`
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -420,7 +605,10 @@ async function main(): Promise<void> {
   const loader = startLoader();
   let md = '';
   try {
-    const [legacyUp, modernUp] = await phase('starting the upstreams', () => Promise.all([rawUpstream('legacy', pinning), rawUpstream('modern', pinning)]));
+    // A legacy upstream of its own for the initialize count: nothing else reaches it, so its counts are the count leg's.
+    const [legacyUp, modernUp, countUp] = await phase('starting the upstreams', () =>
+      Promise.all([rawUpstream('legacy', pinning), rawUpstream('modern', pinning), rawUpstream('legacy', pinning, 'upstream-legacy-count')]),
+    );
     // One gateway per upstream, as a user runs it: clients of both eras use it (one pass-through, one translated).
     // At info the gateway logs a line per request (to a file here); one more gateway without those lines shows their cost.
     const quiet = ['info', 'debug', 'trace'].includes(LOG_LEVEL) && !QUICK;
@@ -437,7 +625,7 @@ async function main(): Promise<void> {
         upstreams: [{ name: 'raw', url: legacyUp.url, tools: { greet: { task: 'always' } }, sessions: { anonymousScope: 'shared' } }],
       });
       // Started together (idle gateways cost the others nothing): a cold start is most of a short run.
-      const [proxy, gwLegacy, gwModern, gwQuiet, memGw, redisGw] = await phase('starting the proxy and gateways', () =>
+      const [proxy, gwLegacy, gwModern, gwQuiet, memGw, redisGw, shimmed, gwCount] = await phase('starting the proxy and gateways', () =>
         Promise.all([
           server('plain-proxy', [NODE, ...TSX, join(ROOT, 'bench/plain-proxy.ts'), legacyUp.url, '0'], pinning, LISTENING),
           gateway('gw-legacy-upstream', pinning, { upstream: legacyUp.url }),
@@ -445,6 +633,16 @@ async function main(): Promise<void> {
           quiet ? gateway('gw-legacy-upstream-warn', pinning, { upstream: legacyUp.url }, { LOG_LEVEL: 'warn' }) : undefined,
           gateway('gw-tasks-memory', pinning, { config: taskConfig({ kind: 'memory' }) }),
           redis && gateway('gw-tasks-redis', pinning, { config: taskConfig({ kind: 'redis', url: redis.url, keyPrefix: 'mcpgw-bench:' }) }, { MCP_GATEWAY_STATE_SECRET: SECRET }),
+          // The upstream 20 ms away: the shim in front of the raw legacy upstream, a plain proxy and a gateway in front of it.
+          (async () => {
+            const shim = await server('delay-shim', [NODE, ...TSX, join(ROOT, 'bench/fixtures/delay-shim.ts'), legacyUp.url, String(SHIM_DELAY_MS), '0'], pinning, LISTENING);
+            const [shimProxy, shimGw] = await Promise.all([
+              server('plain-proxy-shim', [NODE, ...TSX, join(ROOT, 'bench/plain-proxy.ts'), shim.url, '0'], pinning, LISTENING),
+              gateway('gw-shim', pinning, { upstream: shim.url }),
+            ]);
+            return { shim, proxy: shimProxy, gateway: shimGw };
+          })(),
+          gateway('gw-count', pinning, { upstream: countUp.url }),
         ]),
       );
       const paths: PathDef[] = [
@@ -452,20 +650,28 @@ async function main(): Promise<void> {
         { key: 'direct-modern', label: 'direct to the raw modern upstream (2026-07-28)', url: modernUp.url, client: 'modern', direct: 'direct-modern' },
         { key: 'proxy', label: 'plain `fastify` + `@fastify/http-proxy` → legacy', url: proxy.url, client: 'legacy', direct: 'direct-legacy' },
         { key: 'gw-ll', label: 'gateway legacy → legacy (pass-through)', url: gwLegacy.url, client: 'legacy', direct: 'direct-legacy' },
-        // The translated path under both session scopes (README §Upstream session isolation): one pooled session per
-        // principal, or a fresh one per request (initialize, the call, DELETE: what isolating anonymous callers costs).
-        { key: 'gw-ml', label: 'gateway modern → legacy (translated), scope principal', url: gwLegacy.url, client: 'modern', direct: 'direct-legacy', authorization: BENCH_AUTHORIZATION },
-
+        // The translated paths for both kinds of caller (README §Upstream session isolation): a credentialed caller is a
+        // principal of its own; anonymous callers (the default configuration's) cannot be told apart.
+        { key: 'gw-ml-anon', label: 'gateway modern → legacy (translated), anonymous', url: gwLegacy.url, client: 'modern', direct: 'direct-legacy' },
+        { key: 'gw-ml', label: 'gateway modern → legacy (translated), credentialed', url: gwLegacy.url, client: 'modern', direct: 'direct-legacy', authorization: BENCH_AUTHORIZATION },
         { key: 'gw-mm', label: 'gateway modern → modern (pass-through)', url: gwModern.url, client: 'modern', direct: 'direct-modern' },
-        { key: 'gw-lm', label: 'gateway legacy → modern (translated, legacy face)', url: gwModern.url, client: 'legacy', direct: 'direct-modern' },
+        { key: 'gw-lm', label: 'gateway legacy → modern (translated, legacy face), anonymous', url: gwModern.url, client: 'legacy', direct: 'direct-modern' },
+        { key: 'gw-lm-cred', label: 'gateway legacy → modern (translated, legacy face), credentialed', url: gwModern.url, client: 'legacy', direct: 'direct-modern', authorization: BENCH_AUTHORIZATION },
       ];
-      // Not in --quick: a session per request takes longer than a quick leg's 250 ms at 16 connections on a loaded
-      // machine, and a leg without answers fails the run.
-      if (!QUICK) paths.push({ key: 'gw-ml-request', label: 'gateway modern → legacy (translated), scope request', url: gwLegacy.url, client: 'modern', direct: 'direct-legacy' });
-      if (gwQuiet) paths.push({ key: 'gw-ml-quiet', label: 'gateway modern → legacy (translated), scope principal, LOG_LEVEL=warn', url: gwQuiet.url, client: 'modern', direct: 'direct-legacy', authorization: BENCH_AUTHORIZATION });
-      for (const p of paths) if (p.client === 'legacy') p.session = await openSession(p.url);
+      if (gwQuiet) paths.push({ key: 'gw-ml-quiet', label: 'gateway modern → legacy (translated), credentialed, LOG_LEVEL=warn', url: gwQuiet.url, client: 'modern', direct: 'direct-legacy', authorization: BENCH_AUTHORIZATION });
+      const shimLegs: PathDef[] = [
+        { key: 'shim-direct', label: 'direct to the shim (2025-11-25 session)', url: shimmed.shim.url, client: 'legacy', direct: 'shim-direct' },
+        { key: 'shim-proxy', label: 'plain `fastify` + `@fastify/http-proxy` → shim', url: shimmed.proxy.url, client: 'legacy', direct: 'shim-direct' },
+        { key: 'shim-gw-ll', label: 'gateway legacy → legacy (pass-through) → shim', url: shimmed.gateway.url, client: 'legacy', direct: 'shim-direct' },
+        { key: 'shim-gw-ml-anon', label: 'gateway modern → legacy (translated), anonymous → shim', url: shimmed.gateway.url, client: 'modern', direct: 'shim-direct' },
+        { key: 'shim-gw-ml-cred', label: 'gateway modern → legacy (translated), credentialed → shim', url: shimmed.gateway.url, client: 'modern', direct: 'shim-direct', authorization: BENCH_AUTHORIZATION },
+      ];
+      for (const p of [...paths, ...shimLegs]) if (p.client === 'legacy') p.session = await openSession(p.url, p.authorization);
       const pathResults = await phase('paths', () => runPaths(loader, paths));
       md += `\n## Paths\n${pathTables(paths, pathResults)}`;
+      md += callersTable(paths, pathResults);
+      md += shimTable(shimLegs, await phase('upstream 20 ms away', () => runShim(loader, shimLegs)));
+      md += initCountTable(await phase('initialize count', () => runInitCount(loader, gwCount.url, countUp.url)));
       md += taskTable(await phase('tasks', () => runTasks(loader, { memory: memGw.url, redis: redisGw?.url })), noRedis);
     } finally {
       await redis?.stop();
@@ -491,7 +697,7 @@ async function main(): Promise<void> {
     `- machine: ${m.nproc} cores (${m.cpuModel}), ${fixed(m.memoryGiB, 1)} GiB, ${m.platform}, node ${m.node}\n` +
     `- load average (1/5/15 min): before ${loadBefore}, after ${loadAfter}\n` +
     `- pinning: ${pinning.describe}\n` +
-    `- every server is a process of its own on loopback: raw upstreams (bench/fixtures/raw-upstreams.ts), the plain proxy (bench/plain-proxy.ts), one gateway per upstream (serving clients of both eras)\n`;
+    `- every server is a process of its own on loopback: raw upstreams (bench/fixtures/raw-upstreams.ts), the plain proxy (bench/plain-proxy.ts), one gateway per upstream (serving clients of both eras); for the upstream ${SHIM_DELAY_MS} ms away, the delay shim (bench/fixtures/delay-shim.ts) with a plain proxy and a gateway of their own in front; for the initialize count, a raw legacy upstream and a gateway of their own\n`;
   writeFileSync(OUT, `${head}${md}`);
   process.stdout.write(`${head}${md}\nwritten to ${OUT}\n`);
   rmSync(logDir, { recursive: true, force: true });

@@ -30,6 +30,11 @@ export interface LoadSpec {
   requests: RequestShape[];
   /** A substring the first answer must contain. */
   expect: string;
+  /**
+   * `hrtime` only: send at most this many requests after the preflight, then stop (`durationMs` stays the bound); for
+   * a leg that counts what a number of calls costs rather than how many fit in a time.
+   */
+  count?: number;
 }
 
 /** What one leg measured. */
@@ -117,11 +122,12 @@ async function runHrtime(spec: LoadSpec): Promise<LoadResult> {
   let non2xx = 0;
   let errors = 0;
   let i = 0;
+  const limit = spec.count ?? Infinity;
   const deadline = performance.now() + spec.durationMs;
   const started = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: spec.connections }, async () => {
-      while (performance.now() < deadline) {
+      while (performance.now() < deadline && i < limit) {
         const shape = shapes[i++ % shapes.length]!;
         const t0 = process.hrtime.bigint();
         try {
@@ -153,6 +159,7 @@ async function runHrtime(spec: LoadSpec): Promise<LoadResult> {
 
 /** Measures one leg in this process (the loader child calls it; so can a script that is its own loader). */
 export async function measure(spec: LoadSpec): Promise<LoadResult> {
+  if (spec.count !== undefined && spec.engine !== 'hrtime') throw new Error('a counted leg needs the hrtime engine');
   await preflight(spec);
   return spec.engine === 'autocannon' ? runAutocannon(spec) : runHrtime(spec);
 }

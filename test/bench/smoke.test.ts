@@ -11,24 +11,48 @@ import { serverBinaryMissing } from '../helpers/redis-server.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
+// The quick run starts a dozen processes and measures every leg once: over a minute on a busy two-core machine, past
+// the default per-file bound.
+t.setTimeout(300_000);
+
 const PATHS = [
   'direct to the raw legacy upstream',
   'direct to the raw modern upstream',
   'plain `fastify` + `@fastify/http-proxy` → legacy',
   'gateway legacy → legacy (pass-through)',
-  'gateway modern → legacy (translated), scope principal',
+  'gateway modern → legacy (translated), anonymous',
+  'gateway modern → legacy (translated), credentialed',
   'gateway modern → modern (pass-through)',
-  'gateway legacy → modern (translated, legacy face)',
+  'gateway legacy → modern (translated, legacy face), anonymous',
+  'gateway legacy → modern (translated, legacy face), credentialed',
 ];
+
+const SHIM_LEGS = [
+  'direct to the shim',
+  'plain `fastify` + `@fastify/http-proxy` → shim',
+  'gateway legacy → legacy (pass-through) → shim',
+  'gateway modern → legacy (translated), anonymous → shim',
+  'gateway modern → legacy (translated), credentialed → shim',
+];
+
+/** The text of the section headed `heading` (up to the next `###`). */
+function section(md: string, heading: string): string {
+  const start = md.indexOf(heading);
+  if (start < 0) throw new Error(`no section ${heading}`);
+  return md.slice(start, md.indexOf('\n### ', start + heading.length) >>> 0 || undefined);
+}
+
+/** The cells of every table row in the section headed `heading`, header and rule rows left out. */
+function rows(md: string, heading: string): string[][] {
+  const lines = section(md, heading).split('\n').filter((l) => l.startsWith('|'));
+  return lines.slice(2).map((l) => l.split('|').slice(1, -1).map((c) => c.trim()));
+}
 
 /** The cells of the table row that starts with `label`, in the section headed `heading`. */
 function row(md: string, heading: string, label: string): string[] {
-  const start = md.indexOf(heading);
-  if (start < 0) throw new Error(`no section ${heading}`);
-  const section = md.slice(start, md.indexOf('\n### ', start + heading.length) >>> 0 || undefined);
-  const line = section.split('\n').find((l) => l.startsWith(`| ${label}`));
-  if (!line) throw new Error(`no row ${label} in ${heading}`);
-  return line.split('|').slice(1, -1).map((c) => c.trim());
+  const found = rows(md, heading).find((cells) => cells[0]?.startsWith(label));
+  if (!found) throw new Error(`no row ${label} in ${heading}`);
+  return found;
 }
 
 const num = (cell: string | undefined): number => Number((cell ?? '').replace(/\*\*/g, '').replace(/,/g, '').replace(/×.*$/, '').replace(/ \(.*\)$/, ''));
@@ -64,6 +88,38 @@ t.test('npm run bench --quick writes every leg and table with positive figures',
       }
     }
   }
+  // Anonymous and credentialed callers side by side, on both translated paths and both result sizes.
+  const callers = rows(md, '### Anonymous and credentialed callers on the translated paths');
+  for (const path of ['modern → legacy', 'legacy → modern (legacy face)']) {
+    for (const size of ['small', '100 KB']) {
+      for (const caller of ['anonymous', 'credentialed']) {
+        const cells = callers.find((c) => c[0] === path && c[1] === size && c[2]?.startsWith(caller));
+        t.ok(cells, `a ${caller} row for ${path}, ${size}`);
+        // translated path | result | caller | 1 conn p50 | p50 added | 16 conns req/s | × plain proxy (16)
+        t.ok(cells && num(cells[3]) > 0 && Number.isFinite(num(cells[4])) && num(cells[6]) > 0, `${path}, ${size}, ${caller}: p50, p50 added and ratio`, { cells });
+      }
+    }
+  }
+
+  // The upstream 20 ms away: every leg measured, and the acceptance difference printed for both callers.
+  const shim = '### Upstream 20 ms away';
+  for (const label of SHIM_LEGS) {
+    const cells = row(md, shim, label);
+    // path | p50 | p50 added over direct | p50 minus the plain proxy's | req/s | answers
+    t.ok(num(cells[1]) > 0 && num(cells[5]) > 0, `20 ms away, ${label}: p50 and answers`, { cells });
+    if (label.startsWith('gateway')) t.ok(Number.isFinite(num(cells[3])), `20 ms away, ${label}: p50 minus the plain proxy's`, { cells });
+  }
+  for (const caller of ['anonymous', 'credentialed']) {
+    t.match(section(md, shim), new RegExp(`^- gateway modern → legacy \\(translated\\), ${caller} → shim: [+-]\\d+\\.\\d{3} ms, (met|not met)$`, 'm'), `the acceptance line for the ${caller} caller`);
+  }
+
+  // The upstream initialize count: a count, whatever it is (the pool decides it).
+  const [count] = rows(md, '### Upstream `initialize` count');
+  // calls | initialize | per call | notifications/initialized | GET | DELETE | tools/call | p50 | initialize since start
+  t.ok(count && num(count[0]) > 0, 'the initialize count made calls', { count });
+  t.ok(count && Number.isInteger(num(count[1])) && num(count[1]) >= 0, 'the upstream initialize count is a number', { count });
+  t.ok(count && Number.isInteger(num(count[6])) && num(count[6]) > 0, 'the calls reached the upstream', { count });
+
   const redis = serverBinaryMissing();
   for (const store of redis ? ['memory'] : ['memory', 'redis']) {
     const cells = row(md, '### Tasks', store);
