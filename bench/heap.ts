@@ -197,7 +197,7 @@ export async function measureHeap(opts: { gateway: number; counts: number[]; dir
     for (let tries = 0; ; tries++) {
       const r = await real.get(taskId as never);
       if (r?.status === 'completed') return;
-      if (r && ['failed', 'cancelled'].includes(r.status)) throw new Error(`task ${taskId} ended ${r.status}`);
+      if (r && ["failed", "cancelled"].includes(r.status)) throw new Error(`task ${taskId} ended ${r.status}: ${JSON.stringify(r).slice(0, 600)}`);
       if (tries > 10_000) throw new Error(`task ${taskId} did not finish: ${JSON.stringify(r)}`);
       await new Promise((res) => setTimeout(res, 1));
     }

@@ -320,7 +320,7 @@ export class OwnedTasks {
       if (!after || isTerminal(after.status)) await store.releaseLease(record.taskId, this.me, 'drop');
       return;
     }
-    const conv = new Conversation(callNow(route.upstream, call.caller, 'tools/call', call.params));
+    const conv = new Conversation(callNow(route.upstream, call.caller, 'tools/call', call.params, undefined, { patient: true }));
     const live: OwnedLive = { conv, stop: new AbortController(), attempt: attempt + 1, leased: true, lease: 'drop' };
     this.live.set(record.taskId, live);
     // The new call gets the rule's budget again, never past the task's retention.

@@ -281,7 +281,7 @@ export class TaskRuntime {
       }
     } else {
       if (first.owned) sent = withProgressToken(sent);
-      const opts = first.upstreamTask ? { task: { ttlMs: this.upstreamTtl(policy) } } : undefined;
+      const opts = first.upstreamTask ? { task: { ttlMs: this.upstreamTtl(policy) } } : first.owned ? { patient: true } : undefined;
       call = { conv: new Conversation(callNow(route.upstream, caller, 'tools/call', sent, hooks.signal, opts)) };
     }
     let round = req;
@@ -380,7 +380,7 @@ export class TaskRuntime {
       // A gateway-owned task at once (2025-11-25 basic/utilities/tasks §Creating Tasks); the call runs in the
       // background, past this request.
       const sent = withProgressToken(params);
-      const conv = new Conversation(callNow(route.upstream, caller, 'tools/call', sent));
+      const conv = new Conversation(callNow(route.upstream, caller, 'tools/call', sent, undefined, { patient: true }));
       return { record: await this.adoptOwned(route, caller, policy, conv, who, { ...opts, params: sent }) };
     }
     const ttlMs = clampTtl(opts.ttlMs ?? policy.ttlMs ?? this.limits.defaultTtlMs, policy, this.limits.maxTtlMs);

@@ -68,6 +68,12 @@ export interface CallOptions {
    * declared, so it cannot answer with a task. `ttlMs` absent: the upstream picks.
    */
   task?: { ttlMs?: number };
+  /**
+   * The call may outlive its request (it runs, or may come to run, as a gateway-owned task): when the upstream's
+   * sessions are all busy it waits for one within its own budget, rather than the bound an interactive caller gets
+   * (`sessions.acquireTimeoutMs`), so that a burst of tasks queues instead of failing.
+   */
+  patient?: boolean;
 }
 
 /**

@@ -129,7 +129,7 @@ export class LegacyUpstreamClient implements UpstreamClient {
     // A task-augmented request is never cancelled with notifications/cancelled (2025-11-25
     // basic/utilities/cancellation, Behavior Requirements): its answer is awaited, and a task it created cancelled.
     // One span for the call, a retry on a fresh session (the first one was gone upstream) included.
-    const handover = caller.logLevel !== undefined ? { logLevel: caller.logLevel } : undefined;
+    const handover = { ...(caller.logLevel !== undefined ? { logLevel: caller.logLevel } : {}), ...(opts?.patient ? { patient: true } : {}) };
     const { value: call, hold } = await spanned(
       t.trace,
       () => this.pool.withHeldSession(key, (s) => s.request(method, t.params, undefined, t.trace.carrier), signal, handover),

@@ -95,6 +95,8 @@ export interface SessionKey {
 export interface Handover {
   /** The lowest log level the caller wants (`logging/setLevel` when the server logs). */
   logLevel?: string;
+  /** The call may outlive its request: it waits for a session within its budget (`timeoutMs`), not `acquireTimeoutMs`. */
+  patient?: boolean;
 }
 
 /** The principal of callers without credentials (the edge's `ANONYMOUS`, proxy/principal.ts). */
@@ -300,9 +302,11 @@ export class LegacySessionPool {
 
   /**
    * Waits for a session for `w` (one of its key coming back, or room for a new one), at most `acquireTimeoutMs` and
-   * while `signal` lets it; then refused as `makeRoom` would. Nothing is sent upstream meanwhile.
+   * while `signal` lets it; then refused as `makeRoom` would. A `patient` call (one that may outlive its request as a
+   * gateway-owned task) waits within its own budget (`timeoutMs`) instead, so that a burst of tasks queues rather than
+   * fails. Nothing is sent upstream meanwhile.
    */
-  private waitForSlot(w: Omit<Waiter, 'take' | 'fail'>, signal: AbortSignal | undefined): Promise<Slot> {
+  private waitForSlot(w: Omit<Waiter, 'take' | 'fail'>, signal: AbortSignal | undefined, patient: boolean): Promise<Slot> {
     return new Promise<Slot>((resolve, reject) => {
       const owner = this.ownerOf(w.k);
       const done = () => {
@@ -323,7 +327,8 @@ export class LegacySessionPool {
         },
       };
       const onAbort = () => waiter.fail(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
-      const timer = setTimeout(() => waiter.fail(this.noRoom(owner)), this.opts.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS);
+      const bound = patient ? this.opts.timeoutMs : (this.opts.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS);
+      const timer = setTimeout(() => waiter.fail(this.noRoom(owner)), bound);
       timer.unref();
       signal?.addEventListener('abort', onAbort, { once: true });
       this.waiters.push(waiter);
@@ -494,7 +499,7 @@ export class LegacySessionPool {
         // A new session, else wait for one. (Those waiting were given what came free already: what room there is now,
         // they cannot use.)
         if (this.tryRoom(this.ownerOf(k))) slot = this.open(k, key, group, capabilities, 'busy', signal);
-        else slot = await this.waitForSlot({ k, key, group, capabilities }, signal);
+        else slot = await this.waitForSlot({ k, key, group, capabilities }, signal, handover?.patient === true);
       }
       if (key !== undefined) this.warm(k, key, group, capabilities);
       slot.session.held = true;

@@ -225,6 +225,38 @@ t.test('a call past its principal’s share waits for one of its sessions, and i
   t.equal(upstream.initializes, sent, 'no session opened for it: it took the freed one');
 });
 
+t.test('a burst of wrapped tasks past the principal’s share queues for sessions: every task completes', async (t) => {
+  const upstream = await startRootsCacheServer();
+  t.teardown(() => upstream.close());
+  // A short wait for interactive calls; background calls wait within their budget instead.
+  const url = await listening(t, {
+    sessions: { maxPerUpstream: 8, maxPerPrincipal: 2, warmIdle: 0, acquireTimeoutMs: 50 },
+    upstreams: [{ name: 'roots', path: '/mcp', url: upstream.url, era: 'legacy', tools: { ask_name: { task: 'always' } } }],
+  });
+  const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} }, elicitation: {} };
+  // Each task holds a session while it waits for its answer: two take the share, the other four wait for them.
+  const created = await Promise.all([0, 1, 2, 3, 4, 5].map(() => post(url, 'tools/call', { name: 'ask_name', arguments: {} }, { capabilities: TASKS, headers: A })));
+  const ids = created.map((r) => r.body.result?.taskId as string);
+  t.ok(ids.every((id) => typeof id === 'string'), 'six tasks created');
+  const answered = new Set<string>();
+  const deadline = Date.now() + 30_000;
+  while (answered.size < ids.length && Date.now() < deadline) {
+    for (const taskId of ids) {
+      if (answered.has(taskId)) continue;
+      const got = await post(url, 'tasks/get', { taskId }, { capabilities: TASKS, headers: A });
+      const task = got.body.result;
+      if (task?.status === 'failed') t.fail(`task ${taskId} failed: ${JSON.stringify(task).slice(0, 300)}`);
+      const [key] = Object.keys(task?.inputRequests ?? {});
+      if (task?.status !== 'input_required' || !key) continue;
+      await post(url, 'tasks/update', { taskId, inputResponses: { [key]: { action: 'accept', content: { name: taskId.slice(-4) } } } }, { capabilities: TASKS, headers: A });
+      answered.add(taskId);
+    }
+    await new Promise((r) => setTimeout(r, 50)); // the tasks' own poll interval stands in for a client's
+  }
+  t.equal(answered.size, ids.length, 'every task was asked in turn, as sessions came free');
+  t.ok(upstream.initializes <= 2, 'never more sessions than the share');
+});
+
 t.test('finding: one principal cannot take every listen stream; its own past the share are refused, others listen', async (t) => {
   // maxListenStreams 4: a principal's share is 1 by default (a quarter).
   const { url } = await stack(t, { scope: 'principal' }, { server: { maxListenStreams: 4 } });
