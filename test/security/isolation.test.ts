@@ -19,6 +19,7 @@ import { startRootsCacheServer, type RootsCacheServer } from '../fixtures/roots-
 import { post, type RawReply } from '../helpers/modern.js';
 import { openListen } from '../helpers/sse-reader.js';
 import { LEGACY_HEADERS } from '../legacy-face/face-stack.js';
+import { redisAvailable, redisForTest } from '../helpers/redis-server.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -107,6 +108,18 @@ t.test('finding: two anonymous clients are never given each other’s roots (def
   t.same(await myRoots(url, 'file:///bob'), [{ uri: 'file:///bob' }], 'the second anonymous client gets its own roots');
   t.same(await myRoots(url, 'file:///carol'), [{ uri: 'file:///carol' }], 'and the third');
   t.equal(upstream.deletes, 0, 'pooled sessions are kept, not ended per request');
+});
+
+const noRedis = redisAvailable();
+t.test('the pool’s isolation with the Redis store: callers in turn, anonymous and two principals, each get their own roots', { skip: noRedis ?? false }, async (t) => {
+  const url = await redisForTest(t);
+  const { upstream, url: gw } = await stack(t, undefined, { store: { kind: 'redis', url, keyPrefix: `iso-${Date.now()}:` }, secret: { value: 'isolation-test-secret-at-least-32-characters' } });
+  t.same(await myRoots(gw, 'file:///alice'), [{ uri: 'file:///alice' }]);
+  t.same(await myRoots(gw, 'file:///bob'), [{ uri: 'file:///bob' }], 'anonymous callers in turn');
+  t.same(await myRoots(gw, 'file:///a', A), [{ uri: 'file:///a' }]);
+  t.same(await myRoots(gw, 'file:///b', B), [{ uri: 'file:///b' }], 'two principals');
+  t.same(await myRoots(gw, 'file:///c'), [{ uri: 'file:///c' }], 'anonymous again');
+  t.equal(upstream.deletes, 0);
 });
 
 t.test('two principals never share a session, whatever the scopes', async (t) => {
