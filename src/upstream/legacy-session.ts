@@ -134,7 +134,7 @@ export class LegacySession {
   private nextId = 1;
   private closed = false;
   /** Calls that may ask for input, for stray server→client requests. */
-  private readonly inputCalls = new Set<LegacyCall>();
+  private readonly inputCalls: LegacyCall[] = [];
   private readonly streamAbort = new AbortController();
   /** Who hears the notifications of the GET stream (list changes, resource updates); `undefined`: it ended. */
   private readonly streamListeners = new Set<(n: JsonRpcNotification | undefined) => void>();
@@ -330,7 +330,7 @@ export class LegacySession {
           continue;
         }
         if (m.method === 'roots/list') this.rootsAsked = true;
-        if (this.inputCalls.size === 0 && this.held) await this.nextInputCall(STRAY_WAIT_MS);
+        if (this.inputCalls.length === 0 && this.held) await this.nextInputCall(STRAY_WAIT_MS);
         const [only, ...others] = [...this.inputCalls];
         if (only && others.length === 0) only.push({ kind: 'request', message: m });
         else if (!only) {
@@ -352,6 +352,16 @@ export class LegacySession {
       for (const listener of [...this.streamListeners]) listener(undefined);
       this.streamListeners.clear();
     }
+  }
+
+  /**
+   * Forgets a call that may ask for input. An array, not a Set: a session has one such call at a time (it is checked out
+   * by one caller), and a Set added to and deleted from per request keeps rehashed tables that point at requests in
+   * flight, which promotes them out of the young generation (see docs/performance.md).
+   */
+  private forgetInputCall(call: LegacyCall): void {
+    const at = this.inputCalls.indexOf(call);
+    if (at >= 0) this.inputCalls.splice(at, 1);
   }
 
   /** Resolves once an input-capable call is registered, or after `ms`. */
@@ -378,16 +388,16 @@ export class LegacySession {
     const message: JsonRpcRequest = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
     // Registered before the POST: the upstream may send a stray request on the GET stream before it answers.
     const inputCapable = INPUT_CAPABLE.has(method);
-    const call: LegacyCall = inputCapable ? new LegacyCall(this, id, () => this.inputCalls.delete(call)) : new LegacyCall(this, id);
+    const call: LegacyCall = inputCapable ? new LegacyCall(this, id, () => this.forgetInputCall(call)) : new LegacyCall(this, id);
     if (inputCapable) {
-      this.inputCalls.add(call);
+      this.inputCalls.push(call);
       for (const wake of [...this.callWaiters]) wake();
     }
     let res: UpstreamResponse;
     try {
       res = await this.post(message, signal, undefined, trace);
     } catch (e) {
-      this.inputCalls.delete(call);
+      this.forgetInputCall(call);
       throw e;
     }
     if (method === 'initialize') {
@@ -403,7 +413,7 @@ export class LegacySession {
         call.push({ kind: 'response', message: { ...parsed, id } });
         return call;
       }
-      this.inputCalls.delete(call);
+      this.forgetInputCall(call);
       throw new UpstreamHttpError(res.status, text.slice(0, 500), { challenge: res.challenge });
     }
     call.attach(res);
