@@ -67,6 +67,7 @@ export {
   requiredCapabilityFor,
   toInputRequest,
   toLegacyInputResult,
+  absentUserAnswer,
   undeclaredInputAnswer,
   withCallerCapabilities,
   type InputRequest,

@@ -91,6 +91,16 @@ export function undeclaredInputAnswer(method: string): { error: JsonRpcErrorObje
 }
 
 /**
+ * What the gateway answers an upstream itself for an input request nobody is there to answer (the caller went away, or
+ * no call holds the session): an elicitation is declined, as a user may (2025-11-25 client/elicitation §User
+ * Interaction Model), so the tool goes on; anything else is refused.
+ */
+export function absentUserAnswer(method: string): { result: JsonObject } | { error: JsonRpcErrorObject } {
+  if (method === 'elicitation/create') return { result: { action: 'decline' } };
+  return undeclaredInputAnswer(method);
+}
+
+/**
  * The input kinds a 2025-11-25 server can ask its client for, as one caller declared them (either era's shape: an empty
  * `elicitation` object means form mode, 2025-11-25 schema `ClientCapabilities`), normalised: the capabilities an
  * upstream session for that caller declares at `initialize`, and a short stable key naming the set. A server then

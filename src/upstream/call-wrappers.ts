@@ -5,6 +5,7 @@
  * a call to its end (`drain`, `requestOnce`), which follow a task the call created.
  */
 import {
+  absentUserAnswer,
   ErrorCode,
   errorResponse,
   INPUT_KEY_HINT,
@@ -238,8 +239,9 @@ class TaskCall extends QueuedCall implements UpstreamCall {
       await this.task.answer({ [asked.key]: payload.result });
       return;
     }
-    if (asked.method === 'elicitation/create') {
-      await this.task.answer({ [asked.key]: { action: 'decline' } });
+    const refusal = absentUserAnswer(asked.method);
+    if ('result' in refusal) {
+      await this.task.answer({ [asked.key]: refusal.result });
       return;
     }
     this.stopped = true;

@@ -11,7 +11,7 @@ import {
   logFailure,
   NO_LOG,
   readCreateTaskResultV1,
-  undeclaredInputAnswer,
+  absentUserAnswer,
   withCallerCapabilities,
   withTraceMeta,
   type JsonObject,
@@ -452,10 +452,10 @@ class TaskAugmentedCall extends HeldCall {
 
   private async cancelCreated(): Promise<void> {
     const until = Date.now() + CANCEL_DRAIN_MS;
-    // Declined, for an elicitation (the user is gone: the tool may go on to make its task, which is then cancelled);
-    // refused, for anything else.
+    // Answered as with nobody there (an elicitation declined: the tool may go on to make its task, which is then
+    // cancelled).
     const refuse = (id: RequestId, method: string) =>
-      this.inner.respond(id, method === 'elicitation/create' ? { result: { action: 'decline' } } : isInputMethod(method) ? undeclaredInputAnswer(method) : { error: { code: ErrorCode.MethodNotFound, message: 'cancelled' } }).catch(
+      this.inner.respond(id, isInputMethod(method) ? absentUserAnswer(method) : { error: { code: ErrorCode.MethodNotFound, message: 'cancelled' } }).catch(
         logFailure(this.log, 'debug', 'refusal of a question of a cancelled call not delivered'),
       );
     try {

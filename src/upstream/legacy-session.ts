@@ -8,6 +8,7 @@
  * requests to one session-wide handler without that association.
  */
 import {
+  absentUserAnswer,
   ErrorCode,
   GatewayError,
   identityFromInitialize,
@@ -336,7 +337,7 @@ export class LegacySession {
         else if (!only) {
           // Nobody holds the session for a call (warm-up, between calls, a task's own requests): answered as a client
           // with nobody to ask would, never attached to a call.
-          await this.respond(m.id, unheldAnswer(m.method)).catch(logFailure(this.log, 'debug', 'answer to an upstream request outside a call not delivered'));
+          await this.respond(m.id, m.method === 'roots/list' ? NO_ROOTS : absentUserAnswer(m.method)).catch(logFailure(this.log, 'debug', 'answer to an upstream request outside a call not delivered'));
         } else {
           const why = 'several calls are running on this session';
           this.log.warn({ method: m.method, why }, 'upstream request on the session stream tied to no call; refused');
@@ -516,15 +517,8 @@ export class LegacySession {
   }
 }
 
-/**
- * The answer to a server→client request on a session no call holds: no roots, elicitation declined, anything else
- * refused (2025-11-25 client/roots, client/elicitation §User Interaction Model: a client may decline).
- */
-function unheldAnswer(method: string): { result: JsonObject } | { error: JsonRpcErrorObject } {
-  if (method === 'roots/list') return { result: { roots: [] } };
-  if (method === 'elicitation/create') return { result: { action: 'decline' } };
-  return { error: { code: ErrorCode.MethodNotFound, message: `No caller to ask for ${method}: the session serves no call now` } };
-}
+/** The roots a session no call holds reports (2025-11-25 client/roots): none, so nobody's are given away. */
+const NO_ROOTS = { result: { roots: [] } };
 
 /** Words with which servers say a session is gone: "no valid session ID provided", "Session not found", "invalid session". */
 const SESSION_GONE = /\bsession\b/i;

@@ -15,6 +15,7 @@ import {
   requiredCapabilityFor,
   toInputRequest,
   toLegacyInputResult,
+  absentUserAnswer,
   undeclaredInputAnswer,
   withCallerCapabilities,
 } from '../../src/translate/input.js';
@@ -177,6 +178,11 @@ t.test('undeclaredInputAnswer', async (t) => {
       t.match(a.error.message, m, `${m} message names the method`);
     }
   }
+});
+
+t.test('absentUserAnswer: an elicitation declined, anything else refused as undeclared', async (t) => {
+  t.strictSame(absentUserAnswer('elicitation/create'), { result: { action: 'decline' } });
+  for (const m of ['sampling/createMessage', 'roots/list', 'vendor/x']) t.strictSame(absentUserAnswer(m), undeclaredInputAnswer(m), m);
 });
 
 t.test('sessionInputCapabilities: the input kinds a caller declared, normalised to what a session declares', async (t) => {
