@@ -23,6 +23,8 @@ if (spawnSync(process.env.REDIS_SERVER_BIN ?? 'redis-server', ['--version']).err
 let passed = 0;
 let failed = 0;
 let broken = false;
+// What failed, by name, repeated just above the last line: a CI log is often read from its tail only.
+const failures = [];
 
 const tap = await run(process.execPath, ['node_modules/tap/dist/esm/run.mjs', '--reporter=tap']);
 const summary = /^# \{ (.*) \}$/m.exec(tap.text);
@@ -32,8 +34,11 @@ if (summary) {
   failed += field('fail');
 } else {
   failed += 1;
+  failures.push('tap: no summary line (the run broke)');
 }
 if (tap.code !== 0) broken = true;
+// Every `not ok` line, indented as deep as its subtest (tap prints the innermost first, the test file last).
+for (const m of tap.text.matchAll(/^( *)not ok \d+ - (.*?)(?: # time=[^#]*)?$/gm)) failures.push(`tap: ${m[1]}${m[2]}`);
 
 const suites = [
   ['--requirements', '2026-07-28'],
@@ -60,11 +65,21 @@ for (const args of suites) {
   if (m) {
     passed += Number(m[1]);
     failed += Number(m[2]);
+    if (Number(m[2]) > 0) {
+      const scored = r.text.split('\n').filter((l) => l.startsWith('✗') && !l.includes('(not scored)'));
+      failures.push(`conformance ${args.join(' ')}: ${m[2]} failed`, ...scored.map((l) => `  ${l}`));
+    }
   } else {
     failed += 1;
+    failures.push(`conformance ${args.join(' ')}: no summary line (the run broke)`);
   }
   if (r.code !== 0) broken = true;
 }
 
+if (failures.length > 0) {
+  const shown = failures.slice(0, 60);
+  if (failures.length > shown.length) shown.push(`… and ${failures.length - shown.length} more lines`);
+  process.stdout.write(`\nfailures:\n${shown.map((l) => `  ${l}`).join('\n')}\n`);
+}
 process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
 process.exit(broken || failed > 0 ? 1 : 0);
