@@ -1,7 +1,7 @@
 /** The gateway's configuration: a strict zod schema with named defaults (a typo is an error naming its key). */
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { GATEWAY_OWN_PATHS, OAUTH_WELL_KNOWN } from '../translate/index.js';
+import { GATEWAY_OWN_PATHS, globCovers, OAUTH_WELL_KNOWN } from '../translate/index.js';
 
 /** Named defaults, referenced by the schema, the README and `--help`. */
 export const DEFAULTS = {
@@ -570,6 +570,7 @@ export const ConfigSchema = z
       if (own.has(u.path)) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'path'], message: `path ${u.path} is the gateway's own (health, readiness or metrics)` });
     });
     checkPassthrough(cfg.upstreams, ctx, cfg.server.metrics.enabled ? [cfg.server.metrics.path] : []);
+    cfg.upstreams.forEach((u, i) => checkRuleOrder(u.tools, ['upstreams', i, 'tools'], ctx));
     const names = new Set<string>();
     cfg.upstreams.forEach((u, i) => {
       if (names.has(u.name)) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'name'], message: `duplicate upstream name ${u.name}` });
@@ -586,6 +587,23 @@ export const ConfigSchema = z
       if (share !== undefined && share > bound) ctx.addIssue({ code: 'custom', path, message: `a principal's share (${share}) cannot exceed the bound it is a share of (${bound})` });
     }
   });
+
+/**
+ * Tool rules are first-match in the order written: a rule after one whose glob covers every name it matches (most
+ * often anything after `"*"`) can never apply. That is a mistake, not a wish, so it is refused, naming both rules.
+ */
+function checkRuleOrder(tools: Record<string, unknown>, at: Array<string | number>, ctx: z.RefinementCtx): void {
+  const patterns = Object.keys(tools);
+  patterns.forEach((later, j) => {
+    const earlier = patterns.slice(0, j).find((p) => globCovers(p, later));
+    if (earlier === undefined) return;
+    ctx.addIssue({
+      code: 'custom',
+      path: [...at, later],
+      message: `rule "${later}" can never apply: the earlier rule "${earlier}" matches every tool it names (rules are first-match; put "${later}" above "${earlier}")`,
+    });
+  });
+}
 
 /**
  * Passed-through paths must not shadow what the gateway answers itself (MCP endpoints, /healthz, /readyz, /metrics,

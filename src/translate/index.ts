@@ -89,7 +89,7 @@ export {
   readListenFilter,
   type ListenFilter,
 } from './listen.js';
-export { firstMatch, globToRegExp } from './glob.js';
+export { firstMatch, globCovers, globToRegExp } from './glob.js';
 // Tasks: the era-neutral model and mappings (tasks.ts), 2025-11-25 core tasks (tasks-v1.ts), 2026-07-28 tasks
 // extension (tasks-v2.ts).
 export {

@@ -170,6 +170,15 @@ t.test('a broken file is rejected with its errors logged; the running configurat
     await relay.waitFor((s) => s.rpcMethod === 'tools/call' && s.body?.params?.arguments?.name === 'still wrapped');
     t.notOk(relay.seen.some((s) => s.headers['x-deploy'] === 'three'), 'the rejected header never reached the upstream');
   });
+
+  t.test('a rule after one that covers it is refused, naming both rules', async (t) => {
+    await gw.rewriteConfig(configWith({ '*': { task: 'native' }, greet: { task: 'off' } }, { 'x-deploy': 'four' }));
+    const line = await hup();
+    t.equal(line.msg, 'reload rejected: invalid configuration; the running configuration stays', { line });
+    t.match((line.problems as string[]).join('\n'), /upstreams\.0\.tools\.greet: rule "greet" can never apply: the earlier rule "\*"/);
+    const task = await greet('wrapped as before');
+    t.equal(task.body?.result?.resultType, 'task', 'the old rules still apply', { body: task.body });
+  });
 });
 
 t.test('a change that needs a restart (the port) is logged as such and not applied; the live part is', async (t) => {

@@ -170,6 +170,8 @@ t.test('value problems', async (t) => {
     ['unknown task mode', { upstreams: [up({ tools: { s: { task: 'sometimes' } } })] }, /^upstreams\.0\.tools\.s\.task: /],
     ['negative afterMs', { upstreams: [up({ tools: { s: { task: 'auto', afterMs: -1 } } })] }, /^upstreams\.0\.tools\.s\.afterMs: /],
     ['empty tool pattern', { upstreams: [up({ tools: { '': { task: 'off' } } })] }, /^upstreams\.0\.tools/],
+    ['a rule after "*"', { upstreams: [up({ tools: { '*': { task: 'native' }, slow: { task: 'auto', afterMs: 300 } } })] }, /^upstreams\.0\.tools\.slow: rule "slow" can never apply: the earlier rule "\*" matches every tool it names/],
+    ['a rule after a glob that covers it', { upstreams: [up({ tools: { 'slow_*': { task: 'off' }, slow_report: { task: 'always' } } })] }, /^upstreams\.0\.tools\.slow_report: rule "slow_report" can never apply: the earlier rule "slow_\*"/],
     ['duplicate path', { upstreams: [up({ path: '/x' }), up({ name: 'b', path: '/x' })] }, /^upstreams\.1\.path: path \/x is already used by upstreams\.0/],
     ['duplicate path via the default', { upstreams: [up(), up({ name: 'b' })] }, /^upstreams\.1\.path: path \/mcp is already used/],
     ['duplicate name', { upstreams: [up({ path: '/x' }), up({ path: '/y' })] }, /^upstreams\.1\.name: duplicate upstream name a/],

@@ -1,6 +1,6 @@
 /** translate/glob: tool-name globs for per-tool rules. */
 import t from 'tap';
-import { firstMatch, globToRegExp } from '../../src/translate/glob.js';
+import { firstMatch, globCovers, globToRegExp } from '../../src/translate/glob.js';
 
 t.test('globToRegExp', async (t) => {
   // [glob, names that match, names that do not]
@@ -63,3 +63,60 @@ t.test('firstMatch', async (t) => {
   t.equal(firstMatch([[globToRegExp('a'), 1]], 'b'), undefined, 'no match');
   t.equal(firstMatch([[globToRegExp('a'), 0], [globToRegExp('*'), 1]], 'a'), 0, 'falsy value is still a match');
 });
+
+t.test('globCovers: a later rule the earlier one makes dead', async (t) => {
+  // [earlier, later, covered]
+  const table: Array<[string, string, boolean]> = [
+    ['*', 'slow', true],
+    ['*', '*', true],
+    ['*', 'a*b?', true],
+    ['slow_*', 'slow_report', true],
+    ['slow_*', 'slow_*_x', true],
+    ['*_report', 'weekly_report', true],
+    ['tool?', 'tool1', true],
+    ['tool?', 'tool?', true],
+    ['a*', 'a?', true],
+    ['*a*', '*a?*', true],
+    ['slow', 'slow', true],
+    ['slow', 'slower', false],
+    ['slow_*', 'slow', false],
+    ['slow_*', '*', false],
+    ['tool?', 'tool*', false],
+    ['tool1', 'tool?', false],
+    ['?', '*', false],
+    ['a*b', 'a*', false],
+    ['get.user', 'getXuser', false],
+  ];
+  for (const [earlier, later, covered] of table) t.equal(globCovers(earlier, later), covered, `${earlier} covers ${later}: ${covered}`);
+});
+
+t.test('globCovers never claims a cover that a name disproves', async (t) => {
+  // Every glob over {a, b, *, ?} up to 4 characters against every other, checked on every name over {a, b, c} up to
+  // 5 characters: whenever globCovers says "covered", each name the later glob matches, the earlier matches too.
+  const globs = words(['a', 'b', '*', '?'], 4);
+  const names = words(['a', 'b', 'c'], 5);
+  const compiled = new Map(globs.map((g) => [g, globToRegExp(g)] as const));
+  let claims = 0;
+  let wrong = 0;
+  for (const earlier of globs) {
+    for (const later of globs) {
+      if (!globCovers(earlier, later)) continue;
+      claims++;
+      const e = compiled.get(earlier) as RegExp;
+      const l = compiled.get(later) as RegExp;
+      if (names.some((n) => l.test(n) && !e.test(n))) wrong++;
+    }
+  }
+  t.equal(wrong, 0, 'no false cover');
+  t.ok(claims > globs.length, 'covers found beyond each glob covering itself');
+});
+
+function words(alphabet: readonly string[], max: number): string[] {
+  const out = [''];
+  let layer = [''];
+  for (let n = 1; n <= max; n++) {
+    layer = layer.flatMap((w) => alphabet.map((c) => w + c));
+    out.push(...layer);
+  }
+  return out;
+}
