@@ -25,12 +25,19 @@ export async function startStack(
   fixtureOptions: LegacyFixtureOptions = {},
 ): Promise<Stack> {
   const fixture = await startLegacyFixture(fixtureOptions);
-  const cfg = parseConfig({
-    ...config,
-    server: { port: 0, ...((config.server as object | undefined) ?? {}) },
-    upstreams: [{ name: 'fixture', path: '/mcp', url: fixture.url, ...upstream }],
-  });
-  const gateway = await buildGateway(cfg, { logger: false });
+  let gateway: Gateway;
+  try {
+    const cfg = parseConfig({
+      ...config,
+      server: { port: 0, ...((config.server as object | undefined) ?? {}) },
+      upstreams: [{ name: 'fixture', path: '/mcp', url: fixture.url, ...upstream }],
+    });
+    gateway = await buildGateway(cfg, { logger: false });
+  } catch (e) {
+    // A refused configuration must not leave the fixture listening: the test file would never end.
+    await fixture.close();
+    throw e;
+  }
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const addr = gateway.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;

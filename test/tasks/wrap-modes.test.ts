@@ -270,13 +270,8 @@ t.test('rules: globs match tool names and the first matching rule wins', async (
     t.equal(syncText(t, await call(stack, 'slow_compute', { seconds: 0 })), 'Computed result after 0s', '* → auto, below the window');
   });
 
-  t.test('a catch-all first shadows a later exact rule', async (t) => {
-    const stack = await stackWith(t, {
-      '*': { task: 'always' },
-      greet: { task: 'off' },
-    });
-    const taskId = createdTask(t, await call(stack, 'greet', { name: 'H' }));
-    t.equal(firstText((await untilTerminal(stack, taskId)).result), 'Hello, H!');
+  t.test('a catch-all first would shadow a later exact rule: such a configuration is refused, naming both', async (t) => {
+    await t.rejects(stackWith(t, { '*': { task: 'always' }, greet: { task: 'off' } }), /rule "greet" can never apply: the earlier rule "\*"/);
   });
 
   t.test('a tool no rule matches is native', async (t) => {
