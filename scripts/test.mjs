@@ -50,6 +50,9 @@ const suites = [
   // and in front of a dual-era server: exactly what the server gives directly, check by check, in both eras.
   ['--requirements', '2025-11-25', '--upstream', 'dual', '--compare'],
   ['--requirements', '2026-07-28', '--upstream', 'dual', '--compare'],
+  // and in front of a modern-only server framed as the reference everything-server (JSON-lines listens and tool
+  // answers, resources without subscribe), compared with that server serving 2025-11-25 itself.
+  ['--requirements', '2025-11-25', '--upstream', 'jsonl', '--compare'],
   // Modern clients in front of a modern-only server with the tasks extension: its tasks-* results unchanged.
   ['--requirements', '2026-07-28', '--upstream', 'modern', '--tasks', 'native', '--compare'],
   // and in front of a modern-only server whose tools are all synchronous, wrapped into tasks by the rules.

@@ -156,17 +156,17 @@ export class UpstreamResponse {
   }
 
   /**
-   * Yields each JSON-RPC message in the answer, in order: a JSON body, or the events of an SSE stream (non-JSON and
-   * non-`message` events skipped). Stopping early drops the rest of the body.
+   * Yields each JSON-RPC message in the answer, in order: a JSON body (one value, or JSON lines as each line arrives),
+   * or the events of an SSE stream (non-JSON and non-`message` events skipped). Stopping early drops the rest of the
+   * body.
    */
   async *messages(): AsyncGenerator<unknown> {
     if (this.buffered !== undefined) {
-      yield* parsedJson(this.buffered);
+      yield* jsonTextMessages(this.buffered, this.framing);
       return;
     }
     if (!this.isEventStream) {
-      const text = await this.readWhole();
-      yield* parsedJson(text);
+      yield* this.jsonMessages();
       return;
     }
     const body = this.take();
@@ -174,28 +174,30 @@ export class UpstreamResponse {
     yield* sseMessages(body);
   }
 
-  private async readWhole(): Promise<string> {
+  /**
+   * The messages of a non-SSE body. One with a declared length is finite: undici's own collector reads it whole, which
+   * is cheaper than iterating the stream chunk by chunk (the pass-through hot path). One without (chunked) may be JSON
+   * lines that stay open, as a 2026-07-28 server may answer `subscriptions/listen`: read line by line.
+   */
+  private async *jsonMessages(): AsyncGenerator<unknown> {
     const body = this.take();
-    if (!body) return '';
+    if (!body) return;
     const declared = Number(this.header('content-length'));
     if (declared > MAX_UPSTREAM_MESSAGE_BYTES) {
       body.destroy();
-      throw new Error('upstream message too large');
+      throw tooLarge();
     }
-    // A declared length within bounds: undici's own collector, cheaper than iterating the stream chunk by chunk.
-    if (declared >= 0) return body.text();
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      for await (const chunk of body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > MAX_UPSTREAM_MESSAGE_BYTES) throw new Error('upstream message too large');
-        chunks.push(chunk);
-      }
-    } finally {
-      if (!body.readableEnded) body.destroy();
+    if (declared >= 0) {
+      yield* jsonTextMessages(await body.text(), this.framing);
+      return;
     }
-    return (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)).toString('utf8');
+    yield* chunkedJsonMessages(body, this.framing);
+  }
+
+  /** The answer's media type, for an error that names the framing it could not read. */
+  private get framing(): string {
+    const type = (this.header('content-type') ?? '').split(';')[0]?.trim();
+    return type ? `Content-Type ${type}` : 'no Content-Type';
   }
 
   private take(): Body | undefined {
@@ -205,11 +207,100 @@ export class UpstreamResponse {
   }
 }
 
-function* parsedJson(text: string): Generator<unknown> {
-  if (text.trim() === '') return;
-  const parsed: unknown = parseUpstreamJson(text);
+/** The messages of one parsed JSON value: a batch (array) is its elements, in order. */
+function* spread(parsed: unknown): Generator<unknown> {
   if (Array.isArray(parsed)) yield* parsed;
   else yield parsed;
+}
+
+function tooLarge(): GatewayError {
+  return new GatewayError('GW_UPSTREAM_BAD_MESSAGE', { args: [`message larger than ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`] });
+}
+
+/** Text that is JSON neither as one value nor as JSON lines: named by its framing, not as a broken stream. */
+function notJsonOrLines(framing: string): GatewayError {
+  return new GatewayError('GW_UPSTREAM_BAD_MESSAGE', { args: [`the answer is not JSON or JSON lines (${framing})`] });
+}
+
+/** One JSON value parsed, or `undefined` when the text is not JSON; one nested too deep is refused (tooDeep). */
+function tryJson(text: string): { value: unknown } | undefined {
+  try {
+    return { value: parseUpstreamJson(text) };
+  } catch (e) {
+    if (e instanceof GatewayError) throw e;
+    return undefined;
+  }
+}
+
+/** The messages of one JSON value or line, refused naming the framing when it is not JSON. */
+function framedMessages(text: string, framing: string): Generator<unknown> {
+  const parsed = tryJson(text);
+  if (!parsed) throw notJsonOrLines(framing);
+  return spread(parsed.value);
+}
+
+/** The messages of a JSON body read whole: one value (parsed once), else newline-delimited JSON messages. */
+function* jsonTextMessages(text: string, framing: string): Generator<unknown> {
+  if (text.trim() === '') return;
+  const whole = tryJson(text);
+  if (whole) {
+    yield* spread(whole.value);
+    return;
+  }
+  for (const line of text.split('\n')) if (line.trim() !== '') yield* framedMessages(line, framing);
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * The messages of a chunked JSON body, as they arrive: JSON lines are yielded line by line (a listen's body stays open
+ * after its acknowledgement; a call's notification lines come before its result line, the last line possibly
+ * unterminated), one JSON value is parsed once at its end. The first complete line decides: one that parses starts
+ * JSON lines, one that does not begins a value spread over lines. Bytes are joined once per line (a newline byte
+ * never occurs inside a UTF-8 sequence), so a long body costs no repeated copying; each message is bounded by
+ * MAX_UPSTREAM_MESSAGE_BYTES.
+ */
+async function* chunkedJsonMessages(body: Body, framing: string): AsyncGenerator<unknown> {
+  /** The bytes not yet parsed: of the current line (JSON lines), or of the whole body (undecided, one value). */
+  let pending: Buffer[] = [];
+  let size = 0;
+  let lines: boolean | undefined;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      let start = 0;
+      for (let nl = lines === false ? -1 : chunk.indexOf(NEWLINE); nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
+        if (size + nl - start > MAX_UPSTREAM_MESSAGE_BYTES) throw tooLarge();
+        const line = joined(pending, chunk.subarray(start, nl)).toString('utf8');
+        if (line.trim() !== '') {
+          const parsed = tryJson(line);
+          if (!parsed && lines === undefined) {
+            lines = false; // a value spread over lines: kept whole, parsed at the end
+            break;
+          }
+          if (!parsed) throw notJsonOrLines(framing);
+          lines = true;
+          yield* spread(parsed.value);
+        }
+        pending = [];
+        size = 0;
+        start = nl + 1;
+      }
+      const rest = start === 0 ? chunk : chunk.subarray(start);
+      size += rest.length;
+      if (size > MAX_UPSTREAM_MESSAGE_BYTES) throw tooLarge();
+      if (rest.length > 0) pending.push(rest);
+    }
+  } finally {
+    if (!body.readableEnded) body.destroy();
+  }
+  const last = joined(pending).toString('utf8');
+  if (last.trim() !== '') yield* framedMessages(last, framing);
+}
+
+/** The parts as one buffer, copying only when there are several. */
+function joined(parts: Buffer[], tail?: Buffer): Buffer {
+  if (tail === undefined) return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+  return parts.length === 0 ? tail : Buffer.concat([...parts, tail]);
 }
 
 /**

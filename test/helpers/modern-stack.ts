@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { buildGateway, type Gateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
-import { startModernFixture, type ModernFixture, type ModernFixtureMode } from '../fixtures/modern-server.js';
+import { startModernFixture, type ModernFixture, type ModernFixtureMode, type ModernFixtureOptions } from '../fixtures/modern-server.js';
 
 /** A running modern fixture + gateway. */
 export interface ModernStack {
@@ -35,13 +35,22 @@ export interface HealthBody {
   upstreams: UpstreamHealth[];
 }
 
-/** Starts a modern fixture in `mode` and a gateway in front of it; `config` is merged into the gateway config. */
-export async function startModernStack(mode: ModernFixtureMode, config: Record<string, unknown> = {}): Promise<ModernStack> {
-  const fixture = await startModernFixture({ mode });
+/**
+ * Starts a modern fixture in `mode` and a gateway in front of it; `config` is merged into the gateway config,
+ * `fixtureOptions` go to the fixture (e.g. `{ jsonLines: true }`), `upstream` into its one upstream entry (e.g.
+ * `{ tools: {…} }`).
+ */
+export async function startModernStack(
+  mode: ModernFixtureMode,
+  config: Record<string, unknown> = {},
+  fixtureOptions: Omit<ModernFixtureOptions, 'mode'> = {},
+  upstream: Record<string, unknown> = {},
+): Promise<ModernStack> {
+  const fixture = await startModernFixture({ ...fixtureOptions, mode });
   const cfg = parseConfig({
     ...config,
     server: { port: 0 },
-    upstreams: [{ name: 'fixture', path: '/mcp', url: fixture.url }],
+    upstreams: [{ name: 'fixture', path: '/mcp', url: fixture.url, ...upstream }],
   });
   const gateway = await buildGateway(cfg, { logger: false });
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
