@@ -215,3 +215,47 @@ t.test('a JSON line over the byte limit: the catalogued 502, and nothing else ha
   const fine = await post(url, 'tools/call', { name: 'any', arguments: {} });
   t.same(fine.body.result.content, [{ type: 'text', text: 'fine' }], 'the upstream is still served');
 });
+
+t.test('legacy face: every 2025-11-25 request type answers within the bound in front of a JSON-lines upstream', async (t) => {
+  const { url } = await jsonLinesStack(t);
+  const { client, transport, getStreamOpen } = await bounded(connectLegacy(url), 'initialize (and initialized)');
+  t.teardown(() => client.close());
+  // Each request answers (a result or a JSON-RPC error) within the bound; a hang fails, an error is an answer.
+  const answers = async (what: string, p: Promise<unknown>): Promise<unknown> => {
+    const r = await bounded(
+      p.then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      ),
+      what,
+    );
+    t.pass(`${what} answered`);
+    return r;
+  };
+  const opts = { timeout: BOUND_MS };
+  await bounded(getStreamOpen, 'GET: the stream answered 200');
+  t.pass('GET answered');
+  await answers('ping', client.ping(opts));
+  await answers('tools/list', client.listTools(undefined, opts));
+  await answers('tools/call', client.callTool({ name: 'test_simple_text', arguments: {} }, undefined, opts));
+  const prompts = (await answers('prompts/list', client.listPrompts(undefined, opts))) as { value?: { prompts: Array<{ name: string; arguments?: Array<{ name: string; required?: boolean }> }> } };
+  const list = prompts.value?.prompts ?? [];
+  t.ok(list.length > 0, 'the upstream lists prompts');
+  const plain = list.find((p) => !(p.arguments ?? []).some((a) => a.required)) ?? list[0];
+  await answers('prompts/get', client.getPrompt({ name: plain?.name ?? 'none' }, opts));
+  const resources = (await answers('resources/list', client.listResources(undefined, opts))) as { value?: { resources: Array<{ uri: string }> } };
+  const uri = resources.value?.resources[0]?.uri ?? 'test://none';
+  await answers('resources/templates/list', client.listResourceTemplates(undefined, opts));
+  await answers('resources/read', client.readResource({ uri }, opts));
+  const sub = (await answers('resources/subscribe', client.subscribeResource({ uri: 'test://watched-resource' }, opts))) as { error?: unknown };
+  await answers('resources/unsubscribe', client.unsubscribeResource({ uri: 'test://watched-resource' }, opts));
+  // The upstream's server/discover offers no subscriptions (resources: {}): a refusal is the right answer then.
+  if (sub.error) t.match(String((sub.error as Error).message), /./, 'subscribe refused with an error', { error: sub.error });
+  const withArg = list.find((p) => (p.arguments ?? []).length > 0);
+  if (withArg) {
+    const argument = { name: withArg.arguments?.[0]?.name ?? 'x', value: '' };
+    await answers('completion/complete', client.complete({ ref: { type: 'ref/prompt', name: withArg.name }, argument }, opts));
+  }
+  await answers('logging/setLevel', client.setLoggingLevel('info', opts));
+  await answers('DELETE', transport.terminateSession());
+});
