@@ -183,6 +183,7 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       url: urlOf(u),
       staticHeaders: { ...u.headers },
       timeoutMs: u.timeoutMs,
+      ackTimeoutMs: u.probeTimeoutMs,
       clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },
       log: upstreamLog,
     }),

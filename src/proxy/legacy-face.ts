@@ -51,6 +51,7 @@ import {
   relayedOnRequestStream,
   requestIdOf,
   requiredCapabilityFor,
+  offersSubscriptions,
   sessionListenFilter,
   singleHeader,
   toolTaskSupport,
@@ -63,6 +64,7 @@ import {
   type JsonRpcMessage,
   type JsonRpcNotification,
   type JsonRpcRequest,
+  type ListenFilter,
   type RequestId,
   type TraceCarrier,
   Tally,
@@ -166,12 +168,14 @@ interface FaceSession {
   nextOutbound: number;
   /** The open GET stream, if any. */
   stream: ServerResponse | undefined;
-  /** A GET stream is being opened (its listen first, then its headers). */
-  streamOpening: boolean;
+  /** A GET stream is open or opening: the upstream listen carries list changes. */
+  streamWanted: boolean;
   backlog: JsonRpcNotification[];
   /** The upstream listen serving the session and the filter it was opened with. */
   listen: AbortController | undefined;
   listenKey: string;
+  /** What the upstream's acknowledgement granted of that filter. */
+  listenAccepted: ListenFilter | undefined;
   /** Serializes listen changes (subscribe, unsubscribe, GET open and close). */
   listenChain: Promise<void>;
   listenFailures: number;
@@ -181,6 +185,18 @@ interface FaceSession {
 
 /** Methods a legacy client may send that this face does not serve (modern-only methods). */
 const NOT_SERVED = new Set(['server/discover', 'subscriptions/listen']);
+
+/** Longest wait of a GET stream's headers for its upstream listen's acknowledgement. */
+const GET_LISTEN_WAIT_MS = 1_000;
+
+/** Resolves when `p` settles or `ms` have passed, whichever is first; never rejects. */
+async function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p.then(noop, noop), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+function noop(): void {}
 
 /** The 2025-11-25 task methods, served only to a session that was advertised tasks. */
 const TASK_METHODS = new Set(['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel']);
@@ -273,10 +289,11 @@ function newSession(id: string, principal: string, authorization: string | undef
     outbound: new Map(),
     nextOutbound: 0,
     stream: undefined,
-    streamOpening: false,
     backlog: [],
     listen: undefined,
     listenKey: '',
+    listenAccepted: undefined,
+    streamWanted: false,
     listenChain: Promise.resolve(),
     listenFailures: 0,
     ended: new AbortController(),
@@ -451,7 +468,7 @@ export class LegacyFace {
       return refuse(reply, 'GW_STREAM_NOT_ACCEPTABLE', null);
     }
     const s = entry.data;
-    if (s.stream || s.streamOpening) return refuse(reply, 'GW_STREAM_CONFLICT', null);
+    if (s.stream || s.streamWanted) return refuse(reply, 'GW_STREAM_CONFLICT', null);
     // The principal's share of streams (each also holds an upstream listen), checked before that listen is opened.
     const open = this.streamsOf.of(s.principal);
     if (open >= this.maxStreamsPerPrincipal) {
@@ -468,20 +485,17 @@ export class LegacyFace {
       this.streamsOf.remove(s.principal);
       this.openStreams--;
       if (keepAlive) clearInterval(keepAlive);
-      s.streamOpening = false;
       if (s.stream === raw) s.stream = undefined;
+      s.streamWanted = false;
       if (!s.ended.signal.aborted) void this.refreshListen(s).catch(this.failed('debug', 'listen not refreshed as the GET stream closed', s));
     });
-    // The upstream listen is in place before the stream's headers go out: a client that sees its GET stream open
-    // misses no list change after that.
-    s.streamOpening = true;
-    try {
-      await this.refreshListen(s);
-    } catch (e) {
-      // The stream opens anyway (the client would only retry); list changes are missing until a later refresh.
-      request.log.warn({ err: e, upstream: s.route.name }, 'legacy face: upstream listen failed');
-    }
-    s.streamOpening = false;
+    // The upstream listen is normally in place before the stream's headers go out, so a client that sees its GET
+    // stream open misses no list change after that. An upstream slow to acknowledge holds the headers no longer than
+    // GET_LISTEN_WAIT_MS: the stream opens and the listen attaches when it is acknowledged.
+    s.streamWanted = true;
+    const listening = this.refreshListen(s);
+    listening.catch((e: unknown) => this.failed(s.ended.signal.aborted || raw.destroyed ? 'debug' : 'warn', 'upstream listen failed', s)(e));
+    await settledWithin(listening, GET_LISTEN_WAIT_MS);
     if (raw.destroyed || s.ended.signal.aborted) {
       if (!raw.destroyed) raw.end();
       return reply;
@@ -782,18 +796,26 @@ export class LegacyFace {
         return answer(reply, req.id, {});
       case 'resources/subscribe':
       case 'resources/unsubscribe': {
+        // An upstream that does not offer subscriptions is not asked (the face does not advertise them either).
+        if (!offersSubscriptions(s.route.upstream.knownIdentity?.capabilities ?? {})) {
+          return failInBand(reply, req.id, inBandError('GW_METHOD_NOT_SERVED', { args: [req.method] }));
+        }
         if (typeof params.uri !== 'string') return failInBand(reply, req.id, inBandError('GW_URI_REQUIRED'));
-        if (req.method === 'resources/subscribe') s.subscriptions.add(params.uri);
-        else s.subscriptions.delete(params.uri);
+        const uri = params.uri;
+        if (req.method === 'resources/subscribe') s.subscriptions.add(uri);
+        else s.subscriptions.delete(uri);
+        let failed = false;
         try {
           // Answered once the upstream listen carries the new filter, so that no update after the answer is lost.
           await this.refreshListen(s);
         } catch (e) {
-          request.log.warn({ err: e, upstream: s.route.name }, 'legacy face: upstream listen failed');
-          if (req.method === 'resources/subscribe') {
-            s.subscriptions.delete(params.uri);
-            return failInBand(reply, req.id, inBandError('GW_SUBSCRIBE_FAILED'));
-          }
+          failed = true;
+          this.failed(s.ended.signal.aborted ? 'debug' : 'warn', 'upstream listen failed', s)(e);
+        }
+        // Success only for a URI the upstream's acknowledgement granted.
+        if (req.method === 'resources/subscribe' && (failed || !s.listenAccepted?.resourceSubscriptions?.includes(uri))) {
+          s.subscriptions.delete(uri);
+          return failInBand(reply, req.id, inBandError('GW_SUBSCRIBE_FAILED'));
         }
         return answer(reply, req.id, {});
       }
@@ -1096,18 +1118,20 @@ export class LegacyFace {
     const next = s.listenChain.then(async () => {
       if (s.ended.signal.aborted) return;
       const caps = s.route.upstream.knownIdentity?.capabilities ?? {};
-      const filter = sessionListenFilter(caps, { lists: s.stream !== undefined || s.streamOpening, resources: [...s.subscriptions] });
+      const filter = sessionListenFilter(caps, { lists: s.streamWanted, resources: [...s.subscriptions] });
       const key = filter ? canonicalJson(filter) : '';
       if (key === s.listenKey) return;
       const old = s.listen;
       s.listen = undefined;
       s.listenKey = '';
+      s.listenAccepted = undefined;
       if (filter) {
         const controller = new AbortController();
         const signal = AbortSignal.any([controller.signal, s.ended.signal]);
         const l = await s.route.upstream.listen(this.callerOf(s), filter, signal);
         s.listen = controller;
         s.listenKey = key;
+        s.listenAccepted = l.accepted;
         void this.readListen(s, l, controller);
       }
       old?.abort();

@@ -174,6 +174,7 @@ export {
   legacyInputParams,
   legacyResult,
   modernParamsFromLegacy,
+  offersSubscriptions,
   sessionListenFilter,
   undeclaredInputError,
   type LegacyResultFailure,

@@ -133,8 +133,14 @@ export function sessionListenFilter(upstreamCaps: JsonObject, opts: { lists: boo
     if (listChanged('prompts')) f.promptsListChanged = true;
     if (listChanged('resources')) f.resourcesListChanged = true;
   }
-  if (opts.resources.length > 0) f.resourceSubscriptions = [...opts.resources];
+  // Only an upstream that offers subscriptions is asked for them (2026-07-28 server/resources §Capabilities).
+  if (opts.resources.length > 0 && offersSubscriptions(upstreamCaps)) f.resourceSubscriptions = [...opts.resources];
   return Object.keys(f).length > 0 ? f : undefined;
+}
+
+/** Whether an upstream's capabilities offer resource subscriptions (`resources.subscribe`). */
+export function offersSubscriptions(upstreamCaps: JsonObject): boolean {
+  return isObject(upstreamCaps.resources) && (upstreamCaps.resources as JsonObject).subscribe === true;
 }
 
 /**

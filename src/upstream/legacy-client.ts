@@ -23,7 +23,7 @@ import {
 } from '../translate/index.js';
 import { drain } from './call-wrappers.js';
 import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats, UpstreamTask, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
-import { SessionExpiredError, UpstreamHttpError, UpstreamTaskLostError } from './errors.js';
+import { SessionExpiredError, UpstreamHttpError, UpstreamTaskLostError, UpstreamUnavailableError } from './errors.js';
 import type { LegacyCall, LegacySession } from './legacy-session.js';
 import { LegacyUpstreamTask, type LegacyTaskSession } from './legacy-task.js';
 import { LegacySessionPool, type PoolOptions, type SessionHold, type SessionKey } from './pool.js';
@@ -229,6 +229,8 @@ export class LegacyUpstreamClient implements UpstreamClient {
   async listen(caller: UpstreamCaller, filter: ListenFilter, signal: AbortSignal): Promise<UpstreamListen> {
     const queue: JsonRpcNotification[] = [];
     let ended = false;
+    let lost = false;
+    const name = this.name;
     let wake: (() => void) | undefined;
     const hear = (n: JsonRpcNotification) => {
       if (!LISTEN_METHODS.has(n.method)) return;
@@ -256,6 +258,9 @@ export class LegacyUpstreamClient implements UpstreamClient {
         session.onStreamNotification((n) => {
           if (n !== undefined) return hear(n);
           ended = true;
+          // The session's stream ended under a listen its consumer still reads: the upstream is gone, or ended the
+          // session; that is an error for the consumer, not the listen's graceful end.
+          lost = !signal.aborted;
           wake?.();
         }),
       );
@@ -281,7 +286,11 @@ export class LegacyUpstreamClient implements UpstreamClient {
               yield n;
               continue;
             }
-            if (ended || signal.aborted) return;
+            if (signal.aborted) return;
+            if (ended) {
+              if (lost) throw new UpstreamUnavailableError(`${name} ended the session stream under subscriptions/listen`);
+              return;
+            }
             await new Promise<void>((resolve) => (wake = resolve));
             wake = undefined;
           }

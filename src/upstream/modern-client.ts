@@ -83,6 +83,11 @@ export interface ModernClientOptions {
   staticHeaders?: Record<string, string>;
   /** Budget for the response headers of one POST (a streamed body is bounded by its consumer). */
   timeoutMs: number;
+  /**
+   * Budget for a `subscriptions/listen` acknowledgement, which is due at once (default `timeoutMs`; the gateway gives
+   * the probe timeout): a listen the upstream never acknowledges fails soon, not at the end of a call's budget.
+   */
+  ackTimeoutMs?: number;
   /** The gateway's identity, sent as `io.modelcontextprotocol/clientInfo` when the caller has none. */
   clientInfo: { name: string; version: string };
   /** Most MRTR rounds one call may take (default 16). */
@@ -451,7 +456,7 @@ export class ModernUpstreamClient implements UpstreamClient {
     let accepted: ListenFilter | undefined;
     let ended = false;
     // the acknowledgement is due at once (2026-07-28 basic/patterns/subscriptions)
-    const clear = deadline(controller, this.opts.timeoutMs);
+    const clear = deadline(controller, Math.min(this.opts.ackTimeoutMs ?? this.opts.timeoutMs, this.opts.timeoutMs), 'upstream did not acknowledge subscriptions/listen in time');
     try {
       it = (await this.exchange(caller, 'subscriptions/listen', { notifications: { ...filter } }, id, controller))[Symbol.asyncIterator]();
       while (accepted === undefined) {
@@ -480,19 +485,27 @@ export class ModernUpstreamClient implements UpstreamClient {
     clear();
     const iterator = it;
     const log = this.log;
+    const name = this.opts.name;
     async function* notifications(): AsyncGenerator<JsonRpcNotification> {
       try {
         yield* early;
         if (ended) return;
         for (;;) {
-          const step = await iterator.next();
-          if (step.done) return;
+          let step: IteratorResult<unknown>;
+          try {
+            step = await iterator.next();
+          } catch (cause) {
+            // Ended by its consumer: the stream ends. Broken under it (the upstream died): that is an error, not an end.
+            if (controller.signal.aborted) return;
+            throw new UpstreamUnavailableError(`${name} broke its subscriptions/listen stream`, { cause });
+          }
+          // A stream that stops without the closing result was not ended by the server (2026-07-28
+          // basic/patterns/subscriptions §Graceful Closure): the upstream is gone.
+          if (step.done) throw new UpstreamUnavailableError(`${name} closed its subscriptions/listen stream without ending it`);
           const m = step.value;
           if (isResponse(m)) return; // the graceful closing result (2026-07-28 basic/patterns/subscriptions §Graceful Closure)
           if (isNotification(m) && m.method !== 'notifications/subscriptions/acknowledged') yield withoutSubscriptionId(m);
         }
-      } catch {
-        // aborted or broken: the stream ends, as the interface says
       } finally {
         cleanup();
         await iterator.return?.().catch(logFailure(log, 'debug', 'listen stream not closed cleanly'));
@@ -661,8 +674,8 @@ function withTasksExtension(caller: UpstreamCaller, declare: boolean): UpstreamC
 }
 
 /** Aborts `controller` with an `UpstreamTimeoutError` after `ms`; returns the function that disarms it. */
-function deadline(controller: AbortController, ms: number): () => void {
-  const timer = setTimeout(() => controller.abort(new UpstreamTimeoutError('upstream did not answer in time')), ms);
+function deadline(controller: AbortController, ms: number, what = 'upstream did not answer in time'): () => void {
+  const timer = setTimeout(() => controller.abort(new UpstreamTimeoutError(what)), ms);
   timer.unref();
   return () => clearTimeout(timer);
 }
