@@ -27,6 +27,7 @@ import {
   type TaskId,
   type TaskRecord,
   type TaskSupport,
+  raceAbort,
 } from '../translate/index.js';
 import type { TaskStore } from '../store/index.js';
 import { callNow, hideTask, requestOnce, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
@@ -132,6 +133,8 @@ export class TaskRuntime {
   private readonly ownBus: boolean;
   private readonly leaseMs: number;
   private readonly routes = new Map<string, UpstreamRoute>();
+  /** The tools/list refresh in flight per route (supportOf), shared by the calls that need it. */
+  private readonly supportRefresh = new Map<string, Promise<Map<string, TaskSupport>>>();
   /** Learns tools' durations from the task changes heard, and suggests each read's poll interval. */
   readonly advisor: PollAdvisor;
   private reaper: NodeJS.Timeout | undefined;
@@ -666,19 +669,31 @@ export class TaskRuntime {
     // Refetch when stale, or for a name not seen yet at most every few seconds (unknown names must not
     // turn every call into an upstream tools/list).
     if (age >= this.o.toolSupportTtlMs || (!route.toolSupport?.byName.has(tool) && age >= 5_000)) {
-      // Every page of the upstream's tools/list (bounded), then one map of task support by tool name.
-      const byName = new Map<string, TaskSupport>();
-      let cursor: string | undefined;
-      for (let page = 0; page < 50; page++) {
-        const res = await requestOnce(route.upstream, caller, 'tools/list', cursor ? { cursor } : {}, signal);
-        if (!('result' in res)) break;
-        for (const [k, v] of toolTaskSupport(res.result)) byName.set(k, v);
-        cursor = typeof res.result.nextCursor === 'string' ? res.result.nextCursor : undefined;
-        if (!cursor) break;
+      // One refresh per route at a time: a burst of calls waits for the same tools/list rather than each taking an
+      // upstream session for it (a burst past the caller's session share would otherwise be refused for a list).
+      let refresh = this.supportRefresh.get(route.name);
+      if (!refresh) {
+        // Not tied to the first caller's request: its going away must not fail the others waiting on the same list.
+        refresh = this.fetchToolSupport(route, caller, AbortSignal.timeout(route.timeoutMs)).finally(() => this.supportRefresh.delete(route.name));
+        this.supportRefresh.set(route.name, refresh);
       }
-      route.toolSupport = { at: Date.now(), byName };
+      route.toolSupport = { at: Date.now(), byName: await raceAbort(refresh, signal) };
     }
     return route.toolSupport?.byName.get(tool) ?? 'forbidden';
+  }
+
+  /** Every page of the upstream's tools/list (bounded), as one map of task support by tool name. */
+  private async fetchToolSupport(route: UpstreamRoute, caller: CallerContext, signal: AbortSignal): Promise<Map<string, TaskSupport>> {
+    const byName = new Map<string, TaskSupport>();
+    let cursor: string | undefined;
+    for (let page = 0; page < 50; page++) {
+      const res = await requestOnce(route.upstream, caller, 'tools/list', cursor ? { cursor } : {}, signal);
+      if (!('result' in res)) break;
+      for (const [k, v] of toolTaskSupport(res.result)) byName.set(k, v);
+      cursor = typeof res.result.nextCursor === 'string' ? res.result.nextCursor : undefined;
+      if (!cursor) break;
+    }
+    return byName;
   }
 }
 

@@ -90,6 +90,7 @@ export {
   type ListenFilter,
 } from './listen.js';
 export { firstMatch, globCovers, globToRegExp } from './glob.js';
+export { raceAbort } from './abort.js';
 // Tasks: the era-neutral model and mappings (tasks.ts), 2025-11-25 core tasks (tasks-v1.ts), 2026-07-28 tasks
 // extension (tasks-v2.ts).
 export {

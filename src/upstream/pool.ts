@@ -43,6 +43,7 @@ import {
   type JsonRpcNotification,
   type LayerLogger,
   type UpstreamIdentity,
+  raceAbort,
 } from '../translate/index.js';
 import { SessionExpiredError, UpstreamBusyError, UpstreamUnavailableError } from './errors.js';
 import { LegacySession } from './legacy-session.js';
@@ -169,6 +170,8 @@ export class LegacySessionPool {
   private sweeper: NodeJS.Timeout;
   private maxPerPrincipal: number;
   private latestIdentity: UpstreamIdentity | undefined;
+  /** The identity being asked (getIdentity), shared by the callers waiting for it. */
+  private identityAsked: Promise<UpstreamIdentity> | undefined;
   private anonymousCheckouts = 0;
   /** Checkouts waiting for room, first come first served. */
   private readonly waiters: Waiter[] = [];
@@ -666,7 +669,18 @@ export class LegacySessionPool {
   /** The identity of the upstream, initializing a session for the caller if none has been made yet. */
   async getIdentity(k: SessionKey, signal?: AbortSignal): Promise<UpstreamIdentity> {
     if (this.latestIdentity) return this.latestIdentity;
-    return this.withSession(k, async (s) => s.identity as UpstreamIdentity, signal);
+    // One initialize answers every caller waiting for the identity: a burst of first calls must not each take a
+    // session for it (past the caller's share, all but the first few would be refused for a question already asked).
+    // Patient: it is asked on behalf of calls that may wait within their budget.
+    this.identityAsked ??= this.withHeldSession(k, async (s) => s.identity as UpstreamIdentity, AbortSignal.timeout(this.opts.timeoutMs), { patient: true })
+      .then(({ value, hold }) => {
+        hold.release();
+        return value;
+      })
+      .finally(() => {
+        this.identityAsked = undefined;
+      });
+    return raceAbort(this.identityAsked, signal);
   }
 
   /**

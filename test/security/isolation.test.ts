@@ -250,7 +250,7 @@ t.test('a burst of wrapped tasks past the principal’s share queues for session
   // Each task holds a session while it waits for its answer: two take the share, the other four wait for them.
   const created = await Promise.all([0, 1, 2, 3, 4, 5].map(() => post(url, 'tools/call', { name: 'ask_name', arguments: {} }, { capabilities: TASKS, headers: A })));
   const ids = created.map((r) => r.body.result?.taskId as string);
-  t.ok(ids.every((id) => typeof id === 'string'), 'six tasks created');
+  t.ok(ids.every((id) => typeof id === 'string'), 'six tasks created', { bodies: created.filter((r) => typeof r.body.result?.taskId !== 'string').map((r) => [r.status, r.body]) });
   const answered = new Set<string>();
   const deadline = Date.now() + 30_000;
   while (answered.size < ids.length && Date.now() < deadline) {

@@ -6,6 +6,7 @@ import {
   legacyInputParams,
   legacyResult,
   modernParamsFromLegacy,
+  offersSubscriptions,
   sessionListenFilter,
   undeclaredInputError,
 } from '../../src/translate/legacy-results.js';
@@ -99,6 +100,14 @@ t.test('sessionListenFilter', async (t) => {
   t.strictSame(sessionListenFilter(caps, { lists: false, resources: ['a://1'] }), { resourceSubscriptions: ['a://1'] }, 'without a GET stream only resource updates');
   t.equal(sessionListenFilter(caps, { lists: false, resources: [] }), undefined);
   t.equal(sessionListenFilter({}, { lists: true, resources: [] }), undefined, 'nothing announced, nothing to listen for');
+  t.equal(sessionListenFilter({ resources: {} }, { lists: false, resources: ['a://1'] }), undefined, 'no subscriptions asked of an upstream that offers none');
+});
+
+t.test('offersSubscriptions: resources.subscribe true, nothing else', async (t) => {
+  t.equal(offersSubscriptions({ resources: { subscribe: true } }), true);
+  for (const caps of [{}, { resources: {} }, { resources: { subscribe: false } }, { resources: { listChanged: true } }, { resources: true }]) {
+    t.equal(offersSubscriptions(caps as never), false, JSON.stringify(caps));
+  }
 });
 
 t.test('legacyInputParams', async (t) => {
