@@ -158,9 +158,9 @@ export class UpstreamResponse {
   /**
    * Yields each JSON-RPC message in the answer, in order: a JSON body (one value, or JSON lines as each line arrives),
    * or the events of an SSE stream (non-JSON and non-`message` events skipped). Stopping early drops the rest of the
-   * body.
+   * body. `cursor` follows where an SSE stream got to, for resuming it (see SseCursor).
    */
-  async *messages(): AsyncGenerator<unknown> {
+  async *messages(cursor?: SseCursor): AsyncGenerator<unknown> {
     if (this.buffered !== undefined) {
       yield* jsonTextMessages(this.buffered, this.framing);
       return;
@@ -171,7 +171,7 @@ export class UpstreamResponse {
     }
     const body = this.take();
     if (!body) return;
-    yield* sseMessages(body);
+    yield* sseMessages(body, cursor);
   }
 
   /**
@@ -304,11 +304,23 @@ function joined(parts: Buffer[], tail?: Buffer): Buffer {
 }
 
 /**
+ * Where an SSE stream got to, for resuming it with GET and `Last-Event-ID` (2025-11-25 basic/transports §Resumability
+ * and Redelivery): the id of its last event that had one, the reconnection delay its `retry` field last asked for,
+ * and how many events it delivered (a priming event with empty data included). Updated as the stream is read.
+ */
+export interface SseCursor {
+  lastEventId?: string | undefined;
+  retryMs?: number | undefined;
+  events: number;
+}
+
+/**
  * The messages of an SSE body, parsed as chunks arrive (eventsource-parser's push parser over the Node stream, with
  * no web-stream adapters in between). Bounded: a partial event larger than MAX_UPSTREAM_MESSAGE_BYTES, or one nested
- * deeper than MAX_UPSTREAM_JSON_DEPTH, ends the stream with an error.
+ * deeper than MAX_UPSTREAM_JSON_DEPTH, ends the stream with an error. `cursor`, when given, follows event ids and
+ * `retry`.
  */
-async function* sseMessages(body: Body): AsyncGenerator<unknown> {
+async function* sseMessages(body: Body, cursor?: SseCursor): AsyncGenerator<unknown> {
   // undici's body yields Buffers whatever the encoding set: decode here, keeping split UTF-8 sequences whole.
   const decoder = new StringDecoder('utf8');
   let out: unknown[] = [];
@@ -316,6 +328,7 @@ async function* sseMessages(body: Body): AsyncGenerator<unknown> {
   const parser = createParser({
     maxBufferSize: MAX_UPSTREAM_MESSAGE_BYTES,
     onEvent: (e) => {
+      if (cursor && !failure) follow(cursor, e.id);
       if (failure || (e.event !== undefined && e.event !== 'message') || !e.data) return;
       // An event too deep to handle fails the stream: skipping it could drop the one answer the call waits for.
       if (jsonTooDeep(e.data, MAX_UPSTREAM_JSON_DEPTH)) {
@@ -334,6 +347,9 @@ async function* sseMessages(body: Body): AsyncGenerator<unknown> {
     onError: (e) => {
       if (e.type === 'max-buffer-size-exceeded') failure ??= new Error('upstream event too large', { cause: e });
     },
+    onRetry: (ms) => {
+      if (cursor && Number.isFinite(ms) && ms >= 0) cursor.retryMs = ms;
+    },
   });
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -349,6 +365,12 @@ async function* sseMessages(body: Body): AsyncGenerator<unknown> {
   } finally {
     if (!body.readableEnded) body.destroy();
   }
+}
+
+/** Moves `cursor` past one dispatched event; an empty `id` clears the last event id (HTML §9.2.6 "id" field). */
+function follow(cursor: SseCursor, id: string | undefined): void {
+  cursor.events++;
+  if (id !== undefined) cursor.lastEventId = id === '' ? undefined : id;
 }
 
 /** What one exchange sends. */

@@ -32,7 +32,8 @@ import {
   type UpstreamIdentity,
 } from '../translate/index.js';
 import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamUnavailableError } from './errors.js';
-import { exchange, parseUpstreamJson, type UpstreamResponse } from './http.js';
+import { exchange, parseUpstreamJson, type SseCursor, type UpstreamResponse } from './http.js';
+import { SseResumption } from './sse-resume.js';
 import { drain } from './call-wrappers.js';
 import type { UpstreamCall } from './client.js';
 import { QueuedCall } from './call-queue.js';
@@ -82,6 +83,9 @@ export class LegacyCall extends QueuedCall implements UpstreamCall {
   /** The answer being read, once its headers arrived: dropping the call drops its body. */
   private response: UpstreamResponse | undefined;
 
+  /** Aborted when the call is dropped; made only for a call whose stream is being resumed (rare). */
+  private dropped: AbortController | undefined;
+
   constructor(
     private readonly session: LegacySession,
     readonly requestId: RequestId,
@@ -94,6 +98,13 @@ export class LegacyCall extends QueuedCall implements UpstreamCall {
   attach(response: UpstreamResponse): void {
     this.response = response;
     if (this.cancelled) response.cancel();
+  }
+
+  /** Aborts once the call is dropped (cancelled or abandoned): its stream's resumption stops with it. */
+  get dropSignal(): AbortSignal {
+    this.dropped ??= new AbortController();
+    if (this.cancelled) this.dropped.abort(new Error('call dropped'));
+    return this.dropped.signal;
   }
 
   protected override onFinal(): void {
@@ -124,6 +135,7 @@ export class LegacyCall extends QueuedCall implements UpstreamCall {
     this.cancelled = true;
     this.push({ kind: 'failure', error: new Error(`cancelled: ${reason}`) });
     this.response?.cancel();
+    this.dropped?.abort(new Error(`cancelled: ${reason}`));
   }
 }
 
@@ -301,15 +313,48 @@ export class LegacySession {
 
   /** Opens the GET stream and reads it in the background (see readStrays). */
   private async watchStrays(): Promise<void> {
+    const cursor: SseCursor = { events: 0 };
     let stream: AsyncGenerator<unknown> | undefined;
     try {
-      stream = await this.openStream(this.streamAbort.signal);
+      stream = await this.openStream(this.streamAbort.signal, cursor);
     } catch {
       return; // best effort: without the GET stream, requests sent there stay unanswered, as without the gateway
     }
     if (stream) {
       this.streamState = 'open';
-      void this.readStrays(stream);
+      void this.followStrays(stream, cursor);
+    }
+  }
+
+  /**
+   * Reads the GET stream across its connections: one the server closed (or that broke) after an event with an id is
+   * resumed with `Last-Event-ID` (2025-11-25 basic/transports §Listening for Messages from the Server: the same polling
+   * as for POST answers). The stream has ended for good once it cannot be resumed or the session closed.
+   */
+  private async followStrays(first: AsyncGenerator<unknown>, cursor: SseCursor): Promise<void> {
+    let resumption: SseResumption | undefined;
+    let stream = first;
+    try {
+      for (;;) {
+        await this.readStrays(stream).catch((cause: unknown) => {
+          if (cursor.lastEventId === undefined) throw cause;
+        });
+        if (this.closed || cursor.lastEventId === undefined) return;
+        resumption ??= new SseResumption(cursor, {
+          reconnect: (lastEventId, signal) => this.reconnect(lastEventId, signal),
+          signal: this.streamAbort.signal,
+          maxDelayMs: this.opts.timeoutMs,
+          what: 'upstream closed the session stream',
+        });
+        stream = (await resumption.next()).messages(cursor);
+      }
+    } catch (cause) {
+      // the stream ended (session closed, upstream gone): calls report their own failures
+      if (!this.closed) logFailure(this.log, 'debug', 'upstream session stream ended')(cause);
+    } finally {
+      this.streamState = 'ended';
+      for (const listener of [...this.streamListeners]) listener(undefined);
+      this.streamListeners.clear();
     }
   }
 
@@ -319,39 +364,31 @@ export class LegacySession {
    * and is refused, so the upstream does not wait for an answer that will never come.
    */
   private async readStrays(stream: AsyncGenerator<unknown>): Promise<void> {
-    try {
-      for await (const m of stream) {
-        if (isNotification(m)) {
-          for (const listener of [...this.streamListeners]) listener(m);
-          continue;
-        }
-        if (!isRequest(m)) continue;
-        if (m.method === 'ping') {
-          await this.respond(m.id, { result: {} }).catch(logFailure(this.log, 'debug', 'ping on the session stream not answered'));
-          continue;
-        }
-        if (m.method === 'roots/list') this.rootsAsked = true;
-        if (this.inputCalls.length === 0 && this.held) await this.nextInputCall(STRAY_WAIT_MS);
-        const [only, ...others] = [...this.inputCalls];
-        if (only && others.length === 0) only.push({ kind: 'request', message: m });
-        else if (!only) {
-          // Nobody holds the session for a call (warm-up, between calls, a task's own requests): answered as a client
-          // with nobody to ask would, never attached to a call.
-          await this.respond(m.id, m.method === 'roots/list' ? NO_ROOTS : absentUserAnswer(m.method)).catch(logFailure(this.log, 'debug', 'answer to an upstream request outside a call not delivered'));
-        } else {
-          const why = 'several calls are running on this session';
-          this.log.warn({ method: m.method, why }, 'upstream request on the session stream tied to no call; refused');
-          await this.respond(m.id, { error: { code: ErrorCode.InternalError, message: `Cannot tie ${m.method} to a call: ${why}` } }).catch(
-            logFailure(this.log, 'debug', 'refusal of a stray upstream request not delivered'),
-          );
-        }
+    for await (const m of stream) {
+      if (isNotification(m)) {
+        for (const listener of [...this.streamListeners]) listener(m);
+        continue;
       }
-    } catch {
-      // the stream ended (session closed, upstream gone): calls report their own failures
-    } finally {
-      this.streamState = 'ended';
-      for (const listener of [...this.streamListeners]) listener(undefined);
-      this.streamListeners.clear();
+      if (!isRequest(m)) continue;
+      if (m.method === 'ping') {
+        await this.respond(m.id, { result: {} }).catch(logFailure(this.log, 'debug', 'ping on the session stream not answered'));
+        continue;
+      }
+      if (m.method === 'roots/list') this.rootsAsked = true;
+      if (this.inputCalls.length === 0 && this.held) await this.nextInputCall(STRAY_WAIT_MS);
+      const [only, ...others] = [...this.inputCalls];
+      if (only && others.length === 0) only.push({ kind: 'request', message: m });
+      else if (!only) {
+        // Nobody holds the session for a call (warm-up, between calls, a task's own requests): answered as a client
+        // with nobody to ask would, never attached to a call.
+        await this.respond(m.id, m.method === 'roots/list' ? NO_ROOTS : absentUserAnswer(m.method)).catch(logFailure(this.log, 'debug', 'answer to an upstream request outside a call not delivered'));
+      } else {
+        const why = 'several calls are running on this session';
+        this.log.warn({ method: m.method, why }, 'upstream request on the session stream tied to no call; refused');
+        await this.respond(m.id, { error: { code: ErrorCode.InternalError, message: `Cannot tie ${m.method} to a call: ${why}` } }).catch(
+          logFailure(this.log, 'debug', 'refusal of a stray upstream request not delivered'),
+        );
+      }
     }
   }
 
@@ -422,31 +459,77 @@ export class LegacySession {
     return call;
   }
 
+  /**
+   * Reads a call's answer until its response. A stream closed (or broken) before the response, after an event with an
+   * id, is resumed with GET and `Last-Event-ID` (2025-11-25 basic/transports §Resumability and Redelivery): the
+   * server may close the connection to be polled, and the response comes on the resumed stream.
+   */
   private async pump(res: UpstreamResponse, call: LegacyCall, id: RequestId): Promise<void> {
+    // Followed on SSE answers only; the resumption itself is made only once a stream ended early (rare).
+    const cursor: SseCursor | undefined = res.isEventStream ? { events: 0 } : undefined;
+    let resumption: SseResumption | undefined;
+    let stream = res;
     try {
-      for await (const m of res.messages()) {
-        if (isResponse(m)) {
-          if (m.id === id) {
-            call.push({ kind: 'response', message: m });
-            return;
-          }
-          continue;
+      for (;;) {
+        try {
+          if (await this.relay(stream.messages(cursor), call, id)) return;
+        } catch (cause) {
+          // A message refused as unusable (nested too deep) says so; a broken stream may be resumed like a closed one.
+          if (cause instanceof GatewayError || cursor?.lastEventId === undefined || call.finished) throw cause;
         }
-        if (isRequest(m)) {
-          if (m.method === 'ping') {
-            await this.respond(m.id, { result: {} }).catch(logFailure(this.log, 'debug', 'ping on a call stream not answered'));
-            continue;
-          }
-          if (m.method === 'roots/list') this.rootsAsked = true;
-          call.push({ kind: 'request', message: m });
-          continue;
-        }
-        if (isNotification(m)) call.push({ kind: 'notification', message: m });
+        if (call.finished) return;
+        if (cursor?.lastEventId === undefined) throw new UpstreamUnavailableError(CLOSED_EARLY);
+        resumption ??= this.resumption(call, cursor);
+        stream = await resumption.next();
+        call.attach(stream);
       }
-      call.push({ kind: 'failure', error: new UpstreamUnavailableError('upstream closed the stream before answering') });
     } catch (cause) {
-      // A message refused as unusable (nested too deep) says so; anything else broke the stream.
       call.push({ kind: 'failure', error: cause instanceof GatewayError ? cause : new UpstreamUnavailableError('upstream stream broke', { cause }) });
+    }
+  }
+
+  /** How a call's stream is resumed: on this session, stopped by the call's drop or the session's close. */
+  private resumption(call: LegacyCall, cursor: SseCursor): SseResumption {
+    return new SseResumption(cursor, {
+      reconnect: (lastEventId, signal) => this.reconnect(lastEventId, signal),
+      signal: AbortSignal.any([call.dropSignal, this.streamAbort.signal]),
+      maxDelayMs: this.opts.timeoutMs,
+      what: CLOSED_EARLY,
+    });
+  }
+
+  /** Relays one connection's messages to `call`; returns whether the call's response came. */
+  private async relay(messages: AsyncGenerator<unknown>, call: LegacyCall, id: RequestId): Promise<boolean> {
+    for await (const m of messages) {
+      if (isResponse(m)) {
+        if (m.id === id) {
+          call.push({ kind: 'response', message: m });
+          return true;
+        }
+        continue;
+      }
+      if (isRequest(m)) {
+        if (m.method === 'ping') {
+          await this.respond(m.id, { result: {} }).catch(logFailure(this.log, 'debug', 'ping on a call stream not answered'));
+          continue;
+        }
+        if (m.method === 'roots/list') this.rootsAsked = true;
+        call.push({ kind: 'request', message: m });
+        continue;
+      }
+      if (isNotification(m)) call.push({ kind: 'notification', message: m });
+    }
+    return false;
+  }
+
+  /** GET with `Last-Event-ID`: resumes a stream of this session after that event (status left to the caller). */
+  private async reconnect(lastEventId: string, signal: AbortSignal): Promise<UpstreamResponse> {
+    const headers: Record<string, string> = { ...this.headers(), accept: 'text/event-stream', 'last-event-id': lastEventId };
+    delete headers['content-type'];
+    try {
+      return await exchange(this.opts.url, { method: 'GET', headers, signal, headersTimeoutMs: this.opts.timeoutMs });
+    } catch (cause) {
+      throw fetchFailure(cause, signal);
     }
   }
 
@@ -477,7 +560,7 @@ export class LegacySession {
   }
 
   /** Opens the session's GET stream; `undefined` when the upstream offers none (405). */
-  async openStream(signal: AbortSignal): Promise<AsyncGenerator<unknown> | undefined> {
+  async openStream(signal: AbortSignal, cursor?: SseCursor): Promise<AsyncGenerator<unknown> | undefined> {
     let res: UpstreamResponse;
     try {
       res = await exchange(this.opts.url, { method: 'GET', headers: { ...this.headers(), accept: 'text/event-stream' }, signal });
@@ -490,7 +573,7 @@ export class LegacySession {
     }
     res = await this.unlessSessionGone(res);
     if (!res.ok) throw new UpstreamHttpError(res.status, await res.textWithin(), { challenge: res.challenge });
-    return res.messages();
+    return res.messages(cursor);
   }
 
   /**
@@ -516,6 +599,9 @@ export class LegacySession {
     }
   }
 }
+
+/** Why a call failed whose stream ended without its response and could not be resumed. */
+const CLOSED_EARLY = 'upstream closed the stream before answering';
 
 /** The roots a session no call holds reports (2025-11-25 client/roots): none, so nobody's are given away. */
 const NO_ROOTS = { result: { roots: [] } };

@@ -1,0 +1,135 @@
+/**
+ * The gateway as a 2025-11-25 client resumes the streams a server closes to be polled (2025-11-25 basic/transports
+ * §Sending Messages to the Server item 6, §Resumability and Redelivery): after an event with an id, a closed stream is
+ * resumed with GET and `Last-Event-ID`, no earlier than the server's `retry`, for a call's answer, a `tasks/result` and
+ * the session's GET stream; a refused resumption, or one that keeps bringing nothing, fails the call with a message
+ * that says so. The upstream is the real polling fixture (test/fixtures/polling-legacy-server.ts: SDK 1.32.2 sessions on
+ * the SDK transport with an event store), in front of it the real gateway, driven by a raw modern client.
+ */
+import t, { type Test } from 'tap';
+import type { JsonRpcNotification } from '../../src/translate/index.js';
+import { buildGateway } from '../../src/app.js';
+import { parseConfig } from '../../src/config/index.js';
+import { ERROR_CATALOG } from '../../src/translate/index.js';
+import { LegacySession } from '../../src/upstream/index.js';
+import { MAX_RESUME_ATTEMPTS } from '../../src/upstream/sse-resume.js';
+import { startPollingFixture, type PollingFixture, type PollingFixtureOptions, type StreamEvent } from '../fixtures/polling-legacy-server.js';
+import { envelope, post } from '../helpers/modern.js';
+import { createTask, pollToEnd } from '../helpers/task-helpers.js';
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+/** The fixture's `retry` in these tests (ms). */
+const RETRY_MS = 300;
+/** How early a reconnection may come, for timer granularity (the conformance sse-retry scenario allows 50 ms). */
+const EARLY_TOLERANCE_MS = 50;
+/** A hang fails the test, it never passes it. */
+const BOUND_MS = 10_000;
+
+/** The polling fixture and a real gateway in front of it. */
+async function stack(t: Teardown, opts: PollingFixtureOptions = {}): Promise<{ fixture: PollingFixture; url: string }> {
+  const fixture = await startPollingFixture({ retryMs: RETRY_MS, ...opts });
+  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'polling', path: '/mcp', url: fixture.url }] }), { logger: false });
+  t.teardown(async () => {
+    await gateway.close();
+    await fixture.close();
+  });
+  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = gateway.app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  return { fixture, url: `http://127.0.0.1:${port}/mcp` };
+}
+
+/** The catalog's message for GW_UPSTREAM_UNAVAILABLE with `detail`, as the client must see it. */
+function unavailable(detail: string): { code: number; message: string } {
+  const spec = ERROR_CATALOG.GW_UPSTREAM_UNAVAILABLE;
+  return { code: spec.rpc, message: spec.message.replace('%s', detail) };
+}
+
+/** The fixture's events of `kind`. */
+function ofKind(fixture: PollingFixture, kind: StreamEvent['kind']): StreamEvent[] {
+  return fixture.events.filter((e) => e.kind === kind);
+}
+
+/** Checks that each resumption came after the close before it by at least the server's retry (less the tolerance). */
+function pacedByRetry(t: Test, fixture: PollingFixture): void {
+  let lastClose: StreamEvent | undefined;
+  for (const e of fixture.events) {
+    if (e.kind === 'closed') lastClose = e;
+    else if (lastClose) t.ok(e.at - lastClose.at >= RETRY_MS - EARLY_TOLERANCE_MS, `resumed ${Math.round(e.at - lastClose.at)} ms after the close, not before the retry of ${RETRY_MS} ms`);
+  }
+}
+
+t.test('a tools/call whose stream the server closes completes on the resumed stream, progress before and after relayed', async (t) => {
+  const { fixture, url } = await stack(t);
+  const r = await post(url, 'tools/call', { name: 'test_tool_with_progress', arguments: {}, _meta: { ...envelope(), progressToken: 'tok' } });
+  t.equal(r.status, 200);
+  t.same(r.body.result.content, [{ type: 'text', text: 'tok' }], 'the result came on the resumed stream');
+  t.same(
+    r.messages.map((m) => [m.method, m.params.progress]),
+    [['notifications/progress', 0], ['notifications/progress', 50], ['notifications/progress', 100]],
+    'progress 0 (before the close) and 50, 100 (after it, replayed) all reached the client',
+  );
+  t.same(ofKind(fixture, 'closed').map((e) => e.what), ['tools/call'], 'the server closed the call stream');
+  const resumes = ofKind(fixture, 'resume');
+  t.equal(resumes.length, 1, 'one GET with Last-Event-ID resumed it');
+  t.match(resumes[0]?.what, /\S/, 'the GET carried the id of the last event received');
+  t.equal(fixture.posted.filter((m) => m === 'tools/call').length, 1, 'the call was not POSTed again');
+  pacedByRetry(t, fixture);
+});
+
+t.test('a tasks/result stream the server closes is resumed, and the task ends with its result', async (t) => {
+  const { fixture, url } = await stack(t, { tasks: 'native' });
+  const task = await createTask(url, 'slow_compute', { seconds: 0.5, label: 'resumed' });
+  const states = await pollToEnd(url, task.taskId);
+  const last = states.at(-1);
+  t.equal(last.status, 'completed', 'the task completed');
+  t.match(JSON.stringify(last.result), /resumed/, "the task's payload came through");
+  t.ok(ofKind(fixture, 'closed').some((e) => e.what === 'tasks/result'), 'the server closed the tasks/result stream');
+  t.ok(ofKind(fixture, 'resume').length >= 1, 'it was resumed with GET and Last-Event-ID');
+  t.equal(fixture.posted.filter((m) => m === 'tasks/result').length, 1, 'tasks/result was not POSTed again');
+  pacedByRetry(t, fixture);
+});
+
+t.test("the session's GET stream is resumed after the server closes it, and carries what was sent meanwhile", async (t) => {
+  const fixture = await startPollingFixture({ retryMs: RETRY_MS });
+  const session = new LegacySession({ url: fixture.url, headers: {}, capabilities: {}, clientInfo: { name: 'sse-resume', version: 'test' }, timeoutMs: BOUND_MS, watchStrays: true });
+  t.teardown(async () => {
+    await session.close();
+    await fixture.close();
+  });
+  await session.initialize();
+  const heard: unknown[] = [];
+  const after = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the GET stream did not resume within ${BOUND_MS} ms`)), BOUND_MS);
+    session.onStreamNotification((n: JsonRpcNotification | undefined) => {
+      heard.push(n?.params?.data ?? n);
+      if (n?.params?.data === 'after' || n === undefined) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  await fixture.pollSessionStreams();
+  await after;
+  t.same(heard, ['before', 'after'], 'the notification sent while the stream was closed came on the resumed stream');
+  t.equal(ofKind(fixture, 'resume').length, 1, 'one GET with Last-Event-ID');
+});
+
+t.test('a refused resumption fails the call at once with a message saying so', async (t) => {
+  const { fixture, url } = await stack(t, { resume: 'refuse' });
+  const r = await post(url, 'tools/call', { name: 'test_tool_with_progress', arguments: {}, _meta: { ...envelope(), progressToken: 'tok' } });
+  t.same(r.body.error, unavailable('upstream closed the stream before answering; the upstream refused to resume it (HTTP 405 to GET with Last-Event-ID)'));
+  t.same(r.messages.map((m) => m.params.progress), [0], 'what came before the close was relayed');
+  t.equal(ofKind(fixture, 'resume').length, 1, 'one resumption was asked, none after the refusal');
+});
+
+t.test('a resumption that keeps bringing nothing fails after the bounded attempts', async (t) => {
+  const { fixture, url } = await stack(t, { resume: 'empty' });
+  const r = await post(url, 'tools/call', { name: 'test_tool_with_progress', arguments: {}, _meta: { ...envelope(), progressToken: 'tok' } });
+  t.same(r.body.error, unavailable(`upstream closed the stream before answering; resuming it (Last-Event-ID ${ofKind(fixture, 'resume')[0]?.what}) failed ${MAX_RESUME_ATTEMPTS} times in a row`));
+  t.equal(ofKind(fixture, 'resume').length, MAX_RESUME_ATTEMPTS, `${MAX_RESUME_ATTEMPTS} resumptions, then no more`);
+  pacedByRetry(t, fixture);
+});
