@@ -21,6 +21,11 @@ export const MAX_RESUME_ATTEMPTS = 3;
  */
 const TRANSIENT = new Set([408, 409, 425, 429]);
 
+/** Whether a failed reconnection found nobody listening (the server process is gone). */
+function refusedConnection(e: unknown): e is UpstreamUnavailableError {
+  return e instanceof UpstreamUnavailableError && (e.cause as { code?: unknown } | undefined)?.code === 'ECONNREFUSED';
+}
+
 /** What a resumption needs from its session. */
 export interface ResumeTarget {
   /** Sends the GET with `Last-Event-ID: lastEventId`; resolves with the answer once its headers arrived. */
@@ -52,7 +57,7 @@ export class SseResumption {
   /**
    * The next connection of the stream, once the current one ended (closed or broke): reconnects after `retry`, up to
    * MAX_RESUME_ATTEMPTS times in a row without an event. Throws UpstreamUnavailableError saying why resumption failed
-   * (none possible, refused, or attempts spent), or the signal's reason once it aborted.
+   * (none possible, refused, nobody listening, or attempts spent), or the signal's reason once it aborted.
    */
   async next(): Promise<UpstreamResponse> {
     for (;;) {
@@ -69,7 +74,9 @@ export class SseResumption {
         res = await this.target.reconnect(lastEventId, this.target.signal);
       } catch (e) {
         if (this.target.signal.aborted) throw e;
-        continue; // unreachable for now: an attempt spent
+        // Nobody listens any more: the server is gone, not polling us (a broken connection is an attempt spent).
+        if (refusedConnection(e)) throw new UpstreamUnavailableError(`${this.target.what}; resuming it failed: ${e.detail}`, { cause: e });
+        continue;
       }
       if (res.ok) return res;
       await res.discard();

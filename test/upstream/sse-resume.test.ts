@@ -14,7 +14,7 @@ import { ERROR_CATALOG } from '../../src/translate/index.js';
 import { LegacySession } from '../../src/upstream/index.js';
 import { MAX_RESUME_ATTEMPTS } from '../../src/upstream/sse-resume.js';
 import { startPollingFixture, type PollingFixture, type PollingFixtureOptions, type StreamEvent } from '../fixtures/polling-legacy-server.js';
-import { envelope, post } from '../helpers/modern.js';
+import { MODERN, envelope, post } from '../helpers/modern.js';
 import { createTask, pollToEnd } from '../helpers/task-helpers.js';
 
 interface Teardown {
@@ -53,13 +53,42 @@ function ofKind(fixture: PollingFixture, kind: StreamEvent['kind']): StreamEvent
   return fixture.events.filter((e) => e.kind === kind);
 }
 
-/** Checks that each resumption came after the close before it by at least the server's retry (less the tolerance). */
+/**
+ * Checks that each resumption came at least the server's retry (less the tolerance) after the stream it resumes
+ * ended: the close before it, or the resumption before it (whose stream the `empty` fixture ends at once).
+ */
 function pacedByRetry(t: Test, fixture: PollingFixture): void {
-  let lastClose: StreamEvent | undefined;
+  let ended: StreamEvent | undefined;
   for (const e of fixture.events) {
-    if (e.kind === 'closed') lastClose = e;
-    else if (lastClose) t.ok(e.at - lastClose.at >= RETRY_MS - EARLY_TOLERANCE_MS, `resumed ${Math.round(e.at - lastClose.at)} ms after the close, not before the retry of ${RETRY_MS} ms`);
+    if (e.kind === 'resume' && ended) t.ok(e.at - ended.at >= RETRY_MS - EARLY_TOLERANCE_MS, `resumed ${Math.round(e.at - ended.at)} ms after the stream ended, not before the retry of ${RETRY_MS} ms`);
+    ended = e;
   }
+}
+
+/** A modern tools/call of `test_tool_with_progress` through the gateway whose SSE answer is read as it arrives. */
+async function streamedCall(url: string, token: string): Promise<{ until(text: string): Promise<string>; abort(): void }> {
+  const stop = new AbortController();
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'test_tool_with_progress' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'test_tool_with_progress', arguments: {}, _meta: { ...envelope(), progressToken: token } } }),
+    signal: stop.signal,
+  });
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let seen = '';
+  return {
+    /** What arrived until `text` did (or the answer ended). */
+    async until(text: string): Promise<string> {
+      while (!seen.includes(text)) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        seen += decoder.decode(value, { stream: true });
+      }
+      return seen;
+    },
+    abort: () => stop.abort(),
+  };
 }
 
 t.test('a tools/call whose stream the server closes completes on the resumed stream, progress before and after relayed', async (t) => {
@@ -93,6 +122,20 @@ t.test('a tasks/result stream the server closes is resumed, and the task ends wi
   pacedByRetry(t, fixture);
 });
 
+t.test('a call dropped by its client is not resumed', async (t) => {
+  const { fixture, url } = await stack(t);
+  // The client goes away once the progress sent before the close reached it: the call ends with it.
+  const gone = await streamedCall(url, 'gone');
+  t.match(await gone.until('"progress":0'), /"progress":0/, 'the progress sent before the close arrived');
+  gone.abort();
+  // A later call resumed in full: a resumption of the dropped call would have come before its own (the dropped
+  // call's stream was closed first, and both wait the same retry).
+  const r = await post(url, 'tools/call', { name: 'test_tool_with_progress', arguments: {}, _meta: { ...envelope(), progressToken: 'kept' } });
+  t.same(r.body.result.content, [{ type: 'text', text: 'kept' }]);
+  t.equal(ofKind(fixture, 'closed').length, 2, 'both call streams were closed by the server');
+  t.equal(ofKind(fixture, 'resume').length, 1, 'only the call still wanted was resumed');
+});
+
 t.test("the session's GET stream is resumed after the server closes it, and carries what was sent meanwhile", async (t) => {
   const fixture = await startPollingFixture({ retryMs: RETRY_MS });
   const session = new LegacySession({ url: fixture.url, headers: {}, capabilities: {}, clientInfo: { name: 'sse-resume', version: 'test' }, timeoutMs: BOUND_MS, watchStrays: true });
@@ -124,6 +167,18 @@ t.test('a refused resumption fails the call at once with a message saying so', a
   t.same(r.body.error, unavailable('upstream closed the stream before answering; the upstream refused to resume it (HTTP 405 to GET with Last-Event-ID)'));
   t.same(r.messages.map((m) => m.params.progress), [0], 'what came before the close was relayed');
   t.equal(ofKind(fixture, 'resume').length, 1, 'one resumption was asked, none after the refusal');
+});
+
+t.test('an upstream gone while its stream waits to be resumed fails the call at the first reconnection, saying so', async (t) => {
+  const { fixture, url } = await stack(t);
+  // Once the progress sent before the close came through, the gateway holds the stream's event id.
+  const call = await streamedCall(url, 'tok');
+  await call.until('"progress":0');
+  await fixture.close();
+  const reply = await call.until('"error"');
+  const r = { body: JSON.parse(reply.split('\n').filter((l) => l.startsWith('data:')).at(-1)!.slice(5)) };
+  t.match(r.body.error, { code: ERROR_CATALOG.GW_UPSTREAM_UNAVAILABLE.rpc, message: /^Upstream unavailable: upstream closed the stream before answering; resuming it failed: upstream unreachable: connect ECONNREFUSED/ });
+  t.equal(ofKind(fixture, 'resume').length, 0, 'nothing listened for the resumption');
 });
 
 t.test('a resumption that keeps bringing nothing fails after the bounded attempts', async (t) => {
