@@ -166,7 +166,9 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
   // The upstream's eras, learned once (or pinned) and re-learned when traffic says they changed; while the
   // upstream is known to be down this fails at once (UpstreamDownError) instead of waiting for it. The request's
   // forwarded Authorization goes along: an OAuth-protected upstream answers the probe only with a token.
-  const upstreamEra = (request: FastifyRequest): Promise<UpstreamEras> => availability.eras(identityOf(request).authorization);
+  // For a 2025-11-25 client, the upstream's 2025-11-25 side too: a modern upstream is asked it only then (probe.ts).
+  const upstreamEra = (request: FastifyRequest, clientEra: Era): Promise<UpstreamEras> =>
+    clientEra === 'legacy' ? availability.legacyEras(identityOf(request).authorization) : availability.eras(identityOf(request).authorization);
   let wasDown = false;
   availability.onChange((c) => {
     if (!c.up) app.log.warn({ err: c.error, upstream: route.name, retryInMs: c.retryInMs }, 'upstream is down');
@@ -383,7 +385,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         const started = Date.now();
         let eras: UpstreamEras;
         try {
-          eras = await upstreamEra(request);
+          eras = await upstreamEra(request, 'legacy');
         } catch (e) {
           return unavailable(reply, e, 'legacy', started);
         }
@@ -403,7 +405,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       });
       let eras: UpstreamEras;
       try {
-        eras = await upstreamEra(request);
+        eras = await upstreamEra(request, clientEra);
       } catch (e) {
         // The gateway's own task records answer without the upstream: a task outlives its upstream's outage.
         const known = availability.current;

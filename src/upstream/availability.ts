@@ -9,7 +9,7 @@
  * server, not the user).
  */
 import { GatewayError, logFailure, NO_LOG, type LayerLogger } from '../translate/index.js';
-import { probeUpstream, type UpstreamEras } from './probe.js';
+import { probeLegacy, probeUpstream, type UpstreamEras } from './probe.js';
 
 /** A `Retry-After` in whole seconds, at least 1 (RFC 9110 §10.2.3 takes no fractions). */
 function wholeSeconds(ms: number): number {
@@ -40,6 +40,11 @@ export interface AvailabilityOptions {
    * credentials, sent with the questions (an OAuth-protected upstream refuses them without).
    */
   probe: (signal: AbortSignal, authorization?: string) => Promise<UpstreamEras>;
+  /**
+   * Asks an upstream that answered `server/discover` whether it also speaks 2025-11-25 (the probe leaves that
+   * unasked, `legacyUnasked`); absent, such an upstream is taken as not speaking it.
+   */
+  probeLegacy?: (signal: AbortSignal, authorization?: string) => Promise<Pick<UpstreamEras, 'legacy' | 'identity'>>;
   /** Eras pinned by configuration: no probe until traffic says something is wrong. */
   pinned?: UpstreamEras;
   /** First wait before re-probing an upstream that is down; doubled after each failed probe. Default 1 s. */
@@ -88,6 +93,8 @@ export class UpstreamAvailability {
   private refused = false;
   /** When the last credentialed probe that was itself refused ended (a bad-token flood is not a probe flood). */
   private lastRefusedCredentialed = Number.NEGATIVE_INFINITY;
+  /** The question about the 2025-11-25 side in flight (legacyEras), joined by concurrent callers. */
+  private legacyAsking: Promise<UpstreamEras> | undefined;
   /** Probes in a row that left a question unanswered. */
   private incompleteStreak = 0;
   private readonly listeners = new Set<(change: AvailabilityChange) => void>();
@@ -145,6 +152,35 @@ export class UpstreamAvailability {
     if (this.known) return Promise.resolve(this.known);
     if (this.refused && !this.pending) return this.probeWith(authorization);
     return this.probeNow().then((eras) => (eras.refused ? this.probeWith(authorization) : eras));
+  }
+
+  /**
+   * The eras with the 2025-11-25 side known, for a 2025-11-25 client: an upstream the probe found modern, its
+   * 2025-11-25 side unasked, is asked now (one question, joined by concurrent callers) and the answer is kept with the
+   * rest. A question that gets no answer reads as "no" for this caller (the legacy face serves it) and stays unasked.
+   */
+  async legacyEras(authorization?: string): Promise<UpstreamEras> {
+    const eras = await this.eras(authorization);
+    const ask = this.opts.probeLegacy;
+    if (!eras.legacyUnasked || !ask) return eras;
+    this.legacyAsking ??= ask(this.aborter.signal, authorization)
+      .then(
+        (learned) => {
+          const { legacyUnasked: _asked, ...rest } = eras;
+          const next: UpstreamEras = { ...rest, ...learned };
+          // Kept only if nothing was learned meanwhile (a re-probe's answer is newer).
+          if (this.known === eras) this.known = next;
+          return next;
+        },
+        (e: unknown) => {
+          logFailure(this.opts.log ?? NO_LOG, 'debug', "the upstream's 2025-11-25 side could not be asked; served as 2026-07-28 only", { upstream: this.opts.name })(e);
+          return eras;
+        },
+      )
+      .finally(() => {
+        this.legacyAsking = undefined;
+      });
+    return this.legacyAsking;
   }
 
   /** The credentialed probe, when there are credentials and no refused one ended within `minReprobeMs`. */
@@ -319,6 +355,7 @@ export function upstreamAvailability(c: UpstreamAvailabilityConfig): UpstreamAva
   const availability = new UpstreamAvailability({
     name: c.name,
     probe: (signal, authorization) => probeUpstream(target, signal, authorization),
+    probeLegacy: (signal, authorization) => probeLegacy(target, signal, authorization),
     ...(pinned ? { pinned } : {}),
     ...(c.log ? { log: c.log } : {}),
   });

@@ -12,7 +12,7 @@ export { MAX_UPSTREAM_MESSAGE_BYTES, exchange, UpstreamResponse } from './http.j
 export { QueuedCall } from './call-queue.js';
 export { LegacyCall, LegacySession, type LegacySessionOptions } from './legacy-session.js';
 export { LegacySessionPool, type PoolOptions, type SessionKey } from './pool.js';
-export { probeUpstream, type ProbeTarget, type UpstreamEras } from './probe.js';
+export { probeLegacy, probeUpstream, type ProbeTarget, type UpstreamEras } from './probe.js';
 export {
   pinnedEras,
   upstreamAvailability,

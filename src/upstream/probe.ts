@@ -1,8 +1,13 @@
 /**
- * The era probe: which protocol eras an upstream speaks, asked rather than guessed. Two questions, sent at once:
- * does it answer `server/discover` for 2026-07-28, and does it accept `initialize` for 2025-11-25? A dual-era
- * server answers both, and its `supportedVersions` may list 2026-07-28 alone (2026-07-28 basic/versioning
- * §Compatibility Matrix: the era is chosen by how the client opens), so one list cannot tell.
+ * The era probe: which protocol eras an upstream speaks, asked rather than guessed. `server/discover` first, for
+ * 2026-07-28; an upstream that answers it as a 2026-07-28 server is not sent a bare 2025-11-25 `initialize` (a
+ * 2026-07-28 client sends every request with its version header and `_meta`, 2026-07-28
+ * basic/transports/streamable-http §Protocol Version Header). Whether such a server also speaks 2025-11-25 matters
+ * only to 2025-11-25 clients, so it is asked when the first of them arrives (`probeLegacy`, availability.ts), with
+ * that `initialize` marked as 2025-11-25 in its headers and `_meta`. A dual-era server's `supportedVersions` may list
+ * 2026-07-28 alone (2026-07-28 basic/versioning §Compatibility Matrix: the era is chosen by how the client opens), so
+ * the list cannot tell. An upstream that does not answer `server/discover` as a 2026-07-28 server is asked
+ * `initialize` next.
  */
 import {
   ErrorCode,
@@ -13,6 +18,7 @@ import {
   LEGACY_VERSION,
   LEGACY_VERSIONS,
   logFailure,
+  META,
   MODERN_VERSION,
   modernHeaders,
   NO_LOG,
@@ -32,6 +38,11 @@ export interface UpstreamEras {
   legacy: boolean;
   /** The `DiscoverResult`, when it sent one. */
   discover?: JsonObject;
+  /**
+   * It answered `server/discover` as a 2026-07-28 server and has not been asked `initialize` yet: `legacy` is
+   * unknown until a 2025-11-25 client needs it (probeLegacy).
+   */
+  legacyUnasked?: true;
   /** The identity of its `InitializeResult`, when it sent one. */
   identity?: UpstreamIdentity;
   /**
@@ -69,16 +80,19 @@ const CLIENT_INFO = { name: 'mcp-tasks-gateway', version: 'probe' };
  */
 export async function probeUpstream(target: ProbeTarget, signal?: AbortSignal, authorization?: string): Promise<UpstreamEras> {
   if (authorization) target = { ...target, headers: withAuthorization(target.headers, authorization) };
-  const [discover, initialize] = await Promise.allSettled([askDiscover(target, signal), askInitialize(target, signal)]);
+  const [discover] = await Promise.allSettled([askDiscover(target, signal)]);
+  if (discover.status === 'fulfilled' && discover.value.modern) {
+    // Modern: its 2025-11-25 side is asked when a 2025-11-25 client needs to know (probeLegacy).
+    const eras: UpstreamEras = { modern: true, legacy: false, legacyUnasked: true };
+    if (discover.value.result) eras.discover = discover.value.result;
+    return eras;
+  }
+  const [initialize] = await Promise.allSettled([askInitialize(target, signal, false)]);
   if (discover.status === 'rejected' && initialize.status === 'rejected') {
     const errors = [discover.reason, initialize.reason];
     throw errors.find((e) => !(e instanceof UpstreamTimeoutError)) ?? errors[0];
   }
   const eras: UpstreamEras = { modern: false, legacy: false };
-  if (discover.status === 'fulfilled' && discover.value.modern) {
-    eras.modern = true;
-    if (discover.value.result) eras.discover = discover.value.result;
-  }
   if (initialize.status === 'fulfilled' && initialize.value.identity) {
     eras.legacy = true;
     eras.identity = initialize.value.identity;
@@ -87,8 +101,21 @@ export async function probeUpstream(target: ProbeTarget, signal?: AbortSignal, a
   // An OAuth-protected upstream refuses questions without a user's token (2025-11-25 basic/authorization): its "no" to
   // both is no answer about its eras; the caller learns them later with a token (availability.ts).
   const refused = (r: PromiseSettledResult<{ status: number }>) => r.status === 'fulfilled' && (r.value.status === 401 || r.value.status === 403);
-  if (!eras.modern && !eras.legacy && refused(discover) && refused(initialize)) eras.refused = true;
+  if (!eras.legacy && refused(discover) && refused(initialize)) eras.refused = true;
   return eras;
+}
+
+/**
+ * The 2025-11-25 side of an upstream that answered `server/discover` (`legacyUnasked`): one `initialize`, marked as
+ * 2025-11-25 in its `MCP-Protocol-Version`/`Mcp-Method` headers and `_meta`, so that a 2026-07-28 server reads it as a
+ * request in an era it may not serve (and answers so) rather than a request without the headers every 2026-07-28
+ * request carries. Resolves with what it learned (`legacy`, `identity`); throws as `probeUpstream` does when no answer
+ * came.
+ */
+export async function probeLegacy(target: ProbeTarget, signal?: AbortSignal, authorization?: string): Promise<Pick<UpstreamEras, 'legacy' | 'identity'>> {
+  if (authorization) target = { ...target, headers: withAuthorization(target.headers, authorization) };
+  const answer = await askInitialize(target, signal, true);
+  return answer.identity ? { legacy: true, identity: answer.identity } : { legacy: false };
 }
 
 /**
@@ -97,13 +124,13 @@ export async function probeUpstream(target: ProbeTarget, signal?: AbortSignal, a
  * the server spoke 2026-07-28 and only refused this request (same page, §Backward Compatibility; the fallback
  * must not hang on one code). Any other answer (a legacy server's 400 "no valid session", 404, 405) means not.
  */
-async function askDiscover(target: ProbeTarget, signal?: AbortSignal): Promise<{ modern: boolean; result?: JsonObject; status: number }> {
+async function askDiscover(target: ProbeTarget, signal?: AbortSignal, retried = false): Promise<{ modern: boolean; result?: JsonObject; status: number }> {
   const answer = await ask(
     target,
     modernHeaders('server/discover', undefined),
     {
       jsonrpc: '2.0',
-      id: 'gateway-probe-discover',
+      id: retried ? 'gateway-probe-discover-2' : 'gateway-probe-discover',
       method: 'server/discover',
       params: withEnvelope(undefined, { capabilities: {}, clientInfo: CLIENT_INFO }),
     },
@@ -111,7 +138,13 @@ async function askDiscover(target: ProbeTarget, signal?: AbortSignal): Promise<{
   );
   const message = answer.message;
   const status = answer.status;
-  if (isErrorResponse(message)) return { modern: speaksModern(message.error.code, message.error.data), status };
+  if (isErrorResponse(message)) {
+    const modern = speaksModern(message.error.code, message.error.data);
+    // -32022 listing our version among those it supports (2026-07-28 basic/versioning §Negotiation): asked again once
+    // with that version, the best (the only 2026-07-28 version) of the list, so that its DiscoverResult is learned.
+    if (modern && message.error.code === ErrorCode.UnsupportedProtocolVersion && !retried) return askDiscover(target, signal, true);
+    return { modern, status };
+  }
   if (!isResponse(message) || !answer.ok || !('result' in message) || !isObject(message.result)) return { modern: false, status };
   const versions = message.result.supportedVersions;
   return Array.isArray(versions) && versions.includes(MODERN_VERSION) ? { modern: true, result: message.result, status } : { modern: false, status };
@@ -138,18 +171,11 @@ function speaksModern(code: number, data: unknown): boolean {
  * version means legacy; the session it opened is ended at once with DELETE (best effort: the upstream expires
  * idle sessions itself).
  */
-async function askInitialize(target: ProbeTarget, signal?: AbortSignal): Promise<{ identity?: UpstreamIdentity; status: number }> {
-  const answer = await ask(
-    target,
-    {},
-    {
-      jsonrpc: '2.0',
-      id: 'gateway-probe-initialize',
-      method: 'initialize',
-      params: { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: CLIENT_INFO },
-    },
-    signal,
-  );
+async function askInitialize(target: ProbeTarget, signal: AbortSignal | undefined, marked: boolean): Promise<{ identity?: UpstreamIdentity; status: number }> {
+  const params: JsonObject = { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: CLIENT_INFO };
+  if (marked) params._meta = { [META.protocolVersion]: LEGACY_VERSION, [META.clientCapabilities]: {}, [META.clientInfo]: CLIENT_INFO };
+  const headers: Record<string, string> = marked ? { 'mcp-protocol-version': LEGACY_VERSION, 'mcp-method': 'initialize' } : {};
+  const answer = await ask(target, headers, { jsonrpc: '2.0', id: 'gateway-probe-initialize', method: 'initialize', params }, signal);
   if (answer.sessionId) endSession(target, answer.sessionId, answer.message);
   const message = answer.message;
   const status = answer.status;

@@ -448,7 +448,7 @@ t.test('era auto before a 2026-07-28 OAuth upstream: the eras are learned with t
   t.match(first.body.result.content, [{ type: 'text' }], 'the tool answered');
   const afterFirst = up.seen.slice(mark).filter((s) => s.path === '/mcp');
   t.same(afterFirst.filter((s) => s.rpc === 'server/discover').map((s) => s.authorization), [authorization], 'one probe, with the caller token');
-  t.equal(afterFirst.filter((s) => s.rpc === 'initialize').length, 1, "the probe's initialize only: no legacy session for the modern client");
+  t.equal(afterFirst.filter((s) => s.rpc === 'initialize').length, 0, 'no initialize for the modern client: the upstream answered server/discover');
   t.same(afterFirst.filter((s) => s.rpc === 'tools/call').map((s) => s.authorization), [authorization], 'the call passed through');
   t.match(await healthOf(gw.origin), { state: 'up', modern: true, legacy: false }, '/healthz: modern after the first credentialed call');
   t.notOk('eras' in (await healthOf(gw.origin)), 'no longer refused');

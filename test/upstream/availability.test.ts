@@ -8,6 +8,7 @@ import http from 'node:http';
 import net from 'node:net';
 import t from 'tap';
 import {
+  probeLegacy,
   UpstreamAvailability,
   UpstreamDownError,
   UpstreamUnavailableError,
@@ -100,10 +101,10 @@ t.test('a dead upstream: the first caller gets the probe’s error, later ones U
   const server = await startEraServer('stateless', port);
   t.teardown(() => server.close());
   const up = await seen.next((c) => c.up);
-  t.same(up.up && [up.eras.modern, up.eras.legacy], [true, true]);
+  t.same(up.up && [up.eras.modern, up.eras.legacyUnasked], [true, true], 'modern; its 2025-11-25 side not asked by the probe');
   t.notOk(a.isDown);
   const eras = await a.eras();
-  t.same([eras.modern, eras.legacy], [true, true], 'known again');
+  t.same([eras.modern, eras.legacy], [true, false], 'known again');
   t.same(a.current?.discover?.supportedVersions, ['2026-07-28'], 'what the probe learned is kept');
 });
 
@@ -165,10 +166,11 @@ t.test('close() is idempotent; a probe started after it is aborted, not left run
   await t.rejects(a.eras(), { message: 'the gateway is closing' }, 'the live upstream is not asked: the probe’s signal is already aborted');
 });
 
-t.test('a question left unanswered is asked again, not taken as a "no"', async (t) => {
-  // A raw server (a real server's wire, written out) that answers server/discover, and initialize only from its
-  // second time on: the first probe's initialize times out.
-  let initializes = 0;
+t.test('a question left unanswered is asked again, not taken as a "no"; a 2025-11-25 side is asked when a 2025-11-25 client needs it', async (t) => {
+  // A raw server (a real server's wire, written out) that answers initialize, and server/discover only from its
+  // second time on: the first probe's discover times out.
+  let discovers = 0;
+  const initializes: Array<{ headers: http.IncomingHttpHeaders; meta: unknown }> = [];
   const hung: http.ServerResponse[] = [];
   const server = http.createServer((req, res) => {
     let text = '';
@@ -177,11 +179,12 @@ t.test('a question left unanswered is asked again, not taken as a "no"', async (
     req.on('end', () => {
       const body = JSON.parse(text || '{}');
       const json = (payload: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
+      if (body.method === 'server/discover' && ++discovers === 1) return void hung.push(res);
       if (body.method === 'server/discover') {
         return json({ jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: {}, ttlMs: 0, cacheScope: 'private' } });
       }
-      if (body.method === 'initialize' && ++initializes === 1) return void hung.push(res);
       if (body.method === 'initialize') {
+        initializes.push({ headers: req.headers, meta: body.params?._meta });
         return json({ jsonrpc: '2.0', id: body.id, result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'slow-start', version: '1' } } });
       }
       res.writeHead(405).end();
@@ -193,14 +196,23 @@ t.test('a question left unanswered is asked again, not taken as a "no"', async (
     return new Promise<void>((resolve) => server.close(() => resolve()));
   });
   const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/mcp`;
-  const a = availability(t, { name: 'slow', probe: (signal) => probeUpstream({ url, headers: {}, timeoutMs: 200 }, signal), minReprobeMs: 1 });
+  const target = { url, headers: {}, timeoutMs: 200 };
+  const a = availability(t, { name: 'slow', probe: (signal) => probeUpstream(target, signal), probeLegacy: (signal) => probeLegacy(target, signal), minReprobeMs: 1 });
   const seen = changes(a);
 
   const first = await a.eras();
-  t.same([first.modern, first.legacy, first.incomplete], [true, false, true], 'modern known, legacy not yet');
+  t.same([first.modern, first.legacy, first.incomplete], [false, true, true], 'legacy known, modern not yet');
+  t.equal(initializes.length, 1, 'initialize asked once discover got no answer');
   const second = await seen.next();
-  t.same(second.up && [second.eras.modern, second.eras.legacy, second.eras.incomplete], [true, true, undefined], 'asked again: both');
-  t.same((await a.eras()).identity?.serverInfo, { name: 'slow-start', version: '1' });
+  t.same(second.up && [second.eras.modern, second.eras.legacyUnasked, second.eras.incomplete], [true, true, undefined], 'asked again: modern, its 2025-11-25 side left for later');
+  t.equal(initializes.length, 1, 'no initialize to a server that answered server/discover');
+  const [one, two] = await Promise.all([a.legacyEras(), a.legacyEras()]);
+  t.same([one.modern, one.legacy, one.legacyUnasked], [true, true, undefined], 'a 2025-11-25 client: both eras');
+  t.equal(one, two, 'concurrent callers share the answer');
+  t.equal(initializes.length, 2, 'one initialize for them');
+  t.match(initializes[1], { headers: { 'mcp-protocol-version': '2025-11-25', 'mcp-method': 'initialize' }, meta: { 'io.modelcontextprotocol/protocolVersion': '2025-11-25' } }, 'marked as 2025-11-25 in its headers and _meta');
+  t.same((await a.eras()).identity?.serverInfo, { name: 'slow-start', version: '1' }, 'kept for everyone');
+  t.equal(await a.legacyEras(), await a.eras(), 'asked once');
 });
 
 t.test('an upstream that refuses the probe for want of credentials: reachable, eras unknown, learned with a token', async (t) => {

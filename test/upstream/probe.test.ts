@@ -7,7 +7,7 @@ import http from 'node:http';
 import net from 'node:net';
 import t from 'tap';
 import { startDemoUpstream } from '../../src/demo/demo-server.js';
-import { probeUpstream, UpstreamTimeoutError, UpstreamUnavailableError } from '../../src/upstream/index.js';
+import { probeLegacy, probeUpstream, UpstreamTimeoutError, UpstreamUnavailableError } from '../../src/upstream/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { startRelay } from '../helpers/relay.js';
 import { startEraServer } from './era-servers.js';
@@ -43,19 +43,25 @@ t.test('the demo upstream (400 to server/discover): legacy only', async (t) => {
   t.same(eras.identity?.serverInfo, { name: 'demo-legacy-server', version: '1.0.0' });
 });
 
-t.test('a dual-era server whose discover lists 2026-07-28 only: both eras', async (t) => {
+t.test('a dual-era server whose discover lists 2026-07-28 only: modern at once, 2025-11-25 when asked for it', async (t) => {
   const server = await startEraServer('stateless');
   t.teardown(() => server.close());
   const eras = await probeUpstream(target(server.url));
-  t.same([eras.modern, eras.legacy], [true, true], 'both questions answered yes');
+  t.same([eras.modern, eras.legacyUnasked], [true, true], 'modern; its 2025-11-25 side not asked yet');
   t.same(eras.discover?.supportedVersions, ['2026-07-28'], 'its own list names the modern version only');
   t.same((eras.discover?._meta as any)?.['io.modelcontextprotocol/serverInfo'], { name: 'era-test-server', version: '2.4.0' });
-  t.equal(eras.identity?.protocolVersion, '2025-11-25');
   const discover = server.seen.find((s) => s.rpcMethod === 'server/discover');
   t.equal(discover?.headers['mcp-protocol-version'], '2026-07-28', 'discover carries the modern headers');
   t.equal(discover?.headers['mcp-method'], 'server/discover');
+  t.notOk(server.seen.some((s) => s.rpcMethod === 'initialize'), 'no bare initialize to a server that answered server/discover');
+
+  const legacy = await probeLegacy(target(server.url));
+  t.equal(legacy.legacy, true, 'asked, it speaks 2025-11-25 too');
+  t.equal(legacy.identity?.protocolVersion, '2025-11-25');
   const init = server.seen.find((s) => s.rpcMethod === 'initialize');
-  t.notOk(init?.body.params._meta, 'initialize is a plain 2025-11-25 one');
+  t.equal(init?.headers['mcp-protocol-version'], '2025-11-25', 'the initialize says its version in the header');
+  t.equal(init?.headers['mcp-method'], 'initialize');
+  t.match(init?.body.params._meta, { 'io.modelcontextprotocol/protocolVersion': '2025-11-25', 'io.modelcontextprotocol/clientCapabilities': {} }, 'and in _meta');
 });
 
 t.test('a modern-only server (initialize refused): modern only', async (t) => {
@@ -65,6 +71,37 @@ t.test('a modern-only server (initialize refused): modern only', async (t) => {
   t.same([eras.modern, eras.legacy], [true, false]);
   t.ok(eras.discover);
   t.notOk(eras.identity);
+  t.same(await probeLegacy(target(server.url)), { legacy: false }, 'asked, it refuses 2025-11-25');
+});
+
+t.test('server/discover refused with -32022 listing 2026-07-28: asked again once, its DiscoverResult learned', async (t) => {
+  const seen: Array<{ method: string; version: unknown }> = [];
+  let refused = false;
+  const server = http.createServer((req, res) => {
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (text += c));
+    req.on('end', () => {
+      const body = JSON.parse(text || '{}');
+      seen.push({ method: body.method, version: req.headers['mcp-protocol-version'] });
+      if (!refused) {
+        refused = true;
+        const error = { code: -32022, message: 'Unsupported protocol version', data: { supported: ['2026-07-28'], requested: 'x' } };
+        return res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, error }));
+      }
+      const result = { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, serverInfo: { name: 'picky', version: '1' } };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const eras = await probeUpstream(target(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}/mcp`));
+  t.equal(eras.modern, true);
+  t.match(eras.discover, { capabilities: { tools: {} } }, 'the retry got the DiscoverResult');
+  t.same(seen, [
+    { method: 'server/discover', version: '2026-07-28' },
+    { method: 'server/discover', version: '2026-07-28' },
+  ], 'one retry, with the version its list names; no initialize');
 });
 
 /** A raw server answering `server/discover` with `error` (HTTP 400) and `initialize` with 400 too. */
