@@ -33,6 +33,7 @@
  */
 import {
   ErrorCode,
+  MODERN_VERSION,
   errorResponse,
   GatewayError,
   identityFromDiscover,
@@ -168,7 +169,8 @@ export class ModernUpstreamClient implements UpstreamClient {
   }
 
   private async discover(caller: UpstreamCaller): Promise<UpstreamIdentity> {
-    const response = await this.requestWhole(caller, 'server/discover', {});
+    let response = await this.requestWhole(caller, 'server/discover', {});
+    if (isErrorResponse(response) && versionRetryable(response.error)) response = await this.requestWhole(caller, 'server/discover', {});
     if (isErrorResponse(response)) {
       throw new UpstreamUnavailableError(`upstream refused server/discover: ${response.error.code} ${response.error.message}`);
     }
@@ -234,6 +236,7 @@ export class ModernUpstreamClient implements UpstreamClient {
     let id = firstId;
     let headerParams = toolParams;
     let headersRelearned = false;
+    let versionRetried = false;
     let sent = params;
     try {
       for (let round = 1; ; ) {
@@ -254,6 +257,13 @@ export class ModernUpstreamClient implements UpstreamClient {
               messages = await this.exchange(caller, method, sent, id, call.controller, headerParams);
               continue;
             }
+          }
+          // 2026-07-28 basic/versioning: refused with -32022 naming our version among those it supports, asked again once.
+          if (!versionRetried && versionRetryable(response.error)) {
+            versionRetried = true;
+            id = this.nextId++;
+            messages = await this.exchange(caller, method, sent, id, call.controller, headerParams);
+            continue;
           }
           call.push({ kind: 'response', message: { ...response, id: call.requestId } });
           return;
@@ -724,4 +734,15 @@ function safeJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether an error is -32022 (UnsupportedProtocolVersion) listing, in `data.supported`, the one 2026-07-28 version
+ * the gateway speaks: the best version of that list it can send, so the request is asked again once (2026-07-28
+ * basic/versioning). A list without it leaves nothing to retry with.
+ */
+function versionRetryable(error: { code: number; data?: unknown }): boolean {
+  if (error.code !== ErrorCode.UnsupportedProtocolVersion || !isObject(error.data)) return false;
+  const supported = error.data.supported;
+  return Array.isArray(supported) && supported.includes(MODERN_VERSION);
 }

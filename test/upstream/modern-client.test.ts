@@ -343,6 +343,36 @@ t.test('(b) a HeaderMismatch makes the client re-read the tool schema and retry 
   t.strictSame(received.map((r) => r.body.method), ['tools/list', 'tools/call', 'tools/list', 'tools/call']);
 });
 
+t.test('-32022 naming 2026-07-28 among the supported versions: asked again once; a list without it, not', async (t) => {
+  const refusals = new Map<string, number>();
+  const { server, received } = rawServer((body, res) => {
+    const name = String(body.params?.name ?? body.method);
+    const n = (refusals.get(name) ?? 0) + 1;
+    refusals.set(name, n);
+    const supported = name === 'other' ? ['2027-01-01'] : ['2026-07-28'];
+    // 'once' is refused the first time only; 'always' and 'other' every time.
+    if (name !== 'once' || n === 1) {
+      return json(res, 400, { jsonrpc: '2.0', id: body.id, error: { code: -32022, message: 'Unsupported protocol version', data: { supported, requested: '2026-07-28' } } });
+    }
+    return json(res, 200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', messages: [] } });
+  });
+  const url = await listen(server);
+  const client = new ModernUpstreamClient({ name: 'raw', url, timeoutMs: 10_000, clientInfo: CLIENT_INFO });
+  t.teardown(async () => {
+    await client.close();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+  const ok = await requestOnce(client, caller, 'prompts/get', { name: 'once' });
+  t.ok('result' in ok, 'answered on the retry');
+  const again = await requestOnce(client, caller, 'prompts/get', { name: 'always' });
+  t.match(again, { error: { code: -32022 } }, 'refused twice: the refusal reaches the caller');
+  const other = await requestOnce(client, caller, 'prompts/get', { name: 'other' });
+  t.match(other, { error: { code: -32022 } }, 'a list without our version: no retry');
+  t.same(received.map((r) => r.body.params.name), ['once', 'once', 'always', 'always', 'other'], 'one retry each where our version is listed');
+  t.ok(received.every((r) => r.headers['mcp-protocol-version'] === '2026-07-28' && r.body.params._meta['io.modelcontextprotocol/protocolVersion'] === '2026-07-28'), 'every attempt with the version header and _meta');
+});
+
 t.test('(b) MRTR rounds are bounded; a state-only round is retried at once', async (t) => {
   const { server, received } = rawServer((body, res) => {
     if (body.params.name === 'malformed') {
