@@ -109,6 +109,8 @@ export class LegacyCall extends QueuedCall implements UpstreamCall {
 
   protected override onFinal(): void {
     this.onFinish?.();
+    // A resumption still under way has nothing left to bring (the response came another way).
+    this.dropped?.abort(new Error('call finished'));
   }
 
   /** Answers a server→client request that arrived on this call's stream. */
@@ -148,6 +150,12 @@ export class LegacySession {
   private closed = false;
   /** Calls that may ask for input, for stray server→client requests. */
   private readonly inputCalls: LegacyCall[] = [];
+  /**
+   * Calls waiting for their response, by request id: a server that resumes a call's stream may deliver the response on
+   * the session's GET stream (the conformance suite's sse-retry server does, to whichever GET comes first), where it
+   * still reaches its call.
+   */
+  private readonly streamedCalls = new Map<RequestId, LegacyCall>();
   private readonly streamAbort = new AbortController();
   /** Who hears the notifications of the GET stream (list changes, resource updates); `undefined`: it ended. */
   private readonly streamListeners = new Set<(n: JsonRpcNotification | undefined) => void>();
@@ -369,6 +377,10 @@ export class LegacySession {
         for (const listener of [...this.streamListeners]) listener(m);
         continue;
       }
+      if (isResponse(m)) {
+        this.streamedCalls.get(m.id as RequestId)?.push({ kind: 'response', message: m });
+        continue;
+      }
       if (!isRequest(m)) continue;
       if (m.method === 'ping') {
         await this.respond(m.id, { result: {} }).catch(logFailure(this.log, 'debug', 'ping on the session stream not answered'));
@@ -431,10 +443,13 @@ export class LegacySession {
       this.inputCalls.push(call);
       for (const wake of [...this.callWaiters]) wake();
     }
+    // Registered before the POST too: its response may come on the GET stream before the POST's headers are read.
+    this.streamedCalls.set(id, call);
     let res: UpstreamResponse;
     try {
       res = await this.post(message, signal, undefined, trace);
     } catch (e) {
+      this.streamedCalls.delete(id);
       this.forgetInputCall(call);
       throw e;
     }
@@ -447,6 +462,7 @@ export class LegacySession {
       const parsed = safeJson(text);
       // 401/403 judge the caller's credentials whatever the body says: the client needs the status and the challenge
       // (2025-11-25 basic/authorization §Error Handling), not a JSON-RPC error inside them.
+      this.streamedCalls.delete(id);
       if (isErrorResponse(parsed) && res.status !== 401 && res.status !== 403) {
         call.push({ kind: 'response', message: { ...parsed, id } });
         return call;
@@ -485,6 +501,8 @@ export class LegacySession {
       }
     } catch (cause) {
       call.push({ kind: 'failure', error: cause instanceof GatewayError ? cause : new UpstreamUnavailableError('upstream stream broke', { cause }) });
+    } finally {
+      this.streamedCalls.delete(id);
     }
   }
 

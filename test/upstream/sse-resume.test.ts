@@ -188,3 +188,61 @@ t.test('a resumption that keeps bringing nothing fails after the bounded attempt
   t.equal(ofKind(fixture, 'resume').length, MAX_RESUME_ATTEMPTS, `${MAX_RESUME_ATTEMPTS} resumptions, then no more`);
   pacedByRetry(t, fixture);
 });
+
+t.test("a response the server sends on the session's GET stream instead of the call's reaches the call", async (t) => {
+  // A raw 2025-11-25 server (its wire written out): the conformance suite's sse-retry server answers a call it closed
+  // on whichever GET comes next (2025-11-25 says MUST NOT unless resuming, yet clients meet it); here the call's
+  // stream gets its priming event with a long retry, the response goes on the session's GET stream, the POST ends.
+  const { createServer } = await import('node:http');
+  const gets = new Map<string, import('node:http').ServerResponse>();
+  const getWaiters = new Map<string, () => void>();
+  let resumes = 0;
+  let sessions = 0;
+  const server = createServer((req, res) => {
+    const sid = String(req.headers['mcp-session-id'] ?? '');
+    if (req.method === 'GET') {
+      if (req.headers['last-event-id']) resumes++;
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).write(': open\n\n');
+      gets.set(sid, res);
+      getWaiters.get(sid)?.();
+      return;
+    }
+    if (req.method === 'DELETE') return void res.writeHead(200).end();
+    let text = '';
+    req.on('data', (c) => (text += c));
+    req.on('end', () => {
+      const body = JSON.parse(text);
+      const json = (status: number, payload: unknown, headers: Record<string, string> = {}) =>
+        res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(payload));
+      if (body.method === 'initialize') {
+        const result = { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'get-answers', version: '1' } };
+        return json(200, { jsonrpc: '2.0', id: body.id, result }, { 'mcp-session-id': `s${++sessions}` });
+      }
+      if (body.id === undefined) return void res.writeHead(202).end();
+      if (!sid) return json(400, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: no valid session' } });
+      if (body.method === 'tools/list') return json(200, { jsonrpc: '2.0', id: body.id, result: { tools: [{ name: 'slow', inputSchema: { type: 'object' } }] } });
+      if (body.method !== 'tools/call') return json(200, { jsonrpc: '2.0', id: body.id, result: {} });
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).write('id: e1\nretry: 5000\ndata: \n\n');
+      const answer = () => {
+        gets.get(sid)?.write(`id: e2\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { content: [{ type: 'text', text: 'from the GET stream' }] } })}\n\n`);
+        res.end();
+      };
+      if (gets.has(sid)) answer();
+      else getWaiters.set(sid, answer);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const upstreamUrl = `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}/mcp`;
+  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'raw', path: '/mcp', url: upstreamUrl, era: 'legacy' }] }), { logger: false });
+  t.teardown(async () => {
+    await gateway.close();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = gateway.app.server.address();
+  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
+  const r = await post(url, 'tools/call', { name: 'slow', arguments: {}, _meta: envelope() });
+  t.same(r.body.result?.content, [{ type: 'text', text: 'from the GET stream' }], 'the call got the response sent on the GET stream');
+  t.equal(resumes, 0, 'and did not wait out the retry to resume a stream that had nothing left');
+});
