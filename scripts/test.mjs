@@ -62,8 +62,11 @@ const suites = [
   ['--requirements', '2026-07-28', '--tasks', 'native', '--task-first'],
   ['--requirements', '2026-07-28', '--upstream', 'modern', '--tasks', 'native', '--task-first'],
 ];
-for (const args of suites) {
-  const r = await run(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'scripts/conformance.ts', ...args]);
+// The client scenarios with the gateway as the client, each compared with an SDK client of the scenario's era alone.
+const clientScenarios = ['scripts/conformance-client.ts'];
+for (const args of [...suites, clientScenarios]) {
+  const script = args === clientScenarios ? [] : ['scripts/conformance.ts'];
+  const r = await run(process.execPath, ['node_modules/tsx/dist/cli.mjs', ...script, ...args]);
   const m = /conformance .*: (\d+) passed, (\d+) failed/.exec(r.text);
   if (m) {
     passed += Number(m[1]);
