@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { catalogAnswer, GatewayError, jsonTooDeep, answerOf, type CatalogAnswer, type ErrorKind } from '../translate/index.js';
 import { NO_AUDIT, type AuditLog, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
-import type { UpstreamAvailability, UpstreamClient } from '../upstream/index.js';
+import type { UpstreamAvailability, UpstreamClient, UpstreamEras } from '../upstream/index.js';
 import type { Authenticator } from './auth.js';
 import { EdgeDrain } from './drain.js';
 import { checkHostOrigin, type HostPolicy } from './host-check.js';
@@ -310,7 +310,8 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       state: e.availability.state,
       // Eras only when known: an upstream that refused the probe for want of a token is `up` with `eras: refused`
       // until a caller's token has it answered.
-      ...(e.availability.current ? { modern: e.availability.current.modern, legacy: e.availability.current.legacy } : e.availability.erasRefused ? { eras: 'refused' } : {}),
+      // `legacy` is absent while unasked: an upstream that answers server/discover is asked it by a 2025-11-25 client.
+      ...(e.availability.current ? erasForHealth(e.availability.current) : e.availability.erasRefused ? { eras: 'refused' } : {}),
     })),
   }));
 
@@ -383,4 +384,9 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
 function sendAnswer(reply: FastifyReply, answer: CatalogAnswer): FastifyReply {
   if (answer.retryAfterSeconds !== undefined) void reply.header('retry-after', String(answer.retryAfterSeconds));
   return reply.code(answer.status).type('application/json').send(rpcBody(answer));
+}
+
+/** The eras `/healthz` shows: `modern`, and `legacy` once known. */
+function erasForHealth(eras: UpstreamEras): { modern: boolean; legacy?: boolean } {
+  return eras.legacyUnasked ? { modern: eras.modern } : { modern: eras.modern, legacy: eras.legacy };
 }

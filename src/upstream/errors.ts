@@ -86,3 +86,8 @@ export function fetchFailure(cause: unknown, caller?: AbortSignal, timeout?: Abo
   }
   return new UpstreamUnavailableError(`upstream unreachable: ${(cause as Error)?.message ?? String(cause)}`, { cause });
 }
+
+/** Whether a failure found nobody listening (connection refused): the upstream process is gone, not slow. */
+export function refusedConnection(e: unknown): e is UpstreamUnavailableError {
+  return e instanceof UpstreamUnavailableError && (e.cause as { code?: unknown } | undefined)?.code === 'ECONNREFUSED';
+}

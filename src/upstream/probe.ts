@@ -27,7 +27,7 @@ import {
   type LayerLogger,
   type UpstreamIdentity,
 } from '../translate/index.js';
-import { fetchFailure, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
+import { fetchFailure, refusedConnection, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
 import { exchange, type UpstreamResponse } from './http.js';
 
 /** What the probe learned; callers keep it so that they need not ask the upstream again. */
@@ -87,6 +87,8 @@ export async function probeUpstream(target: ProbeTarget, signal?: AbortSignal, a
     if (discover.value.result) eras.discover = discover.value.result;
     return eras;
   }
+  // Nobody listening: the upstream is down, and asking initialize too would only delay saying so.
+  if (discover.status === 'rejected' && refusedConnection(discover.reason)) throw discover.reason;
   const [initialize] = await Promise.allSettled([askInitialize(target, signal, false)]);
   if (discover.status === 'rejected' && initialize.status === 'rejected') {
     const errors = [discover.reason, initialize.reason];

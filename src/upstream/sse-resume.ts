@@ -5,7 +5,7 @@
  * the server last gave. This applies to a POST's answer stream (a call, a `tasks/result`) and to the session's GET
  * stream alike; the resumed stream carries the rest of the disconnected one.
  */
-import { UpstreamUnavailableError } from './errors.js';
+import { refusedConnection, UpstreamUnavailableError } from './errors.js';
 import type { SseCursor, UpstreamResponse } from './http.js';
 
 /** Reconnection delay when the server gave no `retry` (the SSE default is the client's choice; kept small). */
@@ -20,11 +20,6 @@ export const MAX_RESUME_ATTEMPTS = 3;
  * stream; 404: it forgot the session or the stream; 400: it cannot place the event id).
  */
 const TRANSIENT = new Set([408, 409, 425, 429]);
-
-/** Whether a failed reconnection found nobody listening (the server process is gone). */
-function refusedConnection(e: unknown): e is UpstreamUnavailableError {
-  return e instanceof UpstreamUnavailableError && (e.cause as { code?: unknown } | undefined)?.code === 'ECONNREFUSED';
-}
 
 /** What a resumption needs from its session. */
 export interface ResumeTarget {
