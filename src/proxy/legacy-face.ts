@@ -176,8 +176,12 @@ interface FaceSession {
   listenKey: string;
   /** What the upstream's acknowledgement granted of that filter. */
   listenAccepted: ListenFilter | undefined;
-  /** Serializes listen changes (subscribe, unsubscribe, GET open and close). */
+  /** Orders listen changes (subscribe, unsubscribe, GET open and close). */
   listenChain: Promise<void>;
+  /** The change still setting up its listen, if any: a newer change supersedes it (refreshListen). */
+  listenSetup: AbortController | undefined;
+  /** What the latest change's caller awaits; a superseded change's caller awaits it too. */
+  listenLatest: Promise<void>;
   listenFailures: number;
   /** Aborted when the session ends. */
   ended: AbortController;
@@ -295,6 +299,8 @@ function newSession(id: string, principal: string, authorization: string | undef
     listenAccepted: undefined,
     streamWanted: false,
     listenChain: Promise.resolve(),
+    listenSetup: undefined,
+    listenLatest: Promise.resolve(),
     listenFailures: 0,
     ended: new AbortController(),
   };
@@ -805,12 +811,23 @@ export class LegacyFace {
         if (req.method === 'resources/subscribe') s.subscriptions.add(uri);
         else s.subscriptions.delete(uri);
         let failed = false;
+        // The client closing the request or cancelling it (notifications/cancelled) stops a listen still setting up.
+        const key = idKey(req.id);
+        const gone = new AbortController();
+        const onClose = () => {
+          if (!reply.raw.writableFinished) gone.abort(new Error('client closed the request'));
+        };
+        s.inflight.set(key, gone);
+        reply.raw.on('close', onClose);
         try {
           // Answered once the upstream listen carries the new filter, so that no update after the answer is lost.
-          await this.refreshListen(s);
+          await this.refreshListen(s, gone.signal);
         } catch (e) {
           failed = true;
-          this.failed(s.ended.signal.aborted ? 'debug' : 'warn', 'upstream listen failed', s)(e);
+          this.failed(s.ended.signal.aborted || gone.signal.aborted ? 'debug' : 'warn', 'upstream listen failed', s)(e);
+        } finally {
+          reply.raw.off('close', onClose);
+          if (s.inflight.get(key) === gone) s.inflight.delete(key);
         }
         // Success only for a URI the upstream's acknowledgement granted.
         if (req.method === 'resources/subscribe' && (failed || !s.listenAccepted?.resourceSubscriptions?.includes(uri))) {
@@ -1112,32 +1129,65 @@ export class LegacyFace {
 
   /**
    * Makes the session's upstream listen match what the session needs: list changes while its GET stream is open,
-   * and its resource subscriptions. The new listen is opened before the old one is closed, so nothing is missed.
+   * and its resource subscriptions. The new listen is opened before the old one is closed, so nothing is missed; the
+   * old one stays in place if the new one fails. A change still waiting for its acknowledgement is superseded by a
+   * newer one (whose filter, computed from the session's state when it runs, covers the older wish): the older setup
+   * is aborted and its caller is answered by the newer change, so one stuck setup holds up nobody. `request` aborts
+   * the setup when the request that asked for it is closed or cancelled.
    */
-  private refreshListen(s: FaceSession): Promise<void> {
-    const next = s.listenChain.then(async () => {
+  private refreshListen(s: FaceSession, request?: AbortSignal): Promise<void> {
+    s.listenSetup?.abort(new Error('superseded by a newer listen change'));
+    const setup = new AbortController();
+    s.listenSetup = setup;
+    const run = s.listenChain.then(async () => {
+      if (setup.signal.aborted) throw setup.signal.reason;
       if (s.ended.signal.aborted) return;
       const caps = s.route.upstream.knownIdentity?.capabilities ?? {};
       const filter = sessionListenFilter(caps, { lists: s.streamWanted, resources: [...s.subscriptions] });
       const key = filter ? canonicalJson(filter) : '';
       if (key === s.listenKey) return;
       const old = s.listen;
-      s.listen = undefined;
-      s.listenKey = '';
-      s.listenAccepted = undefined;
-      if (filter) {
-        const controller = new AbortController();
-        const signal = AbortSignal.any([controller.signal, s.ended.signal]);
-        const l = await s.route.upstream.listen(this.callerOf(s), filter, signal);
-        s.listen = controller;
-        s.listenKey = key;
-        s.listenAccepted = l.accepted;
-        void this.readListen(s, l, controller);
+      if (!filter) {
+        s.listen = undefined;
+        s.listenKey = '';
+        s.listenAccepted = undefined;
+        old?.abort();
+        return;
       }
+      const controller = new AbortController();
+      const stop = (e: Event) => controller.abort((e.target as AbortSignal).reason);
+      // Only while it sets up: once acknowledged, the listen is the session's, whoever asked for it.
+      setup.signal.addEventListener('abort', stop, { once: true });
+      request?.addEventListener('abort', stop, { once: true });
+      if (request?.aborted) controller.abort(request.reason);
+      let l: UpstreamListen;
+      try {
+        l = await s.route.upstream.listen(this.callerOf(s), filter, AbortSignal.any([controller.signal, s.ended.signal]));
+      } finally {
+        setup.signal.removeEventListener('abort', stop);
+        request?.removeEventListener('abort', stop);
+      }
+      s.listen = controller;
+      s.listenKey = key;
+      s.listenAccepted = l.accepted;
+      void this.readListen(s, l, controller);
       old?.abort();
     });
-    // The chain only orders the changes: a failure is the caller's (awaiting `next`) to report.
-    s.listenChain = next.catch(this.failed('debug', 'listen change failed', s));
+    const done = () => {
+      if (s.listenSetup === setup) s.listenSetup = undefined;
+    };
+    const next: Promise<void> = run.then(done, (e: unknown) => {
+      done();
+      // Superseded: the newer change answers for it (and its failure is the newer caller's to report).
+      if (setup.signal.aborted && !s.ended.signal.aborted && s.listenLatest !== next) return s.listenLatest;
+      throw e;
+    });
+    s.listenLatest = next;
+    // The chain only orders the changes (on the work itself, never on a caller's wait): a failure is the caller's.
+    const logged = this.failed('debug', 'listen change failed', s);
+    s.listenChain = run.catch((e: unknown) => {
+      if (!setup.signal.aborted) logged(e);
+    });
     return next;
   }
 

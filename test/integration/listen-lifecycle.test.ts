@@ -129,3 +129,88 @@ t.test('legacy face: 100 sessions opened, listened (GET) and DELETEd log no warn
     'no error is logged as a serialized DOMException',
   );
 });
+
+/**
+ * A 2026-07-28 server (its wire written out: FAKE, since no real server can be made to withhold an acknowledgement)
+ * offering resource subscriptions, whose listen never acknowledges a filter naming `stuck://` and acknowledges any
+ * other at once. Records each listen request and whether its connection was closed by the client.
+ */
+async function withholdingUpstream(t: Teardown): Promise<{ url: string; listens: Array<{ uris: string[]; closed: Promise<void> }> }> {
+  const http = await import('node:http');
+  const listens: Array<{ uris: string[]; closed: Promise<void> }> = [];
+  const server = http.createServer((req, res) => {
+    let text = '';
+    req.on('data', (c) => (text += c));
+    req.on('end', () => {
+      const body = JSON.parse(text || '{}');
+      const json = (status: number, payload: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
+      if (body.method === 'server/discover') {
+        const result = { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: { resources: { subscribe: true }, tools: {} }, serverInfo: { name: 'withholding', version: '1' }, ttlMs: 0, cacheScope: 'private' };
+        return json(200, { jsonrpc: '2.0', id: body.id, result });
+      }
+      if (body.method === 'subscriptions/listen') {
+        const uris: string[] = body.params?.notifications?.resourceSubscriptions ?? [];
+        listens.push({ uris, closed: new Promise<void>((resolve) => res.once('close', () => resolve())) });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        if (uris.some((u) => u.startsWith('stuck://'))) return; // held: no acknowledgement, ever
+        res.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: uris } } })}\n`);
+        return;
+      }
+      if (body.method === 'tools/call') return json(200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', content: [{ type: 'text', text: 'ok' }] } });
+      if (body.method === 'tools/list') return json(200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', tools: [{ name: 'echo', inputSchema: { type: 'object' } }], ttlMs: 0, cacheScope: 'private' } });
+      return json(400, { jsonrpc: '2.0', id: body.id ?? null, error: { code: -32022, message: 'Unsupported protocol version', data: { supported: ['2026-07-28'] } } });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/mcp`, listens };
+}
+
+/** The gateway's legacy face in front of `upstreamUrl`, with a long acknowledgement bound (the probe timeout). */
+async function faceBefore(t: Teardown, upstreamUrl: string): Promise<string> {
+  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'withholding', path: '/mcp', url: upstreamUrl, probeTimeoutMs: 60_000 }] }), { logger: false });
+  t.teardown(() => gateway.close());
+  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = gateway.app.server.address();
+  return `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
+}
+
+t.test('legacy face: a listen still waiting for its acknowledgement delays neither a newer subscribe nor a call of the session (FAKE upstream)', async (t) => {
+  const up = await withholdingUpstream(t);
+  const url = await faceBefore(t, up.url);
+  const sid = await rawInitialize(url);
+  const stuck = rpc(url, sid, 1, 'resources/subscribe', { uri: 'stuck://a' });
+  const call = await bounded(rpc(url, sid, 2, 'tools/call', { name: 'echo', arguments: {} }), 'a call while the listen is pending');
+  t.same(call.body.result?.content, [{ type: 'text', text: 'ok' }], 'the call answered');
+  // Unsubscribing the stuck URI supersedes its setup: the new filter (no subscription) needs no listen at all.
+  const unsub = await bounded(rpc(url, sid, 3, 'resources/unsubscribe', { uri: 'stuck://a' }), 'the unsubscribe');
+  t.same(unsub.body.result, {}, 'unsubscribe answered');
+  const first = await bounded(stuck, 'the superseded subscribe');
+  t.equal(first.body.error?.code, ERROR_CATALOG.GW_SUBSCRIBE_FAILED.rpc, 'the superseded subscribe of a URI no longer wanted fails as not granted');
+  await bounded(up.listens[0]!.closed, 'the stuck listen request closed by the gateway');
+  const fine = await bounded(rpc(url, sid, 4, 'resources/subscribe', { uri: 'fine://b' }), 'a later subscribe');
+  t.same(fine.body.result, {}, 'a later subscribe is granted at once');
+});
+
+t.test('legacy face: a subscribe whose client closes the request stops its pending upstream listen (FAKE upstream)', async (t) => {
+  const up = await withholdingUpstream(t);
+  const url = await faceBefore(t, up.url);
+  const sid = await rawInitialize(url);
+  const gone = new AbortController();
+  const stuck = fetch(url, {
+    method: 'POST',
+    headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: 'stuck://a' } }),
+    signal: gone.signal,
+  }).catch(() => undefined);
+  while (up.listens.length === 0) await new Promise((r) => setImmediate(r));
+  gone.abort();
+  await stuck;
+  await bounded(up.listens[0]!.closed, 'the upstream listen request closed');
+  const fine = await bounded(rpc(url, sid, 2, 'resources/subscribe', { uri: 'fine://b' }), 'the next subscribe');
+  t.same(fine.body.result, {}, 'the next subscribe of the session is granted');
+  t.same(up.listens.at(-1)?.uris, ['fine://b'], 'the closed request left no subscription behind');
+});
