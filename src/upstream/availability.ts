@@ -93,6 +93,12 @@ export class UpstreamAvailability {
   private refused = false;
   /** When the last credentialed probe that was itself refused ended (a bad-token flood is not a probe flood). */
   private lastRefusedCredentialed = Number.NEGATIVE_INFINITY;
+  /**
+   * A 2025-11-25 client has needed the 2025-11-25 side (legacyEras): every later probe that leaves it unasked has it
+   * asked at once, so that a re-probe (the upstream restarted, maybe in another era) does not forget what those
+   * clients depend on.
+   */
+  private legacyNeeded = false;
   /** The question about the 2025-11-25 side in flight (legacyEras), joined by concurrent callers. */
   private legacyAsking: Promise<UpstreamEras> | undefined;
   /** Probes in a row that left a question unanswered. */
@@ -160,6 +166,7 @@ export class UpstreamAvailability {
    * rest. A question that gets no answer reads as "no" for this caller (the legacy face serves it) and stays unasked.
    */
   async legacyEras(authorization?: string): Promise<UpstreamEras> {
+    this.legacyNeeded = true;
     const eras = await this.eras(authorization);
     const ask = this.opts.probeLegacy;
     if (!eras.legacyUnasked || !ask) return eras;
@@ -261,6 +268,7 @@ export class UpstreamAvailability {
         this.refused = false;
         const known = this.opts.pinned ?? eras;
         this.known = known;
+        if (known.legacyUnasked && this.legacyNeeded) this.legacyEras(authorization).catch(this.probeFailed);
         this.emit({ up: true, eras: known });
         // A question left unanswered is asked again rather than taken as a "no": a few times, each wait twice the
         // last (an upstream that never answers one of them costs a bounded number of probes).
