@@ -147,6 +147,7 @@ export {
   headerParamsOf,
   identityFromDiscover,
   modernHeaders,
+  refusedListingOurVersion,
   MRTR_METHODS,
   paramHeaders,
   readInputRequired,

@@ -4,7 +4,7 @@
  * Streamable HTTP §Request Metadata, §Custom Headers from Tool Parameters), `InputRequiredResult` and its retry
  * (2026-07-28 basic/patterns/mrtr), `server/discover` (2026-07-28 server/discover) and the listen stream's `_meta`.
  */
-import { META, MODERN_VERSION } from './constants.js';
+import { ErrorCode, META, MODERN_VERSION } from './constants.js';
 import { encodeHeaderValue } from './headers.js';
 import { isObject, type JsonObject, type JsonRpcNotification } from './jsonrpc.js';
 import type { InputRequest } from './input.js';
@@ -140,6 +140,17 @@ export function paramHeaders(params: readonly HeaderParam[], args: unknown): Rec
     if (text !== undefined) out[`mcp-param-${p.header.toLowerCase()}`] = encodeHeaderValue(text);
   }
   return out;
+}
+
+/**
+ * Whether an error is -32022 (UnsupportedProtocolVersion) whose `data.supported` lists the one 2026-07-28 version the
+ * gateway speaks: the server speaks it, and a request it refused may be asked again with it (2026-07-28
+ * basic/versioning). A list without it leaves nothing to send.
+ */
+export function refusedListingOurVersion(error: { code: number; data?: unknown }): boolean {
+  if (error.code !== ErrorCode.UnsupportedProtocolVersion || !isObject(error.data)) return false;
+  const supported = error.data.supported;
+  return Array.isArray(supported) && supported.includes(MODERN_VERSION);
 }
 
 /**

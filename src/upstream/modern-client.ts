@@ -33,8 +33,8 @@
  */
 import {
   ErrorCode,
-  MODERN_VERSION,
   errorResponse,
+  refusedListingOurVersion,
   GatewayError,
   identityFromDiscover,
   INPUT_KEY_HINT,
@@ -170,7 +170,7 @@ export class ModernUpstreamClient implements UpstreamClient {
 
   private async discover(caller: UpstreamCaller): Promise<UpstreamIdentity> {
     let response = await this.requestWhole(caller, 'server/discover', {});
-    if (isErrorResponse(response) && versionRetryable(response.error)) response = await this.requestWhole(caller, 'server/discover', {});
+    if (isErrorResponse(response) && refusedListingOurVersion(response.error)) response = await this.requestWhole(caller, 'server/discover', {});
     if (isErrorResponse(response)) {
       throw new UpstreamUnavailableError(`upstream refused server/discover: ${response.error.code} ${response.error.message}`);
     }
@@ -259,7 +259,7 @@ export class ModernUpstreamClient implements UpstreamClient {
             }
           }
           // 2026-07-28 basic/versioning: refused with -32022 naming our version among those it supports, asked again once.
-          if (!versionRetried && versionRetryable(response.error)) {
+          if (!versionRetried && refusedListingOurVersion(response.error)) {
             versionRetried = true;
             id = this.nextId++;
             messages = await this.exchange(caller, method, sent, id, call.controller, headerParams);
@@ -736,13 +736,3 @@ function safeJson(text: string): unknown {
   }
 }
 
-/**
- * Whether an error is -32022 (UnsupportedProtocolVersion) listing, in `data.supported`, the one 2026-07-28 version
- * the gateway speaks: the best version of that list it can send, so the request is asked again once (2026-07-28
- * basic/versioning). A list without it leaves nothing to retry with.
- */
-function versionRetryable(error: { code: number; data?: unknown }): boolean {
-  if (error.code !== ErrorCode.UnsupportedProtocolVersion || !isObject(error.data)) return false;
-  const supported = error.data.supported;
-  return Array.isArray(supported) && supported.includes(MODERN_VERSION);
-}

@@ -22,6 +22,7 @@ import {
   MODERN_VERSION,
   modernHeaders,
   NO_LOG,
+  refusedListingOurVersion,
   withEnvelope,
   type JsonObject,
   type LayerLogger,
@@ -144,7 +145,7 @@ async function askDiscover(target: ProbeTarget, signal?: AbortSignal, retried = 
     const modern = speaksModern(message.error.code, message.error.data);
     // -32022 listing our version among those it supports (2026-07-28 basic/versioning §Negotiation): asked again once
     // with that version, the best (the only 2026-07-28 version) of the list, so that its DiscoverResult is learned.
-    if (modern && message.error.code === ErrorCode.UnsupportedProtocolVersion && !retried) return askDiscover(target, signal, true);
+    if (!retried && refusedListingOurVersion(message.error)) return askDiscover(target, signal, true);
     return { modern, status };
   }
   if (!isResponse(message) || !answer.ok || !('result' in message) || !isObject(message.result)) return { modern: false, status };
@@ -164,8 +165,7 @@ function withAuthorization(headers: Record<string, string>, authorization: strin
 function speaksModern(code: number, data: unknown): boolean {
   if (code === ErrorCode.HeaderMismatch || code === ErrorCode.MissingRequiredClientCapability) return true;
   // -32022 names the versions it does speak: modern, but of use only if ours is among them.
-  if (code === ErrorCode.UnsupportedProtocolVersion) return isObject(data) && Array.isArray(data.supported) && data.supported.includes(MODERN_VERSION);
-  return false;
+  return refusedListingOurVersion({ code, data });
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   headerParamsOf,
   identityFromDiscover,
   modernHeaders,
+  refusedListingOurVersion,
   paramHeaders,
   readInputRequired,
   retryParams,
@@ -217,4 +218,12 @@ t.test('screenToolsList drops tools with invalid declarations and learns the oth
   const untouched = { tools: [plain] };
   t.equal(screenToolsList(untouched).result, untouched, 'nothing rejected: the same object');
   t.strictSame(screenToolsList({ other: 1 }).result, { other: 1 }, 'not a tools list');
+});
+
+t.test('refusedListingOurVersion: -32022 whose data.supported lists 2026-07-28, nothing else', async (t) => {
+  t.equal(refusedListingOurVersion({ code: -32022, data: { supported: ['2026-07-28'], requested: 'x' } }), true);
+  t.equal(refusedListingOurVersion({ code: -32022, data: { supported: ['2027-01-01'] } }), false, 'our version not listed');
+  t.equal(refusedListingOurVersion({ code: -32022 }), false, 'no data');
+  t.equal(refusedListingOurVersion({ code: -32022, data: { supported: '2026-07-28' } }), false, 'not a list');
+  t.equal(refusedListingOurVersion({ code: -32020, data: { supported: ['2026-07-28'] } }), false, 'another code');
 });
