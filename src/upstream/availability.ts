@@ -246,7 +246,7 @@ export class UpstreamAvailability {
    */
   private probeNow(authorization?: string): Promise<UpstreamEras> {
     if (this.pending) return this.pending;
-    const probing = this.opts.probe(this.aborter.signal, authorization).then(
+    const probing = this.probeAll(authorization).then(
       (eras) => {
         this.settle(probing);
         const wasDown = this.down !== undefined;
@@ -268,7 +268,6 @@ export class UpstreamAvailability {
         this.refused = false;
         const known = this.opts.pinned ?? eras;
         this.known = known;
-        if (known.legacyUnasked && this.legacyNeeded) this.legacyEras(authorization).catch(this.probeFailed);
         this.emit({ up: true, eras: known });
         // A question left unanswered is asked again rather than taken as a "no": a few times, each wait twice the
         // last (an upstream that never answers one of them costs a bounded number of probes).
@@ -286,6 +285,21 @@ export class UpstreamAvailability {
     );
     this.pending = probing;
     return probing;
+  }
+
+  /**
+   * The probe, and, once a 2025-11-25 client has needed it (`legacyNeeded`), the 2025-11-25 side of an upstream the
+   * probe found modern, in the same outcome: a re-probe does not forget what those clients depend on. A question
+   * about that side that gets no answer leaves it unasked.
+   */
+  private async probeAll(authorization: string | undefined): Promise<UpstreamEras> {
+    const eras = await this.opts.probe(this.aborter.signal, authorization);
+    const ask = this.opts.probeLegacy;
+    if (!eras.legacyUnasked || !this.legacyNeeded || !ask) return eras;
+    const learned = await ask(this.aborter.signal, authorization).catch(() => undefined);
+    if (!learned) return eras;
+    const { legacyUnasked: _asked, ...rest } = eras;
+    return { ...rest, ...learned };
   }
 
   private settle(probing: Promise<UpstreamEras>): void {

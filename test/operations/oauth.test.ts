@@ -448,11 +448,11 @@ t.test('era auto before a 2026-07-28 OAuth upstream: the eras are learned with t
   t.match(first.body.result.content, [{ type: 'text' }], 'the tool answered');
   const afterFirst = up.seen.slice(mark).filter((s) => s.path === '/mcp');
   t.same(afterFirst.filter((s) => s.rpc === 'server/discover').map((s) => s.authorization), [authorization], 'one probe, with the caller token');
-  t.equal(afterFirst.filter((s) => s.rpc === 'initialize').length, 0, 'no initialize for the modern client: the upstream answered server/discover');
+  // The legacy client without a token above needed the 2025-11-25 side: the credentialed probe asks it once, marked.
+  t.same(afterFirst.filter((s) => s.rpc === 'initialize').map((s) => s.authorization), [authorization], "one initialize, the probe's, for the 2025-11-25 client that came before");
   t.same(afterFirst.filter((s) => s.rpc === 'tools/call').map((s) => s.authorization), [authorization], 'the call passed through');
   const health = await healthOf(gw.origin);
-  t.match(health, { state: 'up', modern: true }, '/healthz: modern after the first credentialed call');
-  t.notOk('legacy' in health, '2025-11-25 not asked: no modern client needed it');
+  t.match(health, { state: 'up', modern: true, legacy: false }, '/healthz: modern after the first credentialed call, its 2025-11-25 side refused');
   t.notOk('eras' in (await healthOf(gw.origin)), 'no longer refused');
 
   // Learned once: the next modern call (another token) goes straight through, without a probe.
