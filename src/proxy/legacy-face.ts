@@ -811,23 +811,15 @@ export class LegacyFace {
         if (req.method === 'resources/subscribe') s.subscriptions.add(uri);
         else s.subscriptions.delete(uri);
         let failed = false;
-        // The client closing the request or cancelling it (notifications/cancelled) stops a listen still setting up.
-        const key = idKey(req.id);
-        const gone = new AbortController();
-        const onClose = () => {
-          if (!reply.raw.writableFinished) gone.abort(new Error('client closed the request'));
-        };
-        s.inflight.set(key, gone);
-        reply.raw.on('close', onClose);
+        const watched = req.method === 'resources/subscribe' ? this.dropWhenGone(s, reply, req.id, uri) : undefined;
         try {
           // Answered once the upstream listen carries the new filter, so that no update after the answer is lost.
-          await this.refreshListen(s, gone.signal);
+          await this.refreshListen(s);
         } catch (e) {
           failed = true;
-          this.failed(s.ended.signal.aborted || gone.signal.aborted ? 'debug' : 'warn', 'upstream listen failed', s)(e);
+          this.failed(s.ended.signal.aborted || watched?.signal.aborted ? 'debug' : 'warn', 'upstream listen failed', s)(e);
         } finally {
-          reply.raw.off('close', onClose);
-          if (s.inflight.get(key) === gone) s.inflight.delete(key);
+          watched?.done();
         }
         // Success only for a URI the upstream's acknowledgement granted.
         if (req.method === 'resources/subscribe' && (failed || !s.listenAccepted?.resourceSubscriptions?.includes(uri))) {
@@ -1128,14 +1120,42 @@ export class LegacyFace {
   }
 
   /**
+   * A subscribe whose client closes the request or cancels it (notifications/cancelled) before it is answered: the
+   * subscription is dropped (the client never learned it succeeded) and a newer listen change supersedes the pending
+   * setup. With no other request waiting on that setup, it is simply aborted (the session's filter is the established
+   * one again); others waiting are answered from the listen of the session's state without the dropped URI.
+   */
+  private dropWhenGone(s: FaceSession, reply: FastifyReply, id: JsonRpcRequest['id'], uri: string): { signal: AbortSignal; done(): void } {
+    const key = idKey(id);
+    const gone = new AbortController();
+    const onClose = () => {
+      if (!reply.raw.writableFinished) gone.abort(new Error('client closed the request'));
+    };
+    const onGone = () => {
+      s.subscriptions.delete(uri);
+      void this.refreshListen(s).catch(this.failed('debug', 'listen not refreshed as a subscribe was given up', s));
+    };
+    s.inflight.set(key, gone);
+    reply.raw.on('close', onClose);
+    gone.signal.addEventListener('abort', onGone, { once: true });
+    return {
+      signal: gone.signal,
+      done: () => {
+        reply.raw.off('close', onClose);
+        gone.signal.removeEventListener('abort', onGone);
+        if (s.inflight.get(key) === gone) s.inflight.delete(key);
+      },
+    };
+  }
+
+  /**
    * Makes the session's upstream listen match what the session needs: list changes while its GET stream is open,
    * and its resource subscriptions. The new listen is opened before the old one is closed, so nothing is missed; the
    * old one stays in place if the new one fails. A change still waiting for its acknowledgement is superseded by a
    * newer one (whose filter, computed from the session's state when it runs, covers the older wish): the older setup
-   * is aborted and its caller is answered by the newer change, so one stuck setup holds up nobody. `request` aborts
-   * the setup when the request that asked for it is closed or cancelled.
+   * is aborted and its caller is answered by the newer change, so one stuck setup holds up nobody.
    */
-  private refreshListen(s: FaceSession, request?: AbortSignal): Promise<void> {
+  private refreshListen(s: FaceSession): Promise<void> {
     s.listenSetup?.abort(new Error('superseded by a newer listen change'));
     const setup = new AbortController();
     s.listenSetup = setup;
@@ -1158,14 +1178,11 @@ export class LegacyFace {
       const stop = (e: Event) => controller.abort((e.target as AbortSignal).reason);
       // Only while it sets up: once acknowledged, the listen is the session's, whoever asked for it.
       setup.signal.addEventListener('abort', stop, { once: true });
-      request?.addEventListener('abort', stop, { once: true });
-      if (request?.aborted) controller.abort(request.reason);
       let l: UpstreamListen;
       try {
         l = await s.route.upstream.listen(this.callerOf(s), filter, AbortSignal.any([controller.signal, s.ended.signal]));
       } finally {
         setup.signal.removeEventListener('abort', stop);
-        request?.removeEventListener('abort', stop);
       }
       s.listen = controller;
       s.listenKey = key;

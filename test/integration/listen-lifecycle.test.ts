@@ -132,8 +132,9 @@ t.test('legacy face: 100 sessions opened, listened (GET) and DELETEd log no warn
 
 /**
  * A 2026-07-28 server (its wire written out: FAKE, since no real server can be made to withhold an acknowledgement)
- * offering resource subscriptions, whose listen never acknowledges a filter naming `stuck://` and acknowledges any
- * other at once. Records each listen request and whether its connection was closed by the client.
+ * offering resource subscriptions, whose listen never acknowledges a filter naming only `stuck://` URIs and
+ * acknowledges any other at once, granting its URIs but the `stuck://` ones. Records each listen request and whether
+ * its connection was closed by the client.
  */
 async function withholdingUpstream(t: Teardown): Promise<{ url: string; listens: Array<{ uris: string[]; closed: Promise<void> }> }> {
   const http = await import('node:http');
@@ -152,8 +153,9 @@ async function withholdingUpstream(t: Teardown): Promise<{ url: string; listens:
         const uris: string[] = body.params?.notifications?.resourceSubscriptions ?? [];
         listens.push({ uris, closed: new Promise<void>((resolve) => res.once('close', () => resolve())) });
         res.writeHead(200, { 'content-type': 'application/json' });
-        if (uris.some((u) => u.startsWith('stuck://'))) return; // held: no acknowledgement, ever
-        res.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: uris } } })}\n`);
+        const granted = uris.filter((u) => !u.startsWith('stuck://'));
+        if (uris.length > 0 && granted.length === 0) return; // held: no acknowledgement, ever
+        res.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: granted } } })}\n`);
         return;
       }
       if (body.method === 'tools/call') return json(200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', content: [{ type: 'text', text: 'ok' }] } });
@@ -178,10 +180,37 @@ async function faceBefore(t: Teardown, upstreamUrl: string): Promise<string> {
   return `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
 }
 
-t.test('legacy face: a listen still waiting for its acknowledgement delays neither a newer subscribe nor a call of the session (FAKE upstream)', async (t) => {
+/** Resolves once the upstream has seen `n` listen requests. */
+async function listensSeen(up: { listens: unknown[] }, n: number): Promise<void> {
+  while (up.listens.length < n) await new Promise((r) => setImmediate(r));
+}
+
+/**
+ * A resources/subscribe whose client closes the HTTP request once the upstream has seen the listen it causes (the
+ * upstream's listen count reaching `seen`).
+ */
+async function givenUpSubscribe(up: { listens: unknown[] }, url: string, sid: string, id: number, uri: string, seen: number): Promise<void> {
+  const gone = new AbortController();
+  const sent = fetch(url, {
+    method: 'POST',
+    headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'resources/subscribe', params: { uri } }),
+    signal: gone.signal,
+  }).catch(() => undefined);
+  await listensSeen(up, seen);
+  gone.abort();
+  await sent;
+}
+
+/** A legacy session on the gateway in front of the withholding upstream. */
+async function withholdingSession(t: Teardown): Promise<{ up: Awaited<ReturnType<typeof withholdingUpstream>>; url: string; sid: string }> {
   const up = await withholdingUpstream(t);
   const url = await faceBefore(t, up.url);
-  const sid = await rawInitialize(url);
+  return { up, url, sid: await rawInitialize(url) };
+}
+
+t.test('legacy face: a listen still waiting for its acknowledgement delays neither a newer subscribe nor a call of the session (FAKE upstream)', async (t) => {
+  const { up, url, sid } = await withholdingSession(t);
   const stuck = rpc(url, sid, 1, 'resources/subscribe', { uri: 'stuck://a' });
   const call = await bounded(rpc(url, sid, 2, 'tools/call', { name: 'echo', arguments: {} }), 'a call while the listen is pending');
   t.same(call.body.result?.content, [{ type: 'text', text: 'ok' }], 'the call answered');
@@ -196,21 +225,55 @@ t.test('legacy face: a listen still waiting for its acknowledgement delays neith
 });
 
 t.test('legacy face: a subscribe whose client closes the request stops its pending upstream listen (FAKE upstream)', async (t) => {
-  const up = await withholdingUpstream(t);
-  const url = await faceBefore(t, up.url);
-  const sid = await rawInitialize(url);
-  const gone = new AbortController();
-  const stuck = fetch(url, {
-    method: 'POST',
-    headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: 'stuck://a' } }),
-    signal: gone.signal,
-  }).catch(() => undefined);
-  while (up.listens.length === 0) await new Promise((r) => setImmediate(r));
-  gone.abort();
-  await stuck;
+  const { up, url, sid } = await withholdingSession(t);
+  await givenUpSubscribe(up, url, sid, 1, 'stuck://a', 1);
   await bounded(up.listens[0]!.closed, 'the upstream listen request closed');
   const fine = await bounded(rpc(url, sid, 2, 'resources/subscribe', { uri: 'fine://b' }), 'the next subscribe');
   t.same(fine.body.result, {}, 'the next subscribe of the session is granted');
   t.same(up.listens.at(-1)?.uris, ['fine://b'], 'the closed request left no subscription behind');
+});
+
+t.test('legacy face: a subscribe after one still waiting for its acknowledgement is answered at once (FAKE upstream)', async (t) => {
+  const { up, url, sid } = await withholdingSession(t);
+  const stuck = rpc(url, sid, 1, 'resources/subscribe', { uri: 'stuck://a' });
+  await listensSeen(up, 1);
+  // The newer change's filter names both URIs; its acknowledgement grants only fine://b (the ack bound is 60 s).
+  const fine = await bounded(rpc(url, sid, 2, 'resources/subscribe', { uri: 'fine://b' }), 'the newer subscribe');
+  t.same(fine.body.result, {}, 'the newer subscribe is granted');
+  t.same(up.listens[1]?.uris, ['stuck://a', 'fine://b'], 'the newer listen carries the session\'s whole state');
+  await bounded(up.listens[0]!.closed, 'the superseded listen request closed by the gateway');
+  const first = await bounded(stuck, 'the superseded subscribe');
+  t.equal(first.body.error?.code, ERROR_CATALOG.GW_SUBSCRIBE_FAILED.rpc, 'the superseded subscribe is answered from the listen serving the session: not granted');
+});
+
+t.test('legacy face: a subscribe cancelled by notifications/cancelled stops its pending upstream listen (FAKE upstream)', async (t) => {
+  const { up, url, sid } = await withholdingSession(t);
+  const stuck = rpc(url, sid, 1, 'resources/subscribe', { uri: 'stuck://a' }).catch(() => undefined);
+  await listensSeen(up, 1);
+  const cancel = await fetch(url, {
+    method: 'POST',
+    headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'gave up' } }),
+  });
+  t.equal(cancel.status, 202, 'the cancellation is accepted');
+  await bounded(up.listens[0]!.closed, 'the upstream listen request closed');
+  await stuck;
+  const fine = await bounded(rpc(url, sid, 2, 'resources/subscribe', { uri: 'fine://b' }), 'the next subscribe');
+  t.same(fine.body.result, {}, 'the next subscribe of the session is granted');
+  t.same(up.listens.at(-1)?.uris, ['fine://b'], 'the cancelled request left no subscription behind');
+});
+
+t.test('legacy face: a given-up subscribe that another waits on is dropped from a new listen, not failing the other (FAKE upstream)', async (t) => {
+  const { up, url, sid } = await withholdingSession(t);
+  const waiting = rpc(url, sid, 1, 'resources/subscribe', { uri: 'stuck://a' });
+  await listensSeen(up, 1);
+  await givenUpSubscribe(up, url, sid, 2, 'stuck://b', 2);
+  await bounded(up.listens[1]!.closed, 'the listen naming the given-up URI closed');
+  await bounded(listensSeen(up, 3), 'a listen for the session without the given-up URI');
+  t.same(up.listens[2]?.uris, ['stuck://a'], 'the new listen names only the URI still waited for');
+  // The waiting subscribe is still the session's; unsubscribing it answers it (not granted).
+  const unsub = await bounded(rpc(url, sid, 3, 'resources/unsubscribe', { uri: 'stuck://a' }), 'the unsubscribe');
+  t.same(unsub.body.result, {}, 'unsubscribe answered');
+  const first = await bounded(waiting, 'the waiting subscribe');
+  t.equal(first.body.error?.code, ERROR_CATALOG.GW_SUBSCRIBE_FAILED.rpc, 'the waiting subscribe is answered: not granted');
 });
