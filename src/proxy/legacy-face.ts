@@ -808,10 +808,12 @@ export class LegacyFace {
         }
         if (typeof params.uri !== 'string') return failInBand(reply, req.id, inBandError('GW_URI_REQUIRED'));
         const uri = params.uri;
+        const had = s.subscriptions.has(uri);
         if (req.method === 'resources/subscribe') s.subscriptions.add(uri);
         else s.subscriptions.delete(uri);
         let failed = false;
-        const watched = req.method === 'resources/subscribe' ? this.dropWhenGone(s, reply, req.id, uri) : undefined;
+        // A repeated subscribe to a URI already held is not the client's only claim to it: giving it up drops nothing.
+        const watched = req.method === 'resources/subscribe' && !had ? this.dropWhenGone(s, reply, req.id, uri) : undefined;
         try {
           // Answered once the upstream listen carries the new filter, so that no update after the answer is lost.
           await this.refreshListen(s);

@@ -173,8 +173,7 @@ export class UpstreamAvailability {
     this.legacyAsking ??= ask(this.aborter.signal, authorization)
       .then(
         (learned) => {
-          const { legacyUnasked: _asked, ...rest } = eras;
-          const next: UpstreamEras = { ...rest, ...learned };
+          const next = withLegacySide(eras, learned);
           // Kept only if nothing was learned meanwhile (a re-probe's answer is newer).
           if (this.known === eras) this.known = next;
           return next;
@@ -297,9 +296,7 @@ export class UpstreamAvailability {
     const ask = this.opts.probeLegacy;
     if (!eras.legacyUnasked || !this.legacyNeeded || !ask) return eras;
     const learned = await ask(this.aborter.signal, authorization).catch(() => undefined);
-    if (!learned) return eras;
-    const { legacyUnasked: _asked, ...rest } = eras;
-    return { ...rest, ...learned };
+    return learned ? withLegacySide(eras, learned) : eras;
   }
 
   private settle(probing: Promise<UpstreamEras>): void {
@@ -385,4 +382,10 @@ export function upstreamAvailability(c: UpstreamAvailabilityConfig): UpstreamAva
     target.headers = { ...headers };
   };
   return availability;
+}
+
+/** The eras with the answer about the 2025-11-25 side folded in: no longer unasked. */
+function withLegacySide(eras: UpstreamEras, learned: Pick<UpstreamEras, 'legacy' | 'identity'>): UpstreamEras {
+  const { legacyUnasked: _asked, ...rest } = eras;
+  return { ...rest, ...learned };
 }
