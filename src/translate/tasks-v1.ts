@@ -18,7 +18,7 @@ import {
 import { META } from './constants.js';
 import type { InputRequest } from './input.js';
 import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
-import { legacyInputParams } from './legacy-results.js';
+import { legacyError, legacyInputParams, legacyResult } from './legacy-results.js';
 import { legacyStatus, pollIntervalMsFromWire, ttlMsFromWire, type TaskRecord, type TaskSnapshot } from './tasks.js';
 
 /**
@@ -199,11 +199,14 @@ export function taskStatusNotificationV1(r: TaskRecord): { jsonrpc: '2.0'; metho
  */
 export function taskPayloadV1(r: TaskRecord): { result: JsonObject } | { error: JsonRpcErrorObject } {
   if (r.status === 'completed') {
-    const { resultType: _rt, ...rest } = r.result ?? { content: [] };
+    // What the synchronous tools/call would have answered through the legacy face (resultType, the serverInfo `_meta`
+    // key and a non-object structuredContent removed), with the related-task `_meta` added.
+    const legacy = legacyResult('tools/call', { ...(r.result ?? { content: [] }), resultType: 'complete' });
+    const rest = legacy.ok ? legacy.value : { content: [] };
     const meta = isObject(rest._meta) ? rest._meta : {};
     return { result: { ...rest, _meta: { ...meta, ...relatedTaskMeta(r.taskId) } } };
   }
-  if (r.status === 'failed') return { error: r.error ?? { code: -32603, message: r.statusMessage ?? 'Task failed' } };
+  if (r.status === 'failed') return { error: r.error ? legacyError(r.error) : { code: -32603, message: r.statusMessage ?? 'Task failed' } };
   return { error: { code: -32603, message: r.statusMessage ? `Task cancelled: ${r.statusMessage}` : 'Task cancelled' } };
 }
 

@@ -303,6 +303,10 @@ t.test('taskPayloadV1: what tasks/result answers', async (t) => {
   t.strictSame(ok, { result: { content: [{ type: 'text', text: 'done' }], _meta: { 'com.example/trace': 'abc', [K.relatedTask]: { taskId: 'gw_Q2x9' } } } }, 'completed: the result without resultType, related-task _meta added, other _meta kept');
   const isError = taskPayloadV1(record({ status: 'completed', result: { resultType: 'complete', content: [], isError: true } }));
   t.strictSame(isError, { result: { content: [], isError: true, _meta: relatedTaskMeta('gw_Q2x9') } }, 'a tool error is a result, not an error');
+  const fromModern = taskPayloadV1(record({ status: 'completed', result: { resultType: 'complete', content: [], _meta: { [K.serverInfo]: { name: 'up', version: '1' }, 'com.example/trace': 'abc' } } }));
+  t.strictSame(fromModern, { result: { content: [], _meta: { 'com.example/trace': 'abc', [K.relatedTask]: { taskId: 'gw_Q2x9' } } } }, 'completed: the serverInfo _meta key removed, as from a synchronous call');
+  const needsExt = { code: -32021, message: 'needs tasks', data: { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } } };
+  t.match(taskPayloadV1(record({ status: 'failed', error: needsExt })), { error: { code: -32601 } }, 'failed: the error mapped as a synchronous call\'s is');
   t.strictSame(taskPayloadV1(record({ status: 'completed' })), { result: { content: [], _meta: relatedTaskMeta('gw_Q2x9') } }, 'completed without a stored result: an empty tool result');
   t.strictSame(taskPayloadV1(record({ status: 'failed', error: rpcError })), { error: rpcError }, 'failed: the JSON-RPC error exactly');
   t.strictSame(taskPayloadV1(record({ status: 'failed' })), { error: { code: -32603, message: 'Task failed' } }, 'failed without an error: -32603');
