@@ -118,6 +118,8 @@ export interface Hold {
   /** That route (a relayed retry runs over it). */
   on: UpstreamRoute;
   conv: Conversation;
+  /** The progress token the held call was sent upstream with (its progress goes to each retry's own token). */
+  progressToken: string | number | undefined;
   principal: string;
   method: string;
   name: string;
@@ -130,6 +132,8 @@ export interface Hold {
 export interface BridgedCall {
   conv: Conversation;
   hold?: Hold;
+  /** The progress token a fresh call was sent upstream with (a held one's is its hold's). */
+  progressToken?: string | number | undefined;
 }
 
 /** How a round ended. */
@@ -310,7 +314,8 @@ export class MrtrBridge {
       call = resumed;
     } else {
       if (req.policy.kind === 'forward-input') this.admitHold(caller);
-      call = { conv: new Conversation(callNow(route.upstream, caller, req.method, legacyParams(req), hooks.signal)) };
+      const sent = legacyParams(req);
+      call = { conv: new Conversation(callNow(route.upstream, caller, req.method, sent, hooks.signal)), progressToken: progressTokenOf(sent) };
     }
     const r = await this.round(route, req, caller, hooks, call, route.timeoutMs);
     if (r.kind === 'outcome') return r.outcome;
@@ -345,7 +350,7 @@ export class MrtrBridge {
     }
     const answered = await hold.conv.answer(req.inputResponses ?? {});
     if (answered.length > 0) this.audit.record('task.input_answered', { principal: caller.principal, upstream: route.name, tool: name, era: 'modern' });
-    if (hold.conv.input.size > 0) return { outcome: this.ask(route, hold, hold.conv, req, caller, name) };
+    if (hold.conv.input.size > 0) return { outcome: this.ask(route, hold, hold.conv, req, caller, name, hold.progressToken) };
     return { conv: hold.conv, hold };
   }
 
@@ -361,6 +366,9 @@ export class MrtrBridge {
       return { kind: 'window-passed', conv };
     }
     const progressToken = progressTokenOf(req.params);
+    // The upstream sends progress under the token the call went out with; after an MRTR round the retry may bring a
+    // token of its own, and the progress belongs to the request now waiting (none: it asked for none).
+    const upstreamToken = hold ? hold.progressToken : call.progressToken;
     try {
       const r = await conv.pump({
         signal: hooks.signal,
@@ -374,7 +382,8 @@ export class MrtrBridge {
         // Progress for the client's own token and the log messages it asked for (the rest has no modern
         // counterpart on a request stream).
         notify: (n) => {
-          if (relayedOnRequestStream(n, { progressToken, logLevel: caller.logLevel })) hooks.notify(n);
+          const m = progressFor(n, upstreamToken, progressToken);
+          if (m && relayedOnRequestStream(m, { progressToken, logLevel: caller.logLevel })) hooks.notify(m);
         },
       });
       switch (r.kind) {
@@ -385,7 +394,7 @@ export class MrtrBridge {
           this.drop(hold);
           return { kind: 'task', task: r.task, resumed: hold !== undefined };
         case 'input':
-          return { kind: 'outcome', outcome: this.ask(route, hold, conv, req, caller, nameOf(req)) };
+          return { kind: 'outcome', outcome: this.ask(route, hold, conv, req, caller, nameOf(req), upstreamToken) };
         case 'deadline':
           this.drop(hold);
           return { kind: 'window-passed', conv };
@@ -436,13 +445,14 @@ export class MrtrBridge {
     req: ModernRequest,
     caller: CallerContext,
     name: string,
+    progressToken: string | number | undefined,
   ): Outcome {
     let hold = existing;
     if (!hold) {
       // No slot (taken since the call was admitted): the call is cancelled upstream by the round's failure path, and
       // the client gets 503 with Retry-After, not an in-band error.
       this.checkHoldRoom(caller.principal);
-      hold = { id: randomBytes(16).toString('base64url'), route: route.name, on: route, conv, principal: caller.principal, method: req.method, name, round: 0, busy: false, timer: undefined };
+      hold = { id: randomBytes(16).toString('base64url'), route: route.name, on: route, conv, progressToken, principal: caller.principal, method: req.method, name, round: 0, busy: false, timer: undefined };
       this.holds.set(hold.id, hold);
       this.heldBy.add(hold.principal);
     }
@@ -548,4 +558,15 @@ function rebuildError(d: JsonObject): Error {
     });
   }
   return new Error(message);
+}
+
+/**
+ * A notification of the held call as the request now waiting sees it: progress under the token the call went upstream
+ * with carries the waiting request's token instead (undefined when that request asked for none); anything else as is.
+ */
+function progressFor(n: JsonRpcNotification, upstreamToken: string | number | undefined, clientToken: string | number | undefined): JsonRpcNotification | undefined {
+  if (n.method !== 'notifications/progress' || upstreamToken === undefined || upstreamToken === clientToken) return n;
+  const params = isObject(n.params) ? n.params : undefined;
+  if (params?.progressToken !== upstreamToken) return n;
+  return clientToken === undefined ? undefined : { ...n, params: { ...params, progressToken: clientToken } };
 }

@@ -285,7 +285,7 @@ export class TaskRuntime {
     } else {
       if (first.owned) sent = withProgressToken(sent);
       const opts = first.upstreamTask ? { task: { ttlMs: this.upstreamTtl(policy) } } : first.owned ? { patient: true } : undefined;
-      call = { conv: new Conversation(callNow(route.upstream, caller, 'tools/call', sent, hooks.signal, opts)) };
+      call = { conv: new Conversation(callNow(route.upstream, caller, 'tools/call', sent, hooks.signal, opts)), progressToken: progressTokenOf(sent) };
     }
     let round = req;
     let roundStart = Date.now();

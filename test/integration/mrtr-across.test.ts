@@ -130,9 +130,8 @@ function suite(t: Test, backend: Backend): void {
     t.same(own.body.result?.content, [{ type: 'text', text: 'Hello, Alice!' }], "the owner's credentials travel sealed to A and on upstream");
   });
 
-  t.test('progress of a relayed round reaches the client on B', async (t) => {
-    // A legacy server whose tool asks first and reports progress after the answer: the progress happens on A, during
-    // the round B relayed there.
+  /** A legacy server whose tool asks first and reports progress after the answer. */
+  async function askThenProgress(t: Teardown): Promise<string> {
     const server = await serveSdkSessions(() => {
       const s = new McpServer({ name: 'ask-then-progress', version: '1.0.0' });
       s.registerTool('ask_then_progress', { description: 'asks, then reports progress' }, async (extra) => {
@@ -149,7 +148,12 @@ function suite(t: Test, backend: Backend): void {
       return s;
     }, 'sdk-400-json');
     t.teardown(() => server.close());
-    const { a, b } = await pair(t, backend, server.url);
+    return server.url;
+  }
+
+  t.test('progress of a relayed round reaches the client on B', async (t) => {
+    // The progress happens on A, during the round B relayed there.
+    const { a, b } = await pair(t, backend, await askThenProgress(t));
     const params = (extra: Record<string, unknown> = {}) => ({ name: 'ask_then_progress', arguments: {}, _meta: envelope(ELICIT, { progressToken: 'pt-across' }), ...extra });
     const r1 = await post(a.url, 'tools/call', params());
     t.equal(r1.body.result?.resultType, 'input_required');
@@ -162,6 +166,24 @@ function suite(t: Test, backend: Backend): void {
       'the progress A heard came to the client on B',
     );
     t.same(r2.body.result?.content, [{ type: 'text', text: 'went on: accept' }]);
+  });
+
+  t.test("a retry's own progress token: the progress after the round carries it; a retry without one gets none", async (t) => {
+    const { a, b } = await pair(t, backend, await askThenProgress(t));
+    const first = { name: 'ask_then_progress', arguments: {}, _meta: envelope(ELICIT, { progressToken: 'pt-first' }) };
+    for (const [url, token, expected] of [
+      [a.url, 'pt-retry', [['notifications/progress', 'pt-retry', 'after the answer']]],
+      [b.url, 'pt-relayed', [['notifications/progress', 'pt-relayed', 'after the answer']]],
+      [a.url, undefined, []],
+    ] as const) {
+      const r1 = await post(a.url, 'tools/call', first);
+      t.equal(r1.body.result?.resultType, 'input_required');
+      const [key] = Object.keys(r1.body.result.inputRequests) as [string];
+      const retryMeta = token === undefined ? envelope(ELICIT) : envelope(ELICIT, { progressToken: token });
+      const r2 = await post(url, 'tools/call', { name: 'ask_then_progress', arguments: {}, _meta: retryMeta, requestState: r1.body.result.requestState, inputResponses: { [key]: accept({ ok: true }) } });
+      t.same(r2.messages.map((m) => [m.method, m.params?.progressToken, m.params?.message]), expected, `retry with ${token ?? 'no token'}${url === b.url ? ', relayed' : ''}`);
+      t.same(r2.body.result?.content, [{ type: 'text', text: 'went on: accept' }]);
+    }
   });
 
   t.test('the client on B gives up during a relayed round: the held call on A is cancelled upstream', async (t) => {
