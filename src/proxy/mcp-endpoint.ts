@@ -181,6 +181,8 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
     registerAuth(scope, opts.auth ?? new Authenticator({ mode: 'bearer' }, { key: randomBytes(32), upstream: route.name }));
     await scope.register(replyFrom, {
       base: upstreamUrl.origin,
+      // The operator log has one line per request (its own); reply-from's "fetching"/"response received" would add two.
+      disableRequestLogging: true,
       undici: { connections: 128, pipelining: 1, bodyTimeout: 0, headersTimeout: route.timeoutMs },
     });
 

@@ -106,6 +106,8 @@ export async function registerPassthroughPaths(app: FastifyInstance, upstreams: 
           proxyPayloads: false,
           // A Location the upstream sends is its own business (an authorization redirect names the upstream's URLs).
           internalRewriteLocationHeader: false,
+          // One operator log line per request (the one above), not reply-from's two more.
+          disableRequestLogging: true,
           undici: { connections: 16, headersTimeout: u.timeoutMs, bodyTimeout: u.timeoutMs },
           handler: (request, reply, dest, options) => {
             const body = request.body;

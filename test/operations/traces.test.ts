@@ -134,3 +134,19 @@ t.test('the operator log line names the trace id, and nothing else of the trace 
   t.notOk(log.text().includes('b7ad6b7169203331'), 'nor the parent span id');
   t.notOk(log.text().includes('eeeeeeeeee'), 'nor a malformed value');
 });
+
+t.test('a passed-through request writes one operator log line, whatever the era', async (t) => {
+  const log = memoryLog();
+  const modern = await traceStack(t, 'modern', {}, {}, log.stream);
+  await post(modern.url, 'tools/call', { name: 'greet', arguments: { name: 'Bo' } });
+  const legacyLog = memoryLog();
+  const legacy = await traceStack(t, 'legacy', {}, {}, legacyLog.stream);
+  const client = await legacySession(legacy.url);
+  await client.request('tools/call', { name: 'test_simple_text', arguments: {} });
+  for (const [era, l] of [['modern', log], ['legacy', legacyLog]] as const) {
+    const perRequest = l.lines.filter((x) => x.req !== undefined || x.reqId !== undefined);
+    const calls = perRequest.filter((x) => x.method === 'tools/call');
+    t.equal(calls.length, 1, `${era}: one line for the call`);
+    t.same(perRequest.filter((x) => x.msg === 'fetching from remote server' || x.msg === 'response received'), [], `${era}: no proxy library lines`);
+  }
+});
