@@ -5,7 +5,9 @@
 FROM node:20-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
-# --ignore-scripts: `prepare` builds, and the sources are not copied yet (no dependency has an install script).
+# --ignore-scripts: `prepare` builds, and the sources are not copied yet. The one install script in the lockfile is
+# esbuild's (a dev dependency, for tsx; it checks its platform binary), which `tsc` here does not need; no production
+# dependency has one (test/operations/dockerfile.test.ts).
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY src ./src
 COPY config ./config
@@ -29,8 +31,8 @@ USER node
 EXPOSE 8080
 # Reachable from outside the container only on every interface (the gateway's own default is loopback). Bound to a
 # non-loopback address, the Host/Origin checks admit anything unless server.allowedHosts/allowedOrigins are set
-# (README, Deployment › Docker). The healthcheck asks from inside, as Host 127.0.0.1:8080: keep 127.0.0.1 in
-# allowedHosts when you set it, and change the port here if you change --port.
+# (README, Deployment › Docker). The healthcheck asks from inside, as Host 127.0.0.1:8080, which the host check admits
+# on /healthz and /readyz from a loopback peer whatever allowedHosts says; change the port here if you change --port.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
   CMD ["node", "-e", "require('node:http').get('http://127.0.0.1:8080/healthz', (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on('error', () => process.exit(1))"]
 # Arguments after the image name are the gateway's flags: --upstream URL, or -c /path/to/gateway.yaml (mounted).

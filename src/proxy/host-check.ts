@@ -67,3 +67,15 @@ export function checkHostOrigin(host: string | undefined, origin: string | undef
   }
   return undefined;
 }
+
+/**
+ * A health or readiness probe made on the gateway's own machine: a loopback peer naming a loopback Host (a container
+ * HEALTHCHECK, a kubelet exec probe). It is admitted whatever `allowedHosts` says: a DNS-rebinding page makes the
+ * browser send the attacker's own host name, never a loopback one, and a loopback peer is already on this machine.
+ */
+export function isLocalProbe(path: string, host: string | undefined, remoteAddress: string | undefined): boolean {
+  if (path !== '/healthz' && path !== '/readyz') return false;
+  const h = host ? splitHost(host) : undefined;
+  const peer = remoteAddress?.replace(/^::ffff:/, '');
+  return h !== undefined && isLoopbackHost(h.name) && peer !== undefined && isLoopbackHost(peer);
+}

@@ -6,7 +6,7 @@ import { NO_AUDIT, type AuditLog, type MrtrBridge, type TaskRuntime, type Upstre
 import type { UpstreamAvailability, UpstreamClient, UpstreamEras } from '../upstream/index.js';
 import type { Authenticator } from './auth.js';
 import { EdgeDrain } from './drain.js';
-import { checkHostOrigin, type HostPolicy } from './host-check.js';
+import { checkHostOrigin, isLocalProbe, type HostPolicy } from './host-check.js';
 import { LegacyFace } from './legacy-face.js';
 import type { SessionStore } from './legacy-face-sessions.js';
 import { Readiness } from './health.js';
@@ -232,7 +232,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       if (verdicts.size >= 1024) verdicts.clear();
       verdicts.set(key, refused);
     }
-    if (refused) {
+    if (refused && !isLocalProbe(request.url.split('?', 1)[0]!, host, request.socket.remoteAddress)) {
       request.log.warn({ reason: refused }, 'request refused by the host check');
       void sendAnswer(reply, catalogAnswer('GW_FORBIDDEN_HOST'));
       return;

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { parse as parseYaml } from 'yaml';
 import { DEFAULTS } from '../../src/config/index.js';
 import { freePort } from '../helpers/redis-server.js';
 import { startStack } from '../helpers/stack.js';
@@ -112,6 +113,13 @@ t.test('every file the build copies from the context exists and passes .dockerig
   if (extended) t.ok(copied.includes(extended.replace(/^\.\//, '')), `${extended} (extended by tsconfig.build.json) is copied`);
 });
 
+t.test('no production dependency has an install script (the image installs with --ignore-scripts)', async (t) => {
+  const lock = JSON.parse(await readFile(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; hasInstallScript?: boolean }> };
+  const scripted = Object.entries(lock.packages).filter(([, p]) => p.hasInstallScript);
+  t.same(scripted.filter(([, p]) => !p.dev).map(([k]) => k), [], 'none in production');
+  t.same(scripted.map(([k]) => k), ['node_modules/esbuild'], 'the one the Dockerfile names (dev, for tsx)');
+});
+
 t.test('the HEALTHCHECK command, as written, says healthy against a real gateway and unhealthy with none', async (t) => {
   const hc = runtime.find((i) => i.op === 'HEALTHCHECK');
   const cmd = JSON.parse(/CMD\s+(\[.*\])\s*$/.exec(hc?.args ?? '')?.[1] ?? 'null') as string[] | null;
@@ -127,4 +135,13 @@ t.test('the HEALTHCHECK command, as written, says healthy against a real gateway
   t.teardown(() => stack.close());
   t.equal(await check(Number(new URL(stack.url).port)), 0, 'healthy: a gateway answers /healthz');
   t.equal(await check(await freePort()), 1, 'unhealthy: nothing listens');
+
+  // The Redis example's allow-list names the public host only; the container's own probe still gets its answer.
+  const example = parseYaml(await readFile(join(root, 'config/gateway.redis.example.yaml'), 'utf8')) as { server: { allowedHosts: string[] } };
+  t.notOk(example.server.allowedHosts.some((h) => h === '127.0.0.1' || h === 'localhost'), 'the example lists no loopback name');
+  const listed = await startStack({ server: { allowedHosts: example.server.allowedHosts } });
+  t.teardown(() => listed.close());
+  t.equal(await check(Number(new URL(listed.url).port)), 0, 'healthy with the example allow-list');
+  const mcp = await fetch(listed.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  t.equal(mcp.status, 403, 'the MCP endpoint still refuses a Host the list does not name');
 });

@@ -197,17 +197,19 @@ t.test('headers over the limit → 431 JSON-RPC; a malformed request line → 40
   t.equal(missing.status, 404);
   t.same(await missing.json(), { jsonrpc: '2.0', id: null, error: catalogError('GW_NOT_FOUND') });
 
-  const foreign = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: portOf(stack.url), path: '/mcp', method: 'POST', headers: { host: 'evil.example', 'content-type': 'application/json' } }, (res) => {
+  const withHost = (path: string, host: string, method = 'POST') => new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port: portOf(stack.url), path, method, headers: { host, 'content-type': 'application/json' } }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (body += c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     });
     req.on('error', reject);
-    req.end('{}');
+    req.end(method === 'POST' ? '{}' : undefined);
   });
+  const foreign = await withHost('/mcp', 'evil.example');
   t.equal(foreign.status, 403);
+  t.equal((await withHost('/healthz', 'evil.example', 'GET')).status, 403, 'a health probe naming a foreign host is refused too');
   t.same(JSON.parse(foreign.body), { jsonrpc: '2.0', id: null, error: catalogError('GW_FORBIDDEN_HOST') });
 
   const unparsable = await post(stack.url, 'tools/call', {}, { rawBody: '{"jsonrpc":' });
