@@ -13,6 +13,7 @@ export {
   ToolRuleSchema,
   UpstreamSchema,
   wellKnownRootOwner,
+  WHEN_ABSENT,
   type AuthConfig,
   type GatewayConfig,
   type ToolRule,
