@@ -21,3 +21,4 @@ export {
 } from './schema.js';
 export { ConfigError, formatIssues, loadConfigFile, parseConfig, type ConfigOverrides } from './load.js';
 export { LIVE_KEYS, planReload, type ReloadPlan } from './reload.js';
+export { describeConfig } from './summary.js';
