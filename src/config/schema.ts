@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { GATEWAY_OWN_PATHS, globCovers, OAUTH_WELL_KNOWN } from '../translate/index.js';
 
-/** Named defaults, referenced by the schema, the README and `--help`. */
+/** Named defaults, referenced by the schema (and so docs/configuration.md) and `--help`. */
 export const DEFAULTS = {
   host: '127.0.0.1',
   port: 8080,
