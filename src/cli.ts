@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { pino, type DestinationStream } from 'pino';
 import { buildGateway, DEFAULT_LOGGER } from './app.js';
-import { ConfigError, DEFAULTS, loadConfigFile, parseConfig, type ConfigOverrides, type GatewayConfig } from './config/index.js';
+import { ConfigError, DEFAULTS, describeConfig, loadConfigFile, parseConfig, type ConfigOverrides, type GatewayConfig } from './config/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 
 /** After the grace, how long closing (sessions, store) may take before the process exits anyway. */
@@ -46,6 +46,9 @@ Options:
       --host HOST     listen address (default ${DEFAULTS.host}); 0.0.0.0 listens on every interface, and then
                       the Host/Origin checks admit anything unless server.allowedHosts is set
   -p, --port PORT     listen port (default ${DEFAULTS.port}; 0 picks a free port)
+      --check         validate the configuration (the file with the other flags) and print what would be served:
+                      upstreams, paths, tool rules in order, store; exit 0 when valid, 2 when not (each problem by
+                      its key path). Listens nowhere and contacts no upstream and no Redis
       --demo          after starting, run the bundled modern demo client against the gateway once
                       (logs only warnings then, unless LOG_LEVEL is set)
   -h, --help          show this help
@@ -85,6 +88,7 @@ async function main(argv: string[]): Promise<number> {
         upstream: { type: 'string', short: 'u' },
         host: { type: 'string' },
         port: { type: 'string', short: 'p' },
+        check: { type: 'boolean' },
         demo: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
@@ -130,6 +134,11 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
     throw e;
+  }
+  if (args.check) {
+    const source = args.config ?? (args.upstream !== undefined ? '--upstream' : 'the defaults');
+    process.stdout.write(`configuration valid (${source}):\n${describeConfig(config, process.env).join('\n')}\n`);
+    return 0;
   }
 
   let demoUpstream: { url: string; close(): Promise<void> } | undefined;

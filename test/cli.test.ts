@@ -1,6 +1,7 @@
 // The command line: --help, configuration errors, the embedded default (bundled demo upstream), shutdown.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
@@ -12,8 +13,8 @@ const cli = join(root, 'src/cli.ts');
 
 // Node itself runs the CLI with tsx's loader (not the tsx wrapper process): the wrapper relays a signal and, when the
 // child has not confirmed it within 30 ms (a loaded machine), kills it with SIGKILL and exits 143.
-function runCli(args: string[]) {
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info' } });
+function runCli(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info', ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -25,7 +26,7 @@ function runCli(args: string[]) {
 t.test('--help lists every flag and exits 0', async (t) => {
   const p = runCli(['--help']);
   t.equal(await p.exited, 0);
-  for (const flag of ['--config', '--upstream', '--host', '--port', '--demo', '--help', '--version']) t.match(p.out(), flag);
+  for (const flag of ['--config', '--upstream', '--host', '--port', '--check', '--demo', '--help', '--version']) t.match(p.out(), flag);
   t.match(p.out(), /MCP_GATEWAY_REDIS_URL/, 'names the Redis URL variable');
   t.match(p.out(), /MCP_GATEWAY_STATE_SECRET[^]*REQUIRED with the Redis store/, 'says the secret is required with Redis');
 });
@@ -47,6 +48,65 @@ t.test('a bad config fails at start, listing every problem by key path', async (
   t.match(err, /server: .*prot/);
   t.match(err, /upstreams\.0\.url/);
   t.match(err, /upstreams\.0\.tools\.\*\.afterMs/);
+});
+
+t.test('--check on every file in config/ exits 0 and prints the upstreams, paths, tool rules and store', async (t) => {
+  const dir = join(root, 'config');
+  for (const f of (await readdir(dir)).filter((n) => /\.ya?ml$/.test(n))) {
+    const p = runCli(['--check', '--config', join(dir, f)]);
+    t.equal(await p.exited, 0, `${f}: valid (${p.err()})`);
+    const out = p.out();
+    t.match(out, `configuration valid (${join(dir, f)})`, `${f}: says so`);
+    t.match(out, /^store: (memory|redis)/m, `${f}: the store`);
+    t.match(out, /^upstreams:\n {2}(- [\w.-]+: (url https?:\/\/\S+|command \[.*\]), path \/\S*, era \w+|\(none: the bundled demo upstream)/m, `${f}: the upstreams`);
+    t.match(out, /^paths:\n {2}\/mcp +MCP endpoint of /m, `${f}: the paths`);
+    t.match(out, /^tool rules \(per upstream, first match wins\):\n/m, `${f}: the rules`);
+    t.notMatch(out, /"level"/, `${f}: nothing started (no log lines)`);
+  }
+  const p = runCli(['--check', '--config', join(dir, 'wrapping.example.yaml')]);
+  t.equal(await p.exited, 0);
+  t.match(p.out(), /1\. build_\*: task auto, afterMs 2000[^]*2\. export_all: task required[^]*5\. \*: task native/, 'the rules in the order they match');
+});
+
+t.test('--check on a broken file exits 2, naming the key path of each problem', async (t) => {
+  const dir = t.testdir({});
+  const file = join(dir, 'bad.yaml');
+  await writeFile(file, 'server:\n  prot: 1\nstore:\n  kind: redsi\nupstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    tools:\n      "*": { task: nativ }\n');
+  const p = runCli(['--check', '--config', file]);
+  t.equal(await p.exited, 2);
+  t.match(p.err(), /^invalid configuration:/);
+  t.match(p.err(), /server: .*prot/);
+  t.match(p.err(), /store\.kind/);
+  t.match(p.err(), /upstreams\.0\.tools\.\*\.task/);
+  t.equal(p.out(), '', 'nothing printed as valid');
+});
+
+t.test('--check listens nowhere and contacts no upstream and no Redis; it works with --upstream', async (t) => {
+  // One local server stands for the upstream and Redis, and holds the port the gateway would listen on.
+  const connections: string[] = [];
+  const server = createServer((socket) => {
+    connections.push('connection');
+    socket.destroy();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const port = (server.address() as AddressInfo).port;
+  const dir = t.testdir({});
+  const file = join(dir, 'redis.yaml');
+  await writeFile(file, `store:\n  kind: redis\n  url: redis://user:hunter2hunter2@127.0.0.1:${port}/0\nupstreams:\n  - name: a\n    url: http://127.0.0.1:${port}/mcp\n`);
+  const p = runCli(['--check', '--config', file, '--port', String(port)], { MCP_GATEWAY_STATE_SECRET: '' });
+  t.equal(await p.exited, 0, p.err());
+  t.match(p.out(), `listen: http://127.0.0.1:${port}`);
+  t.match(p.out(), `store: redis at redis://user:***@127.0.0.1:${port}/0`, 'the Redis URL without its password');
+  t.notMatch(p.out(), /hunter2/);
+  t.match(p.out(), /note: MCP_GATEWAY_STATE_SECRET is not set here/, 'what only the start checks is a note');
+
+  const u = runCli(['--check', '--upstream', `http://127.0.0.1:${port}/mcp`]);
+  t.equal(await u.exited, 0, u.err());
+  t.match(u.out(), 'configuration valid (--upstream)');
+  t.match(u.out(), `  - upstream: url http://127.0.0.1:${port}/mcp, path /mcp, era auto`);
+  t.same(connections, [], 'no connection to the upstream or Redis');
 });
 
 t.test('--port must be a port number', async (t) => {

@@ -13,6 +13,7 @@ export {
   ToolRuleSchema,
   UpstreamSchema,
   wellKnownRootOwner,
+  WHEN_ABSENT,
   type AuthConfig,
   type GatewayConfig,
   type ToolRule,
@@ -20,3 +21,4 @@ export {
 } from './schema.js';
 export { ConfigError, formatIssues, loadConfigFile, parseConfig, type ConfigOverrides } from './load.js';
 export { LIVE_KEYS, planReload, type ReloadPlan } from './reload.js';
+export { describeConfig } from './summary.js';

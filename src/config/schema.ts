@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { GATEWAY_OWN_PATHS, globCovers, OAUTH_WELL_KNOWN } from '../translate/index.js';
 
-/** Named defaults, referenced by the schema, the README and `--help`. */
+/** Named defaults, referenced by the schema (and so docs/configuration.md) and `--help`. */
 export const DEFAULTS = {
   host: '127.0.0.1',
   port: 8080,
@@ -93,6 +93,17 @@ const METRICS_DEFAULTS = {
 /** `server.readiness` when the file says nothing. */
 const READINESS_DEFAULTS = { storeCacheMs: DEFAULTS.readinessStoreCacheMs, upstreamCheckMs: DEFAULTS.readinessUpstreamCheckMs };
 
+/**
+ * The JSON Schema keyword (an annotation, in the generated `schema/gateway.schema.json`) saying what applies when a key
+ * without a fixed default is absent; docs/configuration.md shows it in the default column.
+ */
+export const WHEN_ABSENT = 'x-when-absent';
+
+/** A key's reference text: its meaning, and what applies when it is absent (for a key without a fixed default). */
+function doc(description: string, whenAbsent: string): { description: string; [WHEN_ABSENT]: string } {
+  return { description, [WHEN_ABSENT]: whenAbsent };
+}
+
 /** Task modes per tool: how the gateway treats a tool's long calls (README, "Wrapped tools"). */
 export const TASK_MODES = ['native', 'off', 'auto', 'always', 'required'] as const;
 
@@ -107,17 +118,37 @@ export const UPSTREAM_ERAS = ['auto', 'modern', 'legacy', 'dual'] as const;
 /** One per-tool rule. */
 export const ToolRuleSchema = z
   .strictObject({
-    task: z.enum(TASK_MODES).default('native'),
-    afterMs: z.number().int().nonnegative().optional(),
-    ttlMs: positiveInt.optional(),
-    maxTtlMs: positiveInt.optional(),
-    pollIntervalMs: positiveInt.optional(),
-    timeoutMs: positiveInt.optional(),
+    task: z
+      .enum(TASK_MODES)
+      .default('native')
+      .describe(
+        '`native` (the upstream\'s own tasks, passed through or translated), `off` (never a task), `auto` (a task when the call runs longer than `afterMs`; needs `afterMs`), `always` or `required` (README § Tasks)',
+      ),
+    afterMs: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .meta(
+        doc(
+          '`auto`: how long a call runs before the answer is a task; `native`, `always`, `required`: the window in which a first question or result is answered within the creating call; not with `off`',
+          'unset (required with `auto`)',
+        ),
+      ),
+    ttlMs: positiveInt.optional().meta(doc("retention of the tool's gateway-owned tasks when the client asks for none (at most `maxTtlMs`)", 'unset: `tasks.defaultTtlMs`')),
+    maxTtlMs: positiveInt
+      .optional()
+      .meta(doc("upper bound on the tool's task retention, a client's requested `ttl` included (never above `tasks.maxTtlMs`)", 'unset: `tasks.maxTtlMs`')),
+    pollIntervalMs: positiveInt.optional().meta(doc("the `pollIntervalMs` suggested for the tool's tasks", 'unset: learned, or `tasks.pollIntervalMs`')),
+    timeoutMs: positiveInt.optional().meta(doc('budget of a wrapped call', "unset: the upstream's `timeoutMs`")),
     /**
      * When the instance running a wrapped call is lost, another instance starts the call again instead of failing the
      * task. Only for idempotent tools (`idempotentHint: true`): the upstream may see the call twice.
      */
-    retryOnLoss: z.boolean().optional(),
+    retryOnLoss: z
+      .boolean()
+      .optional()
+      .meta(doc('another instance runs a wrapped call again when its instance is lost; only for tools whose `idempotentHint` is true', 'unset (`false`)')),
   })
   .superRefine((rule, ctx) => {
     if (rule.task === 'auto' && rule.afterMs === undefined) {
@@ -154,25 +185,37 @@ function isAddressOrCidr(v: string): boolean {
  * Who the caller is, per upstream (README §Security, Authentication). The principal it yields owns tasks, request
  * states and sessions; it is always a keyed hash (HMAC with the deployment secret), never a credential.
  */
+const authMode = <M extends string>(mode: M) =>
+  z.literal(mode).describe('who the callers are: `bearer`, `none`, `header` or `jwt` (README § Authentication)');
 export const AuthSchema = z.discriminatedUnion('mode', [
   /**
    * The default, as before: the principal is a keyed hash of the `Authorization` header (anonymous without one); the
    * header is forwarded upstream unchanged, and the upstream decides whether the token is any good.
    */
-  z.strictObject({ mode: z.literal('bearer') }),
+  z.strictObject({ mode: authMode('bearer') }),
   /**
    * No identity: every caller is one anonymous principal, so a task id is the only secret and task retention is
    * capped at `maxTtlMs` (a warning is logged at start). Credentials still reach the upstream.
    */
-  z.strictObject({ mode: z.literal('none'), maxTtlMs: positiveInt.default(DEFAULTS.noAuthMaxTtlMs) }),
+  z.strictObject({
+    mode: authMode('none'),
+    maxTtlMs: positiveInt.default(DEFAULTS.noAuthMaxTtlMs).describe("`none` only: cap on every task's retention (the task id is the only secret)"),
+  }),
   /**
    * A header set by a trusted fronting proxy names the caller (e.g. `x-forwarded-user`); honoured only from
    * `trustedProxies` (addresses or CIDR blocks). Any other source, or a missing header, is refused with 401.
    */
   z.strictObject({
-    mode: z.literal('header'),
-    header: z.string().regex(headerName, 'an HTTP header name').transform((h) => h.toLowerCase()),
-    trustedProxies: z.array(z.string().refine(isAddressOrCidr, 'an IP address or CIDR block such as 10.0.0.0/8')).min(1),
+    mode: authMode('header'),
+    header: z
+      .string()
+      .regex(headerName, 'an HTTP header name')
+      .transform((h) => h.toLowerCase())
+      .describe('`header` only: the identity header a fronting proxy sets'),
+    trustedProxies: z
+      .array(z.string().refine(isAddressOrCidr, 'an IP address or CIDR block such as 10.0.0.0/8'))
+      .min(1)
+      .describe('`header` only: the addresses or CIDR blocks the fronting proxy connects from (others get 401)'),
   }),
   /**
    * Bearer JWTs verified at the edge (RFC 7519, RFC 8725) against exactly one key source: `jwksUrl`, `publicKey` (PEM
@@ -180,18 +223,33 @@ export const AuthSchema = z.discriminatedUnion('mode', [
    */
   z
     .strictObject({
-      mode: z.literal('jwt'),
-      jwksUrl: z.url({ protocol: /^https?$/ }).optional(),
-      publicKey: z.string().min(1).optional(),
-      secretEnv: z.string().min(1).optional(),
-      issuer: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
-      audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+      mode: authMode('jwt'),
+      jwksUrl: z
+        .url({ protocol: /^https?$/ })
+        .optional()
+        .meta(doc('`jwt` only: the JWKS URL', 'one of the three key sources required')),
+      publicKey: z
+        .string()
+        .min(1)
+        .optional()
+        .meta(doc('`jwt` only: a static public key (PEM, or a JWK as JSON)', 'one of the three key sources required')),
+      secretEnv: z
+        .string()
+        .min(1)
+        .optional()
+        .meta(doc('`jwt` only: the variable holding an HMAC secret (at least 32 characters)', 'one of the three key sources required')),
+      issuer: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).describe('`jwt` only: accepted `iss` (a string or a list)'),
+      audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).describe('`jwt` only: accepted `aud` (a string or a list)'),
       /** Leeway for `exp` and `nbf` against clock skew between the issuer and the gateway. */
-      clockToleranceSec: z.number().int().nonnegative().default(DEFAULTS.jwtClockToleranceSec),
+      clockToleranceSec: z.number().int().nonnegative().default(DEFAULTS.jwtClockToleranceSec).describe('`jwt` only: leeway on `exp` and `nbf`'),
       /** Allowed `alg` values; default: the asymmetric ones (HMAC ones with `secretEnv`). `none` is never allowed. */
-      algorithms: z.array(z.enum([...JWT_ASYMMETRIC_ALGORITHMS, ...JWT_HMAC_ALGORITHMS])).min(1).optional(),
+      algorithms: z
+        .array(z.enum([...JWT_ASYMMETRIC_ALGORITHMS, ...JWT_HMAC_ALGORITHMS]))
+        .min(1)
+        .optional()
+        .meta(doc('`jwt` only: the `alg` allow-list; `none` is never accepted, `HS*` only with `secretEnv`', 'asymmetric ones (`HS*` with `secretEnv`)')),
       /** Forward the token upstream (false: the upstream never sees it). */
-      forward: z.boolean().default(true),
+      forward: z.boolean().default(true).describe('`jwt` only: forward the token upstream'),
     })
     .superRefine((a, ctx) => {
       const sources = [a.jwksUrl, a.publicKey, a.secretEnv].filter((s) => s !== undefined).length;
@@ -255,46 +313,86 @@ function overlaps(a: PathClaim, b: PathClaim): boolean {
 
 /** One upstream MCP server mounted on a path of the gateway. */
 export const UpstreamSchema = z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only'),
-  path: z.string().regex(/^\/[A-Za-z0-9._~\/-]*$/, 'an absolute URL path such as /mcp').default(DEFAULTS.path),
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only')
+    .describe("the upstream's name (letters, digits, `.`, `_`, `-`) in logs and `/healthz`"),
+  path: z
+    .string()
+    .regex(/^\/[A-Za-z0-9._~\/-]*$/, 'an absolute URL path such as /mcp')
+    .default(DEFAULTS.path)
+    .describe('where clients reach it on the gateway'),
   /** An HTTP upstream's MCP endpoint. Exactly one of `url` and `command`. */
-  url: z.url({ protocol: /^https?$/ }).optional(),
+  url: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .meta(doc("an HTTP upstream's Streamable HTTP endpoint (`http://` or `https://`)", 'one of `url`, `command`')),
   /**
    * An stdio upstream: the program and its arguments (no shell), spawned and supervised by each gateway instance
    * (README § Deployment › stdio upstreams). Exactly one of `url` and `command`.
    */
-  command: z.array(z.string().min(1)).min(1).optional(),
+  command: z
+    .array(z.string().min(1))
+    .min(1)
+    .optional()
+    .meta(
+      doc('an stdio upstream: program and arguments (no shell), e.g. `["node", "server.js"]`, run by each instance (README § stdio upstreams)', 'one of `url`, `command`'),
+    ),
   /**
    * Environment of an stdio upstream's process, set over the few variables it inherits from the gateway (PATH, HOME,
    * USER, LANG, TZ, TMPDIR and the like); nothing else of the gateway's environment (its secrets) reaches the child.
    */
-  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string()).default({}),
+  env: z
+    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string())
+    .default({})
+    .describe(
+      'stdio only: variables set for the process over the few it inherits (`PATH`, `HOME`, `USER`, `LOGNAME`, `SHELL`, `TERM`, `LANG`, `LC_ALL`, `LC_CTYPE`, `TZ`, `TMPDIR`/`TEMP`/`TMP`, and on Windows `SYSTEMROOT`, `COMSPEC`, `PATHEXT`, `USERPROFILE`, `APPDATA`, `LOCALAPPDATA`); nothing else of the gateway\'s environment reaches it',
+    ),
   /** Working directory of an stdio upstream's process (default: the gateway's). */
-  cwd: z.string().min(1).optional(),
+  cwd: z.string().min(1).optional().meta(doc("stdio only: the process's working directory", "the gateway's")),
   /**
    * Restart of an stdio upstream's process after it exits: waits from `initialDelayMs`, doubled after each failed
    * start up to `maxDelayMs`, back to `initialDelayMs` once a process stayed up `resetAfterMs`.
    */
   restart: z
     .strictObject({
-      initialDelayMs: positiveInt.default(DEFAULTS.restartInitialDelayMs),
-      maxDelayMs: positiveInt.default(DEFAULTS.restartMaxDelayMs),
-      resetAfterMs: positiveInt.default(DEFAULTS.restartResetAfterMs),
+      initialDelayMs: positiveInt
+        .default(DEFAULTS.restartInitialDelayMs)
+        .describe('stdio only: after the process exits it is started again after this long, each failed start doubling the wait'),
+      maxDelayMs: positiveInt.default(DEFAULTS.restartMaxDelayMs).describe('stdio only: the longest wait between restarts'),
+      resetAfterMs: positiveInt
+        .default(DEFAULTS.restartResetAfterMs)
+        .describe('stdio only: a process that stayed up this long starts the backoff over at `initialDelayMs`'),
     })
     .refine((r) => r.initialDelayMs <= r.maxDelayMs, { path: ['initialDelayMs'], message: 'initialDelayMs must not exceed maxDelayMs' })
     .default({ initialDelayMs: DEFAULTS.restartInitialDelayMs, maxDelayMs: DEFAULTS.restartMaxDelayMs, resetAfterMs: DEFAULTS.restartResetAfterMs }),
-  headers: z.record(z.string().regex(headerName, 'an HTTP header name'), z.string()).default({}),
-  timeoutMs: positiveInt.default(DEFAULTS.upstreamTimeoutMs),
-  era: z.enum(UPSTREAM_ERAS).default(DEFAULTS.era),
+  headers: z
+    .record(z.string().regex(headerName, 'an HTTP header name'), z.string())
+    .default({})
+    .describe('static headers sent upstream (e.g. an API key)'),
+  timeoutMs: positiveInt.default(DEFAULTS.upstreamTimeoutMs).describe('budget of one upstream call, including time waiting for input'),
+  era: z
+    .enum(UPSTREAM_ERAS)
+    .default(DEFAULTS.era)
+    .describe(
+      'which eras the upstream speaks: `auto` probes it (`server/discover` for 2026-07-28; `initialize` for 2025-11-25 when it does not answer that, or, for one that does, when the first 2025-11-25 client arrives, marked as 2025-11-25 in its headers and `_meta`); `modern`, `legacy` or `dual` pin the answer and skip the probe. A client whose era the upstream speaks is passed through untouched',
+    ),
   /** Bound on each era-probe question (and so on the first request's wait for an upstream that hangs). */
-  probeTimeoutMs: positiveInt.default(DEFAULTS.probeTimeoutMs),
+  probeTimeoutMs: positiveInt
+    .default(DEFAULTS.probeTimeoutMs)
+    .describe("bound on each probe question, and so on the first request's wait for an upstream that hangs"),
   cache: z
     .strictObject({
-      ttlMs: z.number().int().nonnegative().default(DEFAULTS.cacheTtlMs),
-      scope: z.enum(['public', 'private']).default(DEFAULTS.cacheScope),
+      ttlMs: z.number().int().nonnegative().default(DEFAULTS.cacheTtlMs).describe('cache hint (time to live) on cacheable modern results'),
+      scope: z.enum(['public', 'private']).default(DEFAULTS.cacheScope).describe('cache hint scope: `private` or `public`'),
     })
     .default({ ttlMs: DEFAULTS.cacheTtlMs, scope: DEFAULTS.cacheScope }),
-  tools: z.record(z.string().min(1), ToolRuleSchema).default({ '*': { task: 'native' } }),
+  tools: z
+    .record(z.string().min(1), ToolRuleSchema)
+    .default({ '*': { task: 'native' } })
+    .describe(
+      'per-tool rules, by exact tool name or glob (first match wins: a rule an earlier glob covers, such as one after `"*"`, is a configuration error naming both); each rule has the keys below',
+    ),
   /**
    * Non-MCP HTTP paths passed through to this upstream (README §OAuth and other paths). Its OAuth discovery documents
    * pass always; `paths` adds others (e.g. the token endpoint of an authorization server it hosts). `wellKnownRoot`:
@@ -303,8 +401,21 @@ export const UpstreamSchema = z.strictObject({
    */
   passthrough: z
     .strictObject({
-      paths: z.array(passthroughPath).default([]),
-      wellKnownRoot: z.boolean().optional(),
+      paths: z
+        .array(passthroughPath)
+        .default([])
+        .describe(
+          "non-MCP paths passed through to the upstream's origin on the same path: exact (`/oauth/token`) or a prefix ending in `/*` (`/oauth/*`: `/oauth` and all under it); may not overlap an MCP endpoint, `/healthz`, `/readyz`, `/metrics`, the OAuth documents or another upstream's paths (README § OAuth and other paths)",
+        ),
+      wellKnownRoot: z
+        .boolean()
+        .optional()
+        .meta(
+          doc(
+            'whether the root OAuth documents (`/.well-known/oauth-protected-resource`, `…/oauth-authorization-server`, `…/openid-configuration`) go to this upstream; at most one upstream may take them',
+            'only HTTP upstream: `true`',
+          ),
+        ),
     })
     .default({ paths: [] }),
   /** How callers are identified (default `bearer`: a keyed hash of the Authorization header, as before). */
@@ -315,8 +426,18 @@ export const UpstreamSchema = z.strictObject({
    */
   sessions: z
     .strictObject({
-      scope: z.enum(SESSION_SCOPES).default(DEFAULTS.sessionScope),
-      anonymousScope: z.enum(ANONYMOUS_SESSION_SCOPES).default(DEFAULTS.anonymousSessionScope),
+      scope: z
+        .enum(SESSION_SCOPES)
+        .default(DEFAULTS.sessionScope)
+        .describe(
+          'who shares legacy upstream sessions among callers with credentials: `principal` (a pool per principal, one call per session at a time) or `request` (a fresh one per request, ended with DELETE)',
+        ),
+      anonymousScope: z
+        .enum(ANONYMOUS_SESSION_SCOPES)
+        .default(DEFAULTS.anonymousSessionScope)
+        .describe(
+          'the same for callers without credentials: `shared` (one pool for all of them, reset on handover), or `request` (a fresh session per request: for servers with other per-session state)',
+        ),
     })
     .default({ scope: DEFAULTS.sessionScope, anonymousScope: DEFAULTS.anonymousSessionScope }),
 }).refine((u) => (u.url === undefined) !== (u.command === undefined), {
@@ -324,63 +445,114 @@ export const UpstreamSchema = z.strictObject({
   path: ['url'],
 });
 
+const storeKind = <K extends string>(kind: K) =>
+  z.literal(kind).describe('task state: `memory` (one instance) or `redis` (several; README § Several instances behind a load balancer (Redis))');
+
 /** The whole configuration file. */
 export const ConfigSchema = z
   .strictObject({
     server: z
       .strictObject({
-        host: z.string().min(1).default(DEFAULTS.host),
-        port: z.number().int().min(0).max(65535).default(DEFAULTS.port),
-        bodyLimitBytes: positiveInt.default(DEFAULTS.bodyLimitBytes),
+        host: z
+          .string()
+          .min(1)
+          .default(DEFAULTS.host)
+          .describe('listen address (`--host`); `0.0.0.0` or `::` to listen on every interface (README § Deployment)'),
+        port: z.number().int().min(0).max(65535).default(DEFAULTS.port).describe('listen port (`--port`; `0` picks a free one)'),
+        bodyLimitBytes: positiveInt.default(DEFAULTS.bodyLimitBytes).describe('largest request body (413 beyond)'),
         /** Bound on receiving a request's headers (slow headers are cut off with 408). */
-        headersTimeoutMs: positiveInt.default(DEFAULTS.headersTimeoutMs),
+        headersTimeoutMs: positiveInt
+          .default(DEFAULTS.headersTimeoutMs)
+          .describe("bound on receiving a request's headers (408 beyond; at most `requestTimeoutMs`)"),
         /**
          * Bound on receiving a whole request, headers and body (a body sent byte by byte is cut off with 408). Only
          * the request: a response may stream for as long as it needs (listen streams, long tool calls).
          */
-        requestTimeoutMs: positiveInt.default(DEFAULTS.requestTimeoutMs),
+        requestTimeoutMs: positiveInt
+          .default(DEFAULTS.requestTimeoutMs)
+          .describe('bound on receiving a whole request, body included (408 beyond); responses are not bounded by it'),
         /**
          * How long a keep-alive connection may sit idle between requests before the gateway closes it; longer than the
          * 60 s idle timeout of common load balancers, so that the gateway never closes a connection one is reusing.
          */
-        idleTimeoutMs: positiveInt.default(DEFAULTS.idleTimeoutMs),
+        idleTimeoutMs: positiveInt.default(DEFAULTS.idleTimeoutMs).describe('an idle keep-alive connection is closed after this long'),
         /**
          * Deepest nesting of objects and arrays accepted in a request body (deeper: 400 before parsing). Generous for
          * tool arguments; at most 1000, far below the depth at which walking a value exhausts the stack.
          */
-        maxJsonDepth: positiveInt.max(1000).default(DEFAULTS.maxJsonDepth),
+        maxJsonDepth: positiveInt
+          .max(1000)
+          .default(DEFAULTS.maxJsonDepth)
+          .describe('deepest nesting of objects and arrays in a request body (400 beyond; at most 1000)'),
         /** Host header allow-list (DNS-rebinding protection); defaults to loopback names when bound to loopback. */
-        allowedHosts: z.array(z.string().min(1)).optional(),
+        allowedHosts: z
+          .array(z.string().min(1))
+          .optional()
+          .meta(
+            doc(
+              '`Host` allow-list (DNS-rebinding protection; `*.example.com` and `*` allowed), checked on every path',
+              'loopback names when bound to loopback, else unchecked',
+            ),
+          ),
         /** Origin allow-list; requests without Origin are allowed. Defaults to loopback origins. */
-        allowedOrigins: z.array(z.string().min(1)).optional(),
-        keepAliveMs: positiveInt.default(DEFAULTS.keepAliveMs),
-        maxListenStreams: positiveInt.default(DEFAULTS.maxListenStreams),
+        allowedOrigins: z
+          .array(z.string().min(1))
+          .optional()
+          .meta(
+            doc('`Origin` allow-list (names or full origins); a request without `Origin` passes', 'loopback names when bound to loopback, else unchecked'),
+          ),
+        keepAliveMs: positiveInt.default(DEFAULTS.keepAliveMs).describe('SSE keep-alive comments'),
+        maxListenStreams: positiveInt.default(DEFAULTS.maxListenStreams).describe('open `subscriptions/listen` streams'),
         /** Open `subscriptions/listen` streams per principal (default: a quarter of maxListenStreams). */
-        maxListenStreamsPerPrincipal: positiveInt.optional(),
+        maxListenStreamsPerPrincipal: positiveInt.optional().meta(doc("one principal's share of them (503 past it)", 'a quarter of `maxListenStreams`')),
         /**
          * On SIGTERM/SIGINT, how long requests in flight and gateway-owned tasks running here may take to finish
          * while new requests are refused (503); then running tasks are handed to another instance (Redis) or end
          * failed (memory), and the process exits.
          */
-        shutdownGraceMs: positiveInt.default(DEFAULTS.shutdownGraceMs),
+        shutdownGraceMs: positiveInt
+          .default(DEFAULTS.shutdownGraceMs)
+          .describe(
+            'on SIGTERM/SIGINT, how long requests in flight and wrapped tasks running here may take to finish before they are stopped (README § Shutdown)',
+          ),
         /**
          * Prometheus metrics (README §Operations › Metrics), unauthenticated like `/healthz` and `/readyz`: keep the
          * port off the public network or filter the path at the proxy in front.
          */
         metrics: z
           .strictObject({
-            enabled: z.boolean().default(DEFAULTS.metricsEnabled),
+            enabled: z.boolean().default(DEFAULTS.metricsEnabled).describe('serve Prometheus metrics (README § Metrics)'),
             /** The path the text exposition is served at (must not be an upstream's path). */
-            path: z.string().regex(/^\/[A-Za-z0-9._~\/-]*$/, 'an absolute URL path such as /metrics').default(DEFAULTS.metricsPath),
-            defaultMetrics: z.boolean().default(DEFAULTS.metricsDefault),
-            maxToolLabels: positiveInt.max(10_000).default(DEFAULTS.metricsMaxToolLabels),
+            path: z
+              .string()
+              .regex(/^\/[A-Za-z0-9._~\/-]*$/, 'an absolute URL path such as /metrics')
+              .default(DEFAULTS.metricsPath)
+              .describe("where they are served; must not be an upstream's path"),
+            defaultMetrics: z
+              .boolean()
+              .default(DEFAULTS.metricsDefault)
+              .describe("also prom-client's process metrics (CPU, memory, event loop lag, GC), prefixed `mcp_gateway_`"),
+            maxToolLabels: positiveInt
+              .max(10_000)
+              .default(DEFAULTS.metricsMaxToolLabels)
+              .describe('distinct tool names the task metrics label per upstream; later ones count as `other`'),
           })
           .default(METRICS_DEFAULTS),
         /** What `/readyz` may cost (README §Operations › Health). */
         readiness: z
           .strictObject({
-            storeCacheMs: z.number().int().nonnegative().default(DEFAULTS.readinessStoreCacheMs),
-            upstreamCheckMs: z.number().int().nonnegative().default(DEFAULTS.readinessUpstreamCheckMs),
+            storeCacheMs: z
+              .number()
+              .int()
+              .nonnegative()
+              .default(DEFAULTS.readinessStoreCacheMs)
+              .describe('one store ping answers every `/readyz` for this long (README § Health)'),
+            upstreamCheckMs: z
+              .number()
+              .int()
+              .nonnegative()
+              .default(DEFAULTS.readinessUpstreamCheckMs)
+              .describe('least time between two re-probes of an upstream that `/readyz` asks for'),
           })
           .default(READINESS_DEFAULTS),
       })
@@ -401,79 +573,112 @@ export const ConfigSchema = z
         shutdownGraceMs: DEFAULTS.shutdownGraceMs,
         metrics: METRICS_DEFAULTS,
         readiness: READINESS_DEFAULTS,
-      }),
+      })
+      .describe('The HTTP listener: address, request limits, Host and Origin checks, listen streams, shutdown, metrics and readiness.'),
     store: z
       .discriminatedUnion('kind', [
-        z.strictObject({ kind: z.literal('memory') }),
+        z.strictObject({ kind: storeKind('memory') }),
         z.strictObject({
-          kind: z.literal('redis'),
+          kind: storeKind('redis'),
           /** The Redis URL (`redis://…`, `rediss://…`); better given through `urlEnv`, so that a password stays out of files. */
-          url: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').optional(),
+          url: z
+            .string()
+            .regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL')
+            .optional()
+            .meta(
+              doc(
+                'Redis: the URL (`redis://…`, `rediss://…` for TLS); better given through `urlEnv`, so that a password stays out of files',
+                'unset: read from `urlEnv`',
+              ),
+            ),
           /** The environment variable holding the URL when `url` is absent. */
-          urlEnv: z.string().min(1).default(DEFAULTS.redisUrlEnv),
+          urlEnv: z.string().min(1).default(DEFAULTS.redisUrlEnv).describe('Redis: the environment variable holding the URL when `url` is absent'),
           /** Prefix of every key and channel (several deployments can share one Redis). */
-          keyPrefix: z.string().min(1).default(DEFAULTS.redisKeyPrefix),
+          keyPrefix: z.string().min(1).default(DEFAULTS.redisKeyPrefix).describe('Redis: prefix of every key and channel'),
           /** Bound on each Redis command: a Redis outage is an error after this long, never a hang. */
-          commandTimeoutMs: positiveInt.default(DEFAULTS.redisCommandTimeoutMs),
-          connectTimeoutMs: positiveInt.default(DEFAULTS.redisConnectTimeoutMs),
+          commandTimeoutMs: positiveInt
+            .default(DEFAULTS.redisCommandTimeoutMs)
+            .describe('Redis: bound on each command (an outage is an error after this long, never a hang)'),
+          connectTimeoutMs: positiveInt.default(DEFAULTS.redisConnectTimeoutMs).describe('Redis: bound on connecting'),
         }),
       ])
-      .default({ kind: 'memory' }),
+      .default({ kind: 'memory' })
+      .describe('Where task state, MRTR rounds and legacy sessions live: `memory` (one instance) or `redis` (several instances sharing one Redis).'),
     /**
      * The shared secret of a deployment (HMAC key of principals and MRTR request states, key of sealed values): every instance must
      * hold the same one. Better given through the environment (`secretEnv`); required with a shared store.
      */
     secret: z
       .strictObject({
-        value: z.string().min(32, 'at least 32 characters').optional(),
-        env: z.string().min(1).default(DEFAULTS.secretEnv),
+        value: z
+          .string()
+          .min(32, 'at least 32 characters')
+          .optional()
+          .meta(
+            doc("the deployment's shared secret (at least 32 characters); required with Redis, the same on every instance", 'unset: read from `secret.env`'),
+          ),
+        env: z
+          .string()
+          .min(1)
+          .default(DEFAULTS.secretEnv)
+          .describe('the environment variable holding the secret when `value` is absent (unset with the memory store: random per process)'),
       })
-      .default({ env: DEFAULTS.secretEnv }),
+      .default({ env: DEFAULTS.secretEnv })
+      .describe("The deployment's shared secret: HMAC key of principals and MRTR request states, key of sealed values."),
     tasks: z
       .strictObject({
-        /** Retention of a task from creation when its rule sets no ttlMs. */
-        defaultTtlMs: positiveInt.default(DEFAULTS.taskTtlMs),
-        /** Upper bound on any task's retention (an upstream's `ttl: null` is reported as this). */
-        maxTtlMs: positiveInt.default(DEFAULTS.maxTaskTtlMs),
+        defaultTtlMs: positiveInt.default(DEFAULTS.taskTtlMs).describe('retention of a task whose rule sets no `ttlMs`'),
+        maxTtlMs: positiveInt
+          .default(DEFAULTS.maxTaskTtlMs)
+          .describe("upper bound on any task's retention (an upstream's unlimited `ttl` is reported as this)"),
         /**
          * pollIntervalMs suggested to clients for a tool whose durations are not learned yet (or always, with
          * `adaptivePolling: false`); a rule's own `pollIntervalMs` wins.
          */
-        pollIntervalMs: positiveInt.default(DEFAULTS.pollIntervalMs),
+        pollIntervalMs: positiveInt
+          .default(DEFAULTS.pollIntervalMs)
+          .describe('`pollIntervalMs` suggested for a tool whose durations are not learned yet (every task, with `adaptivePolling: false`)'),
         /**
          * Suggest each read's pollIntervalMs from the durations of the tool's tasks seen to end (the next poll where the
          * delay it adds and the polls still needed cost least, a poll worth half the interval suggested unlearned, of delay), between
          * `minPollIntervalMs` and `maxPollIntervalMs`.
          * A proxied task is never told to poll faster than its upstream suggests.
          */
-        adaptivePolling: z.boolean().default(DEFAULTS.adaptivePolling),
-        /** Shortest learned suggestion (the bounds never exclude `pollIntervalMs`). */
-        minPollIntervalMs: positiveInt.default(DEFAULTS.minPollIntervalMs),
-        /** Longest learned suggestion (a task that outlived every duration seen backs off up to this). */
-        maxPollIntervalMs: positiveInt.default(DEFAULTS.maxPollIntervalMs),
+        adaptivePolling: z.boolean().default(DEFAULTS.adaptivePolling).describe("suggest each read's `pollIntervalMs` from the tool's learned durations"),
+        minPollIntervalMs: positiveInt.default(DEFAULTS.minPollIntervalMs).describe('shortest learned suggestion (the bounds never exclude `pollIntervalMs`)'),
+        maxPollIntervalMs: positiveInt
+          .default(DEFAULTS.maxPollIntervalMs)
+          .describe('longest learned suggestion (a task that outlived every duration seen backs off up to this)'),
         /**
          * Live tasks one principal may have; a call that would become one more is refused (429) before the upstream
          * sees it.
          */
-        maxActivePerPrincipal: positiveInt.default(DEFAULTS.maxActiveTasksPerPrincipal),
+        maxActivePerPrincipal: positiveInt
+          .default(DEFAULTS.maxActiveTasksPerPrincipal)
+          .describe('live tasks per principal (429 beyond, before the upstream sees the call)'),
         /**
          * Largest outcome (result or error, as JSON) a task keeps; a larger one is stored as a failure naming the size
          * (never whole). With the memory store, `maxTasks` times this bounds what finished tasks may hold.
          */
-        maxResultBytes: positiveInt.default(DEFAULTS.maxTaskResultBytes),
+        maxResultBytes: positiveInt
+          .default(DEFAULTS.maxTaskResultBytes)
+          .describe('largest task outcome kept (JSON bytes); a larger one is stored as a failure naming the size'),
         /**
          * Status polls (tasks/get) of one unchanged task a principal may send within one of the task's pollIntervalMs;
          * one more is refused with 429 and Retry-After (a change to the task starts a fresh count). Counted in the
          * store, so across instances. A little slack for jitter.
          */
-        pollBurst: positiveInt.default(DEFAULTS.pollBurst),
-        /** Task records kept in the store at most. */
-        maxTasks: positiveInt.default(DEFAULTS.maxTasks),
+        pollBurst: positiveInt
+          .default(DEFAULTS.pollBurst)
+          .describe('`tasks/get` polls of one unchanged task per its `pollIntervalMs` (and at least per second), per principal (429 with `Retry-After` beyond)'),
+        maxTasks: positiveInt.default(DEFAULTS.maxTasks).describe('task records kept (memory store)'),
         /**
          * How long an instance's claim on running work (a wrapped call, following an upstream task) lasts unless
          * renewed (every third of it); after that another instance takes the work over.
          */
-        leaseMs: positiveInt.default(DEFAULTS.leaseMs),
+        leaseMs: positiveInt
+          .default(DEFAULTS.leaseMs)
+          .describe("an instance's claim on running work, renewed every third of it; another instance takes over after it lapses"),
       })
       .default({
         defaultTtlMs: DEFAULTS.taskTtlMs,
@@ -487,22 +692,23 @@ export const ConfigSchema = z
         pollBurst: DEFAULTS.pollBurst,
         maxTasks: DEFAULTS.maxTasks,
         leaseMs: DEFAULTS.leaseMs,
-      }),
+      })
+      .describe('Tasks: retention, suggested polling, and the bounds on what they hold.'),
     input: z
       .strictObject({
-        /** How long an upstream call waits for the client's MRTR retry before it is cancelled. */
-        holdMs: positiveInt.default(DEFAULTS.inputHoldMs),
-        /** Calls held for an MRTR retry at once, all principals together (503 with Retry-After beyond). */
-        maxHeldCalls: positiveInt.default(DEFAULTS.maxHeldCalls),
+        holdMs: positiveInt.default(DEFAULTS.inputHoldMs).describe('how long a held upstream call waits for the MRTR retry'),
+        maxHeldCalls: positiveInt.default(DEFAULTS.maxHeldCalls).describe('calls held for input at once (503 with `Retry-After` beyond)'),
         /**
          * Calls held for one principal's retries at once (503 with Retry-After beyond), so that one principal cannot
          * take every hold; a principal at it is refused before the upstream sees a call that may ask for input.
          */
-        maxHeldCallsPerPrincipal: positiveInt.default(DEFAULTS.maxHeldCallsPerPrincipal),
-        /** Input requests an upstream call may have outstanding at once; beyond, the call is cancelled (502, or the task fails). */
-        maxRequestsPerRound: positiveInt.default(DEFAULTS.maxInputRequestsPerRound),
-        /** Rounds of input one call (a request's MRTR rounds, or a task's life) may ask; beyond, it is cancelled likewise. */
-        maxRoundsPerTask: positiveInt.default(DEFAULTS.maxInputRoundsPerTask),
+        maxHeldCallsPerPrincipal: positiveInt
+          .default(DEFAULTS.maxHeldCallsPerPrincipal)
+          .describe("calls held for one principal's MRTR retries at once (503 with `Retry-After` beyond)"),
+        maxRequestsPerRound: positiveInt
+          .default(DEFAULTS.maxInputRequestsPerRound)
+          .describe('input requests one upstream call may have outstanding at once (the call is cancelled beyond)'),
+        maxRoundsPerTask: positiveInt.default(DEFAULTS.maxInputRoundsPerTask).describe('rounds of input one call or task may ask (the call is cancelled beyond)'),
       })
       .default({
         holdMs: DEFAULTS.inputHoldMs,
@@ -510,52 +716,87 @@ export const ConfigSchema = z
         maxHeldCallsPerPrincipal: DEFAULTS.maxHeldCallsPerPrincipal,
         maxRequestsPerRound: DEFAULTS.maxInputRequestsPerRound,
         maxRoundsPerTask: DEFAULTS.maxInputRoundsPerTask,
-      }),
+      })
+      .describe('Upstream calls held while the client answers their input requests (MRTR rounds), and the bounds on them.'),
     sessions: z
       .strictObject({
-        maxPerUpstream: positiveInt.default(DEFAULTS.maxSessionsPerUpstream),
-        idleMs: positiveInt.default(DEFAULTS.sessionIdleMs),
+        maxPerUpstream: positiveInt.default(DEFAULTS.maxSessionsPerUpstream).describe('legacy upstream sessions per upstream'),
+        idleMs: positiveInt.default(DEFAULTS.sessionIdleMs).describe('idle upstream sessions are closed after this'),
         /**
          * Upstream sessions one principal may hold on one upstream (default: a quarter of maxPerUpstream): past it the
          * principal's own idle sessions are closed first, then its requests get 503 until one of its sessions ends.
          */
-        maxPerPrincipal: positiveInt.optional(),
+        maxPerPrincipal: positiveInt
+          .optional()
+          .meta(
+            doc(
+              "one principal's share of them: its own idle session makes room, else the call waits (`acquireTimeoutMs`), then 503",
+              'a quarter of `maxPerUpstream`',
+            ),
+          ),
         /**
          * Idle upstream sessions kept ready per pool key (principal and declared input kinds) that has demand, within the
          * bounds; 0 opens sessions only when a call needs one.
          */
-        warmIdle: z.number().int().min(0).max(64).default(DEFAULTS.warmIdleSessions),
+        warmIdle: z
+          .number()
+          .int()
+          .min(0)
+          .max(64)
+          .default(DEFAULTS.warmIdleSessions)
+          .describe(
+            'idle upstream sessions kept ready per pool key (principal and declared input kinds) that has demand, within the bounds; `0` opens a session only when a call needs one',
+          ),
         /**
          * How long a call waits for a session to come free when the bounds (or its principal's share) are full, before
          * it is refused with 503; nothing is sent upstream meanwhile.
          */
-        acquireTimeoutMs: positiveInt.default(DEFAULTS.sessionAcquireTimeoutMs),
+        acquireTimeoutMs: positiveInt
+          .default(DEFAULTS.sessionAcquireTimeoutMs)
+          .describe(
+            "how long a call waits for an upstream session to come free when the bounds (or its principal's share) are full, before 503; nothing is sent upstream meanwhile (a wrapped task's background call waits within its own budget, `upstreams[].timeoutMs`)",
+          ),
       })
       .default({
         maxPerUpstream: DEFAULTS.maxSessionsPerUpstream,
         idleMs: DEFAULTS.sessionIdleMs,
         warmIdle: DEFAULTS.warmIdleSessions,
         acquireTimeoutMs: DEFAULTS.sessionAcquireTimeoutMs,
-      }),
+      })
+      .describe('Sessions the gateway holds with 2025-11-25 upstreams.'),
     /**
      * Sessions the gateway itself mints for 2025-11-25 clients (the legacy face): of 2026-07-28-only upstreams, and of
      * any upstream whose tools a rule wraps.
      */
     clientSessions: z
       .strictObject({
-        max: positiveInt.default(DEFAULTS.maxClientSessions),
-        /** A session without requests for this long ends; its client gets 404 and initializes again. */
-        idleMs: positiveInt.default(DEFAULTS.clientSessionIdleMs),
+        max: positiveInt
+          .default(DEFAULTS.maxClientSessions)
+          .describe(
+            'sessions the legacy face holds for 2025-11-25 clients (of 2026-07-28-only upstreams, or of upstreams whose tools a rule wraps), per upstream',
+          ),
+        idleMs: positiveInt
+          .default(DEFAULTS.clientSessionIdleMs)
+          .describe(
+            "a legacy-face session without requests for this long ends (its client gets 404 and initializes again); likewise the gateway's binding of a session passed through to a legacy upstream (README § Principal binding)",
+          ),
         /**
          * Sessions one principal may hold (default: a quarter of max): past it the principal's own least recently used
          * idle session ends first (its client re-initializes on 404), then `initialize` gets 503.
          */
-        maxPerPrincipal: positiveInt.optional(),
-        /** Open GET streams one principal may hold (default: the same share as maxPerPrincipal). */
-        maxStreamsPerPrincipal: positiveInt.optional(),
+        maxPerPrincipal: positiveInt
+          .optional()
+          .meta(doc("one principal's share: its own least recently used idle session ends to make room, else 503", 'a quarter of `max`')),
+        maxStreamsPerPrincipal: positiveInt
+          .optional()
+          .meta(doc("one principal's open GET streams on the legacy face", "the principal's share of sessions")),
       })
-      .default({ max: DEFAULTS.maxClientSessions, idleMs: DEFAULTS.clientSessionIdleMs }),
-    upstreams: z.array(UpstreamSchema).default([]),
+      .default({ max: DEFAULTS.maxClientSessions, idleMs: DEFAULTS.clientSessionIdleMs })
+      .describe('Sessions the gateway mints for 2025-11-25 clients (the legacy face).'),
+    upstreams: z
+      .array(UpstreamSchema)
+      .default([])
+      .describe('The MCP servers behind the gateway, each on its own path (none: the bundled demo upstream at `/mcp`).'),
   })
   .superRefine((cfg, ctx) => {
     const paths = new Map<string, number>();

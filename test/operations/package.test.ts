@@ -147,7 +147,7 @@ t.test('the tarball holds what the runtime needs and no tests or sources', async
   const { packedFiles, pkg } = await prepared;
   const targets = [pkg.main, pkg.types, ...Object.values(pkg.bin), ...Object.values(pkg.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e)))];
   for (const target of targets) t.ok(packedFiles.has(target.replace(/^\.\//, '')), `${target} (named by package.json) is in the tarball`);
-  for (const f of ['README.md', 'package.json', 'dist/cli.js', 'dist/index.js', 'dist/index.d.ts', 'dist/demo/demo-server.js', 'config/gateway.example.yaml', 'config/gateway.redis.example.yaml']) {
+  for (const f of ['README.md', 'package.json', 'dist/cli.js', 'dist/index.js', 'dist/index.d.ts', 'dist/demo/demo-server.js', 'config/gateway.example.yaml', 'config/gateway.redis.example.yaml', 'schema/gateway.schema.json']) {
     t.ok(packedFiles.has(f), `${f} is packed`);
   }
   const stray = [...packedFiles].filter((f) => /^(src|test|scripts|bench|conformance|docs|\.ci)\//.test(f) || /\.test\.[jt]s$/.test(f));

@@ -2,7 +2,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { ConfigError, DEFAULTS, loadConfigFile, parseConfig, TASK_MODES, UPSTREAM_ERAS, type ConfigOverrides } from '../../src/config/index.js';
+import { ConfigError, DEFAULTS, describeConfig, loadConfigFile, parseConfig, TASK_MODES, UPSTREAM_ERAS, type ConfigOverrides } from '../../src/config/index.js';
 
 const repoConfigDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config');
 const up = (extra: Record<string, unknown> = {}) => ({ name: 'a', url: 'http://127.0.0.1:3000/mcp', ...extra });
@@ -323,4 +323,23 @@ t.test('the shipped configuration files are valid', async (t) => {
     t.equal(c.server.host, '127.0.0.1', `${f}: host`);
     t.equal(c.server.port, 8080, `${f}: port`);
   }
+});
+
+t.test('describeConfig (--check) names each upstream, its paths and its rules in order, and no secret', async (t) => {
+  const cfg = parseConfig({
+    store: { kind: 'redis', url: 'rediss://:pa55word@redis.internal:6380/1' },
+    upstreams: [
+      { name: 'files', path: '/files', command: ['node', 'server.js'], env: { TOKEN: 'env-secret' }, era: 'legacy', tools: { 'read_*': { task: 'off' }, '*': { task: 'auto', afterMs: 500 } } },
+      { name: 'web', path: '/', url: 'https://web.internal/mcp', headers: { 'x-api-key': 'header-secret' }, passthrough: { paths: ['/oauth/*'] } },
+    ],
+  });
+  const out = describeConfig(cfg, { MCP_GATEWAY_STATE_SECRET: 'x'.repeat(32) }).join('\n');
+  t.match(out, 'store: redis at rediss://:***@redis.internal:6380/1');
+  t.match(out, '  - files: command ["node","server.js"], path /files, era legacy');
+  t.match(out, '  - web: url https://web.internal/mcp, path /, era auto');
+  t.match(out, /^ {2}\/oauth\/\* +passed through to web$/m);
+  t.match(out, /^ {2}\/\.well-known\/oauth-protected-resource +root OAuth discovery document, passed through to web$/m, 'the upstream at / takes the root documents');
+  t.match(out, /files:\n {4}1\. read_\*: task off\n {4}2\. \*: task auto, afterMs 500\n/);
+  t.notMatch(out, /note:/, 'the secret is set, the URL given');
+  t.notMatch(out, /pa55word|env-secret|header-secret/, 'no password, environment or header value');
 });

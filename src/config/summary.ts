@@ -1,0 +1,79 @@
+/**
+ * What a validated configuration would serve, as `--check` prints it: the listener, the store, each upstream, the
+ * paths, and each upstream's tool rules in the order they match. Reads the configuration only: nothing listens,
+ * nothing is contacted. Header values, environment values and passwords are never printed (they may be credentials).
+ */
+import { OAUTH_WELL_KNOWN } from '../translate/index.js';
+import { DEFAULTS, wellKnownRootOwner, type GatewayConfig, type ToolRule } from './schema.js';
+
+/** The summary's lines, for a configuration that passed validation; `env` is read for what only the start checks. */
+export function describeConfig(config: Readonly<GatewayConfig>, env: Readonly<Record<string, string | undefined>> = {}): string[] {
+  const { server, store, upstreams } = config;
+  const host = server.host.includes(':') ? `[${server.host}]` : server.host;
+  const lines = [`listen: http://${host}:${server.port}`, `store: ${storeLine(config)}`];
+  lines.push(...notes(config, env).map((n) => `note: ${n}`));
+
+  lines.push('upstreams:');
+  if (upstreams.length === 0) lines.push(`  (none: the bundled demo upstream would be started and mounted at ${DEFAULTS.path})`);
+  for (const u of upstreams) lines.push(`  - ${u.name}: ${u.url !== undefined ? `url ${u.url}` : `command ${JSON.stringify(u.command)}`}, path ${u.path}, era ${u.era}`);
+
+  lines.push('paths:');
+  const paths: Array<[string, string]> = upstreams.map((u) => [u.path, `MCP endpoint of ${u.name}`]);
+  if (upstreams.length === 0) paths.push([DEFAULTS.path, 'MCP endpoint of the bundled demo upstream']);
+  paths.push(['/healthz', 'health'], ['/readyz', 'readiness']);
+  if (server.metrics.enabled) paths.push([server.metrics.path, 'metrics']);
+  const root = wellKnownRootOwner(upstreams);
+  upstreams.forEach((u, i) => {
+    if (u.url === undefined) return;
+    paths.push([`/.well-known/…${u.path === '/' ? '' : u.path}`, `OAuth discovery documents of ${u.path}, passed through to ${u.name}`]);
+    if (root === i) for (const w of OAUTH_WELL_KNOWN) paths.push([w, `root OAuth discovery document, passed through to ${u.name}`]);
+    for (const p of u.passthrough.paths) paths.push([p, `passed through to ${u.name}`]);
+  });
+  const width = Math.max(...paths.map(([p]) => p.length));
+  for (const [path, what] of paths) lines.push(`  ${path.padEnd(width)}  ${what}`);
+
+  lines.push('tool rules (per upstream, first match wins):');
+  if (upstreams.length === 0) lines.push("  (none: the bundled demo upstream's own)");
+  for (const u of upstreams) {
+    lines.push(`  ${u.name}:`);
+    Object.entries(u.tools).forEach(([pattern, rule], i) => lines.push(`    ${i + 1}. ${pattern}: ${ruleLine(rule)}`));
+  }
+  return lines;
+}
+
+function storeLine({ store }: Readonly<GatewayConfig>): string {
+  if (store.kind === 'memory') return 'memory (this instance only)';
+  return `redis at ${store.url !== undefined ? withoutPassword(store.url) : `$${store.urlEnv}`}, key prefix ${store.keyPrefix}`;
+}
+
+/** What the start would refuse for want of the environment, said (not failed) here: `--check` may run elsewhere. */
+function notes(config: Readonly<GatewayConfig>, env: Readonly<Record<string, string | undefined>>): string[] {
+  const out: string[] = [];
+  if (config.store.kind === 'redis') {
+    if (config.store.url === undefined && !env[config.store.urlEnv]) out.push(`${config.store.urlEnv} is not set here: the Redis store needs its URL at start`);
+    if (config.secret.value === undefined && !env[config.secret.env]) out.push(`${config.secret.env} is not set here: the Redis store needs the shared secret at start`);
+  }
+  for (const u of config.upstreams) {
+    if (u.auth.mode === 'jwt' && u.auth.secretEnv !== undefined && !env[u.auth.secretEnv]) out.push(`${u.auth.secretEnv} is not set here: upstream ${u.name} needs it at start`);
+  }
+  return out;
+}
+
+function ruleLine(rule: ToolRule): string {
+  const parts: string[] = [`task ${rule.task}`];
+  for (const key of ['afterMs', 'ttlMs', 'maxTtlMs', 'pollIntervalMs', 'timeoutMs', 'retryOnLoss'] as const) {
+    if (rule[key] !== undefined) parts.push(`${key} ${String(rule[key])}`);
+  }
+  return parts.join(', ');
+}
+
+/** A URL with its password masked. */
+function withoutPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(a URL)';
+  }
+}
