@@ -44,7 +44,8 @@ async function put(dir: string, path: string, text: string, time: number): Promi
 
 /** Runs the script in `dir` as `npm run demo` does (node, cwd the repository); how many builds it ran. */
 async function runIn(dir: string): Promise<{ code: number | null; out: string; builds: number }> {
-  const env = { ...process.env };
+  // No loaders of tap's in the script's node, and no registry look-up by npm run (the update notice).
+  const env: NodeJS.ProcessEnv = { ...process.env, npm_config_update_notifier: 'false' };
   delete env.NODE_OPTIONS;
   const child = spawn(process.execPath, [script], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
