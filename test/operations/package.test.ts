@@ -7,13 +7,15 @@
 // missing. Only when both fail for want of a network is the test skipped, saying so; any other failure fails it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { access, constants, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import Fastify from 'fastify';
 import t from 'tap';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 
@@ -147,7 +149,7 @@ t.test('the tarball holds what the runtime needs and no tests or sources', async
   const { packedFiles, pkg } = await prepared;
   const targets = [pkg.main, pkg.types, ...Object.values(pkg.bin), ...Object.values(pkg.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e)))];
   for (const target of targets) t.ok(packedFiles.has(target.replace(/^\.\//, '')), `${target} (named by package.json) is in the tarball`);
-  for (const f of ['README.md', 'package.json', 'dist/cli.js', 'dist/index.js', 'dist/index.d.ts', 'dist/demo/demo-server.js', 'config/gateway.example.yaml', 'config/gateway.redis.example.yaml', 'schema/gateway.schema.json']) {
+  for (const f of ['README.md', 'LICENSE', 'package.json', 'dist/cli.js', 'dist/index.js', 'dist/index.d.ts', 'dist/demo/demo-server.js', 'config/gateway.example.yaml', 'config/gateway.redis.example.yaml', 'schema/gateway.schema.json']) {
     t.ok(packedFiles.has(f), `${f} is packed`);
   }
   const stray = [...packedFiles].filter((f) => /^(src|test|scripts|bench|conformance|docs|\.ci)\//.test(f) || /\.test\.[jt]s$/.test(f));
@@ -224,4 +226,54 @@ t.test('npx mcp-tasks-gateway --help and --version from the install', async (t) 
   const version = await run('npx', ['--no-install', NAME, '--version'], app);
   t.equal(version.code, 0, version.stderr);
   t.equal(version.stdout.trim(), pkg.version);
+});
+
+// ── What npm ci and a user's install check before anything runs: engines, and the licence ────────────────────────
+
+/** semver (a declared devDependency; it ships no types, and only these two functions are used). */
+const semver = createRequire(import.meta.url)('semver') as {
+  validRange(range: string): string | null;
+  subset(sub: string, dom: string): boolean;
+};
+
+interface LockEntry {
+  version?: string;
+  dev?: boolean;
+  engines?: { node?: string } | string[];
+}
+
+t.test('every production dependency in package-lock.json runs on every Node version engines.node admits', async (t) => {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines: { node: string } };
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  const ours = pkg.engines.node;
+  t.ok(semver.validRange(ours), `engines.node ${ours} is a valid range`);
+  t.same(lock.packages['']?.engines, pkg.engines, 'the lock was written from this package.json (npm install --package-lock-only)');
+  const production = Object.entries(lock.packages).filter(([path, entry]) => path !== '' && !entry.dev);
+  t.ok(production.length > 50, `${production.length} production packages in the lock`);
+  // What npm ci prints EBADENGINE for: a package whose range leaves out a Node version ours lets in (an old
+  // lockfile's engines may be an array of strings: no node range then).
+  const narrower = production
+    .map(([path, entry]) => ({ path, version: entry.version, node: Array.isArray(entry.engines) ? undefined : entry.engines?.node }))
+    .filter((p) => p.node !== undefined && !semver.subset(ours, p.node))
+    .map((p) => `${p.path.replace(/^.*node_modules\//, '')}@${p.version} needs node ${p.node}`);
+  t.same(narrower, [], `no production dependency needs more than ${ours}`);
+});
+
+t.test("fastify.inject sends cookies through light-my-request's cookie (the one package.json's overrides keeps on 1.x)", async (t) => {
+  const app = Fastify();
+  t.teardown(() => app.close());
+  app.get('/echo', async (req) => ({ cookie: req.headers.cookie }));
+  const res = await app.inject({ method: 'GET', url: '/echo', cookies: { a: 'b c', d: 'e' } });
+  t.same(res.json(), { cookie: 'a=b%20c; d=e' });
+});
+
+t.test('LICENSE is the Apache License 2.0 that package.json names, with our copyright line', async (t) => {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { license: string };
+  t.equal(pkg.license, 'Apache-2.0');
+  const text = readFileSync(join(root, 'LICENSE'), 'utf8');
+  t.match(text, /^\s*Apache License\n\s*Version 2\.0, January 2004\n/);
+  t.match(text, /TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION/);
+  t.match(text, /END OF TERMS AND CONDITIONS/, 'the full text, not an excerpt');
+  t.match(text, /^ {3}Copyright 2026 the mcp-tasks-gateway authors$/m);
+  t.notMatch(text, /\[yyyy\]|\[name of copyright owner\]/, 'no placeholder left');
 });
