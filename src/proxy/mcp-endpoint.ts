@@ -50,6 +50,7 @@ import {
 import { Authenticator, identityOf, registerAuth } from './auth.js';
 import { channelError, exceptionToEdge, failureToEdge, refuse, refuseWith, upstreamErrorStatus } from './errors.js';
 import type { LegacyFace } from './legacy-face.js';
+import { logAvailability } from './health.js';
 import { infoEnabled, noteFailure, recordRequest } from './operator-log.js';
 import { PassedSessions } from './passed-sessions.js';
 import { rawBodyOf } from './raw-body.js';
@@ -169,12 +170,8 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
   // For a 2025-11-25 client, the upstream's 2025-11-25 side too: a modern upstream is asked it only then (probe.ts).
   const upstreamEra = (request: FastifyRequest, clientEra: Era): Promise<UpstreamEras> =>
     clientEra === 'legacy' ? availability.legacyEras(identityOf(request).authorization) : availability.eras(identityOf(request).authorization);
-  let wasDown = false;
-  availability.onChange((c) => {
-    if (!c.up) app.log.warn({ err: c.error, upstream: route.name, retryInMs: c.retryInMs }, 'upstream is down');
-    else if (wasDown) app.log.warn({ upstream: route.name, modern: c.eras.modern, legacy: c.eras.legacy }, 'upstream is back');
-    wasDown = !c.up;
-  });
+  // Said once per outcome (the probe at start's included), not per probe or refused request.
+  logAvailability(route.name, availability, app.log);
 
   await app.register(async (scope) => {
     // The principal of every request of this endpoint (modern face, legacy face, pass-through), or its 401.
@@ -351,8 +348,9 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       // No operator line (a down upstream is logged once), but counted: the refusals are what an operator graphs.
       noteFailure(reply.request, e);
       recordRequest(reply.request, { upstream: route.name, method: isObject(body) ? body.method : reply.request.method, clientEra, upstreamEra: 'unknown', mode: 'gateway', outcome: 'error', ms: Date.now() - started });
-      // A known-down upstream was logged once when it went down ('upstream is down'), not per refused request.
-      if (!(e instanceof UpstreamDownError)) reply.log.warn({ err: e, upstream: route.name }, 'upstream era probe failed');
+      // The probe's failure is logged once as the upstream's outcome ('upstream is down', logAvailability), not per
+      // refused request: a caller that waited for that probe is told at debug.
+      if (!(e instanceof UpstreamDownError)) reply.log.debug({ err: errorSummary(e), upstream: route.name }, 'upstream era probe failed');
       if (edge.retryAfterSeconds !== undefined) reply.header('retry-after', String(edge.retryAfterSeconds));
       return reply.code(edge.status).send({ jsonrpc: '2.0', id: requestIdOf(body), error: edge.error });
     };
