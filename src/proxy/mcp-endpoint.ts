@@ -111,6 +111,25 @@ function mayMeanUpstreamChanged(clientEra: Era, status: number): boolean {
   return status >= 500 || status === 400 || (clientEra === 'legacy' && status === 404);
 }
 
+/**
+ * What a 2025-11-25 client gets instead of a passed-through answer to its request that is no MCP answer (neither JSON
+ * nor an SSE stream: a wrong path's HTML page, a proxy's error page), or `undefined` to pass the answer on. A 2025-11-25
+ * client reads an HTTP error body as the server's message; the gateway's catalogued error says what happened instead:
+ * 404 to a session (2025-11-25 basic/transports §Session Management: the client initializes again), the upstream's
+ * HTTP error, or an unusable answer. A 401/403 passes as it is: its challenge is the client's to follow (2025-11-25
+ * basic/authorization §Authorization Server Discovery). Notifications and responses (answered 202) are not judged.
+ */
+function notMcpAnswer(request: FastifyRequest, status: number, contentType: unknown, session: string | undefined): GatewayError | undefined {
+  const body = request.body;
+  if (request.method !== 'POST' || !isObject(body) || typeof body.method !== 'string' || body.id === undefined) return undefined;
+  if (status === 401 || status === 403) return undefined;
+  const type = String(contentType ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type === 'application/json' || type === 'text/event-stream') return undefined;
+  if (session !== undefined && status === 404) return new GatewayError('GW_SESSION_NOT_FOUND');
+  if (status >= 400) return new UpstreamHttpError(status, '');
+  return new GatewayError('GW_UPSTREAM_BAD_MESSAGE', { args: [`HTTP ${status} ${type || 'without a content type'}, not JSON-RPC`] });
+}
+
 /** Requests about tasks (2026-07-28 tasks extension), which the modern face answers from its own records. */
 const TASK_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
 
@@ -297,6 +316,14 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
             void passedSessions
               .unbind(session)
               .catch((e: unknown) => request.log.debug({ upstream: route.name, err: errorSummary(e) }, 'passed-through session not unbound; its binding expires'));
+          }
+          const refusal = clientEra === 'legacy' ? notMcpAnswer(request, rep.statusCode, rep.getHeader('content-type'), session) : undefined;
+          if (refusal) {
+            // Dropped, with the upstream's headers (its length and type no longer describe the body).
+            res.stream.destroy();
+            for (const h of ['content-type', 'content-length', 'content-encoding', 'transfer-encoding', 'mcp-session-id']) reply.removeHeader(h);
+            noteFailure(request, refusal);
+            return refuseWith(reply, exceptionToEdge(refusal), requestIdOf(request.body));
           }
           const opened = initializing && rep.statusCode < 300 ? rep.getHeader('mcp-session-id') : undefined;
           if (typeof opened === 'string' && opened !== '') {
