@@ -152,10 +152,11 @@ export class UpstreamAvailability {
 
   /**
    * The probe at start, in the background (nothing waits for it): an upstream that is dead or is no MCP server is known
-   * before the first request, and a pinned one is checked for liveness. Callers arriving meanwhile join it.
+   * before the first request. Callers arriving meanwhile join it. A pinned upstream is not probed (the pin's promise:
+   * no probe until traffic says something is wrong).
    */
   start(): void {
-    if (this.aborter.signal.aborted || this.pending || this.down) return;
+    if (this.opts.pinned || this.aborter.signal.aborted || this.pending || this.down) return;
     void this.probeNow().catch(this.probeFailed);
   }
 
