@@ -249,6 +249,9 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     readiness: { store, cacheMs: config.server.readiness.storeCacheMs, upstreamCheckMs: config.server.readiness.upstreamCheckMs },
   };
   const app = await buildEdge(edgeOptions);
+  // Every upstream on `era: auto` probed now, in the background (the listen does not wait): a dead upstream, or one that
+  // is no MCP server, is known and logged before the first request; its outcome is logged by the edge (logAvailability).
+  for (const r of routes) r.availability.start();
   for (const u of config.upstreams) {
     if (u.auth.mode !== 'none') continue;
     // Without identities a task id is the only secret: said once, loudly, at start.

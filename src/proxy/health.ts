@@ -6,7 +6,9 @@
  * upstream that went away while no traffic reached it is noticed, and never probes on the caller's time).
  * The answer names upstreams and states only: no URL, no error message (it may quote one), no principal.
  */
-import type { UpstreamAvailability } from '../upstream/index.js';
+import type { FastifyBaseLogger } from 'fastify';
+import { errorSummary } from '../translate/index.js';
+import { downReason, type AvailabilityChange, type UpstreamAvailability } from '../upstream/index.js';
 
 /** What readiness checks. */
 export interface ReadinessOptions {
@@ -86,4 +88,30 @@ export class Readiness {
       clearTimeout(timer);
     }
   }
+}
+
+/**
+ * Says an upstream's availability in the operator log once per outcome, not once per probe or request: the first
+ * outcome (the probe at start) at info when the upstream answered, at warn when it is down, naming what it answered;
+ * then a line only when the outcome changes (down for another reason, back up, other eras). Returns the unsubscribe.
+ */
+export function logAvailability(upstream: string, availability: UpstreamAvailability, log: FastifyBaseLogger): () => void {
+  let last: string | undefined;
+  let wasDown = false;
+  return availability.onChange((c) => {
+    const outcome = outcomeOf(c);
+    if (outcome === last) return;
+    last = outcome;
+    if (!c.up) log.warn({ upstream, reason: downReason(c.error), err: errorSummary(c.error), retryInMs: c.retryInMs }, 'upstream is down');
+    else if (c.eras.refused) log.info({ upstream }, "upstream refused the era probe for want of credentials; its eras are learned with the first caller's token");
+    else log.info({ upstream, modern: c.eras.modern, ...(c.eras.legacyUnasked ? {} : { legacy: c.eras.legacy }) }, wasDown ? 'upstream is back' : 'upstream is up');
+    wasDown = !c.up;
+  });
+}
+
+/** One probe's outcome as compared between probes: down and why, refused, or up with which eras. */
+function outcomeOf(c: AvailabilityChange): string {
+  if (!c.up) return `down: ${downReason(c.error)}`;
+  if (c.eras.refused) return 'refused';
+  return `up: modern ${c.eras.modern}, legacy ${c.eras.legacyUnasked ? 'unasked' : c.eras.legacy}`;
 }

@@ -50,6 +50,7 @@ import {
 import { Authenticator, identityOf, registerAuth } from './auth.js';
 import { channelError, exceptionToEdge, failureToEdge, refuse, refuseWith, upstreamErrorStatus } from './errors.js';
 import type { LegacyFace } from './legacy-face.js';
+import { logAvailability } from './health.js';
 import { infoEnabled, noteFailure, recordRequest } from './operator-log.js';
 import { PassedSessions } from './passed-sessions.js';
 import { rawBodyOf } from './raw-body.js';
@@ -108,6 +109,25 @@ function speaks(eras: UpstreamEras, era: Era): boolean {
  */
 function mayMeanUpstreamChanged(clientEra: Era, status: number): boolean {
   return status >= 500 || status === 400 || (clientEra === 'legacy' && status === 404);
+}
+
+/**
+ * What a 2025-11-25 client gets instead of a passed-through answer to its request that is no MCP answer (neither JSON
+ * nor an SSE stream: a wrong path's HTML page, a proxy's error page), or `undefined` to pass the answer on. A 2025-11-25
+ * client reads an HTTP error body as the server's message; the gateway's catalogued error says what happened instead:
+ * 404 to a session (2025-11-25 basic/transports §Session Management: the client initializes again), the upstream's
+ * HTTP error, or an unusable answer. A 401/403 passes as it is: its challenge is the client's to follow (2025-11-25
+ * basic/authorization §Authorization Server Discovery). Notifications and responses (answered 202) are not judged.
+ */
+function notMcpAnswer(request: FastifyRequest, status: number, contentType: unknown, session: string | undefined): GatewayError | undefined {
+  const body = request.body;
+  if (request.method !== 'POST' || !isObject(body) || typeof body.method !== 'string' || body.id === undefined) return undefined;
+  if (status === 401 || status === 403) return undefined;
+  const type = String(contentType ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type === 'application/json' || type === 'text/event-stream') return undefined;
+  if (session !== undefined && status === 404) return new GatewayError('GW_SESSION_NOT_FOUND');
+  if (status >= 400) return new UpstreamHttpError(status, '');
+  return new GatewayError('GW_UPSTREAM_BAD_MESSAGE', { args: [`HTTP ${status} ${type || 'without a content type'}, not JSON-RPC`] });
 }
 
 /** Requests about tasks (2026-07-28 tasks extension), which the modern face answers from its own records. */
@@ -169,12 +189,8 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
   // For a 2025-11-25 client, the upstream's 2025-11-25 side too: a modern upstream is asked it only then (probe.ts).
   const upstreamEra = (request: FastifyRequest, clientEra: Era): Promise<UpstreamEras> =>
     clientEra === 'legacy' ? availability.legacyEras(identityOf(request).authorization) : availability.eras(identityOf(request).authorization);
-  let wasDown = false;
-  availability.onChange((c) => {
-    if (!c.up) app.log.warn({ err: c.error, upstream: route.name, retryInMs: c.retryInMs }, 'upstream is down');
-    else if (wasDown) app.log.warn({ upstream: route.name, modern: c.eras.modern, legacy: c.eras.legacy }, 'upstream is back');
-    wasDown = !c.up;
-  });
+  // Said once per outcome (the probe at start's included), not per probe or refused request.
+  logAvailability(route.name, availability, app.log);
 
   await app.register(async (scope) => {
     // The principal of every request of this endpoint (modern face, legacy face, pass-through), or its 401.
@@ -303,6 +319,14 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
               .unbind(session)
               .catch((e: unknown) => request.log.debug({ upstream: route.name, err: errorSummary(e) }, 'passed-through session not unbound; its binding expires'));
           }
+          const refusal = clientEra === 'legacy' ? notMcpAnswer(request, rep.statusCode, rep.getHeader('content-type'), session) : undefined;
+          if (refusal) {
+            // Dropped, with the upstream's headers (its length and type no longer describe the body).
+            res.stream.destroy();
+            for (const h of ['content-type', 'content-length', 'content-encoding', 'transfer-encoding', 'mcp-session-id']) reply.removeHeader(h);
+            noteFailure(request, refusal);
+            return refuseWith(reply, exceptionToEdge(refusal), requestIdOf(request.body));
+          }
           const opened = initializing && rep.statusCode < 300 ? rep.getHeader('mcp-session-id') : undefined;
           if (typeof opened === 'string' && opened !== '') {
             // Bound before the client learns the id: its next request may reach any instance.
@@ -353,8 +377,9 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       // No operator line (a down upstream is logged once), but counted: the refusals are what an operator graphs.
       noteFailure(reply.request, e);
       recordRequest(reply.request, { upstream: route.name, method: isObject(body) ? body.method : reply.request.method, clientEra, upstreamEra: 'unknown', mode: 'gateway', outcome: 'error', ms: Date.now() - started });
-      // A known-down upstream was logged once when it went down ('upstream is down'), not per refused request.
-      if (!(e instanceof UpstreamDownError)) reply.log.warn({ err: e, upstream: route.name }, 'upstream era probe failed');
+      // The probe's failure is logged once as the upstream's outcome ('upstream is down', logAvailability), not per
+      // refused request: a caller that waited for that probe is told at debug.
+      if (!(e instanceof UpstreamDownError)) reply.log.debug({ err: errorSummary(e), upstream: route.name }, 'upstream era probe failed');
       if (edge.retryAfterSeconds !== undefined) reply.header('retry-after', String(edge.retryAfterSeconds));
       return reply.code(edge.status).send({ jsonrpc: '2.0', id: requestIdOf(body), error: edge.error });
     };

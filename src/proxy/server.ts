@@ -308,6 +308,8 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       sessions: e.route.upstream.stats().sessions,
       clientSessions: faces[i]?.sessionCount ?? 0,
       state: e.availability.state,
+      // Why it is down: what it answered (a wrong path's "HTTP 404 text/html to …") or how it failed; never an address.
+      ...(e.availability.downReason !== undefined ? { reason: e.availability.downReason } : {}),
       // Eras only when known: an upstream that refused the probe for want of a token is `up` with `eras: refused`
       // until a caller's token has it answered.
       // `legacy` is absent while unasked: an upstream that answers server/discover is asked it by a 2025-11-25 client.

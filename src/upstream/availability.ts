@@ -9,6 +9,7 @@
  * server, not the user).
  */
 import { GatewayError, logFailure, NO_LOG, type LayerLogger } from '../translate/index.js';
+import { downReason } from './errors.js';
 import { probeLegacy, probeUpstream, type UpstreamEras } from './probe.js';
 
 /** A `Retry-After` in whole seconds, at least 1 (RFC 9110 §10.2.3 takes no fractions). */
@@ -139,6 +140,24 @@ export class UpstreamAvailability {
    */
   get state(): 'up' | 'down' | 'unknown' {
     return this.down ? 'down' : this.known || this.refused ? 'up' : 'unknown';
+  }
+
+  /**
+   * Why the upstream is down, for operators (`/healthz`): what it answered ("HTTP 404 text/html to server/discover and
+   * initialize") or how it failed ("connection refused"); never an address. `undefined` while it is not down.
+   */
+  get downReason(): string | undefined {
+    return this.down ? downReason(this.down.error) : undefined;
+  }
+
+  /**
+   * The probe at start, in the background (nothing waits for it): an upstream that is dead or is no MCP server is known
+   * before the first request. Callers arriving meanwhile join it. A pinned upstream is not probed (the pin's promise:
+   * no probe until traffic says something is wrong).
+   */
+  start(): void {
+    if (this.opts.pinned || this.aborter.signal.aborted || this.pending || this.down) return;
+    void this.probeNow().catch(this.probeFailed);
   }
 
   /** Whether the upstream refused the probe for want of credentials and its eras are not known yet. */

@@ -5,11 +5,35 @@
  */
 import { GatewayError } from '../translate/index.js';
 
-/** The upstream could not be reached, or broke the connection (GW_UPSTREAM_UNAVAILABLE, 502). */
+/**
+ * The upstream could not be reached, or broke the connection (GW_UPSTREAM_UNAVAILABLE, 502). `reason`, when given, is
+ * what an operator may be shown of it (`/healthz`): no address, no URL.
+ */
 export class UpstreamUnavailableError extends GatewayError {
-  constructor(readonly detail: string, options?: { cause?: unknown }) {
+  readonly reason: string | undefined;
+  constructor(readonly detail: string, options?: { cause?: unknown; reason?: string }) {
     super('GW_UPSTREAM_UNAVAILABLE', { args: [detail], cause: options?.cause });
+    this.reason = options?.reason;
   }
+}
+
+/**
+ * The upstream answered both era questions, and neither answer was MCP JSON-RPC (a wrong path's 404 page, a web
+ * server's HTML): something listens there, but not an MCP server (GW_UPSTREAM_UNAVAILABLE, 502). `reason` says what it
+ * answered, e.g. "HTTP 404 text/html to server/discover and initialize".
+ */
+export class UpstreamNotMcpError extends UpstreamUnavailableError {
+  constructor(reason: string) {
+    super(`no MCP answer: ${reason}`, { reason });
+  }
+}
+
+/** Why an upstream is down, for operators (`/healthz`, the log): what it answered, or how it failed; never an address. */
+export function downReason(e: unknown): string {
+  if (e instanceof UpstreamUnavailableError && e.reason !== undefined) return e.reason;
+  if (e instanceof UpstreamTimeoutError) return 'no answer in time';
+  if (refusedConnection(e)) return 'connection refused';
+  return 'unreachable';
 }
 
 /** The upstream did not answer within its budget (GW_UPSTREAM_TIMEOUT, 504). */

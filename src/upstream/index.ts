@@ -1,10 +1,12 @@
 /** Clients of upstream MCP servers behind one seam (UpstreamClient): era probe and availability, legacy sessions and their pool, both eras' clients. */
 export {
+  downReason,
   fetchFailure,
   SessionExpiredError,
   UpstreamBusyError,
   UpstreamHttpError,
   UpstreamTaskLostError,
+  UpstreamNotMcpError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from './errors.js';

@@ -28,7 +28,7 @@ import {
   type LayerLogger,
   type UpstreamIdentity,
 } from '../translate/index.js';
-import { fetchFailure, refusedConnection, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
+import { fetchFailure, refusedConnection, UpstreamNotMcpError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
 import { exchange, type UpstreamResponse } from './http.js';
 
 /** What the probe learned; callers keep it so that they need not ask the upstream again. */
@@ -74,8 +74,9 @@ const CLIENT_INFO = { name: 'mcp-tasks-gateway', version: 'probe' };
 /**
  * Asks both questions. An upstream that answered at least one of them (with anything, even an error) is judged
  * by its answers; the question it did not answer counts as "no" for now (`incomplete`); both refused with 401/403
- * is `refused` (no answer about eras). Throws only when neither got an answer (the upstream is down, or hangs):
- * UpstreamUnavailableError, or UpstreamTimeoutError when every failure was a timeout. `authorization` (a caller's
+ * is `refused` (no answer about eras). Throws when neither got an answer (the upstream is down, or hangs):
+ * UpstreamUnavailableError, or UpstreamTimeoutError when every failure was a timeout; and when both got answers
+ * with no JSON-RPC message in either (a wrong path's 404 page): UpstreamNotMcpError, naming what it answered. `authorization` (a caller's
  * credentials for an OAuth-protected upstream) is sent with both questions and the probe session's DELETE; it
  * replaces a configured Authorization header and is never logged.
  */
@@ -103,9 +104,37 @@ export async function probeUpstream(target: ProbeTarget, signal?: AbortSignal, a
   if (discover.status === 'rejected' || initialize.status === 'rejected') eras.incomplete = true;
   // An OAuth-protected upstream refuses questions without a user's token (2025-11-25 basic/authorization): its "no" to
   // both is no answer about its eras; the caller learns them later with a token (availability.ts).
-  const refused = (r: PromiseSettledResult<{ status: number }>) => r.status === 'fulfilled' && (r.value.status === 401 || r.value.status === 403);
+  const refused = (r: PromiseSettledResult<Heard>) => r.status === 'fulfilled' && refusedCredentials(r.value);
   if (!eras.legacy && refused(discover) && refused(initialize)) eras.refused = true;
+  if (discover.status === 'fulfilled' && initialize.status === 'fulfilled') {
+    const reason = notMcp(discover.value, initialize.value);
+    if (reason) throw new UpstreamNotMcpError(reason);
+  }
   return eras;
+}
+
+/** What one probe question got back, beside what it meant: the status, the media type, and whether JSON-RPC came. */
+interface Heard {
+  status: number;
+  contentType: string | undefined;
+  jsonRpc: boolean;
+}
+
+function refusedCredentials(h: Heard): boolean {
+  return h.status === 401 || h.status === 403;
+}
+
+/**
+ * Why two answers say no MCP server listens there, or `undefined`: neither carried a JSON-RPC message, and neither
+ * was a refusal for want of credentials (an OAuth-protected server may say that without JSON-RPC). An upstream that
+ * answered JSON-RPC at all, even an error, speaks JSON-RPC and is judged by its eras.
+ */
+function notMcp(discover: Heard, initialize: Heard): string | undefined {
+  if (discover.jsonRpc || initialize.jsonRpc || refusedCredentials(discover) || refusedCredentials(initialize)) return undefined;
+  const said = (h: Heard) => `HTTP ${h.status}${h.contentType ? ` ${h.contentType}` : ''}`;
+  const a = said(discover);
+  const b = said(initialize);
+  return a === b ? `${a} to server/discover and initialize` : `${a} to server/discover, ${b} to initialize`;
 }
 
 /**
@@ -127,7 +156,7 @@ export async function probeLegacy(target: ProbeTarget, signal?: AbortSignal, aut
  * the server spoke 2026-07-28 and only refused this request (same page, §Backward Compatibility; the fallback
  * must not hang on one code). Any other answer (a legacy server's 400 "no valid session", 404, 405) means not.
  */
-async function askDiscover(target: ProbeTarget, signal?: AbortSignal, retried = false): Promise<{ modern: boolean; result?: JsonObject; status: number }> {
+async function askDiscover(target: ProbeTarget, signal?: AbortSignal, retried = false): Promise<Heard & { modern: boolean; result?: JsonObject }> {
   const answer = await ask(
     target,
     modernHeaders('server/discover', undefined),
@@ -140,17 +169,17 @@ async function askDiscover(target: ProbeTarget, signal?: AbortSignal, retried = 
     signal,
   );
   const message = answer.message;
-  const status = answer.status;
+  const heard = heardOf(answer);
   if (isErrorResponse(message)) {
     const modern = speaksModern(message.error.code, message.error.data);
     // -32022 listing our version among those it supports (2026-07-28 basic/versioning §Negotiation): asked again once
     // with that version, the best (the only 2026-07-28 version) of the list, so that its DiscoverResult is learned.
     if (!retried && refusedListingOurVersion(message.error)) return askDiscover(target, signal, true);
-    return { modern, status };
+    return { modern, ...heard };
   }
-  if (!isResponse(message) || !answer.ok || !('result' in message) || !isObject(message.result)) return { modern: false, status };
+  if (!isResponse(message) || !answer.ok || !('result' in message) || !isObject(message.result)) return { modern: false, ...heard };
   const versions = message.result.supportedVersions;
-  return Array.isArray(versions) && versions.includes(MODERN_VERSION) ? { modern: true, result: message.result, status } : { modern: false, status };
+  return Array.isArray(versions) && versions.includes(MODERN_VERSION) ? { modern: true, result: message.result, ...heard } : { modern: false, ...heard };
 }
 
 /** `headers` with `authorization` as their one Authorization header (whatever the case of a configured one). */
@@ -173,17 +202,17 @@ function speaksModern(code: number, data: unknown): boolean {
  * version means legacy; the session it opened is ended at once with DELETE (best effort: the upstream expires
  * idle sessions itself).
  */
-async function askInitialize(target: ProbeTarget, signal: AbortSignal | undefined, marked: boolean): Promise<{ identity?: UpstreamIdentity; status: number }> {
+async function askInitialize(target: ProbeTarget, signal: AbortSignal | undefined, marked: boolean): Promise<Heard & { identity?: UpstreamIdentity }> {
   const params: JsonObject = { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: CLIENT_INFO };
   if (marked) params._meta = { [META.protocolVersion]: LEGACY_VERSION, [META.clientCapabilities]: {}, [META.clientInfo]: CLIENT_INFO };
   const headers: Record<string, string> = marked ? { 'mcp-protocol-version': LEGACY_VERSION, 'mcp-method': 'initialize' } : {};
   const answer = await ask(target, headers, { jsonrpc: '2.0', id: 'gateway-probe-initialize', method: 'initialize', params }, signal);
   if (answer.sessionId) endSession(target, answer.sessionId, answer.message);
   const message = answer.message;
-  const status = answer.status;
-  if (!answer.ok || !isResponse(message) || !('result' in message)) return { status };
+  const heard = heardOf(answer);
+  if (!answer.ok || !isResponse(message) || !('result' in message)) return heard;
   const identity = identityFromInitialize(message.result);
-  return identity && LEGACY_VERSIONS.includes(identity.protocolVersion) ? { identity, status } : { status };
+  return identity && LEGACY_VERSIONS.includes(identity.protocolVersion) ? { identity, ...heard } : heard;
 }
 
 /** DELETE for the probe's session (2025-11-25 basic/transports §Session Management), not awaited. */
@@ -199,13 +228,23 @@ function endSession(target: ProbeTarget, sessionId: string, message: unknown): v
     .catch(logFailure(target.log ?? NO_LOG, 'debug', "DELETE of the probe's session failed; the upstream expires it"));
 }
 
-/** One probe exchange: the first JSON-RPC response in the answer (JSON or SSE), its status and session id. */
-async function ask(
-  target: ProbeTarget,
-  headers: Record<string, string>,
-  body: JsonObject,
-  signal: AbortSignal | undefined,
-): Promise<{ ok: boolean; status: number; sessionId: string | undefined; message: unknown }> {
+/** One probe exchange's answer: its first JSON-RPC response (JSON or SSE), status, media type and session id. */
+interface Asked {
+  ok: boolean;
+  status: number;
+  contentType: string | undefined;
+  sessionId: string | undefined;
+  message: unknown;
+}
+
+/** What an answer was, as `Heard`: the media type without parameters, bounded (it is shown to operators). */
+function heardOf(answer: Asked): Heard {
+  const type = answer.contentType?.split(';')[0]?.trim().toLowerCase().slice(0, 100);
+  return { status: answer.status, contentType: type || undefined, jsonRpc: answer.message !== undefined };
+}
+
+/** One probe exchange. */
+async function ask(target: ProbeTarget, headers: Record<string, string>, body: JsonObject, signal: AbortSignal | undefined): Promise<Asked> {
   const timeout = AbortSignal.timeout(target.timeoutMs);
   const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
   let res: UpstreamResponse;
@@ -223,9 +262,10 @@ async function ask(
     // Temporarily unavailable (RFC 9110 §15.6.4; an stdio upstream whose process is restarting): no answer about
     // eras, so the probe fails and is retried, rather than learning that the upstream speaks neither.
     await res.discard();
-    throw new UpstreamUnavailableError('upstream answered HTTP 503');
+    throw new UpstreamUnavailableError('upstream answered HTTP 503', { reason: 'HTTP 503' });
   }
   const sessionId = res.header('mcp-session-id');
+  const contentType = res.header('content-type');
   let message: unknown;
   try {
     // The first response ends the read: an SSE answer need not close its stream for the probe to go on.
@@ -241,5 +281,5 @@ async function ask(
   } finally {
     await res.discard();
   }
-  return { ok: res.ok, status: res.status, sessionId, message };
+  return { ok: res.ok, status: res.status, contentType, sessionId, message };
 }

@@ -4,7 +4,6 @@
  * MRTR), a wrapped slow tool completing as a task, a crash failing the calls in flight clearly and the child restarted,
  * an HTTP and an stdio upstream side by side, and a command that cannot start harming nothing else.
  */
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { buildGateway, type Gateway, type UpstreamProcess } from '../../src/app.js';
@@ -12,6 +11,7 @@ import { ConfigError, parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { bounded, legacyClient, modernClient } from '../helpers/era-clients.js';
 import { envelope, MODERN, post, readReply } from '../helpers/modern.js';
+import { LogLines } from '../helpers/log-lines.js';
 import { SseReader } from '../helpers/sse-reader.js';
 import { StdioHost } from '../../src/upstream/index.js';
 
@@ -20,40 +20,6 @@ const FIXTURE = fileURLToPath(new URL('../fixtures/stdio-legacy-server.ts', impo
 /** The fixture as an operator would configure it (tsx resolved from the repository root, given as `cwd`). */
 const STDIO = { command: [process.execPath, '--import', 'tsx', FIXTURE], cwd: ROOT };
 const CAPS = { elicitation: {} };
-
-/** The operator log as parsed lines, with a bounded wait for one. */
-class LogLines {
-  readonly lines: Array<Record<string, any>> = [];
-  private waiters = new Set<() => void>();
-  readonly stream = new Writable({
-    write: (chunk: Buffer, _enc, done) => {
-      for (const l of chunk.toString('utf8').split('\n')) {
-        if (l.trim() === '') continue;
-        this.lines.push(JSON.parse(l));
-      }
-      for (const w of [...this.waiters]) w();
-      done();
-    },
-  });
-  /** Resolves with the `count`th line (seen or to come) matching `pred`. */
-  waitFor(pred: (l: Record<string, any>) => boolean, what: string, count = 1): Promise<Record<string, any>> {
-    return bounded(
-      new Promise((resolve) => {
-        const check = (): boolean => {
-          const hit = this.lines.filter(pred)[count - 1];
-          if (hit) resolve(hit);
-          return hit !== undefined;
-        };
-        if (check()) return;
-        const w = (): void => {
-          if (check()) this.waiters.delete(w);
-        };
-        this.waiters.add(w);
-      }),
-      what,
-    );
-  }
-}
 
 interface Running {
   gateway: Gateway;

@@ -7,9 +7,10 @@ import http from 'node:http';
 import net from 'node:net';
 import t from 'tap';
 import { startDemoUpstream } from '../../src/demo/demo-server.js';
-import { probeLegacy, probeUpstream, UpstreamTimeoutError, UpstreamUnavailableError } from '../../src/upstream/index.js';
+import { downReason, probeLegacy, probeUpstream, UpstreamNotMcpError, UpstreamTimeoutError, UpstreamUnavailableError } from '../../src/upstream/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { startRelay } from '../helpers/relay.js';
+import { startWrongPathServer } from '../helpers/wrong-path-server.js';
 import { startEraServer } from './era-servers.js';
 
 const target = (url: string) => ({ url, headers: {}, timeoutMs: 10_000 });
@@ -137,6 +138,27 @@ t.test('a recognised modern error to discover means modern; a legacy one does no
     const eras = await probeUpstream(target(await refusingServer(t, error)));
     t.same([eras.modern, eras.legacy], [modern, false], name);
   }
+});
+
+t.test('a wrong path (404 and an HTML page to both questions): UpstreamNotMcpError naming what it answered', async (t) => {
+  const error = await probeUpstream(target(await startWrongPathServer(t))).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  t.ok(error instanceof UpstreamNotMcpError, 'no MCP server there: the probe fails, it does not read "up, no era"');
+  t.equal(downReason(error), 'HTTP 404 text/html to server/discover and initialize', 'the reason says what it answered');
+  t.equal((error as Error).message, 'Upstream unavailable: no MCP answer: HTTP 404 text/html to server/discover and initialize');
+});
+
+t.test('401 without JSON-RPC to both questions is a refusal for want of credentials, not "no MCP server"', async (t) => {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(401, { 'content-type': 'text/html', 'www-authenticate': 'Bearer' }).end('<html>login</html>'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const eras = await probeUpstream(target(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}/mcp`));
+  t.equal(eras.refused, true);
 });
 
 t.test('nobody listening: UpstreamUnavailableError', async (t) => {
