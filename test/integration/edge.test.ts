@@ -307,7 +307,21 @@ t.test(
   },
 );
 
-t.test('dead upstream → 502 JSON-RPC error; the other upstream keeps serving; the dead one recovers', async (t) => {
+/** Resolves once /healthz reports `name` down (the start-up probe's outcome), with its reason; bounded. */
+async function downAtStart(base: string, name: string): Promise<string> {
+  const r = await untilServed(
+    async () => {
+      const body = (await (await fetch(`${base}/healthz`)).json()) as { upstreams: Array<{ name: string; state: string; reason?: string }> };
+      const u = body.upstreams.find((x) => x.name === name);
+      return { status: u?.state === 'down' ? 200 : 503, reason: u?.reason ?? '' };
+    },
+    (x) => x.status === 200,
+  );
+  if (r.status !== 200) throw new Error(`${name} not reported down by /healthz`);
+  return r.reason;
+}
+
+t.test('dead upstream: found down at start, 503 JSON-RPC error; the other upstream keeps serving; the dead one recovers', async (t) => {
   const fixture = await startLegacyFixture();
   t.teardown(() => fixture.close());
   const deadPort = await closedPort();
@@ -324,11 +338,13 @@ t.test('dead upstream → 502 JSON-RPC error; the other upstream keeps serving; 
   const port = (gateway.app.server.address() as net.AddressInfo).port;
   const base = `http://127.0.0.1:${port}`;
 
+  // Probed at start, without a request: down, and why.
+  t.equal(await downAtStart(base, 'dead'), 'connection refused', 'the reason, with no address in it');
   const dead = await post(`${base}/dead`, 'tools/list', {}, { id: 'dead-1' });
-  t.equal(dead.status, 502);
+  t.equal(dead.status, 503, 'known down: answered at once');
   t.equal(dead.body.jsonrpc, '2.0');
+  t.equal(dead.body.id, 'dead-1', 'the request id echoed');
   t.equal(dead.body.error.code, -32603);
-  t.match(dead.body.error.message, /Upstream unavailable/);
 
   const live = await post(`${base}/live`, 'tools/call', { name: 'greet', arguments: { name: 'Live' } });
   t.equal(live.status, 200);
@@ -349,9 +365,9 @@ t.test('dead upstream → 502 JSON-RPC error; the other upstream keeps serving; 
   t.same(back.body.result.content, [{ type: 'text', text: 'Hello, Back!' }]);
 });
 
-t.test('a 502 for a dead upstream echoes the request id', async (t) => {
+t.test('a 502 for a dead upstream not probed yet (its era pinned) echoes the request id', async (t) => {
   const deadPort = await closedPort();
-  const cfg = parseConfig({ server: { port: 0 }, upstreams: [{ name: 'dead', path: '/mcp', url: `http://127.0.0.1:${deadPort}/mcp` }] });
+  const cfg = parseConfig({ server: { port: 0 }, upstreams: [{ name: 'dead', path: '/mcp', url: `http://127.0.0.1:${deadPort}/mcp`, era: 'legacy' }] });
   const gateway = await buildGateway(cfg, { logger: false });
   t.teardown(() => gateway.close());
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
