@@ -228,7 +228,7 @@ interface PathDef {
   session?: string;
   /**
    * The Authorization the client sends (a credentialed caller: a principal of its own, whose requests the gateway may
-   * serve from that principal's upstream session); without, an anonymous caller (README §Upstream session isolation).
+   * serve from that principal's upstream session); without, an anonymous caller (docs/security.md §Upstream session isolation).
    */
   authorization?: string;
 }
@@ -335,7 +335,7 @@ const CALLER_PAIRS: { path: string; anonymous: PathKey; credentialed: PathKey }[
 
 /**
  * The translated paths' anonymous and credentialed legs side by side (the same measurements as the path tables): an
- * anonymous caller cannot be told from another, so what the gateway may reuse for it differs (README §Upstream session
+ * anonymous caller cannot be told from another, so what the gateway may reuse for it differs (docs/security.md §Upstream session
  * isolation), and that is what this table shows the price of.
  */
 function callersTable(paths: PathDef[], results: PathResults): string {
@@ -650,7 +650,7 @@ async function main(): Promise<void> {
         { key: 'direct-modern', label: 'direct to the raw modern upstream (2026-07-28)', url: modernUp.url, client: 'modern', direct: 'direct-modern' },
         { key: 'proxy', label: 'plain `fastify` + `@fastify/http-proxy` → legacy', url: proxy.url, client: 'legacy', direct: 'direct-legacy' },
         { key: 'gw-ll', label: 'gateway legacy → legacy (pass-through)', url: gwLegacy.url, client: 'legacy', direct: 'direct-legacy' },
-        // The translated paths for both kinds of caller (README §Upstream session isolation): a credentialed caller is a
+        // The translated paths for both kinds of caller (docs/security.md §Upstream session isolation): a credentialed caller is a
         // principal of its own; anonymous callers (the default configuration's) cannot be told apart.
         { key: 'gw-ml-anon', label: 'gateway modern → legacy (translated), anonymous', url: gwLegacy.url, client: 'modern', direct: 'direct-legacy' },
         { key: 'gw-ml', label: 'gateway modern → legacy (translated), credentialed', url: gwLegacy.url, client: 'modern', direct: 'direct-legacy', authorization: BENCH_AUTHORIZATION },

@@ -370,7 +370,7 @@ function liveTaskLimits(config: Readonly<GatewayConfig>): LiveTaskLimits {
   };
 }
 
-/** The non-MCP paths of the HTTP upstreams (README §OAuth and other paths); stdio upstreams have none. */
+/** The non-MCP paths of the HTTP upstreams (docs/deployment.md §OAuth and other paths); stdio upstreams have none. */
 function passthroughOf(upstreams: GatewayConfig['upstreams']): PassthroughUpstream[] {
   const root = wellKnownRootOwner(upstreams);
   return upstreams.flatMap((u, i) =>
@@ -434,7 +434,7 @@ function upstreamClient(u: GatewayConfig['upstreams'][number], url: string, conf
 }
 
 /**
- * The hosts of the stdio upstreams (README § Deployment › stdio upstreams), started. A command that cannot start is
+ * The hosts of the stdio upstreams (docs/deployment.md § stdio upstreams), started. A command that cannot start is
  * no error here: the host logs it, retries with backoff and answers 503 meanwhile, so the other upstreams still serve.
  */
 async function startStdioHosts(config: Readonly<GatewayConfig>, log: LayerLogger): Promise<Map<string, StdioHost>> {

@@ -166,3 +166,9 @@ async function srcFiles(dir: string): Promise<string[]> {
   }
   return out;
 }
+
+t.test('--host given twice: the later one wins (the image entry point sets one; a flag after the image name replaces it)', async (t) => {
+  const p = runCli(['--host', '0.0.0.0', '--host', '127.0.0.5', '--check']);
+  t.equal(await p.exited, 0, p.err());
+  t.match(p.out(), /^listen: http:\/\/127\.0\.0\.5:8080$/m);
+});

@@ -30,11 +30,11 @@ export const DEFAULTS = {
    * streams) when its `maxPerPrincipal`-style key is absent: the bound divided by this, at least 1.
    */
   principalShareDivisor: 4,
-  /** Callers with credentials get one pooled upstream session set each (README §Upstream session isolation). */
+  /** Callers with credentials get one pooled upstream session set each (docs/security.md §Upstream session isolation). */
   sessionScope: 'principal' as const,
   /**
    * Callers without credentials share one pool of upstream sessions, each checked out by one call at a time and reset
-   * on handover (README §Upstream session isolation); `request` is the opt-in for servers with other per-session state.
+   * on handover (docs/security.md §Upstream session isolation); `request` is the opt-in for servers with other per-session state.
    */
   anonymousSessionScope: 'shared' as const,
   /** Idle upstream sessions kept ready per pool key that has demand, so that no call waits for an `initialize`. */
@@ -104,7 +104,7 @@ function doc(description: string, whenAbsent: string): { description: string; [W
   return { description, [WHEN_ABSENT]: whenAbsent };
 }
 
-/** Task modes per tool: how the gateway treats a tool's long calls (README, "Wrapped tools"). */
+/** Task modes per tool: how the gateway treats a tool's long calls (docs/tasks.md, "Wrapped tools"). */
 export const TASK_MODES = ['native', 'off', 'auto', 'always', 'required'] as const;
 
 const positiveInt = z.number().int().positive();
@@ -122,7 +122,7 @@ export const ToolRuleSchema = z
       .enum(TASK_MODES)
       .default('native')
       .describe(
-        '`native` (the upstream\'s own tasks, passed through or translated), `off` (never a task), `auto` (a task when the call runs longer than `afterMs`; needs `afterMs`), `always` or `required` (README § Tasks)',
+        '`native` (the upstream\'s own tasks, passed through or translated), `off` (never a task), `auto` (a task when the call runs longer than `afterMs`; needs `afterMs`), `always` or `required` (docs/tasks.md)',
       ),
     afterMs: z
       .number()
@@ -182,11 +182,11 @@ function isAddressOrCidr(v: string): boolean {
 }
 
 /**
- * Who the caller is, per upstream (README §Security, Authentication). The principal it yields owns tasks, request
+ * Who the caller is, per upstream (docs/security.md §Authentication). The principal it yields owns tasks, request
  * states and sessions; it is always a keyed hash (HMAC with the deployment secret), never a credential.
  */
 const authMode = <M extends string>(mode: M) =>
-  z.literal(mode).describe('who the callers are: `bearer`, `none`, `header` or `jwt` (README § Authentication)');
+  z.literal(mode).describe('who the callers are: `bearer`, `none`, `header` or `jwt` (docs/security.md § Authentication)');
 export const AuthSchema = z.discriminatedUnion('mode', [
   /**
    * The default, as before: the principal is a keyed hash of the `Authorization` header (anonymous without one); the
@@ -265,7 +265,7 @@ export const AuthSchema = z.discriminatedUnion('mode', [
 ]);
 /**
  * A principal's share of a shared bound: `explicit` when set, else the bound divided by
- * `DEFAULTS.principalShareDivisor`, at least 1 (README §Limits).
+ * `DEFAULTS.principalShareDivisor`, at least 1 (docs/security.md §Limits).
  */
 export function principalShare(bound: number, explicit?: number): number {
   return explicit ?? Math.max(1, Math.floor(bound / DEFAULTS.principalShareDivisor));
@@ -329,14 +329,14 @@ export const UpstreamSchema = z.strictObject({
     .meta(doc("an HTTP upstream's Streamable HTTP endpoint (`http://` or `https://`)", 'one of `url`, `command`')),
   /**
    * An stdio upstream: the program and its arguments (no shell), spawned and supervised by each gateway instance
-   * (README § Deployment › stdio upstreams). Exactly one of `url` and `command`.
+   * (docs/deployment.md § stdio upstreams). Exactly one of `url` and `command`.
    */
   command: z
     .array(z.string().min(1))
     .min(1)
     .optional()
     .meta(
-      doc('an stdio upstream: program and arguments (no shell), e.g. `["node", "server.js"]`, run by each instance (README § stdio upstreams)', 'one of `url`, `command`'),
+      doc('an stdio upstream: program and arguments (no shell), e.g. `["node", "server.js"]`, run by each instance (docs/deployment.md § stdio upstreams)', 'one of `url`, `command`'),
     ),
   /**
    * Environment of an stdio upstream's process, set over the few variables it inherits from the gateway (PATH, HOME,
@@ -394,7 +394,7 @@ export const UpstreamSchema = z.strictObject({
       'per-tool rules, by exact tool name or glob (first match wins: a rule an earlier glob covers, such as one after `"*"`, is a configuration error naming both); each rule has the keys below',
     ),
   /**
-   * Non-MCP HTTP paths passed through to this upstream (README §OAuth and other paths). Its OAuth discovery documents
+   * Non-MCP HTTP paths passed through to this upstream (docs/deployment.md §OAuth and other paths). Its OAuth discovery documents
    * pass always; `paths` adds others (e.g. the token endpoint of an authorization server it hosts). `wellKnownRoot`:
    * whether the root well-known documents (`/.well-known/oauth-protected-resource`, …) go to this upstream; default:
    * when it is the only HTTP upstream. At most one upstream may take them.
@@ -405,7 +405,7 @@ export const UpstreamSchema = z.strictObject({
         .array(passthroughPath)
         .default([])
         .describe(
-          "non-MCP paths passed through to the upstream's origin on the same path: exact (`/oauth/token`) or a prefix ending in `/*` (`/oauth/*`: `/oauth` and all under it); may not overlap an MCP endpoint, `/healthz`, `/readyz`, `/metrics`, the OAuth documents or another upstream's paths (README § OAuth and other paths)",
+          "non-MCP paths passed through to the upstream's origin on the same path: exact (`/oauth/token`) or a prefix ending in `/*` (`/oauth/*`: `/oauth` and all under it); may not overlap an MCP endpoint, `/healthz`, `/readyz`, `/metrics`, the OAuth documents or another upstream's paths (docs/deployment.md § OAuth and other paths)",
         ),
       wellKnownRoot: z
         .boolean()
@@ -446,7 +446,7 @@ export const UpstreamSchema = z.strictObject({
 });
 
 const storeKind = <K extends string>(kind: K) =>
-  z.literal(kind).describe('task state: `memory` (one instance) or `redis` (several; README § Several instances behind a load balancer (Redis))');
+  z.literal(kind).describe('task state: `memory` (one instance) or `redis` (several; docs/deployment.md § Several instances behind a load balancer (Redis))');
 
 /** The whole configuration file. */
 export const ConfigSchema = z
@@ -457,7 +457,7 @@ export const ConfigSchema = z
           .string()
           .min(1)
           .default(DEFAULTS.host)
-          .describe('listen address (`--host`); `0.0.0.0` or `::` to listen on every interface (README § Deployment)'),
+          .describe('listen address (`--host`); `0.0.0.0` or `::` to listen on every interface (docs/deployment.md)'),
         port: z.number().int().min(0).max(65535).default(DEFAULTS.port).describe('listen port (`--port`; `0` picks a free one)'),
         bodyLimitBytes: positiveInt.default(DEFAULTS.bodyLimitBytes).describe('largest request body (413 beyond)'),
         /** Bound on receiving a request's headers (slow headers are cut off with 408). */
@@ -490,7 +490,7 @@ export const ConfigSchema = z
           .optional()
           .meta(
             doc(
-              '`Host` allow-list (DNS-rebinding protection; `*.example.com` and `*` allowed), checked on every path',
+              '`Host` allow-list (DNS-rebinding protection; `*.example.com` and `*` allowed), checked on every path; `/healthz` and `/readyz` also admit a loopback peer naming a loopback host (a container HEALTHCHECK)',
               'loopback names when bound to loopback, else unchecked',
             ),
           ),
@@ -513,15 +513,15 @@ export const ConfigSchema = z
         shutdownGraceMs: positiveInt
           .default(DEFAULTS.shutdownGraceMs)
           .describe(
-            'on SIGTERM/SIGINT, how long requests in flight and wrapped tasks running here may take to finish before they are stopped (README § Shutdown)',
+            'on SIGTERM/SIGINT, how long requests in flight and wrapped tasks running here may take to finish before they are stopped (docs/operations.md § Shutdown)',
           ),
         /**
-         * Prometheus metrics (README §Operations › Metrics), unauthenticated like `/healthz` and `/readyz`: keep the
+         * Prometheus metrics (docs/operations.md §Metrics), unauthenticated like `/healthz` and `/readyz`: keep the
          * port off the public network or filter the path at the proxy in front.
          */
         metrics: z
           .strictObject({
-            enabled: z.boolean().default(DEFAULTS.metricsEnabled).describe('serve Prometheus metrics (README § Metrics)'),
+            enabled: z.boolean().default(DEFAULTS.metricsEnabled).describe('serve Prometheus metrics (docs/operations.md § Metrics)'),
             /** The path the text exposition is served at (must not be an upstream's path). */
             path: z
               .string()
@@ -538,7 +538,7 @@ export const ConfigSchema = z
               .describe('distinct tool names the task metrics label per upstream; later ones count as `other`'),
           })
           .default(METRICS_DEFAULTS),
-        /** What `/readyz` may cost (README §Operations › Health). */
+        /** What `/readyz` may cost (docs/operations.md §Health). */
         readiness: z
           .strictObject({
             storeCacheMs: z
@@ -546,7 +546,7 @@ export const ConfigSchema = z
               .int()
               .nonnegative()
               .default(DEFAULTS.readinessStoreCacheMs)
-              .describe('one store ping answers every `/readyz` for this long (README § Health)'),
+              .describe('one store ping answers every `/readyz` for this long (docs/operations.md § Health)'),
             upstreamCheckMs: z
               .number()
               .int()
@@ -778,7 +778,7 @@ export const ConfigSchema = z
         idleMs: positiveInt
           .default(DEFAULTS.clientSessionIdleMs)
           .describe(
-            "a legacy-face session without requests for this long ends (its client gets 404 and initializes again); likewise the gateway's binding of a session passed through to a legacy upstream (README § Principal binding)",
+            "a legacy-face session without requests for this long ends (its client gets 404 and initializes again); likewise the gateway's binding of a session passed through to a legacy upstream (docs/security.md § Principal binding)",
           ),
         /**
          * Sessions one principal may hold (default: a quarter of max): past it the principal's own least recently used
@@ -886,7 +886,7 @@ function checkPassthrough(upstreams: ReadonlyArray<z.infer<typeof UpstreamSchema
   }
 }
 
-/** Which upstream (index) answers the root OAuth well-known documents, if any (README §OAuth and other paths). */
+/** Which upstream (index) answers the root OAuth well-known documents, if any (docs/deployment.md §OAuth and other paths). */
 export function wellKnownRootOwner(upstreams: ReadonlyArray<Pick<z.infer<typeof UpstreamSchema>, 'url' | 'path' | 'passthrough'>>): number | undefined {
   const http = upstreams.map((u, i) => [u, i] as const).filter(([u]) => u.url !== undefined);
   const claimant = http.find(([u]) => u.passthrough.wellKnownRoot === true || (u.path === '/' && u.passthrough.wellKnownRoot !== false));

@@ -4,7 +4,7 @@
  * endpoint's scope computes it once per request and decorates the request with it; refusals are 401 answers from
  * the error catalog, with a `WWW-Authenticate` challenge (RFC 9110 §11.6.1; RFC 6750 §3 for bearer tokens).
  *
- * Modes (README §Security, Authentication):
+ * Modes (docs/security.md §Authentication):
  * - `bearer` (default): a keyed hash of the `Authorization` header; anonymous without one. Forwarded unchanged.
  * - `none`: everyone is one anonymous principal (the task id is the only secret; retention is capped in app.ts).
  * - `header`: a trusted fronting proxy's identity header, honoured only from its configured addresses.

@@ -1,6 +1,6 @@
 /**
  * The legacy face: what a 2025-11-25 client talks to when its upstream speaks 2026-07-28 only, or when the gateway's
- * own tasks are needed (rules that wrap tools; tasks only in a dual-era upstream's 2026-07-28 leg) (README §How the
+ * own tasks are needed (rules that wrap tools; tasks only in a dual-era upstream's 2026-07-28 leg) (docs/how-it-works.md §How the
  * legacy face works). The gateway plays a legacy Streamable HTTP server (2025-11-25 basic/transports): it answers
  * `initialize` itself from the upstream's identity, owns the session, answers `ping` and `logging/setLevel`, and
  * forwards everything else through the session's route (the upstream's 2026-07-28 client when it speaks that era, else

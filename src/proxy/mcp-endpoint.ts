@@ -3,7 +3,7 @@
  * request whose era the upstream speaks passes through unchanged with @fastify/reply-from (sessions, GET streams and
  * DELETE included; both eras in front of a dual-era upstream); a request whose era the upstream lacks is translated.
  * Rules that wrap tools apply to every client era: a legacy client then always meets the legacy face, and a modern
- * client meets the modern face for exactly the traffic the gateway serves itself (README §Routing).
+ * client meets the modern face for exactly the traffic the gateway serves itself (docs/how-it-works.md §Routing).
  */
 import { randomBytes } from 'node:crypto';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
@@ -155,7 +155,7 @@ export function runRequest(runtime: TaskRuntime, bridge: MrtrBridge, route: Upst
 }
 
 /**
- * The trace of one request (README §Operations › Traces): its context read from `params._meta` or the
+ * The trace of one request (docs/operations.md §Traces): its context read from `params._meta` or the
  * `traceparent`/`tracestate` headers (strictly; a malformed value is ignored), its SERVER span opened when an SDK is
  * registered and ended when the answer is done. `undefined` (nothing allocated) without an SDK or an incoming context.
  */
@@ -592,7 +592,7 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       switch (req.policy.kind) {
         case 'discover': {
           const identity = await route.upstream.identity(caller);
-          // The extension is advertised when the upstream runs tool tasks or the gateway wraps tools (README §Tasks).
+          // The extension is advertised when the upstream runs tool tasks or the gateway wraps tools (docs/tasks.md).
           const tasksExtension = upstreamRunsTasks(route, identity.capabilities) || wrapsTools(route);
           channel.result(id, discoverResult(identity, { tasksExtension, cache: route.cache }));
           return { outcome: 'ok' };

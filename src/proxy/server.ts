@@ -267,7 +267,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
   // that era, and the modern face's for wrapped tools of such an upstream. One object per upstream: it caches what
   // the runtime learns of the upstream's tools.
   const modernRoutes = opts.endpoints.map((e): UpstreamRoute => ({ ...e.route, upstream: e.modernUpstream }));
-  // One legacy face per upstream; it holds sessions only once a 2025-11-25 client meets the face (README §How the
+  // One legacy face per upstream; it holds sessions only once a 2025-11-25 client meets the face (docs/how-it-works.md §How the
   // legacy face works: a 2026-07-28-only upstream, or rules that wrap tools).
   const faces = opts.endpoints.map(
     (e, i) =>

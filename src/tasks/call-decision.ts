@@ -6,7 +6,7 @@
  *
  * Sources: the tasks extension (io.modelcontextprotocol/tasks §Task Creation: a server decides per call, a client
  * must declare the extension), 2025-11-25 basic/utilities/tasks §Tool-Level Negotiation (`execution.taskSupport`:
- * a `required` tool refuses a call without `task`), and README §Tasks (a required upstream task for a client that
+ * a `required` tool refuses a call without `task`), and docs/tasks.md (a required upstream task for a client that
  * cannot take one: refuse, or drive the task to its end inside the call; wrapped tools).
  */
 import type { TaskSupport } from '../translate/index.js';
@@ -133,7 +133,7 @@ export function decideCall(facts: CallFacts): CallDecision {
   switch (facts.turn) {
     case 'start':
       // Any call that may become the client's task is refused at the principal's task limit (or a full store) before
-      // the upstream sees it (README §Security, Limits: a limit known before the upstream is called is checked
+      // the upstream sees it (docs/security.md §Limits: a limit known before the upstream is called is checked
       // first), even an auto call or an upstream task that may still end synchronously: refusing later would cancel
       // upstream work that is perhaps not idempotent.
       return {

@@ -1,5 +1,5 @@
 /**
- * The MRTR bridge (2026-07-28 basic/patterns/mrtr; README §How the modern face works): input requests that arrive on an
+ * The MRTR bridge (2026-07-28 basic/patterns/mrtr; docs/how-it-works.md §How the modern face works): input requests that arrive on an
  * upstream call become an `InputRequiredResult`; the call is held open (bounded in time and number) until the
  * client's retry brings `inputResponses` with the integrity-protected `requestState`, then resumes. The bridge
  * runs one round at a time and reports how it ended; what the call becomes is the caller's decision

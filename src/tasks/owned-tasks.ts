@@ -1,10 +1,10 @@
 /**
- * Gateway-owned tasks (README §Tasks, wrapped tools): a synchronous upstream call that outlived its window keeps
+ * Gateway-owned tasks (docs/tasks.md, wrapped tools): a synchronous upstream call that outlived its window keeps
  * running in the background as a task the gateway itself serves. Its input requests become the task's
  * `inputRequests`, its progress the task's `statusMessage`, its response the task's outcome.
  */
 /**
- * Gateway-owned tasks (README §Tasks, wrapped tools): a synchronous upstream call that outlived its window keeps
+ * Gateway-owned tasks (docs/tasks.md, wrapped tools): a synchronous upstream call that outlived its window keeps
  * running in the background as a task the gateway itself serves. Its input requests become the task's
  * `inputRequests`, its progress the task's `statusMessage`, its response the task's outcome.
  *

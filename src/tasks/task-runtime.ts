@@ -310,7 +310,7 @@ export class TaskRuntime {
       const open = window === 'after-ms' && Date.now() < roundStart + (policy.afterMs ?? 0);
       const next = decideCall({ ...facts, turn: open ? 'task-created-in-window' : 'task-created' });
       if (next.action === 'proxy-task') return taskResult(this.shown(route, await this.proxied.adopt(route, caller, policy, r.task, who)), r.task.created.meta);
-      // Followed inside this request (README §Tasks): its questions are MRTR rounds of this request, answered into the
+      // Followed inside this request (docs/tasks.md): its questions are MRTR rounds of this request, answered into the
       // task by the retry, and its outcome the answer; for the rest of the first window, or to its end.
       const { requestState: _s, inputResponses: _r, ...fresh } = req;
       round = fresh;

@@ -49,7 +49,7 @@ export const ErrorCode = {
 export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
 
 /**
- * The well-known documents of OAuth discovery the gateway passes through to an upstream (README §OAuth and other
+ * The well-known documents of OAuth discovery the gateway passes through to an upstream (docs/deployment.md §OAuth and other
  * paths): RFC 9728 protected-resource metadata, RFC 8414 authorization-server metadata, and OpenID Connect discovery,
  * each at its root and path-suffixed forms (2025-11-25 basic/authorization §Protected Resource Metadata Discovery
  * Requirements, §Authorization Server Metadata Discovery).

@@ -1,6 +1,6 @@
 /**
  * Modern (2026-07-28) results, errors and notifications → what a strict 2025-11-25 client accepts, for the legacy
- * face (README §How the legacy face works). Fields the legacy schema has no place for are dropped; everything else
+ * face (docs/how-it-works.md §How the legacy face works). Fields the legacy schema has no place for are dropped; everything else
  * is kept (the 2025-11-25 schema `Result` has an index signature, so unknown keys of other extensions pass).
  */
 import { ErrorCode, META } from './constants.js';

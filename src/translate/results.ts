@@ -1,5 +1,5 @@
 /**
- * Legacy (2025-11-25) results and errors → modern (2026-07-28) ones, for non-task traffic (README §What works today;
+ * Legacy (2025-11-25) results and errors → modern (2026-07-28) ones, for non-task traffic (docs/how-it-works.md;
  * 2026-07-28 basic §Error Codes).
  */
 import { ErrorCode, META, MODERN_VERSION, TASKS_EXTENSION } from './constants.js';

@@ -31,7 +31,7 @@ export interface UpstreamCaller {
   authorization?: string;
   /**
    * Who the caller is (the edge's principal: a keyed fingerprint of its credentials, or `anonymous`); legacy upstream
-   * sessions are keyed by it (README §Upstream session isolation). Absent: the caller is not known, and never shares
+   * sessions are keyed by it (docs/security.md §Upstream session isolation). Absent: the caller is not known, and never shares
    * a session.
    */
   principal?: string;
@@ -42,7 +42,7 @@ export interface UpstreamCaller {
   /** The lowest log level the client wants (a modern upstream gets it as `io.modelcontextprotocol/logLevel`). */
   logLevel?: string;
   /**
-   * The W3C trace context of the request this is made for (README §Operations › Traces): the request's SERVER span when
+   * The W3C trace context of the request this is made for (docs/operations.md §Traces): the request's SERVER span when
    * an OpenTelemetry SDK is registered, else the client's own `traceparent` as it came. Each upstream call carries
    * its own CLIENT span's (or, without an SDK, this one) in `traceparent`/`tracestate` headers and `params._meta`.
    * Absent: no trace context goes upstream.

@@ -2,7 +2,7 @@
  * The legacy session pool of one upstream: 2025-11-25 sessions treated like database connections. A session carries
  * state on the upstream (roots it asked for and cached, its log level, tasks: 2025-11-25 basic/transports §Session
  * Management), and a server→client request that names no call (an SDK server's `server.elicitInput()` goes out on the
- * session's GET stream) can only be tied to a call if one call alone uses the session. So (README §Upstream session
+ * session's GET stream) can only be tied to a call if one call alone uses the session. So (docs/security.md §Upstream session
  * isolation):
  * - **Exclusive checkout.** A call checks out one idle session and holds it alone until it ends, with everything tied
  *   to it (its MRTR rounds, a task it creates and follows); then the session returns to the pool. Any server→client

@@ -1,5 +1,5 @@
 /**
- * Spans through `@opentelemetry/api`: a no-op unless the operator registers an SDK (README §Operations › Traces). The
+ * Spans through `@opentelemetry/api`: a no-op unless the operator registers an SDK (docs/operations.md §Traces). The
  * edge opens one SERVER span per MCP request; this file holds what both layers share (the tracer, the attribute names
  * of the OpenTelemetry semantic conventions for MCP) and the CLIENT span of one upstream call.
  *
@@ -131,7 +131,7 @@ export function errorTypeOf(e: unknown): string {
   return e instanceof Error ? e.name : 'Error';
 }
 
-/** The trace of one MCP request at the edge (README §Operations › Traces). */
+/** The trace of one MCP request at the edge (docs/operations.md §Traces). */
 export interface RequestTrace {
   /** The SERVER span (only with an SDK). */
   readonly span: Span | undefined;

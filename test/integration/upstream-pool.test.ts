@@ -1,5 +1,5 @@
 /**
- * The legacy session pool as its callers see it (README §Upstream session isolation): a 2026-07-28 caller, or a
+ * The legacy session pool as its callers see it (docs/security.md §Upstream session isolation): a 2026-07-28 caller, or a
  * 2025-11-25 caller served by the legacy face, of a 2025-11-25 upstream gets exactly the server→client requests that
  * belong to its own call, and only of a kind it declared it can answer. Real servers on loopback port 0, the real
  * gateway from `buildGateway(parseConfig(…))` with the default `auth` (principal = bearer fingerprint):
@@ -46,7 +46,7 @@ const BOB = { authorization: 'Bearer bob-token' };
 
 /**
  * A rule that wraps a tool no server here has: a legacy client then always meets the gateway's legacy face (a
- * wrapped tool needs the gateway's own tasks, which only the face serves; README §Routing), and every call it makes
+ * wrapped tool needs the gateway's own tasks, which only the face serves; docs/how-it-works.md §Routing), and every call it makes
  * goes upstream through the pool, like a modern client's.
  */
 const FACE_RULE = { tools: { 'no-such-tool': { task: 'always' } } };

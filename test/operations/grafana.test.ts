@@ -112,7 +112,7 @@ t.test("every metric the dashboard queries is in a real gateway's /metrics", asy
   }
   const missing = [...queried].filter(([n]) => !served(n)).map(([n, where]) => `${n} (${where.join(', ')})`);
   t.same(missing, [], 'no panel or variable queries a metric the gateway does not serve');
-  // What the dashboard is for (README, Metrics): requests by outcome, latency quantiles, tasks, sessions, streams.
+  // What the dashboard is for (docs/operations.md, Metrics): requests by outcome, latency quantiles, tasks, sessions, streams.
   const bases = new Set([...queried.keys()].map((n) => n.replace(/_(bucket|sum|count)$/, '')));
   for (const n of [
     'mcp_gateway_requests_total',
@@ -133,8 +133,9 @@ t.test("every metric the dashboard queries is in a real gateway's /metrics", asy
   );
 });
 
-t.test('the README Metrics section links the dashboard', async (t) => {
-  const readme = await readFile(join(root, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('### Metrics'), readme.indexOf('### Traces'));
-  t.match(section, `(${DASHBOARD})`);
+t.test('the operations page (Metrics) and the README link the dashboard', async (t) => {
+  const page = await readFile(join(root, 'docs/operations.md'), 'utf8');
+  const section = page.slice(page.indexOf('## Metrics'), page.indexOf('## Traces'));
+  t.match(section, `(../${DASHBOARD})`);
+  t.match(await readFile(join(root, 'README.md'), 'utf8'), `(${DASHBOARD.replace(/[^/]+$/, '')})`);
 });

@@ -1,4 +1,4 @@
-// OAuth through the gateway (README §OAuth and other paths): the upstream's discovery documents and configured paths
+// OAuth through the gateway (docs/deployment.md §OAuth and other paths): the upstream's discovery documents and configured paths
 // pass through unchanged, an upstream's 401/403 reaches clients of both eras with its WWW-Authenticate byte for byte
 // on the pass-through and the translated paths, and a client completes the upstream's authorization through the
 // gateway. Real parts only: the OAuth fixture (a real MCP fixture behind a bearer check), real gateways on loopback.
@@ -207,7 +207,7 @@ t.test('an upstream 401 reaches clients of both eras with its WWW-Authenticate u
   for (const inner of ['legacy', 'modern'] as const) {
     t.test(`${inner} upstream`, async (t) => {
       const up = await fixture(t, inner);
-      // A modern-only upstream refuses the era probe too (401): its era is pinned (README §OAuth and other paths).
+      // A modern-only upstream refuses the era probe too (401): its era is pinned (docs/deployment.md §OAuth and other paths).
       const gw = await startGateway([{ name: 'oauth', path: '/mcp', url: up.url, ...(inner === 'modern' ? { era: 'modern' } : {}) }]);
       t.teardown(() => gw.close());
       const url = `${gw.origin}/mcp`;

@@ -1,4 +1,4 @@
-// Trace context with an OpenTelemetry SDK registered (README §Operations › Traces): the gateway's spans sit between the
+// Trace context with an OpenTelemetry SDK registered (docs/operations.md §Traces): the gateway's spans sit between the
 // client and the upstream. A SERVER span per request, child of the client's context; a CLIENT span per upstream call,
 // child of it, whose context the upstream receives (same trace id, the gateway's span as parent). Its own file: the
 // SDK is registered globally for this process (tap runs each file in its own), and unregistered at the end.

@@ -1,4 +1,4 @@
-// Trace context without an OpenTelemetry SDK (README §Operations › Traces): the API is a no-op, and a client's
+// Trace context without an OpenTelemetry SDK (docs/operations.md §Traces): the API is a no-op, and a client's
 // `traceparent` still reaches the upstream with the same trace id, carried on verbatim on every path (the modern face
 // over a legacy upstream, the legacy face over a modern one, pass-through of either era); a malformed one is dropped.
 // The SDK case (the gateway's own spans as parents) is test/operations/traces-sdk.test.ts: it registers a global.

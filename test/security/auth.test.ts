@@ -1,5 +1,5 @@
 /**
- * Authentication modes per upstream (README §Security, Authentication): a real gateway on loopback port 0 in front of
+ * Authentication modes per upstream (docs/security.md §Authentication): a real gateway on loopback port 0 in front of
  * the real legacy fixture server. JWT tokens and keys are made here with jose; the JWKS is served by a small
  * node:http server on loopback. Covers the modern face, the legacy face's pass-through (a 2025-11-25 `initialize`),
  * the principal's keyed hash (in the store and in an MRTR requestState), the header mode's trusted addresses and the
@@ -373,7 +373,7 @@ t.test('bearer (default): the principal is an HMAC under the deployment secret, 
   t.equal(first.body?.result?.resultType, 'input_required');
   const state: string = first.body.result.requestState;
   const claims = JSON.parse(Buffer.from(state.split('.')[0] as string, 'base64url').toString());
-  // The principal is bound by the state's MAC and not carried at all (README §Principal binding).
+  // The principal is bound by the state's MAC and not carried at all (docs/security.md §Principal binding).
   t.notOk('sub' in claims, 'the state carries no principal');
   t.notOk(Buffer.from(state.split('.')[0] as string, 'base64url').toString().includes(pa), "not even the caller's keyed one");
   const decoded = Buffer.from(state.split('.')[0] as string, 'base64url').toString();

@@ -1,5 +1,5 @@
 /**
- * Principal binding (README §Security, Principal binding): a task id, a legacy session id and an MRTR `requestState`
+ * Principal binding (docs/security.md §Principal binding): a task id, a legacy session id and an MRTR `requestState`
  * are capabilities of the principal they were issued to. Another principal holding one gets exactly what an unknown
  * one gets: the same HTTP status, JSON-RPC code and message, byte for byte (tasks extension §Security
  * Considerations; 2025-11-25 basic/utilities/tasks §Security Considerations; 2025-11-25 basic/transports §Session

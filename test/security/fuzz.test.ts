@@ -2,7 +2,7 @@
  * Property-based fuzzing of both faces (fast-check): malformed JSON-RPC, wrong types for every params field, huge and
  * deeply nested values, odd header values and random `_meta` thrown at a real gateway in front of real fixture
  * upstreams, plus hostile answers from a fuzzing upstream (test/fixtures/hostile-upstream.ts, a FAKE) behind two more
- * paths of the same gateway. Properties (README §Security, input validation):
+ * paths of the same gateway. Properties (docs/security.md §Input validation):
  * - every request gets a well-formed answer within its bound (a JSON-RPC error with a numeric code and a string
  *   message, or a result; an HTTP status the gateway answers with) — never a gateway fault (500);
  * - a wrong-typed `_meta` value or input answer is refused with -32602, and a refused MRTR retry leaves the round

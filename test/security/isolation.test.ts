@@ -1,5 +1,5 @@
 /**
- * Upstream session isolation and per-principal shares (README §Upstream session isolation, §Limits).
+ * Upstream session isolation and per-principal shares (docs/security.md §Upstream session isolation, §Limits).
  *
  * The upstream is a real 2025-11-25 server on the legacy SDK that keeps one `McpServer` per session and session-scoped
  * state: it asks its client for `roots/list` once per session and answers later calls from that cache

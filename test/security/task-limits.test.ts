@@ -1,5 +1,5 @@
 /**
- * The task and MRTR limits (README §Security, Limits), each hit on the wire through a real gateway in front of the real
+ * The task and MRTR limits (docs/security.md §Limits), each hit on the wire through a real gateway in front of the real
  * legacy fixture: every limit answers its catalogued error (status, JSON-RPC code, message, Retry-After where the
  * catalog says), a limit that can be known before the upstream is called is checked before it is called (the
  * fixture's call counts prove the upstream never saw the refused call), and another principal is served meanwhile.
