@@ -60,3 +60,15 @@ t.test("the README's client snippets are the example files, line for line", asyn
     if (m) t.equal(m[1], source, `README's copy of examples/${file} is the file`);
   }
 });
+
+t.test("the README's wrapped-tool configuration is valid and says what it claims", async (t) => {
+  const { parse } = await import('yaml');
+  const { parseConfig } = await import('../../src/config/index.js');
+  const readme = await readFile(`${root}README.md`, 'utf8');
+  const block = /## Wrap a slow tool into a task\n[^]*?```yaml\n([^]*?)\n```/.exec(readme)?.[1];
+  t.ok(block, 'the README shows a YAML rule block');
+  const cfg = parseConfig(parse(block ?? '') as Record<string, unknown>);
+  t.same(cfg.upstreams[0]?.tools['build_*'], { task: 'auto', afterMs: 2000 }, 'build_*: a task after 2 s');
+  t.equal(cfg.upstreams[0]?.tools['export_all']?.task, 'required');
+  t.equal(cfg.upstreams[0]?.tools['*']?.task, 'native');
+});
