@@ -16,22 +16,61 @@ const CLOSE_BOUND_MS = 10_000;
 const LOG_BATCH_BYTES = 4096;
 const LOG_FLUSH_MS = 100;
 
+/** At an exit, the longest the operator log's last lines may take to be written before the process exits anyway. */
+const LOG_FLUSH_BOUND_MS = 500;
+
+/** The operator log's destination, and a bounded flush of what it still holds. */
+interface LogOutput extends DestinationStream {
+  /** Writes what is buffered, resolving when written, when the output is gone, or after `boundMs`, whichever is first. */
+  flush(boundMs: number): Promise<void>;
+}
+
 /**
  * Standard output for the operator log, written off the main thread in batches (pino's sonic-boom: asynchronous,
  * a write per LOG_BATCH_BYTES, and whatever is buffered every LOG_FLUSH_MS) instead of one synchronous write per
  * line: at one line per MCP request, one write per line showed as 8–17% of the gateway's CPU in profiles (the
- * write itself is the cost, synchronous or not). Whatever is still buffered is written synchronously
- * when the process exits.
+ * write itself is the cost, synchronous or not). Whatever is still buffered is written at an exit, within a bound and
+ * never synchronously: a write to a full pipe would block, and sonic-boom's synchronous flush retries a closed pipe
+ * (EPIPE) for ever. Once the output fails (its reader is gone), the log is dropped: nothing is buffered for nobody.
  */
-function logStream(): DestinationStream {
+function logStream(): LogOutput {
   const out = pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS } as Parameters<typeof pino.destination>[0]);
-  process.on('exit', () => {
-    try {
-      out.flushSync();
-    } catch {}
+  let gone = false;
+  out.on('error', () => {
+    gone = true;
   });
-  return out;
+  return {
+    write(line: string) {
+      if (!gone) out.write(line);
+    },
+    flush(boundMs) {
+      if (gone) return Promise.resolve();
+      return new Promise((resolve) => {
+        setTimeout(resolve, boundMs).unref();
+        try {
+          out.flush(() => resolve());
+        } catch {
+          resolve();
+        }
+      });
+    },
+  };
 }
+
+/** The operator log of this process (set once the gateway is being built). */
+let logOutput: LogOutput | undefined;
+
+/**
+ * Ends the process with `code` once the log's last lines are written, or at once when they cannot be: a closed or
+ * full standard output never keeps the process.
+ */
+async function exit(code: number): Promise<never> {
+  await logOutput?.flush(LOG_FLUSH_BOUND_MS);
+  process.exit(code);
+}
+
+// A reader of standard output or error that went away (EPIPE) is no reason to crash, nor to stay.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
 
 const HELP = `${GATEWAY_NAME} ${GATEWAY_VERSION}
 A gateway between MCP eras: 2026-07-28 clients use 2025-11-25 servers and 2025-11-25 clients use 2026-07-28
@@ -147,7 +186,8 @@ async function main(argv: string[]): Promise<number> {
   }
 
   // In --demo the transcript is the point: operator logs drop to warnings unless LOG_LEVEL says otherwise.
-  const logger = { ...DEFAULT_LOGGER, ...(args.demo && !process.env.LOG_LEVEL ? { level: 'warn' } : {}), stream: logStream() };
+  logOutput = logStream();
+  const logger = { ...DEFAULT_LOGGER, ...(args.demo && !process.env.LOG_LEVEL ? { level: 'warn' } : {}), stream: logOutput };
   let gateway;
   try {
     gateway = await buildGateway(config, { logger });
@@ -194,7 +234,7 @@ async function main(argv: string[]): Promise<number> {
     await gateway.shutdown(graceMs);
     await demoUpstream?.close();
     log.info({ signal }, 'shut down');
-    process.exit(0);
+    await exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
@@ -237,10 +277,10 @@ async function main(argv: string[]): Promise<number> {
 
 main(process.argv.slice(2)).then(
   (code) => {
-    if (code >= 0) process.exit(code);
+    if (code >= 0) void exit(code);
   },
   (e: unknown) => {
     process.stderr.write(`fatal: ${(e as Error)?.stack ?? String(e)}\n`);
-    process.exit(1);
+    void exit(1);
   },
 );

@@ -106,3 +106,22 @@ async function srcFiles(dir: string): Promise<string[]> {
   }
   return out;
 }
+
+t.test('SIGTERM exits within the grace when the reader of its output went away (EPIPE on stdout and stderr)', async (t) => {
+  const graceMs = 2_000;
+  const dir = t.testdir({ 'gw.json': JSON.stringify({ server: { port: 0, shutdownGraceMs: graceMs } }) });
+  const p = runCli(['--config', join(dir, 'gw.json')]);
+  // As `gateway 2>&1 | head -1`: the first line is read, then the reader is gone.
+  await new Promise<void>((resolve) => p.child.stdout.once('data', () => resolve()));
+  await Promise.all([p.child.stdout, p.child.stderr].map((s) => {
+    s.destroy();
+    return once(s, 'close');
+  }));
+  p.child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), graceMs + 1_000)));
+  const ended = await Promise.race([p.exited, bound]);
+  clearTimeout(timer);
+  if (ended === 'still running') p.child.kill('SIGKILL');
+  t.equal(ended, 0, `exited 0 within the grace and a second (${ended})`);
+});
