@@ -176,16 +176,18 @@ while n < limit and budget > 0 do
   end
 end
 return out`,
-  // KEYS: counter. ARGV: window ms. {count, ms left}. The first hit starts the window; a counter somehow left without
-  // a TTL gets one (never a counter that lives for ever).
+  // KEYS: counter. ARGV: window ms. {count, ms until the window has ended}. The first hit starts the window; a counter
+  // somehow left without a TTL gets one (never a counter that lives for ever). Redis drops a key only once its expiry
+  // time has passed, so the key lives one millisecond past its PTTL: it is set to the window less one, and the wait
+  // named is its PTTL plus one (a hit after that wait starts a new window, never one more refusal).
   gwHit: `
 local c = redis.call('INCR', KEYS[1])
 local left = redis.call('PTTL', KEYS[1])
 if c == 1 or left < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  left = tonumber(ARGV[1])
+  left = math.max(1, tonumber(ARGV[1]) - 1)
+  redis.call('PEXPIRE', KEYS[1], left)
 end
-return {c, left}`,
+return {c, left + 1}`,
   // KEYS: record. The owner of an unexpired lease, or ''.
   gwLeaseOwner: `
 local l = redis.call('HMGET', KEYS[1], 'lo', 'lu')
