@@ -5,9 +5,12 @@
  */
 import { parseArgs } from 'node:util';
 import { pino, type DestinationStream } from 'pino';
-import { buildGateway, DEFAULT_LOGGER } from './app.js';
+import { buildGateway, DEFAULT_LOGGER, StoreStartError } from './app.js';
 import { ConfigError, DEFAULTS, loadConfigFile, parseConfig, type ConfigOverrides, type GatewayConfig } from './config/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
+
+/** The exit code when the task store cannot be reached at start (configuration errors exit 2, other failures 1). */
+const EXIT_STORE_UNREACHABLE = 3;
 
 /** After the grace, how long closing (sessions, store) may take before the process exits anyway. */
 const CLOSE_BOUND_MS = 10_000;
@@ -197,6 +200,12 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${e.message}\n`);
       await demoUpstream?.close();
       return 2;
+    }
+    // A store that cannot be reached is no bug of the gateway: its URL and cause, without a stack trace.
+    if (e instanceof StoreStartError) {
+      process.stderr.write(`${e.message}\n`);
+      await demoUpstream?.close();
+      return EXIT_STORE_UNREACHABLE;
     }
     throw e;
   }

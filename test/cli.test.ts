@@ -6,14 +6,15 @@ import { join } from 'node:path';
 import t from 'tap';
 import { DEFAULTS } from '../src/config/index.js';
 import { post } from './helpers/modern.js';
+import { freePort } from './helpers/redis-server.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const cli = join(root, 'src/cli.ts');
 
 // Node itself runs the CLI with tsx's loader (not the tsx wrapper process): the wrapper relays a signal and, when the
 // child has not confirmed it within 30 ms (a loaded machine), kills it with SIGKILL and exits 143.
-function runCli(args: string[]) {
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info' } });
+function runCli(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info', ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -124,4 +125,54 @@ t.test('SIGTERM exits within the grace when the reader of its output went away (
   clearTimeout(timer);
   if (ended === 'still running') p.child.kill('SIGKILL');
   t.equal(ended, 0, `exited 0 within the grace and a second (${ended})`);
+});
+
+const SECRET = { MCP_GATEWAY_STATE_SECRET: 'cli-test-secret-0123456789abcdefghijkl' };
+
+t.test('a Redis URL of another scheme is a configuration error naming store.url and the value (exit 2)', async (t) => {
+  const dir = t.testdir({ 'file.json': JSON.stringify({ store: { kind: 'redis', url: 'http://cache:6379' } }), 'env.json': JSON.stringify({ store: { kind: 'redis' } }) });
+  const inFile = runCli(['--config', join(dir, 'file.json'), '--port', '0'], SECRET);
+  t.equal(await inFile.exited, 2, 'in the file: exit 2');
+  t.match(inFile.err(), /store\.url: a redis:\/\/ or rediss:\/\/ URL, got "http:\/\/cache:6379"/);
+  const inEnv = runCli(['--config', join(dir, 'env.json'), '--port', '0'], { ...SECRET, MCP_GATEWAY_REDIS_URL: 'http://user:hunter2@cache:6379' });
+  t.equal(await inEnv.exited, 2, 'in the variable: exit 2');
+  t.match(inEnv.err(), /store\.url: MCP_GATEWAY_REDIS_URL \(store\.urlEnv\) must hold a redis:\/\/ or rediss:\/\/ URL, got "http:\/\/user:\*\*\*@cache:6379\/?"/);
+  t.notMatch(inEnv.err(), /hunter2/, 'the password is not shown');
+  t.notMatch(inEnv.err(), /^\s+at /m, 'no stack trace');
+});
+
+t.test('a Redis store that cannot be reached at start: its URL without the password, the cause, no stack trace (exit 3)', async (t) => {
+  const port = await freePort();
+  const dir = t.testdir({ 'gw.json': JSON.stringify({ store: { kind: 'redis' } }) });
+  const p = runCli(['--config', join(dir, 'gw.json'), '--port', '0'], { ...SECRET, MCP_GATEWAY_REDIS_URL: `redis://gw:hunter2@127.0.0.1:${port}/0` });
+  t.equal(await p.exited, 3);
+  const err = p.err();
+  t.match(err, `cannot reach the Redis store at redis://gw:***@127.0.0.1:${port}/0 (MCP_GATEWAY_REDIS_URL)`);
+  t.match(err, /ECONNREFUSED/, 'names the cause');
+  t.notMatch(err + p.out(), /hunter2/, 'the password is not shown');
+  t.notMatch(err, /^\s+at /m, 'no stack trace');
+});
+
+t.test('--upstream without a scheme names the flag and the value (exit 2)', async (t) => {
+  const p = runCli(['--upstream', 'localhost:3000/mcp', '--port', '0']);
+  t.equal(await p.exited, 2);
+  t.match(p.err(), 'upstreams.0.url (--upstream): an http:// or https:// URL, got "localhost:3000/mcp"');
+});
+
+t.test('an stdio command that cannot start is logged with its program and working directory', async (t) => {
+  const dir = t.testdir({});
+  await writeFile(join(dir, 'gw.json'), JSON.stringify({ upstreams: [{ name: 'broken', command: ['no-such-program-xyz', '--token', 'sekrit-arg'], cwd: dir }] }));
+  const p = runCli(['--config', join(dir, 'gw.json'), '--port', '0']);
+  let line: Record<string, unknown> | undefined;
+  for await (const chunk of p.child.stdout) {
+    void chunk;
+    line = p.out().split('\n').filter((l) => l.includes('could not be started')).map((l) => JSON.parse(l) as Record<string, unknown>)[0];
+    if (line) break;
+  }
+  p.child.kill('SIGTERM');
+  await p.exited;
+  t.equal(line?.program, 'no-such-program-xyz', 'the program');
+  t.equal(line?.cwd, dir, 'the working directory');
+  t.match(String(line?.msg), `"no-such-program-xyz" could not be started (ENOENT) in ${dir}`);
+  t.notMatch(p.out(), /sekrit-arg/, 'never the arguments');
 });

@@ -133,6 +133,32 @@ export const ToolRuleSchema = z
     }
   });
 
+/** A URL as an error message may show it: any password in it replaced by `***`. */
+export function redactedUrl(value: string): string {
+  try {
+    const u = new URL(value);
+    if (!u.password) return value;
+    u.password = '***';
+    return u.href;
+  } catch {
+    return value.replace(/\/\/([^@/]*?):[^@/]*@/, '//$1:***@');
+  }
+}
+
+/** An HTTP(S) URL; a wrong one is named in the error (a URL without a scheme, `localhost:3000/mcp`, included). */
+const httpUrl = z.url({ protocol: /^https?$/, error: (issue) => `an http:// or https:// URL, got ${JSON.stringify(redactedUrl(String(issue.input)))}` });
+
+/**
+ * Why `value` is not a Redis URL the store takes (`redis://…` or `rediss://…`), or `undefined` when it is one. Shared by
+ * `store.url` and the variable `store.urlEnv` names, which only building reads.
+ */
+export function redisUrlProblem(value: string): string | undefined {
+  const shown = JSON.stringify(redactedUrl(value));
+  if (!/^rediss?:\/\//i.test(value)) return `a redis:// or rediss:// URL, got ${shown}`;
+  if (!URL.canParse(value)) return `not a valid URL: ${shown}`;
+  return undefined;
+}
+
 const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** Algorithms a JWT may be signed with: asymmetric ones for a JWKS or a public key, HMAC ones for a shared secret. */
@@ -181,7 +207,7 @@ export const AuthSchema = z.discriminatedUnion('mode', [
   z
     .strictObject({
       mode: z.literal('jwt'),
-      jwksUrl: z.url({ protocol: /^https?$/ }).optional(),
+      jwksUrl: httpUrl.optional(),
       publicKey: z.string().min(1).optional(),
       secretEnv: z.string().min(1).optional(),
       issuer: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
@@ -258,7 +284,7 @@ export const UpstreamSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only'),
   path: z.string().regex(/^\/[A-Za-z0-9._~\/-]*$/, 'an absolute URL path such as /mcp').default(DEFAULTS.path),
   /** An HTTP upstream's MCP endpoint. Exactly one of `url` and `command`. */
-  url: z.url({ protocol: /^https?$/ }).optional(),
+  url: httpUrl.optional(),
   /**
    * An stdio upstream: the program and its arguments (no shell), spawned and supervised by each gateway instance
    * (README § Deployment › stdio upstreams). Exactly one of `url` and `command`.
@@ -408,7 +434,13 @@ export const ConfigSchema = z
         z.strictObject({
           kind: z.literal('redis'),
           /** The Redis URL (`redis://…`, `rediss://…`); better given through `urlEnv`, so that a password stays out of files. */
-          url: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').optional(),
+          url: z
+            .string()
+            .superRefine((v, ctx) => {
+              const problem = redisUrlProblem(v);
+              if (problem) ctx.addIssue({ code: 'custom', message: problem });
+            })
+            .optional(),
           /** The environment variable holding the URL when `url` is absent. */
           urlEnv: z.string().min(1).default(DEFAULTS.redisUrlEnv),
           /** Prefix of every key and channel (several deployments can share one Redis). */
