@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { ConfigError, planReload, principalShare, wellKnownRootOwner, type GatewayConfig } from './config/index.js';
+import { ConfigError, planReload, principalShare, redactedUrl, redisUrlProblem, wellKnownRootOwner, type GatewayConfig } from './config/index.js';
 import { Authenticator, buildEdge, createAuditLog, GatewayMetrics, hostPolicy, type EdgeEndpoint, type EdgeOptions, type PassthroughUpstream } from './proxy/index.js';
 import { MemoryTaskStore, observeStore, RedisTaskStore, type TaskStore } from './store/index.js';
 import {
@@ -465,6 +465,9 @@ async function createStore(config: Readonly<GatewayConfig>, env: NodeJS.ProcessE
   if (s.kind === 'memory') return new MemoryTaskStore({ maxTasks: config.tasks.maxTasks, maxTtlMs: config.tasks.maxTtlMs });
   const url = s.url ?? env[s.urlEnv];
   if (!url) throw new ConfigError([`store.url: the Redis store needs a URL: set ${s.urlEnv} or store.url`]);
+  // store.url was checked with the file; the variable's value only now.
+  const problem = redisUrlProblem(url);
+  if (problem) throw new ConfigError([`store.url: ${s.urlEnv} (store.urlEnv) must hold ${problem}`]);
   const store = new RedisTaskStore({
     url,
     keyPrefix: s.keyPrefix,
@@ -472,6 +475,20 @@ async function createStore(config: Readonly<GatewayConfig>, env: NodeJS.ProcessE
     commandTimeoutMs: s.commandTimeoutMs,
     connectTimeoutMs: s.connectTimeoutMs,
   });
-  await store.connect();
+  try {
+    await store.connect();
+  } catch (e) {
+    const cause = e instanceof Error && e.cause instanceof Error ? e.cause : e;
+    const where = s.url !== undefined ? 'store.url' : s.urlEnv;
+    throw new StoreStartError(`cannot reach the Redis store at ${redactedUrl(url)} (${where}): ${cause instanceof Error ? cause.message : String(cause)}`, { cause: e });
+  }
   return store;
+}
+
+/** The configured task store could not be reached at start; the message names its URL (without a password) and why. */
+export class StoreStartError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreStartError';
+  }
 }

@@ -5,9 +5,12 @@
  */
 import { parseArgs } from 'node:util';
 import { pino, type DestinationStream } from 'pino';
-import { buildGateway, DEFAULT_LOGGER } from './app.js';
+import { buildGateway, DEFAULT_LOGGER, StoreStartError } from './app.js';
 import { ConfigError, DEFAULTS, describeConfig, loadConfigFile, parseConfig, type ConfigOverrides, type GatewayConfig } from './config/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
+
+/** The exit code when the task store cannot be reached at start (configuration errors exit 2, other failures 1). */
+const EXIT_STORE_UNREACHABLE = 3;
 
 /** After the grace, how long closing (sessions, store) may take before the process exits anyway. */
 const CLOSE_BOUND_MS = 10_000;
@@ -16,22 +19,61 @@ const CLOSE_BOUND_MS = 10_000;
 const LOG_BATCH_BYTES = 4096;
 const LOG_FLUSH_MS = 100;
 
+/** At an exit, the longest the operator log's last lines may take to be written before the process exits anyway. */
+const LOG_FLUSH_BOUND_MS = 500;
+
+/** The operator log's destination, and a bounded flush of what it still holds. */
+interface LogOutput extends DestinationStream {
+  /** Writes what is buffered, resolving when written, when the output is gone, or after `boundMs`, whichever is first. */
+  flush(boundMs: number): Promise<void>;
+}
+
 /**
  * Standard output for the operator log, written off the main thread in batches (pino's sonic-boom: asynchronous,
  * a write per LOG_BATCH_BYTES, and whatever is buffered every LOG_FLUSH_MS) instead of one synchronous write per
  * line: at one line per MCP request, one write per line showed as 8–17% of the gateway's CPU in profiles (the
- * write itself is the cost, synchronous or not). Whatever is still buffered is written synchronously
- * when the process exits.
+ * write itself is the cost, synchronous or not). Whatever is still buffered is written at an exit, within a bound and
+ * never synchronously: a write to a full pipe would block, and sonic-boom's synchronous flush retries a closed pipe
+ * (EPIPE) for ever. Once the output fails (its reader is gone), the log is dropped: nothing is buffered for nobody.
  */
-function logStream(): DestinationStream {
+function logStream(): LogOutput {
   const out = pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS } as Parameters<typeof pino.destination>[0]);
-  process.on('exit', () => {
-    try {
-      out.flushSync();
-    } catch {}
+  let gone = false;
+  out.on('error', () => {
+    gone = true;
   });
-  return out;
+  return {
+    write(line: string) {
+      if (!gone) out.write(line);
+    },
+    flush(boundMs) {
+      if (gone) return Promise.resolve();
+      return new Promise((resolve) => {
+        setTimeout(resolve, boundMs).unref();
+        try {
+          out.flush(() => resolve());
+        } catch {
+          resolve();
+        }
+      });
+    },
+  };
 }
+
+/** The operator log of this process (set once the gateway is being built). */
+let logOutput: LogOutput | undefined;
+
+/**
+ * Ends the process with `code` once the log's last lines are written, or at once when they cannot be: a closed or
+ * full standard output never keeps the process.
+ */
+async function exit(code: number): Promise<never> {
+  await logOutput?.flush(LOG_FLUSH_BOUND_MS);
+  process.exit(code);
+}
+
+// A reader of standard output or error that went away (EPIPE) is no reason to crash, nor to stay.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
 
 const HELP = `${GATEWAY_NAME} ${GATEWAY_VERSION}
 A gateway between MCP eras: 2026-07-28 clients use 2025-11-25 servers and 2025-11-25 clients use 2026-07-28
@@ -64,7 +106,14 @@ Signals:
   SIGTERM, SIGINT    graceful shutdown: new requests get 503, requests in flight and wrapped tasks running here
                      get up to server.shutdownGraceMs (default ${DEFAULTS.shutdownGraceMs} ms) to finish, then running
                      tasks are handed to another instance (Redis) or fail with GW_TASK_SHUT_DOWN (memory); exit 0.
-                     A second signal exits at once (exit 1)
+                     A second signal exits at once (exit 1). The exit never waits on standard output: a log
+                     reader that went away (a closed or full pipe) does not keep the process
+
+Exit codes:
+  0  a clean stop (or --check of a valid configuration, --help, --version)
+  1  an unexpected failure, a second signal, or a close that hung past the grace
+  2  a configuration error (each problem printed with its key path: the file, a flag, an environment variable)
+  3  the task store could not be reached at start (its URL, password removed, and the cause: ECONNREFUSED, …)
 
 Environment:
   LOG_LEVEL                  log level (default info)
@@ -156,7 +205,8 @@ async function main(argv: string[]): Promise<number> {
   }
 
   // In --demo the transcript is the point: operator logs drop to warnings unless LOG_LEVEL says otherwise.
-  const logger = { ...DEFAULT_LOGGER, ...(args.demo && !process.env.LOG_LEVEL ? { level: 'warn' } : {}), stream: logStream() };
+  logOutput = logStream();
+  const logger = { ...DEFAULT_LOGGER, ...(args.demo && !process.env.LOG_LEVEL ? { level: 'warn' } : {}), stream: logOutput };
   let gateway;
   try {
     gateway = await buildGateway(config, { logger });
@@ -166,6 +216,12 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${e.message}\n`);
       await demoUpstream?.close();
       return 2;
+    }
+    // A store that cannot be reached is no bug of the gateway: its URL and cause, without a stack trace.
+    if (e instanceof StoreStartError) {
+      process.stderr.write(`${e.message}\n`);
+      await demoUpstream?.close();
+      return EXIT_STORE_UNREACHABLE;
     }
     throw e;
   }
@@ -203,7 +259,7 @@ async function main(argv: string[]): Promise<number> {
     await gateway.shutdown(graceMs);
     await demoUpstream?.close();
     log.info({ signal }, 'shut down');
-    process.exit(0);
+    await exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
@@ -246,10 +302,10 @@ async function main(argv: string[]): Promise<number> {
 
 main(process.argv.slice(2)).then(
   (code) => {
-    if (code >= 0) process.exit(code);
+    if (code >= 0) void exit(code);
   },
   (e: unknown) => {
     process.stderr.write(`fatal: ${(e as Error)?.stack ?? String(e)}\n`);
-    process.exit(1);
+    void exit(1);
   },
 );

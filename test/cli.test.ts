@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { DEFAULTS } from '../src/config/index.js';
 import { post } from './helpers/modern.js';
+import { freePort } from './helpers/redis-server.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const cli = join(root, 'src/cli.ts');
@@ -171,4 +172,82 @@ t.test('--host given twice: the later one wins (the image entry point sets one; 
   const p = runCli(['--host', '0.0.0.0', '--host', '127.0.0.5', '--check']);
   t.equal(await p.exited, 0, p.err());
   t.match(p.out(), /^listen: http:\/\/127\.0\.0\.5:8080$/m);
+});
+
+t.test('SIGTERM exits within the grace when the reader of its output went away (EPIPE on stdout and stderr)', async (t) => {
+  const graceMs = 2_000;
+  const dir = t.testdir({ 'gw.json': JSON.stringify({ server: { port: 0, shutdownGraceMs: graceMs } }) });
+  const p = runCli(['--config', join(dir, 'gw.json')]);
+  // As `gateway 2>&1 | head -1`: the first line is read, then the reader is gone.
+  await new Promise<void>((resolve) => p.child.stdout.once('data', () => resolve()));
+  await Promise.all([p.child.stdout, p.child.stderr].map((s) => {
+    s.destroy();
+    return once(s, 'close');
+  }));
+  p.child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), graceMs + 1_000)));
+  const ended = await Promise.race([p.exited, bound]);
+  clearTimeout(timer);
+  if (ended === 'still running') p.child.kill('SIGKILL');
+  t.equal(ended, 0, `exited 0 within the grace and a second (${ended})`);
+});
+
+const SECRET = { MCP_GATEWAY_STATE_SECRET: 'cli-test-secret-0123456789abcdefghijkl' };
+
+t.test('a Redis URL of another scheme is a configuration error naming store.url and the value (exit 2)', async (t) => {
+  const dir = t.testdir({ 'file.json': JSON.stringify({ store: { kind: 'redis', url: 'http://cache:6379' } }), 'env.json': JSON.stringify({ store: { kind: 'redis' } }) });
+  const inFile = runCli(['--config', join(dir, 'file.json'), '--port', '0'], SECRET);
+  t.equal(await inFile.exited, 2, 'in the file: exit 2');
+  t.match(inFile.err(), /store\.url: a redis:\/\/ or rediss:\/\/ URL, got "http:\/\/cache:6379"/);
+  const inEnv = runCli(['--config', join(dir, 'env.json'), '--port', '0'], { ...SECRET, MCP_GATEWAY_REDIS_URL: 'http://user:hunter2@cache:6379' });
+  t.equal(await inEnv.exited, 2, 'in the variable: exit 2');
+  t.match(inEnv.err(), /store\.url: MCP_GATEWAY_REDIS_URL \(store\.urlEnv\) must hold a redis:\/\/ or rediss:\/\/ URL, got "http:\/\/user:\*\*\*@cache:6379\/?"/);
+  t.notMatch(inEnv.err(), /hunter2/, 'the password is not shown');
+  t.notMatch(inEnv.err(), /^\s+at /m, 'no stack trace');
+});
+
+t.test('a Redis store that cannot be reached at start: its URL without the password, the cause, no stack trace (exit 3)', async (t) => {
+  const port = await freePort();
+  const dir = t.testdir({ 'gw.json': JSON.stringify({ store: { kind: 'redis' } }) });
+  const p = runCli(['--config', join(dir, 'gw.json'), '--port', '0'], { ...SECRET, MCP_GATEWAY_REDIS_URL: `redis://gw:hunter2@127.0.0.1:${port}/0` });
+  t.equal(await p.exited, 3);
+  const err = p.err();
+  t.match(err, `cannot reach the Redis store at redis://gw:***@127.0.0.1:${port}/0 (MCP_GATEWAY_REDIS_URL)`);
+  t.match(err, /ECONNREFUSED/, 'names the cause');
+  t.notMatch(err + p.out(), /hunter2/, 'the password is not shown');
+  t.notMatch(err, /^\s+at /m, 'no stack trace');
+});
+
+t.test('--upstream without a scheme names the flag and the value (exit 2)', async (t) => {
+  const p = runCli(['--upstream', 'localhost:3000/mcp', '--port', '0']);
+  t.equal(await p.exited, 2);
+  t.match(p.err(), 'upstreams.0.url (--upstream): an http:// or https:// URL, got "localhost:3000/mcp"');
+});
+
+t.test('an stdio command that cannot start is logged with its program and working directory', async (t) => {
+  const dir = t.testdir({});
+  await writeFile(join(dir, 'gw.json'), JSON.stringify({ upstreams: [{ name: 'broken', command: ['no-such-program-xyz', '--token', 'sekrit-arg'], cwd: dir }] }));
+  const p = runCli(['--config', join(dir, 'gw.json'), '--port', '0']);
+  const found = () => p.out().split('\n').filter((l) => l.includes('could not be started')).map((l) => JSON.parse(l) as Record<string, unknown>)[0];
+  // Checked on each chunk and once at the start: the line may have come before this test listened.
+  const line = await new Promise<Record<string, unknown> | undefined>((resolve) => {
+    const check = () => {
+      const l = found();
+      if (l) {
+        p.child.stdout.off('data', check);
+        p.child.off('exit', check);
+        resolve(l);
+      }
+    };
+    p.child.stdout.on('data', check);
+    p.child.once('exit', () => resolve(found()));
+    check();
+  });
+  p.child.kill('SIGTERM');
+  await p.exited;
+  t.equal(line?.program, 'no-such-program-xyz', 'the program');
+  t.equal(line?.cwd, dir, 'the working directory');
+  t.match(String(line?.msg), `"no-such-program-xyz" could not be started (ENOENT) in ${dir}`);
+  t.notMatch(p.out(), /sekrit-arg/, 'never the arguments');
 });

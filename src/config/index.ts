@@ -8,6 +8,8 @@ export {
   DEFAULTS,
   SESSION_SCOPES,
   principalShare,
+  redactedUrl,
+  redisUrlProblem,
   TASK_MODES,
   UPSTREAM_ERAS,
   ToolRuleSchema,

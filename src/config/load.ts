@@ -43,7 +43,11 @@ export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}): Read
     base.upstreams = [{ name: 'upstream', path: '/mcp', url: overrides.upstream }];
   }
   const parsed = ConfigSchema.safeParse(base);
-  if (!parsed.success) throw new ConfigError(formatIssues(parsed.error), { cause: parsed.error });
+  if (!parsed.success) {
+    // The upstream `--upstream` gave is named by its flag too: the file the operator may look at does not hold it.
+    const problems = formatIssues(parsed.error).map((p) => (overrides.upstream !== undefined && p.startsWith('upstreams.0.url:') ? p.replace('upstreams.0.url:', 'upstreams.0.url (--upstream):') : p));
+    throw new ConfigError(problems, { cause: parsed.error });
+  }
   return deepFreeze(parsed.data);
 }
 

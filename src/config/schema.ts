@@ -164,6 +164,32 @@ export const ToolRuleSchema = z
     }
   });
 
+/** A URL as an error message may show it: any password in it replaced by `***`. */
+export function redactedUrl(value: string): string {
+  try {
+    const u = new URL(value);
+    if (!u.password) return value;
+    u.password = '***';
+    return u.href;
+  } catch {
+    return value.replace(/\/\/([^@/]*?):[^@/]*@/, '//$1:***@');
+  }
+}
+
+/** An HTTP(S) URL; a wrong one is named in the error (a URL without a scheme, `localhost:3000/mcp`, included). */
+const httpUrl = z.url({ protocol: /^https?$/, error: (issue) => `an http:// or https:// URL, got ${JSON.stringify(redactedUrl(String(issue.input)))}` });
+
+/**
+ * Why `value` is not a Redis URL the store takes (`redis://…` or `rediss://…`), or `undefined` when it is one. Shared by
+ * `store.url` and the variable `store.urlEnv` names, which only building reads.
+ */
+export function redisUrlProblem(value: string): string | undefined {
+  const shown = JSON.stringify(redactedUrl(value));
+  if (!/^rediss?:\/\//i.test(value)) return `a redis:// or rediss:// URL, got ${shown}`;
+  if (!URL.canParse(value)) return `not a valid URL: ${shown}`;
+  return undefined;
+}
+
 const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** Algorithms a JWT may be signed with: asymmetric ones for a JWKS or a public key, HMAC ones for a shared secret. */
@@ -224,8 +250,7 @@ export const AuthSchema = z.discriminatedUnion('mode', [
   z
     .strictObject({
       mode: authMode('jwt'),
-      jwksUrl: z
-        .url({ protocol: /^https?$/ })
+      jwksUrl: httpUrl
         .optional()
         .meta(doc('`jwt` only: the JWKS URL', 'one of the three key sources required')),
       publicKey: z
@@ -323,8 +348,7 @@ export const UpstreamSchema = z.strictObject({
     .default(DEFAULTS.path)
     .describe('where clients reach it on the gateway'),
   /** An HTTP upstream's MCP endpoint. Exactly one of `url` and `command`. */
-  url: z
-    .url({ protocol: /^https?$/ })
+  url: httpUrl
     .optional()
     .meta(doc("an HTTP upstream's Streamable HTTP endpoint (`http://` or `https://`)", 'one of `url`, `command`')),
   /**
@@ -583,14 +607,19 @@ export const ConfigSchema = z
           /** The Redis URL (`redis://…`, `rediss://…`); better given through `urlEnv`, so that a password stays out of files. */
           url: z
             .string()
-            .regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL')
+            .superRefine((v, ctx) => {
+              const problem = redisUrlProblem(v);
+              if (problem) ctx.addIssue({ code: 'custom', message: problem });
+            })
             .optional()
-            .meta(
-              doc(
+            .meta({
+              ...doc(
                 'Redis: the URL (`redis://…`, `rediss://…` for TLS); better given through `urlEnv`, so that a password stays out of files',
                 'unset: read from `urlEnv`',
               ),
-            ),
+              // The refinement names the value in its error; editors get the same rule as a pattern.
+              pattern: '^[Rr][Ee][Dd][Ii][Ss][Ss]?://',
+            }),
           /** The environment variable holding the URL when `url` is absent. */
           urlEnv: z.string().min(1).default(DEFAULTS.redisUrlEnv).describe('Redis: the environment variable holding the URL when `url` is absent'),
           /** Prefix of every key and channel (several deployments can share one Redis). */

@@ -30,7 +30,7 @@
  * Cluster: the lease claim reaches record keys it derives from the lease set.
  */
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Redis, ReplyError } from 'ioredis';
 import { isTerminal, type JsonObject, type TaskId, type TaskRecord } from '../translate/index.js';
 import {
   StoreUnavailableError,
@@ -176,16 +176,18 @@ while n < limit and budget > 0 do
   end
 end
 return out`,
-  // KEYS: counter. ARGV: window ms. {count, ms left}. The first hit starts the window; a counter somehow left without
-  // a TTL gets one (never a counter that lives for ever).
+  // KEYS: counter. ARGV: window ms. {count, ms until the window has ended}. The first hit starts the window; a counter
+  // somehow left without a TTL gets one (never a counter that lives for ever). Redis drops a key only once its expiry
+  // time has passed, so the key lives one millisecond past its PTTL: it is set to the window less one, and the wait
+  // named is its PTTL plus one (a hit after that wait starts a new window, never one more refusal).
   gwHit: `
 local c = redis.call('INCR', KEYS[1])
 local left = redis.call('PTTL', KEYS[1])
 if c == 1 or left < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  left = tonumber(ARGV[1])
+  left = math.max(1, tonumber(ARGV[1]) - 1)
+  redis.call('PEXPIRE', KEYS[1], left)
 end
-return {c, left}`,
+return {c, left + 1}`,
   // KEYS: record. The owner of an unexpired lease, or ''.
   gwLeaseOwner: `
 local l = redis.call('HMGET', KEYS[1], 'lo', 'lu')
@@ -228,6 +230,8 @@ export class RedisTaskStore implements TaskStore {
   private readonly sub: Redis;
   private readonly topics = new Map<string, Topic>();
   private connecting: Promise<void> | undefined;
+  /** The last error a connection reported (why a start failed). */
+  private lastError: Error | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(readonly opts: RedisStoreOptions) {
@@ -247,9 +251,11 @@ export class RedisTaskStore implements TaskStore {
       this.redis.defineCommand(name, { lua: LUA_HELPERS + lua, readOnly: READ_ONLY.has(name as ScriptName) });
     }
     this.sub = this.redis.duplicate();
-    // An unhandled 'error' event would crash the process; the failures reach callers as rejected commands.
-    this.redis.on('error', () => {});
-    this.sub.on('error', () => {});
+    // An unhandled 'error' event would crash the process; the failures reach callers as rejected commands. The last
+    // one is kept: a failed start names it (ECONNREFUSED, ENOTFOUND, WRONGPASS…), not the "Connection is closed." after it.
+    const kept = (err: Error) => (this.lastError = err);
+    this.redis.on('error', kept);
+    this.sub.on('error', kept);
     this.sub.on('message', (channel: string, raw: string) => this.deliver(channel, raw));
   }
 
@@ -271,6 +277,7 @@ export class RedisTaskStore implements TaskStore {
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no connection within ${this.opts.connectTimeoutMs} ms`)), this.opts.connectTimeoutMs);
     });
+    this.lastError = undefined;
     try {
       await Promise.race([Promise.all([this.redis.connect(), this.sub.connect()]), deadline]);
       await Promise.race([Promise.all(Object.values(SCRIPTS).map((lua) => this.redis.script('LOAD', LUA_HELPERS + lua))), deadline]);
@@ -278,7 +285,9 @@ export class RedisTaskStore implements TaskStore {
       // No background reconnecting for a store that failed to start.
       this.redis.disconnect();
       this.sub.disconnect();
-      throw new StoreUnavailableError(`cannot reach Redis: ${(err as Error).message}`, { cause: err });
+      // A reply error (NOAUTH on the script load) is the cause itself; a connection closed names what closed it.
+      const cause = err instanceof ReplyError ? err : (this.lastError ?? err);
+      throw new StoreUnavailableError(`cannot reach Redis: ${(cause as Error).message}`, { cause });
     } finally {
       clearTimeout(timer);
     }

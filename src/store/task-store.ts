@@ -36,7 +36,7 @@ export interface ExpiredLease {
 export interface CounterHit {
   /** Hits in the current window, this one included. */
   count: number;
-  /** Milliseconds until the window ends (≥ 1). */
+  /** Milliseconds until the window has ended (≥ 1): a hit after waiting this long starts a new window. */
   resetInMs: number;
 }
 

@@ -29,7 +29,7 @@ export type ChildState = 'starting' | 'running' | 'restarting' | 'closed';
 
 /** What the supervisor needs to run one child. */
 export interface StdioChildOptions {
-  /** The upstream's name (the only identity logged). */
+  /** The upstream's name (logged; of the command, only the program is, never its arguments). */
   name: string;
   /** The program and its arguments (no shell). */
   command: readonly string[];
@@ -205,7 +205,13 @@ export class StdioChild {
     this.delayMs = Math.min(this.delayMs * 2, restart.maxDelayMs);
     this.startedAt = 0;
     this.nextStartAt = Date.now() + wait;
-    if (exit.spawnError) log.error({ upstream: name, error: exit.spawnError, retryInMs: wait }, 'stdio upstream: the command could not be started');
+    if (exit.spawnError) {
+      // The program and the directory it was looked for from (ENOENT: either may be wrong); never the arguments,
+      // which may hold credentials.
+      const [program] = this.opts.command;
+      const cwd = this.opts.cwd ?? process.cwd();
+      log.error({ upstream: name, error: exit.spawnError, program, cwd, retryInMs: wait }, `stdio upstream: the command ${JSON.stringify(program)} could not be started (${exit.spawnError}) in ${cwd}`);
+    }
     else log.warn({ upstream: name, code: exit.code, signal: exit.signal, retryInMs: wait }, 'stdio upstream: the process exited');
     this.setState('restarting');
     this.opts.onExit(exit);

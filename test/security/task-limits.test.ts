@@ -316,3 +316,28 @@ t.test('the poll limit holds across gateway instances sharing a real Redis', { s
   stack.fixture.releaseGate('r1');
   stack.fixture.releaseGate('r2');
 });
+
+for (const kind of ['memory', 'redis'] as const) {
+  t.test(`${kind} store: a poll after waiting the retryAfterMs of a 429 is accepted; Retry-After is that wait in whole seconds`, { skip: kind === 'redis' ? (missingRedis ?? false) : false }, async (t) => {
+    const store = kind === 'redis' ? { kind: 'redis', url: await redisForTest(t), keyPrefix: `mcpgw-wait-${randomUUID().slice(0, 8)}:` } : { kind: 'memory' };
+    const stack = await stackWith(
+      t,
+      { store, secret: { value: 'a-test-secret-of-at-least-32-characters!' }, tasks: { pollBurst: 1, adaptivePolling: false } },
+      { tools: { gated_job: { task: 'always', pollIntervalMs: 1_000 } } },
+      { tasks: 'sync' },
+    );
+    const id = taskIdOf(await tool(stack.url, 'gated_job', { gate: `w-${kind}` }, ALICE));
+    // A few rounds: each refusal names a wait, and the poll after it is served (then the next one is refused again).
+    for (let round = 1; round <= 3; round++) {
+      t.equal((await getTask(stack.url, id, ALICE)).status, 200, `round ${round}: the first poll of a window is served`);
+      const fast = await getTask(stack.url, id, ALICE);
+      isCatalogued(t, fast, 'GW_POLL_TOO_FAST', `round ${round}: the second poll within the window`);
+      const retryAfterMs = fast.body?.error?.data?.retryAfterMs as number;
+      t.ok(Number.isInteger(retryAfterMs) && retryAfterMs >= 1, `round ${round}: data.retryAfterMs ${retryAfterMs}`);
+      t.equal(Number(fast.retryAfter), Math.max(1, Math.ceil(retryAfterMs / 1000)), `round ${round}: Retry-After ${fast.retryAfter} s is the wait rounded up`);
+      await new Promise((resolve) => setTimeout(resolve, retryAfterMs));
+    }
+    t.equal((await getTask(stack.url, id, ALICE)).status, 200, 'the poll after the last advised wait is served');
+    stack.fixture.releaseGate(`w-${kind}`);
+  });
+}

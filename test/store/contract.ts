@@ -739,6 +739,17 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       t.ok(long.resetInMs > SHORT_MS, 'the window is the one the first hit set');
     });
 
+    t.test('counters: a hit after waiting the resetInMs a hit named starts a new window', async (t) => {
+      const { store } = await subject(t);
+      // A few rounds: a wait one millisecond short of the window's end shows as a count of 2 in some of them.
+      for (let round = 0; round < 5; round++) {
+        await store.hit(`wait:${round}`, SHORT_MS);
+        const second = await store.hit(`wait:${round}`, SHORT_MS);
+        await new Promise((resolve) => setTimeout(resolve, second.resetInMs));
+        t.equal((await store.hit(`wait:${round}`, SHORT_MS)).count, 1, `round ${round}: after ${second.resetInMs} ms the window has ended`);
+      }
+    });
+
     t.test('counters: a window is set by its first hit, not extended by later ones', async (t) => {
       const { store } = await subject(t);
       await store.hit('w', SHORT_MS);

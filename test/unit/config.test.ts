@@ -134,7 +134,9 @@ t.test('overrides', async (t) => {
   t.match(u.upstreams[0], { name: 'upstream', path: '/mcp', url: 'http://localhost:9/mcp', tools: { '*': { task: 'native' } } });
 
   t.match(problemsOf({}, { port: 70000 }), [/^server\.port: /], 'overrides are validated too');
-  t.match(problemsOf({}, { upstream: 'not a url' }), [/^upstreams\.0\.url: /], 'upstream override validated');
+  t.match(problemsOf({}, { upstream: 'not a url' }), [/^upstreams\.0\.url \(--upstream\): an http:\/\/ or https:\/\/ URL, got "not a url"$/], 'upstream override validated, naming the flag and the value');
+  t.match(problemsOf({ upstreams: [{ name: 'a', url: 'localhost:3000/mcp' }] }), [/^upstreams\.0\.url: an http:\/\/ or https:\/\/ URL, got "localhost:3000\/mcp"$/], 'a URL without a scheme in the file: the value');
+  t.match(problemsOf({ store: { kind: 'redis', url: 'redis://u:hunter2@[bad' } }), [/^store\.url: not a valid URL: "redis:\/\/u:\*\*\*@\[bad"$/], 'a Redis URL that does not parse: the value, without its password');
   t.match(problemsOf({}, { host: '' }), [/^server\.host: /]);
 
   const raw = { server: { port: 1 } };
