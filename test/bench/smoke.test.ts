@@ -128,7 +128,7 @@ t.test('npm run bench --quick writes every leg and table with positive figures',
   }
   if (redis) t.match(row(md, '### Tasks', 'redis')[1], /not measured/);
   if (existsSync(join(root, 'bench/polling.ts'))) t.ok(md.includes('### Polling (bench/polling.ts)'), 'the polling section (not run by --quick) is named');
-  for (const tasks of ['400', '2,000']) {
+  for (const tasks of ['1,000', '2,000']) {
     const cells = row(md, '### Heap per stored terminal task', tasks);
     t.ok(num(cells[2]) > 0 && num(cells[3]) > 0, `heap and bytes per task at ${tasks} tasks`, { cells });
     t.ok(Number.isFinite(num(cells[4])), `bytes beyond the result at ${tasks} tasks`, { cells });
