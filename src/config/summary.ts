@@ -64,6 +64,10 @@ function ruleLine(rule: ToolRule): string {
   for (const key of ['afterMs', 'ttlMs', 'maxTtlMs', 'pollIntervalMs', 'timeoutMs', 'retryOnLoss'] as const) {
     if (rule[key] !== undefined) parts.push(`${key} ${String(rule[key])}`);
   }
+  if (rule.job) {
+    const j = rule.job;
+    parts.push(`handle at ${j.id}, status ${j.status.tool}${j.result ? `, result ${j.result.tool}` : ''}${j.cancel ? `, cancel ${j.cancel.tool}` : ''}${j.hide.length > 0 ? `, hides ${j.hide.join(' ')}` : ''}`);
+  }
   return parts.join(', ');
 }
 

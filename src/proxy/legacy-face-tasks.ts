@@ -131,7 +131,7 @@ function bareAnswer(method: string, body: JsonObject): JsonObject | undefined {
 
 /**
  * A tool's 2025-11-25 `execution.taskSupport` on a route that can run tasks (2025-11-25 basic/utilities/tasks
- * §Tool-Level Negotiation): a wrapping rule decides (`always`/`auto` → optional, `required` → required, `off` →
+ * §Tool-Level Negotiation): a wrapping rule decides (`always`/`auto`/`job` → optional, `required` → required, `off` →
  * forbidden); under `native` the upstream does: a modern upstream with the tasks extension may answer any tool with a
  * task (the gateway cannot see which tools require one, so optional), a legacy one says per tool.
  */
@@ -142,6 +142,7 @@ export function legacyTaskSupport(
   switch (policy) {
     case 'auto':
     case 'always':
+    case 'job':
       return 'optional';
     case 'required':
       return 'required';

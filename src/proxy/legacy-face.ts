@@ -69,7 +69,7 @@ import {
   type TraceCarrier,
   Tally,
 } from '../translate/index.js';
-import { NO_AUDIT, wrapsTools, type AuditLog, type CallerContext, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
+import { NO_AUDIT, withoutHiddenTools, wrapsTools, type AuditLog, type CallerContext, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { annotateTrace, type RequestTrace, type UpstreamCall, type UpstreamCaller, type UpstreamListen } from '../upstream/index.js';
 import { channelError, edgeHeaders, exceptionToEdge, inBandError, refuse, refuseWith } from './errors.js';
 import { LegacyFaceTasks, legacyTaskSupport } from './legacy-face-tasks.js';
@@ -1042,7 +1042,8 @@ export class LegacyFace {
             channelError(channel, req.id, 'GW_UNSUPPORTED_RESULT_TYPE', { args: [r.failure.resultType] });
             return 'unsupported result type';
           }
-          channel.result(req.id, req.method === 'tools/list' && s.tasks ? this.withTaskSupport(s, m.result, r.value) : r.value);
+          // A tools/list without the tools job rules hide (docs/jobs.md), with each tool's task support.
+          channel.result(req.id, req.method === 'tools/list' ? withoutHiddenTools(s.route, s.tasks ? this.withTaskSupport(s, m.result, r.value) : r.value) : r.value);
           return 'ok';
         }
         case 'failure':

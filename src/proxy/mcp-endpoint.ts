@@ -32,7 +32,7 @@ import {
   type JsonObject,
   Tally,
 } from '../translate/index.js';
-import { runListen, runtimeServesTools, wrapsTools, type CallerContext, type ForwardHooks, type MrtrBridge, type Outcome, type SharedValues, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
+import { hidesTool, hidesTools, runListen, runtimeServesTools, withoutHiddenTools, wrapsTools, type CallerContext, type ForwardHooks, type MrtrBridge, type Outcome, type SharedValues, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import {
   annotateTrace,
   endHttpSpan,
@@ -150,8 +150,11 @@ function header(req: FastifyRequest, name: string): string | undefined | null {
  * becomes), the rest through the MRTR bridge. The same for a request that arrived here and one relayed from another
  * instance.
  */
-export function runRequest(runtime: TaskRuntime, bridge: MrtrBridge, route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks): Promise<Outcome> {
-  return req.method === 'tools/call' ? runtime.callTool(route, req, caller, hooks) : bridge.forward(route, req, caller, hooks);
+export async function runRequest(runtime: TaskRuntime, bridge: MrtrBridge, route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks): Promise<Outcome> {
+  if (req.method === 'tools/call') return runtime.callTool(route, req, caller, hooks);
+  const outcome = await bridge.forward(route, req, caller, hooks);
+  // The tools a job rule hides are the gateway's plumbing, not the client's (docs/jobs.md).
+  return req.method === 'tools/list' && outcome.kind === 'result' ? { ...outcome, result: withoutHiddenTools(route, outcome.result) } : outcome;
 }
 
 /**
@@ -480,10 +483,14 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
         case 'server/discover':
           return modernRoute;
         case 'tools/call': {
-          const policy = runtime.policyFor(modernRoute, typeof params.name === 'string' ? params.name : '');
-          const wrapped = policy.task === 'auto' || policy.task === 'always' || policy.task === 'required' || (policy.task === 'native' && policy.afterMs !== undefined);
-          return wrapped ? modernRoute : undefined;
+          const name = typeof params.name === 'string' ? params.name : '';
+          const policy = runtime.policyFor(modernRoute, name);
+          const wrapped = policy.task === 'auto' || policy.task === 'always' || policy.task === 'required' || policy.task === 'job' || (policy.task === 'native' && policy.afterMs !== undefined);
+          // A tool a job rule hides is refused by the runtime, not passed to the upstream.
+          return wrapped || hidesTool(modernRoute, name) ? modernRoute : undefined;
         }
+        case 'tools/list':
+          return hidesTools(modernRoute) ? modernRoute : undefined;
         case 'subscriptions/listen': {
           const n = isObject(params.notifications) ? params.notifications : {};
           const ids = Array.isArray(n.taskIds) ? n.taskIds : [];

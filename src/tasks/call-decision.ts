@@ -98,6 +98,9 @@ export type CallRoute =
 
 /** The route of a call (the first three facts). */
 export function callRoute(mode: TaskMode, declares: boolean, support: TaskSupport): CallRoute {
+  // A hand-rolled job (docs/jobs.md) is an upstream task made of the server's own tools, whatever the upstream's task
+  // support: the client's task where it takes one, followed to its end inside the call where it does not.
+  if (mode === 'job') return declares ? 'upstream-task' : 'hidden-upstream-task';
   // The upstream's own task support decides when it requires a task, or offers one and no rule wraps the tool.
   if (support === 'required' || (support === 'optional' && (mode === 'native' || mode === 'off'))) {
     if (declares && mode !== 'off') return 'upstream-task';

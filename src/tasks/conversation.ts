@@ -22,7 +22,7 @@ import {
   type JsonRpcResponse,
   type LayerLogger,
 } from '../translate/index.js';
-import { InputLedger, taskAsCall, type UpstreamCall, type UpstreamTask } from '../upstream/index.js';
+import { InputLedger, taskAsCall, type TaskCallOptions, type UpstreamCall, type UpstreamTask } from '../upstream/index.js';
 
 /**
  * The -32021 a client gets when the upstream needs an input kind it did not declare (GW_MISSING_CAPABILITY; 2026-07-28
@@ -84,8 +84,8 @@ export class Conversation {
   ) {}
 
   /** A conversation following an upstream task inside a request; the task stays the caller's to take over. */
-  static following(task: UpstreamTask): Conversation {
-    return new Conversation(taskAsCall(task), task);
+  static following(task: UpstreamTask, opts: TaskCallOptions = {}): Conversation {
+    return new Conversation(taskAsCall(task, opts), task);
   }
 
   /** Cancels the upstream call (legacy: `notifications/cancelled`). */

@@ -118,16 +118,18 @@ export class PollAdvisor {
    * The interval a read of this task suggests. A rule's own `pollIntervalMs` wins (as stored in the record), and so
    * does the stored interval while the task waits for input (the client acts next, not the tool) and once it has ended.
    * A proxied task is never told to poll faster than its stored interval: that is the upstream's own suggestion (or the
-   * rule's, or the default), and the gateway does not ask the upstream more often, so a faster poll could not see more.
+   * rule's, or the default), and the gateway does not ask the upstream more often, so a faster poll could not see more;
+   * except a job, whose status tool the gateway calls at this same suggestion.
    */
-  suggest(t: TaskRecord, policy: TaskPolicy, now = Date.now()): number {
+  suggest(t: Pick<TaskRecord, 'pollIntervalMs' | 'status' | 'upstream' | 'tool' | 'createdAt' | 'kind' | 'job'>, policy: TaskPolicy, now = Date.now()): number {
     const stored = t.pollIntervalMs ?? this.defaultMs;
     if (!this.o.enabled || policy.pollIntervalMs !== undefined || t.status !== 'working') return stored;
     const learned = this.tools.get(toolKey(t.upstream, t.tool));
     if (!learned || learned.count < MIN_SAMPLES) return stored;
     const age = Math.max(0, now - Date.parse(t.createdAt));
     const ms = Number.isFinite(age) ? clamp(nextPollIn(learned.ascending(), age, stored * POLL_WORTH), this.minMs, this.maxMs) : stored;
-    return t.kind === 'proxied' ? Math.max(ms, stored) : ms;
+    // A job's status tool is the gateway's to call when it likes (job-task.ts asks this same suggestion): learned.
+    return t.kind === 'proxied' && t.job === undefined ? Math.max(ms, stored) : ms;
   }
 
   /** The record as a read shows it: `pollIntervalMs` as suggested now (the same object when that is what it holds). */

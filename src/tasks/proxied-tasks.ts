@@ -31,6 +31,7 @@ import {
 import { UpstreamBusyError, UpstreamTaskLostError, type UpstreamCaller, type UpstreamTask, type UpstreamTaskRef, type UpstreamTaskSnapshot } from '../upstream/index.js';
 import { InstanceGoneError, type InstanceBus } from './instance-bus.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
+import { JobTask } from './job-task.js';
 import type { Sealer } from './sealing.js';
 import type { TaskEvents, TaskOutcome } from './task-events.js';
 import { clampTtl, mintTaskId, nowIso, TaskAlreadyTerminalError, TooManyTasksError, upstreamFailureMessage, type TaskLimits } from './task-limits.js';
@@ -53,6 +54,11 @@ export interface ProxiedTasksOptions {
   bus?: InstanceBus;
   /** How long a follower's lease lasts unless renewed (the runtime's renewal loop renews `liveIds()`). */
   leaseMs: number;
+  /**
+   * A job task (`record.job`, rule `task: job`) resumed from its record for `caller`: its handle and rule reach the
+   * job from any instance. Absent: job records cannot be resumed here.
+   */
+  jobTask?: (record: TaskRecord, route: UpstreamRoute, caller: UpstreamCaller, snapshot: UpstreamTaskSnapshot) => UpstreamTask | undefined;
 }
 
 /** Where a request on a task came from: the route and, when there is one, the caller that asked. */
@@ -187,6 +193,8 @@ export class ProxiedTasks {
       kind: 'proxied',
       upstreamTaskId: ref.id,
       ...(ref.session !== undefined ? { upstreamSession: ref.session } : {}),
+      // A job: its handle and rule, for any instance to go on polling it (the start tool is never called again).
+      ...(task instanceof JobTask ? { job: task.job } : {}),
       owner: this.o.instanceId,
       // What another instance needs to act for the caller without a request of its own (a takeover).
       ...(this.shared ? { sealed: this.o.sealer.seal(SEAL_PURPOSE, { caller: upstreamCallerOf(caller), era: route.upstream.era }) } : {}),
@@ -488,6 +496,7 @@ export class ProxiedTasks {
     if (!who) return undefined;
     const ref: UpstreamTaskRef = record.upstreamSession !== undefined ? { id: record.upstreamTaskId, session: record.upstreamSession } : { id: record.upstreamTaskId };
     try {
+      if (record.job) return this.o.jobTask?.(record, route, who, snapshotOf(record));
       return route.upstream.resumeTask(who, ref, snapshotOf(record));
     } catch {
       return undefined; // no room for another joined session now: report what the record knows

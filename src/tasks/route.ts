@@ -1,6 +1,7 @@
 /** What the runtime knows about one upstream route. */
-import type { CacheHints, TaskSupport } from '../translate/index.js';
+import { isObject, type CacheHints, type JsonObject, type TaskSupport } from '../translate/index.js';
 import type { UpstreamCaller, UpstreamClient } from '../upstream/index.js';
+import type { JobSpec } from './job-rule.js';
 
 /** One upstream as the runtime sees it. */
 export interface UpstreamRoute {
@@ -24,7 +25,7 @@ export interface UpstreamRoute {
 
 /** How the gateway treats one tool's calls (the README table under "Wrapped tools"). */
 export interface TaskPolicy {
-  task: 'native' | 'off' | 'auto' | 'always' | 'required';
+  task: 'native' | 'off' | 'auto' | 'always' | 'required' | 'job';
   /** auto: answer synchronously if the call ends within this; always/required: the first round's window. */
   afterMs?: number;
   ttlMs?: number;
@@ -34,6 +35,8 @@ export interface TaskPolicy {
   timeoutMs?: number;
   /** A gateway-owned task whose instance is lost is run again by another instance (idempotent tools only). */
   retryOnLoss?: boolean;
+  /** `job`: how the hand-rolled job is read and driven (docs/jobs.md). */
+  job?: JobSpec;
 }
 
 /**
@@ -53,7 +56,27 @@ export function replaceHeaders(route: UpstreamRoute, next: Record<string, string
 
 /** Whether any rule makes the gateway create tasks itself. */
 export function wrapsTools(route: UpstreamRoute): boolean {
-  return route.rules.some(([, p]) => p.task === 'auto' || p.task === 'always' || p.task === 'required');
+  return route.rules.some(([, p]) => p.task === 'auto' || p.task === 'always' || p.task === 'required' || p.task === 'job');
+}
+
+/**
+ * Whether a tool is one a `task: job` rule hides (its status, result or cancel tool): not listed to clients, refused
+ * when called directly (`GW_TOOL_NOT_FOUND`). The gateway itself calls it.
+ */
+export function hidesTool(route: UpstreamRoute, tool: string): boolean {
+  for (const [, p] of route.rules) if (p.task === 'job' && p.job?.hide?.includes(tool)) return true;
+  return false;
+}
+
+/** Whether any `task: job` rule hides tools on this route (then every `tools/list` is screened). */
+export function hidesTools(route: UpstreamRoute): boolean {
+  return route.rules.some(([, p]) => p.task === 'job' && (p.job?.hide?.length ?? 0) > 0);
+}
+
+/** A `tools/list` result without the tools the route's job rules hide (unchanged when none are hidden). */
+export function withoutHiddenTools(route: UpstreamRoute, result: JsonObject): JsonObject {
+  if (!hidesTools(route) || !Array.isArray(result.tools)) return result;
+  return { ...result, tools: result.tools.filter((t) => !(isObject(t) && typeof t.name === 'string' && hidesTool(route, t.name))) };
 }
 
 /**

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   ErrorCode,
+  GatewayError,
   TASKS_REQUIRED_CAPABILITIES,
   asErrorObject,
   createTaskResultV2,
@@ -29,6 +30,9 @@ import {
   type TaskSupport,
   raceAbort,
 } from '../translate/index.js';
+import type { UpstreamCaller, UpstreamTaskSnapshot } from '../upstream/index.js';
+import { jobRule, type JobSpec } from './job-rule.js';
+import { JobTask, startAsJob } from './job-task.js';
 import type { TaskStore } from '../store/index.js';
 import { callNow, hideTask, requestOnce, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
 import { NO_AUDIT, type AuditLog } from './audit.js';
@@ -37,9 +41,9 @@ import { Conversation, MissingCapabilityError, type PumpResult } from './convers
 import { plainOutcome, type BridgedCall, type ForwardHooks, type MrtrBridge, type Outcome } from './mrtr-bridge.js';
 import { OwnedTasks } from './owned-tasks.js';
 import { ProxiedTasks } from './proxied-tasks.js';
-import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
+import { hidesTool, type CallerContext, type TaskPolicy, type UpstreamRoute } from './route.js';
 import { TaskEvents } from './task-events.js';
-import { checkPollRate, clampTtl, DEFAULT_BOUNDS, InvalidCursorError, TooManyTasksError, type InputBounds, type TaskLimits } from './task-limits.js';
+import { checkPollRate, clampTtl, DEFAULT_BOUNDS, InvalidCursorError, nowIso, TooManyTasksError, type InputBounds, type TaskLimits } from './task-limits.js';
 import { TaskService } from './task-service.js';
 import { InstanceBus, mintInstanceId } from './instance-bus.js';
 import { DEFAULT_POLL_ADVICE, PollAdvisor, type PollAdviceOptions } from './poll-advisor.js';
@@ -169,7 +173,18 @@ export class TaskRuntime {
       route: (name) => this.routes.get(name),
       policyFor: (route, tool) => this.policyFor(route, tool),
     });
-    this.proxied = new ProxiedTasks(this.events, this.limits, { instanceId: this.bus.instanceId, sealer, bus: this.bus, leaseMs: this.leaseMs });
+    this.proxied = new ProxiedTasks(this.events, this.limits, {
+      instanceId: this.bus.instanceId,
+      sealer,
+      bus: this.bus,
+      leaseMs: this.leaseMs,
+      // A job is driven by the rule its record keeps, whatever this instance's configuration says now.
+      jobTask: (record, route, caller, snapshot) => {
+        if (!record.job) return undefined;
+        const rule = jobRule(record.tool, record.job.rule as unknown as JobSpec);
+        return this.jobTask(route, caller, this.policyFor(route, record.tool), rule, record.job.handle, snapshot);
+      },
+    });
     this.service = new TaskService(this.events, this.owned, this.proxied, () => this.limits.defaultPollIntervalMs, (route, t) => this.shown(route, t), (route, t) =>
       this.pollChecked(route, t),
     );
@@ -251,12 +266,15 @@ export class TaskRuntime {
    */
   async callTool(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks): Promise<Outcome> {
     const tool = typeof req.params.name === 'string' ? req.params.name : '';
+    if (hidesTool(route, tool)) throw new GatewayError('GW_TOOL_NOT_FOUND', { args: [tool] });
     const policy = this.policyFor(route, tool);
+    const job = policy.task === 'job';
     const who = { tool, origin: 'modern' as const };
     const facts: Omit<CallFacts, 'turn'> = {
       mode: policy.task,
       declares: declaresTasks(caller.capabilities),
-      support: await this.supportOf(route, caller, tool, hooks.signal),
+      // A job is made of the server's own tools: its task support does not matter (nor is its tools/list asked).
+      support: job ? 'forbidden' : await this.supportOf(route, caller, tool, hooks.signal),
       windowed: policy.afterMs !== undefined,
     };
     const resuming = req.policy.kind === 'forward-input' && req.requestState !== undefined;
@@ -284,8 +302,10 @@ export class TaskRuntime {
       }
     } else {
       if (first.owned) sent = withProgressToken(sent);
-      const opts = first.upstreamTask ? { task: { ttlMs: this.upstreamTtl(policy) } } : first.owned ? { patient: true } : undefined;
-      call = { conv: new Conversation(callNow(route.upstream, caller, 'tools/call', sent, hooks.signal, opts)), progressToken: progressTokenOf(sent) };
+      // A job's start tool is an ordinary call; its handle makes the task (job-task.ts).
+      const opts = job ? undefined : first.upstreamTask ? { task: { ttlMs: this.upstreamTtl(policy) } } : first.owned ? { patient: true } : undefined;
+      const upstreamCall = callNow(route.upstream, caller, 'tools/call', sent, hooks.signal, opts);
+      call = { conv: new Conversation(job ? this.startJob(route, caller, policy, tool, upstreamCall) : upstreamCall), progressToken: progressTokenOf(sent) };
     }
     let round = req;
     let roundStart = Date.now();
@@ -320,7 +340,9 @@ export class TaskRuntime {
         window = 'budget';
         roundStart = Date.now();
       }
-      call = { conv: Conversation.following(r.task) };
+      // A job followed inside the call reports its status tool's message as the call's progress.
+      const token = job ? progressTokenOf(sent) : undefined;
+      call = { conv: Conversation.following(r.task, token !== undefined ? { progressToken: token } : {}) };
     }
   }
 
@@ -332,13 +354,21 @@ export class TaskRuntime {
    */
   async callToolPlain(route: UpstreamRoute, params: JsonObject, caller: CallerContext, signal: AbortSignal): Promise<UpstreamCall> {
     const tool = typeof params.name === 'string' ? params.name : '';
+    if (hidesTool(route, tool)) throw new GatewayError('GW_TOOL_NOT_FOUND', { args: [tool] });
+    const policy = this.policyFor(route, tool);
+    if (policy.task === 'job') {
+      // A job for a client that takes no task: followed to its end inside this call, its status messages as progress.
+      const token = progressTokenOf(params);
+      const started = this.startJob(route, caller, policy, tool, callNow(route.upstream, caller, 'tools/call', params, signal));
+      return hideTask(started, this.log, token !== undefined ? { progressToken: token } : {});
+    }
     const support = await this.supportOf(route, caller, tool, signal);
     // A legacy upstream creates a task only when asked, and must be asked for a `required` tool (2025-11-25
     // basic/utilities/tasks §Tool-Level Negotiation); a modern one with the extension decides per call, and may only
     // when the extension is declared (tasks extension §Task Creation).
     const mayTask = support === 'required' || (support === 'optional' && route.upstream.era === 'modern');
     if (!mayTask) return callNow(route.upstream, caller, 'tools/call', params, signal);
-    const ttlMs = this.upstreamTtl(this.policyFor(route, tool));
+    const ttlMs = this.upstreamTtl(policy);
     return hideTask(callNow(route.upstream, caller, 'tools/call', params, signal, { task: { ttlMs } }), this.log);
   }
 
@@ -368,15 +398,17 @@ export class TaskRuntime {
     signal: AbortSignal,
   ): Promise<{ record: TaskRecord; meta?: JsonObject } | { error: JsonRpcErrorObject }> {
     const tool = typeof params.name === 'string' ? params.name : '';
+    if (hidesTool(route, tool)) throw new GatewayError('GW_TOOL_NOT_FOUND', { args: [tool] });
     const policy = this.policyFor(route, tool);
+    const job = policy.task === 'job';
     const who = { tool, origin: 'legacy' as const, ...(caller.session !== undefined ? { session: caller.session } : {}) };
     // Every call here becomes a task: a principal at its limit (or a full store) is refused before the upstream sees it.
     await this.admitTask(caller);
     const wrapped = policy.task === 'auto' || policy.task === 'always' || policy.task === 'required';
-    const support = wrapped ? 'forbidden' : await this.supportOf(route, caller, tool, signal);
+    const support = wrapped || job ? 'forbidden' : await this.supportOf(route, caller, tool, signal);
     // A tool shown as `forbidden` (rule `off`, or an upstream that cannot run it as a task and no rule wraps it) takes
     // no `task` (2025-11-25 basic/utilities/tasks §Tool-Level Negotiation: SHOULD answer -32601).
-    if (policy.task === 'off' || (!wrapped && support === 'forbidden')) {
+    if (policy.task === 'off' || (!wrapped && !job && support === 'forbidden')) {
       return { error: { code: ErrorCode.MethodNotFound, message: `Tool ${tool} does not support task-augmented calls` } };
     }
     if (wrapped) {
@@ -390,7 +422,12 @@ export class TaskRuntime {
     // The upstream may run it as its own task: its first answer says what the client's task becomes. The call is not
     // bound to this request's signal (it may outlive it as a task); the client leaving before that cancels it.
     const sent = withProgressToken(params);
-    const conv = new Conversation(callNow(route.upstream, caller, 'tools/call', sent, undefined, { task: { ttlMs } }));
+    // A job's start tool is an ordinary call whose handle makes the upstream task (job-task.ts).
+    const conv = new Conversation(
+      job
+        ? this.startJob(route, caller, policy, tool, callNow(route.upstream, caller, 'tools/call', sent, undefined), ttlMs)
+        : callNow(route.upstream, caller, 'tools/call', sent, undefined, { task: { ttlMs } }),
+    );
     let r: PumpResult;
     try {
       r = await conv.pump({
@@ -400,7 +437,9 @@ export class TaskRuntime {
         // The client asked for a task and must get one soon (2025-11-25 basic/utilities/tasks §Creating Tasks: as soon
         // as possible): an upstream that has not answered within the creation window (a modern server running the
         // tool synchronously, a slow one) gets a gateway-owned task, which follows an upstream task created later.
-        deadlineAt: Date.now() + Math.min(policy.afterMs ?? CREATE_WINDOW_MS, route.timeoutMs),
+        // A job's start tool answers with its handle within the call budget: its task is then the job itself, which any
+        // instance can go on polling (a gateway-owned task following it would end with this instance).
+        deadlineAt: Date.now() + (job ? route.timeoutMs : Math.min(policy.afterMs ?? CREATE_WINDOW_MS, route.timeoutMs)),
         gatherMs: this.limits.gatherMs,
         log: this.log,
         bounds: this.limits.input,
@@ -644,6 +683,31 @@ export class TaskRuntime {
     }
     if (record.kind === 'owned') await this.owned.takeOver(record);
     else await this.proxied.takeOver(record);
+  }
+
+  /** The start tool's call of a job rule, ending with the job as its task (`ttlMs`: retention, else the rule's). */
+  private startJob(route: UpstreamRoute, caller: CallerContext, policy: TaskPolicy, tool: string, call: UpstreamCall, ttlMs?: number): UpstreamCall {
+    const rule = jobRule(tool, policy.job as JobSpec);
+    const now = nowIso();
+    const created: UpstreamTaskSnapshot = {
+      status: 'working',
+      ttlMs: ttlMs ?? this.upstreamTtl(policy),
+      createdAt: now,
+      lastUpdatedAt: now,
+      pollIntervalMs: policy.pollIntervalMs ?? this.limits.defaultPollIntervalMs,
+    };
+    return startAsJob(call, rule, (handle) => this.jobTask(route, caller, policy, rule, handle, created), this.log);
+  }
+
+  /**
+   * A job as an upstream task, polled at the interval its readers are told (the poll advisor's, learned from the
+   * tool's durations): the status tool is called at most once per that interval, whoever reads.
+   */
+  private jobTask(route: UpstreamRoute, caller: UpstreamCaller, policy: TaskPolicy, rule: ReturnType<typeof jobRule>, handle: unknown, created: UpstreamTaskSnapshot): JobTask {
+    const stored = created.pollIntervalMs;
+    const createdAt = created.createdAt ?? nowIso();
+    const view = { kind: 'proxied' as const, job: { handle, rule: {} }, upstream: route.name, tool: rule.tool, createdAt, status: 'working' as const, ...(stored !== undefined ? { pollIntervalMs: stored } : {}) };
+    return new JobTask(route.upstream, caller, rule, handle, created, { log: this.log, intervalMs: () => this.advisor.suggest(view, policy) });
   }
 
   private upstreamTtl(policy: TaskPolicy): number {

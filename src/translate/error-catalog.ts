@@ -123,6 +123,14 @@ export const ERROR_CATALOG = {
   // A gateway-owned task still running when a one-instance gateway (memory store) stops after its drain: the task is
   // stored failed with this error (in its record, so in-band), and clients still connected read it before the exit.
   GW_TASK_SHUT_DOWN: { rpc: ErrorCode.InternalError, status: 200, message: 'The gateway shut down before the task finished' },
+  // A `task: job` rule (docs/jobs.md) could not read the start tool's answer: no handle where the rule's `id` path
+  // points. Nothing was created; the upstream job, if any, runs unobserved (the start tool is never called again).
+  GW_JOB_NO_HANDLE: { rpc: ErrorCode.InternalError, status: 502, message: 'Job rule for tool %s: the start tool answered without a handle at %s' },
+  // A job's status tool answered a state the rule does not map (stored in the task's record, so in-band).
+  GW_JOB_UNKNOWN_STATE: { rpc: ErrorCode.InternalError, status: 200, message: 'Job rule for tool %s: the status tool reported %s, which the rule does not map' },
+  // A tool a `task: job` rule hides (its status, result or cancel tool) called directly (2026-07-28 server/tools
+  // §Error Handling: an unknown tool is -32602).
+  GW_TOOL_NOT_FOUND: { rpc: ErrorCode.InvalidParams, status: 200, message: 'Unknown tool: %s' },
   // A status poll sooner than the task's pollIntervalMs allows (beyond `tasks.pollBurst` per interval); data.retryAfterMs.
   GW_POLL_TOO_FAST: { rpc: ErrorCode.InternalError, status: 429, message: 'Polling too fast: ask about this task again in %s ms' },
 

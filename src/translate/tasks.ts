@@ -71,6 +71,12 @@ export interface TaskRecord {
   sealed?: string;
   /** How many times an owned task's call has been started (a `retryOnLoss` takeover starts it again). */
   attempt?: number;
+  /**
+   * A job task (a proxied task whose upstream work is a hand-rolled job driven by the server's own tools, rule
+   * `task: job`): the handle the start tool returned, as it returned it, and the rule that drives it as configured
+   * when it started (any instance can go on polling it, whatever its own configuration says by then).
+   */
+  job?: { handle: unknown; rule: JsonObject };
   /** Compare-and-set version, incremented by every change. */
   version: number;
 }

@@ -147,8 +147,17 @@ class EagerCall extends QueuedCall implements UpstreamCall {
  * pulling the call may go on with `.task` itself (a task the client receives once a window has passed). The task is
  * released once the call has ended (terminal state, cancel, abandon), not before.
  */
-export function taskAsCall(task: UpstreamTask): UpstreamCall & { readonly task: UpstreamTask } {
-  return new TaskCall(task);
+export function taskAsCall(task: UpstreamTask, opts: TaskCallOptions = {}): UpstreamCall & { readonly task: UpstreamTask } {
+  return new TaskCall(task, opts);
+}
+
+/** How a task is seen as a call. */
+export interface TaskCallOptions {
+  /**
+   * Each new `statusMessage` of the task becomes a `notifications/progress` with this token (a hand-rolled job followed
+   * inside a call: its status tool's message is the only progress there is).
+   */
+  progressToken?: string | number;
 }
 
 /** One input request emitted by a `TaskCall`, by its event id. */
@@ -165,8 +174,14 @@ class TaskCall extends QueuedCall implements UpstreamCall {
   private seq = 0;
   private stopped = false;
   private released = false;
+  /** Progress notifications sent (their `progress` counts up) and the last message sent. */
+  private progressed = 0;
+  private lastMessage: string | undefined;
 
-  constructor(readonly task: UpstreamTask) {
+  constructor(
+    readonly task: UpstreamTask,
+    private readonly opts: TaskCallOptions = {},
+  ) {
     super();
     this.apply(task.created);
   }
@@ -204,6 +219,11 @@ class TaskCall extends QueuedCall implements UpstreamCall {
   /** Emits what a state brings: input requests not emitted before, then the outcome. Returns whether it emitted. */
   private apply(s: UpstreamTaskSnapshot): boolean {
     let emitted = false;
+    const token = this.opts.progressToken;
+    if (token !== undefined && !isTerminal(s.status) && s.statusMessage !== undefined && s.statusMessage !== this.lastMessage) {
+      this.lastMessage = s.statusMessage;
+      this.push({ kind: 'notification', message: { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: ++this.progressed, message: s.statusMessage } } });
+    }
     for (const [key, req] of Object.entries(s.inputRequests ?? {})) {
       if (this.emitted.has(key)) continue;
       this.emitted.add(key);
@@ -279,8 +299,8 @@ class TaskCall extends QueuedCall implements UpstreamCall {
  * The same call with a created task hidden: if the call ends with a `task` event, the events of `taskAsCall(task)`
  * follow instead (input requests, then the task's outcome as the response), and `cancel()` cancels the task.
  */
-export function hideTask(call: UpstreamCall, log: LayerLogger = NO_LOG): UpstreamCall {
-  return new HiddenTaskCall(call, log);
+export function hideTask(call: UpstreamCall, log: LayerLogger = NO_LOG, opts: TaskCallOptions = {}): UpstreamCall {
+  return new HiddenTaskCall(call, log, opts);
 }
 
 class HiddenTaskCall implements UpstreamCall {
@@ -294,6 +314,7 @@ class HiddenTaskCall implements UpstreamCall {
   constructor(
     private readonly original: UpstreamCall,
     private readonly log: LayerLogger,
+    private readonly opts: TaskCallOptions,
   ) {
     this.current = original;
   }
@@ -323,7 +344,7 @@ class HiddenTaskCall implements UpstreamCall {
         if (e && isFinal(e)) this.ended = true;
         return e;
       }
-      this.current = taskAsCall(e.task);
+      this.current = taskAsCall(e.task, this.opts);
       this.swapped = true;
     }
   }

@@ -25,7 +25,7 @@ export {
   type EraSetting,
   type UpstreamAvailabilityConfig,
 } from './availability.js';
-export { callNow, drain, hideTask, requestOnce, taskAsCall } from './call-wrappers.js';
+export { callNow, drain, hideTask, requestOnce, taskAsCall, type TaskCallOptions } from './call-wrappers.js';
 export {
   type CallEvent,
   type CallOptions,

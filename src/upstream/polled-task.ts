@@ -34,7 +34,7 @@ export abstract class PolledTask implements UpstreamTask {
   protected released = false;
   /** Aborted on release: every upstream exchange of the task ends with it. */
   protected readonly stop = new AbortController();
-  private readonly minPollMs: number;
+  protected readonly minPollMs: number;
   /** When the last poll was started (the creation counts: the upstream has just said the state). */
   private lastPollAt = Date.now();
 
@@ -76,7 +76,7 @@ export abstract class PolledTask implements UpstreamTask {
   }
 
   /** The upstream's poll interval (its own suggestion, else the default), bounded below. */
-  private intervalMs(): number {
+  protected intervalMs(): number {
     return Math.max(this.minPollMs, this.current.pollIntervalMs ?? DEFAULT_POLL_MS);
   }
 

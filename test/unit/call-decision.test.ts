@@ -136,3 +136,15 @@ t.test('decideCall depends on the facts only through the route', async (t) => {
     TURNS.forEach((turn, i) => t.same(decideCall({ mode, declares, support, ...turn }), want[i], `${mode}/${declares}/${support}/${JSON.stringify(turn)}`));
   }
 });
+
+t.test('a job is an upstream task made of the server tools: the client takes it or the call follows it', async (t) => {
+  for (const support of ['forbidden', 'optional', 'required'] as const) {
+    t.equal(callRoute('job', true, support), 'upstream-task', `declaring client, upstream support ${support}`);
+    t.equal(callRoute('job', false, support), 'hidden-upstream-task', `client without tasks, upstream support ${support}`);
+  }
+  t.match(decideCall({ mode: 'job', declares: true, support: 'forbidden', turn: 'start' }), { action: 'send', upstreamTask: true, owned: false, refuseAtLimit: true, window: 'budget' });
+  t.match(decideCall({ mode: 'job', declares: false, support: 'forbidden', turn: 'start' }), { action: 'send', refuseAtLimit: false, window: 'budget' });
+  t.strictSame(decideCall({ mode: 'job', declares: true, support: 'forbidden', turn: 'task-created' }), { action: 'proxy-task' });
+  t.strictSame(decideCall({ mode: 'job', declares: false, support: 'forbidden', turn: 'task-created' }), { action: 'follow-task', window: 'budget' });
+  t.strictSame(decideCall({ mode: 'job', declares: false, support: 'forbidden', turn: 'window-passed', following: true, passed: 'budget' }), { action: 'time-out' });
+});

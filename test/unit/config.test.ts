@@ -69,7 +69,7 @@ t.test('defaults', async (t) => {
 
   const rule = parseConfig({ upstreams: [up({ tools: { slow: {} } })] }).upstreams[0]?.tools.slow;
   t.strictSame(rule, { task: 'native' }, 'a rule defaults to native');
-  t.same([...TASK_MODES], ['native', 'off', 'auto', 'always', 'required']);
+  t.same([...TASK_MODES], ['native', 'off', 'auto', 'always', 'required', 'job']);
 });
 
 t.test('upstreams[].era pins the era or leaves it to the probe; probeTimeoutMs bounds the probe', async (t) => {
@@ -164,12 +164,27 @@ t.test('strictness: an unknown key is an error that names its key path', async (
   }
 });
 
+/** A valid job rule (docs/jobs.md). */
+const JOB = { id: 'structuredContent.jobId', status: { tool: 'st', arguments: { jobId: '{{id}}' }, state: 'structuredContent.state', states: { done: 'completed' } } };
+
+t.test('a job rule: defaults filled in, paths kept as written', async (t) => {
+  const c = parseConfig({ upstreams: [up({ tools: { start: { task: 'job', job: JOB } } })] });
+  t.strictSame(c.upstreams[0]?.tools.start, { task: 'job', job: { ...JOB, hide: [] } });
+});
+
 t.test('value problems', async (t) => {
   const table: Array<[string, unknown, RegExp]> = [
     ['task auto without afterMs', { upstreams: [up({ tools: { slow: { task: 'auto' } } })] }, /^upstreams\.0\.tools\.slow\.afterMs: task "auto" needs afterMs/],
     ['afterMs on off', { upstreams: [up({ tools: { s: { task: 'off', afterMs: 5 } } })] }, /^upstreams\.0\.tools\.s\.afterMs: afterMs applies .*not "off"/],
     ['ttlMs > maxTtlMs', { upstreams: [up({ tools: { s: { ttlMs: 11, maxTtlMs: 10 } } })] }, /^upstreams\.0\.tools\.s\.ttlMs: ttlMs must not exceed maxTtlMs/],
     ['unknown task mode', { upstreams: [up({ tools: { s: { task: 'sometimes' } } })] }, /^upstreams\.0\.tools\.s\.task: /],
+    ['task job without job', { upstreams: [up({ tools: { s: { task: 'job' } } })] }, /^upstreams\.0\.tools\.s\.job: task "job" needs job/],
+    ['job on another mode', { upstreams: [up({ tools: { s: { task: 'always', job: JOB } } })] }, /^upstreams\.0\.tools\.s\.job: job applies to task "job" only/],
+    ['retryOnLoss on a job', { upstreams: [up({ tools: { s: { task: 'job', job: JOB, retryOnLoss: true } } })] }, /^upstreams\.0\.tools\.s\.retryOnLoss: .*never called again/],
+    ['a job path that is no JMESPath', { upstreams: [up({ tools: { s: { task: 'job', job: { ...JOB, id: 'structuredContent..jobId' } } } })] }, /^upstreams\.0\.tools\.s\.job\.id: not a JMESPath expression/],
+    ['a job state mapped to no status', { upstreams: [up({ tools: { s: { task: 'job', job: { ...JOB, status: { ...JOB.status, states: { done: 'finished' } } } } } })] }, /^upstreams\.0\.tools\.s\.job\.status\.states\.done: /],
+    ['a job with no states', { upstreams: [up({ tools: { s: { task: 'job', job: { ...JOB, status: { ...JOB.status, states: {} } } } } })] }, /^upstreams\.0\.tools\.s\.job\.status\.states: name at least one state/],
+    ['a job key misspelt', { upstreams: [up({ tools: { s: { task: 'job', job: { ...JOB, cancle: { tool: 'x' } } } } })] }, /^upstreams\.0\.tools\.s\.job: .*cancle/],
     ['negative afterMs', { upstreams: [up({ tools: { s: { task: 'auto', afterMs: -1 } } })] }, /^upstreams\.0\.tools\.s\.afterMs: /],
     ['empty tool pattern', { upstreams: [up({ tools: { '': { task: 'off' } } })] }, /^upstreams\.0\.tools/],
     ['a rule after "*"', { upstreams: [up({ tools: { '*': { task: 'native' }, slow: { task: 'auto', afterMs: 300 } } })] }, /^upstreams\.0\.tools\.slow: rule "slow" can never apply: the earlier rule "\*" matches every tool it names/],

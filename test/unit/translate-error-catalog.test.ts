@@ -104,6 +104,9 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_MISSING_CAPABILITY: { rpc: -32021, status: 400, message: "The upstream needs %s, which this request's clientCapabilities do not declare" },
   GW_TASK_RESULT_TOO_LARGE: { rpc: -32603, status: 200, message: 'The task result is too large to keep (%s bytes; the limit is %s)' },
   GW_TASK_SHUT_DOWN: { rpc: -32603, status: 200, message: 'The gateway shut down before the task finished' },
+  GW_JOB_NO_HANDLE: { rpc: -32603, status: 502, message: 'Job rule for tool %s: the start tool answered without a handle at %s' },
+  GW_JOB_UNKNOWN_STATE: { rpc: -32603, status: 200, message: 'Job rule for tool %s: the status tool reported %s, which the rule does not map' },
+  GW_TOOL_NOT_FOUND: { rpc: -32602, status: 200, message: 'Unknown tool: %s' },
   GW_POLL_TOO_FAST: { rpc: -32603, status: 429, message: 'Polling too fast: ask about this task again in %s ms' },
   // MRTR
   GW_INVALID_REQUEST_STATE: { rpc: -32602, status: 400, message: 'Invalid requestState' },
@@ -198,8 +201,9 @@ t.test('in-band entries (200) use -32602, -32601 or -32603, each for what it mea
   for (const [kind, spec] of inBand) {
     t.ok([-32602, -32601, -32603].includes(spec.rpc), `${kind}: invalid params, method not found or internal error (${spec.rpc})`);
     if (spec.rpc === -32601) t.match(spec.message, /^Method not found/, `${kind}: -32601 says method not found`);
-    // Invalid params name the parameter or the task it points at (2025-11-25 basic/utilities/tasks §Protocol Errors).
-    if (spec.rpc === -32602) t.match(spec.message, /^(Invalid params|Unknown task|Invalid cursor|Cannot cancel task|Failed to retrieve task)/, `${kind}: -32602 about a parameter`);
+    // Invalid params name the parameter or the task it points at (2025-11-25 basic/utilities/tasks §Protocol Errors),
+    // or the tool a call names (2026-07-28 server/tools §Error Handling: "Unknown tool").
+    if (spec.rpc === -32602) t.match(spec.message, /^(Invalid params|Unknown task|Unknown tool|Invalid cursor|Cannot cancel task|Failed to retrieve task)/, `${kind}: -32602 about a parameter`);
   }
 });
 
