@@ -97,6 +97,16 @@ t.test("a rule's pollIntervalMs wins; input_required, terminal and switched-off 
   t.equal(a.advise(ruled, { task: 'always', pollIntervalMs: 700 }, T0), ruled);
 });
 
+t.test("a job's learned interval may be shorter than its stored one: the gateway calls its status tool at it", async (t) => {
+  const a = advisor();
+  const job = { handle: 'rep-1', rule: {} };
+  learn(a, 'start_report', [40, 50, 60], { kind: 'proxied', job });
+  const suggested = a.suggest(rec('start_report', 'working', 0, { kind: 'proxied', job, pollIntervalMs: 1_000 }), { task: 'job' }, T0);
+  t.ok(suggested < 1_000, `learned from the tool's durations (${suggested} ms), not held to the stored second`);
+  t.equal(a.suggest(rec('start_report', 'working', 0, { kind: 'proxied', pollIntervalMs: 1_000 }), NATIVE, T0), 1_000, 'an upstream task is');
+  t.equal(a.suggest(rec('start_report', 'working', 0, { kind: 'proxied', job, pollIntervalMs: 1_000 }), { task: 'job', pollIntervalMs: 1_000 }, T0), 1_000, "a rule's pollIntervalMs wins");
+});
+
 t.test('a proxied task never suggests less than its stored interval (the upstream’s own suggestion)', async (t) => {
   const a = advisor();
   learn(a, 'fast', [40, 50, 60], { kind: 'proxied' });
