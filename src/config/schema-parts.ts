@@ -1,0 +1,43 @@
+/** Pieces the configuration schema's parts share: reference annotations, number and URL shapes. */
+import { z } from 'zod';
+
+/**
+ * The JSON Schema keyword (an annotation, in the generated `schema/gateway.schema.json`) saying what applies when a key
+ * without a fixed default is absent; docs/configuration.md shows it in the default column.
+ */
+export const WHEN_ABSENT = 'x-when-absent';
+
+/** A key's reference text: its meaning, and what applies when it is absent (for a key without a fixed default). */
+export function doc(description: string, whenAbsent: string): { description: string; [WHEN_ABSENT]: string } {
+  return { description, [WHEN_ABSENT]: whenAbsent };
+}
+
+export const positiveInt = z.number().int().positive();
+
+/** A URL as an error message may show it: any password in it replaced by `***`. */
+export function redactedUrl(value: string): string {
+  try {
+    const u = new URL(value);
+    if (!u.password) return value;
+    u.password = '***';
+    return u.href;
+  } catch {
+    return value.replace(/\/\/([^@/]*?):[^@/]*@/, '//$1:***@');
+  }
+}
+
+/** An HTTP(S) URL; a wrong one is named in the error (a URL without a scheme, `localhost:3000/mcp`, included). */
+export const httpUrl = z.url({ protocol: /^https?$/, error: (issue) => `an http:// or https:// URL, got ${JSON.stringify(redactedUrl(String(issue.input)))}` });
+
+/**
+ * Why `value` is not a Redis URL the store takes (`redis://…` or `rediss://…`), or `undefined` when it is one. Shared by
+ * `store.url` and the variable `store.urlEnv` names, which only building reads.
+ */
+export function redisUrlProblem(value: string): string | undefined {
+  const shown = JSON.stringify(redactedUrl(value));
+  if (!/^rediss?:\/\//i.test(value)) return `a redis:// or rediss:// URL, got ${shown}`;
+  if (!URL.canParse(value)) return `not a valid URL: ${shown}`;
+  return undefined;
+}
+
+export const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
