@@ -3,7 +3,7 @@
  * Node 20 shim) against the gateway in front of a fixture server, both started here on loopback port 0.
  *
  *   tsx scripts/conformance.ts [--requirements 2026-07-28|2025-11-25] [--scenario NAME] [--direct | --compare]
- *                              [--upstream legacy|modern|dual|jsonl] [--tasks native|sync [--task-first]]
+ *                              [--upstream legacy|modern|dual|jsonl] [--tasks native|sync|job [--task-first]]
  *
  * --upstream picks the fixture: `legacy` (default; test/fixtures/legacy-server.ts, 2025-11-25), `modern`
  * (test/fixtures/modern-server.ts, 2026-07-28 only), `dual` (the same server also serving 2025-11-25 itself) or
@@ -18,10 +18,14 @@
  * --tasks gives the fixture the task tools of the `tasks-*` scenarios: `native` as the fixture's own tasks
  * (2025-11-25 core tasks on `legacy`, the io.modelcontextprotocol/tasks extension on `modern` and `dual`), `sync` as
  * plain tools (MRTR rounds for input on the modern fixture) that the gateway wraps by the rules in TASK_RULES
- * below; the tasks-* scenarios then count as scored. --task-first (with --tasks native) starts the fixture with
- * `taskFirst`: its test_tool_with_task creates the task at once and asks inside it, the other kind of "question
- * before the task" (the scenario tasks-mrtr-composition wants an MRTR round first, so it fails directly by design;
- * through the gateway, TASK_FIRST_RULES give that tool a native window that turns the question into that round).
+ * below, or `job`: as `sync`, except that test_tool_with_task is a hand-rolled async job (it asks its question as in
+ * `sync`, then answers a `jobId` that its own status, result and cancel tools take), which the gateway makes a task
+ * of by the `task: job` rule in JOB_TASK_RULES (docs/jobs.md; directly, the fixture answers a handle where
+ * tasks-mrtr-composition wants a task). The tasks-* scenarios then count as scored. --task-first (with --tasks
+ * native) starts the fixture with `taskFirst`: its test_tool_with_task creates the task at once and asks inside it,
+ * the other kind of "question before the task" (the scenario tasks-mrtr-composition wants an MRTR round first, so it
+ * fails directly by design; through the gateway, TASK_FIRST_RULES give that tool a native window that turns the
+ * question into that round).
  * Prints one line per scenario and ends with `conformance <set>: N passed, M failed` counting the checks of
  * scored scenarios; exits 1 if any scored check failed. Other unscored scenarios are reported, not counted.
  */
@@ -64,6 +68,29 @@ export const TASK_RULES = {
 };
 
 /**
+ * With --tasks job: TASK_RULES, but test_tool_with_task is the start tool of a hand-rolled job (docs/jobs.md). Its
+ * question is an MRTR round of the call like any upstream's, then its handle makes the task (tasks-mrtr-composition).
+ */
+export const JOB_TASK_RULES = {
+  ...TASK_RULES,
+  test_tool_with_task: {
+    task: 'job',
+    job: {
+      id: 'structuredContent.jobId',
+      status: {
+        tool: 'test_tool_with_task_status',
+        arguments: { jobId: '{{id}}' },
+        state: 'structuredContent.state',
+        states: { running: 'working', done: 'completed', cancelled: 'cancelled' },
+      },
+      result: { tool: 'test_tool_with_task_result', arguments: { jobId: '{{id}}' } },
+      cancel: { tool: 'test_tool_with_task_cancel', arguments: { jobId: '{{id}}' } },
+      hide: ['test_tool_with_task_status', 'test_tool_with_task_result', 'test_tool_with_task_cancel'],
+    },
+  },
+};
+
+/**
  * With --task-first: the first-round window of a native rule covers the upstream task, so a question the task asks
  * at once becomes an MRTR round of the creating call, as the tasks-mrtr-composition scenario expects of a server.
  */
@@ -91,6 +118,7 @@ interface Scenario { name: string; checks: Check[] }
 interface Run { scenarios: Scenario[]; unscored: Set<string> }
 
 type Upstream = 'legacy' | 'modern' | 'dual' | 'jsonl';
+type Tasks = 'native' | 'sync' | 'job';
 
 /** Runs the suite once against `url`; the scenarios' checks as the suite wrote them. */
 async function runSuite(url: string): Promise<Run> {
@@ -130,7 +158,7 @@ async function runSuite(url: string): Promise<Run> {
 }
 
 /** Starts the chosen fixture (`baseline`: for the direct run); `close` stops it. */
-async function startFixture(upstream: Upstream, tasks: 'native' | 'sync' | undefined, baseline: boolean): Promise<{ url: string; close(): Promise<void> }> {
+async function startFixture(upstream: Upstream, tasks: Tasks | undefined, baseline: boolean): Promise<{ url: string; close(): Promise<void> }> {
   const taskFirst = values['task-first'] ? { taskFirst: true } : {};
   if (upstream === 'legacy') return startLegacyFixture(tasks ? { tasks, ...taskFirst } : {});
   // The JSON-lines server behind the gateway speaks 2026-07-28 only; its baseline also serves 2025-11-25 itself.
@@ -139,8 +167,8 @@ async function startFixture(upstream: Upstream, tasks: 'native' | 'sync' | undef
 }
 
 /** Starts the gateway in front of `fixtureUrl`; its client-facing URL and `close`. */
-async function startGateway(fixtureUrl: string, tasks: 'native' | 'sync' | undefined): Promise<{ url: string; close(): Promise<void> }> {
-  const tools = tasks === 'sync' ? TASK_RULES : values['task-first'] ? TASK_FIRST_RULES : undefined;
+async function startGateway(fixtureUrl: string, tasks: Tasks | undefined): Promise<{ url: string; close(): Promise<void> }> {
+  const tools = tasks === 'sync' ? TASK_RULES : tasks === 'job' ? JOB_TASK_RULES : values['task-first'] ? TASK_FIRST_RULES : undefined;
   const upstream = { name: 'fixture', path: '/mcp', url: fixtureUrl, ...(tools ? { tools } : {}) };
   const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [upstream] }));
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
@@ -167,8 +195,8 @@ function differences(direct: Run, gateway: Run): Map<string, string> {
 }
 
 async function main(): Promise<number> {
-  const tasks = values.tasks === 'native' || values.tasks === 'sync' ? values.tasks : undefined;
-  if (values.tasks !== undefined && !tasks) throw new Error('--tasks takes native or sync');
+  const tasks = values.tasks === 'native' || values.tasks === 'sync' || values.tasks === 'job' ? values.tasks : undefined;
+  if (values.tasks !== undefined && !tasks) throw new Error('--tasks takes native, sync or job');
   const upstream = values.upstream as string;
   if (upstream !== 'legacy' && upstream !== 'modern' && upstream !== 'dual' && upstream !== 'jsonl') throw new Error('--upstream takes legacy, modern, dual or jsonl');
   if (values.direct && values.compare) throw new Error('--direct and --compare exclude each other');

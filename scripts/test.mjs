@@ -61,6 +61,10 @@ const suites = [
   // MRTR round before the task, as tasks-mrtr-composition expects (it fails against the modern fixture directly).
   ['--requirements', '2026-07-28', '--tasks', 'native', '--task-first'],
   ['--requirements', '2026-07-28', '--upstream', 'modern', '--tasks', 'native', '--task-first'],
+  // Servers of both eras whose test_tool_with_task is a hand-rolled job (a handle, then status/result/cancel tools):
+  // a `task: job` rule makes it a real task, after the MRTR round its question becomes (tasks-mrtr-composition).
+  ['--requirements', '2026-07-28', '--tasks', 'job'],
+  ['--requirements', '2026-07-28', '--upstream', 'modern', '--tasks', 'job'],
 ];
 // The client scenarios with the gateway as the client, each compared with an SDK client of the scenario's era alone.
 const clientScenarios = ['scripts/conformance-client.ts'];

@@ -1,7 +1,8 @@
 /**
  * Tests of the modern fixture's task tools (test/fixtures/modern-task-tools.ts), driven directly with raw fetch, no
  * gateway: `tasks: 'native'` (the io.modelcontextprotocol/tasks extension), `taskFirst`, `tasks: 'sync'` (MRTR),
- * the dual fixture's legacy leg (a real SDK 1.32.2 client), and plain JSON responses.
+ * `tasks: 'job'` (a hand-rolled job), the dual fixture's legacy leg (a real SDK 1.32.2 client), and plain JSON
+ * responses.
  */
 import t, { type Test } from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -354,6 +355,45 @@ t.test('sync: no extension, the same tools run in the call with MRTR rounds', as
   const get = await tasks(fx, 'tasks/get', { taskId: 'x' });
   t.equal(get.status, 404, 'no tasks/get');
   t.same(fx.stats().tasksCreated, {});
+});
+
+t.test('job: test_tool_with_task asks by MRTR, then starts a hand-rolled job that its own tools read and stop', async (t) => {
+  const fx = await fixture(t, { tasks: 'job', taskJobDelayMs: 100 });
+  const d = await post(fx.url, 'server/discover', {}, { capabilities: {} });
+  t.notOk(d.body.result.capabilities.extensions?.[EXT], 'the extension is not advertised');
+  const l = await post(fx.url, 'tools/list', {}, { capabilities: {} });
+  const jobTools = ['test_tool_with_task', 'test_tool_with_task_status', 'test_tool_with_task_result', 'test_tool_with_task_cancel'];
+  t.same(l.body.result.tools.map((x: { name: string }) => x.name).filter((n: string) => n.startsWith('test_tool_with_task')), jobTools);
+  const tool = async (name: string, jobId: unknown) => (await call(fx, name, { jobId }, NO_EXT)).body;
+  const stateOf = async (jobId: string) => (await tool('test_tool_with_task_status', jobId)).result.structuredContent.state;
+
+  const ask = await call(fx, 'test_tool_with_task');
+  t.match(ask.body.result, { resultType: 'input_required', inputRequests: { user_name: { method: 'elicitation/create' } } }, 'asked before the job starts');
+  t.same(fx.stats().running, {}, 'nothing started yet');
+  const start = await call(fx, 'test_tool_with_task', {}, WITH_EXT, { inputResponses: { user_name: { action: 'accept', content: { name: 'Zed' } } }, requestState: ask.body.result.requestState });
+  const jobId = start.body.result.structuredContent?.jobId;
+  t.match(jobId, /^job-\d+$/, 'a handle, not a task, even with the extension on the request');
+  t.notOk('taskId' in start.body.result);
+  t.same(JSON.parse(firstText(start.body.result) ?? ''), { jobId }, 'the handle as JSON text too');
+  t.equal(await stateOf(jobId), 'running');
+  t.equal(fx.stats().running.test_tool_with_task, 1, 'a running job counts as running work');
+  t.match((await tool('test_tool_with_task_result', jobId)).result, { isError: true }, 'no result while it runs');
+  await waitForStats(fx, (s) => !s.running.test_tool_with_task);
+  t.equal(await stateOf(jobId), 'done');
+  t.same((await tool('test_tool_with_task_result', jobId)).result.content, [{ type: 'text', text: 'Hello, Zed!' }]);
+  t.same((await tool('test_tool_with_task_cancel', jobId)).result.structuredContent, { state: 'done' }, 'a done job stays done');
+
+  const ask2 = await call(fx, 'test_tool_with_task');
+  const second = await call(fx, 'test_tool_with_task', {}, NO_EXT, { inputResponses: { user_name: { action: 'accept', content: { name: 'Ann' } } }, requestState: ask2.body.result.requestState });
+  const id2 = second.body.result.structuredContent.jobId;
+  t.not(id2, jobId, 'a new handle per start');
+  t.same((await tool('test_tool_with_task_cancel', id2)).result.structuredContent, { state: 'cancelled' });
+  t.equal(await stateOf(id2), 'cancelled');
+  t.match((await tool('test_tool_with_task_result', id2)).result, { isError: true, content: [{ text: /cancelled/ }] });
+
+  for (const name of jobTools.slice(1)) t.match((await tool(name, 'job-404')).result, { isError: true, content: [{ text: /Unknown job/ }] }, `${name}: unknown job`);
+  t.match((await tool('test_tool_with_task_status', 7)).error, { code: -32602 }, 'jobId must be a string');
+  t.same(fx.stats().tasksCreated, {}, 'no task of the fixture');
 });
 
 t.test('dual + native: the legacy leg runs the task tools synchronously', async (t) => {

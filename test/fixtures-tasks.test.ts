@@ -1,6 +1,6 @@
 /**
  * Tests of the legacy fixture's task tools (test/fixtures/legacy-task-tools.ts), driven by real
- * SDK 1.32.2 clients, no gateway: `tasks: 'native'` (2025-11-25 tasks) and `tasks: 'sync'`.
+ * SDK 1.32.2 clients, no gateway: `tasks: 'native'` (2025-11-25 tasks), `tasks: 'sync'` and `tasks: 'job'`.
  */
 import t from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -439,6 +439,44 @@ t.test('sync: the same tools without any task support', async (t) => {
     t.equal(textOf(await p), 'released g1');
     t.equal(textOf(await client.callTool({ name: 'gated_job', arguments: { gate: 'g1' } })), 'released g1');
   });
+});
+
+// ───────────────────────────── job ─────────────────────────────
+
+t.test('job: test_tool_with_task asks, then starts a hand-rolled job that its own tools read and stop', async (t) => {
+  const fx = await startLegacyFixture({ tasks: 'job', taskJobDelayMs: 100 });
+  t.teardown(() => fx.close());
+  const { client, elicitations } = await connect(fx.url, () => ({ action: 'accept', content: { name: 'Alice' } }));
+  t.teardown(() => client.close());
+  t.equal(client.getServerCapabilities()?.tasks, undefined, 'no tasks capability');
+  const { tools } = await client.listTools();
+  const jobTools = ['test_tool_with_task', 'test_tool_with_task_status', 'test_tool_with_task_result', 'test_tool_with_task_cancel'];
+  t.same(tools.filter((x) => x.name.startsWith('test_tool_with_task')).map((x) => x.name), jobTools);
+  t.ok(tools.every((x) => x.execution === undefined), 'no execution fields');
+  const tool = (name: string, jobId: unknown) => client.callTool({ name, arguments: { jobId } });
+  const stateOf = async (jobId: string) => ((await tool('test_tool_with_task_status', jobId)).structuredContent as { state: string }).state;
+
+  const start = await client.callTool({ name: 'test_tool_with_task', arguments: {} });
+  t.same(elicitations.map((e) => metaOf(e)[INPUT_KEY]), ['user_name'], 'asked on the call stream before the job starts');
+  const jobId = (start.structuredContent as { jobId: string }).jobId;
+  t.match(jobId, /^job-\d+$/);
+  t.same(JSON.parse(textOf(start)), { jobId }, 'the handle as JSON text too');
+  t.equal(await stateOf(jobId), 'running');
+  t.equal(fx.stats().running.test_tool_with_task, 1, 'a running job counts as running work');
+  t.match(await tool('test_tool_with_task_result', jobId), { isError: true }, 'no result while it runs');
+  await waitForStats(fx, (s) => !s.running.test_tool_with_task);
+  t.equal(await stateOf(jobId), 'done');
+  t.same((await tool('test_tool_with_task_result', jobId)).content, [{ type: 'text', text: 'Hello, Alice!' }]);
+  t.same((await tool('test_tool_with_task_cancel', jobId)).structuredContent, { state: 'done' }, 'a done job stays done');
+
+  const second = (await client.callTool({ name: 'test_tool_with_task', arguments: {} })).structuredContent as { jobId: string };
+  t.not(second.jobId, jobId, 'a new handle per start');
+  t.same((await tool('test_tool_with_task_cancel', second.jobId)).structuredContent, { state: 'cancelled' });
+  t.equal(await stateOf(second.jobId), 'cancelled');
+  t.match(await tool('test_tool_with_task_result', second.jobId), { isError: true, content: [{ text: /cancelled/ }] });
+
+  for (const name of jobTools.slice(1)) t.match(await tool(name, 'job-404'), { isError: true, content: [{ text: /Unknown job/ }] }, `${name}: unknown job`);
+  await t.rejects(tool('test_tool_with_task_status', 7), { code: -32602 }, 'jobId must be a string');
 });
 
 t.test('default fixture: no task tools, no stats', async (t) => {
