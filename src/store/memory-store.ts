@@ -3,9 +3,9 @@
  * each with the time it expires; leases and values in bounded maps; events delivered in this process only. The
  * reference for the contract in `task-store.ts`; one gateway only.
  *
- * Sized for many finished tasks (ARCHITECTURE §5 "bounded by construction"): no timer per record (an expired record
- * is dropped when it is next touched, by the eviction scan, or by one periodic sweep), the strings records repeat
- * (principal, upstream, tool, owner, sessions) held once, and the live tasks of each principal indexed so that
+ * Sized for many finished tasks (docs/architecture.md §5 "bounded by construction"): no timer per record (an expired
+ * record is dropped when it is next touched, by the eviction scan, or by one periodic sweep), the strings records
+ * repeat (principal, upstream, tool, owner, sessions) held once, and the live tasks of each principal indexed so that
  * `activeCount` never scans the store.
  */
 import { EventEmitter } from 'node:events';

@@ -1,9 +1,9 @@
 /**
- * The task store contract (ARCHITECTURE §4): records written by compare-and-set under the task state machine, expiry
- * by retention capped by the store's `maxTtlMs`, the per-principal inventory, leases for running work, a small
+ * The task store contract (docs/architecture.md §4): records written by compare-and-set under the task state machine,
+ * expiry by retention capped by the store's `maxTtlMs`, the per-principal inventory, leases for running work, a small
  * key-value space with TTLs (gateway-minted sessions, instance heartbeats), and an event channel between gateway
- * instances. Two implementations keep the same contract (one test suite runs against both): memory (one process)
- * and Redis (several instances).
+ * instances. Two implementations keep the same contract (one test suite runs against both): memory (one process) and
+ * Redis (several instances).
  */
 import { GatewayError, type JsonObject, type TaskId, type TaskRecord } from '../translate/index.js';
 

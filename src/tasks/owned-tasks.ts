@@ -8,11 +8,12 @@
  * running in the background as a task the gateway itself serves. Its input requests become the task's
  * `inputRequests`, its progress the task's `statusMessage`, its response the task's outcome.
  *
- * Across instances sharing a store (ARCHITECTURE §4): the instance running the call holds the task's lease and renews
- * it while the call runs; the record names it (`owner`) and carries the call, sealed, so that another instance can
- * take the task over when the lease lapses (fail it, or run the call again when its rule says `retryOnLoss`). Writes
- * of a run are fenced by `owner` and `attempt`: a run that lost its task (a paused instance waking up) changes nothing.
- * Answers and cancels reaching an instance that does not run the call go to the one that does, over the instance bus.
+ * Across instances sharing a store (docs/architecture.md §4): the instance running the call holds the task's lease and
+ * renews it while the call runs; the record names it (`owner`) and carries the call, sealed, so that another instance
+ * can take the task over when the lease lapses (fail it, or run the call again when its rule says `retryOnLoss`).
+ * Writes of a run are fenced by `owner` and `attempt`: a run that lost its task (a paused instance waking up) changes
+ * nothing. Answers and cancels reaching an instance that does not run the call go to the one that does, over the
+ * instance bus.
  */
 import {
   ErrorCode,

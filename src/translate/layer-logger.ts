@@ -1,6 +1,6 @@
 /**
  * The logger the runtime and upstream layers write to: the few pino methods they use, as a structural type, so that
- * those layers import no logging library (ARCHITECTURE §2) and the composition root hands each a pino child.
+ * those layers import no logging library (docs/architecture.md §2) and the composition root hands each a pino child.
  */
 
 /** One log method: a structured object first, then a fixed message (pino's argument order). */

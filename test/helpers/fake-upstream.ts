@@ -1,9 +1,9 @@
 /**
- * FakeUpstream: an in-memory FAKE of the `UpstreamClient` seam, for unit tests of the task runtime without
- * sockets (ARCHITECTURE §6 "Runtime unit tests"). Not a test file. It speaks no protocol: a test scripts what the
- * upstream does, either with `handle(method, fn)` (the call answers at once) or by taking the call with
- * `nextCall()` and driving its events (`notify`, `ask`, `reply`, `fail`). Everything the runtime does to the
- * upstream is recorded: the calls and their params, answers to input requests, cancels, abandons, retains.
+ * FakeUpstream: an in-memory FAKE of the `UpstreamClient` seam, for unit tests of the task runtime without sockets
+ * (docs/architecture.md §6 "Runtime unit tests"). Not a test file. It speaks no protocol: a test scripts what the
+ * upstream does, either with `handle(method, fn)` (the call answers at once) or by taking the call with `nextCall()`
+ * and driving its events (`notify`, `ask`, `reply`, `fail`). Everything the runtime does to the upstream is recorded:
+ * the calls and their params, answers to input requests, cancels, abandons, retains.
  */
 import {
   QueuedCall,

@@ -1,5 +1,5 @@
 /**
- * The TaskStore contract suite (ARCHITECTURE §5 "one contract suite per interface"): every promise of
+ * The TaskStore contract suite (docs/architecture.md §5 "one contract suite per interface"): every promise of
  * `src/store/task-store.ts`, run unchanged against each implementation (memory, Redis). Expiry is real: records,
  * leases and values are given TTLs of a few hundred milliseconds and the tests poll, bounded, until they are gone.
  * Not a test file: `memory-store.test.ts` and `redis-store.test.ts` run it.

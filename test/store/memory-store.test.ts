@@ -1,7 +1,7 @@
 /**
- * The memory store: the TaskStore contract suite, then its own bounds (ARCHITECTURE §5 "bounded by construction"):
- * a most-tasks bound that is always set, where a full store of live tasks refuses a new one (StoreFullError → 503)
- * and a finished task makes room; eviction never drops a live task.
+ * The memory store: the TaskStore contract suite, then its own bounds (docs/architecture.md §5 "bounded by
+ * construction"): a most-tasks bound that is always set, where a full store of live tasks refuses a new one
+ * (StoreFullError → 503) and a finished task makes room; eviction never drops a live task.
  */
 import { createHook } from 'node:async_hooks';
 import t from 'tap';

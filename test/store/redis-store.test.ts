@@ -1,9 +1,9 @@
 /**
- * The Redis store against a real redis-server on a loopback port: the TaskStore contract suite (two store objects
- * on one server and prefix are two gateway instances; two prefixes share nothing), then what only Redis has: every
- * key carries a TTL (ARCHITECTURE §5 "every Redis key a TTL"), a stopped Redis makes every method fail fast with
- * StoreUnavailableError, and a restarted one is used again by the same store object, subscriptions included.
- * Skipped, with the reason printed, only when there is no redis-server binary (and no REDIS_URL).
+ * The Redis store against a real redis-server on a loopback port: the TaskStore contract suite (two store objects on
+ * one server and prefix are two gateway instances; two prefixes share nothing), then what only Redis has: every key
+ * carries a TTL (docs/architecture.md §5 "every Redis key a TTL"), a stopped Redis makes every method fail fast with
+ * StoreUnavailableError, and a restarted one is used again by the same store object, subscriptions included. Skipped,
+ * with the reason printed, only when there is no redis-server binary (and no REDIS_URL).
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';

@@ -1,5 +1,5 @@
 /**
- * Two task runtimes sharing one task store, as two gateway instances would (ARCHITECTURE §4): each with its own
+ * Two task runtimes sharing one task store, as two gateway instances would (docs/architecture.md §4): each with its own
  * instance bus, instance id and upstream client, in front of one real legacy fixture (sync tools: every task is
  * gateway-owned). A task created on A is read, answered and cancelled through B, and A's changes wake B's waits and
  * subscriptions; when A shuts down (leases handed over) or freezes (a killed or paused process: its leases lapse), B
