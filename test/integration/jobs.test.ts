@@ -250,3 +250,25 @@ t.test('a job task is bound to its principal; the upstream handle is never a tas
   await post(url, 'tasks/cancel', { taskId: created.taskId }, as('alice-token'));
   t.equal(server.jobs.get(String(handle))?.cancelled, true, "the creator's cancel reached the job");
 });
+
+t.test('a client without tasks whose job outlives the call budget gets a timeout, and the job is cancelled', async (t) => {
+  const server = await startJobServer({ era: 'legacy', stepMs: 20 });
+  t.teardown(() => server.close());
+  const budget = { ...(await exampleRules()) };
+  const gateway = await buildGateway(
+    parseConfig({ server: { port: 0 }, upstreams: [{ name: 'jobs', path: '/mcp', url: server.url, timeoutMs: 1_500, tools: budget }] }),
+    { logger: false },
+  );
+  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  t.teardown(() => gateway.close());
+  const addr = gateway.app.server.address();
+  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
+  for (const era of ['modern', 'legacy'] as const) {
+    const topic = `budget-${era}`;
+    const r = await plainCall(era, url, 'start_report', { topic, steps: 1000, stepMs: 100 });
+    t.match(r.error, /timed out|Upstream timed out|-32603/i, `${era}: the call ends with a timeout`, { r });
+    const job = [...server.jobs.values()].find((j) => j.args.topic === topic);
+    await bounded(until(() => job?.cancelled === true), `${era}: the job is cancelled`);
+    t.equal(job?.cancelled, true, `${era}: nobody can reach the job any more, so it was stopped`);
+  }
+});
