@@ -21,7 +21,6 @@
  * ends with DELETE (announced to every instance) or when it has been idle for `idleMs`.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ServerResponse } from 'node:http';
 import {
   errorSummary,
   GatewayError,
@@ -64,20 +63,20 @@ import {
   type JsonRpcMessage,
   type JsonRpcNotification,
   type JsonRpcRequest,
-  type ListenFilter,
   type RequestId,
   type TraceCarrier,
   Tally,
 } from '../translate/index.js';
-import { NO_AUDIT, withoutHiddenTools, wrapsTools, type AuditLog, type CallerContext, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
+import { NO_AUDIT, withoutHiddenTools, wrapsTools, type AuditLog, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { annotateTrace, type RequestTrace, type UpstreamCall, type UpstreamCaller, type UpstreamListen } from '../upstream/index.js';
-import { channelError, edgeHeaders, exceptionToEdge, inBandError, refuse, refuseWith } from './errors.js';
+import { channelError, exceptionToEdge, inBandError, refuse, refuseWith } from './errors.js';
 import { LegacyFaceTasks, legacyTaskSupport } from './legacy-face-tasks.js';
 import { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionStore } from './legacy-face-sessions.js';
 import { infoEnabled, noteFailure, recordRequest } from './operator-log.js';
 import { identityOf } from './auth.js';
-import { ANONYMOUS } from './principal.js';
 import { openSse, ResponseChannel, writeSse } from './response.js';
+import { answer, failInBand, failWith, storeTrouble } from './legacy-face-replies.js';
+import { callerOf, contextOf, idKey, newSession, setLogLevel, type FaceSession, type SessionDecisions } from './legacy-face-session.js';
 
 /** What the face works over. */
 export interface LegacyFaceTarget {
@@ -127,66 +126,6 @@ export interface LegacyFaceOptions {
   audit?: AuditLog;
 }
 
-/** A server→client request the gateway sent for a call, waiting for the client's POSTed response. */
-interface Outbound {
-  call: UpstreamCall;
-  upstreamId: RequestId;
-  /** The client request whose call asked. */
-  owner: string;
-  /** What was asked: the client's answer is checked against it before it goes upstream. */
-  method: string;
-  params: JsonObject | undefined;
-}
-
-/** Per-session state of the face. */
-interface FaceSession {
-  id: string;
-  principal: string;
-  authorization: string | undefined;
-  /** The upstream route the session works over (picked at initialize). */
-  route: UpstreamRoute;
-  /** Whether `initialize` advertised tasks (the route can run them). */
-  tasks: boolean;
-  /** What the client declared in `initialize`, as it declared it (decides which input requests it may get). */
-  legacyCapabilities: JsonObject;
-  /** The same in the modern per-request shape. */
-  capabilities: JsonObject;
-  clientInfo: JsonObject;
-  /** The version the client asked for at initialize. */
-  protocolVersion: string;
-  /** Set through setLogLevel, which drops the callers built with the old level. */
-  logLevel: string | undefined;
-  /** The session as its upstream caller and as the runtime's caller, built once (until the log level changes). */
-  caller: UpstreamCaller | undefined;
-  context: CallerContext | undefined;
-  /** When the shared copy's idle time last restarted (the registry's clock). */
-  sharedAt: number;
-  subscriptions: Set<string>;
-  /** Client requests in flight, by request id key: aborting one cancels its upstream call. */
-  inflight: Map<string, AbortController>;
-  outbound: Map<string, Outbound>;
-  nextOutbound: number;
-  /** The open GET stream, if any. */
-  stream: ServerResponse | undefined;
-  /** A GET stream is open or opening: the upstream listen carries list changes. */
-  streamWanted: boolean;
-  backlog: JsonRpcNotification[];
-  /** The upstream listen serving the session and the filter it was opened with. */
-  listen: AbortController | undefined;
-  listenKey: string;
-  /** What the upstream's acknowledgement granted of that filter. */
-  listenAccepted: ListenFilter | undefined;
-  /** Orders listen changes (subscribe, unsubscribe, GET open and close). */
-  listenChain: Promise<void>;
-  /** The change still setting up its listen, if any: a newer change supersedes it (refreshListen). */
-  listenSetup: AbortController | undefined;
-  /** What the latest change's caller awaits; a superseded change's caller awaits it too. */
-  listenLatest: Promise<void>;
-  listenFailures: number;
-  /** Aborted when the session ends. */
-  ended: AbortController;
-}
-
 /** Methods a legacy client may send that this face does not serve (modern-only methods). */
 const NOT_SERVED = new Set(['server/discover', 'subscriptions/listen']);
 
@@ -214,8 +153,6 @@ function runsTasks(route: UpstreamRoute, upstreamCaps: JsonObject): boolean {
   return route.upstream.era === 'modern' ? declaresTasks(upstreamCaps) : legacySupportsToolTasks(upstreamCaps);
 }
 
-const idKey = (id: RequestId): string => `${typeof id}:${id}`;
-
 /** The store key of a session's shared copy. */
 const sharedKey = (id: string): string => `lsess:${id}`;
 
@@ -226,16 +163,11 @@ const sharedKey = (id: string): string => `lsess:${id}`;
 const SESSION_TOPIC = 'lsess:events';
 
 /** What a session decided at `initialize`, as its shared copy holds it. */
-interface SharedSession {
+interface SharedSession extends SessionDecisions {
   principal: string;
   /** The upstream route's name and the era of its client the session works over. */
   upstream: string;
   era: Era;
-  tasks: boolean;
-  legacyCapabilities: JsonObject;
-  clientInfo: JsonObject;
-  protocolVersion: string;
-  logLevel?: string;
 }
 
 function sharedOf(s: FaceSession): JsonObject {
@@ -270,60 +202,6 @@ function readShared(v: JsonObject): SharedSession | undefined {
     protocolVersion: v.protocolVersion,
     ...(typeof v.logLevel === 'string' ? { logLevel: v.logLevel } : {}),
   };
-}
-
-/** A session's per-instance state, fresh: what it decided at initialize, nothing live yet. */
-function newSession(id: string, principal: string, authorization: string | undefined, route: UpstreamRoute, d: Omit<SharedSession, 'principal' | 'upstream' | 'era'>, sharedAt: number): FaceSession {
-  return {
-    id,
-    principal,
-    authorization,
-    route,
-    tasks: d.tasks,
-    legacyCapabilities: d.legacyCapabilities,
-    capabilities: modernClientCapabilities(d.legacyCapabilities),
-    clientInfo: d.clientInfo,
-    protocolVersion: d.protocolVersion,
-    logLevel: d.logLevel,
-    caller: undefined,
-    context: undefined,
-    sharedAt,
-    subscriptions: new Set(),
-    inflight: new Map(),
-    outbound: new Map(),
-    nextOutbound: 0,
-    stream: undefined,
-    backlog: [],
-    listen: undefined,
-    listenKey: '',
-    listenAccepted: undefined,
-    streamWanted: false,
-    listenChain: Promise.resolve(),
-    listenSetup: undefined,
-    listenLatest: Promise.resolve(),
-    listenFailures: 0,
-    ended: new AbortController(),
-  };
-}
-
-/** Answers a request with a result (a JSON body); returns what the operator log says. */
-function answer(reply: FastifyReply, id: RequestId, result: JsonObject): string {
-  void reply.code(200).header('content-type', 'application/json').send({ jsonrpc: '2.0', id, result });
-  return 'ok';
-}
-
-/** Answers a request with an in-band error; returns what the operator log says. */
-function failInBand(reply: FastifyReply, id: RequestId, error: JsonRpcErrorObject): string {
-  // In-band errors travel with 200, as a legacy server sends them; a legacy client reads the body only then.
-  void reply.code(200).header('content-type', 'application/json').send({ jsonrpc: '2.0', id, error });
-  return `error ${error.code}`;
-}
-
-/** Changes a session's log level; the callers built with the old one are built again. */
-function setLogLevel(s: FaceSession, level: string): void {
-  s.logLevel = level;
-  s.caller = undefined;
-  s.context = undefined;
 }
 
 /** The legacy face of one upstream. */
@@ -432,10 +310,10 @@ export class LegacyFace {
     if (isResponse(body)) {
       this.sessions.touch(entry);
       try {
-        if (!(await this.tasks.response(s, body as JsonObject, s.route, this.contextOf(s)))) await this.routeResponse(s, body as JsonObject);
+        if (!(await this.tasks.response(s, body as JsonObject, s.route, contextOf(s)))) await this.routeResponse(s, body as JsonObject);
       } catch (e) {
         // The answer could not be taken (the store is unavailable): the client may send it again.
-        return this.storeTrouble(request, reply, null, e);
+        return storeTrouble(request, reply, null, e);
       }
       return reply.code(202).send();
     }
@@ -527,7 +405,7 @@ export class LegacyFace {
         // Instances holding a copy end theirs (its GET stream, its calls) at once.
         await this.store.publish(SESSION_TOPIC, { id: entry.id, t: 'ended' });
       } catch (e) {
-        return this.storeTrouble(request, reply, null, e);
+        return storeTrouble(request, reply, null, e);
       }
     }
     this.sessions.end(entry.id, 'deleted');
@@ -568,7 +446,7 @@ export class LegacyFace {
       if (entry) entry = await this.stillShared(entry, request);
       else if (this.store) entry = await this.load(sid, principal, identityOf(request).authorization);
     } catch (e) {
-      return { refused: this.storeTrouble(request, reply, id, e) };
+      return { refused: storeTrouble(request, reply, id, e) };
     }
     if (!entry) return { refused: refuse(reply, 'GW_SESSION_NOT_FOUND', id) };
     return { entry };
@@ -622,7 +500,7 @@ export class LegacyFace {
       // What the session's answers read of the upstream (task support in tools/list, what a listen may ask for) this
       // instance learns now if it never met the upstream; a failure shows on the request that needs it.
       if (!route.upstream.knownIdentity) {
-        await route.upstream.identity(this.callerOf(entry.data)).catch(this.failed('debug', 'upstream identity not learned for a rebuilt session', entry.data));
+        await route.upstream.identity(callerOf(entry.data)).catch(this.failed('debug', 'upstream identity not learned for a rebuilt session', entry.data));
       }
       return entry;
     })();
@@ -658,13 +536,6 @@ export class LegacyFace {
       e.data.sharedAt = now;
       void store.touchValue(sharedKey(e.id), this.idleMs).catch(this.failed('warn', 'shared session not kept alive; it may expire elsewhere', e.data));
     }
-  }
-
-  /** A store failure (or a full registry) as the client gets it: 503 with Retry-After, never a hang. */
-  private storeTrouble(request: FastifyRequest, reply: FastifyReply, id: RequestId | null, e: unknown): FastifyReply {
-    const edge = exceptionToEdge(e);
-    if (edge.fault) request.log.error({ err: e }, 'legacy face: session store failed');
-    return refuseWith(reply, edge, id);
   }
 
   /**
@@ -731,7 +602,7 @@ export class LegacyFace {
       return refuse(reply, 'GW_PRINCIPAL_SHARE_EXHAUSTED', body.id, { args: ['sessions', this.maxSessionsPerPrincipal] });
     }
     const created = this.sessions.create(principal, (id) => newSession(id, principal, authorization, route, decided, at));
-    if (!created) return this.storeTrouble(request, reply, body.id, new TooManySessionsError());
+    if (!created) return storeTrouble(request, reply, body.id, new TooManySessionsError());
     const entry = this.counted(created);
     // Never the session id: it is a bearer credential of the session.
     this.audit.record('session.opened', { principal, upstream: route.name, era: 'legacy' });
@@ -742,7 +613,7 @@ export class LegacyFace {
         await this.store.putValue(sharedKey(entry.id), sharedOf(entry.data), this.idleMs);
       } catch (e) {
         this.sessions.end(entry.id, 'closed');
-        return this.storeTrouble(request, reply, body.id, e);
+        return storeTrouble(request, reply, body.id, e);
       }
     }
     request.log.info({ method: 'initialize', era: 'legacy-face', upstream: route.name, outcome: 'session created' }, 'mcp request');
@@ -755,28 +626,6 @@ export class LegacyFace {
       .header('mcp-session-id', entry.id)
       .header('content-type', 'application/json')
       .send({ jsonrpc: '2.0', id: body.id, result });
-  }
-
-  private callerOf(s: FaceSession, trace?: TraceCarrier): UpstreamCaller {
-    // Built once per session (not per request): nothing downstream changes a caller, and its parts change only with
-    // the log level. A request's trace context is its own (a copy, only for a traced request).
-    if (trace) return { ...this.callerOf(s), trace };
-    return (s.caller ??= {
-      principal: s.principal,
-      capabilities: s.capabilities,
-      clientInfo: s.clientInfo,
-      ...(s.authorization ? { authorization: s.authorization } : {}),
-      ...(s.logLevel ? { logLevel: s.logLevel } : {}),
-    });
-  }
-
-  /**
-   * The session as the runtime's caller: its principal, and the session itself when it has no identity (its tasks
-   * are then its own, 2025-11-25 basic/utilities/tasks §Security Considerations).
-   */
-  private contextOf(s: FaceSession, trace?: TraceCarrier): CallerContext {
-    if (trace) return { ...this.contextOf(s), trace };
-    return (s.context ??= { ...this.callerOf(s), principal: s.principal, ...(s.principal === ANONYMOUS ? { session: s.id } : {}) });
   }
 
   /** Serves one client request; returns what the operator log says about it. */
@@ -796,7 +645,7 @@ export class LegacyFace {
             s.sharedAt = this.sessions.clock;
             await this.store.publish(SESSION_TOPIC, { id: s.id, t: 'level', level: params.level });
           } catch (e) {
-            return this.failWith(request, reply, s, req, e);
+            return failWith(request, reply, s.route.name, req, e);
           }
         }
         return answer(reply, req.id, {});
@@ -859,13 +708,13 @@ export class LegacyFace {
     };
     reply.raw.on('close', onClose);
     try {
-      const created = await this.tasks.create(s, s.route, this.contextOf(s, trace), rest, isObject(task) ? task.ttl : undefined, aborter.signal);
+      const created = await this.tasks.create(s, s.route, contextOf(s, trace), rest, isObject(task) ? task.ttl : undefined, aborter.signal);
       if ('error' in created) return failInBand(reply, req.id, legacyError(created.error));
       logged.taskId = created.record.taskId;
       void reply.code(200).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: req.id, result: createTaskResultV1(created.record, created.meta) });
       return 'task created';
     } catch (e) {
-      return this.failWith(request, reply, s, req, e);
+      return failWith(request, reply, s.route.name, req, e);
     } finally {
       reply.raw.off('close', onClose);
     }
@@ -880,7 +729,7 @@ export class LegacyFace {
     params: JsonObject,
     trace: TraceCarrier | undefined,
   ): Promise<string> {
-    const caller = this.contextOf(s, trace);
+    const caller = contextOf(s, trace);
     const taskId = typeof params.taskId === 'string' ? params.taskId : undefined;
     if (req.method !== 'tasks/list' && taskId === undefined) return failInBand(reply, req.id, inBandError('GW_TASK_ID_REQUIRED'));
     try {
@@ -895,7 +744,7 @@ export class LegacyFace {
           return await this.taskResult(request, reply, s, req, taskId as string);
       }
     } catch (e) {
-      return this.failWith(request, reply, s, req, e);
+      return failWith(request, reply, s.route.name, req, e);
     }
   }
 
@@ -908,7 +757,7 @@ export class LegacyFace {
       s,
       req,
       async ({ channel, canStream, signal }) => {
-        const outcome = await this.tasks.result(s, s.route, this.contextOf(s), taskId, req.id, channel, reply.raw, canStream, signal);
+        const outcome = await this.tasks.result(s, s.route, contextOf(s), taskId, req.id, channel, reply.raw, canStream, signal);
         if (signal.aborted) channel.abandon();
         return outcome;
       },
@@ -917,17 +766,6 @@ export class LegacyFace {
         return 'client closed';
       },
     );
-  }
-
-  /** A thrown error as the client gets it: in-band for the errors a legacy server answers in-band. */
-  private failWith(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, e: unknown): string {
-    const edge = exceptionToEdge(e);
-    noteFailure(request, e);
-    if (edge.fault) request.log.error({ err: e, method: req.method, upstream: s.route.name }, 'legacy face: request failed');
-    if (edge.status === 200) return failInBand(reply, req.id, edge.error);
-    edgeHeaders(reply, edge);
-    void reply.code(edge.status).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: req.id, error: edge.error });
-    return `error ${edge.error.code}`;
   }
 
   /** Forwards a request upstream and streams what its call produces back to the client. */
@@ -944,8 +782,8 @@ export class LegacyFace {
         try {
           // A tools/call goes through the runtime: its rules apply, and a task the upstream insists on is hidden.
           call = req.method === 'tools/call'
-            ? await this.runtime.callToolPlain(s.route, modernParamsFromLegacy(isObject(req.params) ? req.params : {}) ?? {}, this.contextOf(s, trace), signal)
-            : await s.route.upstream.call(this.callerOf(s, trace), req.method, modernParamsFromLegacy(req.params), signal);
+            ? await this.runtime.callToolPlain(s.route, modernParamsFromLegacy(isObject(req.params) ? req.params : {}) ?? {}, contextOf(s, trace), signal)
+            : await s.route.upstream.call(callerOf(s, trace), req.method, modernParamsFromLegacy(req.params), signal);
           return await this.pump(s, req, key, call, channel, canStream, signal);
         } catch (e) {
           call?.cancel('gateway error');
@@ -1183,7 +1021,7 @@ export class LegacyFace {
       setup.signal.addEventListener('abort', stop, { once: true });
       let l: UpstreamListen;
       try {
-        l = await s.route.upstream.listen(this.callerOf(s), filter, AbortSignal.any([controller.signal, s.ended.signal]));
+        l = await s.route.upstream.listen(callerOf(s), filter, AbortSignal.any([controller.signal, s.ended.signal]));
       } finally {
         setup.signal.removeEventListener('abort', stop);
       }
