@@ -1,0 +1,259 @@
+/**
+ * The legacy face's calls in flight: a client request forwarded upstream whose answer streams back on the request's
+ * own POST response (SSE when the client accepts it). The request is cancellable (its `notifications/cancelled`, or
+ * the connection closing); the call's notifications are relayed; its input requests (MRTR rounds, whatever the
+ * upstream era) become legacy server→client requests on that stream with gateway-minted ids, and the client's POSTed
+ * responses are checked and routed back to the call by id.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  GatewayError,
+  asErrorObject,
+  declaresTasks,
+  inputAnswerProblem,
+  isInputDeclared,
+  isInputMethod,
+  isObject,
+  legacyError,
+  legacyInputParams,
+  legacyResult,
+  modernParamsFromLegacy,
+  progressTokenOf,
+  relayedOnRequestStream,
+  requiredCapabilityFor,
+  singleHeader,
+  toolTaskSupport,
+  undeclaredInputError,
+  withTaskSupportV1,
+  type JsonObject,
+  type JsonRpcErrorObject,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type TraceCarrier,
+} from '../translate/index.js';
+import { withoutHiddenTools, type TaskRuntime } from '../tasks/index.js';
+import type { UpstreamCall } from '../upstream/index.js';
+import { channelError, exceptionToEdge, inBandError } from './errors.js';
+import { legacyTaskSupport } from './legacy-face-tasks.js';
+import { callerOf, contextOf, idKey, type BackgroundFailure, type FaceSession } from './legacy-face-session.js';
+import { noteFailure } from './operator-log.js';
+import { ResponseChannel } from './response.js';
+
+/** What a streamed request's work gets: the response channel, whether it may stream, its cancellation, its key. */
+export interface StreamedIo {
+  channel: ResponseChannel;
+  canStream: boolean;
+  signal: AbortSignal;
+  key: string;
+}
+
+/** What the calls work with. */
+export interface FaceCallsOptions {
+  /** The runtime that runs tool calls (its rules apply) and knows each tool's task policy. */
+  runtime: TaskRuntime;
+  /** SSE keep-alive comment interval. */
+  keepAliveMs: number;
+  /** How long a call waits for the client to answer a server→client request. */
+  inputTimeoutMs: number;
+  /** Background failures of a session. */
+  failed: BackgroundFailure;
+}
+
+/** Client requests whose answers stream from their calls, and the server→client requests those calls make. */
+export class FaceCalls {
+  constructor(private readonly o: FaceCallsOptions) {}
+
+  /** Forwards a request upstream and streams what its call produces back to the client. */
+  forward(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, trace: TraceCarrier | undefined): Promise<string> {
+    // 2025-11-25 basic/transports says a disconnect is not a cancellation, but this face keeps no resumable streams:
+    // nothing could reach the client any more, so the upstream work is stopped.
+    return this.streamed(
+      request,
+      reply,
+      s,
+      req,
+      async ({ channel, canStream, signal, key }) => {
+        let call: UpstreamCall | undefined;
+        try {
+          // A tools/call goes through the runtime: its rules apply, and a task the upstream insists on is hidden.
+          call = req.method === 'tools/call'
+            ? await this.o.runtime.callToolPlain(s.route, modernParamsFromLegacy(isObject(req.params) ? req.params : {}) ?? {}, contextOf(s, trace), signal)
+            : await s.route.upstream.call(callerOf(s, trace), req.method, modernParamsFromLegacy(req.params), signal);
+          return await this.pump(s, req, key, call, channel, canStream, signal);
+        } catch (e) {
+          call?.cancel('gateway error');
+          throw e;
+        }
+      },
+      (channel) => this.endCancelled(req, channel),
+    );
+  }
+
+  /**
+   * Serves a client request whose answer may stream (SSE when the client accepts it): the request is cancellable (its
+   * `notifications/cancelled`, or the connection closing, aborts `signal`), a failure is answered through the one
+   * error table, and what the request left behind (its in-flight entry, its server→client requests) is dropped.
+   */
+  async streamed(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    s: FaceSession,
+    req: JsonRpcRequest,
+    run: (io: StreamedIo) => Promise<string>,
+    cancelled: (channel: ResponseChannel) => string,
+  ): Promise<string> {
+    const accept = singleHeader(request.headers, 'accept') ?? '';
+    const canStream = accept.includes('text/event-stream') || accept.includes('*/*');
+    const channel = new ResponseChannel(reply, canStream, this.o.keepAliveMs);
+    const key = idKey(req.id);
+    const aborter = new AbortController();
+    s.inflight.set(key, aborter);
+    const onClose = () => {
+      if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));
+    };
+    reply.raw.on('close', onClose);
+    try {
+      return await run({ channel, canStream, signal: aborter.signal, key });
+    } catch (e) {
+      if (aborter.signal.aborted) return cancelled(channel);
+      const edge = exceptionToEdge(e);
+      noteFailure(request, e);
+      if (edge.fault) request.log.error({ err: e, method: req.method, upstream: s.route.name }, 'legacy face: request failed');
+      // An upstream's 401/403 challenge goes on the reply before the channel ends it (Retry-After is the channel's).
+      if (edge.challenge !== undefined) void reply.header('www-authenticate', edge.challenge);
+      channel.error(req.id, edge.error, edge.status, edge.retryAfterSeconds);
+      return `error ${edge.error.code}`;
+    } finally {
+      reply.raw.off('close', onClose);
+      if (s.inflight.get(key) === aborter) s.inflight.delete(key);
+      if (s.outbound.size > 0) for (const [gid, o] of s.outbound) if (o.owner === key) s.outbound.delete(gid);
+    }
+  }
+
+  /** A client's POSTed response to a server→client request, routed to the waiting call. */
+  async routeResponse(s: FaceSession, body: JsonObject): Promise<void> {
+    const id = body.id;
+    if (typeof id !== 'string') return;
+    const o = s.outbound.get(id);
+    if (!o) return;
+    if (!('error' in body)) {
+      // An answer that does not fit the question is refused (400, -32602) before it reaches the upstream; the request
+      // stays outstanding, so the client can send a correct one (2025-11-25 basic/transports §Sending Messages).
+      const problem = inputAnswerProblem(o.method, o.params, body.result);
+      if (problem !== undefined) throw new GatewayError('GW_INVALID_INPUT_RESPONSE', { args: [JSON.stringify(id), problem] });
+    }
+    s.outbound.delete(id);
+    const payload = 'error' in body ? { error: asErrorObject(body.error) } : { result: body.result as JsonObject };
+    await o.call.respond(o.upstreamId, payload).catch(() => {
+      // The call ended meanwhile; its request's response says so.
+    });
+  }
+
+  /** A client notification: `notifications/cancelled` aborts the request it names; others are dropped. */
+  onNotification(s: FaceSession, n: JsonRpcNotification): void {
+    if (n.method !== 'notifications/cancelled') return;
+    // 2025-11-25 basic/utilities/cancellation → the upstream call is aborted (2026-07-28: the stream is closed).
+    const p = isObject(n.params) ? n.params : {};
+    const rid = p.requestId;
+    if (typeof rid !== 'string' && typeof rid !== 'number') return;
+    s.inflight.get(idKey(rid))?.abort(new Error(typeof p.reason === 'string' ? p.reason : 'cancelled by the client'));
+  }
+
+  /**
+   * Reads a call's events: notifications are relayed (progress for the client's token, log messages at its
+   * level), input requests go to the client on this request's stream, the outcome ends the response.
+   */
+  private async pump(s: FaceSession, req: JsonRpcRequest, key: string, call: UpstreamCall, channel: ResponseChannel, canStream: boolean, signal: AbortSignal): Promise<string> {
+    const token = progressTokenOf(isObject(req.params) ? req.params : {});
+    for (;;) {
+      const waiting = s.outbound.size > 0 && [...s.outbound.values()].some((o) => o.owner === key);
+      const e = await call.nextUnless(waiting ? this.o.inputTimeoutMs : undefined, signal);
+      if (e === undefined) {
+        if (signal.aborted) {
+          call.cancel(String((signal.reason as Error | undefined)?.message ?? 'cancelled'));
+          return this.endCancelled(req, channel);
+        }
+        call.cancel('the client did not answer the input request in time');
+        channelError(channel, req.id, 'GW_CLIENT_ANSWER_TIMEOUT');
+        return 'input timeout';
+      }
+      switch (e.kind) {
+        case 'notification':
+          // Progress for the client's own token, log messages at its level (the 2026-07-28 request-stream rule holds
+          // for a legacy POST stream too); list changes reach the session through its listen, not this stream.
+          if (relayedOnRequestStream(e.message, { progressToken: token, logLevel: s.logLevel })) channel.notify(e.message);
+          break;
+        case 'request': {
+          const refused = this.ask(s, key, call, e.message, channel, canStream);
+          if (refused) {
+            call.cancel(refused.message);
+            channel.error(req.id, refused, 200);
+            return `error ${refused.code}`;
+          }
+          break;
+        }
+        case 'response': {
+          const m = e.message;
+          if ('error' in m) {
+            const error = legacyError(asErrorObject(m.error));
+            channel.error(req.id, error, 200);
+            return `upstream error ${error.code}`;
+          }
+          const r = legacyResult(req.method, isObject(m.result) ? m.result : {});
+          if (!r.ok) {
+            channelError(channel, req.id, 'GW_UNSUPPORTED_RESULT_TYPE', { args: [r.failure.resultType] });
+            return 'unsupported result type';
+          }
+          // A tools/list without the tools job rules hide (docs/jobs.md), with each tool's task support.
+          channel.result(req.id, req.method === 'tools/list' ? withoutHiddenTools(s.route, s.tasks ? this.withTaskSupport(s, m.result, r.value) : r.value) : r.value);
+          return 'ok';
+        }
+        case 'failure':
+          throw e.error;
+      }
+    }
+  }
+
+  /** A tools/list result with each tool's 2025-11-25 `execution.taskSupport` (legacyTaskSupport). */
+  private withTaskSupport(s: FaceSession, upstreamResult: unknown, result: JsonObject): JsonObject {
+    const route = s.route;
+    const era = route.upstream.era;
+    const extension = declaresTasks(route.upstream.knownIdentity?.capabilities ?? {});
+    const own = era === 'legacy' ? toolTaskSupport(upstreamResult) : undefined;
+    return withTaskSupportV1(result, (name) =>
+      legacyTaskSupport(this.o.runtime.policyFor(route, name).task, era === 'modern' ? { era, extension } : { era: 'legacy', support: own?.get(name) }),
+    );
+  }
+
+  /**
+   * Sends one input request of a call to the client as a legacy server→client request, or says why it cannot be
+   * sent: an input kind the client did not declare is never sent (2026-07-28 basic/patterns/mrtr §Server
+   * Requirements; the upstream would answer -32021 itself).
+   */
+  private ask(s: FaceSession, owner: string, call: UpstreamCall, m: JsonRpcRequest, channel: ResponseChannel, canStream: boolean): JsonRpcErrorObject | undefined {
+    const params = isObject(m.params) ? m.params : undefined;
+    if (!isInputMethod(m.method)) {
+      void call
+        .respond(m.id, { error: inBandError('GW_METHOD_NOT_SERVED', { args: [m.method] }) })
+        .catch(this.o.failed('debug', 'refusal of an upstream request not delivered; its call ended', s));
+      return undefined;
+    }
+    if (!isInputDeclared(m.method, params, s.legacyCapabilities)) return undeclaredInputError(m.method, requiredCapabilityFor(m.method, params));
+    if (!canStream) return inBandError('GW_NEEDS_STREAM', { args: [m.method] });
+    const gid = `gw-${++s.nextOutbound}`;
+    s.outbound.set(gid, { call, upstreamId: m.id, owner, method: m.method, params });
+    const out: JsonRpcMessage = { jsonrpc: '2.0', id: gid, method: m.method };
+    const p = legacyInputParams(m.method, params, `${s.id.slice(0, 8)}-${gid}`);
+    if (p) out.params = p;
+    channel.notify(out);
+    return undefined;
+  }
+
+  /** A cancelled request gets no response (2025-11-25 cancellation: SHOULD NOT); a JSON reply still needs a body. */
+  private endCancelled(req: JsonRpcRequest, channel: ResponseChannel): string {
+    if (channel.isStreaming) channel.abandon();
+    else channelError(channel, req.id, 'GW_REQUEST_CANCELLED');
+    return 'cancelled';
+  }
+}
