@@ -29,6 +29,8 @@ t.test('--help lists every flag and exits 0', async (t) => {
   t.equal(await p.exited, 0);
   for (const flag of ['--config', '--upstream', '--host', '--port', '--check', '--demo', '--help', '--version']) t.match(p.out(), flag);
   t.match(p.out(), /MCP_GATEWAY_REDIS_URL/, 'names the Redis URL variable');
+  // The exit codes a supervisor or script acts on (docs/operations.md § Exit codes).
+  t.match(p.out(), /^Exit codes:\n {2}0 .*\n {2}1 .*\n {2}2 {2}a configuration error.*\n {2}3 {2}the task store could not be reached at start/m, 'lists exit codes 0 to 3');
   t.match(p.out(), /MCP_GATEWAY_STATE_SECRET[^]*REQUIRED with the Redis store/, 'says the secret is required with Redis');
 });
 
