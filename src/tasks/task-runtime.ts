@@ -18,23 +18,19 @@ import {
   legacyParams,
   logFailure,
   NO_LOG,
-  legacySupportsToolTasks,
   progressTokenOf,
-  toolTaskSupport,
   type JsonObject,
   type JsonRpcErrorObject,
   type LayerLogger,
   type ModernRequest,
   type TaskId,
   type TaskRecord,
-  type TaskSupport,
-  raceAbort,
 } from '../translate/index.js';
 import type { UpstreamCaller, UpstreamTaskSnapshot } from '../upstream/index.js';
 import { jobRule, type JobSpec } from './job-rule.js';
 import { JobTask, startAsJob } from './job-task.js';
 import type { TaskStore } from '../store/index.js';
-import { callNow, hideTask, requestOnce, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
+import { callNow, hideTask, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
 import { NO_AUDIT, type AuditLog } from './audit.js';
 import { decideCall, type CallFacts, type CallWindow } from './call-decision.js';
 import { Conversation, MissingCapabilityError, type PumpResult } from './conversation.js';
@@ -45,6 +41,7 @@ import { hidesTool, type CallerContext, type TaskPolicy, type UpstreamRoute } fr
 import { TaskEvents } from './task-events.js';
 import { checkPollRate, clampTtl, DEFAULT_BOUNDS, InvalidCursorError, nowIso, TooManyTasksError, type InputBounds, type TaskLimits } from './task-limits.js';
 import { TaskService } from './task-service.js';
+import { ToolSupport } from './tool-support.js';
 import { InstanceBus, mintInstanceId } from './instance-bus.js';
 import { DEFAULT_POLL_ADVICE, PollAdvisor, type PollAdviceOptions } from './poll-advisor.js';
 import { Sealer } from './sealing.js';
@@ -137,8 +134,8 @@ export class TaskRuntime {
   private readonly ownBus: boolean;
   private readonly leaseMs: number;
   private readonly routes = new Map<string, UpstreamRoute>();
-  /** The tools/list refresh in flight per route (supportOf), shared by the calls that need it. */
-  private readonly supportRefresh = new Map<string, Promise<Map<string, TaskSupport>>>();
+  /** The task support of each route's tools (a legacy upstream's tools/list). */
+  private readonly support: ToolSupport;
   /** Learns tools' durations from the task changes heard, and suggests each read's poll interval. */
   readonly advisor: PollAdvisor;
   private reaper: NodeJS.Timeout | undefined;
@@ -149,6 +146,7 @@ export class TaskRuntime {
 
   constructor(private readonly o: TaskRuntimeOptions) {
     this.leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
+    this.support = new ToolSupport(o.toolSupportTtlMs);
     this.ownBus = o.bus === undefined;
     this.bus = o.bus ?? new InstanceBus({ store: o.store, instanceId: mintInstanceId(), heartbeatMs: this.leaseMs });
     this.limits = {
@@ -274,7 +272,7 @@ export class TaskRuntime {
       mode: policy.task,
       declares: declaresTasks(caller.capabilities),
       // A job is made of the server's own tools: its task support does not matter (nor is its tools/list asked).
-      support: job ? 'forbidden' : await this.supportOf(route, caller, tool, hooks.signal),
+      support: job ? 'forbidden' : await this.support.of(route, caller, tool, hooks.signal),
       windowed: policy.afterMs !== undefined,
     };
     const resuming = req.policy.kind === 'forward-input' && req.requestState !== undefined;
@@ -362,7 +360,7 @@ export class TaskRuntime {
       const started = this.startJob(route, caller, policy, tool, callNow(route.upstream, caller, 'tools/call', params, signal));
       return hideTask(started, this.log, token !== undefined ? { progressToken: token } : {});
     }
-    const support = await this.supportOf(route, caller, tool, signal);
+    const support = await this.support.of(route, caller, tool, signal);
     // A legacy upstream creates a task only when asked, and must be asked for a `required` tool (2025-11-25
     // basic/utilities/tasks §Tool-Level Negotiation); a modern one with the extension decides per call, and may only
     // when the extension is declared (tasks extension §Task Creation).
@@ -405,7 +403,7 @@ export class TaskRuntime {
     // Every call here becomes a task: a principal at its limit (or a full store) is refused before the upstream sees it.
     await this.admitTask(caller);
     const wrapped = policy.task === 'auto' || policy.task === 'always' || policy.task === 'required';
-    const support = wrapped || job ? 'forbidden' : await this.supportOf(route, caller, tool, signal);
+    const support = wrapped || job ? 'forbidden' : await this.support.of(route, caller, tool, signal);
     // A tool shown as `forbidden` (rule `off`, or an upstream that cannot run it as a task and no rule wraps it) takes
     // no `task` (2025-11-25 basic/utilities/tasks §Tool-Level Negotiation: SHOULD answer -32601).
     if (policy.task === 'off' || (!wrapped && !job && support === 'forbidden')) {
@@ -718,46 +716,6 @@ export class TaskRuntime {
   private windowMs(window: CallWindow, policy: TaskPolicy, route: UpstreamRoute, since: number): number {
     const length = window === 'budget' ? route.timeoutMs : window === 'after-ms' ? (policy.afterMs ?? 0) : 0;
     return Math.max(0, since + length - Date.now());
-  }
-
-  /**
-   * Whether the route's upstream can run this tool as a task: a modern upstream with the tasks extension decides per
-   * call (`optional` for every tool; tasks extension §Task Creation), a legacy one says per tool in its tools/list
-   * (2025-11-25 basic/utilities/tasks §Tool-Level Negotiation).
-   */
-  private async supportOf(route: UpstreamRoute, caller: CallerContext, tool: string, signal: AbortSignal): Promise<TaskSupport> {
-    const identity = route.upstream.knownIdentity ?? (await route.upstream.identity(caller, signal));
-    if (route.upstream.era === 'modern') return declaresTasks(identity.capabilities) ? 'optional' : 'forbidden';
-    if (!legacySupportsToolTasks(identity.capabilities)) return 'forbidden';
-    const age = route.toolSupport ? Date.now() - route.toolSupport.at : Infinity;
-    // Refetch when stale, or for a name not seen yet at most every few seconds (unknown names must not
-    // turn every call into an upstream tools/list).
-    if (age >= this.o.toolSupportTtlMs || (!route.toolSupport?.byName.has(tool) && age >= 5_000)) {
-      // One refresh per route at a time: a burst of calls waits for the same tools/list rather than each taking an
-      // upstream session for it (a burst past the caller's session share would otherwise be refused for a list).
-      let refresh = this.supportRefresh.get(route.name);
-      if (!refresh) {
-        // Not tied to the first caller's request: its going away must not fail the others waiting on the same list.
-        refresh = this.fetchToolSupport(route, caller, AbortSignal.timeout(route.timeoutMs)).finally(() => this.supportRefresh.delete(route.name));
-        this.supportRefresh.set(route.name, refresh);
-      }
-      route.toolSupport = { at: Date.now(), byName: await raceAbort(refresh, signal) };
-    }
-    return route.toolSupport?.byName.get(tool) ?? 'forbidden';
-  }
-
-  /** Every page of the upstream's tools/list (bounded), as one map of task support by tool name. */
-  private async fetchToolSupport(route: UpstreamRoute, caller: CallerContext, signal: AbortSignal): Promise<Map<string, TaskSupport>> {
-    const byName = new Map<string, TaskSupport>();
-    let cursor: string | undefined;
-    for (let page = 0; page < 50; page++) {
-      const res = await requestOnce(route.upstream, caller, 'tools/list', cursor ? { cursor } : {}, signal);
-      if (!('result' in res)) break;
-      for (const [k, v] of toolTaskSupport(res.result)) byName.set(k, v);
-      cursor = typeof res.result.nextCursor === 'string' ? res.result.nextCursor : undefined;
-      if (!cursor) break;
-    }
-    return byName;
   }
 }
 
