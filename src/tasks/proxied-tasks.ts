@@ -17,7 +17,6 @@ import {
   ErrorCode,
   catalogAnswer,
   inlineResult,
-  isObject,
   isTerminal,
   isValidInputResponse,
   modernError,
@@ -28,12 +27,15 @@ import {
   type TaskId,
   type TaskRecord,
 } from '../translate/index.js';
-import { UpstreamBusyError, UpstreamTaskLostError, type UpstreamCaller, type UpstreamTask, type UpstreamTaskRef, type UpstreamTaskSnapshot } from '../upstream/index.js';
-import { InstanceGoneError, type InstanceBus } from './instance-bus.js';
+import { UpstreamTaskLostError, type UpstreamCaller, type UpstreamTask, type UpstreamTaskSnapshot } from '../upstream/index.js';
+import type { InstanceBus } from './instance-bus.js';
+import { ProxiedReach, type TaskAccess } from './proxied-reach.js';
 import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
 import { JobTask } from './job-task.js';
 import type { Sealer } from './sealing.js';
 import type { TaskEvents, TaskOutcome } from './task-events.js';
+
+export type { TaskAccess } from './proxied-reach.js';
 import { clampTtl, mintTaskId, nowIso, TaskAlreadyTerminalError, TooManyTasksError, upstreamFailureMessage, type TaskLimits } from './task-limits.js';
 
 /** Who a task is created for, beyond the caller's principal. */
@@ -61,12 +63,6 @@ export interface ProxiedTasksOptions {
   jobTask?: (record: TaskRecord, route: UpstreamRoute, caller: UpstreamCaller, snapshot: UpstreamTaskSnapshot) => UpstreamTask | undefined;
 }
 
-/** Where a request on a task came from: the route and, when there is one, the caller that asked. */
-export interface TaskAccess {
-  route?: UpstreamRoute;
-  caller?: CallerContext;
-}
-
 interface ProxiedLive {
   task: UpstreamTask;
   /** Stops the follow loop. */
@@ -89,15 +85,6 @@ const FOLLOW_ATTEMPTS = 3;
 /** How long the follow loop waits before writing again to a store that could not be reached. */
 const STORE_RETRY_MS = 1_000;
 
-/** Purpose of the sealed caller in a proxied task's record (sealed values open only for their purpose). */
-const SEAL_PURPOSE = 'proxied-task';
-
-/** Bus request kind: answers for a task's upstream input, sent to the instance that follows it. */
-const ANSWER_KIND = 'proxied.answer';
-
-/** Most tasks whose last upstream poll by a non-following instance is remembered (to keep polls one per interval). */
-const MAX_REMOTE_POLLS = 10_000;
-
 /** What the record says when input asked before a takeover is gone (see `ProxiedLive.inheritedKeys`). */
 const LOST_INPUT_MESSAGE =
   'Input requested before another gateway instance took this task over was lost with the instance that followed it; the upstream task may wait for it until its own timeout';
@@ -105,13 +92,8 @@ const LOST_INPUT_MESSAGE =
 /** The proxied tasks of one gateway, and the upstream tasks they follow. */
 export class ProxiedTasks {
   private readonly live = new Map<TaskId, ProxiedLive>();
-  /**
-   * Routes seen, by name and the era their client speaks (one upstream is reached by a client of each era): a takeover
-   * starts from a record, which names its route, and the sealed value says which era's client created the task.
-   */
-  private readonly routes = new Map<string, UpstreamRoute>();
-  /** When this instance last polled the upstream for a task it does not follow. */
-  private readonly remotePolled = new Map<TaskId, number>();
+  /** Routes, sealed callers, transient tasks and forwarded answers: what reaches a task this instance does not follow. */
+  private readonly reach: ProxiedReach;
   private closed = false;
 
   constructor(
@@ -119,13 +101,12 @@ export class ProxiedTasks {
     private readonly limits: TaskLimits,
     private readonly o: ProxiedTasksOptions,
   ) {
-    o.bus?.handle(ANSWER_KIND, async (payload) => {
-      const taskId = typeof payload.taskId === 'string' ? (payload.taskId as TaskId) : undefined;
-      const responses = isObject(payload.responses) ? payload.responses : {};
-      const record = taskId ? await this.events.store.get(taskId) : undefined;
+    this.reach = new ProxiedReach({ instanceId: o.instanceId, sealer: o.sealer, ...(o.bus ? { bus: o.bus } : {}), ...(o.jobTask ? { jobTask: o.jobTask } : {}) });
+    this.reach.serveAnswers(async (taskId, responses) => {
+      const record = await this.events.store.get(taskId);
       // Only the follower holds the stream the questions came on; anything else answers nothing.
-      if (!record || !this.live.has(record.taskId)) return { sent: [] };
-      return { sent: await this.answer(record, responses) };
+      if (!record || !this.live.has(record.taskId)) return [];
+      return this.answer(record, responses);
     });
   }
 
@@ -151,7 +132,7 @@ export class ProxiedTasks {
 
   /** Makes a route known for takeovers (routes are otherwise seen only with requests). */
   knowRoute(route: UpstreamRoute): void {
-    this.routes.set(routeKey(route.name, route.upstream.era), route);
+    this.reach.knowRoute(route);
   }
 
   /** Whether this lifecycle follows the task (it was adopted here and is not terminal yet). */
@@ -197,7 +178,7 @@ export class ProxiedTasks {
       ...(task instanceof JobTask ? { job: task.job } : {}),
       owner: this.o.instanceId,
       // What another instance needs to act for the caller without a request of its own (a takeover).
-      ...(this.shared ? { sealed: this.o.sealer.seal(SEAL_PURPOSE, { caller: upstreamCallerOf(caller), era: route.upstream.era }) } : {}),
+      ...(this.shared ? { sealed: this.reach.seal(caller, route) } : {}),
       origin: who.origin,
       ...(who.session !== undefined ? { session: who.session } : {}),
       tool: who.tool,
@@ -254,12 +235,11 @@ export class ProxiedTasks {
       }
       return (await this.apply(record.taskId, snap, record.origin ?? 'modern')) ?? record;
     }
-    const last = this.remotePolled.get(record.taskId);
-    if (!force && last !== undefined && Date.now() - last < minGap) return record;
-    const route = this.routeOf(record, access);
-    const task = route && this.transient(record, route, access.caller);
+    if (!force && this.reach.polledWithin(record.taskId, minGap)) return record;
+    const route = this.reach.routeOf(record, access);
+    const task = route && this.reach.transient(record, route, access.caller);
     if (!route || !task) return record;
-    this.notePoll(record.taskId);
+    this.reach.notePoll(record.taskId);
     try {
       const snap = await task.get();
       return (await this.apply(record.taskId, snap, record.origin ?? 'modern', { inputElsewhere: route.upstream.era === 'legacy' })) ?? record;
@@ -287,13 +267,13 @@ export class ProxiedTasks {
     let sent: string[];
     if (live) sent = await live.task.answer(valid);
     else {
-      const route = this.routeOf(record, access);
+      const route = this.reach.routeOf(record, access);
       if (!route) return [];
       // A 2025-11-25 task's questions were asked on its follower's tasks/result stream, and only an answer in reply to
       // that request reaches the task (2025-11-25 basic/utilities/tasks §Input Required Status): the follower sends it,
       // and has dropped the keys from the record before it replies. A modern task takes tasks/update from anyone.
-      if (route.upstream.era === 'legacy') return this.forwardAnswer(record, valid);
-      const task = this.transient(record, route, access.caller);
+      if (route.upstream.era === 'legacy') return this.reach.forwardAnswer(record, valid);
+      const task = this.reach.transient(record, route, access.caller);
       if (!task) return [];
       try {
         sent = await task.answer(valid);
@@ -321,8 +301,8 @@ export class ProxiedTasks {
    */
   async cancel(record: TaskRecord, access: TaskAccess = {}): Promise<TaskRecord | undefined> {
     const live = this.live.get(record.taskId);
-    const route = live ? undefined : this.routeOf(record, access);
-    const task = live?.task ?? (route && this.transient(record, route, access.caller));
+    const route = live ? undefined : this.reach.routeOf(record, access);
+    const task = live?.task ?? (route && this.reach.transient(record, route, access.caller));
     if (task) {
       try {
         const answer = await task.cancel().catch(() => 'cancelled' as const);
@@ -361,10 +341,10 @@ export class ProxiedTasks {
   async takeOver(record: TaskRecord, route?: UpstreamRoute): Promise<boolean> {
     const taskId = record.taskId;
     if (record.kind !== 'proxied' || isTerminal(record.status) || this.live.has(taskId)) return this.live.has(taskId);
-    const r = route ?? this.routeOf(record, {});
+    const r = route ?? this.reach.routeOf(record, {});
     if (r) this.knowRoute(r);
-    const caller = this.sealedCaller(record);
-    const task = r && caller && this.transient(record, r, caller);
+    const caller = this.reach.sealedCaller(record);
+    const task = r && caller && this.reach.transient(record, r, caller);
     if (!task) {
       const message = 'The gateway instance following this task is gone and this one cannot reach its upstream task';
       await this.events.finish(taskId, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message);
@@ -404,7 +384,7 @@ export class ProxiedTasks {
     }
     // Remembered polls of tasks no longer polled are let go (bounded anyway).
     const cutoff = Date.now() - 10 * this.limits.defaultPollIntervalMs;
-    for (const [id, at] of this.remotePolled) if (at < cutoff) this.remotePolled.delete(id);
+    this.reach.forgetPollsBefore(cutoff);
   }
 
   /**
@@ -469,79 +449,6 @@ export class ProxiedTasks {
         if (live.stop.signal.aborted) return undefined;
       }
     }
-  }
-
-  /** The route of a task: the request's, unless another era's client created the task and that route is known. */
-  private routeOf(record: TaskRecord, access: TaskAccess): UpstreamRoute | undefined {
-    if (access.route) this.knowRoute(access.route);
-    const era = this.sealedEra(record);
-    if (access.route && (era === undefined || access.route.upstream.era === era)) return access.route;
-    if (era !== undefined) return this.routes.get(routeKey(record.upstream, era)) ?? access.route;
-    return access.route ?? this.routes.get(routeKey(record.upstream, record.upstreamSession !== undefined ? 'legacy' : 'modern'));
-  }
-
-  /** The era of the client that created the task, as sealed at adoption. */
-  private sealedEra(record: TaskRecord): 'legacy' | 'modern' | undefined {
-    const era = record.sealed !== undefined ? this.o.sealer.open(SEAL_PURPOSE, record.sealed)?.era : undefined;
-    return era === 'legacy' || era === 'modern' ? era : undefined;
-  }
-
-  /**
-   * A transient handle on a task this instance does not follow, resumed from the record's ref on behalf of the caller
-   * that asked (the same principal, so its credentials work upstream) or the sealed one; release it after one use.
-   */
-  private transient(record: TaskRecord, route: UpstreamRoute, caller?: UpstreamCaller): UpstreamTask | undefined {
-    if (record.upstreamTaskId === undefined) return undefined;
-    const who = caller ? upstreamCallerOf(caller) : this.sealedCaller(record);
-    if (!who) return undefined;
-    const ref: UpstreamTaskRef = record.upstreamSession !== undefined ? { id: record.upstreamTaskId, session: record.upstreamSession } : { id: record.upstreamTaskId };
-    try {
-      if (record.job) return this.o.jobTask?.(record, route, who, snapshotOf(record));
-      return route.upstream.resumeTask(who, ref, snapshotOf(record));
-    } catch {
-      return undefined; // no room for another joined session now: report what the record knows
-    }
-  }
-
-  /** The caller sealed into the record at adoption, or `undefined` (none, or sealed with another secret). */
-  private sealedCaller(record: TaskRecord): UpstreamCaller | undefined {
-    if (record.sealed === undefined) return undefined;
-    const opened = this.o.sealer.open(SEAL_PURPOSE, record.sealed);
-    const c = opened && isObject(opened.caller) ? opened.caller : undefined;
-    if (!c || !isObject(c.capabilities)) return undefined;
-    return {
-      capabilities: c.capabilities,
-      ...(typeof c.authorization === 'string' ? { authorization: c.authorization } : {}),
-      ...(isObject(c.clientInfo) ? { clientInfo: c.clientInfo } : {}),
-      ...(typeof c.logLevel === 'string' ? { logLevel: c.logLevel } : {}),
-    };
-  }
-
-  /**
-   * Answers for a legacy upstream's questions, sent by the instance that follows the task (it holds the stream they
-   * came on). Resolves with the keys it sent; nothing when no instance follows the task now.
-   */
-  private async forwardAnswer(record: TaskRecord, responses: JsonObject): Promise<string[]> {
-    const bus = this.o.bus;
-    if (!bus || record.owner === undefined || record.owner === this.o.instanceId) return [];
-    let reply: JsonObject;
-    try {
-      reply = await bus.request(record.owner, ANSWER_KIND, { taskId: record.taskId, responses });
-    } catch (e) {
-      // Transient: within the lease time another instance takes the task over, and says then what became of its input.
-      if (e instanceof InstanceGoneError) throw new UpstreamBusyError('the gateway instance following this task is gone; another instance takes it over shortly', { cause: e });
-      throw e;
-    }
-    return Array.isArray(reply.sent) ? reply.sent.filter((k): k is string => typeof k === 'string') : [];
-  }
-
-  private notePoll(taskId: TaskId): void {
-    this.remotePolled.delete(taskId);
-    if (this.remotePolled.size >= MAX_REMOTE_POLLS) {
-      const oldest = this.remotePolled.keys().next();
-      if (!oldest.done) this.remotePolled.delete(oldest.value);
-    }
-    this.remotePolled.set(taskId, Date.now());
   }
 
   /** The upstream's terminal state after it refused a cancel, applied; `undefined` if it does not say so. */
@@ -648,35 +555,6 @@ export class ProxiedTasks {
       }
     }
   }
-}
-
-function routeKey(name: string, era: string): string {
-  return `${era}:${name}`;
-}
-
-/** What an upstream sees of a caller: its credentials, capabilities, identity and log level (no principal or session). */
-function upstreamCallerOf(c: UpstreamCaller): UpstreamCaller {
-  return {
-    capabilities: c.capabilities,
-    ...(c.authorization !== undefined ? { authorization: c.authorization } : {}),
-    ...(c.clientInfo !== undefined ? { clientInfo: c.clientInfo } : {}),
-    ...(c.logLevel !== undefined ? { logLevel: c.logLevel } : {}),
-  };
-}
-
-/** The record's view of its upstream task: the last known state a resumed task starts from. */
-function snapshotOf(r: TaskRecord): UpstreamTaskSnapshot {
-  return {
-    status: r.status,
-    ttlMs: r.ttlMs,
-    createdAt: r.createdAt,
-    lastUpdatedAt: r.lastUpdatedAt,
-    ...(r.statusMessage !== undefined ? { statusMessage: r.statusMessage } : {}),
-    ...(r.pollIntervalMs !== undefined ? { pollIntervalMs: r.pollIntervalMs } : {}),
-    ...(r.inputRequests ? { inputRequests: r.inputRequests } : {}),
-    ...(r.result ? { result: r.result } : {}),
-    ...(r.error ? { error: r.error } : {}),
-  };
 }
 
 /** The terminal outcome of an upstream state; a modern client's error re-coded for its era. */

@@ -14,27 +14,18 @@ import {
   declaresTasks,
   firstMatch,
   isObject,
-  isTerminal,
   legacyParams,
   logFailure,
   NO_LOG,
-  legacySupportsToolTasks,
   progressTokenOf,
-  toolTaskSupport,
   type JsonObject,
   type JsonRpcErrorObject,
   type LayerLogger,
   type ModernRequest,
-  type TaskId,
   type TaskRecord,
-  type TaskSupport,
-  raceAbort,
 } from '../translate/index.js';
-import type { UpstreamCaller, UpstreamTaskSnapshot } from '../upstream/index.js';
-import { jobRule, type JobSpec } from './job-rule.js';
-import { JobTask, startAsJob } from './job-task.js';
 import type { TaskStore } from '../store/index.js';
-import { callNow, hideTask, requestOnce, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
+import { callNow, hideTask, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
 import { NO_AUDIT, type AuditLog } from './audit.js';
 import { decideCall, type CallFacts, type CallWindow } from './call-decision.js';
 import { Conversation, MissingCapabilityError, type PumpResult } from './conversation.js';
@@ -43,23 +34,19 @@ import { OwnedTasks } from './owned-tasks.js';
 import { ProxiedTasks } from './proxied-tasks.js';
 import { hidesTool, type CallerContext, type TaskPolicy, type UpstreamRoute } from './route.js';
 import { TaskEvents } from './task-events.js';
-import { checkPollRate, clampTtl, DEFAULT_BOUNDS, InvalidCursorError, nowIso, TooManyTasksError, type InputBounds, type TaskLimits } from './task-limits.js';
+import { checkPollRate, clampTtl, DEFAULT_BOUNDS, TooManyTasksError, type InputBounds, type TaskLimits } from './task-limits.js';
 import { TaskService } from './task-service.js';
+import { waitForChange } from './task-change-wait.js';
+import { listPage } from './task-list.js';
+import { ToolSupport } from './tool-support.js';
 import { InstanceBus, mintInstanceId } from './instance-bus.js';
+import { LeaseKeeper } from './lease-keeper.js';
 import { DEFAULT_POLL_ADVICE, PollAdvisor, type PollAdviceOptions } from './poll-advisor.js';
 import { Sealer } from './sealing.js';
-
-/** A `tasks/list` page (2025-11-25 basic/utilities/tasks §Listing Tasks: the page size is the server's choice). */
-const LIST_PAGE_SIZE = 50;
-
-/** How often a `changed` wait looks whether its record expired (an expiry sends no change). */
-const CHANGE_RECHECK_MS = 10_000;
+import { RuntimeJobs } from './runtime-jobs.js';
 
 /** How long a lease on running work lasts unless renewed, when the options do not say. */
 const DEFAULT_LEASE_MS = 15_000;
-
-/** How many lapsed leases one reaper round claims at most (the rest wait for the next round, or another instance). */
-const CLAIM_BATCH = 16;
 
 /** The runtime limits a reload may replace (`TaskRuntime.setLimits`). */
 export interface LiveTaskLimits {
@@ -137,18 +124,21 @@ export class TaskRuntime {
   private readonly ownBus: boolean;
   private readonly leaseMs: number;
   private readonly routes = new Map<string, UpstreamRoute>();
-  /** The tools/list refresh in flight per route (supportOf), shared by the calls that need it. */
-  private readonly supportRefresh = new Map<string, Promise<Map<string, TaskSupport>>>();
+  /** The task support of each route's tools (a legacy upstream's tools/list). */
+  private readonly support: ToolSupport;
   /** Learns tools' durations from the task changes heard, and suggests each read's poll interval. */
   readonly advisor: PollAdvisor;
-  private reaper: NodeJS.Timeout | undefined;
-  private renewer: NodeJS.Timeout | undefined;
+  /** Starts and resumes the jobs of `task: job` rules. */
+  private readonly jobs: RuntimeJobs;
+  /** Renews this instance's leases and takes over the work whose leases lapsed (a shared store). */
+  private readonly leases: LeaseKeeper;
   private started: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   private readonly log: LayerLogger;
 
   constructor(private readonly o: TaskRuntimeOptions) {
     this.leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
+    this.support = new ToolSupport(o.toolSupportTtlMs);
     this.ownBus = o.bus === undefined;
     this.bus = o.bus ?? new InstanceBus({ store: o.store, instanceId: mintInstanceId(), heartbeatMs: this.leaseMs });
     this.limits = {
@@ -165,6 +155,7 @@ export class TaskRuntime {
     this.events = new TaskEvents(o.store, this.bus.instanceId, { audit: o.audit ?? NO_AUDIT, log: this.log }, this.limits.maxResultBytes);
     this.advisor = new PollAdvisor(o.pollAdvice ?? DEFAULT_POLL_ADVICE, o.defaultPollIntervalMs);
     this.events.on((t) => this.advisor.observe(t));
+    this.jobs = new RuntimeJobs({ limits: this.limits, advisor: this.advisor, log: this.log });
     const sealer = o.sealer ?? new Sealer(randomBytes(32));
     this.owned = new OwnedTasks(this.events, this.limits, {
       bus: this.bus,
@@ -179,12 +170,9 @@ export class TaskRuntime {
       bus: this.bus,
       leaseMs: this.leaseMs,
       // A job is driven by the rule its record keeps, whatever this instance's configuration says now.
-      jobTask: (record, route, caller, snapshot) => {
-        if (!record.job) return undefined;
-        const rule = jobRule(record.tool, record.job.rule as unknown as JobSpec);
-        return this.jobTask(route, caller, this.policyFor(route, record.tool), rule, record.job.handle, snapshot);
-      },
+      jobTask: (record, route, caller, snapshot) => this.jobs.resume(record, route, caller, this.policyFor(route, record.tool), snapshot),
     });
+    this.leases = new LeaseKeeper({ store: o.store, instanceId: this.bus.instanceId, leaseMs: this.leaseMs, owned: this.owned, proxied: this.proxied, log: this.log });
     this.service = new TaskService(this.events, this.owned, this.proxied, () => this.limits.defaultPollIntervalMs, (route, t) => this.shown(route, t), (route, t) =>
       this.pollChecked(route, t),
     );
@@ -211,12 +199,7 @@ export class TaskRuntime {
       if (this.ownBus) await this.bus.start();
       await this.events.start();
       this.owned.start();
-      if (this.o.store.scope === 'shared') {
-        const renewing = logFailure(this.log, 'warn', 'lease renewal failed; the leases are renewed again shortly');
-        this.renewer = setInterval(() => void this.renew().catch(renewing), Math.max(50, Math.floor(this.leaseMs / 3)));
-        this.renewer.unref();
-        this.scheduleReap();
-      }
+      if (this.o.store.scope === 'shared') this.leases.start();
     })();
     return this.started;
   }
@@ -274,7 +257,7 @@ export class TaskRuntime {
       mode: policy.task,
       declares: declaresTasks(caller.capabilities),
       // A job is made of the server's own tools: its task support does not matter (nor is its tools/list asked).
-      support: job ? 'forbidden' : await this.supportOf(route, caller, tool, hooks.signal),
+      support: job ? 'forbidden' : await this.support.of(route, caller, tool, hooks.signal),
       windowed: policy.afterMs !== undefined,
     };
     const resuming = req.policy.kind === 'forward-input' && req.requestState !== undefined;
@@ -305,7 +288,7 @@ export class TaskRuntime {
       // A job's start tool is an ordinary call; its handle makes the task (job-task.ts).
       const opts = job ? undefined : first.upstreamTask ? { task: { ttlMs: this.upstreamTtl(policy) } } : first.owned ? { patient: true } : undefined;
       const upstreamCall = callNow(route.upstream, caller, 'tools/call', sent, hooks.signal, opts);
-      call = { conv: new Conversation(job ? this.startJob(route, caller, policy, tool, upstreamCall) : upstreamCall), progressToken: progressTokenOf(sent) };
+      call = { conv: new Conversation(job ? this.jobs.start(route, caller, policy, tool, upstreamCall, this.upstreamTtl(policy)) : upstreamCall), progressToken: progressTokenOf(sent) };
     }
     let round = req;
     let roundStart = Date.now();
@@ -359,10 +342,10 @@ export class TaskRuntime {
     if (policy.task === 'job') {
       // A job for a client that takes no task: followed to its end inside this call, its status messages as progress.
       const token = progressTokenOf(params);
-      const started = this.startJob(route, caller, policy, tool, callNow(route.upstream, caller, 'tools/call', params, signal));
+      const started = this.jobs.start(route, caller, policy, tool, callNow(route.upstream, caller, 'tools/call', params, signal), this.upstreamTtl(policy));
       return hideTask(started, this.log, token !== undefined ? { progressToken: token } : {});
     }
-    const support = await this.supportOf(route, caller, tool, signal);
+    const support = await this.support.of(route, caller, tool, signal);
     // A legacy upstream creates a task only when asked, and must be asked for a `required` tool (2025-11-25
     // basic/utilities/tasks §Tool-Level Negotiation); a modern one with the extension decides per call, and may only
     // when the extension is declared (tasks extension §Task Creation).
@@ -405,7 +388,7 @@ export class TaskRuntime {
     // Every call here becomes a task: a principal at its limit (or a full store) is refused before the upstream sees it.
     await this.admitTask(caller);
     const wrapped = policy.task === 'auto' || policy.task === 'always' || policy.task === 'required';
-    const support = wrapped || job ? 'forbidden' : await this.supportOf(route, caller, tool, signal);
+    const support = wrapped || job ? 'forbidden' : await this.support.of(route, caller, tool, signal);
     // A tool shown as `forbidden` (rule `off`, or an upstream that cannot run it as a task and no rule wraps it) takes
     // no `task` (2025-11-25 basic/utilities/tasks §Tool-Level Negotiation: SHOULD answer -32601).
     if (policy.task === 'off' || (!wrapped && !job && support === 'forbidden')) {
@@ -425,7 +408,7 @@ export class TaskRuntime {
     // A job's start tool is an ordinary call whose handle makes the upstream task (job-task.ts).
     const conv = new Conversation(
       job
-        ? this.startJob(route, caller, policy, tool, callNow(route.upstream, caller, 'tools/call', sent, undefined), ttlMs)
+        ? this.jobs.start(route, caller, policy, tool, callNow(route.upstream, caller, 'tools/call', sent, undefined), ttlMs)
         : callNow(route.upstream, caller, 'tools/call', sent, undefined, { task: { ttlMs } }),
     );
     let r: PumpResult;
@@ -511,36 +494,8 @@ export class TaskRuntime {
    * Waits until the task's record has a version above `afterVersion` (or is terminal, or `signal` aborts) and
    * returns the record then; `undefined` if it expired.
    */
-  async changed(taskId: string, afterVersion: number, signal: AbortSignal): Promise<TaskRecord | undefined> {
-    const id = taskId as TaskId;
-    const ready = (r: TaskRecord) => r.version > afterVersion || isTerminal(r.status);
-    const now = await this.o.store.get(id);
-    if (!now || ready(now) || signal.aborted) return now;
-    return new Promise<TaskRecord | undefined>((resolve) => {
-      let settled = false;
-      const done = (r: TaskRecord | undefined) => {
-        if (settled) return;
-        settled = true;
-        off();
-        clearInterval(expiry);
-        signal.removeEventListener('abort', onAbort);
-        resolve(r);
-      };
-      const off = this.events.on((t) => {
-        if (t.taskId === id && ready(t)) done(t);
-      });
-      const check = (final: boolean) =>
-        void this.o.store.get(id).then(
-          (r) => (!r || ready(r) || final ? done(r) : undefined),
-          () => done(undefined),
-        );
-      const onAbort = () => check(true);
-      // A record expires without a change event: look for that now and then.
-      const expiry = setInterval(() => check(false), CHANGE_RECHECK_MS);
-      expiry.unref();
-      signal.addEventListener('abort', onAbort, { once: true });
-      check(false); // a change between the first read and the listener
-    });
+  changed(taskId: string, afterVersion: number, signal: AbortSignal): Promise<TaskRecord | undefined> {
+    return waitForChange(this.o.store, this.events, taskId, afterVersion, signal);
   }
 
   /**
@@ -566,17 +521,8 @@ export class TaskRuntime {
    * with an opaque cursor; `InvalidCursorError` for a cursor this gateway did not issue.
    */
   async list(route: UpstreamRoute, caller: CallerContext, cursor: string | undefined): Promise<{ tasks: TaskRecord[]; nextCursor?: string }> {
-    const after = cursor === undefined ? undefined : decodeCursor(cursor);
-    if (cursor !== undefined && !after) throw new InvalidCursorError();
-    const page = await this.o.store.list({
-      principal: caller.principal,
-      upstream: route.name,
-      ...(caller.session !== undefined ? { session: caller.session } : {}),
-      ...(after ? { after } : {}),
-      limit: LIST_PAGE_SIZE,
-    });
-    const last = page.tasks.at(-1);
-    return { tasks: page.tasks.map((r) => this.shown(route, r)), ...(page.more && last ? { nextCursor: encodeCursor(last) } : {}) };
+    const page = await listPage(this.o.store, route, caller, cursor);
+    return { ...page, tasks: page.tasks.map((r) => this.shown(route, r)) };
   }
 
   /** Every applied change of a task record of this principal on this route; returns the remover. */
@@ -614,9 +560,7 @@ export class TaskRuntime {
   close(): Promise<void> {
     this.closing ??= (async () => {
       clearInterval(this.sweeper);
-      if (this.reaper) clearTimeout(this.reaper);
-      if (this.renewer) clearInterval(this.renewer);
-      this.reaper = undefined;
+      this.leases.stop();
       // Best effort on shutdown: each part is closed whatever became of the one before.
       await this.started?.catch(logFailure(this.log, 'debug', 'closing a runtime whose start had failed'));
       await this.owned.close().catch(logFailure(this.log, 'warn', 'owned tasks did not close cleanly'));
@@ -633,83 +577,6 @@ export class TaskRuntime {
     return this.owned.adopt(...args);
   }
 
-  /**
-   * The reaper: every third of the lease time (jittered, so that instances started together do not ask together)
-   * claims the leases other instances let lapse and takes their work over. A claim is exclusive: each lapsed lease
-   * goes to one instance.
-   */
-  private scheduleReap(): void {
-    if (this.closing) return;
-    const base = Math.max(50, this.leaseMs / 3);
-    this.reaper = setTimeout(() => {
-      void this.reap()
-        .catch(logFailure(this.log, 'warn', 'lease reaper round failed; it runs again shortly'))
-        .finally(() => this.scheduleReap());
-    }, Math.round(base * (0.75 + Math.random() * 0.5)));
-    this.reaper.unref();
-  }
-
-  private async reap(): Promise<void> {
-    const claimed = await this.o.store.claimExpiredLeases(this.bus.instanceId, this.leaseMs, CLAIM_BATCH);
-    for (const { taskId } of claimed) {
-      if (this.closing) {
-        // Claimed while shutting down: handed on at once, to whoever asks next.
-        await this.o.store.releaseLease(taskId, this.bus.instanceId, 'handover').catch(logFailure(this.log, 'debug', 'lease claimed on shutdown not handed over', { taskId }));
-        continue;
-      }
-      await this.takeOver(taskId).catch(logFailure(this.log, 'warn', 'takeover of a task failed; its lease lapses again', { taskId }));
-    }
-  }
-
-  /**
-   * Renews the leases of all the work here, owned calls and followed upstream tasks, in one store round trip; work
-   * whose lease another instance claimed meanwhile is given up here (its record is the new holder's to write).
-   */
-  private async renew(): Promise<void> {
-    const owned = this.owned.leasedIds();
-    const followed = this.proxied.liveIds();
-    if (owned.length + followed.length === 0) return;
-    const still = new Set(await this.o.store.renewLeases(this.bus.instanceId, [...owned, ...followed], this.leaseMs));
-    for (const id of owned) if (!still.has(id)) this.owned.leaseLost(id);
-    for (const id of followed) if (!still.has(id)) this.proxied.leaseLost(id);
-  }
-
-  /** Takes over a task whose lease this instance claimed. */
-  private async takeOver(taskId: TaskId): Promise<void> {
-    const record = await this.o.store.get(taskId);
-    if (!record || isTerminal(record.status)) {
-      await this.o.store.releaseLease(taskId, this.bus.instanceId, 'drop');
-      return;
-    }
-    if (record.kind === 'owned') await this.owned.takeOver(record);
-    else await this.proxied.takeOver(record);
-  }
-
-  /** The start tool's call of a job rule, ending with the job as its task (`ttlMs`: retention, else the rule's). */
-  private startJob(route: UpstreamRoute, caller: CallerContext, policy: TaskPolicy, tool: string, call: UpstreamCall, ttlMs?: number): UpstreamCall {
-    const rule = jobRule(tool, policy.job as JobSpec);
-    const now = nowIso();
-    const created: UpstreamTaskSnapshot = {
-      status: 'working',
-      ttlMs: ttlMs ?? this.upstreamTtl(policy),
-      createdAt: now,
-      lastUpdatedAt: now,
-      pollIntervalMs: policy.pollIntervalMs ?? this.limits.defaultPollIntervalMs,
-    };
-    return startAsJob(call, rule, (handle) => this.jobTask(route, caller, policy, rule, handle, created), this.log);
-  }
-
-  /**
-   * A job as an upstream task, polled at the interval its readers are told (the poll advisor's, learned from the
-   * tool's durations): the status tool is called at most once per that interval, whoever reads.
-   */
-  private jobTask(route: UpstreamRoute, caller: UpstreamCaller, policy: TaskPolicy, rule: ReturnType<typeof jobRule>, handle: unknown, created: UpstreamTaskSnapshot): JobTask {
-    const stored = created.pollIntervalMs;
-    const createdAt = created.createdAt ?? nowIso();
-    const view = { kind: 'proxied' as const, job: { handle, rule: {} }, upstream: route.name, tool: rule.tool, createdAt, status: 'working' as const, ...(stored !== undefined ? { pollIntervalMs: stored } : {}) };
-    return new JobTask(route.upstream, caller, rule, handle, created, { log: this.log, intervalMs: () => this.advisor.suggest(view, policy) });
-  }
-
   private upstreamTtl(policy: TaskPolicy): number {
     return clampTtl(policy.ttlMs ?? this.limits.defaultTtlMs, policy, this.limits.maxTtlMs);
   }
@@ -718,46 +585,6 @@ export class TaskRuntime {
   private windowMs(window: CallWindow, policy: TaskPolicy, route: UpstreamRoute, since: number): number {
     const length = window === 'budget' ? route.timeoutMs : window === 'after-ms' ? (policy.afterMs ?? 0) : 0;
     return Math.max(0, since + length - Date.now());
-  }
-
-  /**
-   * Whether the route's upstream can run this tool as a task: a modern upstream with the tasks extension decides per
-   * call (`optional` for every tool; tasks extension §Task Creation), a legacy one says per tool in its tools/list
-   * (2025-11-25 basic/utilities/tasks §Tool-Level Negotiation).
-   */
-  private async supportOf(route: UpstreamRoute, caller: CallerContext, tool: string, signal: AbortSignal): Promise<TaskSupport> {
-    const identity = route.upstream.knownIdentity ?? (await route.upstream.identity(caller, signal));
-    if (route.upstream.era === 'modern') return declaresTasks(identity.capabilities) ? 'optional' : 'forbidden';
-    if (!legacySupportsToolTasks(identity.capabilities)) return 'forbidden';
-    const age = route.toolSupport ? Date.now() - route.toolSupport.at : Infinity;
-    // Refetch when stale, or for a name not seen yet at most every few seconds (unknown names must not
-    // turn every call into an upstream tools/list).
-    if (age >= this.o.toolSupportTtlMs || (!route.toolSupport?.byName.has(tool) && age >= 5_000)) {
-      // One refresh per route at a time: a burst of calls waits for the same tools/list rather than each taking an
-      // upstream session for it (a burst past the caller's session share would otherwise be refused for a list).
-      let refresh = this.supportRefresh.get(route.name);
-      if (!refresh) {
-        // Not tied to the first caller's request: its going away must not fail the others waiting on the same list.
-        refresh = this.fetchToolSupport(route, caller, AbortSignal.timeout(route.timeoutMs)).finally(() => this.supportRefresh.delete(route.name));
-        this.supportRefresh.set(route.name, refresh);
-      }
-      route.toolSupport = { at: Date.now(), byName: await raceAbort(refresh, signal) };
-    }
-    return route.toolSupport?.byName.get(tool) ?? 'forbidden';
-  }
-
-  /** Every page of the upstream's tools/list (bounded), as one map of task support by tool name. */
-  private async fetchToolSupport(route: UpstreamRoute, caller: CallerContext, signal: AbortSignal): Promise<Map<string, TaskSupport>> {
-    const byName = new Map<string, TaskSupport>();
-    let cursor: string | undefined;
-    for (let page = 0; page < 50; page++) {
-      const res = await requestOnce(route.upstream, caller, 'tools/list', cursor ? { cursor } : {}, signal);
-      if (!('result' in res)) break;
-      for (const [k, v] of toolTaskSupport(res.result)) byName.set(k, v);
-      cursor = typeof res.result.nextCursor === 'string' ? res.result.nextCursor : undefined;
-      if (!cursor) break;
-    }
-    return byName;
   }
 }
 
@@ -777,19 +604,4 @@ function withProgressToken(params: JsonObject): JsonObject {
   if (progressTokenOf(params) !== undefined) return params;
   const meta = isObject(params._meta) ? params._meta : {};
   return { ...params, _meta: { ...meta, progressToken: `gw-${randomBytes(9).toString('base64url')}` } };
-}
-
-/** A `tasks/list` cursor: where the page ended, opaque to the client. */
-function encodeCursor(r: { createdAt: string; taskId: string }): string {
-  return Buffer.from(JSON.stringify({ c: r.createdAt, t: r.taskId })).toString('base64url');
-}
-
-/** A cursor `encodeCursor` made, or `undefined`. */
-function decodeCursor(cursor: string): { createdAt: string; taskId: string } | undefined {
-  try {
-    const v: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    return isObject(v) && typeof v.c === 'string' && typeof v.t === 'string' ? { createdAt: v.c, taskId: v.t } : undefined;
-  } catch {
-    return undefined;
-  }
 }

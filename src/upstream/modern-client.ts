@@ -35,9 +35,7 @@ import {
   ErrorCode,
   errorResponse,
   refusedListingOurVersion,
-  GatewayError,
   identityFromDiscover,
-  INPUT_KEY_HINT,
   isErrorResponse,
   isNotification,
   isObject,
@@ -51,16 +49,13 @@ import {
   readInputRequired,
   readListenFilter,
   retryParams,
-  screenToolsList,
   setTraceHeaders,
   TASKS_EXTENSION,
   withEnvelope,
   withoutSubscriptionId,
   type Era,
   type HeaderParam,
-  type InputRequest,
   type JsonObject,
-  type JsonRpcErrorObject,
   type JsonRpcNotification,
   type JsonRpcResponse,
   type LayerLogger,
@@ -71,7 +66,8 @@ import {
 import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats, UpstreamTask, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
 import { fetchFailure, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
 import { exchange, parseUpstreamJson, type UpstreamResponse } from './http.js';
-import { QueuedCall } from './call-queue.js';
+import { abortReason, ModernCall, raceSignal, readResponse } from './modern-call.js';
+import { sameHeaderParams, ToolHeaders } from './modern-tool-headers.js';
 import { startClientTrace } from './tracing.js';
 import { ModernUpstreamTask } from './modern-task.js';
 
@@ -102,20 +98,10 @@ export interface ModernClientOptions {
 }
 
 const DEFAULT_MAX_ROUNDS = 16;
-const DEFAULT_TOOL_TTL_MS = 60_000;
-const DEFAULT_MAX_TOOLS = 1_000;
-/** Most `tools/list` pages read to learn tool schemas. */
-const MAX_TOOL_PAGES = 20;
 /** Most bytes read from a non-2xx body that is looked at for a JSON-RPC error. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /** Headers that belong to the legacy transport and must never reach a 2026-07-28 upstream (§Earlier Revisions). */
 const LEGACY_ONLY_HEADERS = ['mcp-session-id', 'last-event-id'];
-
-/** A tool's learned header parameters; `undefined` params = its declarations are invalid. */
-interface ToolEntry {
-  params: HeaderParam[] | undefined;
-  expires: number;
-}
 
 /** The stateless client of one 2026-07-28 upstream. */
 export class ModernUpstreamClient implements UpstreamClient {
@@ -125,12 +111,10 @@ export class ModernUpstreamClient implements UpstreamClient {
   readonly name: string;
   private staticHeaders: Record<string, string> = {};
   private readonly maxRounds: number;
-  private readonly toolTtlMs: number;
-  private readonly maxTools: number;
   private identityValue: UpstreamIdentity | undefined;
   private identityPending: Promise<UpstreamIdentity> | undefined;
-  private readonly tools = new Map<string, ToolEntry>();
-  private toolsPending: Promise<void> | undefined;
+  /** The `Mcp-Param-*` header declarations of the upstream's tools, learned from its `tools/list`. */
+  private readonly tools: ToolHeaders;
   /** Every exchange in flight, so that `close()` can abort them. */
   private readonly inFlight = new Set<AbortController>();
   private nextId = 1;
@@ -140,8 +124,7 @@ export class ModernUpstreamClient implements UpstreamClient {
     this.name = opts.name;
     this.log = opts.log ?? NO_LOG;
     this.maxRounds = opts.maxRounds ?? DEFAULT_MAX_ROUNDS;
-    this.toolTtlMs = opts.toolSchemaTtlMs ?? DEFAULT_TOOL_TTL_MS;
-    this.maxTools = opts.maxToolSchemas ?? DEFAULT_MAX_TOOLS;
+    this.tools = new ToolHeaders((caller, params) => this.requestWhole(caller, 'tools/list', params), opts.toolSchemaTtlMs, opts.maxToolSchemas);
     this.useStaticHeaders(opts.staticHeaders ?? {});
   }
 
@@ -209,7 +192,7 @@ export class ModernUpstreamClient implements UpstreamClient {
     const sender = traced.carrier === caller.trace ? caller : { ...caller, trace: traced.carrier };
     call.traceWith(traced.span);
     try {
-      const toolParams = method === 'tools/call' ? await this.headerParamsFor(caller, params, controller.signal) : [];
+      const toolParams = method === 'tools/call' ? await this.tools.paramsFor(caller, params, controller.signal) : [];
       const first = await this.exchange(sender, method, params, id, controller, toolParams);
       void this.drive(call, sender, method, params, first, id, toolParams, asTask).finally(settle);
       return call;
@@ -250,8 +233,8 @@ export class ModernUpstreamClient implements UpstreamClient {
           // §Client Behavior: on a HeaderMismatch, re-read the tool's schema and retry once if its headers changed.
           if (response.error.code === ErrorCode.HeaderMismatch && method === 'tools/call' && !headersRelearned) {
             headersRelearned = true;
-            const relearned = await this.headerParamsFor(caller, params, call.signal, true);
-            if (!sameParams(relearned, headerParams)) {
+            const relearned = await this.tools.paramsFor(caller, params, call.signal, true);
+            if (!sameHeaderParams(relearned, headerParams)) {
               headerParams = relearned;
               id = this.nextId++;
               messages = await this.exchange(caller, method, sent, id, call.controller, headerParams);
@@ -282,7 +265,7 @@ export class ModernUpstreamClient implements UpstreamClient {
         }
         const input = mrtr ? readInputRequired(response.result) : undefined;
         if (!input) {
-          const result = method === 'tools/list' && isObject(response.result) ? this.learnTools(response.result) : response.result;
+          const result = method === 'tools/list' && isObject(response.result) ? this.tools.learn(response.result) : response.result;
           call.push({ kind: 'response', message: { jsonrpc: '2.0', id: call.requestId, result } });
           return;
         }
@@ -380,64 +363,6 @@ export class ModernUpstreamClient implements UpstreamClient {
       clear();
       this.inFlight.delete(controller);
     }
-  }
-
-  /**
-   * The header parameters of the tool a `tools/call` names, from the learned schemas; an unknown or stale tool
-   * makes the client read `tools/list` first (shared by concurrent calls, bounded by `timeoutMs`). Best effort:
-   * without the list, the request goes without `Mcp-Param-*` headers and the upstream's HeaderMismatch says so.
-   * Schemas are learned per upstream, not per caller: a caller shown another schema for the same tool name is
-   * covered by the HeaderMismatch re-read in `drive`.
-   */
-  private async headerParamsFor(caller: UpstreamCaller, params: JsonObject | undefined, signal: AbortSignal, force = false): Promise<HeaderParam[]> {
-    const name = params?.name;
-    if (typeof name !== 'string') return [];
-    const known = this.tools.get(name);
-    if (known && known.expires > Date.now() && !force) return known.params ?? [];
-    this.toolsPending ??= this.readTools(caller).finally(() => {
-      this.toolsPending = undefined;
-    });
-    try {
-      await raceSignal(this.toolsPending, signal);
-    } catch (e) {
-      if (signal.aborted) throw e;
-      return [];
-    }
-    return this.tools.get(name)?.params ?? [];
-  }
-
-  /** Reads every page of `tools/list` (bounded) and learns each tool's header parameters. */
-  private async readTools(caller: UpstreamCaller): Promise<void> {
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-      const response = await this.requestWhole(caller, 'tools/list', cursor === undefined ? {} : { cursor });
-      if (isErrorResponse(response)) return;
-      this.learnTools(response.result);
-      const next = response.result.nextCursor;
-      if (typeof next !== 'string' || next === '') return;
-      cursor = next;
-    }
-  }
-
-  /**
-   * Learns header parameters from a `tools/list` result and returns it without the tools whose `x-mcp-header`
-   * declarations are invalid (a Streamable HTTP client MUST exclude them, §Schema Extension).
-   */
-  private learnTools(result: JsonObject): JsonObject {
-    const screened = screenToolsList(result);
-    const expires = Date.now() + this.toolTtlMs;
-    const learn = (name: string, params: HeaderParam[] | undefined) => {
-      this.tools.delete(name); // re-inserted last: the Map's order is the eviction order
-      this.tools.set(name, { params, expires });
-      while (this.tools.size > this.maxTools) {
-        const oldest = this.tools.keys().next();
-        if (oldest.done) break;
-        this.tools.delete(oldest.value);
-      }
-    };
-    for (const [name, params] of screened.headers) learn(name, params);
-    for (const { name } of screened.rejected) learn(name, undefined);
-    return screened.result;
   }
 
   /**
@@ -552,121 +477,6 @@ export class ModernUpstreamClient implements UpstreamClient {
   }
 }
 
-/** One call to a modern upstream: a queue of events, and the answers of the current MRTR round. */
-class ModernCall extends QueuedCall implements UpstreamCall {
-  private stopped = false;
-  /** The open round: event id → the upstream's key and, once given, the answer. */
-  private round: Map<string, { key: string; answer?: JsonObject }> | undefined;
-  private roundDone: (() => void) | undefined;
-
-  constructor(
-    readonly requestId: RequestId,
-    readonly controller: AbortController,
-  ) {
-    super();
-  }
-
-  protected override onFinal(): void {
-    this.roundDone?.();
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  /**
-   * @internal Emits a round's input requests and resolves with the answers by the upstream's keys once all are
-   * given; `undefined` when the call ends first. Waits as long as the consumer does: its budget bounds it.
-   */
-  async ask(round: number, requests: Record<string, InputRequest>): Promise<JsonObject | undefined> {
-    if (this.finished) return undefined;
-    if (this.signal.aborted) {
-      // Aborted between the upstream's answer and this round: the abort event has fired already.
-      this.push({ kind: 'failure', error: abortReason(this.signal) });
-      return undefined;
-    }
-    const slots = new Map<string, { key: string; answer?: JsonObject }>();
-    for (const key of Object.keys(requests)) slots.set(`${round}:${key}`, { key });
-    if (slots.size === 0) return {}; // a round of requestState only: retried at once (MRTR §Client Requirements)
-    const done = new Promise<void>((resolve) => {
-      this.roundDone = resolve;
-    });
-    this.round = slots;
-    for (const [eventId, { key }] of slots) {
-      const req = requests[key] as InputRequest;
-      const meta = isObject(req.params?._meta) ? req.params._meta : {};
-      this.push({
-        kind: 'request',
-        message: { jsonrpc: '2.0', id: eventId, method: req.method, params: { ...(req.params ?? {}), _meta: { ...meta, [INPUT_KEY_HINT]: key } } },
-      });
-    }
-    const onAbort = () => this.roundDone?.();
-    this.signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      await done;
-    } finally {
-      this.signal.removeEventListener('abort', onAbort);
-      this.round = undefined;
-      this.roundDone = undefined;
-    }
-    if (this.finished || this.signal.aborted) {
-      if (!this.finished) this.push({ kind: 'failure', error: abortReason(this.signal) });
-      return undefined;
-    }
-    const answers: JsonObject = {};
-    for (const { key, answer } of slots.values()) answers[key] = answer;
-    return answers;
-  }
-
-  /** Answers an input request of the current round; a JSON-RPC error ends the call with it (see the module doc). */
-  async respond(id: RequestId, payload: { result: JsonObject } | { error: JsonRpcErrorObject }): Promise<void> {
-    const slot = this.round?.get(String(id));
-    if (!slot || slot.answer !== undefined) throw new Error(`no open input request ${String(id)} on this call`);
-    if ('error' in payload) {
-      this.push({ kind: 'response', message: errorResponse(this.requestId, payload.error) });
-      return;
-    }
-    slot.answer = payload.result;
-    if ([...(this.round?.values() ?? [])].every((s) => s.answer !== undefined)) this.roundDone?.();
-  }
-
-  /** Cancels the call: the in-flight POST is aborted, which a 2026-07-28 server takes as cancellation. */
-  cancel(reason: string): void {
-    this.abandon(reason);
-  }
-
-  /** Same as `cancel()`: closing the stream is the only way to leave a 2026-07-28 request (see the module doc). */
-  abandon(reason: string): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.push({ kind: 'failure', error: new Error(`cancelled: ${reason}`) });
-    this.controller.abort(new Error(reason));
-  }
-}
-
-/**
- * Reads messages until the response to `id`, queueing notifications on the call. A server→client request is
- * skipped: a 2026-07-28 server MUST NOT send one (§Receiving Messages) and a client has no way to answer it.
- */
-async function readResponse(call: ModernCall, messages: AsyncIterable<unknown>, id: RequestId): Promise<JsonRpcResponse | undefined> {
-  try {
-    for await (const m of messages) {
-      if (isResponse(m)) {
-        if (m.id === id || (m.id === null && isErrorResponse(m))) return m;
-        continue;
-      }
-      if (isNotification(m)) call.push({ kind: 'notification', message: m });
-    }
-  } catch (cause) {
-    if (call.finished) return undefined;
-    if (call.signal.aborted) throw abortReason(call.signal, cause);
-    // A message refused as unusable (nested too deep) says so; anything else broke the stream.
-    if (cause instanceof GatewayError) throw cause;
-    throw new UpstreamUnavailableError('upstream stream broke', { cause });
-  }
-  return undefined;
-}
-
 /**
  * The caller with the tasks extension declared (`declare`), or taken out of its capabilities: a modern upstream sees
  * the extension only on requests that may be answered with a task or that touch one.
@@ -696,36 +506,8 @@ function failureOf(cause: unknown, signal: AbortSignal): Error {
   return fetchFailure(cause);
 }
 
-function abortReason(signal: AbortSignal, cause?: unknown): Error {
-  const reason: unknown = signal.reason;
-  if (reason instanceof UpstreamTimeoutError) return new UpstreamTimeoutError(reason.detail, { cause: cause ?? reason });
-  return reason instanceof Error ? reason : new Error('aborted', { cause });
-}
-
-/** Resolves with `p`, or rejects with the signal's reason when it aborts first. */
-async function raceSignal<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return p;
-  if (signal.aborted) throw abortReason(signal);
-  let onAbort: (() => void) | undefined;
-  try {
-    return await Promise.race([
-      p,
-      new Promise<never>((_, reject) => {
-        onAbort = () => reject(abortReason(signal));
-        signal.addEventListener('abort', onAbort, { once: true });
-      }),
-    ]);
-  } finally {
-    if (onAbort) signal.removeEventListener('abort', onAbort);
-  }
-}
-
 async function* once(message: unknown): AsyncGenerator<unknown> {
   yield message;
-}
-
-function sameParams(a: HeaderParam[], b: HeaderParam[]): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 function safeJson(text: string): unknown {

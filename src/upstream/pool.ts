@@ -35,10 +35,8 @@
  */
 import {
   GatewayError,
-  isObject,
   LEGACY_VERSION,
   LEGACY_VERSIONS,
-  sessionInputCapabilities,
   type JsonObject,
   type JsonRpcNotification,
   type LayerLogger,
@@ -47,11 +45,12 @@ import {
 } from '../translate/index.js';
 import { SessionExpiredError, UpstreamBusyError, UpstreamUnavailableError } from './errors.js';
 import { LegacySession } from './legacy-session.js';
+import { ANONYMOUS, groupOf, ownerOf, placeOf, type AnonymousSessionScope, type SessionKey, type SessionScope } from './pool-keys.js';
+import { WaitQueue } from './pool-waiters.js';
+import { handOver, type Handover } from './pool-handover.js';
 
-/** Who shares sessions among callers with credentials (see the module comment). */
-export type SessionScope = 'principal' | 'request';
-/** Who shares sessions among callers without credentials. */
-export type AnonymousSessionScope = 'request' | 'shared';
+export type { AnonymousSessionScope, SessionKey, SessionScope } from './pool-keys.js';
+export type { Handover } from './pool-handover.js';
 
 /** Idle sessions kept ready per key with demand, by default. */
 export const DEFAULT_WARM_IDLE = 2;
@@ -83,26 +82,6 @@ export interface PoolOptions {
   anonymousScope?: AnonymousSessionScope;
 }
 
-/** Who a session is for: the caller's principal, the credentials sent upstream on its behalf, what it can answer. */
-export interface SessionKey {
-  /** The edge's principal (`anonymous` without credentials); absent: not known, never shared. */
-  principal?: string;
-  authorization?: string;
-  /** The caller's declared capabilities (either era's shape); the session declares the input kinds among them. */
-  capabilities?: JsonObject;
-}
-
-/** What a checkout sets up for its caller on a session that another caller held. */
-export interface Handover {
-  /** The lowest log level the caller wants (`logging/setLevel` when the server logs). */
-  logLevel?: string;
-  /** The call may outlive its request: it waits for a session within its budget (`timeoutMs`), not `acquireTimeoutMs`. */
-  patient?: boolean;
-}
-
-/** The principal of callers without credentials (the edge's `ANONYMOUS`, proxy/principal.ts). */
-const ANONYMOUS = 'anonymous';
-
 interface Slot {
   /** The pool key; `undefined` for a session of one request. */
   key: string | undefined;
@@ -127,14 +106,12 @@ interface Slot {
   gone: boolean;
 }
 
-/** A checkout waiting for a session: the bounds were full when it came. */
-interface Waiter {
+/** What a checkout waiting for a session wants: the bounds were full when it came. */
+interface Want {
   k: SessionKey;
   key: string | undefined;
   group: string | undefined;
   capabilities: JsonObject;
-  take(slot: Slot): void;
-  fail(e: Error): void;
 }
 
 interface Joined {
@@ -174,8 +151,7 @@ export class LegacySessionPool {
   private identityAsked: Promise<UpstreamIdentity> | undefined;
   private anonymousCheckouts = 0;
   /** Checkouts waiting for room, first come first served. */
-  private readonly waiters: Waiter[] = [];
-  private serving = false;
+  private readonly waiters = new WaitQueue<Slot, Want>();
   private closed = false;
 
   constructor(private readonly opts: PoolOptions) {
@@ -223,33 +199,6 @@ export class LegacySessionPool {
   /** Number of sessions held (warming, idle, checked out, listen and joined ones). */
   get size(): number {
     return this.slots.size + this.joined.size;
-  }
-
-  /** The principal part of a caller's keys, or `undefined` when each of its requests gets a session of its own. */
-  private groupOf(k: SessionKey): string | undefined {
-    if (k.principal === undefined) return undefined;
-    if (k.principal === ANONYMOUS) {
-      if ((this.opts.anonymousScope ?? 'shared') !== 'shared') return undefined;
-      // Shared, but never across credentials: with `auth.mode: none` anonymous callers may still send (and forward)
-      // different ones, and a session carries the credentials it was opened with.
-      return `a:${k.authorization ?? ''}`;
-    }
-    return (this.opts.scope ?? 'principal') === 'principal' ? `p:${k.principal}` : undefined;
-  }
-
-  /**
-   * Where a caller's call sessions are pooled: its group, the pool key (`undefined`: a session of one request) and the
-   * input capabilities its sessions declare.
-   */
-  private placeOf(k: SessionKey): { group: string | undefined; key: string | undefined; capabilities: JsonObject } {
-    const group = this.groupOf(k);
-    const input = sessionInputCapabilities(k.capabilities ?? {});
-    return { group, key: group === undefined ? undefined : `${group}|${input.key}`, capabilities: input.capabilities };
-  }
-
-  /** Whose share a caller's sessions count against (callers not known share one). */
-  private ownerOf(k: SessionKey): string {
-    return k.principal ?? '';
   }
 
   private sessionFor(k: SessionKey, capabilities: JsonObject, join?: { sessionId: string; protocolVersion: string }): LegacySession {
@@ -309,33 +258,10 @@ export class LegacySessionPool {
    * gateway-owned task) waits within its own budget (`timeoutMs`) instead, so that a burst of tasks queues rather than
    * fails. Nothing is sent upstream meanwhile.
    */
-  private waitForSlot(w: Omit<Waiter, 'take' | 'fail'>, signal: AbortSignal | undefined, patient: boolean): Promise<Slot> {
-    return new Promise<Slot>((resolve, reject) => {
-      const owner = this.ownerOf(w.k);
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        const at = this.waiters.indexOf(waiter);
-        if (at >= 0) this.waiters.splice(at, 1);
-      };
-      const waiter: Waiter = {
-        ...w,
-        take: (slot) => {
-          done();
-          resolve(slot);
-        },
-        fail: (e) => {
-          done();
-          reject(e);
-        },
-      };
-      const onAbort = () => waiter.fail(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
-      const bound = patient ? this.opts.timeoutMs : (this.opts.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS);
-      const timer = setTimeout(() => waiter.fail(this.noRoom(owner)), bound);
-      timer.unref();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiters.push(waiter);
-    });
+  private waitForSlot(w: Want, signal: AbortSignal | undefined, patient: boolean): Promise<Slot> {
+    const owner = ownerOf(w.k);
+    const bound = patient ? this.opts.timeoutMs : (this.opts.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS);
+    return this.waiters.wait(w, signal, bound, () => this.noRoom(owner));
   }
 
   /**
@@ -343,23 +269,19 @@ export class LegacySessionPool {
    * session it closes to make room frees nothing the loop does not already see.
    */
   private serveWaiters(): void {
-    if (this.serving) return;
-    this.serving = true;
-    try {
-      for (const w of [...this.waiters]) {
-        if (this.closed) return;
+    this.waiters.serve(
+      (w) => {
         const slot = w.key === undefined ? undefined : this.takeIdle(w.key);
-        if (slot) w.take(slot);
-        else if (this.tryRoom(this.ownerOf(w.k))) w.take(this.open(w.k, w.key, w.group, w.capabilities, 'busy'));
-      }
-    } finally {
-      this.serving = false;
-    }
+        if (slot) return slot;
+        return this.tryRoom(ownerOf(w.k)) ? this.open(w.k, w.key, w.group, w.capabilities, 'busy') : undefined;
+      },
+      () => this.closed,
+    );
   }
 
   /** Opens a session (initializing in the background) under `key`; the caller has made room. */
   private open(k: SessionKey, key: string | undefined, group: string | undefined, capabilities: JsonObject, state: Slot['state'], signal?: AbortSignal): Slot {
-    const owner = this.ownerOf(k);
+    const owner = ownerOf(k);
     const session = this.sessionFor(k, capabilities);
     const slot: Slot = {
       key,
@@ -474,7 +396,7 @@ export class LegacySessionPool {
     let ready = this.idle.get(key)?.length ?? 0;
     if (ready >= want) return;
     for (const s of this.slots) if (s.key === key && s.state === 'warming') ready++;
-    if (ready >= want || !this.hasRoom(this.ownerOf(k))) return;
+    if (ready >= want || !this.hasRoom(ownerOf(k))) return;
     const slot = this.open(k, key, group, capabilities, 'warming');
     void slot.ready.then(() => {
       if (slot.state !== 'warming' || slot.gone) return;
@@ -494,14 +416,14 @@ export class LegacySessionPool {
    */
   async checkout(k: SessionKey, signal?: AbortSignal, handover?: Handover, fresh = false): Promise<SessionHold> {
     if (this.closed) throw new UpstreamBusyError('gateway is shutting down');
-    const { group, key, capabilities } = this.placeOf(k);
+    const { group, key, capabilities } = placeOf(k, this.opts);
     const holder = k.principal === ANONYMOUS || group === undefined ? `#${++this.anonymousCheckouts}` : group;
     for (let attempt = 0; ; attempt++) {
       let slot = key === undefined || fresh ? undefined : this.takeIdle(key);
       if (!slot) {
         // A new session, else wait for one. (Those waiting were given what came free already: what room there is now,
         // they cannot use.)
-        if (this.tryRoom(this.ownerOf(k))) slot = this.open(k, key, group, capabilities, 'busy', signal);
+        if (this.tryRoom(ownerOf(k))) slot = this.open(k, key, group, capabilities, 'busy', signal);
         else slot = await this.waitForSlot({ k, key, group, capabilities }, signal, handover?.patient === true);
       }
       if (key !== undefined) this.warm(k, key, group, capabilities);
@@ -511,7 +433,7 @@ export class LegacySessionPool {
         const session = await slot.ready;
         // The same principal may present renewed credentials (a refreshed token): the session goes on with the newest.
         if (k.authorization && k.principal !== ANONYMOUS) session.useAuthorization(k.authorization);
-        await this.handOver(slot, holder, handover);
+        await handOver(slot, holder, handover);
         return hold;
       } catch (e) {
         hold.release(true);
@@ -529,28 +451,6 @@ export class LegacySessionPool {
   }
 
   /**
-   * Resets what 2025-11-25 lets a client reset when a session passes to `holder` from someone else: a server that
-   * asked for roots gets `notifications/roots/list_changed` (it asks again, and the question goes to the new holder),
-   * and the holder's log level is set when it differs from the session's.
-   */
-  private async handOver(slot: Slot, holder: string, handover: Handover | undefined): Promise<void> {
-    const s = slot.session;
-    const previous = slot.holder;
-    slot.holder = holder;
-    const steps: Array<Promise<void>> = [];
-    if (s.rootsAsked && previous !== holder) {
-      s.rootsAsked = false;
-      steps.push(s.notify('notifications/roots/list_changed', {}));
-    }
-    const level = handover?.logLevel;
-    if (level !== undefined && slot.logLevel !== level && isObject(s.identity?.capabilities?.logging)) {
-      slot.logLevel = level;
-      steps.push(s.setLogLevel(level));
-    }
-    if (steps.length > 0) await Promise.all(steps);
-  }
-
-  /**
    * Runs `fn` with a session checked out for `k` and keeps it checked out once `fn` succeeded (released by the
    * caller). If the upstream forgot the session (404), the session is replaced and `fn` runs once more: a 404 means the
    * upstream did not process the request. A session whose request failed otherwise than in-band is not reused.
@@ -565,7 +465,7 @@ export class LegacySessionPool {
         hold.release(e instanceof SessionExpiredError || e instanceof UpstreamUnavailableError || !(e instanceof GatewayError));
         if (e instanceof SessionExpiredError) {
           if (attempt === 0) {
-            this.forgotten(this.placeOf(k).key);
+            this.forgotten(placeOf(k, this.opts).key);
             continue;
           }
           // A fresh session forgotten at once: the upstream is broken, not the gateway (502, not a gateway fault).
@@ -594,14 +494,14 @@ export class LegacySessionPool {
     onGroupChange: (n: JsonRpcNotification) => void,
   ): Promise<{ session: LegacySession; release: () => void }> {
     if (this.closed) throw new UpstreamBusyError('gateway is shutting down');
-    const group = this.groupOf(k);
+    const group = groupOf(k, this.opts);
     const key = group === undefined ? undefined : `${group}|listen`;
     let slot = key === undefined ? undefined : this.listens.get(key);
     if (slot) {
       slot.holds++;
       slot.state = 'busy';
     } else {
-      this.makeRoom(this.ownerOf(k));
+      this.makeRoom(ownerOf(k));
       slot = this.open(k, key, undefined, {}, 'busy', signal);
       slot.listen = true;
       if (key !== undefined) this.listens.set(key, slot);
@@ -637,7 +537,7 @@ export class LegacySessionPool {
    */
   join(k: SessionKey, sessionId: string): { session: LegacySession; release: () => void } {
     if (this.closed) throw new UpstreamBusyError('gateway is shutting down');
-    const owner = this.ownerOf(k);
+    const owner = ownerOf(k);
     const key = `${owner}:${sessionId}`;
     let j = this.joined.get(key);
     if (!j) {
@@ -723,7 +623,7 @@ export class LegacySessionPool {
     this.joined.clear();
     this.perOwner.clear();
     this.groupListeners.clear();
-    for (const w of [...this.waiters]) w.fail(new UpstreamBusyError('gateway is shutting down'));
+    this.waiters.failAll(new UpstreamBusyError('gateway is shutting down'));
     await Promise.all([...all.map((s) => s.ready.then((x) => x.close(), () => {})), ...joined.map((j) => j.session.close())]);
   }
 }

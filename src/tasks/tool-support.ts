@@ -1,0 +1,53 @@
+/** Whether a route's upstream can run a tool as a task: its era and capabilities, and a legacy upstream's tools/list by tool name, refreshed once per route at a time. */
+import { declaresTasks, legacySupportsToolTasks, raceAbort, toolTaskSupport, type TaskSupport } from '../translate/index.js';
+import { requestOnce } from '../upstream/index.js';
+import type { CallerContext, UpstreamRoute } from './route.js';
+
+/** The task support of each route's tools, learned from its upstream. */
+export class ToolSupport {
+  /** The tools/list refresh in flight per route, shared by the calls that need it. */
+  private readonly refreshing = new Map<string, Promise<Map<string, TaskSupport>>>();
+
+  /** `ttlMs`: how long the upstream's tool list (task support) is trusted. */
+  constructor(private readonly ttlMs: number) {}
+
+  /**
+   * Whether the route's upstream can run this tool as a task: a modern upstream with the tasks extension decides per
+   * call (`optional` for every tool; tasks extension §Task Creation), a legacy one says per tool in its tools/list
+   * (2025-11-25 basic/utilities/tasks §Tool-Level Negotiation).
+   */
+  async of(route: UpstreamRoute, caller: CallerContext, tool: string, signal: AbortSignal): Promise<TaskSupport> {
+    const identity = route.upstream.knownIdentity ?? (await route.upstream.identity(caller, signal));
+    if (route.upstream.era === 'modern') return declaresTasks(identity.capabilities) ? 'optional' : 'forbidden';
+    if (!legacySupportsToolTasks(identity.capabilities)) return 'forbidden';
+    const age = route.toolSupport ? Date.now() - route.toolSupport.at : Infinity;
+    // Refetch when stale, or for a name not seen yet at most every few seconds (unknown names must not
+    // turn every call into an upstream tools/list).
+    if (age >= this.ttlMs || (!route.toolSupport?.byName.has(tool) && age >= 5_000)) {
+      // One refresh per route at a time: a burst of calls waits for the same tools/list rather than each taking an
+      // upstream session for it (a burst past the caller's session share would otherwise be refused for a list).
+      let refresh = this.refreshing.get(route.name);
+      if (!refresh) {
+        // Not tied to the first caller's request: its going away must not fail the others waiting on the same list.
+        refresh = fetchToolSupport(route, caller, AbortSignal.timeout(route.timeoutMs)).finally(() => this.refreshing.delete(route.name));
+        this.refreshing.set(route.name, refresh);
+      }
+      route.toolSupport = { at: Date.now(), byName: await raceAbort(refresh, signal) };
+    }
+    return route.toolSupport?.byName.get(tool) ?? 'forbidden';
+  }
+}
+
+/** Every page of the upstream's tools/list (bounded), as one map of task support by tool name. */
+async function fetchToolSupport(route: UpstreamRoute, caller: CallerContext, signal: AbortSignal): Promise<Map<string, TaskSupport>> {
+  const byName = new Map<string, TaskSupport>();
+  let cursor: string | undefined;
+  for (let page = 0; page < 50; page++) {
+    const res = await requestOnce(route.upstream, caller, 'tools/list', cursor ? { cursor } : {}, signal);
+    if (!('result' in res)) break;
+    for (const [k, v] of toolTaskSupport(res.result)) byName.set(k, v);
+    cursor = typeof res.result.nextCursor === 'string' ? res.result.nextCursor : undefined;
+    if (!cursor) break;
+  }
+  return byName;
+}
