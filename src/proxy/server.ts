@@ -10,7 +10,8 @@ import { checkHostOrigin, isLocalProbe, type HostPolicy } from './host-check.js'
 import { LegacyFace } from './legacy-face.js';
 import type { SessionStore } from './legacy-face-sessions.js';
 import { Readiness } from './health.js';
-import { registerMcpEndpoint, runRequest, type EndpointStats } from './mcp-endpoint.js';
+import { registerMcpEndpoint, type EndpointStats } from './mcp-endpoint.js';
+import { runRequest } from './modern-face.js';
 import type { GatewayMetrics } from './metrics.js';
 import { registerPassthroughPaths, type PassthroughUpstream } from './passthrough-paths.js';
 import { keepRawBody } from './raw-body.js';
