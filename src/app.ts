@@ -115,54 +115,225 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
   const auditTrail = deps.audit ?? (root ? createAuditLog(root) : NO_AUDIT);
   // The task events reach the metrics through the audit trail: one place records them, two sinks read them.
   const audit = metrics ? teeAudit(auditTrail, metrics.audit) : auditTrail;
-  const tasksLog: LayerLogger = root?.child({ layer: 'tasks' }) ?? NO_LOG;
-  const upstreamLog: LayerLogger = root?.child({ layer: 'upstream' }) ?? NO_LOG;
+  const logs: Logs = { root, tasks: root?.child({ layer: 'tasks' }) ?? NO_LOG, upstream: root?.child({ layer: 'upstream' }) ?? NO_LOG };
   // Built before anything that needs closing: a bad key or a missing secret is a configuration error at start.
   const authenticators = config.upstreams.map((u) => authenticatorOf(u, stateKey, env, audit));
-  const backing = deps.store ?? (await createStore(config, env));
-  const ownStore = deps.store === undefined;
+  // Each resource's closer is registered as it is created; they run in reverse (close, or a start that failed).
+  const closers = new Closers();
+  if (metrics) closers.add(() => metrics.close());
+  try {
+    return await startGateway(config, deps, { stateKey, env, metrics, audit, logs, authenticators, closers });
+  } catch (e) {
+    await closers.run();
+    throw e;
+  }
+}
+
+/** The logger of the edge (none: no operator log) and those of the layers below it. */
+interface Logs {
+  root: Logger | undefined;
+  tasks: LayerLogger;
+  upstream: LayerLogger;
+}
+
+/** What `buildGateway` settled before anything was opened. */
+interface Settled {
+  stateKey: Uint8Array;
+  env: NodeJS.ProcessEnv;
+  metrics: GatewayMetrics | undefined;
+  audit: AuditLog;
+  logs: Logs;
+  authenticators: Authenticator[];
+  closers: Closers;
+}
+
+/**
+ * Opens what the gateway runs on, each resource's closer registered as it is created, so that they close in the
+ * reverse order — stop accepting → stop work (probes, held calls, tasks) → the instance bus → upstream sessions → the
+ * stdio hosts they ran against → the store — whether the gateway closes or its start fails.
+ */
+async function startGateway(config: Readonly<GatewayConfig>, deps: GatewayDeps, s: Settled): Promise<Gateway> {
+  const { stateKey, metrics, audit, logs, closers } = s;
+  const backing = deps.store ?? (await createStore(config, s.env));
   // Every store call of every layer passes this wrapper: failures are counted where they happen, nothing else changes.
   const store = metrics ? observeStore(backing, (operation, kind) => metrics.storeError(operation, kind)) : backing;
-  const bus = new InstanceBus({ store, instanceId: deps.instanceId ?? mintInstanceId(), heartbeatMs: config.tasks.leaseMs, log: tasksLog });
-  try {
-    await bus.start();
-  } catch (e) {
-    if (ownStore) await store.close();
-    throw e;
-  }
+  // A store the caller passed is the caller's to close.
+  if (deps.store === undefined) closers.add(() => store.close());
   // stdio upstreams: each child is served at a private loopback URL, so that everything below treats it as HTTP.
-  let hosts: Map<string, StdioHost>;
-  try {
-    hosts = await startStdioHosts(config, upstreamLog);
-  } catch (e) {
-    await bus.close();
-    if (ownStore) await store.close();
-    throw e;
-  }
-  const closeHosts = (): Promise<unknown> => Promise.all([...hosts.values()].map((h) => h.close()));
-  const urlOf = (u: GatewayConfig['upstreams'][number]): string => u.url ?? (hosts.get(u.name) as StdioHost).url;
+  const hosts = await startStdioHosts(config, logs.upstream);
+  // The children last: the upstream sessions were closed against them.
+  closers.add(() => Promise.all([...hosts.values()].map((h) => h.close())));
+  const routes = config.upstreams.map((u, i) => endpointOf(u, s.authenticators[i] as Authenticator, u.url ?? (hosts.get(u.name) as StdioHost).url, config, logs.upstream));
+  closers.add(() => Promise.all(routes.flatMap((r) => [r.route.upstream.close(), r.modernUpstream.close()])));
+  const bus = new InstanceBus({ store, instanceId: deps.instanceId ?? mintInstanceId(), heartbeatMs: config.tasks.leaseMs, log: logs.tasks });
+  await bus.start();
+  closers.add(() => bus.close());
   // One sealer for the runtime and the bridge: what one instance seals, every instance opens.
   const sealer = new Sealer(stateKey);
-  const inputBounds = { maxRequestsPerRound: config.input.maxRequestsPerRound, maxRounds: config.input.maxRoundsPerTask };
-  const bridge = new MrtrBridge({
-    stateKey,
+  const bridge = bridgeOf(config, { stateKey, bus, sealer, audit, metrics, log: logs.tasks });
+  const runtime = runtimeOf(config, { store, bus, sealer, bridge, audit, log: logs.tasks });
+  /** Stops the work running here (idempotent steps): probes, held MRTR calls, tasks (leases handed over, or failed). */
+  const stopWork = async () => {
+    for (const r of routes) r.availability.close();
+    bridge.close();
+    // Leases are handed over at once (another instance takes the work over without waiting for expiry).
+    await runtime.close();
+  };
+  closers.add(stopWork);
+  // Tasks created on another instance are taken over against their route by name; then this runtime joins the others.
+  for (const r of routes) {
+    runtime.register(r.route);
+    // A proxied task is taken over through a client of the era that created it: the route's modern client too.
+    runtime.proxied.knowRoute({ ...r.route, upstream: r.modernUpstream });
+  }
+  await runtime.start();
+  const edgeOptions = edgeOptionsOf(config, { root: logs.root, audit, store, bridge, runtime, routes, metrics });
+  const app = await buildEdge(edgeOptions);
+  closers.add(() => app.close());
+  // Every upstream on `era: auto` probed now, in the background (the listen does not wait): a dead upstream, or one that
+  // is no MCP server, is known and logged before the first request; its outcome is logged by the edge (logAvailability).
+  for (const r of routes) r.availability.start();
+  for (const u of config.upstreams) {
+    if (u.auth.mode !== 'none') continue;
+    // Without identities a task id is the only secret: said once, loudly, at start.
+    app.log.warn({ upstream: u.name, maxTtlMs: u.auth.maxTtlMs }, 'auth.mode is none: every caller is one anonymous principal, task ids are the only secret; task retention is capped at auth.maxTtlMs');
+  }
+  let current: Readonly<GatewayConfig> = config;
+  let closing: Promise<void> | undefined;
+  let shuttingDown: Promise<void> | undefined;
+  // Ordered (the closers in reverse): stop accepting → cancel held calls and tasks → close upstream sessions (and,
+  // where an upstream is a child process, its host) → the store.
+  const close = () => (closing ??= closers.run());
+  return {
+    app,
+    upstreamProcesses: hosts,
+    get config() {
+      return current;
+    },
+    reload(next) {
+      const plan = planReload(current, next);
+      applyLive(plan.effective, new Set(plan.applied), { runtime, bridge, edgeOptions, routes });
+      current = plan.effective;
+      return { applied: plan.applied, needsRestart: plan.needsRestart };
+    },
+    shutdown(graceMs = current.server.shutdownGraceMs) {
+      shuttingDown ??= drainThenClose(app, runtime, graceMs, stopWork, close);
+      return shuttingDown;
+    },
+    close,
+  };
+}
+
+/**
+ * What each resource holds open, closed in the reverse order of creation (as fastify's `onClose` hooks): each closer
+ * is added as its resource is created, so that a start that fails half-way closes exactly what it opened. A closer that
+ * throws ends the run with its error.
+ */
+class Closers {
+  private readonly list: Array<() => unknown> = [];
+
+  add(close: () => unknown): void {
+    this.list.push(close);
+  }
+
+  async run(): Promise<void> {
+    for (let i = this.list.length - 1; i >= 0; i--) await (this.list[i] as () => unknown)();
+  }
+}
+
+/**
+ * A graceful shutdown's steps: refuse new requests, let those in flight and the owned calls running here finish
+ * within `graceMs`, stop what still runs, let open streams flush, then close.
+ */
+async function drainThenClose(app: FastifyInstance, runtime: TaskRuntime, graceMs: number, stopWork: () => Promise<void>, close: () => Promise<void>): Promise<void> {
+  const drain = app.drain;
+  drain.start();
+  // Requests in flight and owned calls running here may finish within the grace; each end looks again.
+  const deadline = Date.now() + graceMs;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+  while ((drain.inFlight > 0 || runtime.ownedRunning > 0) && Date.now() < deadline) {
+    await Promise.race([drain.changed(), runtime.ownedRunning > 0 ? runtime.ownedIdle() : new Promise<void>(() => {}), expired]);
+  }
+  clearTimeout(timer);
+  drain.wake();
+  if (drain.inFlight > 0 || runtime.ownedRunning > 0) {
+    app.log.warn({ inFlight: drain.inFlight, ownedTasks: runtime.ownedRunning, graceMs }, 'shutdown grace over: stopping what still runs');
+  }
+  // What still runs stops now; clients still connected (listen streams, task result waits) are told here, and
+  // their streams then end cleanly before the connections close.
+  await stopWork();
+  await drain.endOpen(STREAM_FLUSH_MS);
+  await close();
+}
+
+/** The running parts a reload changes. */
+interface LiveParts {
+  runtime: TaskRuntime;
+  bridge: MrtrBridge;
+  edgeOptions: EdgeOptions;
+  routes: EdgeEndpoint[];
+}
+
+/** Applies the live keys of `next` (the effective configuration after a reload) to the running parts. */
+function applyLive(next: Readonly<GatewayConfig>, applied: ReadonlySet<string>, { runtime, bridge, edgeOptions, routes }: LiveParts): void {
+  runtime.setLimits(liveTaskLimits(next));
+  bridge.setLimits({
+    holdMs: next.input.holdMs,
+    maxHeld: next.input.maxHeldCalls,
+    maxHeldPerPrincipal: next.input.maxHeldCallsPerPrincipal,
+    inputBounds: { maxRequestsPerRound: next.input.maxRequestsPerRound, maxRounds: next.input.maxRoundsPerTask },
+  });
+  edgeOptions.maxListenStreams = next.server.maxListenStreams;
+  edgeOptions.maxListenStreamsPerPrincipal = principalShare(next.server.maxListenStreams, next.server.maxListenStreamsPerPrincipal);
+  for (const r of routes) {
+    const u = next.upstreams.find((x) => x.name === r.route.name);
+    if (!u) continue;
+    // The rules every copy of the route reads (the edge's, the runtime's): the next lookup sees them.
+    if (applied.has(`upstreams.${u.name}.tools`)) replaceRules(r.route, rulesOf(u));
+    if (applied.has(`upstreams.${u.name}.headers`)) {
+      replaceHeaders(r.route, u.headers);
+      r.route.upstream.useStaticHeaders?.(u.headers);
+      r.modernUpstream.useStaticHeaders?.(u.headers);
+      r.availability.useHeaders(u.headers);
+    }
+    if (r.route.upstream instanceof LegacyUpstreamClient) {
+      r.route.upstream.setSessionBounds({
+        max: next.sessions.maxPerUpstream,
+        maxPerPrincipal: principalShare(next.sessions.maxPerUpstream, next.sessions.maxPerPrincipal),
+        idleMs: next.sessions.idleMs,
+        warmIdle: next.sessions.warmIdle,
+        acquireTimeoutMs: next.sessions.acquireTimeoutMs,
+      });
+    }
+  }
+}
+
+/** The MRTR bridge: held calls, their rounds and their relays between instances. */
+function bridgeOf(config: Readonly<GatewayConfig>, d: { stateKey: Uint8Array; bus: InstanceBus; sealer: Sealer; audit: AuditLog; metrics: GatewayMetrics | undefined; log: LayerLogger }): MrtrBridge {
+  return new MrtrBridge({
+    stateKey: d.stateKey,
     holdMs: config.input.holdMs,
     maxHeld: config.input.maxHeldCalls,
     maxHeldPerPrincipal: config.input.maxHeldCallsPerPrincipal,
-    inputBounds,
+    inputBounds: inputBoundsOf(config),
     gatherMs: 25,
-    bus,
-    sealer,
-    audit,
-    metrics: metrics?.tasks ?? NO_TASK_METRICS,
-    log: tasksLog,
+    bus: d.bus,
+    sealer: d.sealer,
+    audit: d.audit,
+    metrics: d.metrics?.tasks ?? NO_TASK_METRICS,
+    log: d.log,
   });
-  const runtime = new TaskRuntime({
-    store,
-    bus,
-    sealer,
+}
+
+/** The task runtime (not started). */
+function runtimeOf(config: Readonly<GatewayConfig>, d: { store: TaskStore; bus: InstanceBus; sealer: Sealer; bridge: MrtrBridge; audit: AuditLog; log: LayerLogger }): TaskRuntime {
+  return new TaskRuntime({
+    store: d.store,
+    bus: d.bus,
+    sealer: d.sealer,
     leaseMs: config.tasks.leaseMs,
-    bridge,
+    bridge: d.bridge,
     defaultTtlMs: config.tasks.defaultTtlMs,
     maxTtlMs: config.tasks.maxTtlMs,
     defaultPollIntervalMs: config.tasks.pollIntervalMs,
@@ -170,60 +341,61 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
     maxActivePerPrincipal: config.tasks.maxActivePerPrincipal,
     maxResultBytes: config.tasks.maxResultBytes,
     pollBurst: config.tasks.pollBurst,
-    inputBounds,
+    inputBounds: inputBoundsOf(config),
     toolSupportTtlMs: 60_000,
-    audit,
-    log: tasksLog,
+    audit: d.audit,
+    log: d.log,
   });
-  const routes: Array<EdgeEndpoint> = config.upstreams.map((u, i) => ({
+}
+
+/** The bounds of the input rounds of one call (the runtime's and the bridge's). */
+function inputBoundsOf(config: Readonly<GatewayConfig>): { maxRequestsPerRound: number; maxRounds: number } {
+  return { maxRequestsPerRound: config.input.maxRequestsPerRound, maxRounds: config.input.maxRoundsPerTask };
+}
+
+/** One configured upstream as the edge mounts it, at `url` (its own, or its stdio host's). */
+function endpointOf(u: GatewayConfig['upstreams'][number], auth: Authenticator, url: string, config: Readonly<GatewayConfig>, log: LayerLogger): EdgeEndpoint {
+  return {
     path: u.path,
-    auth: authenticators[i] as Authenticator,
+    auth,
     modernUpstream: new ModernUpstreamClient({
       name: u.name,
-      url: urlOf(u),
+      url,
       staticHeaders: { ...u.headers },
       timeoutMs: u.timeoutMs,
       ackTimeoutMs: u.probeTimeoutMs,
       clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },
-      log: upstreamLog,
+      log,
     }),
     availability: upstreamAvailability({
       name: u.name,
-      url: urlOf(u),
+      url,
       headers: u.headers,
       era: u.era,
       probeTimeoutMs: Math.min(u.probeTimeoutMs, u.timeoutMs),
-      log: upstreamLog,
+      log,
     }),
     route: {
       name: u.name,
-      url: urlOf(u),
+      url,
       staticHeaders: { ...u.headers },
       timeoutMs: u.timeoutMs,
       cache: { ttlMs: u.cache.ttlMs, scope: u.cache.scope },
       rules: rulesOf(u),
-      upstream: upstreamClient(u, urlOf(u), config, upstreamLog),
+      upstream: upstreamClient(u, url, config, log),
     },
-  }));
-  // Tasks created on another instance are taken over against their route by name; then this runtime joins the others.
-  for (const r of routes) {
-    runtime.register(r.route);
-    // A proxied task is taken over through a client of the era that created it: the route's modern client too.
-    runtime.proxied.knowRoute({ ...r.route, upstream: r.modernUpstream });
-  }
-  try {
-    await runtime.start();
-  } catch (e) {
-    await runtime.close();
-    await bus.close();
-    await closeHosts();
-    if (ownStore) await store.close();
-    throw e;
-  }
-  const edgeOptions: EdgeOptions = {
+  };
+}
+
+/** The edge's options from the configuration and the parts built for it. */
+function edgeOptionsOf(
+  config: Readonly<GatewayConfig>,
+  d: { root: Logger | undefined; audit: AuditLog; store: TaskStore; bridge: MrtrBridge; runtime: TaskRuntime; routes: EdgeEndpoint[]; metrics: GatewayMetrics | undefined },
+): EdgeOptions {
+  return {
     logger: false,
-    ...(root ? { loggerInstance: root } : {}),
-    audit,
+    ...(d.root ? { loggerInstance: d.root } : {}),
+    audit: d.audit,
     bodyLimitBytes: config.server.bodyLimitBytes,
     headersTimeoutMs: config.server.headersTimeoutMs,
     requestTimeoutMs: config.server.requestTimeoutMs,
@@ -239,121 +411,15 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
       maxPerPrincipal: principalShare(config.clientSessions.max, config.clientSessions.maxPerPrincipal),
       maxStreamsPerPrincipal: principalShare(config.clientSessions.max, config.clientSessions.maxStreamsPerPrincipal ?? config.clientSessions.maxPerPrincipal),
     },
-    sessionStore: store,
-    bridge,
-    runtime,
-    endpoints: routes,
+    sessionStore: d.store,
+    bridge: d.bridge,
+    runtime: d.runtime,
+    endpoints: d.routes,
     passthrough: passthroughOf(config.upstreams),
     version: GATEWAY_VERSION,
-    ...(metrics ? { metrics, metricsPath: config.server.metrics.path } : {}),
-    readiness: { store, cacheMs: config.server.readiness.storeCacheMs, upstreamCheckMs: config.server.readiness.upstreamCheckMs },
+    ...(d.metrics ? { metrics: d.metrics, metricsPath: config.server.metrics.path } : {}),
+    readiness: { store: d.store, cacheMs: config.server.readiness.storeCacheMs, upstreamCheckMs: config.server.readiness.upstreamCheckMs },
   };
-  const app = await buildEdge(edgeOptions);
-  // Every upstream on `era: auto` probed now, in the background (the listen does not wait): a dead upstream, or one that
-  // is no MCP server, is known and logged before the first request; its outcome is logged by the edge (logAvailability).
-  for (const r of routes) r.availability.start();
-  for (const u of config.upstreams) {
-    if (u.auth.mode !== 'none') continue;
-    // Without identities a task id is the only secret: said once, loudly, at start.
-    app.log.warn({ upstream: u.name, maxTtlMs: u.auth.maxTtlMs }, 'auth.mode is none: every caller is one anonymous principal, task ids are the only secret; task retention is capped at auth.maxTtlMs');
-  }
-  let current: Readonly<GatewayConfig> = config;
-  let closing: Promise<void> | undefined;
-  let shuttingDown: Promise<void> | undefined;
-  /** Stops the work running here (idempotent steps): probes, held MRTR calls, tasks (leases handed over, or failed). */
-  const stopWork = async () => {
-    for (const r of routes) r.availability.close();
-    bridge.close();
-    // Leases are handed over at once (another instance takes the work over without waiting for expiry).
-    await runtime.close();
-  };
-  const close = () => {
-    // Ordered: stop accepting → cancel held calls and tasks → close upstream sessions (and, where an upstream is a
-    // child process, its host) → the store.
-    closing ??= (async () => {
-      await app.close();
-      await stopWork();
-      await bus.close();
-      await Promise.all(routes.flatMap((r) => [r.route.upstream.close(), r.modernUpstream.close()]));
-      // The children last: the sessions above were closed against them.
-      await closeHosts();
-      if (ownStore) await store.close();
-      metrics?.close();
-    })();
-    return closing;
-  };
-  return {
-    app,
-    upstreamProcesses: hosts,
-    get config() {
-      return current;
-    },
-    reload(next) {
-      const plan = planReload(current, next);
-      applyLive(plan.effective, new Set(plan.applied));
-      current = plan.effective;
-      return { applied: plan.applied, needsRestart: plan.needsRestart };
-    },
-    shutdown(graceMs = current.server.shutdownGraceMs) {
-      shuttingDown ??= (async () => {
-        const drain = app.drain;
-        drain.start();
-        // Requests in flight and owned calls running here may finish within the grace; each end looks again.
-        const deadline = Date.now() + graceMs;
-        let timer: NodeJS.Timeout | undefined;
-        const expired = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
-        while ((drain.inFlight > 0 || runtime.ownedRunning > 0) && Date.now() < deadline) {
-          await Promise.race([drain.changed(), runtime.ownedRunning > 0 ? runtime.ownedIdle() : new Promise<void>(() => {}), expired]);
-        }
-        clearTimeout(timer);
-        drain.wake();
-        if (drain.inFlight > 0 || runtime.ownedRunning > 0) {
-          app.log.warn({ inFlight: drain.inFlight, ownedTasks: runtime.ownedRunning, graceMs }, 'shutdown grace over: stopping what still runs');
-        }
-        // What still runs stops now; clients still connected (listen streams, task result waits) are told here, and
-        // their streams then end cleanly before the connections close.
-        await stopWork();
-        await drain.endOpen(STREAM_FLUSH_MS);
-        await close();
-      })();
-      return shuttingDown;
-    },
-    close,
-  };
-
-  /** Applies the live keys of `next` (the effective configuration after a reload) to the running parts. */
-  function applyLive(next: Readonly<GatewayConfig>, applied: ReadonlySet<string>): void {
-    runtime.setLimits(liveTaskLimits(next));
-    bridge.setLimits({
-      holdMs: next.input.holdMs,
-      maxHeld: next.input.maxHeldCalls,
-      maxHeldPerPrincipal: next.input.maxHeldCallsPerPrincipal,
-      inputBounds: { maxRequestsPerRound: next.input.maxRequestsPerRound, maxRounds: next.input.maxRoundsPerTask },
-    });
-    edgeOptions.maxListenStreams = next.server.maxListenStreams;
-    edgeOptions.maxListenStreamsPerPrincipal = principalShare(next.server.maxListenStreams, next.server.maxListenStreamsPerPrincipal);
-    for (const r of routes) {
-      const u = next.upstreams.find((x) => x.name === r.route.name);
-      if (!u) continue;
-      // The rules every copy of the route reads (the edge's, the runtime's): the next lookup sees them.
-      if (applied.has(`upstreams.${u.name}.tools`)) replaceRules(r.route, rulesOf(u));
-      if (applied.has(`upstreams.${u.name}.headers`)) {
-        replaceHeaders(r.route, u.headers);
-        r.route.upstream.useStaticHeaders?.(u.headers);
-        r.modernUpstream.useStaticHeaders?.(u.headers);
-        r.availability.useHeaders(u.headers);
-      }
-      if (r.route.upstream instanceof LegacyUpstreamClient) {
-        r.route.upstream.setSessionBounds({
-          max: next.sessions.maxPerUpstream,
-          maxPerPrincipal: principalShare(next.sessions.maxPerUpstream, next.sessions.maxPerPrincipal),
-          idleMs: next.sessions.idleMs,
-          warmIdle: next.sessions.warmIdle,
-          acquireTimeoutMs: next.sessions.acquireTimeoutMs,
-        });
-      }
-    }
-  }
 }
 
 /** The task runtime's limits a reload may change, from a configuration. */

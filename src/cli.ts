@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { pino, type DestinationStream } from 'pino';
-import { buildGateway, DEFAULT_LOGGER, StoreStartError } from './app.js';
+import { buildGateway, DEFAULT_LOGGER, StoreStartError, type Gateway } from './app.js';
 import { ConfigError, DEFAULTS, describeConfig, loadConfigFile, parseConfig, type ConfigOverrides, type GatewayConfig } from './config/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 
@@ -127,8 +127,24 @@ Several instances share tasks, MRTR rounds and legacy sessions through one Redis
 config/gateway.redis.example.yaml and the README's "Deployment" (Several instances behind a load balancer).
 `;
 
-async function main(argv: string[]): Promise<number> {
-  let args;
+/** The flags as parsed. */
+interface Flags {
+  config?: string | undefined;
+  upstream?: string | undefined;
+  host?: string | undefined;
+  port?: string | undefined;
+  check?: boolean | undefined;
+  demo?: boolean | undefined;
+  help?: boolean | undefined;
+  version?: boolean | undefined;
+}
+
+/** The bundled demo upstream, when the configuration names none. */
+type DemoUpstream = { url: string; close(): Promise<void> } | undefined;
+
+/** The flags and the configuration overrides they make, or the exit code (help, version, a bad flag). */
+function readFlags(argv: string[]): { args: Flags; overrides: ConfigOverrides } | number {
+  let args: Flags;
   try {
     args = parseArgs({
       args: argv,
@@ -169,6 +185,45 @@ async function main(argv: string[]): Promise<number> {
     overrides.port = port;
   }
   if (args.upstream !== undefined) overrides.upstream = args.upstream;
+  return { args, overrides };
+}
+
+/** A configuration without upstreams runs in front of the demo upstream (at start, and again at each reload). */
+function withDemo(c: Readonly<GatewayConfig>, demoUpstream: DemoUpstream): Readonly<GatewayConfig> {
+  if (c.upstreams.length > 0 || !demoUpstream) return c;
+  // The demo's slow tool is wrapped: a task-capable client gets a task when it runs longer than a second.
+  const tools = { slow_report: { task: 'auto', afterMs: 1000 }, '*': { task: 'native' } };
+  return parseConfig({ ...structuredClone(c), upstreams: [{ name: 'demo', path: DEFAULTS.path, url: demoUpstream.url, tools }] });
+}
+
+/** The gateway built, or the exit code of what only building can check (the store, the shared secret). */
+async function buildOrExit(config: Readonly<GatewayConfig>, demo: boolean | undefined, demoUpstream: DemoUpstream): Promise<Gateway | number> {
+  // In --demo the transcript is the point: operator logs drop to warnings unless LOG_LEVEL says otherwise.
+  logOutput = logStream();
+  const logger = { ...DEFAULT_LOGGER, ...(demo && !process.env.LOG_LEVEL ? { level: 'warn' } : {}), stream: logOutput };
+  try {
+    return await buildGateway(config, { logger });
+  } catch (e) {
+    // What only building can check (the shared secret a Redis store needs, its URL) is a configuration error too.
+    if (e instanceof ConfigError) {
+      process.stderr.write(`${e.message}\n`);
+      await demoUpstream?.close();
+      return 2;
+    }
+    // A store that cannot be reached is no bug of the gateway: its URL and cause, without a stack trace.
+    if (e instanceof StoreStartError) {
+      process.stderr.write(`${e.message}\n`);
+      await demoUpstream?.close();
+      return EXIT_STORE_UNREACHABLE;
+    }
+    throw e;
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const flags = readFlags(argv);
+  if (typeof flags === 'number') return flags;
+  const { args, overrides } = flags;
 
   // SIGHUP's default action ends the process: until the gateway serves (and reloads), one is ignored.
   const hupBeforeReady = () => process.stderr.write('SIGHUP before the gateway was ready: ignored\n');
@@ -190,41 +245,15 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
 
-  let demoUpstream: { url: string; close(): Promise<void> } | undefined;
-  /** A configuration without upstreams runs in front of the demo upstream (at start, and again at each reload). */
-  const withDemo = (c: Readonly<GatewayConfig>): Readonly<GatewayConfig> => {
-    if (c.upstreams.length > 0 || !demoUpstream) return c;
-    // The demo's slow tool is wrapped: a task-capable client gets a task when it runs longer than a second.
-    const tools = { slow_report: { task: 'auto', afterMs: 1000 }, '*': { task: 'native' } };
-    return parseConfig({ ...structuredClone(c), upstreams: [{ name: 'demo', path: DEFAULTS.path, url: demoUpstream.url, tools }] });
-  };
+  let demoUpstream: DemoUpstream;
   if (config.upstreams.length === 0) {
     const { startDemoUpstream } = await import('./demo/demo-server.js');
     demoUpstream = await startDemoUpstream();
-    config = withDemo(config);
+    config = withDemo(config, demoUpstream);
   }
 
-  // In --demo the transcript is the point: operator logs drop to warnings unless LOG_LEVEL says otherwise.
-  logOutput = logStream();
-  const logger = { ...DEFAULT_LOGGER, ...(args.demo && !process.env.LOG_LEVEL ? { level: 'warn' } : {}), stream: logOutput };
-  let gateway;
-  try {
-    gateway = await buildGateway(config, { logger });
-  } catch (e) {
-    // What only building can check (the shared secret a Redis store needs, its URL) is a configuration error too.
-    if (e instanceof ConfigError) {
-      process.stderr.write(`${e.message}\n`);
-      await demoUpstream?.close();
-      return 2;
-    }
-    // A store that cannot be reached is no bug of the gateway: its URL and cause, without a stack trace.
-    if (e instanceof StoreStartError) {
-      process.stderr.write(`${e.message}\n`);
-      await demoUpstream?.close();
-      return EXIT_STORE_UNREACHABLE;
-    }
-    throw e;
-  }
+  const gateway = await buildOrExit(config, args.demo, demoUpstream);
+  if (typeof gateway === 'number') return gateway;
   const log = gateway.app.log;
   try {
     await gateway.app.listen({ host: config.server.host, port: config.server.port });
@@ -241,6 +270,27 @@ async function main(argv: string[]): Promise<number> {
     log.info({ upstream: u.name, endpoint: `http://${host}:${port}${u.path}`, demo: demoUpstream !== undefined }, 'serving MCP endpoint');
   }
 
+  const stopping = onStopSignals(gateway, demoUpstream);
+  onReloadSignal(gateway, args.config, overrides, demoUpstream, stopping);
+  process.off('SIGHUP', hupBeforeReady);
+
+  if (args.demo) {
+    const { runDemoClient } = await import('./demo/demo-client.js');
+    const first = config.upstreams[0];
+    if (first) {
+      await runDemoClient(`http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}${first.path}`, (line) => process.stdout.write(`${line}\n`));
+      process.stdout.write(`\nThe gateway keeps serving at http://${host}:${port}${first.path}; press Ctrl-C to stop.\n`);
+    }
+  }
+  return -1; // keep running
+}
+
+/**
+ * SIGTERM and SIGINT: a graceful shutdown, bounded; a second signal exits at once. Returns whether one has begun
+ * (a reload then does nothing).
+ */
+function onStopSignals(gateway: Gateway, demoUpstream: DemoUpstream): () => boolean {
+  const log = gateway.app.log;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) {
@@ -263,41 +313,34 @@ async function main(argv: string[]): Promise<number> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  return () => stopping;
+}
 
-  // SIGHUP: the same file again, with the same flags. Reloads run one at a time, in the order the signals came.
+/** SIGHUP: the same file again, with the same flags. Reloads run one at a time, in the order the signals came. */
+function onReloadSignal(gateway: Gateway, file: string | undefined, overrides: ConfigOverrides, demoUpstream: DemoUpstream, stopping: () => boolean): void {
+  const log = gateway.app.log;
   let reloading: Promise<void> = Promise.resolve();
   const reload = async () => {
-    if (stopping) return;
-    if (!args.config) {
+    if (stopping()) return;
+    if (!file) {
       log.info('SIGHUP: nothing to reload (no configuration file; flags are read at start only)');
       return;
     }
     let next: Readonly<GatewayConfig>;
     try {
-      next = withDemo(await loadConfigFile(args.config, overrides));
+      next = withDemo(await loadConfigFile(file, overrides), demoUpstream);
     } catch (e) {
       if (!(e instanceof ConfigError)) throw e;
-      log.error({ file: args.config, problems: e.problems }, 'reload rejected: invalid configuration; the running configuration stays');
+      log.error({ file, problems: e.problems }, 'reload rejected: invalid configuration; the running configuration stays');
       return;
     }
     const { applied, needsRestart } = gateway.reload(next);
-    log.info({ file: args.config, applied, needsRestart }, applied.length > 0 ? 'configuration reloaded' : 'configuration reloaded: nothing to apply live');
+    log.info({ file, applied, needsRestart }, applied.length > 0 ? 'configuration reloaded' : 'configuration reloaded: nothing to apply live');
     if (needsRestart.length > 0) log.warn({ needsRestart }, 'configuration changes that need a restart were not applied');
   };
   process.on('SIGHUP', () => {
     reloading = reloading.then(reload).catch((e: unknown) => log.error({ err: e }, 'reload failed; the running configuration stays'));
   });
-  process.off('SIGHUP', hupBeforeReady);
-
-  if (args.demo) {
-    const { runDemoClient } = await import('./demo/demo-client.js');
-    const first = config.upstreams[0];
-    if (first) {
-      await runDemoClient(`http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}${first.path}`, (line) => process.stdout.write(`${line}\n`));
-      process.stdout.write(`\nThe gateway keeps serving at http://${host}:${port}${first.path}; press Ctrl-C to stop.\n`);
-    }
-  }
-  return -1; // keep running
 }
 
 main(process.argv.slice(2)).then(

@@ -10,7 +10,8 @@ import { checkHostOrigin, isLocalProbe, type HostPolicy } from './host-check.js'
 import { LegacyFace } from './legacy-face.js';
 import type { SessionStore } from './legacy-face-sessions.js';
 import { Readiness } from './health.js';
-import { registerMcpEndpoint, runRequest, type EndpointStats } from './mcp-endpoint.js';
+import { registerMcpEndpoint, type EndpointStats } from './mcp-endpoint.js';
+import { runRequest } from './modern-face.js';
 import type { GatewayMetrics } from './metrics.js';
 import { registerPassthroughPaths, type PassthroughUpstream } from './passthrough-paths.js';
 import { keepRawBody } from './raw-body.js';
@@ -180,6 +181,55 @@ function refuseBody(request: FastifyRequest, reply: FastifyReply): void {
 
 /** Builds the not-yet-listening Fastify app. */
 export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
+  const app = createApp(opts);
+  const audit = opts.audit ?? NO_AUDIT;
+  registerGuards(app, opts);
+  // The same upstream reached through its stateless 2026-07-28 client: the legacy face's route when the upstream speaks
+  // that era, and the modern face's for wrapped tools of such an upstream. One object per upstream: it caches what
+  // the runtime learns of the upstream's tools.
+  const modernRoutes = opts.endpoints.map((e): UpstreamRoute => ({ ...e.route, upstream: e.modernUpstream }));
+  const faces = legacyFacesOf(opts, modernRoutes, audit);
+  app.addHook('onClose', async () => {
+    for (const f of faces) f.close();
+  });
+  // MRTR retries that landed on another instance come here to the call this instance holds, and run as if they had
+  // arrived here (the hold names its route).
+  opts.bridge.serveRelayed((route, req, caller, hooks) => runRequest(opts.runtime, opts.bridge, route, req, caller, hooks));
+  app.setNotFoundHandler((_request, reply) => sendAnswer(reply, catalogAnswer('GW_NOT_FOUND')));
+  registerHealth(app, opts, faces);
+
+  const stats: EndpointStats[] = [];
+  if (opts.metrics) registerMetrics(app, opts, opts.metrics, faces, stats);
+
+  for (const [i, e] of opts.endpoints.entries()) {
+    const endpointStats = await registerMcpEndpoint(app, {
+      legacyFace: faces[i],
+      route: e.route,
+      modernRoute: modernRoutes[i] as UpstreamRoute,
+      path: e.path,
+      bridge: opts.bridge,
+      runtime: opts.runtime,
+      keepAliveMs: opts.keepAliveMs,
+      // Getters: a reload may change the bounds on `opts`, and the endpoint reads them at each listen.
+      get maxListenStreams() {
+        return opts.maxListenStreams;
+      },
+      get maxListenStreamsPerPrincipal() {
+        return opts.maxListenStreamsPerPrincipal ?? opts.maxListenStreams;
+      },
+      availability: e.availability,
+      ...(e.auth ? { auth: e.auth } : {}),
+      ...(opts.sessionStore ? { sessionStore: opts.sessionStore } : {}),
+      sessionIdleMs: opts.clientSessions.idleMs,
+    });
+    stats[i] = endpointStats;
+  }
+  await registerPassthroughPaths(app, opts.passthrough ?? [], { bodyLimitBytes: opts.bodyLimitBytes });
+  return app;
+}
+
+/** The Fastify instance with its server bounds, its decorations and its JSON parser. */
+function createApp(opts: EdgeOptions): FastifyInstance {
   const app = Fastify({
     ...(opts.loggerInstance ? { loggerInstance: opts.loggerInstance } : { logger: opts.logger }),
     bodyLimit: opts.bodyLimitBytes,
@@ -203,8 +253,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
   });
   // First of the hooks: during a shutdown's drain a request is refused before anything else looks at it.
   app.decorate('drain', new EdgeDrain(app));
-  const audit = opts.audit ?? NO_AUDIT;
-  app.decorate('audit', audit);
+  app.decorate('audit', opts.audit ?? NO_AUDIT);
   app.decorate('metrics', opts.metrics);
   // MCP bodies are JSON; the default text/plain parser would let other bodies through to the handlers.
   app.removeContentTypeParser('text/plain');
@@ -218,7 +267,11 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
     keepRawBody(request, body as string);
     return json(request, body as string, done);
   });
+  return app;
+}
 
+/** What every request meets first: the host check, the declared length's bound, and the JSON-RPC error handler. */
+function registerGuards(app: FastifyInstance, opts: EdgeOptions): void {
   // The verdict for a (Host, Origin) pair is the same every time: remembered, so that a client's requests after its
   // first cost one lookup (bounded: cleared when full, as hostile clients may vary the headers).
   const verdicts = new Map<string, string | undefined>();
@@ -262,14 +315,14 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
     request.log.error({ err }, 'unhandled error');
     return sendAnswer(reply, catalogAnswer('GW_INTERNAL'));
   });
+}
 
-  // The same upstream reached through its stateless 2026-07-28 client: the legacy face's route when the upstream speaks
-  // that era, and the modern face's for wrapped tools of such an upstream. One object per upstream: it caches what
-  // the runtime learns of the upstream's tools.
-  const modernRoutes = opts.endpoints.map((e): UpstreamRoute => ({ ...e.route, upstream: e.modernUpstream }));
-  // One legacy face per upstream; it holds sessions only once a 2025-11-25 client meets the face (docs/how-it-works.md §How the
-  // legacy face works: a 2026-07-28-only upstream, or rules that wrap tools).
-  const faces = opts.endpoints.map(
+/**
+ * One legacy face per upstream; it holds sessions only once a 2025-11-25 client meets the face (docs/how-it-works.md
+ * §How the legacy face works: a 2026-07-28-only upstream, or rules that wrap tools).
+ */
+function legacyFacesOf(opts: EdgeOptions, modernRoutes: UpstreamRoute[], audit: AuditLog): LegacyFace[] {
+  return opts.endpoints.map(
     (e, i) =>
       new LegacyFace(
         {
@@ -290,13 +343,10 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
         },
       ),
   );
-  app.addHook('onClose', async () => {
-    for (const f of faces) f.close();
-  });
-  // MRTR retries that landed on another instance come here to the call this instance holds, and run as if they had
-  // arrived here (the hold names its route).
-  opts.bridge.serveRelayed((route, req, caller, hooks) => runRequest(opts.runtime, opts.bridge, route, req, caller, hooks));
-  app.setNotFoundHandler((_request, reply) => sendAnswer(reply, catalogAnswer('GW_NOT_FOUND')));
+}
+
+/** `/healthz` (liveness and a few gauges, from memory) and `/readyz` (the store and every upstream answer). */
+function registerHealth(app: FastifyInstance, opts: EdgeOptions, faces: LegacyFace[]): void {
   // Liveness plus a few gauges for operators (no per-caller data); answered from memory, nothing is asked.
   app.get('/healthz', async () => ({
     status: 'ok',
@@ -328,58 +378,31 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
     const report = await readiness.check();
     return reply.code(report.status === 'ready' ? 200 : 503).header('cache-control', 'no-store').send(report);
   });
+}
 
-  const stats: EndpointStats[] = [];
-  if (opts.metrics) {
-    const metrics = opts.metrics;
-    metrics.watch({
-      liveTasks: () => opts.runtime.ownedLiveCount,
-      heldCalls: () => opts.bridge.heldCount,
-      upstreams: () =>
-        opts.endpoints.map((e, i) => {
-          // The route's client and the stateless modern one, each counted once under the era it speaks.
-          const sessions = { legacy: 0, modern: 0 };
-          for (const c of new Set([e.route.upstream, e.modernUpstream])) sessions[c.era] += c.stats().sessions;
-          return {
-            name: e.route.name,
-            sessions,
-            clientSessions: faces[i]?.sessionCount ?? 0,
-            streams: { listen: stats[i]?.listenStreams ?? 0, get: faces[i]?.streamCount ?? 0 },
-            state: e.availability.state,
-          };
-        }),
-    });
-    app.get(opts.metricsPath ?? '/metrics', async (_request, reply) => {
-      const { contentType, text } = await metrics.exposition();
-      return reply.header('content-type', contentType).header('cache-control', 'no-store').send(text);
-    });
-  }
-
-  for (const [i, e] of opts.endpoints.entries()) {
-    const endpointStats = await registerMcpEndpoint(app, {
-      legacyFace: faces[i],
-      route: e.route,
-      modernRoute: modernRoutes[i] as UpstreamRoute,
-      path: e.path,
-      bridge: opts.bridge,
-      runtime: opts.runtime,
-      keepAliveMs: opts.keepAliveMs,
-      // Getters: a reload may change the bounds on `opts`, and the endpoint reads them at each listen.
-      get maxListenStreams() {
-        return opts.maxListenStreams;
-      },
-      get maxListenStreamsPerPrincipal() {
-        return opts.maxListenStreamsPerPrincipal ?? opts.maxListenStreams;
-      },
-      availability: e.availability,
-      ...(e.auth ? { auth: e.auth } : {}),
-      ...(opts.sessionStore ? { sessionStore: opts.sessionStore } : {}),
-      sessionIdleMs: opts.clientSessions.idleMs,
-    });
-    stats[i] = endpointStats;
-  }
-  await registerPassthroughPaths(app, opts.passthrough ?? [], { bodyLimitBytes: opts.bodyLimitBytes });
-  return app;
+/** The metrics' gauges (read at each scrape; `stats` is filled as the endpoints are registered) and their route. */
+function registerMetrics(app: FastifyInstance, opts: EdgeOptions, metrics: GatewayMetrics, faces: LegacyFace[], stats: EndpointStats[]): void {
+  metrics.watch({
+    liveTasks: () => opts.runtime.ownedLiveCount,
+    heldCalls: () => opts.bridge.heldCount,
+    upstreams: () =>
+      opts.endpoints.map((e, i) => {
+        // The route's client and the stateless modern one, each counted once under the era it speaks.
+        const sessions = { legacy: 0, modern: 0 };
+        for (const c of new Set([e.route.upstream, e.modernUpstream])) sessions[c.era] += c.stats().sessions;
+        return {
+          name: e.route.name,
+          sessions,
+          clientSessions: faces[i]?.sessionCount ?? 0,
+          streams: { listen: stats[i]?.listenStreams ?? 0, get: faces[i]?.streamCount ?? 0 },
+          state: e.availability.state,
+        };
+      }),
+  });
+  app.get(opts.metricsPath ?? '/metrics', async (_request, reply) => {
+    const { contentType, text } = await metrics.exposition();
+    return reply.header('content-type', contentType).header('cache-control', 'no-store').send(text);
+  });
 }
 
 /** Sends a catalog answer from the HTTP layer (no request id was read). */

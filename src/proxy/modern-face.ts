@@ -1,0 +1,207 @@
+/**
+ * The modern face: serves a 2026-07-28 request the gateway answers itself (translated for an upstream without that
+ * era, or made the gateway's own by rules that wrap tools) — validated, run, answered and logged.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError, discoverResult, declaresTasks, legacySupportsToolTasks, singleHeader, validateModernRequest, type JsonObject, type JsonRpcNotification, type ModernHeaders, type ModernRequest, Tally } from '../translate/index.js';
+import { runListen, withoutHiddenTools, wrapsTools, type CallerContext, type ForwardHooks, type MrtrBridge, type Outcome, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
+import { annotateTrace, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type UpstreamAvailability } from '../upstream/index.js';
+import { identityOf } from './auth.js';
+import { channelError, exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
+import { infoEnabled, noteFailure, recordRequest } from './operator-log.js';
+import { traceRequest } from './request-trace.js';
+import { ResponseChannel } from './response.js';
+
+/** What the modern face needs (the listen bounds are read at each listen: a reload may change them). */
+export interface ModernFaceOptions {
+  bridge: MrtrBridge;
+  runtime: TaskRuntime;
+  /** Learns the upstream anew when a request says it may have changed. */
+  availability: UpstreamAvailability;
+  keepAliveMs: number;
+  maxListenStreams: number;
+  /** A principal's share of `maxListenStreams`. */
+  maxListenStreamsPerPrincipal: number;
+}
+
+/** What the operator log says about one served request. */
+interface Served {
+  outcome: string;
+  taskId?: string;
+  errorCode?: number;
+}
+
+/** Whether the upstream runs tool tasks itself: a modern one declares the tasks extension, a legacy one tool tasks. */
+function upstreamRunsTasks(route: UpstreamRoute, capabilities: JsonObject): boolean {
+  return route.upstream.era === 'modern' ? declaresTasks(capabilities) : legacySupportsToolTasks(capabilities);
+}
+
+/**
+ * Runs one modern request that may need input: `tools/call` through the runtime (its rules decide what the call
+ * becomes), the rest through the MRTR bridge. The same for a request that arrived here and one relayed from another
+ * instance.
+ */
+export async function runRequest(runtime: TaskRuntime, bridge: MrtrBridge, route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks): Promise<Outcome> {
+  if (req.method === 'tools/call') return runtime.callTool(route, req, caller, hooks);
+  const outcome = await bridge.forward(route, req, caller, hooks);
+  // The tools a job rule hides are the gateway's plumbing, not the client's (docs/jobs.md).
+  return req.method === 'tools/list' && outcome.kind === 'result' ? { ...outcome, result: withoutHiddenTools(route, outcome.result) } : outcome;
+}
+
+/** The modern face of one endpoint, with the listen streams it holds open. */
+export class ModernFace {
+  /** `subscriptions/listen` streams open now. */
+  listenStreams = 0;
+  /** Open listen streams per principal (entries removed at zero: bounded by the streams open). */
+  private readonly listensOf = new Tally();
+
+  constructor(private readonly opts: ModernFaceOptions) {}
+
+  /** Serves one modern request over `route`. */
+  async handle(request: FastifyRequest, reply: FastifyReply, route: UpstreamRoute): Promise<FastifyReply | void> {
+    const headers: ModernHeaders = {
+      'mcp-protocol-version': singleHeader(request.headers, 'mcp-protocol-version'),
+      'mcp-method': singleHeader(request.headers, 'mcp-method'),
+      'mcp-name': singleHeader(request.headers, 'mcp-name'),
+    };
+    const v = validateModernRequest(headers, request.body);
+    const accept = singleHeader(request.headers, 'accept') ?? '';
+    if (!v.ok) {
+      const edge = failureToEdge(v.failure);
+      // Through the response channel, as every later refusal: a refusal here (a requestState of the wrong type) is
+      // byte for byte the refusal after it (a forged state), headers included.
+      new ResponseChannel(reply, false, this.opts.keepAliveMs).error(v.failure.id, edge.error, edge.status);
+      return reply;
+    }
+    const req = v.value;
+    // 2026-07-28 basic/transports/streamable-http: a notification is accepted with 202; the core defines none a
+    // modern client sends over HTTP.
+    if (req.id === undefined) return reply.code(202).send();
+
+    const traced = traceRequest(request, reply, 'modern-face', 'modern', route.name);
+    const { principal, authorization } = identityOf(request);
+    const caller: CallerContext = {
+      principal,
+      capabilities: req.envelope.clientCapabilities,
+      ...(authorization ? { authorization } : {}),
+      ...(req.envelope.clientInfo ? { clientInfo: req.envelope.clientInfo } : {}),
+      ...(req.envelope.logLevel ? { logLevel: req.envelope.logLevel } : {}),
+      ...(traced ? { trace: traced.carrier } : {}),
+    };
+    const channel = new ResponseChannel(reply, accept.includes('text/event-stream') || accept.includes('*/*'), this.opts.keepAliveMs);
+    // Only what may outlive the client's patience (an upstream call, a listen stream) is stopped when it goes away;
+    // requests the gateway answers from its own records skip the signal (creating one is costly on this path).
+    const stoppable = req.policy.kind === 'forward' || req.policy.kind === 'forward-input' || req.policy.kind === 'listen';
+    const aborter = stoppable ? new AbortController() : undefined;
+    const onClose = () => {
+      if (!reply.raw.writableFinished) aborter?.abort(new Error('client closed the request'));
+    };
+    if (aborter) reply.raw.on('close', onClose);
+    const started = Date.now();
+    let outcome = 'ok';
+    let taskId = typeof req.params.taskId === 'string' ? req.params.taskId : undefined;
+    try {
+      const done = await this.dispatch(route, req, caller, channel, aborter?.signal);
+      outcome = done.outcome;
+      taskId ??= done.taskId;
+      if (traced && done.errorCode !== undefined) annotateTrace(traced, { errorCode: done.errorCode });
+    } catch (e) {
+      const edge = exceptionToEdge(e);
+      // An upstream that stopped answering, or refuses our era, may be down or replaced: learn it anew (at once;
+      // a 4xx without a JSON-RPC body, such as a client's refused credentials, only at the spaced pace).
+      // The upstream judging a caller's credentials (401/403) says nothing about the upstream.
+      if (e instanceof UpstreamUnavailableError || e instanceof UpstreamTimeoutError) this.opts.availability.suspect(true);
+      else if (e instanceof UpstreamHttpError && !e.refusedCredentials) this.opts.availability.suspect(e.status >= 500);
+      outcome = `error ${edge.error.code}`;
+      noteFailure(request, e);
+      if (traced) annotateTrace(traced, { errorCode: edge.error.code, errorMessage: edge.error.message });
+      if (edge.fault) request.log.error({ err: e, method: req.method, upstream: route.name }, 'request failed');
+      if (aborter?.signal.aborted) channel.abandon();
+      else {
+        // The upstream's challenge goes on the reply before the channel ends it (Retry-After is the channel's).
+        if (edge.challenge !== undefined) void reply.header('www-authenticate', edge.challenge);
+        channel.error(req.id, edge.error, edge.status, edge.retryAfterSeconds);
+      }
+    } finally {
+      if (aborter) reply.raw.off('close', onClose);
+      if (aborter?.signal.aborted) outcome = 'client closed';
+      if (traced && taskId) annotateTrace(traced, { taskId });
+      if (infoEnabled(request)) {
+        request.log.info({ method: req.method, era: 'modern', upstream: route.name, ...(taskId ? { taskId } : {}), outcome, ms: Date.now() - started, ...(traced ? { traceId: traced.traceId } : {}) }, 'mcp request');
+      }
+      recordRequest(request, { upstream: route.name, method: req.method, clientEra: 'modern', upstreamEra: route.upstream.era, mode: 'gateway', outcome, ms: Date.now() - started });
+    }
+    return reply;
+  }
+
+  /** Serves one validated request; returns what the operator log says about it. */
+  private async dispatch(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, channel: ResponseChannel, stopSignal: AbortSignal | undefined): Promise<Served> {
+    const id = req.id as string | number;
+    const { bridge, runtime } = this.opts;
+    switch (req.policy.kind) {
+      case 'discover': {
+        const identity = await route.upstream.identity(caller);
+        // The extension is advertised when the upstream runs tool tasks or the gateway wraps tools (docs/tasks.md).
+        const tasksExtension = upstreamRunsTasks(route, identity.capabilities) || wrapsTools(route);
+        channel.result(id, discoverResult(identity, { tasksExtension, cache: route.cache }));
+        return { outcome: 'ok' };
+      }
+      case 'forward':
+      case 'forward-input': {
+        const signal = stopSignal as AbortSignal;
+        const hooks = { signal, notify: (n: JsonRpcNotification) => channel.notify(n) };
+        // A retry whose held call another instance holds is answered there (2026-07-28 basic/patterns/mrtr).
+        const outcome = (await bridge.relay(route, req, caller, hooks)) ?? (await runRequest(runtime, bridge, route, req, caller, hooks));
+        if (outcome.kind === 'error') {
+          channel.error(id, outcome.error, upstreamErrorStatus(outcome.error));
+          return { outcome: `upstream error ${outcome.error.code}`, errorCode: outcome.error.code };
+        }
+        channel.result(id, outcome.result);
+        const created = outcome.result.resultType === 'task' && typeof outcome.result.taskId === 'string' ? { taskId: outcome.result.taskId } : {};
+        return { outcome: String(outcome.result.resultType ?? 'complete'), ...created };
+      }
+      case 'listen':
+        return this.listen(route, req, caller, channel, stopSignal as AbortSignal);
+      case 'tasks': {
+        const result = req.method === 'tasks/get'
+          ? await runtime.get(route, req, caller)
+          : req.method === 'tasks/update'
+            ? await runtime.update(route, req, caller)
+            : await runtime.cancel(route, req, caller);
+        channel.result(id, result);
+        return { outcome: typeof result.status === 'string' ? result.status : 'ok' };
+      }
+      case 'removed':
+        // validateModernRequest already refused these; kept for exhaustiveness.
+        channelError(channel, id, 'GW_METHOD_NOT_FOUND', { args: [req.method] });
+        return { outcome: 'method not found' };
+    }
+  }
+
+  /** A `subscriptions/listen` stream, held within the endpoint's bound and the principal's share of it. */
+  private async listen(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, channel: ResponseChannel, signal: AbortSignal): Promise<Served> {
+    const id = req.id as string | number;
+    // Both bounds are checked before anything reaches the upstream. The principal's share first: a caller at its
+    // share is told so, and the others keep their streams (a legacy upstream's listen also holds an upstream
+    // session, counted in that pool's bound and share).
+    const mine = this.listensOf.of(caller.principal);
+    if (mine >= this.opts.maxListenStreamsPerPrincipal) {
+      throw new GatewayError('GW_PRINCIPAL_SHARE_EXHAUSTED', { args: ['open subscriptions', this.opts.maxListenStreamsPerPrincipal] });
+    }
+    if (this.listenStreams >= this.opts.maxListenStreams) {
+      throw new GatewayError('GW_TOO_MANY_SUBSCRIPTIONS', { retryAfterSeconds: 1 });
+    }
+    this.listenStreams++;
+    this.listensOf.add(caller.principal);
+    try {
+      // The acknowledgement starts the stream (ResponseChannel.notify); refusals before it keep their HTTP status.
+      const closing = await runListen(route, req, caller, { signal, send: (n) => channel.notify(n), tasks: this.opts.runtime });
+      if (signal.aborted) channel.abandon();
+      else channel.result(id, closing);
+    } finally {
+      this.listenStreams--;
+      this.listensOf.remove(caller.principal);
+    }
+    return { outcome: 'subscription ended' };
+  }
+}
