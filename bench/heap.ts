@@ -90,7 +90,11 @@ function recording(store: TaskStore): { store: TaskStore; traces: Map<string, Tr
   const traces = new Map<string, TracedCall[]>();
   let on = true;
   const taskIdOf = (a: unknown): string | undefined =>
-    typeof a === 'string' ? a : a && typeof a === 'object' && typeof (a as { taskId?: unknown }).taskId === 'string' ? (a as { taskId: string }).taskId : undefined;
+    typeof a === 'string'
+      ? a
+      : a && typeof a === 'object' && typeof (a as { taskId?: unknown }).taskId === 'string'
+        ? (a as { taskId: string }).taskId
+        : undefined;
   const note = (id: string, call: TracedCall) => {
     let list = traces.get(id);
     if (!list) traces.set(id, (list = []));
@@ -175,7 +179,11 @@ export async function measureHeap(opts: { gateway: number; counts: number[]; dir
   const gateway = await buildGateway(
     // Anonymous callers in one shared upstream session, as before session scopes: what is measured is the task records'
     // heap, not a session per task (which the anonymous principal's share of sessions would also bound).
-    parseConfig({ server: { port: 0 }, tasks, upstreams: [{ name: 'raw', url: upstream.url, tools: { greet: { task: 'always' } }, sessions: { anonymousScope: 'shared' } }] }),
+    parseConfig({
+      server: { port: 0 },
+      tasks,
+      upstreams: [{ name: 'raw', url: upstream.url, tools: { greet: { task: 'always' } }, sessions: { anonymousScope: 'shared' } }],
+    }),
     { store, logger: false },
   );
   await gateway.app.ready();
@@ -190,14 +198,15 @@ export async function measureHeap(opts: { gateway: number; counts: number[]; dir
     });
     const body = r.json() as { result?: { resultType?: string; task?: { taskId?: string }; taskId?: string } };
     const taskId = body.result?.task?.taskId ?? body.result?.taskId;
-    if (r.statusCode !== 200 || body.result?.resultType !== 'task' || !taskId) throw new Error(`expected a task, got HTTP ${r.statusCode} ${r.body.slice(0, 300)}`);
+    if (r.statusCode !== 200 || body.result?.resultType !== 'task' || !taskId)
+      throw new Error(`expected a task, got HTTP ${r.statusCode} ${r.body.slice(0, 300)}`);
     created.push(taskId);
   };
   const completed = async (taskId: string) => {
     for (let tries = 0; ; tries++) {
       const r = await real.get(taskId as never);
       if (r?.status === 'completed') return;
-      if (r && ["failed", "cancelled"].includes(r.status)) throw new Error(`task ${taskId} ended ${r.status}: ${JSON.stringify(r).slice(0, 600)}`);
+      if (r && ['failed', 'cancelled'].includes(r.status)) throw new Error(`task ${taskId} ended ${r.status}: ${JSON.stringify(r).slice(0, 600)}`);
       if (tries > 10_000) throw new Error(`task ${taskId} did not finish: ${JSON.stringify(r)}`);
       await new Promise((res) => setTimeout(res, 1));
     }

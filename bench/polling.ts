@@ -204,15 +204,28 @@ async function runLeg(leg: Leg, clients: number, warmupMs: number, untilMs: numb
   const byDuration: PollingRow['byDuration'] = {};
   for (const base of DURATIONS_MS) {
     const s = samples.filter((x) => x.base === base);
-    byDuration[base] = { tasks: s.length, pollsPerTask: mean(s.map((x) => x.polls)), delayP50Ms: quantile(s.map((x) => x.delayMs), 0.5) };
+    byDuration[base] = {
+      tasks: s.length,
+      pollsPerTask: mean(s.map((x) => x.polls)),
+      delayP50Ms: quantile(
+        s.map((x) => x.delayMs),
+        0.5,
+      ),
+    };
   }
   return {
     workload: leg.workload,
     mode: leg.mode,
     tasks: measuredTasks,
     pollsPerTask: mean(samples.map((x) => x.polls)),
-    delayP50Ms: quantile(samples.map((x) => x.delayMs), 0.5),
-    delayP90Ms: quantile(samples.map((x) => x.delayMs), 0.9),
+    delayP50Ms: quantile(
+      samples.map((x) => x.delayMs),
+      0.5,
+    ),
+    delayP90Ms: quantile(
+      samples.map((x) => x.delayMs),
+      0.9,
+    ),
     // Upstream reads while counted tasks ran, over the counted tasks (tasks created in the warm-up overlap a little).
     ...(upstreamGets !== undefined ? { upstreamGetsPerTask: measuredTasks > 0 ? upstreamGets / measuredTasks : 0 } : {}),
     byDuration,

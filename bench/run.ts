@@ -126,7 +126,12 @@ async function openSession(url: string, authorization?: string): Promise<string>
   const init = await fetch(url, {
     method: 'POST',
     headers: { ...ACCEPT, ...auth },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+    }),
   });
   const sid = init.headers.get('mcp-session-id');
   const text = await init.text();
@@ -166,7 +171,13 @@ const rotate = <T>(xs: readonly T[], r: number): T[] => xs.map((_, i) => xs[(i +
 let logDir = '';
 const servers: ServerProcess[] = [];
 
-async function server(name: string, argv: string[], pinning: Pinning, ready: RegExp | { port: number; url: string }, env?: NodeJS.ProcessEnv): Promise<ServerProcess> {
+async function server(
+  name: string,
+  argv: string[],
+  pinning: Pinning,
+  ready: RegExp | { port: number; url: string },
+  env?: NodeJS.ProcessEnv,
+): Promise<ServerProcess> {
   const s = await startServer(name, argv, { pinning, logFile: join(logDir, `${name}.log`), ready, env });
   servers.push(s);
   return s;
@@ -239,7 +250,9 @@ const BENCH_AUTHORIZATION = 'Bearer bench';
 function shapeFor(p: PathDef, size: Size): RequestShape {
   const t = TOOL_ARGS[size];
   return withAuthorization(
-    p.client === 'legacy' ? legacyShape(p.session!, 'tools/call', { name: t.tool, arguments: t.args }) : modernShape('tools/call', { name: t.tool, arguments: t.args }, t.tool),
+    p.client === 'legacy'
+      ? legacyShape(p.session!, 'tools/call', { name: t.tool, arguments: t.args })
+      : modernShape('tools/call', { name: t.tool, arguments: t.args }, t.tool),
     p.authorization,
   );
 }
@@ -345,7 +358,10 @@ function callersTable(paths: PathDef[], results: PathResults): string {
   md += `|---|---|---|---:|---:|${cols.map(() => '---:|---:|').join('')}\n`;
   for (const pair of CALLER_PAIRS) {
     for (const size of SIZES) {
-      for (const [caller, key] of [['anonymous (default configuration)', pair.anonymous], ['credentialed (`Authorization: Bearer`)', pair.credentialed]] as const) {
+      for (const [caller, key] of [
+        ['anonymous (default configuration)', pair.anonymous],
+        ['credentialed (`Authorization: Bearer`)', pair.credentialed],
+      ] as const) {
         const p = paths.find((x) => x.key === key);
         if (!p) continue;
         const at = (conns: number, k: PathKey) => results[size][conns]?.[k] ?? [];
@@ -353,7 +369,11 @@ function callersTable(paths: PathDef[], results: PathResults): string {
         for (const c of cols) {
           const mine = at(c, key);
           const proxy = at(c, 'proxy');
-          row += ` ${int(median(mine.map((r) => r.rps)))} | ${withSpread(mine.map((r, i) => r.rps / (proxy[i]?.rps ?? NaN)), 2, '×')} |`;
+          row += ` ${int(median(mine.map((r) => r.rps)))} | ${withSpread(
+            mine.map((r, i) => r.rps / (proxy[i]?.rps ?? NaN)),
+            2,
+            '×',
+          )} |`;
         }
         md += `${row}\n`;
       }
@@ -485,7 +505,8 @@ async function createTasks(url: string, n: number): Promise<string[]> {
     const res = await fetch(url, { method: 'POST', headers: shape.headers, body: shape.body.replace('__ID__', `c${i}`) });
     const body = (await res.json()) as { result?: { resultType?: string; taskId?: string; task?: { taskId?: string } } };
     const id = body.result?.taskId ?? body.result?.task?.taskId;
-    if (res.status !== 200 || body.result?.resultType !== 'task' || !id) throw new Error(`creating a task on ${url}: HTTP ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+    if (res.status !== 200 || body.result?.resultType !== 'task' || !id)
+      throw new Error(`creating a task on ${url}: HTTP ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
     ids.push(id);
   }
   // Every one completed before tasks/get is measured (the raw greet answers at once; bounded anyway).
@@ -533,13 +554,19 @@ async function runTasks(loader: Loader, urls: { memory: string; redis?: string }
 }
 
 function taskTable(r: Record<TaskLeg, Cell[]>, noRedis?: string): string {
-  const rate = (leg: TaskLeg) => `${int(median(r[leg].map((x) => x.rps)))}${spread(r[leg].map((x) => x.rps), 0)}`;
+  const rate = (leg: TaskLeg) =>
+    `${int(median(r[leg].map((x) => x.rps)))}${spread(
+      r[leg].map((x) => x.rps),
+      0,
+    )}`;
   const p99 = (leg: TaskLeg) => fixed(median(r[leg].map((x) => x.p99)), 0);
   return (
     `\n### Tasks (${TASK_CONNS} connections, modern client declaring the tasks extension)\n\n` +
     `| store | \`tasks/get\` req/s (completed tasks) | p99 ms | task creation /s (\`tools/call\` of a tool wrapped \`always\`) | p99 ms |\n|---|---:|---:|---:|---:|\n` +
     `| memory | ${rate('get-memory')} | ${p99('get-memory')} | ${rate('create-memory')} | ${p99('create-memory')} |\n` +
-    (noRedis ? `| redis | not measured: ${noRedis} | | | |\n` : `| redis | ${rate('get-redis')} | ${p99('get-redis')} | ${rate('create-redis')} | ${p99('create-redis')} |\n`) +
+    (noRedis
+      ? `| redis | not measured: ${noRedis} | | | |\n`
+      : `| redis | ${rate('get-redis')} | ${p99('get-redis')} | ${rate('create-redis')} | ${p99('create-redis')} |\n`) +
     `\nA gateway in front of the raw legacy upstream with \`tools: { greet: { task: always } }\` (\`tasks.maxActivePerPrincipal\` raised to 10,000 so that creation is never refused), one per store; Redis is a redis-server of its own on the server core. \`tasks/get\` cycles over ${QUICK ? 50 : 500} completed tasks. Medians over ${ROUNDS} round(s) (range in parentheses); p99 in whole ms (autocannon).\n`
   );
 }
@@ -552,7 +579,20 @@ async function runHeap(pinning: Pinning): Promise<HeapReport> {
   // baseline) cannot turn a figure negative: 400 through the gateway once measured no growth on a loaded CI machine.
   const counts = QUICK ? '2000' : '10000,100000';
   const viaGateway = '1000';
-  const argv = [...pinning.server, NODE, '--expose-gc', ...TSX, join(ROOT, 'bench/heap.ts'), '--gateway', viaGateway, '--counts', counts, '--gateway-dir', GATEWAY_DIR, ...(args.source ? ['--source'] : [])];
+  const argv = [
+    ...pinning.server,
+    NODE,
+    '--expose-gc',
+    ...TSX,
+    join(ROOT, 'bench/heap.ts'),
+    '--gateway',
+    viaGateway,
+    '--counts',
+    counts,
+    '--gateway-dir',
+    GATEWAY_DIR,
+    ...(args.source ? ['--source'] : []),
+  ];
   const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   track(child);
   let out = '';
@@ -633,10 +673,21 @@ async function main(): Promise<void> {
           gateway('gw-modern-upstream', pinning, { upstream: modernUp.url }),
           quiet ? gateway('gw-legacy-upstream-warn', pinning, { upstream: legacyUp.url }, { LOG_LEVEL: 'warn' }) : undefined,
           gateway('gw-tasks-memory', pinning, { config: taskConfig({ kind: 'memory' }) }),
-          redis && gateway('gw-tasks-redis', pinning, { config: taskConfig({ kind: 'redis', url: redis.url, keyPrefix: 'mcpgw-bench:' }) }, { MCP_GATEWAY_STATE_SECRET: SECRET }),
+          redis &&
+            gateway(
+              'gw-tasks-redis',
+              pinning,
+              { config: taskConfig({ kind: 'redis', url: redis.url, keyPrefix: 'mcpgw-bench:' }) },
+              { MCP_GATEWAY_STATE_SECRET: SECRET },
+            ),
           // The upstream 20 ms away: the shim in front of the raw legacy upstream, a plain proxy and a gateway in front of it.
           (async () => {
-            const shim = await server('delay-shim', [NODE, ...TSX, join(ROOT, 'bench/fixtures/delay-shim.ts'), legacyUp.url, String(SHIM_DELAY_MS), '0'], pinning, LISTENING);
+            const shim = await server(
+              'delay-shim',
+              [NODE, ...TSX, join(ROOT, 'bench/fixtures/delay-shim.ts'), legacyUp.url, String(SHIM_DELAY_MS), '0'],
+              pinning,
+              LISTENING,
+            );
             const [shimProxy, shimGw] = await Promise.all([
               server('plain-proxy-shim', [NODE, ...TSX, join(ROOT, 'bench/plain-proxy.ts'), shim.url, '0'], pinning, LISTENING),
               gateway('gw-shim', pinning, { upstream: shim.url }),
@@ -654,18 +705,53 @@ async function main(): Promise<void> {
         // The translated paths for both kinds of caller (docs/security.md §Upstream session isolation): a credentialed caller is a
         // principal of its own; anonymous callers (the default configuration's) cannot be told apart.
         { key: 'gw-ml-anon', label: 'gateway modern → legacy (translated), anonymous', url: gwLegacy.url, client: 'modern', direct: 'direct-legacy' },
-        { key: 'gw-ml', label: 'gateway modern → legacy (translated), credentialed', url: gwLegacy.url, client: 'modern', direct: 'direct-legacy', authorization: BENCH_AUTHORIZATION },
+        {
+          key: 'gw-ml',
+          label: 'gateway modern → legacy (translated), credentialed',
+          url: gwLegacy.url,
+          client: 'modern',
+          direct: 'direct-legacy',
+          authorization: BENCH_AUTHORIZATION,
+        },
         { key: 'gw-mm', label: 'gateway modern → modern (pass-through)', url: gwModern.url, client: 'modern', direct: 'direct-modern' },
         { key: 'gw-lm', label: 'gateway legacy → modern (translated, legacy face), anonymous', url: gwModern.url, client: 'legacy', direct: 'direct-modern' },
-        { key: 'gw-lm-cred', label: 'gateway legacy → modern (translated, legacy face), credentialed', url: gwModern.url, client: 'legacy', direct: 'direct-modern', authorization: BENCH_AUTHORIZATION },
+        {
+          key: 'gw-lm-cred',
+          label: 'gateway legacy → modern (translated, legacy face), credentialed',
+          url: gwModern.url,
+          client: 'legacy',
+          direct: 'direct-modern',
+          authorization: BENCH_AUTHORIZATION,
+        },
       ];
-      if (gwQuiet) paths.push({ key: 'gw-ml-quiet', label: 'gateway modern → legacy (translated), credentialed, LOG_LEVEL=warn', url: gwQuiet.url, client: 'modern', direct: 'direct-legacy', authorization: BENCH_AUTHORIZATION });
+      if (gwQuiet)
+        paths.push({
+          key: 'gw-ml-quiet',
+          label: 'gateway modern → legacy (translated), credentialed, LOG_LEVEL=warn',
+          url: gwQuiet.url,
+          client: 'modern',
+          direct: 'direct-legacy',
+          authorization: BENCH_AUTHORIZATION,
+        });
       const shimLegs: PathDef[] = [
         { key: 'shim-direct', label: 'direct to the shim (2025-11-25 session)', url: shimmed.shim.url, client: 'legacy', direct: 'shim-direct' },
         { key: 'shim-proxy', label: 'plain `fastify` + `@fastify/http-proxy` → shim', url: shimmed.proxy.url, client: 'legacy', direct: 'shim-direct' },
         { key: 'shim-gw-ll', label: 'gateway legacy → legacy (pass-through) → shim', url: shimmed.gateway.url, client: 'legacy', direct: 'shim-direct' },
-        { key: 'shim-gw-ml-anon', label: 'gateway modern → legacy (translated), anonymous → shim', url: shimmed.gateway.url, client: 'modern', direct: 'shim-direct' },
-        { key: 'shim-gw-ml-cred', label: 'gateway modern → legacy (translated), credentialed → shim', url: shimmed.gateway.url, client: 'modern', direct: 'shim-direct', authorization: BENCH_AUTHORIZATION },
+        {
+          key: 'shim-gw-ml-anon',
+          label: 'gateway modern → legacy (translated), anonymous → shim',
+          url: shimmed.gateway.url,
+          client: 'modern',
+          direct: 'shim-direct',
+        },
+        {
+          key: 'shim-gw-ml-cred',
+          label: 'gateway modern → legacy (translated), credentialed → shim',
+          url: shimmed.gateway.url,
+          client: 'modern',
+          direct: 'shim-direct',
+          authorization: BENCH_AUTHORIZATION,
+        },
       ];
       for (const p of [...paths, ...shimLegs]) if (p.client === 'legacy') p.session = await openSession(p.url, p.authorization);
       const pathResults = await phase('paths', () => runPaths(loader, paths));
@@ -688,7 +774,10 @@ async function main(): Promise<void> {
   }
   const loadAfter = load();
   const m = machine();
-  const command = process.env.npm_lifecycle_event === 'bench' ? `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}` : `node --import tsx ${relative(process.cwd(), fileURLToPath(import.meta.url))} ${process.argv.slice(2).join(' ')}`.trim();
+  const command =
+    process.env.npm_lifecycle_event === 'bench'
+      ? `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`
+      : `node --import tsx ${relative(process.cwd(), fileURLToPath(import.meta.url))} ${process.argv.slice(2).join(' ')}`.trim();
   const head =
     `# Benchmark results\n\n` +
     `Written by \`npm run bench\` (bench/run.ts); rerun it to measure your machine. Only ratios measured within one run mean much; absolute figures move with the machine and its load.\n\n` +

@@ -48,11 +48,22 @@ async function direct(): Promise<{ ask(id: number): Promise<void>; close(): void
 
 /** The same server through the host. */
 async function hosted(): Promise<{ ask(id: number): Promise<void>; close(): Promise<void> }> {
-  const host = await StdioHost.start({ name: 'bench', command: COMMAND, cwd: ROOT, restart: { initialDelayMs: 100, maxDelayMs: 1000, resetAfterMs: 60_000 }, log: { debug() {}, warn() {}, error() {} } });
+  const host = await StdioHost.start({
+    name: 'bench',
+    command: COMMAND,
+    cwd: ROOT,
+    restart: { initialDelayMs: 100, maxDelayMs: 1000, resetAfterMs: 60_000 },
+    log: { debug() {}, warn() {}, error() {} },
+  });
   const url = new URL(host.url);
   const pool = new Pool(url.origin, { connections: 1 });
   const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
-  const init = await pool.request({ path: url.pathname, method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: INIT }) });
+  const init = await pool.request({
+    path: url.pathname,
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: INIT }),
+  });
   const sid = String(init.headers['mcp-session-id']);
   await init.body.text();
   const withSession = { ...headers, 'mcp-session-id': sid };
@@ -98,4 +109,6 @@ const fmt = (x: number) => x.toFixed(3);
 console.log(`tools/call echo, ${CALLS} sequential calls per leg, ${ROUNDS} rounds (medians of per-round p50)`);
 console.log(`direct over the pipe : ${fmt(median(rows.map((r) => r.direct)))} ms`);
 console.log(`through the host     : ${fmt(median(rows.map((r) => r.hosted)))} ms`);
-console.log(`added by the hop     : ${fmt(median(rows.map((r) => r.hosted - r.direct)))} ms (range ${fmt(Math.min(...rows.map((r) => r.hosted - r.direct)))}–${fmt(Math.max(...rows.map((r) => r.hosted - r.direct)))})`);
+console.log(
+  `added by the hop     : ${fmt(median(rows.map((r) => r.hosted - r.direct)))} ms (range ${fmt(Math.min(...rows.map((r) => r.hosted - r.direct)))}–${fmt(Math.max(...rows.map((r) => r.hosted - r.direct)))})`,
+);

@@ -6,7 +6,10 @@ export * from 'node:fs';
 export default fs;
 
 function segmentRegExp(segment) {
-  const body = segment.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]');
+  const body = segment
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '[^/]*')
+    .replace(/\?/g, '[^/]');
   return new RegExp(`^${body}$`);
 }
 
@@ -18,7 +21,10 @@ export function globSync(pattern, options = {}) {
     const absolute = path.isAbsolute(p);
     const parts = p.split('/').filter((s, i) => s !== '' || i === 0);
     const walk = (dir, rest, rel) => {
-      if (rest.length === 0) { out.add(absolute ? dir : rel); return; }
+      if (rest.length === 0) {
+        out.add(absolute ? dir : rel);
+        return;
+      }
       const [head, ...tail] = rest;
       if (head === '**') {
         walk(dir, tail, rel);
@@ -40,5 +46,9 @@ export function globSync(pattern, options = {}) {
 }
 
 function safeReaddir(dir) {
-  try { return fs.readdirSync(dir, { withFileTypes: true }); } catch { return []; }
+  try {
+    return fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
 }

@@ -8,7 +8,13 @@ let id = 0;
 async function rpc(method: string, params: Record<string, unknown>, name: string): Promise<any> {
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': VERSION, 'mcp-method': method, 'mcp-name': name },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': VERSION,
+      'mcp-method': method,
+      'mcp-name': name,
+    },
     body: JSON.stringify({
       jsonrpc: '2.0',
       id: ++id,
@@ -26,7 +32,13 @@ async function rpc(method: string, params: Record<string, unknown>, name: string
   });
   const text = await res.text();
   // An answer may come as SSE (progress first); the response is the last data line.
-  const body = res.headers.get('content-type')?.includes('text/event-stream') ? text.split('\n').filter((l) => l.startsWith('data:')).at(-1)!.slice(5) : text;
+  const body = res.headers.get('content-type')?.includes('text/event-stream')
+    ? text
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .at(-1)!
+        .slice(5)
+    : text;
   return JSON.parse(body);
 }
 

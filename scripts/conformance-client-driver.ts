@@ -100,8 +100,14 @@ async function modernClient(url: string, elicitation: boolean, sdkCalls = false)
     const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
     const text = await res.text();
     const messages = (res.headers.get('content-type') ?? '').includes('text/event-stream')
-      ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5)) as Json)
-      : text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Json);
+      ? text
+          .split('\n')
+          .filter((l) => l.startsWith('data:'))
+          .map((l) => JSON.parse(l.slice(5)) as Json)
+      : text
+          .split('\n')
+          .filter((l) => l.trim())
+          .map((l) => JSON.parse(l) as Json);
     const answer = messages.find((m) => m.id === body.id);
     if (!answer) throw new Error(`${method}: no answer (HTTP ${res.status})`);
     if (answer.error) throw new Error(`${method}: ${answer.error.code} ${answer.error.message}`);
@@ -188,9 +194,12 @@ async function main(): Promise<void> {
   let era = own;
   let stop = async (): Promise<void> => {};
   if (mode === 'gateway') {
-    const gateway = await buildGateway(parseConfig({ ...entry.gateway, server: { port: 0 }, upstreams: [{ name: 'scenario', path: '/mcp', url: serverUrl }] }), {
-      logger: { level: 'warn' },
-    });
+    const gateway = await buildGateway(
+      parseConfig({ ...entry.gateway, server: { port: 0 }, upstreams: [{ name: 'scenario', path: '/mcp', url: serverUrl }] }),
+      {
+        logger: { level: 'warn' },
+      },
+    );
     await gateway.app.listen({ host: '127.0.0.1', port: 0 });
     const addr = gateway.app.server.address();
     url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;

@@ -46,8 +46,16 @@ const SCENARIOS: Array<{ name: string; version?: string }> = [
 ];
 
 type Status = 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | 'SKIPPED';
-interface Check { id: string; status: Status; errorMessage?: string }
-interface Outcome { checks: Map<string, Check>; code: number; output: string }
+interface Check {
+  id: string;
+  status: Status;
+  errorMessage?: string;
+}
+interface Outcome {
+  checks: Map<string, Check>;
+  code: number;
+  output: string;
+}
 
 /** How bad a status is; a check emitted several times counts at its worst. */
 const SEVERITY: Record<Status, number> = { SKIPPED: 0, INFO: 0, SUCCESS: 1, WARNING: 2, FAILURE: 3 };
@@ -58,12 +66,21 @@ async function runScenario(name: string, version: string | undefined, mode: 'dir
   try {
     const driver = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(root, 'node_modules/tsx/dist/cli.mjs'))} ${JSON.stringify(join(root, 'scripts/conformance-client-driver.ts'))} ${mode}`;
     const args = [
-      '--import', join(root, 'conformance/node20-register.mjs'),
+      '--import',
+      join(root, 'conformance/node20-register.mjs'),
       join(root, 'node_modules/@modelcontextprotocol/conformance/dist/index.js'),
-      'client', '--scenario', name, '--command', driver, '--timeout', '60000', '-o', out,
+      'client',
+      '--scenario',
+      name,
+      '--command',
+      driver,
+      '--timeout',
+      '60000',
+      '-o',
+      out,
       ...(version ? ['--spec-version', version] : []),
     ];
-    const { code, output } = await new Promise<{ code: number; output: string }>((resolve, reject) => {
+    const { output } = await new Promise<{ code: number; output: string }>((resolve, reject) => {
       const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
       let text = '';
       child.stdout.on('data', (d) => (text += d));
@@ -99,7 +116,14 @@ async function main(): Promise<number> {
     const problems: string[] = [];
     const better: string[] = [];
     let ok = 0;
-    if (gateway.code !== 0) problems.push(`the client through the gateway failed:\n${gateway.output.split('\n').filter((l) => /rror|exited|timed out/.test(l)).slice(0, 8).join('\n')}`);
+    if (gateway.code !== 0)
+      problems.push(
+        `the client through the gateway failed:\n${gateway.output
+          .split('\n')
+          .filter((l) => /rror|exited|timed out/.test(l))
+          .slice(0, 8)
+          .join('\n')}`,
+      );
     if (direct.code !== 0) better.push('the SDK client alone failed (exit or timeout)');
     for (const id of [...new Set([...direct.checks.keys(), ...gateway.checks.keys()])].sort()) {
       const d = direct.checks.get(id);
@@ -107,7 +131,8 @@ async function main(): Promise<number> {
       const ds = d?.status ?? 'ABSENT';
       const gs = g?.status ?? 'ABSENT';
       if (!g) problems.push(`${id}: ${ds} directly, not emitted through the gateway`);
-      else if (d && SEVERITY[g.status] > SEVERITY[d.status]) problems.push(`${id}: ${ds} directly → ${gs} through the gateway${g.errorMessage ? ` (${g.errorMessage})` : ''}`);
+      else if (d && SEVERITY[g.status] > SEVERITY[d.status])
+        problems.push(`${id}: ${ds} directly → ${gs} through the gateway${g.errorMessage ? ` (${g.errorMessage})` : ''}`);
       else {
         ok++;
         if (!d || SEVERITY[g.status] < SEVERITY[d.status]) better.push(`${id}: ${ds} directly → ${gs} through the gateway`);

@@ -113,9 +113,19 @@ const EXPLAINED: Partial<Record<Upstream, Record<string, string>>> = {
   },
 };
 
-interface Check { id: string; status: string; errorMessage?: string }
-interface Scenario { name: string; checks: Check[] }
-interface Run { scenarios: Scenario[]; unscored: Set<string> }
+interface Check {
+  id: string;
+  status: string;
+  errorMessage?: string;
+}
+interface Scenario {
+  name: string;
+  checks: Check[];
+}
+interface Run {
+  scenarios: Scenario[];
+  unscored: Set<string>;
+}
 
 type Upstream = 'legacy' | 'modern' | 'dual' | 'jsonl';
 type Tasks = 'native' | 'sync' | 'job';
@@ -125,12 +135,19 @@ async function runSuite(url: string): Promise<Run> {
   const out = await mkdtemp(join(tmpdir(), 'conformance-'));
   try {
     const args = [
-      '--import', join(root, 'conformance/node20-register.mjs'),
+      '--import',
+      join(root, 'conformance/node20-register.mjs'),
       join(root, 'node_modules/@modelcontextprotocol/conformance/dist/index.js'),
-      'server', '--url', url, '-o', out,
+      'server',
+      '--url',
+      url,
+      '-o',
+      out,
       // --force: the tasks-* scenarios are extension scenarios "not on the spec timeline"; without it the suite skips
       // them when named one at a time (and writes no checks).
-      ...(values.scenario ? ['--scenario', values.scenario, '--spec-version', values.requirements as string, '--force'] : ['--requirements', values.requirements as string]),
+      ...(values.scenario
+        ? ['--scenario', values.scenario, '--spec-version', values.requirements as string, '--force']
+        : ['--requirements', values.requirements as string]),
     ];
     const stdout = await new Promise<string>((resolve, reject) => {
       const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -148,7 +165,10 @@ async function runSuite(url: string): Promise<Run> {
       const name = dir.replace(/^server-/, '').replace(/-\d{4}-\d{2}-\d{2}T.*$/, '');
       // A scenario that crashed (e.g. a 2026 scenario against a 2025-only server) or was skipped leaves no checks.json.
       const raw = await readFile(join(out, dir, 'checks.json'), 'utf8').catch(() => undefined);
-      const checks: Check[] = raw !== undefined ? (JSON.parse(raw) as Check[]) : [{ id: `${name}-crashed`, status: 'FAILURE', errorMessage: 'the scenario wrote no checks: it crashed (stderr above) or the suite skipped it' }];
+      const checks: Check[] =
+        raw !== undefined
+          ? (JSON.parse(raw) as Check[])
+          : [{ id: `${name}-crashed`, status: 'FAILURE', errorMessage: 'the scenario wrote no checks: it crashed (stderr above) or the suite skipped it' }];
       scenarios.push({ name, checks });
     }
     return { scenarios, unscored };
@@ -198,7 +218,8 @@ async function main(): Promise<number> {
   const tasks = values.tasks === 'native' || values.tasks === 'sync' || values.tasks === 'job' ? values.tasks : undefined;
   if (values.tasks !== undefined && !tasks) throw new Error('--tasks takes native, sync or job');
   const upstream = values.upstream as string;
-  if (upstream !== 'legacy' && upstream !== 'modern' && upstream !== 'dual' && upstream !== 'jsonl') throw new Error('--upstream takes legacy, modern, dual or jsonl');
+  if (upstream !== 'legacy' && upstream !== 'modern' && upstream !== 'dual' && upstream !== 'jsonl')
+    throw new Error('--upstream takes legacy, modern, dual or jsonl');
   if (values.direct && values.compare) throw new Error('--direct and --compare exclude each other');
   if (values['task-first'] && tasks !== 'native') throw new Error('--task-first needs --tasks native');
 
@@ -246,7 +267,8 @@ async function main(): Promise<number> {
     }
     lines.push(`${bad.length === 0 ? '✓' : '✗'} ${name}: ${ok} passed, ${bad.length} failed${scored ? '' : ' (not scored)'}`);
     // Details only where they count: an unscored scenario's failures (e.g. tasks-* without task tools) are noise.
-    if (scored) for (const b of bad) lines.push(`    ${b.id}: ${differs(b) ? `[differs: ${diffs.get(`${name}/${b.id}`)}] ` : ''}${(b.errorMessage ?? '').slice(0, 200)}`);
+    if (scored)
+      for (const b of bad) lines.push(`    ${b.id}: ${differs(b) ? `[differs: ${diffs.get(`${name}/${b.id}`)}] ` : ''}${(b.errorMessage ?? '').slice(0, 200)}`);
   }
   let scoredDiffs = 0;
   if (values.compare) {
@@ -257,7 +279,9 @@ async function main(): Promise<number> {
     const scoredKeys = [...diffs.keys()].filter((k) => isScored(scenarioOf(k)));
     scoredDiffs = scoredKeys.length;
     const every = explained.size === 0 ? 'every scored check' : 'every scored check not explained below';
-    lines.push(scoredDiffs === 0 ? `compare: ${every} has the same status directly and through the gateway` : `compare: ${scoredDiffs} scored check(s) differ:`);
+    lines.push(
+      scoredDiffs === 0 ? `compare: ${every} has the same status directly and through the gateway` : `compare: ${scoredDiffs} scored check(s) differ:`,
+    );
     for (const key of scoredKeys) lines.push(`    ${key}: ${diffs.get(key)}`);
     const other = [...diffs.keys()].filter((k) => !isScored(scenarioOf(k)));
     if (other.length > 0) lines.push(`compare: ${other.length} check(s) of unscored scenarios differ (not counted):`);
@@ -272,7 +296,10 @@ async function main(): Promise<number> {
   return failed === 0 && scoredDiffs === 0 && passed > 0 ? 0 : 1;
 }
 
-main().then((code) => process.exit(code), (e) => {
-  process.stderr.write(`${(e as Error).stack ?? e}\n`);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (e) => {
+    process.stderr.write(`${(e as Error).stack ?? e}\n`);
+    process.exit(1);
+  },
+);

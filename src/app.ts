@@ -3,7 +3,16 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { ConfigError, planReload, principalShare, redactedUrl, redisUrlProblem, wellKnownRootOwner, type GatewayConfig } from './config/index.js';
-import { Authenticator, buildEdge, createAuditLog, GatewayMetrics, hostPolicy, type EdgeEndpoint, type EdgeOptions, type PassthroughUpstream } from './proxy/index.js';
+import {
+  Authenticator,
+  buildEdge,
+  createAuditLog,
+  GatewayMetrics,
+  hostPolicy,
+  type EdgeEndpoint,
+  type EdgeOptions,
+  type PassthroughUpstream,
+} from './proxy/index.js';
 import { MemoryTaskStore, observeStore, RedisTaskStore, type TaskStore } from './store/index.js';
 import {
   InstanceBus,
@@ -26,7 +35,17 @@ import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 
 // The package's public entry (index.ts) reaches the configuration through the composition root, which owns it: a
 // library user parses a configuration exactly as the command line does, then builds the gateway from it.
-export { ConfigError, DEFAULTS, loadConfigFile, parseConfig, type AuthConfig, type ConfigOverrides, type GatewayConfig, type ToolRule, type UpstreamConfig } from './config/index.js';
+export {
+  ConfigError,
+  DEFAULTS,
+  loadConfigFile,
+  parseConfig,
+  type AuthConfig,
+  type ConfigOverrides,
+  type GatewayConfig,
+  type ToolRule,
+  type UpstreamConfig,
+} from './config/index.js';
 
 /** Optional collaborators (tests pass a logger or a fixed key). */
 export interface GatewayDeps {
@@ -102,7 +121,8 @@ export async function buildGateway(config: Readonly<GatewayConfig>, deps: Gatewa
   if (!shared && config.store.kind !== 'memory') {
     // Everything one instance signs or seals must open on every other: a random key per process would not.
     throw new ConfigError([
-      `secret: a shared store (${config.store.kind}) needs the deployment's shared secret, the same on every instance: set ${config.secret.env} (at least 32 characters) or secret.value`,
+      `secret: a shared store (${config.store.kind}) needs the deployment's shared secret, the same on every instance: set ${config.secret.env} (at ` +
+        `least 32 characters) or secret.value`,
     ]);
   }
   const stateKey = shared ?? randomBytes(32);
@@ -163,7 +183,9 @@ async function startGateway(config: Readonly<GatewayConfig>, deps: GatewayDeps, 
   const hosts = await startStdioHosts(config, logs.upstream);
   // The children last: the upstream sessions were closed against them.
   closers.add(() => Promise.all([...hosts.values()].map((h) => h.close())));
-  const routes = config.upstreams.map((u, i) => endpointOf(u, s.authenticators[i] as Authenticator, u.url ?? (hosts.get(u.name) as StdioHost).url, config, logs.upstream));
+  const routes = config.upstreams.map((u, i) =>
+    endpointOf(u, s.authenticators[i] as Authenticator, u.url ?? (hosts.get(u.name) as StdioHost).url, config, logs.upstream),
+  );
   closers.add(() => Promise.all(routes.flatMap((r) => [r.route.upstream.close(), r.modernUpstream.close()])));
   const bus = new InstanceBus({ store, instanceId: deps.instanceId ?? mintInstanceId(), heartbeatMs: config.tasks.leaseMs, log: logs.tasks });
   await bus.start();
@@ -196,7 +218,10 @@ async function startGateway(config: Readonly<GatewayConfig>, deps: GatewayDeps, 
   for (const u of config.upstreams) {
     if (u.auth.mode !== 'none') continue;
     // Without identities a task id is the only secret: said once, loudly, at start.
-    app.log.warn({ upstream: u.name, maxTtlMs: u.auth.maxTtlMs }, 'auth.mode is none: every caller is one anonymous principal, task ids are the only secret; task retention is capped at auth.maxTtlMs');
+    app.log.warn(
+      { upstream: u.name, maxTtlMs: u.auth.maxTtlMs },
+      'auth.mode is none: every caller is one anonymous principal, task ids are the only secret; task retention is capped at auth.maxTtlMs',
+    );
   }
   let current: Readonly<GatewayConfig> = config;
   let closing: Promise<void> | undefined;
@@ -245,7 +270,13 @@ class Closers {
  * A graceful shutdown's steps: refuse new requests, let those in flight and the owned calls running here finish
  * within `graceMs`, stop what still runs, let open streams flush, then close.
  */
-async function drainThenClose(app: FastifyInstance, runtime: TaskRuntime, graceMs: number, stopWork: () => Promise<void>, close: () => Promise<void>): Promise<void> {
+async function drainThenClose(
+  app: FastifyInstance,
+  runtime: TaskRuntime,
+  graceMs: number,
+  stopWork: () => Promise<void>,
+  close: () => Promise<void>,
+): Promise<void> {
   const drain = app.drain;
   drain.start();
   // Requests in flight and owned calls running here may finish within the grace; each end looks again.
@@ -310,7 +341,10 @@ function applyLive(next: Readonly<GatewayConfig>, applied: ReadonlySet<string>, 
 }
 
 /** The MRTR bridge: held calls, their rounds and their relays between instances. */
-function bridgeOf(config: Readonly<GatewayConfig>, d: { stateKey: Uint8Array; bus: InstanceBus; sealer: Sealer; audit: AuditLog; metrics: GatewayMetrics | undefined; log: LayerLogger }): MrtrBridge {
+function bridgeOf(
+  config: Readonly<GatewayConfig>,
+  d: { stateKey: Uint8Array; bus: InstanceBus; sealer: Sealer; audit: AuditLog; metrics: GatewayMetrics | undefined; log: LayerLogger },
+): MrtrBridge {
   return new MrtrBridge({
     stateKey: d.stateKey,
     holdMs: config.input.holdMs,
@@ -327,7 +361,10 @@ function bridgeOf(config: Readonly<GatewayConfig>, d: { stateKey: Uint8Array; bu
 }
 
 /** The task runtime (not started). */
-function runtimeOf(config: Readonly<GatewayConfig>, d: { store: TaskStore; bus: InstanceBus; sealer: Sealer; bridge: MrtrBridge; audit: AuditLog; log: LayerLogger }): TaskRuntime {
+function runtimeOf(
+  config: Readonly<GatewayConfig>,
+  d: { store: TaskStore; bus: InstanceBus; sealer: Sealer; bridge: MrtrBridge; audit: AuditLog; log: LayerLogger },
+): TaskRuntime {
   return new TaskRuntime({
     store: d.store,
     bus: d.bus,
@@ -390,7 +427,15 @@ function endpointOf(u: GatewayConfig['upstreams'][number], auth: Authenticator, 
 /** The edge's options from the configuration and the parts built for it. */
 function edgeOptionsOf(
   config: Readonly<GatewayConfig>,
-  d: { root: Logger | undefined; audit: AuditLog; store: TaskStore; bridge: MrtrBridge; runtime: TaskRuntime; routes: EdgeEndpoint[]; metrics: GatewayMetrics | undefined },
+  d: {
+    root: Logger | undefined;
+    audit: AuditLog;
+    store: TaskStore;
+    bridge: MrtrBridge;
+    runtime: TaskRuntime;
+    routes: EdgeEndpoint[];
+    metrics: GatewayMetrics | undefined;
+  },
 ): EdgeOptions {
   return {
     logger: false,
@@ -546,7 +591,9 @@ async function createStore(config: Readonly<GatewayConfig>, env: NodeJS.ProcessE
   } catch (e) {
     const cause = e instanceof Error && e.cause instanceof Error ? e.cause : e;
     const where = s.url !== undefined ? 'store.url' : s.urlEnv;
-    throw new StoreStartError(`cannot reach the Redis store at ${redactedUrl(url)} (${where}): ${cause instanceof Error ? cause.message : String(cause)}`, { cause: e });
+    throw new StoreStartError(`cannot reach the Redis store at ${redactedUrl(url)} (${where}): ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause: e,
+    });
   }
   return store;
 }

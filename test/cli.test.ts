@@ -15,7 +15,10 @@ const cli = join(root, 'src/cli.ts');
 // Node itself runs the CLI with tsx's loader (not the tsx wrapper process): the wrapper relays a signal and, when the
 // child has not confirmed it within 30 ms (a loaded machine), kills it with SIGKILL and exits 143.
 function runCli(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info', ...env } });
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -30,7 +33,11 @@ t.test('--help lists every flag and exits 0', async (t) => {
   for (const flag of ['--config', '--upstream', '--host', '--port', '--check', '--demo', '--help', '--version']) t.match(p.out(), flag);
   t.match(p.out(), /MCP_GATEWAY_REDIS_URL/, 'names the Redis URL variable');
   // The exit codes a supervisor or script acts on (docs/operations.md § Exit codes).
-  t.match(p.out(), /^Exit codes:\n {2}0 .*\n {2}1 .*\n {2}2 {2}a configuration error.*\n {2}3 {2}the task store could not be reached at start/m, 'lists exit codes 0 to 3');
+  t.match(
+    p.out(),
+    /^Exit codes:\n {2}0 .*\n {2}1 .*\n {2}2 {2}a configuration error.*\n {2}3 {2}the task store could not be reached at start/m,
+    'lists exit codes 0 to 3',
+  );
   t.match(p.out(), /MCP_GATEWAY_STATE_SECRET[^]*REQUIRED with the Redis store/, 'says the secret is required with Redis');
 });
 
@@ -61,7 +68,11 @@ t.test('--check on every file in config/ exits 0 and prints the upstreams, paths
     const out = p.out();
     t.match(out, `configuration valid (${join(dir, f)})`, `${f}: says so`);
     t.match(out, /^store: (memory|redis)/m, `${f}: the store`);
-    t.match(out, /^upstreams:\n {2}(- [\w.-]+: (url https?:\/\/\S+|command \[.*\]), path \/\S*, era \w+|\(none: the bundled demo upstream)/m, `${f}: the upstreams`);
+    t.match(
+      out,
+      /^upstreams:\n {2}(- [\w.-]+: (url https?:\/\/\S+|command \[.*\]), path \/\S*, era \w+|\(none: the bundled demo upstream)/m,
+      `${f}: the upstreams`,
+    );
     t.match(out, /^paths:\n {2}\/mcp +MCP endpoint of /m, `${f}: the paths`);
     t.match(out, /^tool rules \(per upstream, first match wins\):\n/m, `${f}: the rules`);
     t.notMatch(out, /"level"/, `${f}: nothing started (no log lines)`);
@@ -74,7 +85,10 @@ t.test('--check on every file in config/ exits 0 and prints the upstreams, paths
 t.test('--check on a broken file exits 2, naming the key path of each problem', async (t) => {
   const dir = t.testdir({});
   const file = join(dir, 'bad.yaml');
-  await writeFile(file, 'server:\n  prot: 1\nstore:\n  kind: redsi\nupstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    tools:\n      "*": { task: nativ }\n');
+  await writeFile(
+    file,
+    'server:\n  prot: 1\nstore:\n  kind: redsi\nupstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    tools:\n      "*": { task: nativ }\n',
+  );
   const p = runCli(['--check', '--config', file]);
   t.equal(await p.exited, 2);
   t.match(p.err(), /^invalid configuration:/);
@@ -97,7 +111,10 @@ t.test('--check listens nowhere and contacts no upstream and no Redis; it works 
   const port = (server.address() as AddressInfo).port;
   const dir = t.testdir({});
   const file = join(dir, 'redis.yaml');
-  await writeFile(file, `store:\n  kind: redis\n  url: redis://user:hunter2hunter2@127.0.0.1:${port}/0\nupstreams:\n  - name: a\n    url: http://127.0.0.1:${port}/mcp\n`);
+  await writeFile(
+    file,
+    `store:\n  kind: redis\n  url: redis://user:hunter2hunter2@127.0.0.1:${port}/0\nupstreams:\n  - name: a\n    url: http://127.0.0.1:${port}/mcp\n`,
+  );
   const p = runCli(['--check', '--config', file, '--port', String(port)], { MCP_GATEWAY_STATE_SECRET: '' });
   t.equal(await p.exited, 0, p.err());
   t.match(p.out(), `listen: http://127.0.0.1:${port}`);
@@ -129,7 +146,12 @@ t.test('with no upstream it serves the bundled demo upstream, and stops on SIGTE
     }
   }
   t.ok(endpoint, 'endpoint logged');
-  const r = await post(endpoint as string, 'tools/call', { name: 'greet', arguments: { name: 'CLI' } }, { headers: { authorization: 'Bearer secret-token-xyz' } });
+  const r = await post(
+    endpoint as string,
+    'tools/call',
+    { name: 'greet', arguments: { name: 'CLI' } },
+    { headers: { authorization: 'Bearer secret-token-xyz' } },
+  );
   t.equal(r.body.result.content[0].text, 'Hello, CLI!');
   const d = await post(endpoint as string, 'server/discover');
   t.equal(d.body.result._meta['io.modelcontextprotocol/serverInfo'].name, 'demo-legacy-server');
@@ -142,7 +164,11 @@ t.test('--help names exactly the flags the CLI parses, each with its short form 
   // The parser's option table, read from the source (cli.ts runs when imported, so it cannot be imported here).
   const source = await readFile(cli, 'utf8');
   const table = /parseArgs\(\{[^]*?options: \{([^]*?)\n\s*\},\n\s*strict/.exec(source)?.[1] ?? '';
-  const parsed = [...table.matchAll(/^\s*['"]?([\w-]+)['"]?: \{ type: '(string|boolean)'(?:, short: '(\w)')? \}/gm)].map((m) => ({ long: m[1], short: m[3], value: m[2] === 'string' }));
+  const parsed = [...table.matchAll(/^\s*['"]?([\w-]+)['"]?: \{ type: '(string|boolean)'(?:, short: '(\w)')? \}/gm)].map((m) => ({
+    long: m[1],
+    short: m[3],
+    value: m[2] === 'string',
+  }));
   t.ok(parsed.length >= 7, `the option table is read (${parsed.map((o) => o.long).join(', ')})`);
   const p = runCli(['--help']);
   t.equal(await p.exited, 0);
@@ -182,10 +208,12 @@ t.test('SIGTERM exits within the grace when the reader of its output went away (
   const p = runCli(['--config', join(dir, 'gw.json')]);
   // As `gateway 2>&1 | head -1`: the first line is read, then the reader is gone.
   await new Promise<void>((resolve) => p.child.stdout.once('data', () => resolve()));
-  await Promise.all([p.child.stdout, p.child.stderr].map((s) => {
-    s.destroy();
-    return once(s, 'close');
-  }));
+  await Promise.all(
+    [p.child.stdout, p.child.stderr].map((s) => {
+      s.destroy();
+      return once(s, 'close');
+    }),
+  );
   p.child.kill('SIGTERM');
   let timer: NodeJS.Timeout | undefined;
   const bound = new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), graceMs + 1_000)));
@@ -198,13 +226,19 @@ t.test('SIGTERM exits within the grace when the reader of its output went away (
 const SECRET = { MCP_GATEWAY_STATE_SECRET: 'cli-test-secret-0123456789abcdefghijkl' };
 
 t.test('a Redis URL of another scheme is a configuration error naming store.url and the value (exit 2)', async (t) => {
-  const dir = t.testdir({ 'file.json': JSON.stringify({ store: { kind: 'redis', url: 'http://cache:6379' } }), 'env.json': JSON.stringify({ store: { kind: 'redis' } }) });
+  const dir = t.testdir({
+    'file.json': JSON.stringify({ store: { kind: 'redis', url: 'http://cache:6379' } }),
+    'env.json': JSON.stringify({ store: { kind: 'redis' } }),
+  });
   const inFile = runCli(['--config', join(dir, 'file.json'), '--port', '0'], SECRET);
   t.equal(await inFile.exited, 2, 'in the file: exit 2');
   t.match(inFile.err(), /store\.url: a redis:\/\/ or rediss:\/\/ URL, got "http:\/\/cache:6379"/);
   const inEnv = runCli(['--config', join(dir, 'env.json'), '--port', '0'], { ...SECRET, MCP_GATEWAY_REDIS_URL: 'http://user:hunter2@cache:6379' });
   t.equal(await inEnv.exited, 2, 'in the variable: exit 2');
-  t.match(inEnv.err(), /store\.url: MCP_GATEWAY_REDIS_URL \(store\.urlEnv\) must hold a redis:\/\/ or rediss:\/\/ URL, got "http:\/\/user:\*\*\*@cache:6379\/?"/);
+  t.match(
+    inEnv.err(),
+    /store\.url: MCP_GATEWAY_REDIS_URL \(store\.urlEnv\) must hold a redis:\/\/ or rediss:\/\/ URL, got "http:\/\/user:\*\*\*@cache:6379\/?"/,
+  );
   t.notMatch(inEnv.err(), /hunter2/, 'the password is not shown');
   t.notMatch(inEnv.err(), /^\s+at /m, 'no stack trace');
 });
@@ -229,9 +263,17 @@ t.test('--upstream without a scheme names the flag and the value (exit 2)', asyn
 
 t.test('an stdio command that cannot start is logged with its program and working directory', async (t) => {
   const dir = t.testdir({});
-  await writeFile(join(dir, 'gw.json'), JSON.stringify({ upstreams: [{ name: 'broken', command: ['no-such-program-xyz', '--token', 'sekrit-arg'], cwd: dir }] }));
+  await writeFile(
+    join(dir, 'gw.json'),
+    JSON.stringify({ upstreams: [{ name: 'broken', command: ['no-such-program-xyz', '--token', 'sekrit-arg'], cwd: dir }] }),
+  );
   const p = runCli(['--config', join(dir, 'gw.json'), '--port', '0']);
-  const found = () => p.out().split('\n').filter((l) => l.includes('could not be started')).map((l) => JSON.parse(l) as Record<string, unknown>)[0];
+  const found = () =>
+    p
+      .out()
+      .split('\n')
+      .filter((l) => l.includes('could not be started'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)[0];
   // Checked on each chunk and once at the start: the line may have come before this test listened.
   const line = await new Promise<Record<string, unknown> | undefined>((resolve) => {
     const check = () => {

@@ -33,9 +33,15 @@ t.test('every key of the schema has a description and says what applies when it 
   const schema = configJsonSchema() as { properties: Record<string, { description?: string }> };
   const rows = Object.entries(schema.properties).flatMap(([name, node]) => keyRows(node, name));
   t.ok(rows.length > 80, `the walk finds the keys (${rows.length})`);
-  const undescribed = Object.entries(schema.properties).filter(([, n]) => !n.description).map(([k]) => k);
+  const undescribed = Object.entries(schema.properties)
+    .filter(([, n]) => !n.description)
+    .map(([k]) => k);
   t.same(undescribed, [], 'every top-level key has a description');
-  t.same(rows.filter((r) => r.leaf && !r.description).map((r) => r.key), [], 'every key has a description: .describe() it in src/config/schema.ts');
+  t.same(
+    rows.filter((r) => r.leaf && !r.description).map((r) => r.key),
+    [],
+    'every key has a description: .describe() it in src/config/schema.ts',
+  );
   t.same(
     rows.filter((r) => !r.default).map((r) => r.key),
     [],
@@ -45,7 +51,11 @@ t.test('every key of the schema has a description and says what applies when it 
 
 t.test('self-check: the walk finds nested, variant, array and record keys with their defaults', async (t) => {
   const schema = configJsonSchema() as { properties: Record<string, object> };
-  const rows = new Map(Object.entries(schema.properties).flatMap(([name, node]) => keyRows(node, name)).map((r) => [r.key, r]));
+  const rows = new Map(
+    Object.entries(schema.properties)
+      .flatMap(([name, node]) => keyRows(node, name))
+      .map((r) => [r.key, r]),
+  );
   t.equal(rows.get('server.port')?.default, `\`${DEFAULTS.port}\``);
   t.equal(rows.get('store.kind')?.default, '`memory`', "a discriminator, defaulted through its parent's default");
   t.equal(rows.get('store.keyPrefix')?.default, `\`${DEFAULTS.redisKeyPrefix}\``, 'a key of the redis variant');
@@ -89,7 +99,11 @@ t.test('editor-style: each typo the gateway refuses is flagged by the JSON Schem
     ['a URL of another protocol', withUpstream({ url: 'ftp://example.com/mcp' }), '/upstreams/0/url'],
     ['a misspelt upstream key', withUpstream({ tool: {} }), '/upstreams/0'],
     ['an upstream without a name', { upstreams: [{ url: 'http://127.0.0.1:3000/mcp' }] }, '/upstreams/0'],
-    ['a misspelt auth key', withUpstream({ auth: { mode: 'jwt', jwksUrl: 'https://id.example/jwks', issuer: 'i', audience: 'a', algorithm: ['RS256'] } }), '/upstreams/0/auth'],
+    [
+      'a misspelt auth key',
+      withUpstream({ auth: { mode: 'jwt', jwksUrl: 'https://id.example/jwks', issuer: 'i', audience: 'a', algorithm: ['RS256'] } }),
+      '/upstreams/0/auth',
+    ],
     ['an unknown auth mode', withUpstream({ auth: { mode: 'basic' } }), '/upstreams/0/auth'],
     ['a header name with a space', withUpstream({ headers: { 'x api key': 'k' } }), '/upstreams/0/headers'],
     ['a short secret', { secret: { value: 'short' } }, '/secret/value'],

@@ -149,7 +149,11 @@ for (const era of ['legacy', 'modern'] as const) {
         'start_report',
       ]);
       const byName = new Map(tools.map((tool) => [tool.name, tool.inputSchema]));
-      t.match(byName.get('start_report'), { type: 'object', properties: { topic: { type: 'string' }, steps: { type: 'integer' }, stepMs: { type: 'integer' } }, required: ['topic'] });
+      t.match(byName.get('start_report'), {
+        type: 'object',
+        properties: { topic: { type: 'string' }, steps: { type: 'integer' }, stepMs: { type: 'integer' } },
+        required: ['topic'],
+      });
       t.match(byName.get('build_status'), { type: 'object', properties: { id: { type: 'number' } }, required: ['id'] });
       t.match(byName.get('export_status'), { type: 'object', properties: { handle: { type: 'string' } }, required: ['handle'] });
     });
@@ -214,7 +218,10 @@ for (const era of ['legacy', 'modern'] as const) {
       t.type(id, 'number');
       t.same(jsonOf(started), { id });
       const seen = await pollUntil(conn, 'build_status', { id }, (r) => r.structuredContent?.phase !== 'compiling');
-      t.ok(seen.slice(0, -1).every((r) => JSON.stringify(r.structuredContent) === '{"phase":"compiling"}'), 'compiling until the end');
+      t.ok(
+        seen.slice(0, -1).every((r) => JSON.stringify(r.structuredContent) === '{"phase":"compiling"}'),
+        'compiling until the end',
+      );
       t.same(seen.at(-1)?.structuredContent, { phase: 'broken', error: 'compiler exploded on kernel' });
       t.match(fx.jobs.get(String(id)), { shape: 'build', state: 'broken', steps: 3, finished: true, cancelled: false });
 

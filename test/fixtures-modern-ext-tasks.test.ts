@@ -36,7 +36,10 @@ function answerFor(request: ApplicationInputRequest): any {
   return { action: 'accept', content };
 }
 
-async function harness(t: Test, opts: { taskFirst?: boolean } = {}): Promise<{ fx: ModernFixture; session: TaskEnabledSession; inputs: Seen[]; wire: DispatchRecord[] }> {
+async function harness(
+  t: Test,
+  opts: { taskFirst?: boolean } = {},
+): Promise<{ fx: ModernFixture; session: TaskEnabledSession; inputs: Seen[]; wire: DispatchRecord[] }> {
   const fx = await startModernFixture({ mode: 'modern', tasks: 'native', taskPollIntervalMs: 20, taskJobDelayMs: 20, ...opts });
   t.teardown(() => fx.close());
   const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: {}, sampling: {} } });
@@ -59,7 +62,13 @@ async function harness(t: Test, opts: { taskFirst?: boolean } = {}): Promise<{ f
 
 const firstText = (result: any): string | undefined => result?.content?.[0]?.text;
 
-async function settled(t: Test, session: TaskEnabledSession, tool: string, args: Parameters<TaskEnabledSession['callTool']>[1], kind: 'task' | 'immediate' = 'task'): Promise<any> {
+async function settled(
+  t: Test,
+  session: TaskEnabledSession,
+  tool: string,
+  args: Parameters<TaskEnabledSession['callTool']>[1],
+  kind: 'task' | 'immediate' = 'task',
+): Promise<any> {
   const execution = await session.callTool(tool, args);
   t.equal(execution.kind, kind, `${tool}: ${kind}`);
   return (await execution.settle()).outcome;
@@ -91,7 +100,10 @@ t.test('ext-tasks negotiates the extension and completes every kind of task tool
     ].sort((a, c) => key(a).localeCompare(key(c))),
     'every question inside its task, answered by tasks/update',
   );
-  t.ok(wire.every((w) => w.status < 400), 'no refusals on the way');
+  t.ok(
+    wire.every((w) => w.status < 400),
+    'no refusals on the way',
+  );
 });
 
 t.test('ext-tasks: tool error, protocol error, cancel', async (t) => {
@@ -110,15 +122,26 @@ t.test('ext-tasks: tool error, protocol error, cancel', async (t) => {
   await execution.cancel();
   t.equal((await execution.settle()).outcome.status, 'cancelled');
   const s = await waitForStats(fx, (x) => !x.running.gated_job);
-  t.same(s.cancellations.map((c) => [c.tool, c.via]), [['gated_job', 'tasks/cancel']]);
+  t.same(
+    s.cancellations.map((c) => [c.tool, c.via]),
+    [['gated_job', 'tasks/cancel']],
+  );
 });
 
 t.test('ext-tasks: test_tool_with_task, both kinds of question before the task', async (t) => {
   const mrtr = await harness(t);
   t.equal(firstText((await settled(t, mrtr.session, 'test_tool_with_task', {})).result), 'Hello, Ada!');
-  t.same(mrtr.inputs.map((i) => [i.scope, i.delivery, i.inputId]), [['request', 'request-retry', 'user_name']], 'MRTR before the task');
+  t.same(
+    mrtr.inputs.map((i) => [i.scope, i.delivery, i.inputId]),
+    [['request', 'request-retry', 'user_name']],
+    'MRTR before the task',
+  );
 
   const inside = await harness(t, { taskFirst: true });
   t.equal(firstText((await settled(t, inside.session, 'test_tool_with_task', {})).result), 'Hello, Ada!');
-  t.same(inside.inputs.map((i) => [i.scope, i.delivery, i.inputId]), [['task', 'task-update', 'user_name']], 'inside the task');
+  t.same(
+    inside.inputs.map((i) => [i.scope, i.delivery, i.inputId]),
+    [['task', 'task-update', 'user_name']],
+    'inside the task',
+  );
 });

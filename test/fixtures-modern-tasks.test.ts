@@ -25,11 +25,21 @@ async function fixture(t: Test, opts: Partial<ModernFixtureOptions> = {}): Promi
   return fx;
 }
 
-const call = (fx: ModernFixture, name: string, args: Record<string, unknown> = {}, capabilities: Record<string, unknown> = WITH_EXT, extra: Record<string, unknown> = {}) =>
-  post(fx.url, 'tools/call', { name, arguments: args, ...extra }, { capabilities });
+const call = (
+  fx: ModernFixture,
+  name: string,
+  args: Record<string, unknown> = {},
+  capabilities: Record<string, unknown> = WITH_EXT,
+  extra: Record<string, unknown> = {},
+) => post(fx.url, 'tools/call', { name, arguments: args, ...extra }, { capabilities });
 
-const tasks = (fx: ModernFixture, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown> = WITH_EXT, headers?: Record<string, string>) =>
-  post(fx.url, method, params, { capabilities, ...(headers && { headers }) });
+const tasks = (
+  fx: ModernFixture,
+  method: string,
+  params: Record<string, unknown>,
+  capabilities: Record<string, unknown> = WITH_EXT,
+  headers?: Record<string, string>,
+) => post(fx.url, method, params, { capabilities, ...(headers && { headers }) });
 
 /** Creates a task and returns its id (fails the test if the call did not create one). */
 async function create(t: Test, fx: ModernFixture, name: string, args: Record<string, unknown> = {}): Promise<string> {
@@ -62,7 +72,20 @@ t.test('native: discover and tools/list', async (t) => {
   t.notOk(d.body.result.capabilities.tasks, 'no legacy tasks slot');
   const l = await post(fx.url, 'tools/list', {}, { capabilities: {} });
   const names = l.body.result.tools.map((x: { name: string }) => x.name);
-  for (const n of ['greet', 'slow_compute', 'failing_job', 'protocol_error_job', 'confirm_delete', 'multi_input', 'test_tool_with_task', 'gated_job', 'sample_once', 'sample_twice', 'ask_twice', 'instant']) {
+  for (const n of [
+    'greet',
+    'slow_compute',
+    'failing_job',
+    'protocol_error_job',
+    'confirm_delete',
+    'multi_input',
+    'test_tool_with_task',
+    'gated_job',
+    'sample_once',
+    'sample_twice',
+    'ask_twice',
+    'instant',
+  ]) {
     t.ok(names.includes(n), n);
   }
 });
@@ -120,7 +143,10 @@ t.test('native: confirm_delete asks inside the task, answered by tasks/update', 
   const id = await create(t, fx, 'confirm_delete', { filename: 'a.txt' });
   const waiting = await pollTask(fx, id, (x) => x.status === 'input_required');
   t.same(inputKeys(waiting), ['confirm']);
-  t.match(waiting.inputRequests.confirm, { method: 'elicitation/create', params: { message: 'Delete a.txt?', requestedSchema: { properties: { confirm: { type: 'boolean' } } } } });
+  t.match(waiting.inputRequests.confirm, {
+    method: 'elicitation/create',
+    params: { message: 'Delete a.txt?', requestedSchema: { properties: { confirm: { type: 'boolean' } } } },
+  });
   const ignored = await tasks(fx, 'tasks/update', { taskId: id, inputResponses: { 'unknown-key': { ignored: true } } });
   t.same(ignored.body.result, { resultType: 'complete', _meta: ignored.body.result._meta }, 'an unknown key is acked and ignored');
   t.same(inputKeys((await tasks(fx, 'tasks/get', { taskId: id })).body.result), ['confirm'], 'still asking');
@@ -245,7 +271,10 @@ t.test('native: notifications/tasks on subscriptions/listen with taskIds', async
 
   const listen = await openListen(t, fx.url, 'sub-1', { taskIds: [id, 'unknown'], toolsListChanged: true }, { capabilities: WITH_EXT });
   const ack = await listen.stream.next();
-  t.match(ack, { method: 'notifications/subscriptions/acknowledged', params: { notifications: { taskIds: [id], toolsListChanged: true }, _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } } });
+  t.match(ack, {
+    method: 'notifications/subscriptions/acknowledged',
+    params: { notifications: { taskIds: [id], toolsListChanged: true }, _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } },
+  });
   // The first question may predate the subscription; the second round happens while it listens.
   await pollTask(fx, id, (x) => x.status === 'input_required');
   await tasks(fx, 'tasks/update', { taskId: id, inputResponses: { step1: { action: 'accept', content: { name: 'Lu' } } } });
@@ -257,13 +286,24 @@ t.test('native: notifications/tasks on subscriptions/listen with taskIds', async
     return n;
   };
   while ((await next()).params.status !== 'input_required');
-  t.match(seen.at(-1).params, { taskId: id, inputRequests: { step2: { method: 'elicitation/create' } }, _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } }, 'the full DetailedTask');
+  t.match(
+    seen.at(-1).params,
+    { taskId: id, inputRequests: { step2: { method: 'elicitation/create' } }, _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } },
+    'the full DetailedTask',
+  );
   await tasks(fx, 'tasks/update', { taskId: id, inputResponses: { step2: { action: 'accept', content: { color: 'teal' } } } });
   while ((await next()).params.status !== 'completed');
   t.match(seen.at(-1).params, { taskId: id, status: 'completed', result: { content: [{ text: 'Lu likes teal' }] } });
-  t.ok(seen.some((n) => n.params.status === 'working'), 'back to working between the rounds');
+  t.ok(
+    seen.some((n) => n.params.status === 'working'),
+    'back to working between the rounds',
+  );
   fx.notifyListChanged('tools');
-  t.match(await listen.stream.next(), { method: 'notifications/tools/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } } }, 'list filters still work');
+  t.match(
+    await listen.stream.next(),
+    { method: 'notifications/tools/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } } },
+    'list filters still work',
+  );
 });
 
 t.test('native: a closed stream cancels a synchronous call', async (t) => {
@@ -271,8 +311,23 @@ t.test('native: a closed stream cancels a synchronous call', async (t) => {
   const controller = new AbortController();
   const pending = fetch(fx.url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'slow_compute' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 30 }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'slow_compute',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: 'slow_compute',
+        arguments: { seconds: 30 },
+        _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+      },
+    }),
     signal: controller.signal,
   }).catch(() => undefined);
   await waitForStats(fx, (s) => s.running.slow_compute === 1);
@@ -334,13 +389,22 @@ t.test('sync: no extension, the same tools run in the call with MRTR rounds', as
 
   const r1 = await call(fx, 'ask_twice');
   t.same(Object.keys(r1.body.result.inputRequests), ['step1']);
-  const r2 = await call(fx, 'ask_twice', {}, WITH_EXT, { inputResponses: { step1: { action: 'accept', content: { name: 'Ada' } } }, requestState: r1.body.result.requestState });
+  const r2 = await call(fx, 'ask_twice', {}, WITH_EXT, {
+    inputResponses: { step1: { action: 'accept', content: { name: 'Ada' } } },
+    requestState: r1.body.result.requestState,
+  });
   t.same(Object.keys(r2.body.result.inputRequests), ['step2'], 'the first answer travels in requestState');
-  const r3 = await call(fx, 'ask_twice', {}, WITH_EXT, { inputResponses: { step2: { action: 'accept', content: { color: 'red' } } }, requestState: r2.body.result.requestState });
+  const r3 = await call(fx, 'ask_twice', {}, WITH_EXT, {
+    inputResponses: { step2: { action: 'accept', content: { color: 'red' } } },
+    requestState: r2.body.result.requestState,
+  });
   t.equal(firstText(r3.body.result), 'Ada likes red');
 
   const name1 = await call(fx, 'test_tool_with_task');
-  const name2 = await call(fx, 'test_tool_with_task', {}, WITH_EXT, { inputResponses: { user_name: { action: 'accept', content: { name: 'Zed' } } }, requestState: name1.body.result.requestState });
+  const name2 = await call(fx, 'test_tool_with_task', {}, WITH_EXT, {
+    inputResponses: { user_name: { action: 'accept', content: { name: 'Zed' } } },
+    requestState: name1.body.result.requestState,
+  });
   t.equal(firstText(name2.body.result), 'Hello, Zed!');
 
   const gated = call(fx, 'gated_job', { gate: 'sg' });
@@ -363,14 +427,20 @@ t.test('job: test_tool_with_task asks by MRTR, then starts a hand-rolled job tha
   t.notOk(d.body.result.capabilities.extensions?.[EXT], 'the extension is not advertised');
   const l = await post(fx.url, 'tools/list', {}, { capabilities: {} });
   const jobTools = ['test_tool_with_task', 'test_tool_with_task_status', 'test_tool_with_task_result', 'test_tool_with_task_cancel'];
-  t.same(l.body.result.tools.map((x: { name: string }) => x.name).filter((n: string) => n.startsWith('test_tool_with_task')), jobTools);
+  t.same(
+    l.body.result.tools.map((x: { name: string }) => x.name).filter((n: string) => n.startsWith('test_tool_with_task')),
+    jobTools,
+  );
   const tool = async (name: string, jobId: unknown) => (await call(fx, name, { jobId }, NO_EXT)).body;
   const stateOf = async (jobId: string) => (await tool('test_tool_with_task_status', jobId)).result.structuredContent.state;
 
   const ask = await call(fx, 'test_tool_with_task');
   t.match(ask.body.result, { resultType: 'input_required', inputRequests: { user_name: { method: 'elicitation/create' } } }, 'asked before the job starts');
   t.same(fx.stats().running, {}, 'nothing started yet');
-  const start = await call(fx, 'test_tool_with_task', {}, WITH_EXT, { inputResponses: { user_name: { action: 'accept', content: { name: 'Zed' } } }, requestState: ask.body.result.requestState });
+  const start = await call(fx, 'test_tool_with_task', {}, WITH_EXT, {
+    inputResponses: { user_name: { action: 'accept', content: { name: 'Zed' } } },
+    requestState: ask.body.result.requestState,
+  });
   const jobId = start.body.result.structuredContent?.jobId;
   t.match(jobId, /^job-\d+$/, 'a handle, not a task, even with the extension on the request');
   t.notOk('taskId' in start.body.result);
@@ -384,14 +454,18 @@ t.test('job: test_tool_with_task asks by MRTR, then starts a hand-rolled job tha
   t.same((await tool('test_tool_with_task_cancel', jobId)).result.structuredContent, { state: 'done' }, 'a done job stays done');
 
   const ask2 = await call(fx, 'test_tool_with_task');
-  const second = await call(fx, 'test_tool_with_task', {}, NO_EXT, { inputResponses: { user_name: { action: 'accept', content: { name: 'Ann' } } }, requestState: ask2.body.result.requestState });
+  const second = await call(fx, 'test_tool_with_task', {}, NO_EXT, {
+    inputResponses: { user_name: { action: 'accept', content: { name: 'Ann' } } },
+    requestState: ask2.body.result.requestState,
+  });
   const id2 = second.body.result.structuredContent.jobId;
   t.not(id2, jobId, 'a new handle per start');
   t.same((await tool('test_tool_with_task_cancel', id2)).result.structuredContent, { state: 'cancelled' });
   t.equal(await stateOf(id2), 'cancelled');
   t.match((await tool('test_tool_with_task_result', id2)).result, { isError: true, content: [{ text: /cancelled/ }] });
 
-  for (const name of jobTools.slice(1)) t.match((await tool(name, 'job-404')).result, { isError: true, content: [{ text: /Unknown job/ }] }, `${name}: unknown job`);
+  for (const name of jobTools.slice(1))
+    t.match((await tool(name, 'job-404')).result, { isError: true, content: [{ text: /Unknown job/ }] }, `${name}: unknown job`);
   t.match((await tool('test_tool_with_task_status', 7)).error, { code: -32602 }, 'jobId must be a string');
   t.same(fx.stats().tasksCreated, {}, 'no task of the fixture');
 });

@@ -59,9 +59,18 @@ t.test('lists: tools, resources, templates, prompts, in a stable order', async (
   t.equal(names[0], 'test_simple_text');
   for (const n of ['greet', 'test_tool_with_progress', 'test_missing_capability', 'test_input_required_result_multi_round']) t.ok(names.includes(n), n);
   t.notOk(names.includes('slow_compute'), 'no task tools');
-  t.same((await client.listTools(undefined, { cacheMode: 'bypass' })).tools.map((tool) => tool.name), names);
-  t.same((await client.listResources()).resources.map((r) => r.uri), ['test://static-text', 'test://static-binary', 'test://watched-resource']);
-  t.same((await client.listResourceTemplates()).resourceTemplates.map((r) => r.uriTemplate), ['test://template/{id}/data']);
+  t.same(
+    (await client.listTools(undefined, { cacheMode: 'bypass' })).tools.map((tool) => tool.name),
+    names,
+  );
+  t.same(
+    (await client.listResources()).resources.map((r) => r.uri),
+    ['test://static-text', 'test://static-binary', 'test://watched-resource'],
+  );
+  t.same(
+    (await client.listResourceTemplates()).resourceTemplates.map((r) => r.uriTemplate),
+    ['test://template/{id}/data'],
+  );
   t.ok((await client.listPrompts()).prompts.some((p) => p.name === 'test_input_required_result_prompt'));
   const done = await client.complete({ ref: { type: 'ref/prompt', name: 'test_prompt_with_arguments' }, argument: { name: 'arg1', value: 'par' } });
   t.same(done.completion.values, ['paris', 'park', 'party']);
@@ -72,7 +81,10 @@ t.test('a call with progress: the v2 client sees every step, then the result', a
   const client = await modernClient(t, fx.url);
   const progress: Progress[] = [];
   const result = await client.callTool({ name: 'test_tool_with_progress', arguments: {} }, { onprogress: (p) => progress.push(p) });
-  t.same(progress.map((p) => p.progress), [0, 50, 100]);
+  t.same(
+    progress.map((p) => p.progress),
+    [0, 50, 100],
+  );
   const first = (result.content as Array<{ type: string; text: string }>)[0];
   t.equal(first?.type, 'text');
   t.not(first?.text, 'no-progress-token', 'the client sent a progressToken and the tool saw it');
@@ -94,7 +106,12 @@ t.test('MRTR by raw fetch: round 1 asks with a sealed state, round 2 completes, 
   t.equal(r2.body.result.resultType, 'complete');
   t.match(r2.body.result.content[0].text, /state-ok/);
 
-  const tampered = await post(fx.url, 'tools/call', { name, arguments: {}, inputResponses: answer, requestState: `${first.requestState}x` }, { capabilities: ALL_CAPS });
+  const tampered = await post(
+    fx.url,
+    'tools/call',
+    { name, arguments: {}, inputResponses: answer, requestState: `${first.requestState}x` },
+    { capabilities: ALL_CAPS },
+  );
   t.equal(tampered.body.error?.code, -32602, 'tampered requestState is a protocol error');
   t.equal(fx.stats().toolCalls[name], 2, 'the tampered round never reached the tool');
 });
@@ -105,12 +122,22 @@ t.test('MRTR multi-round: each round carries a new state; the last one completes
   const r1 = (await post(fx.url, 'tools/call', { name, arguments: {} }, { capabilities: ALL_CAPS })).body.result;
   t.same(Object.keys(r1.inputRequests), ['step1']);
   const r2 = (
-    await post(fx.url, 'tools/call', { name, arguments: {}, inputResponses: { step1: { action: 'accept', content: { name: 'Ada' } } }, requestState: r1.requestState }, { capabilities: ALL_CAPS })
+    await post(
+      fx.url,
+      'tools/call',
+      { name, arguments: {}, inputResponses: { step1: { action: 'accept', content: { name: 'Ada' } } }, requestState: r1.requestState },
+      { capabilities: ALL_CAPS },
+    )
   ).body.result;
   t.same(Object.keys(r2.inputRequests), ['step2']);
   t.not(r2.requestState, r1.requestState);
   const r3 = (
-    await post(fx.url, 'tools/call', { name, arguments: {}, inputResponses: { step2: { action: 'accept', content: { color: 'blue' } } }, requestState: r2.requestState }, { capabilities: ALL_CAPS })
+    await post(
+      fx.url,
+      'tools/call',
+      { name, arguments: {}, inputResponses: { step2: { action: 'accept', content: { color: 'blue' } } }, requestState: r2.requestState },
+      { capabilities: ALL_CAPS },
+    )
   ).body.result;
   t.equal(r3.resultType, 'complete');
   t.equal(r3.content[0].text, 'Multi-round complete for Ada who likes blue');
@@ -134,9 +161,17 @@ t.test('logging follows io.modelcontextprotocol/logLevel: nothing without it, fi
   const fx = await fixture(t, { mode: 'modern' });
   const silent = await post(fx.url, 'tools/call', { name: 'test_tool_with_logging', arguments: {} });
   t.same(silent.messages, [], 'no log without a logLevel');
-  const info = await post(fx.url, 'tools/call', { name: 'test_tool_with_logging', arguments: {}, _meta: envelope({}, { 'io.modelcontextprotocol/logLevel': 'info' }) });
+  const info = await post(fx.url, 'tools/call', {
+    name: 'test_tool_with_logging',
+    arguments: {},
+    _meta: envelope({}, { 'io.modelcontextprotocol/logLevel': 'info' }),
+  });
   t.equal(info.messages.filter((m) => m.method === 'notifications/message').length, 3);
-  const error = await post(fx.url, 'tools/call', { name: 'test_tool_with_logging', arguments: {}, _meta: envelope({}, { 'io.modelcontextprotocol/logLevel': 'error' }) });
+  const error = await post(fx.url, 'tools/call', {
+    name: 'test_tool_with_logging',
+    arguments: {},
+    _meta: envelope({}, { 'io.modelcontextprotocol/logLevel': 'error' }),
+  });
   t.same(error.messages, [], 'info logs are below error');
   t.equal(fx.stats().recent.at(-1)?.envelope?.['io.modelcontextprotocol/logLevel'], 'error', 'stats record the envelope');
 });
@@ -161,7 +196,12 @@ t.test("responseMode 'json': plain JSON answers, mid-call notifications dropped"
   const legacy = await fetch(fx.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
   });
   t.match(legacy.headers.get('content-type') ?? '', /^application\/json/, 'the legacy leg answers JSON too');
   t.equal(((await legacy.json()) as { result: { protocolVersion: string } }).result.protocolVersion, '2025-11-25');
@@ -172,7 +212,12 @@ t.test('modern mode refuses initialize with -32022 naming 2026-07-28; GET is 405
   const res = await fetch(fx.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
   });
   t.equal(res.status, 400);
   const body = (await res.json()) as { error: { code: number; data: { supported: string[] } } };
@@ -254,7 +299,12 @@ t.test('cancellation: closing the modern response stream aborts the call', async
       'mcp-method': 'tools/call',
       'mcp-name': 'test_cancellable_wait',
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'test_cancellable_wait', arguments: {}, _meta: { ...envelope(), progressToken: 'w1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'test_cancellable_wait', arguments: {}, _meta: { ...envelope(), progressToken: 'w1' } },
+    }),
     signal: controller.signal,
   });
   const stream = new SseReader(res);

@@ -14,7 +14,7 @@ import {
   TaskStatusNotificationSchema,
   type ElicitRequest,
   type ElicitResult,
-  type Task
+  type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import { startLegacyFixture, type LegacyFixture } from './fixtures/legacy-server.js';
 import { releaseGate, waitForStats } from './fixtures/legacy-task-tools.js';
@@ -97,10 +97,7 @@ t.test('native: 2025-11-25 tasks with the SDK 1.32.2 task runtime', async (t) =>
   t.test('greet stays synchronous even with a task param', async (t) => {
     const { client } = await connect(fx.url);
     t.teardown(() => client.close());
-    const r = await client.request(
-      { method: 'tools/call', params: { name: 'greet', arguments: { name: 'Ada' }, task: TASK } },
-      CallToolResultSchema
-    );
+    const r = await client.request({ method: 'tools/call', params: { name: 'greet', arguments: { name: 'Ada' }, task: TASK } }, CallToolResultSchema);
     t.equal(textOf(r), 'Hello, Ada!');
     t.notOk('task' in r);
   });
@@ -109,11 +106,7 @@ t.test('native: 2025-11-25 tasks with the SDK 1.32.2 task runtime', async (t) =>
     const { client, statuses } = await connect(fx.url);
     t.teardown(() => client.close());
     const msgs = await collect(
-      client.experimental.tasks.callToolStream(
-        { name: 'slow_compute', arguments: { seconds: 0.2, label: 'pi' } },
-        CallToolResultSchema,
-        { task: TASK }
-      )
+      client.experimental.tasks.callToolStream({ name: 'slow_compute', arguments: { seconds: 0.2, label: 'pi' } }, CallToolResultSchema, { task: TASK }),
     );
     const created = msgs[0];
     t.equal(created?.type, 'taskCreated');
@@ -128,7 +121,10 @@ t.test('native: 2025-11-25 tasks with the SDK 1.32.2 task runtime', async (t) =>
     t.ok(msgs.some((m) => m.type === 'taskStatus' && m.task.status === 'working'));
     const task = await client.experimental.tasks.getTask(created.task.taskId);
     t.equal(task.status, 'completed');
-    t.ok(statuses.some((s) => s.taskId === created.task.taskId && s.status === 'completed'), 'completed notification');
+    t.ok(
+      statuses.some((s) => s.taskId === created.task.taskId && s.status === 'completed'),
+      'completed notification',
+    );
   });
 
   t.test('slow_compute seconds:0 as a task, and without a task (sync)', async (t) => {
@@ -136,8 +132,8 @@ t.test('native: 2025-11-25 tasks with the SDK 1.32.2 task runtime', async (t) =>
     t.teardown(() => client.close());
     const msgs = await collect(
       client.experimental.tasks.callToolStream({ name: 'slow_compute', arguments: { seconds: 0 } }, CallToolResultSchema, {
-        task: TASK
-      })
+        task: TASK,
+      }),
     );
     t.equal(msgs[0]?.type, 'taskCreated');
     const last = msgs.at(-1);
@@ -150,11 +146,9 @@ t.test('native: 2025-11-25 tasks with the SDK 1.32.2 task runtime', async (t) =>
   t.test('slow_compute cancelled with tasks/cancel: work stops, task ends cancelled', async (t) => {
     const { client, statuses } = await connect(fx.url);
     t.teardown(() => client.close());
-    const stream = client.experimental.tasks.callToolStream(
-      { name: 'slow_compute', arguments: { seconds: 30, label: 'long' } },
-      CallToolResultSchema,
-      { task: TASK }
-    );
+    const stream = client.experimental.tasks.callToolStream({ name: 'slow_compute', arguments: { seconds: 30, label: 'long' } }, CallToolResultSchema, {
+      task: TASK,
+    });
     const first = await stream.next();
     t.equal(first.value?.type, 'taskCreated');
     if (first.value?.type !== 'taskCreated') return;
@@ -162,8 +156,14 @@ t.test('native: 2025-11-25 tasks with the SDK 1.32.2 task runtime', async (t) =>
     const cancelled = await client.experimental.tasks.cancelTask(taskId);
     t.match(cancelled, { taskId, status: 'cancelled', statusMessage: 'Client cancelled task execution.' });
     const s = await waitForStats(fx, (x) => x.cancellations.some((c) => c.taskId === taskId));
-    t.match(s.cancellations.find((c) => c.taskId === taskId), { tool: 'slow_compute', via: 'tasks/cancel' });
-    t.match(s.tasks.find((x) => x.taskId === taskId), { tool: 'slow_compute', status: 'cancelled' });
+    t.match(
+      s.cancellations.find((c) => c.taskId === taskId),
+      { tool: 'slow_compute', via: 'tasks/cancel' },
+    );
+    t.match(
+      s.tasks.find((x) => x.taskId === taskId),
+      { tool: 'slow_compute', status: 'cancelled' },
+    );
     const rest: unknown[] = [];
     for await (const m of stream) rest.push(m);
     t.match(rest.at(-1), { type: 'error', error: { message: /was cancelled/ } });
@@ -171,9 +171,12 @@ t.test('native: 2025-11-25 tasks with the SDK 1.32.2 task runtime', async (t) =>
     await t.rejects(client.experimental.tasks.cancelTask(taskId), { code: -32602, message: /terminal status: cancelled/ });
     await t.rejects(client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema), {
       code: -32603,
-      message: /has no result stored/
+      message: /has no result stored/,
     });
-    t.notOk(statuses.some((x) => x.taskId === taskId && x.status === 'cancelled'), 'no status notification on cancel (SDK)');
+    t.notOk(
+      statuses.some((x) => x.taskId === taskId && x.status === 'cancelled'),
+      'no status notification on cancel (SDK)',
+    );
   });
 
   t.test('failing_job: required; fails with an isError result', async (t) => {
@@ -182,11 +185,9 @@ t.test('native: 2025-11-25 tasks with the SDK 1.32.2 task runtime', async (t) =>
     await t.rejects(
       client.request({ method: 'tools/call', params: { name: 'failing_job', arguments: {} } }, CallToolResultSchema),
       { code: -32601, message: /requires task augmentation/ },
-      'without task: -32601'
+      'without task: -32601',
     );
-    const msgs = await collect(
-      client.experimental.tasks.callToolStream({ name: 'failing_job', arguments: {} }, CallToolResultSchema, { task: TASK })
-    );
+    const msgs = await collect(client.experimental.tasks.callToolStream({ name: 'failing_job', arguments: {} }, CallToolResultSchema, { task: TASK }));
     const created = msgs[0];
     if (created?.type !== 'taskCreated') return t.fail('no taskCreated');
     t.match(msgs.at(-2), { type: 'taskStatus', task: { status: 'failed' } });
@@ -203,35 +204,35 @@ t.test('native: 2025-11-25 tasks with the SDK 1.32.2 task runtime', async (t) =>
     t.teardown(() => client.close());
     const msgs = await collect(
       client.experimental.tasks.callToolStream({ name: 'protocol_error_job', arguments: {} }, CallToolResultSchema, {
-        task: TASK
-      })
+        task: TASK,
+      }),
     );
     const created = msgs[0];
     if (created?.type !== 'taskCreated') return t.fail('no taskCreated');
     t.match(msgs.at(-2), { type: 'taskStatus', task: { status: 'failed' } });
     const err = await client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema).then(
       () => undefined,
-      (e: unknown) => e
+      (e: unknown) => e,
     );
     t.ok(err instanceof McpError);
     t.match(err, { code: -32603, message: /Job failed/ });
     await t.rejects(
       client.request({ method: 'tools/call', params: { name: 'protocol_error_job', arguments: {} } }, CallToolResultSchema),
       { code: -32603, message: /Job failed/ },
-      'without task: the same JSON-RPC error, synchronously'
+      'without task: the same JSON-RPC error, synchronously',
     );
   });
 
   t.test('confirm_delete: task-scoped elicitation delivered on tasks/result', async (t) => {
     const { client, statuses, elicitations } = await connect(fx.url, (req) => ({
       action: 'accept',
-      content: { confirm: req.params.message === 'Delete a.txt?' }
+      content: { confirm: req.params.message === 'Delete a.txt?' },
     }));
     t.teardown(() => client.close());
     const msgs = await collect(
       client.experimental.tasks.callToolStream({ name: 'confirm_delete', arguments: { filename: 'a.txt' } }, CallToolResultSchema, {
-        task: TASK
-      })
+        task: TASK,
+      }),
     );
     const created = msgs[0];
     if (created?.type !== 'taskCreated') return t.fail('no taskCreated');
@@ -246,15 +247,15 @@ t.test('native: 2025-11-25 tasks with the SDK 1.32.2 task runtime', async (t) =>
     t.same((elicitations[0]!.params as { requestedSchema?: unknown }).requestedSchema, {
       type: 'object',
       properties: { confirm: { type: 'boolean', description: 'Delete a.txt?' } },
-      required: ['confirm']
+      required: ['confirm'],
     });
     const seen = statuses.filter((s) => s.taskId === taskId).map((s) => s.status);
     t.same(seen, ['input_required', 'working', 'completed'], 'status notifications');
 
     const kept = await collect(
       client.experimental.tasks.callToolStream({ name: 'confirm_delete', arguments: { filename: 'b.txt' } }, CallToolResultSchema, {
-        task: TASK
-      })
+        task: TASK,
+      }),
     );
     const k = kept.at(-1);
     t.ok(k?.type === 'result' && textOf(k.result) === 'Kept b.txt', 'kept');
@@ -274,15 +275,11 @@ t.test('native: 2025-11-25 tasks with the SDK 1.32.2 task runtime', async (t) =>
       fx.url,
       barrier(
         (req): ElicitResult =>
-          req.params.message === 'What is your name?'
-            ? { action: 'accept', content: { name: 'Bob' } }
-            : { action: 'accept', content: { confirm: true } }
-      )
+          req.params.message === 'What is your name?' ? { action: 'accept', content: { name: 'Bob' } } : { action: 'accept', content: { confirm: true } },
+      ),
     );
     t.teardown(() => client.close());
-    const msgs = await collect(
-      client.experimental.tasks.callToolStream({ name: 'multi_input', arguments: {} }, CallToolResultSchema, { task: TASK })
-    );
+    const msgs = await collect(client.experimental.tasks.callToolStream({ name: 'multi_input', arguments: {} }, CallToolResultSchema, { task: TASK }));
     const last = msgs.at(-1);
     t.ok(last?.type === 'result' && textOf(last.result) === 'multi_input: name=Bob, confirm=true', 'both answers');
     t.same(elicitations.map((e) => metaOf(e)[INPUT_KEY]).sort(), ['confirm', 'name']);
@@ -296,16 +293,9 @@ t.test('native: 2025-11-25 tasks with the SDK 1.32.2 task runtime', async (t) =>
       return { action: 'accept', content: { name: 'Alice' } };
     });
     t.teardown(() => client.close());
-    await t.rejects(
-      client.request({ method: 'tools/call', params: { name: 'test_tool_with_task', arguments: {} } }, CallToolResultSchema),
-      { code: -32601 }
-    );
+    await t.rejects(client.request({ method: 'tools/call', params: { name: 'test_tool_with_task', arguments: {} } }, CallToolResultSchema), { code: -32601 });
     const msgs: unknown[] = [];
-    for await (const m of client.experimental.tasks.callToolStream(
-      { name: 'test_tool_with_task', arguments: {} },
-      CallToolResultSchema,
-      { task: TASK }
-    )) {
+    for await (const m of client.experimental.tasks.callToolStream({ name: 'test_tool_with_task', arguments: {} }, CallToolResultSchema, { task: TASK })) {
       if (m.type === 'taskCreated') order.push('taskCreated');
       msgs.push(m);
     }
@@ -320,7 +310,7 @@ t.test('native: 2025-11-25 tasks with the SDK 1.32.2 task runtime', async (t) =>
     const { client } = await connect(fx.url);
     t.teardown(() => client.close());
     const stream = client.experimental.tasks.callToolStream({ name: 'gated_job', arguments: { gate: 'n1' } }, CallToolResultSchema, {
-      task: TASK
+      task: TASK,
     });
     const first = await stream.next();
     if (first.value?.type !== 'taskCreated') return t.fail('no taskCreated');
@@ -330,7 +320,10 @@ t.test('native: 2025-11-25 tasks with the SDK 1.32.2 task runtime', async (t) =>
     t.same(httpStats.gatesWaiting, { n1: 1 });
     t.equal((await client.experimental.tasks.getTask(taskId)).status, 'working');
     const list = await client.experimental.tasks.listTasks();
-    t.ok(list.tasks.some((x) => x.taskId === taskId && x.status === 'working'), 'tasks/list shows it');
+    t.ok(
+      list.tasks.some((x) => x.taskId === taskId && x.status === 'working'),
+      'tasks/list shows it',
+    );
     const rel = await fetch(new URL('/_fixture/gates/n1/release', fx.url), { method: 'POST' });
     t.same(await rel.json(), { gate: 'n1', released: 1 });
     const rest: unknown[] = [];
@@ -342,10 +335,7 @@ t.test('native: 2025-11-25 tasks with the SDK 1.32.2 task runtime', async (t) =>
     const a = await connect(fx.url);
     const b = await connect(fx.url);
     t.teardown(() => Promise.all([a.client.close(), b.client.close()]));
-    const r = await a.client.request(
-      { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0 }, task: TASK } },
-      CreateTaskResultSchema
-    );
+    const r = await a.client.request({ method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0 }, task: TASK } }, CreateTaskResultSchema);
     await t.rejects(b.client.experimental.tasks.getTask(r.task.taskId), { code: -32602 });
     t.notOk((await b.client.experimental.tasks.listTasks()).tasks.some((x) => x.taskId === r.task.taskId));
   });
@@ -386,7 +376,7 @@ t.test('sync: the same tools without any task support', async (t) => {
     await t.rejects(client.callTool({ name: 'protocol_error_job', arguments: {} }), { code: -32603, message: /Job failed/ });
     const ignored = await client.request(
       { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0 }, task: TASK } },
-      CallToolResultSchema
+      CallToolResultSchema,
     );
     t.equal(textOf(ignored), 'Computed result after 0s', 'a stray task param is ignored');
   });
@@ -405,26 +395,25 @@ t.test('sync: the same tools without any task support', async (t) => {
   });
 
   t.test('confirm_delete and test_tool_with_task elicit on the call stream', async (t) => {
-    const { client, elicitations } = await connect(fx.url, (req): ElicitResult =>
-      metaOf(req)[INPUT_KEY] === 'user_name'
-        ? { action: 'accept', content: { name: 'Alice' } }
-        : { action: 'accept', content: { confirm: true } }
+    const { client, elicitations } = await connect(
+      fx.url,
+      (req): ElicitResult =>
+        metaOf(req)[INPUT_KEY] === 'user_name' ? { action: 'accept', content: { name: 'Alice' } } : { action: 'accept', content: { confirm: true } },
     );
     t.teardown(() => client.close());
     t.equal(textOf(await client.callTool({ name: 'confirm_delete', arguments: { filename: 'x.txt' } })), 'Deleted x.txt');
     t.equal(textOf(await client.callTool({ name: 'test_tool_with_task', arguments: {} })), 'Hello, Alice!');
-    t.same(elicitations.map((e) => metaOf(e)[INPUT_KEY]), ['confirm', 'user_name']);
+    t.same(
+      elicitations.map((e) => metaOf(e)[INPUT_KEY]),
+      ['confirm', 'user_name'],
+    );
     t.ok(elicitations.every((e) => !metaOf(e)[RELATED_TASK_META_KEY]));
   });
 
   t.test('multi_input asks twice concurrently', async (t) => {
     const { client } = await connect(
       fx.url,
-      barrier((req): ElicitResult =>
-        metaOf(req)[INPUT_KEY] === 'name'
-          ? { action: 'accept', content: { name: 'Eve' } }
-          : { action: 'decline' }
-      )
+      barrier((req): ElicitResult => (metaOf(req)[INPUT_KEY] === 'name' ? { action: 'accept', content: { name: 'Eve' } } : { action: 'decline' })),
     );
     t.teardown(() => client.close());
     t.equal(textOf(await client.callTool({ name: 'multi_input', arguments: {} })), 'multi_input: name=Eve, confirm=(decline)');
@@ -451,13 +440,23 @@ t.test('job: test_tool_with_task asks, then starts a hand-rolled job that its ow
   t.equal(client.getServerCapabilities()?.tasks, undefined, 'no tasks capability');
   const { tools } = await client.listTools();
   const jobTools = ['test_tool_with_task', 'test_tool_with_task_status', 'test_tool_with_task_result', 'test_tool_with_task_cancel'];
-  t.same(tools.filter((x) => x.name.startsWith('test_tool_with_task')).map((x) => x.name), jobTools);
-  t.ok(tools.every((x) => x.execution === undefined), 'no execution fields');
+  t.same(
+    tools.filter((x) => x.name.startsWith('test_tool_with_task')).map((x) => x.name),
+    jobTools,
+  );
+  t.ok(
+    tools.every((x) => x.execution === undefined),
+    'no execution fields',
+  );
   const tool = (name: string, jobId: unknown) => client.callTool({ name, arguments: { jobId } });
   const stateOf = async (jobId: string) => ((await tool('test_tool_with_task_status', jobId)).structuredContent as { state: string }).state;
 
   const start = await client.callTool({ name: 'test_tool_with_task', arguments: {} });
-  t.same(elicitations.map((e) => metaOf(e)[INPUT_KEY]), ['user_name'], 'asked on the call stream before the job starts');
+  t.same(
+    elicitations.map((e) => metaOf(e)[INPUT_KEY]),
+    ['user_name'],
+    'asked on the call stream before the job starts',
+  );
   const jobId = (start.structuredContent as { jobId: string }).jobId;
   t.match(jobId, /^job-\d+$/);
   t.same(JSON.parse(textOf(start)), { jobId }, 'the handle as JSON text too');
@@ -531,8 +530,8 @@ t.test("responseMode 'json': answers are application/json, tasks still work", as
       jsonrpc: '2.0',
       id: 1,
       method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } }
-    })
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
   });
   t.match(init.headers.get('content-type'), /^application\/json/);
   t.match(await init.json(), { id: 1, result: { protocolVersion: '2025-11-25', capabilities: { tasks: {} } } });
@@ -541,7 +540,7 @@ t.test("responseMode 'json': answers are application/json, tasks still work", as
   t.teardown(() => client.close());
   t.equal(textOf(await client.callTool({ name: 'slow_compute', arguments: { seconds: 0.05, label: 'j' } })), 'Computed j after 0.05s');
   const msgs = await collect(
-    client.experimental.tasks.callToolStream({ name: 'slow_compute', arguments: { seconds: 0.1, label: 'jt' } }, CallToolResultSchema, { task: TASK })
+    client.experimental.tasks.callToolStream({ name: 'slow_compute', arguments: { seconds: 0.1, label: 'jt' } }, CallToolResultSchema, { task: TASK }),
   );
   t.equal(msgs[0]?.type, 'taskCreated');
   t.match(msgs.at(-1), { type: 'result', result: { content: [{ type: 'text', text: 'Computed jt after 0.1s' }] } });

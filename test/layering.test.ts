@@ -79,9 +79,16 @@ function region(markdown: string, name: string): string {
 
 /** The rows of the one Markdown table in `text`, as header → cell (cells trimmed). */
 function tableRows(text: string, what: string): Array<Record<string, string>> {
-  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   if (lines.length < 2 || !lines.every((l) => l.startsWith('|') && l.endsWith('|'))) throw new Error(`${what}: the region holds one table and nothing else`);
-  const cells = (l: string) => l.slice(1, -1).split('|').map((c) => c.trim());
+  const cells = (l: string) =>
+    l
+      .slice(1, -1)
+      .split('|')
+      .map((c) => c.trim());
   const header = cells(lines[0] as string);
   if (!cells(lines[1] as string).every((c) => /^:?-+:?$/.test(c))) throw new Error(`${what}: the second line is not a table separator`);
   return lines.slice(2).map((l, n) => {
@@ -182,7 +189,10 @@ function parseImports(source: string): ImportRef[] {
   const allTypeMembers = (clause: string) => {
     const m = /^\{([^}]*)\}$/.exec(clause.trim());
     if (!m) return false;
-    const members = (m[1] as string).split(',').map((s) => s.trim()).filter(Boolean);
+    const members = (m[1] as string)
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     return members.length > 0 && members.every((s) => /^type\s/.test(s));
   };
   for (const m of text.matchAll(IMPORT_RE)) {
@@ -191,7 +201,13 @@ function parseImports(source: string): ImportRef[] {
   }
   for (const m of text.matchAll(EXPORT_FROM_RE)) {
     const clause = m[2] as string;
-    found.push({ specifier: m[4] as string, typeOnly: Boolean(m[1]) || allTypeMembers(clause), kind: 'export-from', line: lineAt(m.index ?? 0), star: clause.startsWith('*') });
+    found.push({
+      specifier: m[4] as string,
+      typeOnly: Boolean(m[1]) || allTypeMembers(clause),
+      kind: 'export-from',
+      line: lineAt(m.index ?? 0),
+      star: clause.startsWith('*'),
+    });
   }
   for (const m of text.matchAll(SIDE_EFFECT_RE)) {
     found.push({ specifier: m[2] as string, typeOnly: false, kind: 'side-effect', line: lineAt(m.index ?? 0) });
@@ -262,7 +278,11 @@ function checkSources(files: ReadonlyMap<string, string>, rules: LayerRules, run
         const key = `${layer}>${to}`;
         if (!edges.has(key)) edges.set(key, { file: `src/${file}`, specifier: spec, line: ref.line });
         if (!mayImport.includes(to)) {
-          v(file, ref, `${layer} may not import ${to} (${layer} may import: ${mayImport.join(', ') || 'nothing'}; ${to} is imported only by: ${importersOf(to).join(', ') || 'nobody'})`);
+          v(
+            file,
+            ref,
+            `${layer} may not import ${to} (${layer} may import: ${mayImport.join(', ') || 'nothing'}; ${to} is imported only by: ${importersOf(to).join(', ') || 'nobody'})`,
+          );
         }
         continue;
       }
@@ -306,10 +326,13 @@ function checkSources(files: ReadonlyMap<string, string>, rules: LayerRules, run
             file: example?.file ?? '',
             specifier: example?.specifier ?? '',
             line: example?.line ?? 0,
-            rule: `layer cycle ${cycle.join(' → ')} (${cycle.slice(0, -1).map((a, i) => {
-              const e = edges.get(`${a}>${cycle[i + 1]}`);
-              return `${a}→${cycle[i + 1]} via ${e?.file}:${e?.line} '${e?.specifier}'`;
-            }).join('; ')})`,
+            rule: `layer cycle ${cycle.join(' → ')} (${cycle
+              .slice(0, -1)
+              .map((a, i) => {
+                const e = edges.get(`${a}>${cycle[i + 1]}`);
+                return `${a}→${cycle[i + 1]} via ${e?.file}:${e?.line} '${e?.specifier}'`;
+              })
+              .join('; ')})`,
           });
         }
       } else if (!state.has(m)) visit(m);
@@ -368,7 +391,10 @@ t.test('src/ obeys the dependency rule', async (t) => {
   t.ok(files.size >= 20, `read ${files.size} files`);
   t.ok(importCount >= 50, `parsed ${importCount} imports`);
   const translateIndex = parseImports(files.get('translate/index.ts') ?? '');
-  t.ok(translateIndex.some((r) => r.specifier === './constants.js' && r.kind === 'export-from'), 'export … from is parsed');
+  t.ok(
+    translateIndex.some((r) => r.specifier === './constants.js' && r.kind === 'export-from'),
+    'export … from is parsed',
+  );
   t.ok(edges.has('proxy>translate'), 'proxy → translate edge seen (multi-line imports parsed)');
   t.ok(edges.has('app>proxy'), 'app → proxy edge seen');
 
@@ -381,7 +407,12 @@ t.test('src/ obeys the dependency rule', async (t) => {
   for (const x of unexpected) t.fail(describe(x));
   t.equal(unexpected.length, 0, `${unexpected.length} violation(s) of the dependency rule`);
 
-  t.comment(`layer edges: ${[...edges.keys()].map((k) => k.replace('>', '→')).sort().join(', ')}`);
+  t.comment(
+    `layer edges: ${[...edges.keys()]
+      .map((k) => k.replace('>', '→'))
+      .sort()
+      .join(', ')}`,
+  );
 });
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -442,34 +473,49 @@ t.test('parseImports', async (t) => {
 
 t.test('self-check: synthetic violations are caught', async (t) => {
   const files = new Map<string, string>([
-    ['translate/bad.ts', [
-      `import Fastify from 'fastify';`,
-      `import { readFile } from 'node:fs/promises';`,
-      `import pino from 'pino';`,
-      `import type { X } from '../proxy/index.js';`,
-      `import { y } from './y';`,
-      `export * from '../store/index.js';`,
-      `import { createHash } from 'node:crypto';`,
-      `import { z } from 'zod';`,
-      `import { TaskV1Schema } from '@modelcontextprotocol/ext-tasks/core/v1';`,
-      `import { TaskV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';`,
-      `import { createTaskSession } from '@modelcontextprotocol/ext-tasks/client';`,
-    ].join('\n')],
+    [
+      'translate/bad.ts',
+      [
+        `import Fastify from 'fastify';`,
+        `import { readFile } from 'node:fs/promises';`,
+        `import pino from 'pino';`,
+        `import type { X } from '../proxy/index.js';`,
+        `import { y } from './y';`,
+        `export * from '../store/index.js';`,
+        `import { createHash } from 'node:crypto';`,
+        `import { z } from 'zod';`,
+        `import { TaskV1Schema } from '@modelcontextprotocol/ext-tasks/core/v1';`,
+        `import { TaskV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';`,
+        `import { createTaskSession } from '@modelcontextprotocol/ext-tasks/client';`,
+      ].join('\n'),
+    ],
     ['translate/y.ts', `export const y = 1;`],
     ['translate/index.ts', `export { y } from './y.js';`],
     ['store/s.ts', `import { z } from '../tasks/index.js';\nimport Redis from 'ioredis';\nimport { request } from 'undici';`],
-    ['tasks/index.ts', [
-      `import {`,
-      `  a,`,
-      `  type B,`,
-      `} from '../proxy/index.js';`,
-      `import { c } from '../config/index.js';`,
-      `import 'fastify';`,
-      `import { u } from '../upstream/index.js';`,
-    ].join('\n')],
-    ['upstream/index.ts', `import { Client } from '@modelcontextprotocol/client';\nimport { t } from '../tasks/index.js';\nimport { l } from 'lru-cache';\nexport * from './legacy.js';\nexport * as all from './all.js';\nexport { named } from './named.js';`],
-    ['demo/deep.ts', `import { g } from '../translate/glob.js';\nimport type { T } from '../translate/tasks.js';\nimport { ok } from '../translate/index.js';\nimport { same } from './d.js';`],
-    ['proxy/index.ts', `import Fastify from 'fastify';\nimport rf from '@fastify/reply-from';\nexport async function f() { return import('lru-cache'); }\nimport { C } from '@modelcontextprotocol/client';`],
+    [
+      'tasks/index.ts',
+      [
+        `import {`,
+        `  a,`,
+        `  type B,`,
+        `} from '../proxy/index.js';`,
+        `import { c } from '../config/index.js';`,
+        `import 'fastify';`,
+        `import { u } from '../upstream/index.js';`,
+      ].join('\n'),
+    ],
+    [
+      'upstream/index.ts',
+      `import { Client } from '@modelcontextprotocol/client';\nimport { t } from '../tasks/index.js';\nimport { l } from 'lru-cache';\nexport * from './legacy.js';\nexport * as all from './all.js';\nexport { named } from './named.js';`,
+    ],
+    [
+      'demo/deep.ts',
+      `import { g } from '../translate/glob.js';\nimport type { T } from '../translate/tasks.js';\nimport { ok } from '../translate/index.js';\nimport { same } from './d.js';`,
+    ],
+    [
+      'proxy/index.ts',
+      `import Fastify from 'fastify';\nimport rf from '@fastify/reply-from';\nexport async function f() { return import('lru-cache'); }\nimport { C } from '@modelcontextprotocol/client';`,
+    ],
     ['demo/d.ts', `import { McpServer } from '@modelcontextprotocol/server';\nimport { translate } from '../translate/index.ts';`],
     ['config/index.ts', `export const config = 1;`],
     ['store/index.ts', `export const s = 1;`],
@@ -482,7 +528,17 @@ t.test('self-check: synthetic violations are caught', async (t) => {
   const { violations } = checkSources(
     files,
     RULES,
-    new Set(['fastify', '@fastify/reply-from', 'lru-cache', 'ioredis', 'undici', '@modelcontextprotocol/client', '@modelcontextprotocol/server', 'zod', '@modelcontextprotocol/ext-tasks']),
+    new Set([
+      'fastify',
+      '@fastify/reply-from',
+      'lru-cache',
+      'ioredis',
+      'undici',
+      '@modelcontextprotocol/client',
+      '@modelcontextprotocol/server',
+      'zod',
+      '@modelcontextprotocol/ext-tasks',
+    ]),
   );
   const lines = violations.map(describe);
 
@@ -545,8 +601,15 @@ t.test('self-check: synthetic violations are caught', async (t) => {
     ['src/demo/deep.ts', '../translate/index.js'],
     ['src/demo/deep.ts', './d.js'],
   ];
-  for (const [file, spec] of allowed) t.notOk(violations.some((x) => x.file === file && x.specifier === spec), `allowed: ${file} '${spec}'`);
-  t.ok(violations.some((x) => x.file === 'src/app.ts' && x.line === 2), 'app.ts: the value import (line 2) is the one reported, not the type import');
+  for (const [file, spec] of allowed)
+    t.notOk(
+      violations.some((x) => x.file === file && x.specifier === spec),
+      `allowed: ${file} '${spec}'`,
+    );
+  t.ok(
+    violations.some((x) => x.file === 'src/app.ts' && x.line === 2),
+    'app.ts: the value import (line 2) is the one reported, not the type import',
+  );
 });
 
 t.test('self-check: a clean tree has no findings', async (t) => {
@@ -582,7 +645,10 @@ t.test('the rule as docs/architecture.md §2 states it', async (t) => {
   t.notOk(RULES.allowed.get('upstream')?.includes('tasks'), 'upstream may not import tasks');
   t.ok((RULES.packages.get('translate') as string[]).includes('zod'), 'translate is limited to its packages');
   t.equal(RULES.packages.get('proxy'), 'any');
-  t.ok(RULES.owned.some((o) => o.owner === 'proxy' && o.patterns.includes('@fastify/*')), 'the packages table was read');
+  t.ok(
+    RULES.owned.some((o) => o.owner === 'proxy' && o.patterns.includes('@fastify/*')),
+    'the packages table was read',
+  );
 
   // Every layer of the table exists, and the allowed graph itself has no cycle (else a cycle could be legal).
   for (const [dir, layer] of RULES.dirLayers) t.ok(existsSync(join(srcDir, dir)), `layer ${layer}: src/${dir}/ exists`);
@@ -603,13 +669,37 @@ t.test('the rule as docs/architecture.md §2 states it', async (t) => {
 
 t.test('self-check: parseLayerRules reads the tables and refuses what it cannot read', async (t) => {
   const page = (layers: string, packages = '| `x` | `b` | why |') =>
-    ['# P', '<!-- layers:begin -->', '| layer | where | may import | packages |', '|---|---|---|---|', layers, '<!-- layers:end -->', 'text',
-      '<!-- packages:begin -->', '| package | only in | why |', '|---|---|---|', packages, '<!-- packages:end -->'].join('\n');
+    [
+      '# P',
+      '<!-- layers:begin -->',
+      '| layer | where | may import | packages |',
+      '|---|---|---|---|',
+      layers,
+      '<!-- layers:end -->',
+      'text',
+      '<!-- packages:begin -->',
+      '| package | only in | why |',
+      '|---|---|---|',
+      packages,
+      '<!-- packages:end -->',
+    ].join('\n');
   const ok = parseLayerRules(page('| `a` | `src/a/` | nothing | `node:*`, `zod` |\n| `b` | `src/b.ts` | `a` | any |', '| `x`, `@y/*` | `b` | why |'));
   t.strictSame([...ok.dirLayers], [['a', 'a']]);
   t.strictSame([...ok.fileLayers], [['b.ts', 'b']]);
-  t.strictSame([...ok.allowed], [['a', []], ['b', ['a']]]);
-  t.strictSame([...ok.packages], [['a', ['node:*', 'zod']], ['b', 'any']]);
+  t.strictSame(
+    [...ok.allowed],
+    [
+      ['a', []],
+      ['b', ['a']],
+    ],
+  );
+  t.strictSame(
+    [...ok.packages],
+    [
+      ['a', ['node:*', 'zod']],
+      ['b', 'any'],
+    ],
+  );
   t.strictSame(ok.owned, [{ patterns: ['x', '@y/*'], owner: 'b', label: 'x, @y/*' }]);
   t.ok(admits('node:*', 'node:fs/promises') && admits('node:*', 'fs') && admits('zod', 'zod/v4') && admits('@y/*', '@y/z/w'));
   t.notOk(admits('node:*', 'zod') || admits('zod', 'zodiac') || admits('@m/e/core/v1', '@m/e/client') || admits('@y/*', '@yy/z'));

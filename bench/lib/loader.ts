@@ -175,7 +175,10 @@ export interface Loader {
  * before calling this.
  */
 export function startLoader(): Loader {
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--child'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--child'], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   track(child);
   let seq = 0;
   const pending = new Map<number, { resolve(r: LoadResult): void; reject(e: Error): void }>();

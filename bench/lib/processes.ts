@@ -172,7 +172,11 @@ export async function startServer(
       } else if (exited || Date.now() - started > START_BOUND_MS) {
         clearInterval(timer);
         child.kill('SIGKILL');
-        reject(new Error(`${name} ${exited ? `exited (${child.exitCode ?? child.signalCode})` : `not ready within ${START_BOUND_MS} ms`}: ${full.join(' ')}\n${log().slice(-3000)}`));
+        reject(
+          new Error(
+            `${name} ${exited ? `exited (${child.exitCode ?? child.signalCode})` : `not ready within ${START_BOUND_MS} ms`}: ${full.join(' ')}\n${log().slice(-3000)}`,
+          ),
+        );
       }
     }, 25);
   });

@@ -6,7 +6,10 @@ import { ConfigSchema, type GatewayConfig } from './schema.js';
 
 /** A configuration that failed validation; `problems` names each key path. */
 export class ConfigError extends Error {
-  constructor(readonly problems: string[], options?: { cause?: unknown }) {
+  constructor(
+    readonly problems: string[],
+    options?: { cause?: unknown },
+  ) {
     super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`, options);
     this.name = 'ConfigError';
   }
@@ -45,7 +48,9 @@ export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}): Read
   const parsed = ConfigSchema.safeParse(base);
   if (!parsed.success) {
     // The upstream `--upstream` gave is named by its flag too: the file the operator may look at does not hold it.
-    const problems = formatIssues(parsed.error).map((p) => (overrides.upstream !== undefined && p.startsWith('upstreams.0.url:') ? p.replace('upstreams.0.url:', 'upstreams.0.url (--upstream):') : p));
+    const problems = formatIssues(parsed.error).map((p) =>
+      overrides.upstream !== undefined && p.startsWith('upstreams.0.url:') ? p.replace('upstreams.0.url:', 'upstreams.0.url (--upstream):') : p,
+    );
     throw new ConfigError(problems, { cause: parsed.error });
   }
   return deepFreeze(parsed.data);

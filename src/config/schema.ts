@@ -77,7 +77,8 @@ export const ConfigSchema = z
           .optional()
           .meta(
             doc(
-              '`Host` allow-list (DNS-rebinding protection; `*.example.com` and `*` allowed), checked on every path; `/healthz` and `/readyz` also admit a loopback peer naming a loopback host (a container HEALTHCHECK)',
+              '`Host` allow-list (DNS-rebinding protection; `*.example.com` and `*` allowed), checked on every path; `/healthz` and `/readyz` also ' +
+                'admit a loopback peer naming a loopback host (a container HEALTHCHECK)',
               'loopback names when bound to loopback, else unchecked',
             ),
           ),
@@ -85,9 +86,7 @@ export const ConfigSchema = z
         allowedOrigins: z
           .array(z.string().min(1))
           .optional()
-          .meta(
-            doc('`Origin` allow-list (names or full origins); a request without `Origin` passes', 'loopback names when bound to loopback, else unchecked'),
-          ),
+          .meta(doc('`Origin` allow-list (names or full origins); a request without `Origin` passes', 'loopback names when bound to loopback, else unchecked')),
         keepAliveMs: positiveInt.default(DEFAULTS.keepAliveMs).describe('SSE keep-alive comments'),
         maxListenStreams: positiveInt.default(DEFAULTS.maxListenStreams).describe('open `subscriptions/listen` streams'),
         /** Open `subscriptions/listen` streams per principal (default: a quarter of maxListenStreams). */
@@ -100,7 +99,8 @@ export const ConfigSchema = z
         shutdownGraceMs: positiveInt
           .default(DEFAULTS.shutdownGraceMs)
           .describe(
-            'on SIGTERM/SIGINT, how long requests in flight and wrapped tasks running here may take to finish before they are stopped (docs/operations.md § Shutdown)',
+            'on SIGTERM/SIGINT, how long requests in flight and wrapped tasks running here may take to finish before they are stopped ' +
+              '(docs/operations.md § Shutdown)',
           ),
         /**
          * Prometheus metrics (docs/operations.md §Metrics), unauthenticated like `/healthz` and `/readyz`: keep the
@@ -112,7 +112,7 @@ export const ConfigSchema = z
             /** The path the text exposition is served at (must not be an upstream's path). */
             path: z
               .string()
-              .regex(/^\/[A-Za-z0-9._~\/-]*$/, 'an absolute URL path such as /metrics')
+              .regex(/^\/[A-Za-z0-9._~/-]*$/, 'an absolute URL path such as /metrics')
               .default(DEFAULTS.metricsPath)
               .describe("where they are served; must not be an upstream's path"),
             defaultMetrics: z
@@ -262,7 +262,9 @@ export const ConfigSchema = z
          */
         pollBurst: positiveInt
           .default(DEFAULTS.pollBurst)
-          .describe('`tasks/get` polls of one unchanged task per its `pollIntervalMs` (and at least per second), per principal (429 with `Retry-After` beyond)'),
+          .describe(
+            '`tasks/get` polls of one unchanged task per its `pollIntervalMs` (and at least per second), per principal (429 with `Retry-After` beyond)',
+          ),
         maxTasks: positiveInt.default(DEFAULTS.maxTasks).describe('task records kept (memory store)'),
         /**
          * How long an instance's claim on running work (a wrapped call, following an upstream task) lasts unless
@@ -300,7 +302,9 @@ export const ConfigSchema = z
         maxRequestsPerRound: positiveInt
           .default(DEFAULTS.maxInputRequestsPerRound)
           .describe('input requests one upstream call may have outstanding at once (the call is cancelled beyond)'),
-        maxRoundsPerTask: positiveInt.default(DEFAULTS.maxInputRoundsPerTask).describe('rounds of input one call or task may ask (the call is cancelled beyond)'),
+        maxRoundsPerTask: positiveInt
+          .default(DEFAULTS.maxInputRoundsPerTask)
+          .describe('rounds of input one call or task may ask (the call is cancelled beyond)'),
       })
       .default({
         holdMs: DEFAULTS.inputHoldMs,
@@ -337,7 +341,8 @@ export const ConfigSchema = z
           .max(64)
           .default(DEFAULTS.warmIdleSessions)
           .describe(
-            'idle upstream sessions kept ready per pool key (principal and declared input kinds) that has demand, within the bounds; `0` opens a session only when a call needs one',
+            'idle upstream sessions kept ready per pool key (principal and declared input kinds) that has demand, within the bounds; `0` opens a ' +
+              'session only when a call needs one',
           ),
         /**
          * How long a call waits for a session to come free when the bounds (or its principal's share) are full, before
@@ -346,7 +351,8 @@ export const ConfigSchema = z
         acquireTimeoutMs: positiveInt
           .default(DEFAULTS.sessionAcquireTimeoutMs)
           .describe(
-            "how long a call waits for an upstream session to come free when the bounds (or its principal's share) are full, before 503; nothing is sent upstream meanwhile (a wrapped task's background call waits within its own budget, `upstreams[].timeoutMs`)",
+            "how long a call waits for an upstream session to come free when the bounds (or its principal's share) are full, before 503; nothing is " +
+              "sent upstream meanwhile (a wrapped task's background call waits within its own budget, `upstreams[].timeoutMs`)",
           ),
       })
       .default({
@@ -370,7 +376,8 @@ export const ConfigSchema = z
         idleMs: positiveInt
           .default(DEFAULTS.clientSessionIdleMs)
           .describe(
-            "a legacy-face session without requests for this long ends (its client gets 404 and initializes again); likewise the gateway's binding of a session passed through to a legacy upstream (docs/security.md § Principal binding)",
+            "a legacy-face session without requests for this long ends (its client gets 404 and initializes again); likewise the gateway's binding of a " +
+              'session passed through to a legacy upstream (docs/security.md § Principal binding)',
           ),
         /**
          * Sessions one principal may hold (default: a quarter of max): past it the principal's own least recently used
@@ -379,9 +386,7 @@ export const ConfigSchema = z
         maxPerPrincipal: positiveInt
           .optional()
           .meta(doc("one principal's share: its own least recently used idle session ends to make room, else 503", 'a quarter of `max`')),
-        maxStreamsPerPrincipal: positiveInt
-          .optional()
-          .meta(doc("one principal's open GET streams on the legacy face", "the principal's share of sessions")),
+        maxStreamsPerPrincipal: positiveInt.optional().meta(doc("one principal's open GET streams on the legacy face", "the principal's share of sessions")),
       })
       .default({ max: DEFAULTS.maxClientSessions, idleMs: DEFAULTS.clientSessionIdleMs })
       .describe('Sessions the gateway mints for 2025-11-25 clients (the legacy face).'),
@@ -400,7 +405,8 @@ export const ConfigSchema = z
     // The operations paths are the gateway's own: an upstream mounted there would never be reached.
     const own = new Set(['/healthz', '/readyz', ...(cfg.server.metrics.enabled ? [cfg.server.metrics.path] : [])]);
     cfg.upstreams.forEach((u, i) => {
-      if (own.has(u.path)) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'path'], message: `path ${u.path} is the gateway's own (health, readiness or metrics)` });
+      if (own.has(u.path))
+        ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'path'], message: `path ${u.path} is the gateway's own (health, readiness or metrics)` });
     });
     checkPassthrough(cfg.upstreams, ctx, cfg.server.metrics.enabled ? [cfg.server.metrics.path] : []);
     cfg.upstreams.forEach((u, i) => checkRuleOrder(u.tools, ['upstreams', i, 'tools'], ctx));
@@ -417,7 +423,8 @@ export const ConfigSchema = z
       [['clientSessions', 'maxStreamsPerPrincipal'], cfg.clientSessions.maxStreamsPerPrincipal, cfg.clientSessions.max],
     ];
     for (const [path, share, bound] of shares) {
-      if (share !== undefined && share > bound) ctx.addIssue({ code: 'custom', path, message: `a principal's share (${share}) cannot exceed the bound it is a share of (${bound})` });
+      if (share !== undefined && share > bound)
+        ctx.addIssue({ code: 'custom', path, message: `a principal's share (${share}) cannot exceed the bound it is a share of (${bound})` });
     }
   });
 

@@ -8,14 +8,15 @@ import { DEFAULTS, wellKnownRootOwner, type GatewayConfig, type ToolRule } from 
 
 /** The summary's lines, for a configuration that passed validation; `env` is read for what only the start checks. */
 export function describeConfig(config: Readonly<GatewayConfig>, env: Readonly<Record<string, string | undefined>> = {}): string[] {
-  const { server, store, upstreams } = config;
+  const { server, upstreams } = config;
   const host = server.host.includes(':') ? `[${server.host}]` : server.host;
   const lines = [`listen: http://${host}:${server.port}`, `store: ${storeLine(config)}`];
   lines.push(...notes(config, env).map((n) => `note: ${n}`));
 
   lines.push('upstreams:');
   if (upstreams.length === 0) lines.push(`  (none: the bundled demo upstream would be started and mounted at ${DEFAULTS.path})`);
-  for (const u of upstreams) lines.push(`  - ${u.name}: ${u.url !== undefined ? `url ${u.url}` : `command ${JSON.stringify(u.command)}`}, path ${u.path}, era ${u.era}`);
+  for (const u of upstreams)
+    lines.push(`  - ${u.name}: ${u.url !== undefined ? `url ${u.url}` : `command ${JSON.stringify(u.command)}`}, path ${u.path}, era ${u.era}`);
 
   lines.push('paths:');
   const paths: Array<[string, string]> = upstreams.map((u) => [u.path, `MCP endpoint of ${u.name}`]);
@@ -51,10 +52,12 @@ function notes(config: Readonly<GatewayConfig>, env: Readonly<Record<string, str
   const out: string[] = [];
   if (config.store.kind === 'redis') {
     if (config.store.url === undefined && !env[config.store.urlEnv]) out.push(`${config.store.urlEnv} is not set here: the Redis store needs its URL at start`);
-    if (config.secret.value === undefined && !env[config.secret.env]) out.push(`${config.secret.env} is not set here: the Redis store needs the shared secret at start`);
+    if (config.secret.value === undefined && !env[config.secret.env])
+      out.push(`${config.secret.env} is not set here: the Redis store needs the shared secret at start`);
   }
   for (const u of config.upstreams) {
-    if (u.auth.mode === 'jwt' && u.auth.secretEnv !== undefined && !env[u.auth.secretEnv]) out.push(`${u.auth.secretEnv} is not set here: upstream ${u.name} needs it at start`);
+    if (u.auth.mode === 'jwt' && u.auth.secretEnv !== undefined && !env[u.auth.secretEnv])
+      out.push(`${u.auth.secretEnv} is not set here: upstream ${u.name} needs it at start`);
   }
   return out;
 }
@@ -66,7 +69,10 @@ function ruleLine(rule: ToolRule): string {
   }
   if (rule.job) {
     const j = rule.job;
-    parts.push(`handle at ${j.id}, status ${j.status.tool}${j.result ? `, result ${j.result.tool}` : ''}${j.cancel ? `, cancel ${j.cancel.tool}` : ''}${j.hide.length > 0 ? `, hides ${j.hide.join(' ')}` : ''}`);
+    const result = j.result ? `, result ${j.result.tool}` : '';
+    const cancel = j.cancel ? `, cancel ${j.cancel.tool}` : '';
+    const hides = j.hide.length > 0 ? `, hides ${j.hide.join(' ')}` : '';
+    parts.push(`handle at ${j.id}, status ${j.status.tool}${result}${cancel}${hides}`);
   }
   return parts.join(', ');
 }

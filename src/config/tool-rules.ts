@@ -30,7 +30,9 @@ const JobCallSchema = z.strictObject({
   arguments: z
     .record(z.string(), z.unknown())
     .default({})
-    .describe('its arguments; a value `"{{id}}"` is the handle as the start tool returned it (a number stays a number), `{{id}}` inside a longer string its text'),
+    .describe(
+      'its arguments; a value `"{{id}}"` is the handle as the start tool returned it (a number stays a number), `{{id}}` inside a longer string its text',
+    ),
 });
 
 /**
@@ -42,13 +44,15 @@ const JobCallSchema = z.strictObject({
 export const JobSchema = z.strictObject({
   id: jmesPath("where the handle is in the start tool's result, e.g. `structuredContent.jobId`"),
   status: z.strictObject({
-    tool: z.string().min(1).describe('the tool that reports the job\'s state'),
+    tool: z.string().min(1).describe("the tool that reports the job's state"),
     arguments: JobCallSchema.shape.arguments,
     state: jmesPath("where the state is in the status tool's result"),
     states: z
       .record(z.string(), z.enum(JOB_STATUSES))
       .refine((m) => Object.keys(m).length > 0, 'name at least one state')
-      .describe('each state the server reports → `working`, `completed`, `failed` or `cancelled`; a state not named here fails the task (GW_JOB_UNKNOWN_STATE)'),
+      .describe(
+        'each state the server reports → `working`, `completed`, `failed` or `cancelled`; a state not named here fails the task (GW_JOB_UNKNOWN_STATE)',
+      ),
     message: jmesPath('where a progress message is')
       .optional()
       .meta(doc("where a progress message is (→ the task's statusMessage, and progress notifications to a client that takes no task)", 'unset: no message')),
@@ -58,7 +62,7 @@ export const JobSchema = z.strictObject({
   }),
   result: JobCallSchema.optional().describe("the tool whose result is the job's outcome once it completed (unset: the status tool's final result is)"),
   cancel: JobCallSchema.optional().describe('the tool that stops the job (unset: a cancelled task stops being polled and the upstream job runs on)'),
-  hide: z.array(z.string().min(1)).default([]).describe('tools not listed to clients and refused when called directly (the job\'s plumbing)'),
+  hide: z.array(z.string().min(1)).default([]).describe("tools not listed to clients and refused when called directly (the job's plumbing)"),
 });
 
 /** One per-tool rule. */
@@ -68,7 +72,9 @@ export const ToolRuleSchema = z
       .enum(TASK_MODES)
       .default('native')
       .describe(
-        '`native` (the upstream\'s own tasks, passed through or translated), `off` (never a task), `auto` (a task when the call runs longer than `afterMs`; needs `afterMs`), `always` or `required` (docs/tasks.md), `job` (a hand-rolled async job driven by the server\'s own tools; needs `job`, docs/jobs.md)',
+        "`native` (the upstream's own tasks, passed through or translated), `off` (never a task), `auto` (a task when the call runs longer than " +
+          "`afterMs`; needs `afterMs`), `always` or `required` (docs/tasks.md), `job` (a hand-rolled async job driven by the server's own tools; needs " +
+          '`job`, docs/jobs.md)',
       ),
     afterMs: z
       .number()
@@ -77,11 +83,14 @@ export const ToolRuleSchema = z
       .optional()
       .meta(
         doc(
-          '`auto`: how long a call runs before the answer is a task; `native`, `always`, `required`: the window in which a first question or result is answered within the creating call; not with `off`',
+          '`auto`: how long a call runs before the answer is a task; `native`, `always`, `required`: the window in which a first question or result is ' +
+            'answered within the creating call; not with `off`',
           'unset (required with `auto`)',
         ),
       ),
-    ttlMs: positiveInt.optional().meta(doc("retention of the tool's gateway-owned tasks when the client asks for none (at most `maxTtlMs`)", 'unset: `tasks.defaultTtlMs`')),
+    ttlMs: positiveInt
+      .optional()
+      .meta(doc("retention of the tool's gateway-owned tasks when the client asks for none (at most `maxTtlMs`)", 'unset: `tasks.defaultTtlMs`')),
     maxTtlMs: positiveInt
       .optional()
       .meta(doc("upper bound on the tool's task retention, a client's requested `ttl` included (never above `tasks.maxTtlMs`)", 'unset: `tasks.maxTtlMs`')),
@@ -114,7 +123,11 @@ export const ToolRuleSchema = z
     }
     // A job's start tool is not idempotent: it is called once, and a lost instance's job is polled again, never restarted.
     if (rule.task === 'job' && rule.retryOnLoss !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['retryOnLoss'], message: 'retryOnLoss does not apply to task "job": another instance goes on polling the same job, the start tool is never called again' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['retryOnLoss'],
+        message: 'retryOnLoss does not apply to task "job": another instance goes on polling the same job, the start tool is never called again',
+      });
     }
     if (rule.task === 'job' && rule.afterMs !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['afterMs'], message: 'afterMs does not apply to task "job" (the start tool\'s handle makes the task at once)' });
@@ -136,7 +149,9 @@ export function checkRuleOrder(tools: Record<string, unknown>, at: Array<string 
     ctx.addIssue({
       code: 'custom',
       path: [...at, later],
-      message: `rule "${later}" can never apply: the earlier rule "${earlier}" matches every tool it names (rules are first-match; put "${later}" above "${earlier}")`,
+      message:
+        `rule "${later}" can never apply: the earlier rule "${earlier}" matches every tool it names (rules are first-match; put "${later}" above ` +
+        `"${earlier}")`,
     });
   });
 }

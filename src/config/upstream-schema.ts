@@ -70,14 +70,8 @@ export const AuthSchema = z.discriminatedUnion('mode', [
   z
     .strictObject({
       mode: authMode('jwt'),
-      jwksUrl: httpUrl
-        .optional()
-        .meta(doc('`jwt` only: the JWKS URL', 'one of the three key sources required')),
-      publicKey: z
-        .string()
-        .min(1)
-        .optional()
-        .meta(doc('`jwt` only: a static public key (PEM, or a JWK as JSON)', 'one of the three key sources required')),
+      jwksUrl: httpUrl.optional().meta(doc('`jwt` only: the JWKS URL', 'one of the three key sources required')),
+      publicKey: z.string().min(1).optional().meta(doc('`jwt` only: a static public key (PEM, or a JWK as JSON)', 'one of the three key sources required')),
       secretEnv: z
         .string()
         .min(1)
@@ -149,137 +143,147 @@ function overlaps(a: PathClaim, b: PathClaim): boolean {
 }
 
 /** One upstream MCP server mounted on a path of the gateway. */
-export const UpstreamSchema = z.strictObject({
-  name: z
-    .string()
-    .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only')
-    .describe("the upstream's name (letters, digits, `.`, `_`, `-`) in logs and `/healthz`"),
-  path: z
-    .string()
-    .regex(/^\/[A-Za-z0-9._~\/-]*$/, 'an absolute URL path such as /mcp')
-    .default(DEFAULTS.path)
-    .describe('where clients reach it on the gateway'),
-  /** An HTTP upstream's MCP endpoint. Exactly one of `url` and `command`. */
-  url: httpUrl
-    .optional()
-    .meta(doc("an HTTP upstream's Streamable HTTP endpoint (`http://` or `https://`)", 'one of `url`, `command`')),
-  /**
-   * An stdio upstream: the program and its arguments (no shell), spawned and supervised by each gateway instance
-   * (docs/deployment.md § stdio upstreams). Exactly one of `url` and `command`.
-   */
-  command: z
-    .array(z.string().min(1))
-    .min(1)
-    .optional()
-    .meta(
-      doc('an stdio upstream: program and arguments (no shell), e.g. `["node", "server.js"]`, run by each instance (docs/deployment.md § stdio upstreams)', 'one of `url`, `command`'),
-    ),
-  /**
-   * Environment of an stdio upstream's process, set over the few variables it inherits from the gateway (PATH, HOME,
-   * USER, LANG, TZ, TMPDIR and the like); nothing else of the gateway's environment (its secrets) reaches the child.
-   */
-  env: z
-    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string())
-    .default({})
-    .describe(
-      'stdio only: variables set for the process over the few it inherits (`PATH`, `HOME`, `USER`, `LOGNAME`, `SHELL`, `TERM`, `LANG`, `LC_ALL`, `LC_CTYPE`, `TZ`, `TMPDIR`/`TEMP`/`TMP`, and on Windows `SYSTEMROOT`, `COMSPEC`, `PATHEXT`, `USERPROFILE`, `APPDATA`, `LOCALAPPDATA`); nothing else of the gateway\'s environment reaches it',
-    ),
-  /** Working directory of an stdio upstream's process (default: the gateway's). */
-  cwd: z.string().min(1).optional().meta(doc("stdio only: the process's working directory", "the gateway's")),
-  /**
-   * Restart of an stdio upstream's process after it exits: waits from `initialDelayMs`, doubled after each failed
-   * start up to `maxDelayMs`, back to `initialDelayMs` once a process stayed up `resetAfterMs`.
-   */
-  restart: z
-    .strictObject({
-      initialDelayMs: positiveInt
-        .default(DEFAULTS.restartInitialDelayMs)
-        .describe('stdio only: after the process exits it is started again after this long, each failed start doubling the wait'),
-      maxDelayMs: positiveInt.default(DEFAULTS.restartMaxDelayMs).describe('stdio only: the longest wait between restarts'),
-      resetAfterMs: positiveInt
-        .default(DEFAULTS.restartResetAfterMs)
-        .describe('stdio only: a process that stayed up this long starts the backoff over at `initialDelayMs`'),
-    })
-    .refine((r) => r.initialDelayMs <= r.maxDelayMs, { path: ['initialDelayMs'], message: 'initialDelayMs must not exceed maxDelayMs' })
-    .default({ initialDelayMs: DEFAULTS.restartInitialDelayMs, maxDelayMs: DEFAULTS.restartMaxDelayMs, resetAfterMs: DEFAULTS.restartResetAfterMs }),
-  headers: z
-    .record(z.string().regex(headerName, 'an HTTP header name'), z.string())
-    .default({})
-    .describe('static headers sent upstream (e.g. an API key)'),
-  timeoutMs: positiveInt.default(DEFAULTS.upstreamTimeoutMs).describe('budget of one upstream call, including time waiting for input'),
-  era: z
-    .enum(UPSTREAM_ERAS)
-    .default(DEFAULTS.era)
-    .describe(
-      'which eras the upstream speaks: `auto` probes it (`server/discover` for 2026-07-28; `initialize` for 2025-11-25 when it does not answer that, or, for one that does, when the first 2025-11-25 client arrives, marked as 2025-11-25 in its headers and `_meta`); `modern`, `legacy` or `dual` pin the answer and skip the probe. A client whose era the upstream speaks is passed through untouched',
-    ),
-  /** Bound on each era-probe question (and so on the first request's wait for an upstream that hangs). */
-  probeTimeoutMs: positiveInt
-    .default(DEFAULTS.probeTimeoutMs)
-    .describe("bound on each probe question, and so on the first request's wait for an upstream that hangs"),
-  cache: z
-    .strictObject({
-      ttlMs: z.number().int().nonnegative().default(DEFAULTS.cacheTtlMs).describe('cache hint (time to live) on cacheable modern results'),
-      scope: z.enum(['public', 'private']).default(DEFAULTS.cacheScope).describe('cache hint scope: `private` or `public`'),
-    })
-    .default({ ttlMs: DEFAULTS.cacheTtlMs, scope: DEFAULTS.cacheScope }),
-  tools: z
-    .record(z.string().min(1), ToolRuleSchema)
-    .default({ '*': { task: 'native' } })
-    .describe(
-      'per-tool rules, by exact tool name or glob (first match wins: a rule an earlier glob covers, such as one after `"*"`, is a configuration error naming both); each rule has the keys below',
-    ),
-  /**
-   * Non-MCP HTTP paths passed through to this upstream (docs/deployment.md §OAuth and other paths). Its OAuth discovery documents
-   * pass always; `paths` adds others (e.g. the token endpoint of an authorization server it hosts). `wellKnownRoot`:
-   * whether the root well-known documents (`/.well-known/oauth-protected-resource`, …) go to this upstream; default:
-   * when it is the only HTTP upstream. At most one upstream may take them.
-   */
-  passthrough: z
-    .strictObject({
-      paths: z
-        .array(passthroughPath)
-        .default([])
-        .describe(
-          "non-MCP paths passed through to the upstream's origin on the same path: exact (`/oauth/token`) or a prefix ending in `/*` (`/oauth/*`: `/oauth` and all under it); may not overlap an MCP endpoint, `/healthz`, `/readyz`, `/metrics`, the OAuth documents or another upstream's paths (docs/deployment.md § OAuth and other paths)",
+export const UpstreamSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only')
+      .describe("the upstream's name (letters, digits, `.`, `_`, `-`) in logs and `/healthz`"),
+    path: z
+      .string()
+      .regex(/^\/[A-Za-z0-9._~/-]*$/, 'an absolute URL path such as /mcp')
+      .default(DEFAULTS.path)
+      .describe('where clients reach it on the gateway'),
+    /** An HTTP upstream's MCP endpoint. Exactly one of `url` and `command`. */
+    url: httpUrl.optional().meta(doc("an HTTP upstream's Streamable HTTP endpoint (`http://` or `https://`)", 'one of `url`, `command`')),
+    /**
+     * An stdio upstream: the program and its arguments (no shell), spawned and supervised by each gateway instance
+     * (docs/deployment.md § stdio upstreams). Exactly one of `url` and `command`.
+     */
+    command: z
+      .array(z.string().min(1))
+      .min(1)
+      .optional()
+      .meta(
+        doc(
+          'an stdio upstream: program and arguments (no shell), e.g. `["node", "server.js"]`, run by each instance (docs/deployment.md § stdio upstreams)',
+          'one of `url`, `command`',
         ),
-      wellKnownRoot: z
-        .boolean()
-        .optional()
-        .meta(
-          doc(
-            'whether the root OAuth documents (`/.well-known/oauth-protected-resource`, `…/oauth-authorization-server`, `…/openid-configuration`) go to this upstream; at most one upstream may take them',
-            'only HTTP upstream: `true`',
+      ),
+    /**
+     * Environment of an stdio upstream's process, set over the few variables it inherits from the gateway (PATH, HOME,
+     * USER, LANG, TZ, TMPDIR and the like); nothing else of the gateway's environment (its secrets) reaches the child.
+     */
+    env: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string())
+      .default({})
+      .describe(
+        'stdio only: variables set for the process over the few it inherits (`PATH`, `HOME`, `USER`, `LOGNAME`, `SHELL`, `TERM`, `LANG`, `LC_ALL`, ' +
+          '`LC_CTYPE`, `TZ`, `TMPDIR`/`TEMP`/`TMP`, and on Windows `SYSTEMROOT`, `COMSPEC`, `PATHEXT`, `USERPROFILE`, `APPDATA`, `LOCALAPPDATA`); ' +
+          "nothing else of the gateway's environment reaches it",
+      ),
+    /** Working directory of an stdio upstream's process (default: the gateway's). */
+    cwd: z.string().min(1).optional().meta(doc("stdio only: the process's working directory", "the gateway's")),
+    /**
+     * Restart of an stdio upstream's process after it exits: waits from `initialDelayMs`, doubled after each failed
+     * start up to `maxDelayMs`, back to `initialDelayMs` once a process stayed up `resetAfterMs`.
+     */
+    restart: z
+      .strictObject({
+        initialDelayMs: positiveInt
+          .default(DEFAULTS.restartInitialDelayMs)
+          .describe('stdio only: after the process exits it is started again after this long, each failed start doubling the wait'),
+        maxDelayMs: positiveInt.default(DEFAULTS.restartMaxDelayMs).describe('stdio only: the longest wait between restarts'),
+        resetAfterMs: positiveInt
+          .default(DEFAULTS.restartResetAfterMs)
+          .describe('stdio only: a process that stayed up this long starts the backoff over at `initialDelayMs`'),
+      })
+      .refine((r) => r.initialDelayMs <= r.maxDelayMs, { path: ['initialDelayMs'], message: 'initialDelayMs must not exceed maxDelayMs' })
+      .default({ initialDelayMs: DEFAULTS.restartInitialDelayMs, maxDelayMs: DEFAULTS.restartMaxDelayMs, resetAfterMs: DEFAULTS.restartResetAfterMs }),
+    headers: z.record(z.string().regex(headerName, 'an HTTP header name'), z.string()).default({}).describe('static headers sent upstream (e.g. an API key)'),
+    timeoutMs: positiveInt.default(DEFAULTS.upstreamTimeoutMs).describe('budget of one upstream call, including time waiting for input'),
+    era: z
+      .enum(UPSTREAM_ERAS)
+      .default(DEFAULTS.era)
+      .describe(
+        'which eras the upstream speaks: `auto` probes it (`server/discover` for 2026-07-28; `initialize` for 2025-11-25 when it does not answer that, ' +
+          'or, for one that does, when the first 2025-11-25 client arrives, marked as 2025-11-25 in its headers and `_meta`); `modern`, `legacy` or ' +
+          '`dual` pin the answer and skip the probe. A client whose era the upstream speaks is passed through untouched',
+      ),
+    /** Bound on each era-probe question (and so on the first request's wait for an upstream that hangs). */
+    probeTimeoutMs: positiveInt
+      .default(DEFAULTS.probeTimeoutMs)
+      .describe("bound on each probe question, and so on the first request's wait for an upstream that hangs"),
+    cache: z
+      .strictObject({
+        ttlMs: z.number().int().nonnegative().default(DEFAULTS.cacheTtlMs).describe('cache hint (time to live) on cacheable modern results'),
+        scope: z.enum(['public', 'private']).default(DEFAULTS.cacheScope).describe('cache hint scope: `private` or `public`'),
+      })
+      .default({ ttlMs: DEFAULTS.cacheTtlMs, scope: DEFAULTS.cacheScope }),
+    tools: z
+      .record(z.string().min(1), ToolRuleSchema)
+      .default({ '*': { task: 'native' } })
+      .describe(
+        'per-tool rules, by exact tool name or glob (first match wins: a rule an earlier glob covers, such as one after `"*"`, is a configuration error ' +
+          'naming both); each rule has the keys below',
+      ),
+    /**
+     * Non-MCP HTTP paths passed through to this upstream (docs/deployment.md §OAuth and other paths). Its OAuth discovery documents
+     * pass always; `paths` adds others (e.g. the token endpoint of an authorization server it hosts). `wellKnownRoot`:
+     * whether the root well-known documents (`/.well-known/oauth-protected-resource`, …) go to this upstream; default:
+     * when it is the only HTTP upstream. At most one upstream may take them.
+     */
+    passthrough: z
+      .strictObject({
+        paths: z
+          .array(passthroughPath)
+          .default([])
+          .describe(
+            "non-MCP paths passed through to the upstream's origin on the same path: exact (`/oauth/token`) or a prefix ending in `/*` (`/oauth/*`: " +
+              '`/oauth` and all under it); may not overlap an MCP endpoint, `/healthz`, `/readyz`, `/metrics`, the OAuth documents or another ' +
+              "upstream's paths (docs/deployment.md § OAuth and other paths)",
           ),
-        ),
-    })
-    .default({ paths: [] }),
-  /** How callers are identified (default `bearer`: a keyed hash of the Authorization header, as before). */
-  auth: AuthSchema.default({ mode: DEFAULTS.authMode }),
-  /**
-   * Upstream session isolation (legacy upstreams: session-scoped state such as cached roots lives in the session).
-   * `scope` applies to callers with credentials; `anonymousScope` to callers without, who cannot be told apart.
-   */
-  sessions: z
-    .strictObject({
-      scope: z
-        .enum(SESSION_SCOPES)
-        .default(DEFAULTS.sessionScope)
-        .describe(
-          'who shares legacy upstream sessions among callers with credentials: `principal` (a pool per principal, one call per session at a time) or `request` (a fresh one per request, ended with DELETE)',
-        ),
-      anonymousScope: z
-        .enum(ANONYMOUS_SESSION_SCOPES)
-        .default(DEFAULTS.anonymousSessionScope)
-        .describe(
-          'the same for callers without credentials: `shared` (one pool for all of them, reset on handover), or `request` (a fresh session per request: for servers with other per-session state)',
-        ),
-    })
-    .default({ scope: DEFAULTS.sessionScope, anonymousScope: DEFAULTS.anonymousSessionScope }),
-}).refine((u) => (u.url === undefined) !== (u.command === undefined), {
-  message: 'give exactly one of url (an HTTP upstream) and command (an stdio upstream)',
-  path: ['url'],
-});
+        wellKnownRoot: z
+          .boolean()
+          .optional()
+          .meta(
+            doc(
+              'whether the root OAuth documents (`/.well-known/oauth-protected-resource`, `…/oauth-authorization-server`, `…/openid-configuration`) go ' +
+                'to this upstream; at most one upstream may take them',
+              'only HTTP upstream: `true`',
+            ),
+          ),
+      })
+      .default({ paths: [] }),
+    /** How callers are identified (default `bearer`: a keyed hash of the Authorization header, as before). */
+    auth: AuthSchema.default({ mode: DEFAULTS.authMode }),
+    /**
+     * Upstream session isolation (legacy upstreams: session-scoped state such as cached roots lives in the session).
+     * `scope` applies to callers with credentials; `anonymousScope` to callers without, who cannot be told apart.
+     */
+    sessions: z
+      .strictObject({
+        scope: z
+          .enum(SESSION_SCOPES)
+          .default(DEFAULTS.sessionScope)
+          .describe(
+            'who shares legacy upstream sessions among callers with credentials: `principal` (a pool per principal, one call per session at a time) or ' +
+              '`request` (a fresh one per request, ended with DELETE)',
+          ),
+        anonymousScope: z
+          .enum(ANONYMOUS_SESSION_SCOPES)
+          .default(DEFAULTS.anonymousSessionScope)
+          .describe(
+            'the same for callers without credentials: `shared` (one pool for all of them, reset on handover), or `request` (a fresh session per ' +
+              'request: for servers with other per-session state)',
+          ),
+      })
+      .default({ scope: DEFAULTS.sessionScope, anonymousScope: DEFAULTS.anonymousSessionScope }),
+  })
+  .refine((u) => (u.url === undefined) !== (u.command === undefined), {
+    message: 'give exactly one of url (an HTTP upstream) and command (an stdio upstream)',
+    path: ['url'],
+  });
 
 /**
  * Passed-through paths must not shadow what the gateway answers itself (MCP endpoints, /healthz, /readyz, /metrics,
@@ -316,7 +320,11 @@ export function checkPassthrough(upstreams: ReadonlyArray<z.infer<typeof Upstrea
   const claimants = http.filter(([u]) => u.passthrough.wellKnownRoot === true || (u.path === '/' && u.passthrough.wellKnownRoot !== false));
   if (claimants.length > 1) {
     for (const [, i] of claimants.slice(1)) {
-      ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'passthrough', 'wellKnownRoot'], message: `the root well-known documents are already upstreams.${claimants[0]?.[1]}'s` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['upstreams', i, 'passthrough', 'wellKnownRoot'],
+        message: `the root well-known documents are already upstreams.${claimants[0]?.[1]}'s`,
+      });
     }
   }
 }

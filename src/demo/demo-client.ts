@@ -4,6 +4,7 @@
  */
 
 const VERSION = '2026-07-28';
+// biome-ignore lint/suspicious/noExplicitAny: the demo reads whatever JSON the gateway answers, field by field
 type Json = Record<string, any>;
 
 let nextId = 1;
@@ -52,7 +53,10 @@ export async function runDemoClient(url: string, print: (line: string) => void):
   print(`modern client → ${url}`);
   const d = await call(url, 'server/discover', {});
   const info = d.result?._meta?.['io.modelcontextprotocol/serverInfo'];
-  print(`1. server/discover: ${info?.name} ${info?.version}, versions ${JSON.stringify(d.result?.supportedVersions)}, capabilities ${Object.keys(d.result?.capabilities ?? {}).join(', ')}`);
+  print(
+    `1. server/discover: ${info?.name} ${info?.version}, versions ${JSON.stringify(d.result?.supportedVersions)}, capabilities ` +
+      `${Object.keys(d.result?.capabilities ?? {}).join(', ')}`,
+  );
   const tools = await call(url, 'tools/list', {});
   print(`2. tools/list: ${(tools.result?.tools ?? []).map((t: Json) => t.name).join(', ')}`);
   print(`3. tools/call greet → ${text(await call(url, 'tools/call', { name: 'greet', arguments: { name: 'World' } }))}`);
@@ -68,7 +72,12 @@ export async function runDemoClient(url: string, print: (line: string) => void):
   const done = await call(
     url,
     'tools/call',
-    { name: 'book_table', arguments: { guests: 2 }, inputResponses: { [key as string]: { action: 'accept', content: { confirm: true } } }, requestState: first.result?.requestState },
+    {
+      name: 'book_table',
+      arguments: { guests: 2 },
+      inputResponses: { [key as string]: { action: 'accept', content: { confirm: true } } },
+      requestState: first.result?.requestState,
+    },
     caps,
   );
   print(`   retry with inputResponses + requestState → ${text(done)}`);

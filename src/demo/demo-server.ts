@@ -24,11 +24,9 @@ function buildServer(): McpServer {
     { name: 'demo-legacy-server', version: '1.0.0' },
     { instructions: 'A 2025-11-25 demo server behind mcp-tasks-gateway.', capabilities: { logging: {} } },
   );
-  server.registerTool(
-    'greet',
-    { description: 'Greets someone by name', inputSchema: { name: z.string().describe('Who to greet') } },
-    async ({ name }) => ({ content: [{ type: 'text', text: `Hello, ${name}!` }] }),
-  );
+  server.registerTool('greet', { description: 'Greets someone by name', inputSchema: { name: z.string().describe('Who to greet') } }, async ({ name }) => ({
+    content: [{ type: 'text', text: `Hello, ${name}!` }],
+  }));
   server.registerTool(
     'countdown',
     { description: 'Counts down from n to 0, reporting progress each step', inputSchema: { n: z.number().int().min(1).max(20) } },
@@ -37,7 +35,10 @@ function buildServer(): McpServer {
       for (let i = 1; i <= n; i++) {
         await new Promise((r) => setTimeout(r, 100));
         if (token !== undefined) {
-          await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: n, message: `${n - i} to go` } });
+          await extra.sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress: i, total: n, message: `${n - i} to go` },
+          });
         }
       }
       return { content: [{ type: 'text', text: 'Lift-off!' }] };
@@ -123,9 +124,9 @@ export async function startDemoUpstream(port = 0): Promise<DemoUpstream> {
         await transport.handleRequest(req, res, body);
         return;
       }
-      res.writeHead(400, { 'content-type': 'application/json' }).end(
-        JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: no valid session' } }),
-      );
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: no valid session' } }));
     } catch {
       if (!res.headersSent) res.writeHead(400).end();
     }

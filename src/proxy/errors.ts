@@ -83,7 +83,12 @@ export function failureToEdge(f: RequestFailure): EdgeError {
  */
 export function upstreamErrorStatus(error: JsonRpcErrorObject): number {
   if (error.code === ErrorCode.MethodNotFound) return 404;
-  if (error.code === ErrorCode.MissingRequiredClientCapability || error.code === ErrorCode.HeaderMismatch || error.code === ErrorCode.UnsupportedProtocolVersion) return 400;
+  if (
+    error.code === ErrorCode.MissingRequiredClientCapability ||
+    error.code === ErrorCode.HeaderMismatch ||
+    error.code === ErrorCode.UnsupportedProtocolVersion
+  )
+    return 400;
   return 200;
 }
 

@@ -83,7 +83,13 @@ export class Readiness {
       timer.unref();
     });
     try {
-      return await Promise.race([(this.opts.store as { ping(): Promise<void> }).ping().then(() => true, () => false), bound]);
+      return await Promise.race([
+        (this.opts.store as { ping(): Promise<void> }).ping().then(
+          () => true,
+          () => false,
+        ),
+        bound,
+      ]);
     } finally {
       clearTimeout(timer);
     }
@@ -103,8 +109,13 @@ export function logAvailability(upstream: string, availability: UpstreamAvailabi
     if (outcome === last) return;
     last = outcome;
     if (!c.up) log.warn({ upstream, reason: downReason(c.error), err: errorSummary(c.error), retryInMs: c.retryInMs }, 'upstream is down');
-    else if (c.eras.refused) log.info({ upstream }, "upstream refused the era probe for want of credentials; its eras are learned with the first caller's token");
-    else log.info({ upstream, modern: c.eras.modern, ...(c.eras.legacyUnasked ? {} : { legacy: c.eras.legacy }) }, wasDown ? 'upstream is back' : 'upstream is up');
+    else if (c.eras.refused)
+      log.info({ upstream }, "upstream refused the era probe for want of credentials; its eras are learned with the first caller's token");
+    else
+      log.info(
+        { upstream, modern: c.eras.modern, ...(c.eras.legacyUnasked ? {} : { legacy: c.eras.legacy }) },
+        wasDown ? 'upstream is back' : 'upstream is up',
+      );
     wasDown = !c.up;
   });
 }

@@ -30,8 +30,8 @@ export function hostPolicy(bindHost: string, allowedHosts?: readonly string[], a
 /** Splits `host[:port]` (IPv6 in brackets) into a lower-case hostname and an optional port. */
 function splitHost(value: string): { name: string; port?: string } | undefined {
   const v = value.trim().toLowerCase();
-  const m = /^(\[[0-9a-f:.]+\]|[^:\[\]\s/]+)(?::(\d{1,5}))?$/.exec(v);
-  if (!m || !m[1]) return undefined;
+  const m = /^(\[[0-9a-f:.]+\]|[^:[\]\s/]+)(?::(\d{1,5}))?$/.exec(v);
+  if (!m?.[1]) return undefined;
   const name = m[1].replace(/^\[|\]$/g, '');
   return m[2] ? { name, port: m[2] } : { name };
 }

@@ -11,5 +11,15 @@ export { EdgeDrain } from './drain.js';
 export { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionRegistryOptions, type SessionStore } from './legacy-face-sessions.js';
 export { LegacyFace, type LegacyFaceOptions, type LegacyFaceTarget } from './legacy-face.js';
 export { passthroughRoutes, registerPassthroughPaths, type PassthroughRoute, type PassthroughUpstream } from './passthrough-paths.js';
-export { GatewayMetrics, BoundedLabels, KNOWN_METHODS, METRIC_PREFIX, methodLabel, outcomeLabel, type MetricsSettings, type RequestObservation, type ScrapeSources } from './metrics.js';
+export {
+  GatewayMetrics,
+  BoundedLabels,
+  KNOWN_METHODS,
+  METRIC_PREFIX,
+  methodLabel,
+  outcomeLabel,
+  type MetricsSettings,
+  type RequestObservation,
+  type ScrapeSources,
+} from './metrics.js';
 export { Readiness, type ReadinessOptions, type ReadinessReport } from './health.js';

@@ -77,9 +77,10 @@ export class FaceCalls {
         let call: UpstreamCall | undefined;
         try {
           // A tools/call goes through the runtime: its rules apply, and a task the upstream insists on is hidden.
-          call = req.method === 'tools/call'
-            ? await this.o.runtime.callToolPlain(s.route, modernParamsFromLegacy(isObject(req.params) ? req.params : {}) ?? {}, contextOf(s, trace), signal)
-            : await s.route.upstream.call(callerOf(s, trace), req.method, modernParamsFromLegacy(req.params), signal);
+          call =
+            req.method === 'tools/call'
+              ? await this.o.runtime.callToolPlain(s.route, modernParamsFromLegacy(isObject(req.params) ? req.params : {}) ?? {}, contextOf(s, trace), signal)
+              : await s.route.upstream.call(callerOf(s, trace), req.method, modernParamsFromLegacy(req.params), signal);
           return await this.pump(s, req, key, call, channel, canStream, signal);
         } catch (e) {
           call?.cancel('gateway error');
@@ -164,7 +165,15 @@ export class FaceCalls {
    * Reads a call's events: notifications are relayed (progress for the client's token, log messages at its
    * level), input requests go to the client on this request's stream, the outcome ends the response.
    */
-  private async pump(s: FaceSession, req: JsonRpcRequest, key: string, call: UpstreamCall, channel: ResponseChannel, canStream: boolean, signal: AbortSignal): Promise<string> {
+  private async pump(
+    s: FaceSession,
+    req: JsonRpcRequest,
+    key: string,
+    call: UpstreamCall,
+    channel: ResponseChannel,
+    canStream: boolean,
+    signal: AbortSignal,
+  ): Promise<string> {
     const token = progressTokenOf(isObject(req.params) ? req.params : {});
     for (;;) {
       const waiting = s.outbound.size > 0 && [...s.outbound.values()].some((o) => o.owner === key);
@@ -206,7 +215,10 @@ export class FaceCalls {
             return 'unsupported result type';
           }
           // A tools/list without the tools job rules hide (docs/jobs.md), with each tool's task support.
-          channel.result(req.id, req.method === 'tools/list' ? withoutHiddenTools(s.route, s.tasks ? this.withTaskSupport(s, m.result, r.value) : r.value) : r.value);
+          channel.result(
+            req.id,
+            req.method === 'tools/list' ? withoutHiddenTools(s.route, s.tasks ? this.withTaskSupport(s, m.result, r.value) : r.value) : r.value,
+          );
           return 'ok';
         }
         case 'failure':
@@ -231,7 +243,14 @@ export class FaceCalls {
    * sent: an input kind the client did not declare is never sent (2026-07-28 basic/patterns/mrtr §Server
    * Requirements; the upstream would answer -32021 itself).
    */
-  private ask(s: FaceSession, owner: string, call: UpstreamCall, m: JsonRpcRequest, channel: ResponseChannel, canStream: boolean): JsonRpcErrorObject | undefined {
+  private ask(
+    s: FaceSession,
+    owner: string,
+    call: UpstreamCall,
+    m: JsonRpcRequest,
+    channel: ResponseChannel,
+    canStream: boolean,
+  ): JsonRpcErrorObject | undefined {
     const params = isObject(m.params) ? m.params : undefined;
     if (!isInputMethod(m.method)) {
       void call

@@ -95,7 +95,14 @@ export type BackgroundFailure = (level: 'debug' | 'warn', msg: string, s: FaceSe
 export const idKey = (id: RequestId): string => `${typeof id}:${id}`;
 
 /** A session's per-instance state, fresh: what it decided at initialize, nothing live yet. */
-export function newSession(id: string, principal: string, authorization: string | undefined, route: UpstreamRoute, d: SessionDecisions, sharedAt: number): FaceSession {
+export function newSession(
+  id: string,
+  principal: string,
+  authorization: string | undefined,
+  route: UpstreamRoute,
+  d: SessionDecisions,
+  sharedAt: number,
+): FaceSession {
   return {
     id,
     principal,

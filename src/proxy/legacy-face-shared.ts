@@ -50,8 +50,14 @@ function sharedOf(s: FaceSession): JsonObject {
 
 function readShared(v: JsonObject): SharedSession | undefined {
   if (
-    v.v !== 1 || typeof v.principal !== 'string' || typeof v.upstream !== 'string' || (v.era !== 'legacy' && v.era !== 'modern') ||
-    typeof v.tasks !== 'boolean' || !isObject(v.legacyCapabilities) || !isObject(v.clientInfo) || typeof v.protocolVersion !== 'string'
+    v.v !== 1 ||
+    typeof v.principal !== 'string' ||
+    typeof v.upstream !== 'string' ||
+    (v.era !== 'legacy' && v.era !== 'modern') ||
+    typeof v.tasks !== 'boolean' ||
+    !isObject(v.legacyCapabilities) ||
+    !isObject(v.clientInfo) ||
+    typeof v.protocolVersion !== 'string'
   ) {
     return undefined;
   }
@@ -158,7 +164,10 @@ export class FaceSessions {
     this.closing = true;
     if (this.keepShared) clearInterval(this.keepShared);
     this.registry.close();
-    void this.sessionTopic?.then((off) => off(), () => {});
+    void this.sessionTopic?.then(
+      (off) => off(),
+      () => {},
+    );
   }
 
   /** Notes activity that is not a request in flight (a notification, a POSTed response, a GET stream opening). */
@@ -189,7 +198,15 @@ export class FaceSessions {
    * learns its id (its next request may reach any instance); the refusal already sent when there is no room or the
    * store fails.
    */
-  async create(request: FastifyRequest, reply: FastifyReply, id: RequestId, principal: string, authorization: string | undefined, route: UpstreamRoute, decided: SessionDecisions): Promise<SessionFound> {
+  async create(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    id: RequestId,
+    principal: string,
+    authorization: string | undefined,
+    route: UpstreamRoute,
+    decided: SessionDecisions,
+  ): Promise<SessionFound> {
     const at = this.registry.clock;
     // Another initialize of the same principal may have taken the room while the upstream was asked.
     if (!this.roomFor(principal)) {

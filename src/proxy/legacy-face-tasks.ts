@@ -111,7 +111,8 @@ export function readInputRequestId(id: string): { taskId: string; key: string } 
 /** Refuses (400, -32602) an answer that does not fit the input request it answers. */
 function refuseInvalid(id: string, method: string, params: JsonObject | undefined, answer: JsonObject): void {
   const problem = inputAnswerProblem(method, params, answer);
-  if (problem !== undefined) throw new GatewayError('GW_INVALID_INPUT_RESPONSE', { args: [JSON.stringify(id.length > 80 ? `${id.slice(0, 80)}…` : id), problem] });
+  if (problem !== undefined)
+    throw new GatewayError('GW_INVALID_INPUT_RESPONSE', { args: [JSON.stringify(id.length > 80 ? `${id.slice(0, 80)}…` : id), problem] });
 }
 
 /** A response id as text. */
@@ -368,7 +369,16 @@ export class LegacyFaceTasks {
   private track(record: TaskRecord, route: UpstreamRoute): Tracked {
     let t = this.tracked.get(record.taskId);
     if (t) return t;
-    t = { route, owner: undefined, last: record, notified: taskV1(record).status as string, sent: new Map(), answered: new Set(), waiters: new Set(), gids: new Set() };
+    t = {
+      route,
+      owner: undefined,
+      last: record,
+      notified: taskV1(record).status as string,
+      sent: new Map(),
+      answered: new Set(),
+      waiters: new Set(),
+      gids: new Set(),
+    };
     this.tracked.set(record.taskId, t);
     if (this.tracked.size > this.maxTracked) {
       const oldest = this.tracked.keys().next().value;
@@ -421,7 +431,10 @@ export class LegacyFaceTasks {
         // Never sent to a client that did not declare the kind; the task gets the answer a client without it implies.
         const a = undeclaredInputAnswer(request.method);
         t.answered.add(key);
-        if ('result' in a) void this.runtime.answer(t.route, taskId, target.caller, { [key]: a.result }).catch((e) => this.o.warn(e, 'legacy face: declining an input request failed'));
+        if ('result' in a)
+          void this.runtime
+            .answer(t.route, taskId, target.caller, { [key]: a.result })
+            .catch((e) => this.o.warn(e, 'legacy face: declining an input request failed'));
         continue;
       }
       const gid = inputRequestId(taskId, key, ++this.nextId);

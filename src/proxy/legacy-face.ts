@@ -226,8 +226,20 @@ export class LegacyFace {
       release();
       const ms = Date.now() - started;
       if (traced) annotateTrace(traced, { ...logged, ...errorCodeOf(outcome) });
-      if (logs) request.log.info({ method: body.method, era: 'legacy-face', upstream: s.route.name, ...logged, outcome, ms, ...(traced ? { traceId: traced.traceId } : {}) }, 'mcp request');
-      recordRequest(request, { upstream: s.route.name, method: body.method, clientEra: 'legacy', upstreamEra: s.route.upstream.era, mode: 'gateway', outcome, ms });
+      if (logs)
+        request.log.info(
+          { method: body.method, era: 'legacy-face', upstream: s.route.name, ...logged, outcome, ms, ...(traced ? { traceId: traced.traceId } : {}) },
+          'mcp request',
+        );
+      recordRequest(request, {
+        upstream: s.route.name,
+        method: body.method,
+        clientEra: 'legacy',
+        upstreamEra: s.route.upstream.era,
+        mode: 'gateway',
+        outcome,
+        ms,
+      });
     }
     return reply;
   }
@@ -254,7 +266,13 @@ export class LegacyFace {
     return reply.code(200).send();
   }
 
-  private async initialize(request: FastifyRequest, reply: FastifyReply, body: JsonRpcRequest, authorization: string | undefined, principal: string): Promise<FastifyReply> {
+  private async initialize(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    body: JsonRpcRequest,
+    authorization: string | undefined,
+    principal: string,
+  ): Promise<FastifyReply> {
     const started = Date.now();
     const init = readInitializeParams(body.params);
     if (!init) return refuse(reply, 'GW_INITIALIZE_PARAMS', body.id);
@@ -270,7 +288,7 @@ export class LegacyFace {
       if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));
     };
     reply.raw.on('close', onClose);
-    let identity;
+    let identity: Awaited<ReturnType<UpstreamRoute['upstream']['identity']>>;
     let route: UpstreamRoute;
     try {
       route = await this.target.routeFor(aborter.signal, authorization);
@@ -280,7 +298,15 @@ export class LegacyFace {
       if (edge.fault) request.log.error({ err: e }, 'legacy face: upstream identity failed');
       // Counted (an upstream failing the handshake is an upstream error by kind); its era is not known here.
       noteFailure(request, e);
-      recordRequest(request, { upstream: this.target.name ?? 'unknown', method: 'initialize', clientEra: 'legacy', upstreamEra: 'unknown', mode: 'gateway', outcome: 'error', ms: Date.now() - started });
+      recordRequest(request, {
+        upstream: this.target.name ?? 'unknown',
+        method: 'initialize',
+        clientEra: 'legacy',
+        upstreamEra: 'unknown',
+        mode: 'gateway',
+        outcome: 'error',
+        ms: Date.now() - started,
+      });
       return refuseWith(reply, edge, body.id);
     } finally {
       reply.raw.off('close', onClose);
@@ -290,19 +316,30 @@ export class LegacyFace {
     const created = await this.sessions.create(request, reply, body.id, principal, authorization, route, decided);
     if ('refused' in created) return created.refused;
     request.log.info({ method: 'initialize', era: 'legacy-face', upstream: route.name, outcome: 'session created' }, 'mcp request');
-    recordRequest(request, { upstream: route.name, method: 'initialize', clientEra: 'legacy', upstreamEra: route.upstream.era, mode: 'gateway', outcome: 'ok', ms: Date.now() - started });
+    recordRequest(request, {
+      upstream: route.name,
+      method: 'initialize',
+      clientEra: 'legacy',
+      upstreamEra: route.upstream.era,
+      mode: 'gateway',
+      outcome: 'ok',
+      ms: Date.now() - started,
+    });
     const result = legacyInitializeResult(identity, init.protocolVersion);
     // 2025-11-25 basic/utilities/tasks §Server Capabilities: list, cancel and task-augmented tools/call.
     if (tasks && isObject(result.capabilities)) result.capabilities = { ...result.capabilities, tasks: legacyTasksCapability() };
-    return reply
-      .code(200)
-      .header('mcp-session-id', created.entry.id)
-      .header('content-type', 'application/json')
-      .send({ jsonrpc: '2.0', id: body.id, result });
+    return reply.code(200).header('mcp-session-id', created.entry.id).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: body.id, result });
   }
 
   /** Serves one client request; returns what the operator log says about it. */
-  private async serve(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, logged: { taskId?: string }, trace: TraceCarrier | undefined): Promise<string> {
+  private async serve(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    s: FaceSession,
+    req: JsonRpcRequest,
+    logged: { taskId?: string },
+    trace: TraceCarrier | undefined,
+  ): Promise<string> {
     const params: JsonObject = isObject(req.params) ? req.params : {};
     switch (req.method) {
       case 'ping':
@@ -326,7 +363,8 @@ export class LegacyFace {
         if (s.tasks && isObject(params.task)) return this.createTask(request, reply, s, req, params, logged, trace);
         return this.calls.forward(request, reply, s, req, trace);
       default:
-        if (NOT_SERVED.has(req.method) || (TASK_METHODS.has(req.method) && !s.tasks)) return failInBand(reply, req.id, inBandError('GW_METHOD_NOT_SERVED', { args: [req.method] }));
+        if (NOT_SERVED.has(req.method) || (TASK_METHODS.has(req.method) && !s.tasks))
+          return failInBand(reply, req.id, inBandError('GW_METHOD_NOT_SERVED', { args: [req.method] }));
         if (TASK_METHODS.has(req.method)) return this.serveTask(request, reply, s, req, params, trace);
         return this.calls.forward(request, reply, s, req, trace);
     }
@@ -352,7 +390,10 @@ export class LegacyFace {
       const created = await this.tasks.create(s, s.route, contextOf(s, trace), rest, isObject(task) ? task.ttl : undefined, aborter.signal);
       if ('error' in created) return failInBand(reply, req.id, legacyError(created.error));
       logged.taskId = created.record.taskId;
-      void reply.code(200).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: req.id, result: createTaskResultV1(created.record, created.meta) });
+      void reply
+        .code(200)
+        .header('content-type', 'application/json')
+        .send({ jsonrpc: '2.0', id: req.id, result: createTaskResultV1(created.record, created.meta) });
       return 'task created';
     } catch (e) {
       return failWith(request, reply, s.route.name, req, e);

@@ -7,7 +7,16 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { classifyEra, declaresTasks, errorSummary, isObject, requestIdOf, singleHeader, type Era } from '../translate/index.js';
-import { hidesTool, hidesTools, runtimeServesTools, wrapsTools, type MrtrBridge, type SharedValues, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
+import {
+  hidesTool,
+  hidesTools,
+  runtimeServesTools,
+  wrapsTools,
+  type MrtrBridge,
+  type SharedValues,
+  type TaskRuntime,
+  type UpstreamRoute,
+} from '../tasks/index.js';
 import { UpstreamDownError, type UpstreamAvailability, type UpstreamEras } from '../upstream/index.js';
 import { Authenticator, identityOf, registerAuth } from './auth.js';
 import { exceptionToEdge, refuse } from './errors.js';
@@ -66,7 +75,13 @@ function rulesOf(route: UpstreamRoute, modernRoute: UpstreamRoute, runtime: Task
     hidesTools: () => hidesTools(modernRoute),
     wrapsTool: (name) => {
       const policy = runtime.policyFor(modernRoute, name);
-      return policy.task === 'auto' || policy.task === 'always' || policy.task === 'required' || policy.task === 'job' || (policy.task === 'native' && policy.afterMs !== undefined);
+      return (
+        policy.task === 'auto' ||
+        policy.task === 'always' ||
+        policy.task === 'required' ||
+        policy.task === 'job' ||
+        (policy.task === 'native' && policy.afterMs !== undefined)
+      );
     },
     hidesTool: (name) => hidesTool(modernRoute, name),
   };
@@ -108,7 +123,15 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
     const edge = exceptionToEdge(e);
     // No operator line (a down upstream is logged once), but counted: the refusals are what an operator graphs.
     noteFailure(reply.request, e);
-    recordRequest(reply.request, { upstream: route.name, method: isObject(body) ? body.method : reply.request.method, clientEra, upstreamEra: 'unknown', mode: 'gateway', outcome: 'error', ms: Date.now() - started });
+    recordRequest(reply.request, {
+      upstream: route.name,
+      method: isObject(body) ? body.method : reply.request.method,
+      clientEra,
+      upstreamEra: 'unknown',
+      mode: 'gateway',
+      outcome: 'error',
+      ms: Date.now() - started,
+    });
     // The probe's failure is logged once as the upstream's outcome ('upstream is down', logAvailability), not per
     // refused request: a caller that waited for that probe is told at debug.
     if (!(e instanceof UpstreamDownError)) reply.log.debug({ err: errorSummary(e), upstream: route.name }, 'upstream era probe failed');
@@ -129,7 +152,11 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
       reply.raw.once('finish', () => {
         if (reply.statusCode === 502 || reply.statusCode === 504) availability.suspect(true);
       });
-      return request.method === 'GET' ? face.get(request, reply) : request.method === 'DELETE' ? face.delete(request, reply) : face.post(request, reply, traced);
+      return request.method === 'GET'
+        ? face.get(request, reply)
+        : request.method === 'DELETE'
+          ? face.delete(request, reply)
+          : face.post(request, reply, traced);
     }
     // 2026-07-28 basic/transports/streamable-http: GET and DELETE are gone in the modern era; a modern upstream would
     // answer 405 itself.
@@ -170,7 +197,11 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
 
     scope.route({ method: ['GET', 'DELETE'], url: opts.path, handler: (request, reply) => serve(request, reply, 'legacy', undefined) });
     scope.post(opts.path, (request, reply) => {
-      const clientEra = classifyEra({ httpMethod: 'POST', protocolVersionHeader: singleHeader(request.headers, 'mcp-protocol-version') ?? undefined, body: request.body });
+      const clientEra = classifyEra({
+        httpMethod: 'POST',
+        protocolVersionHeader: singleHeader(request.headers, 'mcp-protocol-version') ?? undefined,
+        body: request.body,
+      });
       return serve(request, reply, clientEra, request.body);
     });
   });

@@ -46,10 +46,26 @@ export const KNOWN_METHODS: ReadonlySet<string> = new Set([
 ]);
 
 /** Outcomes of a request besides the catalog's codes (which name every error the gateway answers itself). */
-export const OUTCOME_WORDS = ['ok', 'task_created', 'input_required', 'client_closed', 'cancelled', 'upstream_error', 'upstream_http_4xx', 'upstream_http_5xx', 'error'] as const;
+export const OUTCOME_WORDS = [
+  'ok',
+  'task_created',
+  'input_required',
+  'client_closed',
+  'cancelled',
+  'upstream_error',
+  'upstream_http_4xx',
+  'upstream_http_5xx',
+  'error',
+] as const;
 
 /** Catalog kinds that say the upstream failed (the ones counted in `mcp_gateway_upstream_errors_total`). */
-export const UPSTREAM_ERROR_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>(['GW_UPSTREAM_TIMEOUT', 'GW_UPSTREAM_UNAVAILABLE', 'GW_UPSTREAM_HTTP', 'GW_UPSTREAM_DOWN', 'GW_UPSTREAM_BAD_MESSAGE']);
+export const UPSTREAM_ERROR_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
+  'GW_UPSTREAM_TIMEOUT',
+  'GW_UPSTREAM_UNAVAILABLE',
+  'GW_UPSTREAM_HTTP',
+  'GW_UPSTREAM_DOWN',
+  'GW_UPSTREAM_BAD_MESSAGE',
+]);
 
 /** The metric label of a method name: itself when known, else `other`. */
 export function methodLabel(method: unknown): string {
@@ -274,7 +290,9 @@ class SeriesHistogram extends Histogram<DurationLabel> {
     }
     // prom-client's typings give `type` as a numeric enum and the histogram labels without `le`; at run time (what its
     // registry reads) the type is the word, and `le` is one more label.
-    return { name, help: this.metricHelp, type: 'histogram', values, aggregator: 'sum', collect: () => undefined } as unknown as MetricObjectWithValues<MetricValueWithName<DurationLabel>>;
+    return { name, help: this.metricHelp, type: 'histogram', values, aggregator: 'sum', collect: () => undefined } as unknown as MetricObjectWithValues<
+      MetricValueWithName<DurationLabel>
+    >;
   }
 }
 
@@ -283,6 +301,7 @@ export class GatewayMetrics {
   /** This gateway's registry (its own, not prom-client's global one). */
   readonly registry = new Registry();
   private readonly tools: BoundedLabels;
+  // biome-ignore lint/correctness/noUnusedPrivateClassMembers: held so that the counter's registration has an owner; series are reached through `series`
   private readonly requests: Counter<RequestLabel>;
   private readonly duration: SeriesHistogram;
   /** The request series seen so far, by label values (bounded, as every label is). */
@@ -300,7 +319,9 @@ export class GatewayMetrics {
     const series = this.series;
     this.requests = new Counter({
       name: `${METRIC_PREFIX}requests_total`,
-      help: 'MCP requests served, by upstream, method, client era, upstream era, mode (passthrough or gateway) and outcome (ok, task_created, input_required, a catalog code, ...).',
+      help:
+        'MCP requests served, by upstream, method, client era, upstream era, mode (passthrough or gateway) and outcome (ok, task_created, ' +
+        'input_required, a catalog code, ...).',
       labelNames: REQUEST_LABELS,
       registers,
       // The counts kept per series since the last scrape are added now (see `request`).
@@ -403,7 +424,9 @@ export class GatewayMetrics {
     });
     this.upstreamErrors = new Counter({
       name: `${METRIC_PREFIX}upstream_errors_total`,
-      help: 'Requests failed by their upstream, by upstream and catalog code (GW_UPSTREAM_TIMEOUT, GW_UPSTREAM_UNAVAILABLE, GW_UPSTREAM_HTTP, GW_UPSTREAM_DOWN, GW_UPSTREAM_BAD_MESSAGE).',
+      help:
+        'Requests failed by their upstream, by upstream and catalog code (GW_UPSTREAM_TIMEOUT, GW_UPSTREAM_UNAVAILABLE, GW_UPSTREAM_HTTP, ' +
+        'GW_UPSTREAM_DOWN, GW_UPSTREAM_BAD_MESSAGE).',
       labelNames: ['upstream', 'kind'],
       registers,
     });

@@ -3,8 +3,30 @@
  * era, or made the gateway's own by rules that wrap tools) — validated, run, answered and logged.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, discoverResult, declaresTasks, legacySupportsToolTasks, singleHeader, validateModernRequest, type JsonObject, type JsonRpcNotification, type ModernHeaders, type ModernRequest, Tally } from '../translate/index.js';
-import { runListen, withoutHiddenTools, wrapsTools, type CallerContext, type ForwardHooks, type MrtrBridge, type Outcome, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
+import {
+  GatewayError,
+  discoverResult,
+  declaresTasks,
+  legacySupportsToolTasks,
+  singleHeader,
+  validateModernRequest,
+  type JsonObject,
+  type JsonRpcNotification,
+  type ModernHeaders,
+  type ModernRequest,
+  Tally,
+} from '../translate/index.js';
+import {
+  runListen,
+  withoutHiddenTools,
+  wrapsTools,
+  type CallerContext,
+  type ForwardHooks,
+  type MrtrBridge,
+  type Outcome,
+  type TaskRuntime,
+  type UpstreamRoute,
+} from '../tasks/index.js';
 import { annotateTrace, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type UpstreamAvailability } from '../upstream/index.js';
 import { identityOf } from './auth.js';
 import { channelError, exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
@@ -41,7 +63,14 @@ function upstreamRunsTasks(route: UpstreamRoute, capabilities: JsonObject): bool
  * becomes), the rest through the MRTR bridge. The same for a request that arrived here and one relayed from another
  * instance.
  */
-export async function runRequest(runtime: TaskRuntime, bridge: MrtrBridge, route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks): Promise<Outcome> {
+export async function runRequest(
+  runtime: TaskRuntime,
+  bridge: MrtrBridge,
+  route: UpstreamRoute,
+  req: ModernRequest,
+  caller: CallerContext,
+  hooks: ForwardHooks,
+): Promise<Outcome> {
   if (req.method === 'tools/call') return runtime.callTool(route, req, caller, hooks);
   const outcome = await bridge.forward(route, req, caller, hooks);
   // The tools a job rule hides are the gateway's plumbing, not the client's (docs/jobs.md).
@@ -58,6 +87,7 @@ export class ModernFace {
   constructor(private readonly opts: ModernFaceOptions) {}
 
   /** Serves one modern request over `route`. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: fastify handlers answer with the reply or with nothing
   async handle(request: FastifyRequest, reply: FastifyReply, route: UpstreamRoute): Promise<FastifyReply | void> {
     const headers: ModernHeaders = {
       'mcp-protocol-version': singleHeader(request.headers, 'mcp-protocol-version'),
@@ -127,15 +157,40 @@ export class ModernFace {
       if (aborter?.signal.aborted) outcome = 'client closed';
       if (traced && taskId) annotateTrace(traced, { taskId });
       if (infoEnabled(request)) {
-        request.log.info({ method: req.method, era: 'modern', upstream: route.name, ...(taskId ? { taskId } : {}), outcome, ms: Date.now() - started, ...(traced ? { traceId: traced.traceId } : {}) }, 'mcp request');
+        request.log.info(
+          {
+            method: req.method,
+            era: 'modern',
+            upstream: route.name,
+            ...(taskId ? { taskId } : {}),
+            outcome,
+            ms: Date.now() - started,
+            ...(traced ? { traceId: traced.traceId } : {}),
+          },
+          'mcp request',
+        );
       }
-      recordRequest(request, { upstream: route.name, method: req.method, clientEra: 'modern', upstreamEra: route.upstream.era, mode: 'gateway', outcome, ms: Date.now() - started });
+      recordRequest(request, {
+        upstream: route.name,
+        method: req.method,
+        clientEra: 'modern',
+        upstreamEra: route.upstream.era,
+        mode: 'gateway',
+        outcome,
+        ms: Date.now() - started,
+      });
     }
     return reply;
   }
 
   /** Serves one validated request; returns what the operator log says about it. */
-  private async dispatch(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, channel: ResponseChannel, stopSignal: AbortSignal | undefined): Promise<Served> {
+  private async dispatch(
+    route: UpstreamRoute,
+    req: ModernRequest,
+    caller: CallerContext,
+    channel: ResponseChannel,
+    stopSignal: AbortSignal | undefined,
+  ): Promise<Served> {
     const id = req.id as string | number;
     const { bridge, runtime } = this.opts;
     switch (req.policy.kind) {
@@ -163,11 +218,12 @@ export class ModernFace {
       case 'listen':
         return this.listen(route, req, caller, channel, stopSignal as AbortSignal);
       case 'tasks': {
-        const result = req.method === 'tasks/get'
-          ? await runtime.get(route, req, caller)
-          : req.method === 'tasks/update'
-            ? await runtime.update(route, req, caller)
-            : await runtime.cancel(route, req, caller);
+        const result =
+          req.method === 'tasks/get'
+            ? await runtime.get(route, req, caller)
+            : req.method === 'tasks/update'
+              ? await runtime.update(route, req, caller)
+              : await runtime.cancel(route, req, caller);
         channel.result(id, result);
         return { outcome: typeof result.status === 'string' ? result.status : 'ok' };
       }

@@ -34,7 +34,15 @@ export function recordRequest(request: FastifyRequest, r: Omit<RequestObservatio
   const metrics = request.server.metrics;
   if (!metrics) return;
   // Built field by field (every request passes here: no rest/spread copies).
-  const o: RequestObservation = { upstream: r.upstream, method: r.method, clientEra: r.clientEra, upstreamEra: r.upstreamEra, mode: r.mode, outcome: r.outcome, seconds: r.ms / 1000 };
+  const o: RequestObservation = {
+    upstream: r.upstream,
+    method: r.method,
+    clientEra: r.clientEra,
+    upstreamEra: r.upstreamEra,
+    mode: r.mode,
+    outcome: r.outcome,
+    seconds: r.ms / 1000,
+  };
   const kind = failures.get(request);
   if (kind) o.kind = kind;
   metrics.request(o);

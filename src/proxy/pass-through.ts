@@ -8,7 +8,15 @@ import replyFrom from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase, RouteGenericInterface } from 'fastify';
 import { GatewayError, catalogAnswer, TRACEPARENT, TRACESTATE, errorSummary, isObject, requestIdOf, singleHeader, type Era } from '../translate/index.js';
 import type { SharedValues, UpstreamRoute } from '../tasks/index.js';
-import { endHttpSpan, startClientTrace, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type RequestTrace, type UpstreamAvailability } from '../upstream/index.js';
+import {
+  endHttpSpan,
+  startClientTrace,
+  UpstreamHttpError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+  type RequestTrace,
+  type UpstreamAvailability,
+} from '../upstream/index.js';
 import { identityOf } from './auth.js';
 import { exceptionToEdge, refuse, refuseWith } from './errors.js';
 import { infoEnabled, noteFailure, recordRequest } from './operator-log.js';
@@ -63,7 +71,10 @@ function notMcpAnswer(request: FastifyRequest, status: number, contentType: unkn
   const body = request.body;
   if (request.method !== 'POST' || !isObject(body) || typeof body.method !== 'string' || body.id === undefined) return undefined;
   if (status === 401 || status === 403) return undefined;
-  const type = String(contentType ?? '').split(';')[0]?.trim().toLowerCase();
+  const type = String(contentType ?? '')
+    .split(';')[0]
+    ?.trim()
+    .toLowerCase();
   if (type === 'application/json' || type === 'text/event-stream') return undefined;
   if (session !== undefined && status === 404) return new GatewayError('GW_SESSION_NOT_FOUND');
   if (status >= 400) return new UpstreamHttpError(status, '');
@@ -91,10 +102,17 @@ export class PassThrough {
   private readonly availability: UpstreamAvailability;
   private readonly passedSessions: PassedSessions;
 
-  constructor(opts: PassThroughOptions, private readonly upstreamUrl: URL) {
+  constructor(
+    opts: PassThroughOptions,
+    private readonly upstreamUrl: URL,
+  ) {
     this.route = opts.route;
     this.availability = opts.availability;
-    this.passedSessions = new PassedSessions({ upstream: opts.route.name, idleMs: opts.sessionIdleMs, ...(opts.sessionStore ? { store: opts.sessionStore } : {}) });
+    this.passedSessions = new PassedSessions({
+      upstream: opts.route.name,
+      idleMs: opts.sessionIdleMs,
+      ...(opts.sessionStore ? { store: opts.sessionStore } : {}),
+    });
   }
 
   /**
@@ -138,9 +156,13 @@ export class PassThrough {
     const logs = infoEnabled(request);
     if (logs || request.server.metrics) {
       atClose.push(() => {
-        const method = request.method === 'POST' && isObject(request.body) ? request.body.method ?? 'response' : request.method;
+        const method = request.method === 'POST' && isObject(request.body) ? (request.body.method ?? 'response') : request.method;
         const ms = Date.now() - started;
-        if (logs && reply.raw.writableFinished) request.log.info({ method, era: 'pass-through', upstream: route.name, status: reply.statusCode, ms, ...(traced ? { traceId: traced.traceId } : {}) }, 'mcp request');
+        if (logs && reply.raw.writableFinished)
+          request.log.info(
+            { method, era: 'pass-through', upstream: route.name, status: reply.statusCode, ms, ...(traced ? { traceId: traced.traceId } : {}) },
+            'mcp request',
+          );
         const status = reply.statusCode;
         const outcome = !reply.raw.writableFinished ? 'client closed' : status < 400 ? 'ok' : status >= 500 ? 'upstream_http_5xx' : 'upstream_http_4xx';
         recordRequest(request, { upstream: route.name, method, clientEra, upstreamEra: clientEra, mode: 'passthrough', outcome, ms });
@@ -149,7 +171,14 @@ export class PassThrough {
     // The upstream exchange's own CLIENT span (with an SDK), ended with the answer; its context goes in the headers.
     // The body goes as it came (byte for byte): a `_meta.traceparent` in it reaches the upstream as the client sent it.
     const body = request.body;
-    const upstreamTrace = traced ? startClientTrace(traced.carrier, route.name, isObject(body) && typeof body.method === 'string' ? body.method : request.method, isObject(body) && isObject(body.params) ? body.params : undefined) : undefined;
+    const upstreamTrace = traced
+      ? startClientTrace(
+          traced.carrier,
+          route.name,
+          isObject(body) && typeof body.method === 'string' ? body.method : request.method,
+          isObject(body) && isObject(body.params) ? body.params : undefined,
+        )
+      : undefined;
     const clientSpan = upstreamTrace?.span;
     if (clientSpan) atClose.push(() => endHttpSpan(clientSpan, reply.statusCode));
     const carried = upstreamTrace?.carrier;
@@ -180,7 +209,10 @@ export class PassThrough {
         this.availability.suspect(true);
         // reply-from's own errors name the cause (503 refused, 504 timed out, …); the client gets the one table's.
         const why = error as { statusCode?: number; message?: string };
-        const e = why.statusCode === 504 ? new UpstreamTimeoutError('upstream did not answer in time', { cause: error }) : new UpstreamUnavailableError(why.message ?? 'upstream failed', { cause: error });
+        const e =
+          why.statusCode === 504
+            ? new UpstreamTimeoutError('upstream did not answer in time', { cause: error })
+            : new UpstreamUnavailableError(why.message ?? 'upstream failed', { cause: error });
         noteFailure(request, e);
         const edge = exceptionToEdge(e);
         return rep.code(edge.status).send({ jsonrpc: '2.0', id: requestIdOf(request.body), error: edge.error });

@@ -81,7 +81,7 @@ export class PassedSessions {
       }
       return this.hit(key, cached, now);
     }
-    let stored;
+    let stored: Awaited<ReturnType<typeof store.getValue>>;
     try {
       stored = await store.getValue(key);
     } catch (e) {

@@ -71,16 +71,24 @@ function upstreamFailed(reply: FastifyReply, name: string, error: unknown): void
   const why = error as { statusCode?: number; code?: string; cause?: { code?: unknown } };
   // The socket's own code (ECONNREFUSED, …) says more than reply-from's wrapper; never the upstream's address.
   const code = typeof why.cause?.code === 'string' ? why.cause.code : why.code;
-  const e = why.statusCode === 504
-    ? new UpstreamTimeoutError('upstream did not answer in time', { cause: error })
-    : new UpstreamUnavailableError(`upstream ${name} did not answer${code ? ` (${code})` : ''}`, { cause: error });
+  const e =
+    why.statusCode === 504
+      ? new UpstreamTimeoutError('upstream did not answer in time', { cause: error })
+      : new UpstreamUnavailableError(`upstream ${name} did not answer${code ? ` (${code})` : ''}`, { cause: error });
   reply.log.warn({ upstream: name, err: error }, 'pass-through path: upstream failed');
   const edge = exceptionToEdge(e);
-  void reply.code(edge.status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id: null, error: edge.error }));
+  void reply
+    .code(edge.status)
+    .type('application/json')
+    .send(JSON.stringify({ jsonrpc: '2.0', id: null, error: edge.error }));
 }
 
 /** Registers every pass-through route of `upstreams` (each in its own scope: its own proxy and connection pool). */
-export async function registerPassthroughPaths(app: FastifyInstance, upstreams: readonly PassthroughUpstream[], opts: { bodyLimitBytes: number }): Promise<void> {
+export async function registerPassthroughPaths(
+  app: FastifyInstance,
+  upstreams: readonly PassthroughUpstream[],
+  opts: { bodyLimitBytes: number },
+): Promise<void> {
   for (const u of upstreams) {
     const origin = new URL(u.url).origin;
     const host = new URL(u.url).host;
@@ -94,7 +102,16 @@ export async function registerPassthroughPaths(app: FastifyInstance, upstreams: 
         // may carry an authorization code), the upstream, the status and the duration.
         scope.addHook('onResponse', (request, reply, done) => {
           if (infoEnabled(request)) {
-            request.log.info({ method: request.method, route: route.prefix ? `${route.from}/*` : route.from, upstream: u.name, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'passed-through request');
+            request.log.info(
+              {
+                method: request.method,
+                route: route.prefix ? `${route.from}/*` : route.from,
+                upstream: u.name,
+                status: reply.statusCode,
+                ms: Math.round(reply.elapsedTime),
+              },
+              'passed-through request',
+            );
           }
           done();
         });
@@ -112,7 +129,10 @@ export async function registerPassthroughPaths(app: FastifyInstance, upstreams: 
           handler: (request, reply, dest, options) => {
             const body = request.body;
             const bytes = Buffer.isBuffer(body) && body.length > 0 ? body : undefined;
-            return reply.from(dest, bytes ? { ...options, body: bytes, contentType: String(request.headers['content-type'] ?? 'application/octet-stream') } : options);
+            return reply.from(
+              dest,
+              bytes ? { ...options, body: bytes, contentType: String(request.headers['content-type'] ?? 'application/octet-stream') } : options,
+            );
           },
           replyOptions: {
             rewriteRequestHeaders: (_request, headers) => {

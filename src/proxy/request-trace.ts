@@ -8,10 +8,21 @@ import { endHttpSpan, startServerTrace, type RequestTrace, type RequestTraceAttr
  * a malformed value is ignored), its SERVER span opened when an SDK is registered and ended when the answer is done.
  * `undefined` (nothing allocated) without an SDK or an incoming context.
  */
-export function traceRequest(request: FastifyRequest, reply: FastifyReply, path: RequestTraceAttributes['path'], clientEra: Era, upstream: string): RequestTrace | undefined {
+export function traceRequest(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  path: RequestTraceAttributes['path'],
+  clientEra: Era,
+  upstream: string,
+): RequestTrace | undefined {
   const body = request.body;
   const params = isObject(body) && isObject(body.params) ? body.params : undefined;
-  const t = startServerTrace(extractTrace(request.headers, params?._meta), isObject(body) && typeof body.method === 'string' ? body.method : request.method, params, { path, clientEra, upstream });
+  const t = startServerTrace(
+    extractTrace(request.headers, params?._meta),
+    isObject(body) && typeof body.method === 'string' ? body.method : request.method,
+    params,
+    { path, clientEra, upstream },
+  );
   const span = t?.span;
   if (span) reply.raw.once('close', () => endHttpSpan(span, reply.statusCode));
   return t;

@@ -1,6 +1,13 @@
 /** The Fastify application: parsers, limits, the host check, the JSON-RPC error handler, and the endpoints. */
 import type { Socket } from 'node:net';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import { catalogAnswer, GatewayError, jsonTooDeep, answerOf, type CatalogAnswer, type ErrorKind } from '../translate/index.js';
 import { NO_AUDIT, type AuditLog, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import type { UpstreamAvailability, UpstreamClient, UpstreamEras } from '../upstream/index.js';
@@ -124,7 +131,8 @@ function clientErrorHandler(this: FastifyInstance, err: Error & { code?: string 
   if (socket.writable && !inFlight?.headersSent) {
     const body = rpcBody(answer);
     socket.end(
-      `HTTP/1.1 ${answer.status} ${STATUS_TEXT[answer.status] ?? 'Error'}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      `HTTP/1.1 ${answer.status} ${STATUS_TEXT[answer.status] ?? 'Error'}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ` +
+        `${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
     // Half-closed: the answer is flushed before the socket goes (bounded: destroyed once written or after a second).
     socket.once('finish', () => socket.destroy());
@@ -376,7 +384,10 @@ function registerHealth(app: FastifyInstance, opts: EdgeOptions, faces: LegacyFa
   });
   app.get('/readyz', async (_request, reply) => {
     const report = await readiness.check();
-    return reply.code(report.status === 'ready' ? 200 : 503).header('cache-control', 'no-store').send(report);
+    return reply
+      .code(report.status === 'ready' ? 200 : 503)
+      .header('cache-control', 'no-store')
+      .send(report);
   });
 }
 

@@ -316,12 +316,12 @@ export class RedisTaskStore implements TaskStore {
 
   async replace(next: TaskRecord, expectedVersion: number): Promise<ReplaceResult> {
     const stored: TaskRecord = { ...next, version: expectedVersion + 1 };
-    const out = (await this.call('replace', 'gwReplace', [this.recordKey(next.taskId), this.activeKey(next.principal)], [
-      expectedVersion,
-      isTerminal(next.status) ? 1 : 0,
-      JSON.stringify(stored),
-      next.taskId,
-    ])) as [string, string?];
+    const out = (await this.call(
+      'replace',
+      'gwReplace',
+      [this.recordKey(next.taskId), this.activeKey(next.principal)],
+      [expectedVersion, isTerminal(next.status) ? 1 : 0, JSON.stringify(stored), next.taskId],
+    )) as [string, string?];
     const [status, current] = out;
     if (status === 'ok') return { ok: true, record: stored };
     if (status === 'conflict' || status === 'terminal') {
@@ -345,7 +345,12 @@ export class RedisTaskStore implements TaskStore {
       const members = await this.command('list', () => this.redis.zrangebylex(inv, start, '+', 'LIMIT', 0, batch));
       if (members.length === 0) break;
       const ids = members.map((m) => m.slice(m.indexOf('\u0000') + 1));
-      const raws = (await this.call('list', 'gwRecords', ids.map((id) => this.recordKey(id as TaskId)), [])) as string[];
+      const raws = (await this.call(
+        'list',
+        'gwRecords',
+        ids.map((id) => this.recordKey(id as TaskId)),
+        [],
+      )) as string[];
       const gone: string[] = [];
       raws.forEach((raw, i) => {
         if (!raw) {
@@ -393,12 +398,12 @@ export class RedisTaskStore implements TaskStore {
 
   async claimExpiredLeases(owner: string, ttlMs: number, limit: number): Promise<ExpiredLease[]> {
     if (limit <= 0) return [];
-    const flat = (await this.call('claimExpiredLeases', 'gwClaim', [this.leasesKey()], [
-      owner,
-      pxOf(ttlMs),
-      Math.floor(limit),
-      this.recordKey(''),
-    ])) as string[];
+    const flat = (await this.call(
+      'claimExpiredLeases',
+      'gwClaim',
+      [this.leasesKey()],
+      [owner, pxOf(ttlMs), Math.floor(limit), this.recordKey('')],
+    )) as string[];
     const claimed: ExpiredLease[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) claimed.push({ taskId: flat[i] as TaskId, previousOwner: flat[i + 1]! });
     return claimed;

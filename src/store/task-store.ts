@@ -48,7 +48,6 @@ export interface StoreLimits {
   maxTtlMs: number;
 }
 
-
 /** Stores task records and the little shared state gateway instances need. */
 export interface TaskStore {
   /** `memory`: one process only; `shared`: every instance using the same backend sees the same state. */
@@ -166,7 +165,10 @@ export class TaskIdClashError extends Error {
  * 503 with `Retry-After`). The client's message names no backend detail; `detail` keeps it for the operator log.
  */
 export class StoreUnavailableError extends GatewayError {
-  constructor(readonly detail: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
     super('GW_STORE_UNAVAILABLE', { cause: options?.cause });
   }
 }

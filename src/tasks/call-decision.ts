@@ -158,7 +158,8 @@ export function decideCall(facts: CallFacts): CallDecision {
     case 'task-created':
     case 'task-created-in-window':
       // Only a task-augmented call can create an upstream task.
-      if (route === 'upstream-task') return facts.turn === 'task-created-in-window' && windowedTask ? { action: 'follow-task', window: 'after-ms' } : { action: 'proxy-task' };
+      if (route === 'upstream-task')
+        return facts.turn === 'task-created-in-window' && windowedTask ? { action: 'follow-task', window: 'after-ms' } : { action: 'proxy-task' };
       if (route === 'hidden-upstream-task') return { action: 'follow-task', window: 'budget' };
       return { action: 'answer' };
     case 'window-passed':

@@ -29,7 +29,10 @@ import { InputLedger, taskAsCall, type TaskCallOptions, type UpstreamCall, type 
  * schema `MissingRequiredClientCapabilityError`; conformance). `data.requiredCapabilities` names what is missing.
  */
 export class MissingCapabilityError extends GatewayError {
-  constructor(readonly requiredCapabilities: JsonObject, what: string) {
+  constructor(
+    readonly requiredCapabilities: JsonObject,
+    what: string,
+  ) {
     super('GW_MISSING_CAPABILITY', { args: [what], data: { requiredCapabilities } });
   }
 }

@@ -2,7 +2,18 @@
  * The runtime: what each tools/call becomes (a pure decision), the MRTR bridge, listen streams, and the task
  * lifecycles behind TaskRuntime. Named exports: the layer's public surface, nothing of its insides.
  */
-export { hidesTool, hidesTools, replaceHeaders, replaceRules, runtimeServesTools, withoutHiddenTools, wrapsTools, type CallerContext, type TaskPolicy, type UpstreamRoute } from './route.js';
+export {
+  hidesTool,
+  hidesTools,
+  replaceHeaders,
+  replaceRules,
+  runtimeServesTools,
+  withoutHiddenTools,
+  wrapsTools,
+  type CallerContext,
+  type TaskPolicy,
+  type UpstreamRoute,
+} from './route.js';
 export { MissingCapabilityError } from './conversation.js';
 export {
   callRoute,

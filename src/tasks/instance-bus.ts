@@ -27,7 +27,10 @@ export class InstanceGoneError extends GatewayError {
  * for (see the MRTR bridge), so a plain Error; one that escaped would be GW_INTERNAL.
  */
 export class RemoteError extends Error {
-  constructor(message: string, readonly remoteName: string) {
+  constructor(
+    message: string,
+    readonly remoteName: string,
+  ) {
     super(message);
     this.name = 'RemoteError';
   }
@@ -131,7 +134,9 @@ export class InstanceBus {
       };
       const onAbort = () => {
         cleanup();
-        void this.o.store.publish(topicOf(to), { t: 'abort', corr, from: this.instanceId }).catch(logFailure(this.log, 'debug', 'abort not sent to the serving instance', { kind }));
+        void this.o.store
+          .publish(topicOf(to), { t: 'abort', corr, from: this.instanceId })
+          .catch(logFailure(this.log, 'debug', 'abort not sent to the serving instance', { kind }));
         reject(opts.signal?.reason ?? new Error('aborted'));
       };
       const entry: Pending = {
@@ -207,7 +212,9 @@ export class InstanceBus {
 
   private async serve(corr: string, from: string, kind: string, payload: JsonObject): Promise<void> {
     const reply = (msg: JsonObject) =>
-      this.o.store.publish(topicOf(from), { ...msg, corr, from: this.instanceId }).catch(logFailure(this.log, 'warn', 'bus reply not sent to the asking instance', { kind }));
+      this.o.store
+        .publish(topicOf(from), { ...msg, corr, from: this.instanceId })
+        .catch(logFailure(this.log, 'warn', 'bus reply not sent to the asking instance', { kind }));
     const handler = this.handlers.get(kind);
     if (this.closed) return; // no ack: the asker treats this instance as gone
     await reply({ t: 'ack' });

@@ -75,7 +75,8 @@ export class JobRule {
     const raw = evaluate(this.state, result);
     const key = typeof raw === 'string' || typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : undefined;
     const status = key !== undefined && Object.hasOwn(this.spec.status.states, key) ? this.spec.status.states[key] : undefined;
-    if (!status) return { status: 'unknown', read: raw === null || raw === undefined ? `nothing at ${this.spec.status.state}` : JSON.stringify(raw).slice(0, 200) };
+    if (!status)
+      return { status: 'unknown', read: raw === null || raw === undefined ? `nothing at ${this.spec.status.state}` : JSON.stringify(raw).slice(0, 200) };
     const message = text(this.message && evaluate(this.message, result));
     if (status !== 'failed') return message !== undefined ? { status, message } : { status };
     const error = text(this.error && evaluate(this.error, result)) ?? message ?? contentText(result) ?? `the job ended in state ${key}`;
@@ -113,7 +114,9 @@ export function isToolError(result: JsonObject): boolean {
 /** The text of a result's text contents, joined (a tool error's reason), or `undefined`. */
 export function contentText(result: JsonObject): string | undefined {
   if (!Array.isArray(result.content)) return undefined;
-  const parts = result.content.filter((c): c is { type: 'text'; text: string } => isObject(c) && c.type === 'text' && typeof c.text === 'string').map((c) => c.text);
+  const parts = result.content
+    .filter((c): c is { type: 'text'; text: string } => isObject(c) && c.type === 'text' && typeof c.text === 'string')
+    .map((c) => c.text);
   return parts.length > 0 ? parts.join('\n').slice(0, 1_000) : undefined;
 }
 

@@ -108,7 +108,8 @@ export class JobTask extends PolledTask {
     }
     if (isErrorResponse(res) || !isObject(res.result) || isToolError(res.result)) {
       // A status tool that keeps failing (an unknown handle, a broken server) ends the task rather than polling forever.
-      if (++this.statusErrors >= STATUS_ERRORS) this.fail(`the job's status tool ${this.rule.spec.status.tool} failed ${STATUS_ERRORS} times in a row: ${failureText(res)}`);
+      if (++this.statusErrors >= STATUS_ERRORS)
+        this.fail(`the job's status tool ${this.rule.spec.status.tool} failed ${STATUS_ERRORS} times in a row: ${failureText(res)}`);
       return;
     }
     this.statusErrors = 0;

@@ -54,11 +54,14 @@ export class LeaseKeeper {
   private scheduleReap(): void {
     if (this.stopped) return;
     const base = Math.max(50, this.o.leaseMs / 3);
-    this.reaper = setTimeout(() => {
-      void this.reap()
-        .catch(logFailure(this.o.log, 'warn', 'lease reaper round failed; it runs again shortly'))
-        .finally(() => this.scheduleReap());
-    }, Math.round(base * (0.75 + Math.random() * 0.5)));
+    this.reaper = setTimeout(
+      () => {
+        void this.reap()
+          .catch(logFailure(this.o.log, 'warn', 'lease reaper round failed; it runs again shortly'))
+          .finally(() => this.scheduleReap());
+      },
+      Math.round(base * (0.75 + Math.random() * 0.5)),
+    );
     this.reaper.unref();
   }
 

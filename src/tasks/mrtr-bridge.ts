@@ -452,7 +452,19 @@ export class MrtrBridge {
       // No slot (taken since the call was admitted): the call is cancelled upstream by the round's failure path, and
       // the client gets 503 with Retry-After, not an in-band error.
       this.checkHoldRoom(caller.principal);
-      hold = { id: randomBytes(16).toString('base64url'), route: route.name, on: route, conv, progressToken, principal: caller.principal, method: req.method, name, round: 0, busy: false, timer: undefined };
+      hold = {
+        id: randomBytes(16).toString('base64url'),
+        route: route.name,
+        on: route,
+        conv,
+        progressToken,
+        principal: caller.principal,
+        method: req.method,
+        name,
+        round: 0,
+        busy: false,
+        timer: undefined,
+      };
       this.holds.set(hold.id, hold);
       this.heldBy.add(hold.principal);
     }
@@ -524,7 +536,8 @@ function describeError(e: unknown): JsonObject {
   if (e.data !== undefined) out.data = e.data as JsonObject;
   if (e.retryAfterSeconds !== undefined) out.retryAfterSeconds = e.retryAfterSeconds;
   if (e instanceof UpstreamDownError) Object.assign(out, { upstream: e.upstream, retryAfterMs: e.retryAfterMs });
-  if (e instanceof UpstreamHttpError) Object.assign(out, { status: e.status, bodyText: e.bodyText, ...(e.challenge !== undefined ? { challenge: e.challenge } : {}) });
+  if (e instanceof UpstreamHttpError)
+    Object.assign(out, { status: e.status, bodyText: e.bodyText, ...(e.challenge !== undefined ? { challenge: e.challenge } : {}) });
   if (e instanceof UpstreamUnavailableError || e instanceof UpstreamTimeoutError || e instanceof UpstreamBusyError) out.detail = e.detail;
   return out;
 }
@@ -545,7 +558,10 @@ function rebuildError(d: JsonObject): Error {
       return new UpstreamBusyError(str(d.detail));
     case 'UpstreamHttpError':
       return new UpstreamHttpError(typeof d.status === 'number' ? d.status : 502, str(d.bodyText), {
-        challenge: typeof d.challenge === 'string' || (Array.isArray(d.challenge) && d.challenge.every((c) => typeof c === 'string')) ? (d.challenge as string | string[]) : undefined,
+        challenge:
+          typeof d.challenge === 'string' || (Array.isArray(d.challenge) && d.challenge.every((c) => typeof c === 'string'))
+            ? (d.challenge as string | string[])
+            : undefined,
       });
     case 'UpstreamDownError':
       return new UpstreamDownError(str(d.upstream), typeof d.retryAfterMs === 'number' ? d.retryAfterMs : 1_000);
@@ -564,7 +580,11 @@ function rebuildError(d: JsonObject): Error {
  * A notification of the held call as the request now waiting sees it: progress under the token the call went upstream
  * with carries the waiting request's token instead (undefined when that request asked for none); anything else as is.
  */
-function progressFor(n: JsonRpcNotification, upstreamToken: string | number | undefined, clientToken: string | number | undefined): JsonRpcNotification | undefined {
+function progressFor(
+  n: JsonRpcNotification,
+  upstreamToken: string | number | undefined,
+  clientToken: string | number | undefined,
+): JsonRpcNotification | undefined {
   if (n.method !== 'notifications/progress' || upstreamToken === undefined || upstreamToken === clientToken) return n;
   const params = isObject(n.params) ? n.params : undefined;
   if (params?.progressToken !== upstreamToken) return n;

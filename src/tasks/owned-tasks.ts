@@ -118,12 +118,12 @@ export class OwnedTasks {
   start(): void {
     this.cluster.bus.handle('owned.answer', async (p) => {
       const record = typeof p.taskId === 'string' ? await this.events.store.get(p.taskId as TaskId) : undefined;
-      if (!record || record.kind !== 'owned') return { answered: [] };
+      if (record?.kind !== 'owned') return { answered: [] };
       return { answered: await this.answerHere(record, isObject(p.responses) ? p.responses : {}) };
     });
     this.cluster.bus.handle('owned.cancel', async (p) => {
       const record = typeof p.taskId === 'string' ? await this.events.store.get(p.taskId as TaskId) : undefined;
-      if (!record || record.kind !== 'owned') return {};
+      if (record?.kind !== 'owned') return {};
       const after = await this.cancelHere(record);
       return after ? { status: after.status } : {};
     });
@@ -484,7 +484,10 @@ export class OwnedTasks {
           await this.finishRun(taskId, attempt, { status: 'failed', error: modernError(asErrorObject(m.error)) }, asErrorObject(m.error).message);
         } else {
           const identity = route.upstream.knownIdentity;
-          const result = modernResult('tools/call', isObject(m.result) ? m.result : {}, { cache: route.cache, ...(identity ? { serverInfo: identity.serverInfo } : {}) });
+          const result = modernResult('tools/call', isObject(m.result) ? m.result : {}, {
+            cache: route.cache,
+            ...(identity ? { serverInfo: identity.serverInfo } : {}),
+          });
           await this.finishRun(taskId, attempt, outcomeFromPayload({ result }));
         }
         return;
@@ -509,7 +512,9 @@ export class OwnedTasks {
       this.checkIdle();
       // The work ended here: its lease goes (a lease kept is another instance's, or handed over on shutdown).
       if (live.leased && live.lease === 'drop') {
-        await this.events.store.releaseLease(taskId, this.me, 'drop').catch(logFailure(this.events.log, 'debug', 'lease of an ended task not released; it lapses', { taskId }));
+        await this.events.store
+          .releaseLease(taskId, this.me, 'drop')
+          .catch(logFailure(this.events.log, 'debug', 'lease of an ended task not released; it lapses', { taskId }));
       }
     }
   }

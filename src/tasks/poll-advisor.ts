@@ -145,7 +145,8 @@ export class PollAdvisor {
 
   private record(key: string, ms: number): void {
     let d = this.tools.get(key);
-    if (d) this.tools.delete(key); // re-inserted last: the map's order is the order of last news
+    if (d)
+      this.tools.delete(key); // re-inserted last: the map's order is the order of last news
     else d = new ToolDurations();
     d.add(ms);
     this.tools.set(key, d);

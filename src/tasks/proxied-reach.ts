@@ -90,7 +90,8 @@ export class ProxiedReach {
     if (record.upstreamTaskId === undefined) return undefined;
     const who = caller ? upstreamCallerOf(caller) : this.sealedCaller(record);
     if (!who) return undefined;
-    const ref: UpstreamTaskRef = record.upstreamSession !== undefined ? { id: record.upstreamTaskId, session: record.upstreamSession } : { id: record.upstreamTaskId };
+    const ref: UpstreamTaskRef =
+      record.upstreamSession !== undefined ? { id: record.upstreamTaskId, session: record.upstreamSession } : { id: record.upstreamTaskId };
     try {
       if (record.job) return this.o.jobTask?.(record, route, who, snapshotOf(record));
       return route.upstream.resumeTask(who, ref, snapshotOf(record));
@@ -125,7 +126,8 @@ export class ProxiedReach {
       reply = await bus.request(record.owner, ANSWER_KIND, { taskId: record.taskId, responses });
     } catch (e) {
       // Transient: within the lease time another instance takes the task over, and says then what became of its input.
-      if (e instanceof InstanceGoneError) throw new UpstreamBusyError('the gateway instance following this task is gone; another instance takes it over shortly', { cause: e });
+      if (e instanceof InstanceGoneError)
+        throw new UpstreamBusyError('the gateway instance following this task is gone; another instance takes it over shortly', { cause: e });
       throw e;
     }
     return Array.isArray(reply.sent) ? reply.sent.filter((k): k is string => typeof k === 'string') : [];

@@ -87,21 +87,26 @@ const STORE_RETRY_MS = 1_000;
 
 /** What the record says when input asked before a takeover is gone (see `ProxiedLive.inheritedKeys`). */
 const LOST_INPUT_MESSAGE =
-  'Input requested before another gateway instance took this task over was lost with the instance that followed it; the upstream task may wait for it until its own timeout';
+  'Input requested before another gateway instance took this task over was lost with the instance that followed it; the upstream task may wait for it ' +
+  'until its own timeout';
 
 /** The proxied tasks of one gateway, and the upstream tasks they follow. */
 export class ProxiedTasks {
   private readonly live = new Map<TaskId, ProxiedLive>();
   /** Routes, sealed callers, transient tasks and forwarded answers: what reaches a task this instance does not follow. */
   private readonly reach: ProxiedReach;
-  private closed = false;
 
   constructor(
     private readonly events: TaskEvents,
     private readonly limits: TaskLimits,
     private readonly o: ProxiedTasksOptions,
   ) {
-    this.reach = new ProxiedReach({ instanceId: o.instanceId, sealer: o.sealer, ...(o.bus ? { bus: o.bus } : {}), ...(o.jobTask ? { jobTask: o.jobTask } : {}) });
+    this.reach = new ProxiedReach({
+      instanceId: o.instanceId,
+      sealer: o.sealer,
+      ...(o.bus ? { bus: o.bus } : {}),
+      ...(o.jobTask ? { jobTask: o.jobTask } : {}),
+    });
     this.reach.serveAnswers(async (taskId, responses) => {
       const record = await this.events.store.get(taskId);
       // Only the follower holds the stream the questions came on; anything else answers nothing.
@@ -348,13 +353,19 @@ export class ProxiedTasks {
     if (!task) {
       const message = 'The gateway instance following this task is gone and this one cannot reach its upstream task';
       await this.events.finish(taskId, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message);
-      await this.events.store.releaseLease(taskId, this.o.instanceId, 'drop').catch(logFailure(this.events.log, 'debug', 'lease not released; it lapses', { taskId }));
+      await this.events.store
+        .releaseLease(taskId, this.o.instanceId, 'drop')
+        .catch(logFailure(this.events.log, 'debug', 'lease not released; it lapses', { taskId }));
       return false;
     }
-    const after = await this.events.change(taskId, (t) => (isTerminal(t.status) || t.owner === this.o.instanceId ? undefined : { ...t, owner: this.o.instanceId }));
+    const after = await this.events.change(taskId, (t) =>
+      isTerminal(t.status) || t.owner === this.o.instanceId ? undefined : { ...t, owner: this.o.instanceId },
+    );
     if (!after || isTerminal(after.status)) {
       task.release();
-      await this.events.store.releaseLease(taskId, this.o.instanceId, 'drop').catch(logFailure(this.events.log, 'debug', 'lease not released; it lapses', { taskId }));
+      await this.events.store
+        .releaseLease(taskId, this.o.instanceId, 'drop')
+        .catch(logFailure(this.events.log, 'debug', 'lease not released; it lapses', { taskId }));
       return false;
     }
     let settle!: () => void;
@@ -392,13 +403,14 @@ export class ProxiedTasks {
    * another instance takes them over without waiting for the leases to lapse.
    */
   async close(): Promise<void> {
-    this.closed = true;
     const ids = [...this.live.keys()];
     for (const id of ids) this.drop(id, 'none');
     if (!this.shared) return;
     await Promise.all(
       ids.map((id) =>
-        this.events.store.releaseLease(id, this.o.instanceId, 'handover').catch(logFailure(this.events.log, 'debug', 'lease not handed over on shutdown; it lapses', { taskId: id })),
+        this.events.store
+          .releaseLease(id, this.o.instanceId, 'handover')
+          .catch(logFailure(this.events.log, 'debug', 'lease not handed over on shutdown; it lapses', { taskId: id })),
       ),
     );
   }
@@ -411,7 +423,9 @@ export class ProxiedTasks {
     live.stop.abort();
     live.task.release();
     if (lease !== 'none' && this.shared) {
-      void this.events.store.releaseLease(taskId, this.o.instanceId, lease).catch(logFailure(this.events.log, 'debug', 'lease not released; it lapses', { taskId, lease }));
+      void this.events.store
+        .releaseLease(taskId, this.o.instanceId, lease)
+        .catch(logFailure(this.events.log, 'debug', 'lease not released; it lapses', { taskId, lease }));
     }
   }
 
@@ -512,7 +526,10 @@ export class ProxiedTasks {
   }
 
   /** The input limit a followed task's state passes (`input.maxRequestsPerRound`, `input.maxRoundsPerTask`), if any. */
-  private inputExcess(live: ProxiedLive, snap: UpstreamTaskSnapshot): { kind: 'GW_INPUT_REQUESTS_EXCEEDED' | 'GW_INPUT_ROUNDS_EXCEEDED'; limit: number } | undefined {
+  private inputExcess(
+    live: ProxiedLive,
+    snap: UpstreamTaskSnapshot,
+  ): { kind: 'GW_INPUT_REQUESTS_EXCEEDED' | 'GW_INPUT_ROUNDS_EXCEEDED'; limit: number } | undefined {
     const keys = Object.keys(snap.inputRequests ?? {});
     const bounds = this.limits.input;
     if (keys.length > bounds.maxRequestsPerRound) return { kind: 'GW_INPUT_REQUESTS_EXCEEDED', limit: bounds.maxRequestsPerRound };

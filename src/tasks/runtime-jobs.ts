@@ -52,7 +52,15 @@ export class RuntimeJobs {
   private task(route: UpstreamRoute, caller: UpstreamCaller, policy: TaskPolicy, rule: JobRule, handle: unknown, created: UpstreamTaskSnapshot): JobTask {
     const stored = created.pollIntervalMs;
     const createdAt = created.createdAt ?? nowIso();
-    const view = { kind: 'proxied' as const, job: { handle, rule: {} }, upstream: route.name, tool: rule.tool, createdAt, status: 'working' as const, ...(stored !== undefined ? { pollIntervalMs: stored } : {}) };
+    const view = {
+      kind: 'proxied' as const,
+      job: { handle, rule: {} },
+      upstream: route.name,
+      tool: rule.tool,
+      createdAt,
+      status: 'working' as const,
+      ...(stored !== undefined ? { pollIntervalMs: stored } : {}),
+    };
     return new JobTask(route.upstream, caller, rule, handle, created, { log: this.o.log, intervalMs: () => this.o.advisor.suggest(view, policy) });
   }
 }

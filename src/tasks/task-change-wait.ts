@@ -10,7 +10,13 @@ const CHANGE_RECHECK_MS = 10_000;
  * Waits until the task's record has a version above `afterVersion` (or is terminal, or `signal` aborts) and
  * returns the record then; `undefined` if it expired.
  */
-export async function waitForChange(store: TaskStore, events: TaskEvents, taskId: string, afterVersion: number, signal: AbortSignal): Promise<TaskRecord | undefined> {
+export async function waitForChange(
+  store: TaskStore,
+  events: TaskEvents,
+  taskId: string,
+  afterVersion: number,
+  signal: AbortSignal,
+): Promise<TaskRecord | undefined> {
   const id = taskId as TaskId;
   const ready = (r: TaskRecord) => r.version > afterVersion || isTerminal(r.status);
   const now = await store.get(id);

@@ -6,16 +6,23 @@
  * told to this instance's listeners as they arrive. The lifecycles write records only through here.
  */
 import { EventEmitter } from 'node:events';
-import { isObject, isTerminal, logFailure, NO_LOG, type JsonObject, type JsonRpcErrorObject, type LayerLogger, type TaskId, type TaskRecord } from '../translate/index.js';
+import {
+  isObject,
+  isTerminal,
+  logFailure,
+  NO_LOG,
+  type JsonObject,
+  type JsonRpcErrorObject,
+  type LayerLogger,
+  type TaskId,
+  type TaskRecord,
+} from '../translate/index.js';
 import type { TaskStore } from '../store/index.js';
 import { NO_AUDIT, type AuditFields, type AuditLog } from './audit.js';
 import { boundedOutcome, nowIso } from './task-limits.js';
 
 /** A task's terminal outcome. */
-export type TaskOutcome =
-  | { status: 'completed'; result: JsonObject }
-  | { status: 'failed'; error: JsonRpcErrorObject }
-  | { status: 'cancelled' };
+export type TaskOutcome = { status: 'completed'; result: JsonObject } | { status: 'failed'; error: JsonRpcErrorObject } | { status: 'cancelled' };
 
 /** The store topic every instance publishes its applied record changes on. */
 export const TASK_TOPIC = 'task';

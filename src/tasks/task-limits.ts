@@ -50,7 +50,10 @@ export function boundedOutcome(next: TaskRecord, maxBytes: number): TaskRecord {
   const bytes = Buffer.byteLength(json);
   if (bytes <= maxBytes) return next;
   const { result: _r, error: _e, ...rest } = next;
-  const error: JsonRpcErrorObject = catalogAnswer('GW_TASK_RESULT_TOO_LARGE', { args: [bytes, maxBytes], data: { resultBytes: bytes, limitBytes: maxBytes } }).error;
+  const error: JsonRpcErrorObject = catalogAnswer('GW_TASK_RESULT_TOO_LARGE', {
+    args: [bytes, maxBytes],
+    data: { resultBytes: bytes, limitBytes: maxBytes },
+  }).error;
   return { ...rest, status: 'failed', error, statusMessage: error.message };
 }
 
@@ -73,7 +76,11 @@ export async function checkPollRate(store: Pick<TaskStore, 'hit'>, record: TaskR
   const key = `poll:${pollKeyOf(record.principal)}:${record.taskId}:${record.version}`;
   const { count, resetInMs } = await store.hit(key, Math.max(POLL_WINDOW_FLOOR_MS, intervalMs));
   if (count <= burst) return;
-  throw new GatewayError('GW_POLL_TOO_FAST', { args: [resetInMs], data: { retryAfterMs: resetInMs }, retryAfterSeconds: Math.max(1, Math.ceil(resetInMs / 1000)) });
+  throw new GatewayError('GW_POLL_TOO_FAST', {
+    args: [resetInMs],
+    data: { retryAfterMs: resetInMs },
+    retryAfterSeconds: Math.max(1, Math.ceil(resetInMs / 1000)),
+  });
 }
 
 /** A short digest of a principal for counter keys (a principal may be long and hold any character). */

@@ -11,7 +11,12 @@ const LIST_PAGE_SIZE = 50;
  * A 2025-11-25 `tasks/list` page of the caller's tasks on this route (its session's, when it has no credentials),
  * with an opaque cursor; `InvalidCursorError` for a cursor this gateway did not issue. Records as stored.
  */
-export async function listPage(store: TaskStore, route: UpstreamRoute, caller: CallerContext, cursor: string | undefined): Promise<{ tasks: TaskRecord[]; nextCursor?: string }> {
+export async function listPage(
+  store: TaskStore,
+  route: UpstreamRoute,
+  caller: CallerContext,
+  cursor: string | undefined,
+): Promise<{ tasks: TaskRecord[]; nextCursor?: string }> {
   const after = cursor === undefined ? undefined : decodeCursor(cursor);
   if (cursor !== undefined && !after) throw new InvalidCursorError();
   const page = await store.list({

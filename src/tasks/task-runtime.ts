@@ -172,9 +172,21 @@ export class TaskRuntime {
       // A job is driven by the rule its record keeps, whatever this instance's configuration says now.
       jobTask: (record, route, caller, snapshot) => this.jobs.resume(record, route, caller, this.policyFor(route, record.tool), snapshot),
     });
-    this.leases = new LeaseKeeper({ store: o.store, instanceId: this.bus.instanceId, leaseMs: this.leaseMs, owned: this.owned, proxied: this.proxied, log: this.log });
-    this.service = new TaskService(this.events, this.owned, this.proxied, () => this.limits.defaultPollIntervalMs, (route, t) => this.shown(route, t), (route, t) =>
-      this.pollChecked(route, t),
+    this.leases = new LeaseKeeper({
+      store: o.store,
+      instanceId: this.bus.instanceId,
+      leaseMs: this.leaseMs,
+      owned: this.owned,
+      proxied: this.proxied,
+      log: this.log,
+    });
+    this.service = new TaskService(
+      this.events,
+      this.owned,
+      this.proxied,
+      () => this.limits.defaultPollIntervalMs,
+      (route, t) => this.shown(route, t),
+      (route, t) => this.pollChecked(route, t),
     );
     // Live work whose record has expired (its TTL passed) is stopped: nobody can ask for it any more.
     this.sweeper = setInterval(
@@ -288,7 +300,10 @@ export class TaskRuntime {
       // A job's start tool is an ordinary call; its handle makes the task (job-task.ts).
       const opts = job ? undefined : first.upstreamTask ? { task: { ttlMs: this.upstreamTtl(policy) } } : first.owned ? { patient: true } : undefined;
       const upstreamCall = callNow(route.upstream, caller, 'tools/call', sent, hooks.signal, opts);
-      call = { conv: new Conversation(job ? this.jobs.start(route, caller, policy, tool, upstreamCall, this.upstreamTtl(policy)) : upstreamCall), progressToken: progressTokenOf(sent) };
+      call = {
+        conv: new Conversation(job ? this.jobs.start(route, caller, policy, tool, upstreamCall, this.upstreamTtl(policy)) : upstreamCall),
+        progressToken: progressTokenOf(sent),
+      };
     }
     let round = req;
     let roundStart = Date.now();
@@ -300,7 +315,8 @@ export class TaskRuntime {
         const next = decideCall({ ...facts, following: task !== undefined, passed: window, turn: 'window-passed' });
         if (next.action === 'own-task') return taskResult(this.shown(route, await this.adoptOwned(route, caller, policy, r.conv, who, { params: sent })));
         // The followed task (nobody pulls its call any more) goes on as the client's task, from its state now.
-        if (next.action === 'proxy-task' && task) return taskResult(this.shown(route, await this.proxied.adopt(route, caller, policy, task, who, { resync: true })), task.created.meta);
+        if (next.action === 'proxy-task' && task)
+          return taskResult(this.shown(route, await this.proxied.adopt(route, caller, policy, task, who, { resync: true })), task.created.meta);
         if (next.action === 'wait') {
           window = next.window;
           call = { conv: r.conv };

@@ -97,7 +97,12 @@ export class TaskService {
    * Subscribes to task changes for a listen stream: returns the ids accepted (existing tasks of this principal on
    * this route) and a function that ends the subscription.
    */
-  async subscribe(route: UpstreamRoute, principal: string, taskIds: string[], listener: (t: JsonObject) => void): Promise<{ accepted: string[]; stop: () => void }> {
+  async subscribe(
+    route: UpstreamRoute,
+    principal: string,
+    taskIds: string[],
+    listener: (t: JsonObject) => void,
+  ): Promise<{ accepted: string[]; stop: () => void }> {
     const accepted: string[] = [];
     for (const id of taskIds) {
       const r = await this.events.store.get(id as TaskId);

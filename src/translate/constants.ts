@@ -54,7 +54,11 @@ export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'criti
  * each at its root and path-suffixed forms (2025-11-25 basic/authorization §Protected Resource Metadata Discovery
  * Requirements, §Authorization Server Metadata Discovery).
  */
-export const OAUTH_WELL_KNOWN = ['/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration'] as const;
+export const OAUTH_WELL_KNOWN = [
+  '/.well-known/oauth-protected-resource',
+  '/.well-known/oauth-authorization-server',
+  '/.well-known/openid-configuration',
+] as const;
 
 /** Paths the gateway answers itself besides its MCP endpoints: never passed through to an upstream. */
 export const GATEWAY_OWN_PATHS = ['/healthz', '/readyz', '/metrics'] as const;

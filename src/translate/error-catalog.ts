@@ -116,7 +116,11 @@ export const ERROR_CATALOG = {
   GW_STORE_FULL: { rpc: ErrorCode.InternalError, status: 503, message: 'The task store is full (%s live tasks); try again later' },
   GW_STORE_UNAVAILABLE: { rpc: ErrorCode.InternalError, status: 503, message: 'The task store is unavailable; retry shortly', retryAfterSeconds: 1 },
   // 2026-07-28 schema MissingRequiredClientCapabilityError; `data.requiredCapabilities` names what is missing.
-  GW_MISSING_CAPABILITY: { rpc: ErrorCode.MissingRequiredClientCapability, status: 400, message: "The upstream needs %s, which this request's clientCapabilities do not declare" },
+  GW_MISSING_CAPABILITY: {
+    rpc: ErrorCode.MissingRequiredClientCapability,
+    status: 400,
+    message: "The upstream needs %s, which this request's clientCapabilities do not declare",
+  },
   // A task's outcome larger than `tasks.maxResultBytes`: the task is stored failed with this error (in its record, so
   // in-band), never the result whole.
   GW_TASK_RESULT_TOO_LARGE: { rpc: ErrorCode.InternalError, status: 200, message: 'The task result is too large to keep (%s bytes; the limit is %s)' },
@@ -127,7 +131,11 @@ export const ERROR_CATALOG = {
   // points. Nothing was created; the upstream job, if any, runs unobserved (the start tool is never called again).
   GW_JOB_NO_HANDLE: { rpc: ErrorCode.InternalError, status: 502, message: 'Job rule for tool %s: the start tool answered without a handle at %s' },
   // A job's status tool answered a state the rule does not map (stored in the task's record, so in-band).
-  GW_JOB_UNKNOWN_STATE: { rpc: ErrorCode.InternalError, status: 200, message: 'Job rule for tool %s: the status tool reported %s, which the rule does not map' },
+  GW_JOB_UNKNOWN_STATE: {
+    rpc: ErrorCode.InternalError,
+    status: 200,
+    message: 'Job rule for tool %s: the status tool reported %s, which the rule does not map',
+  },
   // A tool a `task: job` rule hides (its status, result or cancel tool) called directly (2026-07-28 server/tools
   // §Error Handling: an unknown tool is -32602).
   GW_TOOL_NOT_FOUND: { rpc: ErrorCode.InvalidParams, status: 200, message: 'Unknown tool: %s' },
@@ -257,5 +265,11 @@ export function catalogAnswer(kind: ErrorKind, opts: GatewayErrorOptions = {}): 
 export function answerOf(e: GatewayError): CatalogAnswer {
   const spec: ErrorSpec = ERROR_CATALOG[e.kind];
   const error: JsonRpcErrorObject = e.data === undefined ? { code: spec.rpc, message: e.message } : { code: spec.rpc, message: e.message, data: e.data };
-  return { kind: e.kind, status: spec.status, error, fault: spec.fault === true, ...(e.retryAfterSeconds !== undefined ? { retryAfterSeconds: e.retryAfterSeconds } : {}) };
+  return {
+    kind: e.kind,
+    status: spec.status,
+    error,
+    fault: spec.fault === true,
+    ...(e.retryAfterSeconds !== undefined ? { retryAfterSeconds: e.retryAfterSeconds } : {}),
+  };
 }

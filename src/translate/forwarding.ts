@@ -6,8 +6,10 @@ import { LOG_LEVELS } from './constants.js';
 import { isObject, type JsonObject, type JsonRpcNotification } from './jsonrpc.js';
 import type { ModernRequest } from './modern-request.js';
 
-
-/** Modern params → legacy params: the envelope is already removed; a modern client's `task` is ignored (tasks extension §Task Creation: the server decides). */
+/**
+ * Modern params → legacy params: the envelope is already removed; a modern client's `task` is ignored (tasks extension
+ * §Task Creation: the server decides).
+ */
 export function legacyParams(req: ModernRequest): JsonObject {
   const { task: _task, ...rest } = req.params;
   return rest;
@@ -38,6 +40,7 @@ export function logLevelPasses(level: string, minimum: string): boolean {
 export function relayedOnRequestStream(n: JsonRpcNotification, client: { progressToken: string | number | undefined; logLevel: string | undefined }): boolean {
   const params = isObject(n.params) ? n.params : undefined;
   if (n.method === 'notifications/progress') return client.progressToken !== undefined && params?.progressToken === client.progressToken;
-  if (n.method === 'notifications/message') return client.logLevel !== undefined && logLevelPasses(typeof params?.level === 'string' ? params.level : 'info', client.logLevel);
+  if (n.method === 'notifications/message')
+    return client.logLevel !== undefined && logLevelPasses(typeof params?.level === 'string' ? params.level : 'info', client.logLevel);
   return false;
 }

@@ -155,6 +155,7 @@ export type AskedInput = { method: string; params?: JsonObject } | 'answered' | 
 
 /** A client-chosen key as an error message may name it: quoted, bounded, without control characters. */
 function shownKey(key: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this replaces
   const clean = key.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
   return JSON.stringify(clean.length > 64 ? `${clean.slice(0, 64)}…` : clean);
 }

@@ -20,9 +20,7 @@ export type LegacyResultFailure = { reason: 'unsupported-result-type'; resultTyp
  * `initialize`). Only a complete result can be given: `input_required` is consumed by the upstream client's MRTR
  * rounds, and a task is never asked for by this face.
  */
-export function legacyResult(method: string, modern: JsonObject):
-  | { ok: true; value: JsonObject }
-  | { ok: false; failure: LegacyResultFailure } {
+export function legacyResult(method: string, modern: JsonObject): { ok: true; value: JsonObject } | { ok: false; failure: LegacyResultFailure } {
   const { resultType, ...rest } = modern;
   if (resultType !== undefined && resultType !== 'complete') {
     return { ok: false, failure: { reason: 'unsupported-result-type', resultType: String(resultType) } };
@@ -85,7 +83,11 @@ export function legacyError(error: JsonRpcErrorObject): JsonRpcErrorObject {
     return withData({ code: ErrorCode.MethodNotFound, message: error.message }, error.data);
   }
   if (error.code === ErrorCode.HeaderMismatch || error.code === ErrorCode.UnsupportedProtocolVersion) {
-    return { code: ErrorCode.InternalError, message: `Upstream refused the gateway's request: ${error.message}`, data: { upstreamCode: error.code, upstreamData: error.data } };
+    return {
+      code: ErrorCode.InternalError,
+      message: `Upstream refused the gateway's request: ${error.message}`,
+      data: { upstreamCode: error.code, upstreamData: error.data },
+    };
   }
   return error;
 }

@@ -92,11 +92,11 @@ function metaTypeProblem(meta: JsonObject): [string, string] | undefined {
 }
 
 /** Validates one modern request; see the module doc for the order of checks. */
-export function validateModernRequest(headers: ModernHeaders, body: unknown):
-  | { ok: true; value: ModernRequest }
-  | { ok: false; failure: RequestFailure } {
-  const fail = (reason: RequestFailureReason, message: string, id: RequestId | null, data?: unknown) =>
-    ({ ok: false as const, failure: data === undefined ? { reason, message, id } : { reason, message, id, data } });
+export function validateModernRequest(headers: ModernHeaders, body: unknown): { ok: true; value: ModernRequest } | { ok: false; failure: RequestFailure } {
+  const fail = (reason: RequestFailureReason, message: string, id: RequestId | null, data?: unknown) => ({
+    ok: false as const,
+    failure: data === undefined ? { reason, message, id } : { reason, message, id, data },
+  });
 
   if (!isObject(body) || body.jsonrpc !== '2.0' || typeof body.method !== 'string') {
     return fail('invalid-request', 'Invalid Request: expected one JSON-RPC 2.0 request or notification', requestIdOf(body));
@@ -170,7 +170,8 @@ export function validateModernRequest(headers: ModernHeaders, body: unknown):
 
   // 6. A `requestState` is the string the server issued (2026-07-28 basic/patterns/mrtr); any other value is an invalid
   // state like a forged one, with the same answer, never a new call without it.
-  if ('requestState' in params && typeof params.requestState !== 'string') return fail('invalid-request-state', ERROR_CATALOG.GW_INVALID_REQUEST_STATE.message, id);
+  if ('requestState' in params && typeof params.requestState !== 'string')
+    return fail('invalid-request-state', ERROR_CATALOG.GW_INVALID_REQUEST_STATE.message, id);
 
   // Likewise `inputResponses` is an object of answers (2026-07-28 basic/patterns/mrtr): any other value is refused, not
   // dropped (dropped, the retry would run as if nothing were answered).

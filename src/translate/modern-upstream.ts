@@ -31,7 +31,18 @@ const HEADER_TYPES = new Set(['string', 'integer', 'boolean']);
  * Schema keywords whose subschemas are not "statically reachable" through a chain of `properties` keys; an
  * `x-mcp-header` anywhere under them makes the tool definition invalid (§Schema Extension).
  */
-const UNREACHABLE_SINGLE = ['items', 'contains', 'additionalProperties', 'unevaluatedProperties', 'unevaluatedItems', 'propertyNames', 'not', 'if', 'then', 'else'];
+const UNREACHABLE_SINGLE = [
+  'items',
+  'contains',
+  'additionalProperties',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'propertyNames',
+  'not',
+  'if',
+  'then',
+  'else',
+];
 const UNREACHABLE_LIST = ['prefixItems', 'oneOf', 'anyOf', 'allOf'];
 const UNREACHABLE_MAP = ['patternProperties', 'dependentSchemas', '$defs', 'definitions'];
 /** Depth bound of the schema walk: a hostile schema cannot exhaust the stack. */

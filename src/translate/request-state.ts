@@ -74,8 +74,13 @@ export function decodeRequestState(
     return { ok: false, reason: 'malformed' };
   }
   if (
-    !isObject(parsed) || parsed.v !== VERSION || typeof parsed.hold !== 'string' || typeof parsed.inst !== 'string' ||
-    typeof parsed.method !== 'string' || typeof parsed.name !== 'string' || typeof parsed.round !== 'number' ||
+    !isObject(parsed) ||
+    parsed.v !== VERSION ||
+    typeof parsed.hold !== 'string' ||
+    typeof parsed.inst !== 'string' ||
+    typeof parsed.method !== 'string' ||
+    typeof parsed.name !== 'string' ||
+    typeof parsed.round !== 'number' ||
     typeof parsed.exp !== 'number'
   ) {
     return { ok: false, reason: 'malformed' };

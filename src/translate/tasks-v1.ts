@@ -11,7 +11,7 @@ import {
   hasTaskToolCallCapabilityV1,
   ServerCapabilitiesV1Schema,
   TaskMetadataV1Schema,
-  TaskSupportV1Schema,
+  type TaskSupportV1Schema,
   TaskV1Schema,
   ToolExecutionV1Schema,
 } from '@modelcontextprotocol/ext-tasks/core/v1';

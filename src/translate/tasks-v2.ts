@@ -17,7 +17,7 @@ import {
   TasksExtensionCapabilityV2Schema,
   WorkingTaskV2Schema,
 } from '@modelcontextprotocol/ext-tasks/core/v2';
-import { type JsonObject } from './jsonrpc.js';
+import type { JsonObject } from './jsonrpc.js';
 import { pollIntervalMsFromWire, ttlMsFromWire, type TaskRecord, type TaskSnapshot } from './tasks.js';
 
 /**

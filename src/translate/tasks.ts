@@ -166,9 +166,9 @@ export function inlineResult(legacy: JsonObject): JsonObject {
  * error fails (tasks extension §Task Execution Errors; so a legacy `failed` task becomes modern `completed` or
  * `failed` by what its `tasks/result` returns).
  */
-export function outcomeFromPayload(payload: { result: JsonObject } | { error: JsonRpcErrorObject }):
-  | { status: 'completed'; result: JsonObject }
-  | { status: 'failed'; error: JsonRpcErrorObject } {
+export function outcomeFromPayload(
+  payload: { result: JsonObject } | { error: JsonRpcErrorObject },
+): { status: 'completed'; result: JsonObject } | { status: 'failed'; error: JsonRpcErrorObject } {
   if ('error' in payload) return { status: 'failed', error: payload.error };
   return { status: 'completed', result: inlineResult(payload.result) };
 }

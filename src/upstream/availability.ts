@@ -198,7 +198,9 @@ export class UpstreamAvailability {
           return next;
         },
         (e: unknown) => {
-          logFailure(this.opts.log ?? NO_LOG, 'debug', "the upstream's 2025-11-25 side could not be asked; served as 2026-07-28 only", { upstream: this.opts.name })(e);
+          logFailure(this.opts.log ?? NO_LOG, 'debug', "the upstream's 2025-11-25 side could not be asked; served as 2026-07-28 only", {
+            upstream: this.opts.name,
+          })(e);
           return eras;
         },
       )
@@ -277,7 +279,10 @@ export class UpstreamAvailability {
             return this.known;
           }
           if (!this.refused || wasDown) {
-            (this.opts.log ?? NO_LOG).debug({ upstream: this.opts.name }, 'the upstream refused the era probe for want of credentials; its eras are learned with the first caller that brings a token');
+            (this.opts.log ?? NO_LOG).debug(
+              { upstream: this.opts.name },
+              'the upstream refused the era probe for want of credentials; its eras are learned with the first caller that brings a token',
+            );
           }
           this.refused = true;
           this.emit({ up: true, eras: REFUSED });

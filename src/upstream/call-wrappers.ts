@@ -122,7 +122,11 @@ class EagerCall extends QueuedCall implements UpstreamCall {
     if (final?.kind === 'task' && !this.taskTaken) {
       // Created, but nobody took it: nobody could ever reach it.
       this.withdrawn = { kind: 'failure', error: new Error(`cancelled: ${reason}`) };
-      if (how === 'cancel') void final.task.cancel().catch(() => 'unknown').finally(() => final.task.release());
+      if (how === 'cancel')
+        void final.task
+          .cancel()
+          .catch(() => 'unknown')
+          .finally(() => final.task.release());
       else final.task.release();
       return;
     }
@@ -222,7 +226,10 @@ class TaskCall extends QueuedCall implements UpstreamCall {
     const token = this.opts.progressToken;
     if (token !== undefined && !isTerminal(s.status) && s.statusMessage !== undefined && s.statusMessage !== this.lastMessage) {
       this.lastMessage = s.statusMessage;
-      this.push({ kind: 'notification', message: { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: ++this.progressed, message: s.statusMessage } } });
+      this.push({
+        kind: 'notification',
+        message: { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: ++this.progressed, message: s.statusMessage } },
+      });
     }
     for (const [key, req] of Object.entries(s.inputRequests ?? {})) {
       if (this.emitted.has(key)) continue;
@@ -239,9 +246,18 @@ class TaskCall extends QueuedCall implements UpstreamCall {
     const id = this.task.id;
     if (s.status === 'completed') this.push({ kind: 'response', message: { jsonrpc: '2.0', id, result: s.result ?? {} } });
     else if (s.status === 'failed') {
-      this.push({ kind: 'response', message: errorResponse(id, s.error ?? { code: ErrorCode.InternalError, message: s.statusMessage ?? 'The upstream task failed' }) });
+      this.push({
+        kind: 'response',
+        message: errorResponse(id, s.error ?? { code: ErrorCode.InternalError, message: s.statusMessage ?? 'The upstream task failed' }),
+      });
     } else {
-      this.push({ kind: 'response', message: errorResponse(id, { code: ErrorCode.InternalError, message: s.statusMessage ? `The upstream task was cancelled: ${s.statusMessage}` : 'The upstream task was cancelled' }) });
+      this.push({
+        kind: 'response',
+        message: errorResponse(id, {
+          code: ErrorCode.InternalError,
+          message: s.statusMessage ? `The upstream task was cancelled: ${s.statusMessage}` : 'The upstream task was cancelled',
+        }),
+      });
     }
     return true;
   }
@@ -266,7 +282,10 @@ class TaskCall extends QueuedCall implements UpstreamCall {
     }
     this.stopped = true;
     this.push({ kind: 'response', message: errorResponse(this.task.id, payload.error) });
-    await this.task.cancel().catch(() => 'unknown').finally(() => this.release());
+    await this.task
+      .cancel()
+      .catch(() => 'unknown')
+      .finally(() => this.release());
   }
 
   /** Cancels the task upstream, then stops following it. Idempotent. */
@@ -354,11 +373,23 @@ class HiddenTaskCall implements UpstreamCall {
   }
 
   cancel(reason: string): void {
-    this.stop(reason, (c) => c.cancel(reason), (t) => void t.cancel().catch(() => 'unknown').finally(() => t.release()));
+    this.stop(
+      reason,
+      (c) => c.cancel(reason),
+      (t) =>
+        void t
+          .cancel()
+          .catch(() => 'unknown')
+          .finally(() => t.release()),
+    );
   }
 
   abandon(reason: string): void {
-    this.stop(reason, (c) => c.abandon(reason), (t) => t.release());
+    this.stop(
+      reason,
+      (c) => c.abandon(reason),
+      (t) => t.release(),
+    );
   }
 
   /**

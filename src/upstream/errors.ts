@@ -11,7 +11,10 @@ import { GatewayError } from '../translate/index.js';
  */
 export class UpstreamUnavailableError extends GatewayError {
   readonly reason: string | undefined;
-  constructor(readonly detail: string, options?: { cause?: unknown; reason?: string }) {
+  constructor(
+    readonly detail: string,
+    options?: { cause?: unknown; reason?: string },
+  ) {
     super('GW_UPSTREAM_UNAVAILABLE', { args: [detail], cause: options?.cause });
     this.reason = options?.reason;
   }
@@ -38,7 +41,10 @@ export function downReason(e: unknown): string {
 
 /** The upstream did not answer within its budget (GW_UPSTREAM_TIMEOUT, 504). */
 export class UpstreamTimeoutError extends GatewayError {
-  constructor(readonly detail: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
     super('GW_UPSTREAM_TIMEOUT', { cause: options?.cause });
   }
 }
@@ -55,12 +61,18 @@ export type Challenge = string | string[];
  */
 export class UpstreamHttpError extends GatewayError {
   readonly challenge: Challenge | undefined;
-  constructor(readonly status: number, readonly bodyText: string, options?: { cause?: unknown; challenge?: Challenge | undefined }) {
+  constructor(
+    readonly status: number,
+    readonly bodyText: string,
+    options?: { cause?: unknown; challenge?: Challenge | undefined },
+  ) {
     const auth = status === 401 ? 'GW_UPSTREAM_UNAUTHORIZED' : status === 403 ? 'GW_UPSTREAM_FORBIDDEN' : undefined;
     const challenge = options?.challenge;
     super(
       auth ?? 'GW_UPSTREAM_HTTP',
-      auth ? { data: { status, ...(challenge !== undefined ? { wwwAuthenticate: challenge } : {}) }, cause: options?.cause } : { args: [status], cause: options?.cause },
+      auth
+        ? { data: { status, ...(challenge !== undefined ? { wwwAuthenticate: challenge } : {}) }, cause: options?.cause }
+        : { args: [status], cause: options?.cause },
     );
     this.challenge = challenge;
   }
@@ -85,7 +97,10 @@ export class SessionExpiredError extends Error {
 
 /** The gateway's own bound on upstream sessions is reached (GW_UPSTREAM_BUSY, 503). */
 export class UpstreamBusyError extends GatewayError {
-  constructor(readonly detail: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
     super('GW_UPSTREAM_BUSY', { args: [detail], cause: options?.cause });
   }
 }
@@ -96,7 +111,10 @@ export class UpstreamBusyError extends GatewayError {
  * §Protocol Errors, tasks extension §Protocol Errors: -32602 for an unknown id).
  */
 export class UpstreamTaskLostError extends GatewayError {
-  constructor(readonly upstreamTaskId: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly upstreamTaskId: string,
+    options?: { cause?: unknown },
+  ) {
     super('GW_TASK_UNKNOWN', { cause: options?.cause });
   }
 }

@@ -26,17 +26,17 @@ export {
   type UpstreamAvailabilityConfig,
 } from './availability.js';
 export { callNow, drain, hideTask, requestOnce, taskAsCall, type TaskCallOptions } from './call-wrappers.js';
-export {
-  type CallEvent,
-  type CallOptions,
-  type UpstreamTask,
-  type UpstreamTaskRef,
-  type UpstreamTaskSnapshot,
-  type UpstreamCall,
-  type UpstreamCaller,
-  type UpstreamClient,
-  type UpstreamListen,
-  type UpstreamStats,
+export type {
+  CallEvent,
+  CallOptions,
+  UpstreamTask,
+  UpstreamTaskRef,
+  UpstreamTaskSnapshot,
+  UpstreamCall,
+  UpstreamCaller,
+  UpstreamClient,
+  UpstreamListen,
+  UpstreamStats,
 } from './client.js';
 export { LegacyUpstreamClient, sessionKeyOf } from './legacy-client.js';
 export { InputLedger } from './input-ledger.js';

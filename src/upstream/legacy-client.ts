@@ -22,7 +22,18 @@ import {
   type UpstreamIdentity,
 } from '../translate/index.js';
 import { drain } from './call-wrappers.js';
-import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats, UpstreamTask, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
+import type {
+  CallEvent,
+  CallOptions,
+  UpstreamCall,
+  UpstreamCaller,
+  UpstreamClient,
+  UpstreamListen,
+  UpstreamStats,
+  UpstreamTask,
+  UpstreamTaskRef,
+  UpstreamTaskSnapshot,
+} from './client.js';
 import { SessionExpiredError, UpstreamHttpError, UpstreamTaskLostError, UpstreamUnavailableError } from './errors.js';
 import type { LegacyCall, LegacySession } from './legacy-session.js';
 import { LegacyUpstreamTask, type LegacyTaskSession } from './legacy-task.js';
@@ -34,7 +45,12 @@ import { endClientSpan, startClientTrace, type ClientTrace } from './tracing.js'
  * OpenTelemetry semantic conventions for MCP put it for every revision, in `params._meta` (2025-11-25 reserves no
  * such key; an upstream that does not read it ignores it). A client's own `_meta` trace keys are replaced or dropped.
  */
-function traced(upstream: string, caller: UpstreamCaller, method: string, params: JsonObject | undefined): { params: JsonObject | undefined; trace: ClientTrace } {
+function traced(
+  upstream: string,
+  caller: UpstreamCaller,
+  method: string,
+  params: JsonObject | undefined,
+): { params: JsonObject | undefined; trace: ClientTrace } {
   const trace = startClientTrace(caller.trace, upstream, method, params);
   return { params: withTraceMeta(params, trace.carrier), trace };
 }
@@ -88,7 +104,10 @@ export class LegacyUpstreamClient implements UpstreamClient {
   /** The upstream layer's log (from the options; default nowhere). */
   readonly log: LayerLogger;
 
-  constructor(readonly name: string, opts: PoolOptions) {
+  constructor(
+    readonly name: string,
+    opts: PoolOptions,
+  ) {
     this.pool = new LegacySessionPool(opts);
     this.log = opts.log ?? NO_LOG;
   }
@@ -318,7 +337,10 @@ export class LegacyUpstreamClient implements UpstreamClient {
       const ok = session
         .request('resources/subscribe', { uri })
         .then(drain)
-        .then((res) => !('error' in res), () => false);
+        .then(
+          (res) => !('error' in res),
+          () => false,
+        );
       sub = { count: 0, ok };
       subs.set(uri, sub);
     }
@@ -332,9 +354,11 @@ export class LegacyUpstreamClient implements UpstreamClient {
       shared.count--;
       if (shared.count > 0 || map.get(uri) !== shared) return;
       map.delete(uri);
-      void shared.ok.then(async (wasSubscribed) => {
-        if (wasSubscribed) await drain(await session.request('resources/unsubscribe', { uri }));
-      }).catch(logFailure(this.log, 'debug', 'resources/unsubscribe not sent; a closed session has no subscriptions left'));
+      void shared.ok
+        .then(async (wasSubscribed) => {
+          if (wasSubscribed) await drain(await session.request('resources/unsubscribe', { uri }));
+        })
+        .catch(logFailure(this.log, 'debug', 'resources/unsubscribe not sent; a closed session has no subscriptions left'));
     };
     if (await shared.ok) return releaseOne;
     releaseOne();
@@ -464,9 +488,9 @@ class TaskAugmentedCall extends HeldCall {
     // Answered as with nobody there (an elicitation declined: the tool may go on to make its task, which is then
     // cancelled).
     const refuse = (id: RequestId, method: string) =>
-      this.inner.respond(id, isInputMethod(method) ? absentUserAnswer(method) : { error: { code: ErrorCode.MethodNotFound, message: 'cancelled' } }).catch(
-        logFailure(this.log, 'debug', 'refusal of a question of a cancelled call not delivered'),
-      );
+      this.inner
+        .respond(id, isInputMethod(method) ? absentUserAnswer(method) : { error: { code: ErrorCode.MethodNotFound, message: 'cancelled' } })
+        .catch(logFailure(this.log, 'debug', 'refusal of a question of a cancelled call not delivered'));
     try {
       for (const [id, method] of this.asked) await refuse(id, method);
       this.asked.clear();
@@ -482,7 +506,11 @@ class TaskAugmentedCall extends HeldCall {
         }
         if (e.kind === 'notification') continue;
         const final = this.seen(e);
-        if (final.kind === 'task') await final.task.cancel().catch(() => 'unknown').finally(() => final.task.release());
+        if (final.kind === 'task')
+          await final.task
+            .cancel()
+            .catch(() => 'unknown')
+            .finally(() => final.task.release());
         return;
       }
     } finally {

@@ -25,7 +25,6 @@ import {
   type JsonRpcErrorObject,
   type JsonRpcNotification,
   type JsonRpcRequest,
-  type JsonRpcResponse,
   type LayerLogger,
   type RequestId,
   type TraceCarrier,
@@ -126,7 +125,9 @@ export class LegacyCall extends QueuedCall implements UpstreamCall {
     if (this.cancelled) return;
     // Unless the upstream already answered, tell it (a broken stream does not stop the work upstream).
     if (this.finalEvent?.kind !== 'response') {
-      this.session.notify('notifications/cancelled', { requestId: this.requestId, reason }).catch(logFailure(this.session.log, 'debug', 'cancellation not delivered upstream'));
+      this.session
+        .notify('notifications/cancelled', { requestId: this.requestId, reason })
+        .catch(logFailure(this.session.log, 'debug', 'cancellation not delivered upstream'));
     }
     this.abandon(reason);
   }
@@ -393,7 +394,9 @@ export class LegacySession {
       else if (!only) {
         // Nobody holds the session for a call (warm-up, between calls, a task's own requests): answered as a client
         // with nobody to ask would, never attached to a call.
-        await this.respond(m.id, m.method === 'roots/list' ? NO_ROOTS : absentUserAnswer(m.method)).catch(logFailure(this.log, 'debug', 'answer to an upstream request outside a call not delivered'));
+        await this.respond(m.id, m.method === 'roots/list' ? NO_ROOTS : absentUserAnswer(m.method)).catch(
+          logFailure(this.log, 'debug', 'answer to an upstream request outside a call not delivered'),
+        );
       } else {
         const why = 'several calls are running on this session';
         this.log.warn({ method: m.method, why }, 'upstream request on the session stream tied to no call; refused');
@@ -571,7 +574,10 @@ export class LegacySession {
   /** Runs one outgoing POST, known to `close()` while it runs. */
   private tracked(send: () => Promise<void>): Promise<void> {
     const p = send();
-    const settled = p.then(() => {}, () => {});
+    const settled = p.then(
+      () => {},
+      () => {},
+    );
     this.sending.add(settled);
     void settled.then(() => this.sending.delete(settled));
     return p;
@@ -645,4 +651,3 @@ function safeJson(text: string): unknown {
     return undefined;
   }
 }
-

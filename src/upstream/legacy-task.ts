@@ -221,7 +221,9 @@ export class LegacyUpstreamTask extends PolledTask {
     }
     if (!isInputDeclared(method, params, this.caller.capabilities)) {
       // 2026-07-28 basic/patterns/mrtr §Server Requirements: a caller is never asked for a kind it did not declare.
-      await call.respond(id, undeclaredInputAnswer(method)).catch(logFailure(this.log, 'debug', 'refusal of an undeclared input request not delivered', { method }));
+      await call
+        .respond(id, undeclaredInputAnswer(method))
+        .catch(logFailure(this.log, 'debug', 'refusal of an undeclared input request not delivered', { method }));
       return;
     }
     this.input.hold(this.input.keys.mint(method, params), call, id, method, params);

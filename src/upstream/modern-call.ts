@@ -3,7 +3,20 @@
  * MRTR round and their answers, the reading of an exchange's stream up to its response, and how its abort reads as an
  * error (modern-client.ts drives it).
  */
-import { errorResponse, GatewayError, INPUT_KEY_HINT, isErrorResponse, isNotification, isObject, isResponse, type InputRequest, type JsonObject, type JsonRpcErrorObject, type JsonRpcResponse, type RequestId } from '../translate/index.js';
+import {
+  errorResponse,
+  GatewayError,
+  INPUT_KEY_HINT,
+  isErrorResponse,
+  isNotification,
+  isObject,
+  isResponse,
+  type InputRequest,
+  type JsonObject,
+  type JsonRpcErrorObject,
+  type JsonRpcResponse,
+  type RequestId,
+} from '../translate/index.js';
 import { QueuedCall } from './call-queue.js';
 import type { UpstreamCall } from './client.js';
 import { UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';

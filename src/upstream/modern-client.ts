@@ -63,7 +63,17 @@ import {
   type RequestId,
   type UpstreamIdentity,
 } from '../translate/index.js';
-import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen, UpstreamStats, UpstreamTask, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
+import type {
+  CallOptions,
+  UpstreamCall,
+  UpstreamCaller,
+  UpstreamClient,
+  UpstreamListen,
+  UpstreamStats,
+  UpstreamTask,
+  UpstreamTaskRef,
+  UpstreamTaskSnapshot,
+} from './client.js';
 import { fetchFailure, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
 import { exchange, parseUpstreamJson, type UpstreamResponse } from './http.js';
 import { abortReason, ModernCall, raceSignal, readResponse } from './modern-call.js';
@@ -175,7 +185,13 @@ export class ModernUpstreamClient implements UpstreamClient {
     return this.send(withTasksExtension(caller, opts?.task !== undefined), method, params, signal, opts?.task !== undefined && method === 'tools/call');
   }
 
-  private async send(caller: UpstreamCaller, method: string, params: JsonObject | undefined, signal: AbortSignal | undefined, asTask: boolean): Promise<UpstreamCall> {
+  private async send(
+    caller: UpstreamCaller,
+    method: string,
+    params: JsonObject | undefined,
+    signal: AbortSignal | undefined,
+    asTask: boolean,
+  ): Promise<UpstreamCall> {
     const controller = new AbortController();
     const onAbort = () => controller.abort(signal?.reason);
     if (signal?.aborted) onAbort();
@@ -270,7 +286,13 @@ export class ModernUpstreamClient implements UpstreamClient {
           return;
         }
         if (!input.ok) {
-          call.push({ kind: 'response', message: errorResponse(call.requestId, { code: ErrorCode.InternalError, message: `upstream sent a malformed InputRequiredResult: ${input.message}` }) });
+          call.push({
+            kind: 'response',
+            message: errorResponse(call.requestId, {
+              code: ErrorCode.InternalError,
+              message: `upstream sent a malformed InputRequiredResult: ${input.message}`,
+            }),
+          });
           return;
         }
         if (round > this.maxRounds) {
@@ -330,7 +352,13 @@ export class ModernUpstreamClient implements UpstreamClient {
     let res: UpstreamResponse;
     try {
       // The headers deadline is the pool's own timer (no timer per exchange); failureOf reads it as a timeout.
-      res = await exchange(this.opts.url, { method: 'POST', headers, body: JSON.stringify(body), signal: controller.signal, headersTimeoutMs: this.opts.timeoutMs });
+      res = await exchange(this.opts.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        signal: controller.signal,
+        headersTimeoutMs: this.opts.timeoutMs,
+      });
     } catch (cause) {
       throw failureOf(cause, controller.signal);
     }
@@ -391,7 +419,11 @@ export class ModernUpstreamClient implements UpstreamClient {
     let accepted: ListenFilter | undefined;
     let ended = false;
     // the acknowledgement is due at once (2026-07-28 basic/patterns/subscriptions)
-    const clear = deadline(controller, Math.min(this.opts.ackTimeoutMs ?? this.opts.timeoutMs, this.opts.timeoutMs), 'upstream did not acknowledge subscriptions/listen in time');
+    const clear = deadline(
+      controller,
+      Math.min(this.opts.ackTimeoutMs ?? this.opts.timeoutMs, this.opts.timeoutMs),
+      'upstream did not acknowledge subscriptions/listen in time',
+    );
     try {
       it = (await this.exchange(caller, 'subscriptions/listen', { notifications: { ...filter } }, id, controller))[Symbol.asyncIterator]();
       while (accepted === undefined) {
@@ -517,4 +549,3 @@ function safeJson(text: string): unknown {
     return undefined;
   }
 }
-

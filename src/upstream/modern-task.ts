@@ -97,7 +97,7 @@ export class ModernUpstreamTask extends PolledTask {
   /**
    * Follows `notifications/tasks` for this task on a `subscriptions/listen` naming it (tasks extension §Task Status
    * Notifications), from the first wait on: each carries the DetailedTask, so polling slows down while it is open
- * (one poll when it opens catches what changed before).
+   * (one poll when it opens catches what changed before).
    * Notifications are optional for a server, so a listen refused or ended leaves polling as it was.
    */
   protected override onWait(): void {

@@ -330,7 +330,11 @@ export class LegacySessionPool {
       if (this.listens.get(slot.key) === slot) this.listens.delete(slot.key);
     }
     this.count(slot.owner, -1);
-    if (close) void slot.ready.then((s) => s.close(), () => {});
+    if (close)
+      void slot.ready.then(
+        (s) => s.close(),
+        () => {},
+      );
     if (this.waiters.length > 0) this.serveWaiters();
   }
 
@@ -398,15 +402,18 @@ export class LegacySessionPool {
     for (const s of this.slots) if (s.key === key && s.state === 'warming') ready++;
     if (ready >= want || !this.hasRoom(ownerOf(k))) return;
     const slot = this.open(k, key, group, capabilities, 'warming');
-    void slot.ready.then(() => {
-      if (slot.state !== 'warming' || slot.gone) return;
-      slot.state = 'idle';
-      slot.lastUsed = Date.now();
-      const idle = this.idle.get(key);
-      if (idle) idle.unshift(slot);
-      else this.idle.set(key, [slot]);
-      if (this.waiters.length > 0) this.serveWaiters();
-    }, () => {});
+    void slot.ready.then(
+      () => {
+        if (slot.state !== 'warming' || slot.gone) return;
+        slot.state = 'idle';
+        slot.lastUsed = Date.now();
+        const idle = this.idle.get(key);
+        if (idle) idle.unshift(slot);
+        else this.idle.set(key, [slot]);
+        if (this.waiters.length > 0) this.serveWaiters();
+      },
+      () => {},
+    );
   }
 
   /**
@@ -455,7 +462,12 @@ export class LegacySessionPool {
    * caller). If the upstream forgot the session (404), the session is replaced and `fn` runs once more: a 404 means the
    * upstream did not process the request. A session whose request failed otherwise than in-band is not reused.
    */
-  async withHeldSession<T>(k: SessionKey, fn: (s: LegacySession) => Promise<T>, signal?: AbortSignal, handover?: Handover): Promise<{ value: T; hold: SessionHold }> {
+  async withHeldSession<T>(
+    k: SessionKey,
+    fn: (s: LegacySession) => Promise<T>,
+    signal?: AbortSignal,
+    handover?: Handover,
+  ): Promise<{ value: T; hold: SessionHold }> {
     for (let attempt = 0; ; attempt++) {
       const hold = await this.checkout(k, signal, handover, attempt > 0);
       try {
@@ -624,6 +636,14 @@ export class LegacySessionPool {
     this.perOwner.clear();
     this.groupListeners.clear();
     this.waiters.failAll(new UpstreamBusyError('gateway is shutting down'));
-    await Promise.all([...all.map((s) => s.ready.then((x) => x.close(), () => {})), ...joined.map((j) => j.session.close())]);
+    await Promise.all([
+      ...all.map((s) =>
+        s.ready.then(
+          (x) => x.close(),
+          () => {},
+        ),
+      ),
+      ...joined.map((j) => j.session.close()),
+    ]);
   }
 }

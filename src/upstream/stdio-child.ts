@@ -94,7 +94,7 @@ export class StdioChild {
   /** Writes one message line to the child's stdin; false when no process can take it. */
   send(line: string): boolean {
     const stdin = this.proc?.stdin;
-    if (!stdin || !stdin.writable || (this.stateNow !== 'running' && this.stateNow !== 'starting')) return false;
+    if (!stdin?.writable || (this.stateNow !== 'running' && this.stateNow !== 'starting')) return false;
     stdin.write(`${line}\n`);
     return true;
   }
@@ -210,9 +210,11 @@ export class StdioChild {
       // which may hold credentials.
       const [program] = this.opts.command;
       const cwd = this.opts.cwd ?? process.cwd();
-      log.error({ upstream: name, error: exit.spawnError, program, cwd, retryInMs: wait }, `stdio upstream: the command ${JSON.stringify(program)} could not be started (${exit.spawnError}) in ${cwd}`);
-    }
-    else log.warn({ upstream: name, code: exit.code, signal: exit.signal, retryInMs: wait }, 'stdio upstream: the process exited');
+      log.error(
+        { upstream: name, error: exit.spawnError, program, cwd, retryInMs: wait },
+        `stdio upstream: the command ${JSON.stringify(program)} could not be started (${exit.spawnError}) in ${cwd}`,
+      );
+    } else log.warn({ upstream: name, code: exit.code, signal: exit.signal, retryInMs: wait }, 'stdio upstream: the process exited');
     this.setState('restarting');
     this.opts.onExit(exit);
     this.timer = setTimeout(() => {
@@ -245,7 +247,27 @@ export class StdioChild {
 }
 
 /** Variables a child inherits from the gateway's environment (nothing else: the gateway's secrets stay its own). */
-export const INHERITED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'TEMP', 'TMP', 'SYSTEMROOT', 'COMSPEC', 'PATHEXT', 'USERPROFILE', 'APPDATA', 'LOCALAPPDATA'] as const;
+export const INHERITED_ENV = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'TERM',
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'TZ',
+  'TMPDIR',
+  'TEMP',
+  'TMP',
+  'SYSTEMROOT',
+  'COMSPEC',
+  'PATHEXT',
+  'USERPROFILE',
+  'APPDATA',
+  'LOCALAPPDATA',
+] as const;
 
 /** The child's environment: the inherited minimum, with the configured `env` over it. */
 export function childEnv(configured: Readonly<Record<string, string>>, base: NodeJS.ProcessEnv): Record<string, string> {

@@ -200,7 +200,10 @@ export class StdioHost implements StdioHostStatus {
   private opening(): void {
     void this.ask('server/discover', withEnvelope(undefined, { capabilities: {}, clientInfo: { name: GATEWAY_CLIENT, version: 'stdio' } })).then((answer) => {
       const modern = isResponse(answer) && 'result' in answer;
-      this.log.debug({ upstream: this.name, discover: answer === undefined ? 'no answer' : modern ? 'answered' : 'refused' }, 'stdio upstream: opening server/discover');
+      this.log.debug(
+        { upstream: this.name, discover: answer === undefined ? 'no answer' : modern ? 'answered' : 'refused' },
+        'stdio upstream: opening server/discover',
+      );
     });
   }
 

@@ -7,7 +7,19 @@
  * without trace context costs one comparison. The incoming `traceparent` then travels on verbatim (same trace id,
  * same parent), since the gateway has no span of its own to put in between.
  */
-import { context, isSpanContextValid, ProxyTracerProvider, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Link, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  context,
+  isSpanContextValid,
+  ProxyTracerProvider,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Link,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import { formatTraceparent, isObject, parseTraceparent, type IncomingTrace, type JsonObject, type TraceCarrier } from '../translate/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from '../version.js';
 import type { CallEvent } from './client.js';
@@ -40,7 +52,9 @@ export const ATTR = {
  */
 export function sdkTracer(): Tracer | undefined {
   const provider = trace.getTracerProvider();
-  return provider instanceof ProxyTracerProvider ? provider.getDelegateTracer(GATEWAY_NAME, GATEWAY_VERSION) : provider.getTracer(GATEWAY_NAME, GATEWAY_VERSION);
+  return provider instanceof ProxyTracerProvider
+    ? provider.getDelegateTracer(GATEWAY_NAME, GATEWAY_VERSION)
+    : provider.getTracer(GATEWAY_NAME, GATEWAY_VERSION);
 }
 
 /**
@@ -155,7 +169,12 @@ export interface RequestTraceAttributes {
  * ambient one a link). Without an SDK there is no span and the client's context travels on verbatim; without an SDK
  * or an incoming context: `undefined`, and nothing was allocated.
  */
-export function startServerTrace(incoming: IncomingTrace | undefined, method: string, params: unknown, attrs: RequestTraceAttributes): RequestTrace | undefined {
+export function startServerTrace(
+  incoming: IncomingTrace | undefined,
+  method: string,
+  params: unknown,
+  attrs: RequestTraceAttributes,
+): RequestTrace | undefined {
   const tracer = sdkTracer();
   if (!tracer) return incoming === undefined ? undefined : { span: undefined, carrier: incoming.carrier, traceId: incoming.parent.traceId };
   const active = context.active();
@@ -172,7 +191,12 @@ export function startServerTrace(incoming: IncomingTrace | undefined, method: st
     spanName(method, params),
     {
       kind: SpanKind.SERVER,
-      attributes: { [ATTR.methodName]: method.length > 64 ? 'other' : method, [ATTR.path]: attrs.path, [ATTR.clientEra]: attrs.clientEra, [ATTR.upstream]: attrs.upstream },
+      attributes: {
+        [ATTR.methodName]: method.length > 64 ? 'other' : method,
+        [ATTR.path]: attrs.path,
+        [ATTR.clientEra]: attrs.clientEra,
+        [ATTR.upstream]: attrs.upstream,
+      },
       ...(links ? { links } : {}),
     },
     parent,

@@ -44,8 +44,15 @@ function section(md: string, heading: string): string {
 
 /** The cells of every table row in the section headed `heading`, header and rule rows left out. */
 function rows(md: string, heading: string): string[][] {
-  const lines = section(md, heading).split('\n').filter((l) => l.startsWith('|'));
-  return lines.slice(2).map((l) => l.split('|').slice(1, -1).map((c) => c.trim()));
+  const lines = section(md, heading)
+    .split('\n')
+    .filter((l) => l.startsWith('|'));
+  return lines.slice(2).map((l) =>
+    l
+      .split('|')
+      .slice(1, -1)
+      .map((c) => c.trim()),
+  );
 }
 
 /** The cells of the table row that starts with `label`, in the section headed `heading`. */
@@ -55,7 +62,14 @@ function row(md: string, heading: string, label: string): string[] {
   return found;
 }
 
-const num = (cell: string | undefined): number => Number((cell ?? '').replace(/\*\*/g, '').replace(/,/g, '').replace(/×.*$/, '').replace(/ \(.*\)$/, ''));
+const num = (cell: string | undefined): number =>
+  Number(
+    (cell ?? '')
+      .replace(/\*\*/g, '')
+      .replace(/,/g, '')
+      .replace(/×.*$/, '')
+      .replace(/ \(.*\)$/, ''),
+  );
 
 t.test('npm run bench --quick writes every leg and table with positive figures', async (t) => {
   const out = join(t.testdir({}), 'RESULTS.md');
@@ -96,7 +110,9 @@ t.test('npm run bench --quick writes every leg and table with positive figures',
         const cells = callers.find((c) => c[0] === path && c[1] === size && c[2]?.startsWith(caller));
         t.ok(cells, `a ${caller} row for ${path}, ${size}`);
         // translated path | result | caller | 1 conn p50 | p50 added | 16 conns req/s | × plain proxy (16)
-        t.ok(cells && num(cells[3]) > 0 && Number.isFinite(num(cells[4])) && num(cells[6]) > 0, `${path}, ${size}, ${caller}: p50, p50 added and ratio`, { cells });
+        t.ok(cells && num(cells[3]) > 0 && Number.isFinite(num(cells[4])) && num(cells[6]) > 0, `${path}, ${size}, ${caller}: p50, p50 added and ratio`, {
+          cells,
+        });
       }
     }
   }
@@ -110,7 +126,11 @@ t.test('npm run bench --quick writes every leg and table with positive figures',
     if (label.startsWith('gateway')) t.ok(Number.isFinite(num(cells[3])), `20 ms away, ${label}: p50 minus the plain proxy's`, { cells });
   }
   for (const caller of ['anonymous', 'credentialed']) {
-    t.match(section(md, shim), new RegExp(`^- gateway modern → legacy \\(translated\\), ${caller} → shim: [+-]\\d+\\.\\d{3} ms, (met|not met)$`, 'm'), `the acceptance line for the ${caller} caller`);
+    t.match(
+      section(md, shim),
+      new RegExp(`^- gateway modern → legacy \\(translated\\), ${caller} → shim: [+-]\\d+\\.\\d{3} ms, (met|not met)$`, 'm'),
+      `the acceptance line for the ${caller} caller`,
+    );
   }
 
   // The upstream initialize count: a count, whatever it is (the pool decides it).

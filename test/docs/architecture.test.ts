@@ -11,7 +11,9 @@ import t from 'tap';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const page = 'docs/architecture.md';
-const self = relative(root, fileURLToPath(import.meta.url)).split(sep).join('/');
+const self = relative(root, fileURLToPath(import.meta.url))
+  .split(sep)
+  .join('/');
 
 /** The numbered sections of a page: number → its heading and text (up to the next `## `). */
 export function sectionsOf(markdown: string): Map<number, { title: string; text: string }> {
@@ -78,7 +80,11 @@ const sections = sectionsOf(readFileSync(join(root, page), 'utf8'));
 t.test('the page has numbered sections, 1 to N without gaps', async (t) => {
   const numbers = [...sections.keys()];
   t.ok(numbers.length >= 5, `${numbers.length} numbered sections`);
-  t.strictSame(numbers, numbers.map((_, i) => i + 1), 'numbered 1, 2, 3, … in order');
+  t.strictSame(
+    numbers,
+    numbers.map((_, i) => i + 1),
+    'numbered 1, 2, 3, … in order',
+  );
 });
 
 t.test('every citation of docs/architecture.md names a section that exists, and the rule it quotes', async (t) => {
@@ -95,7 +101,10 @@ t.test('every citation of docs/architecture.md names a section that exists, and 
   // Not vacuous: the citations the code makes today were found.
   t.ok(citations.length >= 14, `${citations.length} citations found`);
   t.ok(new Set(citations.map((c) => c.file)).size >= 10, 'in at least ten files');
-  t.ok(citations.some((c) => c.rule), 'some quote a rule');
+  t.ok(
+    citations.some((c) => c.rule),
+    'some quote a rule',
+  );
 
   for (const c of citations) {
     const where = `${c.file}:${c.line} §${c.section}${c.rule ? ` "${c.rule}"` : ''}`;

@@ -37,9 +37,7 @@ export interface Cell {
  * alone (`native`).
  */
 export function cellRules(kind: TaskKind, extra: Record<string, unknown> = {}): Record<string, Record<string, unknown>> {
-  return kind === 'wrapped'
-    ? { '*': { task: 'always', pollIntervalMs: POLL_MS, ...extra } }
-    : { '*': { task: 'native', ...extra } };
+  return kind === 'wrapped' ? { '*': { task: 'always', pollIntervalMs: POLL_MS, ...extra } } : { '*': { task: 'native', ...extra } };
 }
 
 /** A running fixture. */

@@ -286,7 +286,8 @@ export async function modernClient(url: string): Promise<EraClient> {
     async start(tool, args) {
       const from = wire.length;
       const execution = await bounded(session.callTool(tool, args as Record<string, never>), `${tool}: creation`);
-      if (execution.kind !== 'task') throw new Error(`${tool}: expected a task, got ${execution.kind}: ${JSON.stringify(wire.slice(from).map((w) => w.reply))}`);
+      if (execution.kind !== 'task')
+        throw new Error(`${tool}: expected a task, got ${execution.kind}: ${JSON.stringify(wire.slice(from).map((w) => w.reply))}`);
       const taskId = execution.handle.taskId;
       executions.set(taskId, execution);
       const created = wire.slice(from).find((w) => w.method === 'tools/call' && w.reply?.result?.resultType === 'task')?.reply.result;
@@ -315,10 +316,14 @@ export async function modernClient(url: string): Promise<EraClient> {
     },
     async watch(taskId) {
       const id = `era-matrix-listen-${++listens}`;
-      const { stream } = await bounded(openListen({ teardown: (fn) => cleanups.push(fn) }, url, id, { taskIds: [taskId] }, { capabilities: DECLARING }), 'subscriptions/listen');
+      const { stream } = await bounded(
+        openListen({ teardown: (fn) => cleanups.push(fn) }, url, id, { taskIds: [taskId] }, { capabilities: DECLARING }),
+        'subscriptions/listen',
+      );
       // 2026-07-28 basic/utilities/subscriptions: the stream opens with its acknowledgement.
       const ack = await stream.until((m) => m.method === 'notifications/subscriptions/acknowledged', CLIENT_BOUND_MS);
-      if (!(ack.match.params?.notifications?.taskIds ?? []).includes(taskId)) throw new Error(`listen did not acknowledge ${taskId}: ${JSON.stringify(ack.match)}`);
+      if (!(ack.match.params?.notifications?.taskIds ?? []).includes(taskId))
+        throw new Error(`listen did not acknowledge ${taskId}: ${JSON.stringify(ack.match)}`);
       const seen: string[] = [];
       return {
         async until(status) {

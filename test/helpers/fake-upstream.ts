@@ -91,10 +91,12 @@ export class FakeCall extends QueuedCall implements UpstreamCall {
       return Promise.resolve(ready);
     }
     return bounded(
-      new Promise<FakeAnswer>((resolve) => this.answerWaiters.push((a) => {
-        this.answersTaken++;
-        resolve(a);
-      })),
+      new Promise<FakeAnswer>((resolve) =>
+        this.answerWaiters.push((a) => {
+          this.answersTaken++;
+          resolve(a);
+        }),
+      ),
       `an answer on ${this.method}`,
     );
   }
@@ -117,7 +119,6 @@ export class FakeCall extends QueuedCall implements UpstreamCall {
     this.abandoned = reason;
     this.push({ kind: 'failure', error: new Error(`abandoned: ${reason}`) });
   }
-
 }
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
@@ -225,7 +226,12 @@ export class FakeTask implements UpstreamTask {
     const sent = Object.keys(responses).filter((k) => Object.hasOwn(outstanding, k));
     // An answered request is no longer outstanding upstream (tasks extension §Task Update Requests).
     for (const k of sent) delete outstanding[k];
-    if (sent.length > 0) this.state = { ...this.state, inputRequests: outstanding, ...(Object.keys(outstanding).length === 0 && this.state.status === 'input_required' ? { status: 'working' as const } : {}) };
+    if (sent.length > 0)
+      this.state = {
+        ...this.state,
+        inputRequests: outstanding,
+        ...(Object.keys(outstanding).length === 0 && this.state.status === 'input_required' ? { status: 'working' as const } : {}),
+      };
     return sent;
   }
 

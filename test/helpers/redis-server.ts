@@ -86,7 +86,8 @@ function spawnOn(port: number): Promise<ChildProcess> {
         resolve(child);
       }
     };
-    const onExit = (code: number | null, signal: string | null) => fail(new Error(`redis-server on port ${port} exited (${code ?? signal}) before it was ready:\n${log}`));
+    const onExit = (code: number | null, signal: string | null) =>
+      fail(new Error(`redis-server on port ${port} exited (${code ?? signal}) before it was ready:\n${log}`));
     const onError = (err: Error) => fail(err);
     function cleanup() {
       clearTimeout(timer);

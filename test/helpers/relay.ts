@@ -22,7 +22,9 @@ export interface Seen {
 }
 
 /** Starts a relay; point the gateway at `url`, then `setTarget` to the real upstream before the first request. */
-export async function startRelay(t: Teardown): Promise<{ url: string; setTarget(url: string): void; waitFor(p: (s: Seen) => boolean): Promise<Seen>; seen: Seen[] }> {
+export async function startRelay(
+  t: Teardown,
+): Promise<{ url: string; setTarget(url: string): void; waitFor(p: (s: Seen) => boolean): Promise<Seen>; seen: Seen[] }> {
   let target: URL | undefined;
   const seen: Seen[] = [];
   const waiters: Array<{ p: (s: Seen) => boolean; resolve: (s: Seen) => void }> = [];
@@ -86,7 +88,6 @@ export async function startRelay(t: Teardown): Promise<{ url: string; setTarget(
     seen,
   };
 }
-
 
 /** Resolves with `p`, or with `undefined` after `ms` (a guard so a missing event fails fast, not a wait). */
 export function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {

@@ -28,12 +28,7 @@ export function getTask(url: string, taskId: string, opts: PostOptions = {}): Pr
  * Polls tasks/get until `until(result)` holds, waiting the task's own pollIntervalMs between polls; fails after
  * `BOUND_MS`. Returns every reply's result (the last one satisfies `until`).
  */
-export async function pollTask(
-  url: string,
-  taskId: string,
-  until: (result: any) => boolean,
-  opts: PostOptions = {},
-): Promise<any[]> {
+export async function pollTask(url: string, taskId: string, until: (result: any) => boolean, opts: PostOptions = {}): Promise<any[]> {
   const seen: any[] = [];
   const deadline = Date.now() + BOUND_MS;
   for (;;) {
@@ -56,6 +51,7 @@ export function pollToEnd(url: string, taskId: string, opts: PostOptions = {}): 
 /** Creates a task through tools/call as a declaring client; throws unless the reply is a CreateTaskResult. */
 export async function createTask(url: string, name: string, args: Record<string, unknown>, opts: PostOptions = {}): Promise<any> {
   const r = await post(url, 'tools/call', { name, arguments: args }, { capabilities: DECLARING, ...opts });
-  if (r.status !== 200 || r.body?.result?.resultType !== 'task') throw new Error(`${name}: expected a CreateTaskResult, got HTTP ${r.status} ${JSON.stringify(r.body)}`);
+  if (r.status !== 200 || r.body?.result?.resultType !== 'task')
+    throw new Error(`${name}: expected a CreateTaskResult, got HTTP ${r.status} ${JSON.stringify(r.body)}`);
   return r.body.result;
 }

@@ -66,13 +66,20 @@ export async function traceStack(
 }
 
 /** A raw 2025-11-25 client: `initialize` (+ `notifications/initialized`), then requests with headers of its choice. */
-export async function legacySession(url: string): Promise<{ request(method: string, params: Record<string, unknown>, headers?: Record<string, string>): Promise<RawReply> }> {
+export async function legacySession(
+  url: string,
+): Promise<{ request(method: string, params: Record<string, unknown>, headers?: Record<string, string>): Promise<RawReply> }> {
   let id = 1;
   const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   const init = await fetch(url, {
     method: 'POST',
     headers: base,
-    body: JSON.stringify({ jsonrpc: '2.0', id: id++, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'trace-test', version: '1.0.0' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: id++,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'trace-test', version: '1.0.0' } },
+    }),
   });
   const sessionId = init.headers.get('mcp-session-id');
   await readReply(init);

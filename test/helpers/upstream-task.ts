@@ -15,7 +15,9 @@ export async function startUpstreamTask(
   args: Record<string, unknown>,
   opts: { ttlMs?: number; t?: { teardown(fn: () => void): void } } = {},
 ): Promise<UpstreamTask> {
-  const call = await client.call(caller, 'tools/call', { name: tool, arguments: args }, undefined, { task: opts.ttlMs === undefined ? {} : { ttlMs: opts.ttlMs } });
+  const call = await client.call(caller, 'tools/call', { name: tool, arguments: args }, undefined, {
+    task: opts.ttlMs === undefined ? {} : { ttlMs: opts.ttlMs },
+  });
   const e = await call.next();
   if (e.kind !== 'task') throw new Error(`expected a task, got ${JSON.stringify(e.kind === 'response' ? e.message : e)}`);
   opts.t?.teardown(() => e.task.release());

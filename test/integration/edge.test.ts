@@ -279,33 +279,27 @@ t.test('GET stream of a legacy session passes through and carries the session’
   t.equal(((await after.json()) as any).error.code, -32001);
 });
 
-t.test(
-  'the proxied GET stream answers with its headers before the upstream’s first event',
-  async (t) => {
-    const stack = await stackFor(t);
-    const sid = await legacySession(stack.url);
-    const controller = new AbortController();
-    t.teardown(() => controller.abort());
-    // Guard only, so a broken build fails in 5 s instead of waiting for the upstream's 15 s keep-alive comment.
-    const get = await legacyGet(stack.url, sid, AbortSignal.any([controller.signal, AbortSignal.timeout(5_000)]));
-    t.equal(get.status, 200);
-    const stream = new SseReader(get);
-    await triggerToolChange(stack.url, sid, 1);
-    await stream.until((m) => m.method === 'notifications/tools/list_changed');
-    t.same(stream.comments, [], 'no keep-alive had to arrive first');
-  },
-);
+t.test('the proxied GET stream answers with its headers before the upstream’s first event', async (t) => {
+  const stack = await stackFor(t);
+  const sid = await legacySession(stack.url);
+  const controller = new AbortController();
+  t.teardown(() => controller.abort());
+  // Guard only, so a broken build fails in 5 s instead of waiting for the upstream's 15 s keep-alive comment.
+  const get = await legacyGet(stack.url, sid, AbortSignal.any([controller.signal, AbortSignal.timeout(5_000)]));
+  t.equal(get.status, 200);
+  const stream = new SseReader(get);
+  await triggerToolChange(stack.url, sid, 1);
+  await stream.until((m) => m.method === 'notifications/tools/list_changed');
+  t.same(stream.comments, [], 'no keep-alive had to arrive first');
+});
 
-t.test(
-  'DELETE of a legacy session that carries Content-Type: application/json and no body is passed through',
-  async (t) => {
-    const stack = await stackFor(t);
-    const sid = await legacySession(stack.url);
-    const del = await fetch(stack.url, { method: 'DELETE', headers: legacyHeaders(sid) });
-    t.equal(del.status, 200, 'the fixture accepts this DELETE when called directly');
-    await del.text();
-  },
-);
+t.test('DELETE of a legacy session that carries Content-Type: application/json and no body is passed through', async (t) => {
+  const stack = await stackFor(t);
+  const sid = await legacySession(stack.url);
+  const del = await fetch(stack.url, { method: 'DELETE', headers: legacyHeaders(sid) });
+  t.equal(del.status, 200, 'the fixture accepts this DELETE when called directly');
+  await del.text();
+});
 
 /** Resolves once /healthz reports `name` down (the start-up probe's outcome), with its reason; bounded. */
 async function downAtStart(base: string, name: string): Promise<string> {

@@ -107,14 +107,21 @@ const SCENARIOS: Scenario[] = [
       const out = await c.settle(one.taskId);
       t.equal(out.status, 'completed', JSON.stringify(out));
       t.equal(textOf(out.result), 'Deleted notes.txt', 'the answer reached the tool');
-      t.same(c.asked.map((a) => a.message), ['Delete notes.txt?'], 'asked once');
+      t.same(
+        c.asked.map((a) => a.message),
+        ['Delete notes.txt?'],
+        'asked once',
+      );
       t.equal(c.asked[0]?.taskId, one.taskId, era === 'legacy' ? 'the request carries related-task' : 'asked within the task');
 
       const two = await c.start('multi_input', {});
       const out2 = await c.settle(two.taskId);
       t.equal(out2.status, 'completed', JSON.stringify(out2));
       t.equal(textOf(out2.result), 'multi_input: name=Ada, confirm=true');
-      const mine = c.asked.filter((a) => a.taskId === two.taskId).map((a) => a.message).sort();
+      const mine = c.asked
+        .filter((a) => a.taskId === two.taskId)
+        .map((a) => a.message)
+        .sort();
       t.same(mine, ['Do you confirm?', 'What is your name?'], 'both questions, each once, within the task');
       t.equal(c.asked.length, 3);
     },

@@ -11,7 +11,10 @@ t.test('held calls and sessions are counted, and released when the exchange ends
   const before = await health();
   t.equal(before.status, 'ok');
   t.equal(before.heldCalls, 0);
-  t.same(before.upstreams.map((u: any) => u.name), ['fixture']);
+  t.same(
+    before.upstreams.map((u: any) => u.name),
+    ['fixture'],
+  );
 
   const caps = { elicitation: {} };
   // One caller with credentials: its calls check out sessions of its own pool (warm ones are opened beside them).
@@ -25,7 +28,12 @@ t.test('held calls and sessions are counted, and released when the exchange ends
   const done = await post(
     stack.url,
     'tools/call',
-    { name: 'test_input_required_result_elicitation', arguments: {}, inputResponses: { user_name: { action: 'accept', content: { name: 'Ada' } } }, requestState: first.body.result.requestState },
+    {
+      name: 'test_input_required_result_elicitation',
+      arguments: {},
+      inputResponses: { user_name: { action: 'accept', content: { name: 'Ada' } } },
+      requestState: first.body.result.requestState,
+    },
     { capabilities: caps, headers },
   );
   t.equal(done.body.result.resultType, 'complete');

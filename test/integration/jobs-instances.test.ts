@@ -58,7 +58,10 @@ async function main(t: Test): Promise<void> {
       t.equal(r.body?.result?.resultType, 'task', `${era}: a task from A`, { body: r.body });
       const handle = [...server.jobs.entries()].find(([, j]) => j.args.topic === topic)?.[0];
       // A follows the job: its status tool is being called.
-      await bounded(until(() => server.statusCalls.some((c) => String(c.handle) === handle)), `${era}: A polls the job`);
+      await bounded(
+        until(() => server.statusCalls.some((c) => String(c.handle) === handle)),
+        `${era}: A polls the job`,
+      );
       return { era, server, taskId: r.body.result.taskId as string, handle, before };
     }),
   );
@@ -83,7 +86,10 @@ async function main(t: Test): Promise<void> {
     t.equal(last?.status, 'completed', `${s.era}: B finished the task A started`, { last });
     t.match(JSON.stringify(last?.result ?? {}), `Report on survivor-${s.era}: 40 sections`, `${s.era}: with the job's own result`);
     t.equal((s.server.calls.start_report ?? 0) - s.before, 1, `${s.era}: the start tool was called exactly once`);
-    t.ok(s.server.statusCalls.some((c) => String(c.handle) === s.handle && c.at > killedAt), `${s.era}: the same job was polled after A died`);
+    t.ok(
+      s.server.statusCalls.some((c) => String(c.handle) === s.handle && c.at > killedAt),
+      `${s.era}: the same job was polled after A died`,
+    );
     t.equal(s.server.jobs.get(String(s.handle))?.finished, true, `${s.era}: the upstream job ran to its end`);
   }
 }

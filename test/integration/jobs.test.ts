@@ -31,7 +31,9 @@ async function exampleRules(): Promise<Rules> {
 
 /** A gateway in front of `upstream` with these tool rules, listening on loopback. */
 async function gatewayFor(t: Test, upstream: string, tools: Rules, config: Record<string, unknown> = {}): Promise<{ url: string; gateway: Gateway }> {
-  const gateway = await buildGateway(parseConfig({ ...config, server: { port: 0 }, upstreams: [{ name: 'jobs', path: '/mcp', url: upstream, tools }] }), { logger: false });
+  const gateway = await buildGateway(parseConfig({ ...config, server: { port: 0 }, upstreams: [{ name: 'jobs', path: '/mcp', url: upstream, tools }] }), {
+    logger: false,
+  });
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   t.teardown(() => gateway.close());
   const addr = gateway.app.server.address();
@@ -47,7 +49,12 @@ const textOf = (result: any): string => (Array.isArray(result?.content) ? result
 
 /** What each shape ends with, as a client of any era sees it. */
 const SHAPES = [
-  { tool: 'start_report', args: (tag: string) => ({ topic: tag, steps: 3, stepMs: 20 }), ends: 'completed', text: (tag: string) => `Report on ${tag}: 3 sections` },
+  {
+    tool: 'start_report',
+    args: (tag: string) => ({ topic: tag, steps: 3, stepMs: 20 }),
+    ends: 'completed',
+    text: (tag: string) => `Report on ${tag}: 3 sections`,
+  },
   { tool: 'start_export', args: (tag: string) => ({ table: tag, steps: 3, stepMs: 20 }), ends: 'completed', text: (tag: string) => `"table":"${tag}"` },
   { tool: 'start_build', args: (tag: string) => ({ target: tag, steps: 2, stepMs: 20 }), ends: 'failed', text: (tag: string) => `compiler exploded on ${tag}` },
 ] as const;
@@ -67,13 +74,21 @@ async function modernPlain(url: string): Promise<ModernSdkClient> {
 }
 
 /** A plain call of either era: the result (or the error) and the progress messages seen. */
-async function plainCall(era: ClientEra, url: string, tool: string, args: Record<string, unknown>): Promise<{ result?: any; error?: string; progress: string[] }> {
+async function plainCall(
+  era: ClientEra,
+  url: string,
+  tool: string,
+  args: Record<string, unknown>,
+): Promise<{ result?: any; error?: string; progress: string[] }> {
   const progress: string[] = [];
   const onprogress = (p: { message?: string }) => void (p.message !== undefined && progress.push(p.message));
   if (era === 'legacy') {
     const client = await legacyPlain(url);
     try {
-      const result = await bounded(client.callTool({ name: tool, arguments: args }, CallToolResultSchema, { onprogress, timeout: 15_000 }), `${tool}: plain legacy call`);
+      const result = await bounded(
+        client.callTool({ name: tool, arguments: args }, CallToolResultSchema, { onprogress, timeout: 15_000 }),
+        `${tool}: plain legacy call`,
+      );
       return { result, progress };
     } catch (e) {
       return { error: e instanceof McpError ? `${e.code} ${e.message}` : String(e), progress };
@@ -140,7 +155,10 @@ for (const upstreamEra of ['legacy', 'modern'] as const) {
         const control = await client.start('start_report', { topic: `${topic}-control`, steps: 1000, stepMs: 50 });
         const other = [...server.jobs.values()].find((j) => j.args.topic === `${topic}-control`)!;
         const from = other.step;
-        await bounded(until(() => other.step >= from + 2), 'the control job steps on');
+        await bounded(
+          until(() => other.step >= from + 2),
+          'the control job steps on',
+        );
         t.equal(job?.step, step, 'the cancelled job does not advance any more');
         await client.cancel(control.taskId);
       });
@@ -159,7 +177,11 @@ for (const upstreamEra of ['legacy', 'modern'] as const) {
         // Long enough that a status poll (at the default second, nothing learned yet) sees it running.
         const r = await plainCall(era, url, 'start_report', { topic: tag('progress'), steps: 4, stepMs: 600 });
         t.match(textOf(r.result), 'sections', 'the result', { r });
-        t.ok(r.progress.some((m) => /step \d of 4/.test(m)), 'status messages arrive as progress notifications', { progress: r.progress });
+        t.ok(
+          r.progress.some((m) => /step \d of 4/.test(m)),
+          'status messages arrive as progress notifications',
+          { progress: r.progress },
+        );
       });
 
       t.test(`a ${era} client sees no plumbing tools and cannot call them`, async (t) => {
@@ -169,7 +191,11 @@ for (const upstreamEra of ['legacy', 'modern'] as const) {
           t.teardown(() => client.close());
           const names = (await client.listTools()).tools.map((x) => x.name);
           t.ok(names.includes('start_report') && names.includes('echo'), 'the start tools and the others are listed', { names });
-          t.strictSame(names.filter((n) => plumbing.includes(n)), [], 'no plumbing tool is listed');
+          t.strictSame(
+            names.filter((n) => plumbing.includes(n)),
+            [],
+            'no plumbing tool is listed',
+          );
           const listed = (await client.listTools()).tools.find((x) => x.name === 'start_report');
           t.equal((listed as any)?.execution?.taskSupport, 'optional', 'a start tool takes task');
           await t.rejects(client.callTool({ name: 'report_status', arguments: { jobId: 'rep-1' } }), { code: -32602, message: /Unknown tool: report_status/ });
@@ -177,7 +203,11 @@ for (const upstreamEra of ['legacy', 'modern'] as const) {
           const list = await post(url, 'tools/list', {});
           const names = (list.body?.result?.tools ?? []).map((x: any) => x.name);
           t.ok(names.includes('start_report') && names.includes('echo'), 'the start tools and the others are listed', { names });
-          t.strictSame(names.filter((n: string) => plumbing.includes(n)), [], 'no plumbing tool is listed');
+          t.strictSame(
+            names.filter((n: string) => plumbing.includes(n)),
+            [],
+            'no plumbing tool is listed',
+          );
           const r = await post(url, 'tools/call', { name: 'build_status', arguments: { id: 1 } }, { capabilities: DECLARING });
           t.equal(r.body?.error?.code, -32602, 'refused: unknown tool', { body: r.body });
           t.match(r.body?.error?.message, /Unknown tool: build_status/);
@@ -191,7 +221,8 @@ for (const upstreamEra of ['legacy', 'modern'] as const) {
       rules.start_report = { ...rules.start_report, pollIntervalMs: INTERVAL };
       const { url: polled } = await gatewayFor(t, server.url, rules);
       const topic = tag('pollers');
-      const created = (await post(polled, 'tools/call', { name: 'start_report', arguments: { topic, steps: 12, stepMs: 100 } }, { capabilities: DECLARING })).body?.result;
+      const created = (await post(polled, 'tools/call', { name: 'start_report', arguments: { topic, steps: 12, stepMs: 100 } }, { capabilities: DECLARING }))
+        .body?.result;
       t.equal(created?.resultType, 'task', 'a task', { created });
       t.equal(created?.pollIntervalMs, INTERVAL, 'the suggested interval');
       const handle = [...server.jobs.entries()].find(([, j]) => j.args.topic === topic)?.[0];
@@ -229,7 +260,11 @@ t.test('a rule whose id path reads nothing fails the call with the catalogued er
   t.equal(r.body?.error?.message, 'Job rule for tool start_report: the start tool answered without a handle at structuredContent.nothing');
   const legacy = await connectEra('legacy', url);
   t.teardown(() => legacy.close());
-  await t.rejects(legacy.start('start_report', { topic: 'no-handle-legacy' }), /without a handle at structuredContent\.nothing/, 'a 2025-11-25 task client is told the same');
+  await t.rejects(
+    legacy.start('start_report', { topic: 'no-handle-legacy' }),
+    /without a handle at structuredContent\.nothing/,
+    'a 2025-11-25 task client is told the same',
+  );
   const plain = await plainCall('modern', url, 'start_report', { topic: 'no-handle-plain' });
   t.match(plain.error, /without a handle at structuredContent\.nothing/, 'and a client without tasks');
 });
@@ -239,7 +274,8 @@ t.test('a job task is bound to its principal; the upstream handle is never a tas
   t.teardown(() => server.close());
   const { url } = await gatewayFor(t, server.url, await exampleRules());
   const as = (token: string) => ({ capabilities: DECLARING, headers: { authorization: `Bearer ${token}` } });
-  const created = (await post(url, 'tools/call', { name: 'start_report', arguments: { topic: 'mine', steps: 1000, stepMs: 50 } }, as('alice-token'))).body?.result;
+  const created = (await post(url, 'tools/call', { name: 'start_report', arguments: { topic: 'mine', steps: 1000, stepMs: 50 } }, as('alice-token'))).body
+    ?.result;
   t.equal(created?.resultType, 'task');
   const mine = await post(url, 'tasks/get', { taskId: created.taskId }, as('alice-token'));
   t.equal(mine.body?.result?.status, 'working', 'its creator reads it');
@@ -272,7 +308,10 @@ t.test('a client without tasks whose job outlives the call budget gets a timeout
     const r = await plainCall(era, url, 'start_report', { topic, steps: 1000, stepMs: 100 });
     t.match(r.error, /timed out|Upstream timed out|-32603/i, `${era}: the call ends with a timeout`, { r });
     const job = [...server.jobs.values()].find((j) => j.args.topic === topic);
-    await bounded(until(() => job?.cancelled === true), `${era}: the job is cancelled`);
+    await bounded(
+      until(() => job?.cancelled === true),
+      `${era}: the job is cancelled`,
+    );
     t.equal(job?.cancelled, true, `${era}: nobody can reach the job any more, so it was stopped`);
   }
 });

@@ -13,7 +13,6 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
-  ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
   McpError,
   ResourceUpdatedNotificationSchema,
@@ -52,7 +51,7 @@ async function eventually(check: () => Promise<boolean>, tries = 400, stepMs = 2
 }
 
 t.test('modern-only upstream', async (t) => {
-  t.test('initialize is the gateway\'s own; lists and a plain call reach the upstream; /healthz shows the session and the eras', async (t) => {
+  t.test("initialize is the gateway's own; lists and a plain call reach the upstream; /healthz shows the session and the eras", async (t) => {
     const s = await stack(t, 'modern');
     const { client, transport } = await connect(t, s.url);
     t.type(transport.sessionId, 'string', 'the gateway minted a session');
@@ -70,8 +69,12 @@ t.test('modern-only upstream', async (t) => {
     t.equal(textOf(r), 'This is a simple text response for testing.');
     t.notOk('resultType' in r);
     const calls = s.fixture.stats().recent.filter((x) => x.method === 'tools/call');
-    t.same(calls.map((x) => x.era), ['modern'], 'the call went upstream in 2026-07-28');
-    t.same(calls[0]?.envelope?.['io.modelcontextprotocol/clientInfo'], { name: 'legacy-test-client', version: '1.0.0' }, 'with the client\'s own clientInfo');
+    t.same(
+      calls.map((x) => x.era),
+      ['modern'],
+      'the call went upstream in 2026-07-28',
+    );
+    t.same(calls[0]?.envelope?.['io.modelcontextprotocol/clientInfo'], { name: 'legacy-test-client', version: '1.0.0' }, "with the client's own clientInfo");
 
     t.same(await client.ping(), {});
 
@@ -82,7 +85,7 @@ t.test('modern-only upstream', async (t) => {
     t.equal((await s.health()).upstreams[0]?.clientSessions, 0, 'DELETE ended the session');
   });
 
-  t.test('elicitation and sampling answered by the client\'s handlers through MRTR rounds; a two-round tool', async (t) => {
+  t.test("elicitation and sampling answered by the client's handlers through MRTR rounds; a two-round tool", async (t) => {
     const s = await stack(t, 'modern');
     const { client } = await connect(t, s.url, { elicitation: {}, sampling: {} });
     const asked: string[] = [];
@@ -126,7 +129,7 @@ t.test('modern-only upstream', async (t) => {
     t.equal((roots as McpError).code, -32021, 'roots asked of a session without roots');
     const gated = await client.callTool({ name: 'test_missing_capability', arguments: {} }).catch((e: unknown) => e);
     t.type(gated, McpError);
-    t.equal((gated as McpError).code, -32021, 'the upstream\'s own gate');
+    t.equal((gated as McpError).code, -32021, "the upstream's own gate");
     t.same(sent, [], 'no server→client request reached the client');
   });
 
@@ -145,7 +148,7 @@ t.test('modern-only upstream', async (t) => {
     await client.unsubscribeResource({ uri: 'test://watched-resource' });
   });
 
-  t.test('a list change reaches the client\'s GET stream', async (t) => {
+  t.test("a list change reaches the client's GET stream", async (t) => {
     const s = await stack(t, 'modern');
     const { client, getStreamOpen } = await connect(t, s.url);
     let changed!: () => void;
@@ -158,7 +161,7 @@ t.test('modern-only upstream', async (t) => {
     t.pass('notifications/tools/list_changed arrived');
   });
 
-  t.test('the client\'s AbortSignal cancels the upstream call', async (t) => {
+  t.test("the client's AbortSignal cancels the upstream call", async (t) => {
     const s = await stack(t, 'modern');
     const { client } = await connect(t, s.url);
     const cancelled = s.fixture.nextCancellation();
@@ -171,10 +174,14 @@ t.test('modern-only upstream', async (t) => {
       .catch((e: unknown) => e);
     await started;
     ac.abort('the user changed their mind');
-    t.ok(await call, 'the client\'s call rejects');
+    t.ok(await call, "the client's call rejects");
     t.equal(await cancelled, 'test_cancellable_wait', 'the upstream saw its request cancelled');
     t.equal(s.fixture.stats().cancelledCalls.test_cancellable_wait, 1);
-    t.equal(textOf(await client.callTool({ name: 'test_simple_text', arguments: {} })), 'This is a simple text response for testing.', 'the session still works');
+    t.equal(
+      textOf(await client.callTool({ name: 'test_simple_text', arguments: {} })),
+      'This is a simple text response for testing.',
+      'the session still works',
+    );
   });
 
   t.test('logging/setLevel: only messages at or above the level reach the client', async (t) => {
@@ -191,8 +198,11 @@ t.test('modern-only upstream', async (t) => {
     await client.setLoggingLevel('info');
     await client.callTool({ name: 'test_tool_with_logging', arguments: {} });
     t.same(logs, ['info', 'info', 'info'], 'at the level: all three relayed');
-    const levels = s.fixture.stats().recent.filter((x) => x.method === 'tools/call').map((x) => x.envelope?.['io.modelcontextprotocol/logLevel']);
-    t.same(levels, ['warning', 'info'], 'the session\'s level travels on each upstream request');
+    const levels = s.fixture
+      .stats()
+      .recent.filter((x) => x.method === 'tools/call')
+      .map((x) => x.envelope?.['io.modelcontextprotocol/logLevel']);
+    t.same(levels, ['warning', 'info'], "the session's level travels on each upstream request");
   });
 
   t.test('session expiry: 404, then the client initializes again and goes on', async (t) => {
@@ -220,7 +230,7 @@ t.test('modern-only upstream', async (t) => {
   });
 });
 
-t.test('the upstream restarts as dual-era: the gateway learns it from the face\'s failures, and the client ends up passing through', async (t) => {
+t.test("the upstream restarts as dual-era: the gateway learns it from the face's failures, and the client ends up passing through", async (t) => {
   const s = await stack(t, 'modern');
   const { client, transport } = await connect(t, s.url);
   const faceSession = transport.sessionId;
@@ -242,13 +252,16 @@ t.test('the upstream restarts as dual-era: the gateway learns it from the face\'
     'the gateway probed again and found the 2025-11-25 era',
   );
   const stale = await client.listTools().catch((e: unknown) => e);
-  t.equal((stale as StreamableHTTPError).code, 404, 'the face\'s session means nothing to the upstream: the client must initialize again');
+  t.equal((stale as StreamableHTTPError).code, 404, "the face's session means nothing to the upstream: the client must initialize again");
   await client.close();
   const again = await connectLegacy(s.url, {}, client);
   t.not(again.transport.sessionId, faceSession);
   t.ok((await client.listTools()).tools.length > 0);
   t.ok((dual.stats().methods.initialize ?? 0) >= 1, 'this time the upstream answered initialize itself');
-  t.ok(dual.stats().recent.some((x) => x.era === 'legacy' && x.method === 'tools/list' && x.sessionId === again.transport.sessionId), 'on its own session');
+  t.ok(
+    dual.stats().recent.some((x) => x.era === 'legacy' && x.method === 'tools/list' && x.sessionId === again.transport.sessionId),
+    'on its own session',
+  );
 });
 
 t.test('dual-era upstream: the legacy client passes through untouched', async (t) => {
@@ -263,7 +276,11 @@ t.test('dual-era upstream: the legacy client passes through untouched', async (t
   t.ok(s.fixture.stats().legacySessionsOpen >= 1, 'and holds a legacy session');
   const onSession = () => s.fixture.stats().recent.filter((x) => x.era === 'legacy' && x.sessionId === sid);
   await client.listTools();
-  t.same(onSession().map((x) => x.method), ['tools/list'], 'the client\'s requests arrive on the fixture\'s session, as 2025-11-25');
+  t.same(
+    onSession().map((x) => x.method),
+    ['tools/list'],
+    "the client's requests arrive on the fixture's session, as 2025-11-25",
+  );
 
   const asked: string[] = [];
   client.setRequestHandler(ElicitRequestSchema, async (req) => {
@@ -272,12 +289,15 @@ t.test('dual-era upstream: the legacy client passes through untouched', async (t
   });
   const r = await client.callTool({ name: 'test_elicitation', arguments: { message: 'Are you sure?' } });
   t.equal(textOf(r), 'User response: action=accept, content={"response":"yes"}');
-  t.same(asked, ['Are you sure?'], 'the fixture\'s own elicitation/create reached the client');
-  t.ok(onSession().some((x) => x.method === 'tools/call' && x.name === 'test_elicitation'), 'the call ran on the client\'s legacy session');
+  t.same(asked, ['Are you sure?'], "the fixture's own elicitation/create reached the client");
+  t.ok(
+    onSession().some((x) => x.method === 'tools/call' && x.name === 'test_elicitation'),
+    "the call ran on the client's legacy session",
+  );
   t.equal(s.fixture.stats().recent.filter((x) => x.era === 'modern' && x.method === 'tools/call').length, 0, 'nothing translated to 2026-07-28');
 
   const gated = await client.callTool({ name: 'test_missing_capability', arguments: {} }).catch((e: unknown) => e);
-  t.equal((gated as McpError).code, -32021, 'the fixture\'s own -32021 for a session without sampling');
+  t.equal((gated as McpError).code, -32021, "the fixture's own -32021 for a session without sampling");
 
   const health = await s.health();
   t.match(health.upstreams[0], { clientSessions: 0, state: 'up', modern: true, legacy: true }, 'no gateway session; both eras known');

@@ -49,7 +49,12 @@ async function rawLegacy(url: string, method: string): Promise<string> {
   const init = await fetch(url, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
   });
   const sid = init.headers.get('mcp-session-id') as string;
   await init.text();
@@ -98,7 +103,10 @@ t.test('task-capable upstream: execution.taskSupport and the tasks capability re
   t.same(viaGateway, fromFixture);
   const withExecution = viaGateway.tools.filter((tool) => tool.execution !== undefined);
   t.ok(withExecution.length > 0, 'some tools declare execution');
-  t.ok(withExecution.some((tool) => tool.execution?.taskSupport === 'required'), 'taskSupport values kept');
+  t.ok(
+    withExecution.some((tool) => tool.execution?.taskSupport === 'required'),
+    'taskSupport values kept',
+  );
   t.same(client.getServerCapabilities()?.tasks, direct.client.getServerCapabilities()?.tasks);
   t.ok(client.getServerCapabilities()?.tasks, 'the legacy tasks capability is passed through');
 });

@@ -60,7 +60,14 @@ const STACKS: StackDef[] = [
     name: 'modern upstream with the tasks extension (native)',
     async start() {
       const fx = await startModernFixture({ mode: 'modern', tasks: 'native', taskPollIntervalMs: 50, taskJobDelayMs: 100 });
-      return { url: fx.url, cancelled: () => fx.stats().cancelled, running: (tool) => fx.stats().running[tool] ?? 0, releaseGate: (g) => fx.releaseGate(g), sampling: true, close: () => fx.close() };
+      return {
+        url: fx.url,
+        cancelled: () => fx.stats().cancelled,
+        running: (tool) => fx.stats().running[tool] ?? 0,
+        releaseGate: (g) => fx.releaseGate(g),
+        sampling: true,
+        close: () => fx.close(),
+      };
     },
   },
   {
@@ -68,7 +75,14 @@ const STACKS: StackDef[] = [
     tools: WRAP_ALL,
     async start() {
       const fx = await startLegacyFixture({ tasks: 'sync', taskJobDelayMs: 100 });
-      return { url: fx.url, cancelled: () => fx.stats().cancelled, running: (tool) => fx.stats().running[tool] ?? 0, releaseGate: (g) => fx.releaseGate(g), sampling: false, close: () => fx.close() };
+      return {
+        url: fx.url,
+        cancelled: () => fx.stats().cancelled,
+        running: (tool) => fx.stats().running[tool] ?? 0,
+        releaseGate: (g) => fx.releaseGate(g),
+        sampling: false,
+        close: () => fx.close(),
+      };
     },
   },
   {
@@ -76,7 +90,14 @@ const STACKS: StackDef[] = [
     tools: WRAP_ALL,
     async start() {
       const fx = await startModernFixture({ mode: 'modern', tasks: 'sync', taskJobDelayMs: 100 });
-      return { url: fx.url, cancelled: () => fx.stats().cancelled, running: (tool) => fx.stats().running[tool] ?? 0, releaseGate: (g) => fx.releaseGate(g), sampling: true, close: () => fx.close() };
+      return {
+        url: fx.url,
+        cancelled: () => fx.stats().cancelled,
+        running: (tool) => fx.stats().running[tool] ?? 0,
+        releaseGate: (g) => fx.releaseGate(g),
+        sampling: true,
+        close: () => fx.close(),
+      };
     },
   },
 ];
@@ -176,7 +197,9 @@ for (const def of STACKS) {
     t.test('advertised, and a task created, polled and its result fetched', async (t) => {
       const c = await connect(t, url);
       t.same(c.client.getServerCapabilities()?.tasks, { list: {}, cancel: {}, requests: { tools: { call: {} } } });
-      const msgs = await collect(c.client.experimental.tasks.callToolStream({ name: 'slow_compute', arguments: { seconds: 0.2, label: 'pi' } }, CallToolResultSchema, { task: TASK }));
+      const msgs = await collect(
+        c.client.experimental.tasks.callToolStream({ name: 'slow_compute', arguments: { seconds: 0.2, label: 'pi' } }, CallToolResultSchema, { task: TASK }),
+      );
       const created = msgs[0];
       if (created?.type !== 'taskCreated') return t.fail('no taskCreated');
       t.match(created.task, { status: 'working', createdAt: String, lastUpdatedAt: String });
@@ -234,8 +257,11 @@ for (const def of STACKS) {
 
       const other = await connect(t, url);
       const theirs = await other.client.experimental.tasks.listTasks();
-      t.notOk(theirs.tasks.some((x) => ids.includes(x.taskId)), "another session without credentials sees none of them");
-      await t.rejects(other.client.experimental.tasks.getTask(ids[0] as string), { code: -32602 }, "nor gets one");
+      t.notOk(
+        theirs.tasks.some((x) => ids.includes(x.taskId)),
+        'another session without credentials sees none of them',
+      );
+      await t.rejects(other.client.experimental.tasks.getTask(ids[0] as string), { code: -32602 }, 'nor gets one');
     });
 
     t.test('tasks/cancel: the cancelled task; cancelled for good; a terminal task cannot be cancelled', async (t) => {
@@ -258,7 +284,9 @@ for (const def of STACKS) {
 
     t.test('input through tasks/result: task-scoped elicitation answered by the handler', async (t) => {
       const c = await connect(t, url, () => ({ action: 'accept', content: { confirm: true } }));
-      const msgs = await collect(c.client.experimental.tasks.callToolStream({ name: 'confirm_delete', arguments: { filename: 'a.txt' } }, CallToolResultSchema, { task: TASK }));
+      const msgs = await collect(
+        c.client.experimental.tasks.callToolStream({ name: 'confirm_delete', arguments: { filename: 'a.txt' } }, CallToolResultSchema, { task: TASK }),
+      );
       const created = msgs[0];
       if (created?.type !== 'taskCreated') return t.fail('no taskCreated');
       const last = msgs.at(-1);
@@ -294,7 +322,10 @@ for (const def of STACKS) {
       const r = await c.client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
       t.equal(textOf(r), 'Kept b.txt');
       t.equal(c.elicitations.length, 1, 'not asked again on the tasks/result stream');
-      t.ok(c.statuses.some((s) => s.taskId === taskId && s.status === 'input_required'), 'input_required was announced');
+      t.ok(
+        c.statuses.some((s) => s.taskId === taskId && s.status === 'input_required'),
+        'input_required was announced',
+      );
     });
 
     t.test('sampling inside a task', { skip: fx.sampling ? false : 'the legacy fixture has no sampling tool' }, async (t) => {

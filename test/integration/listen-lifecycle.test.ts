@@ -4,7 +4,7 @@
  * subscription the upstream does not offer is refused at once, and ordinary session ends log no warnings. Real
  * fixtures on loopback; the one FAKE is the hostile upstream, for a listen acknowledgement that never comes.
  */
-import net from 'node:net';
+import type net from 'node:net';
 import { Writable } from 'node:stream';
 import t from 'tap';
 import { buildGateway } from '../../src/app.js';
@@ -53,7 +53,9 @@ async function faceStack(t: Teardown, mode: ModernFixtureMode, jsonLines: boolea
       done();
     },
   });
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'fixture', path: '/mcp', url: fixture.url }] }), { logger: { level: 'debug', stream } });
+  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'fixture', path: '/mcp', url: fixture.url }] }), {
+    logger: { level: 'debug', stream },
+  });
   t.teardown(() => gateway.close());
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   return { url: `http://127.0.0.1:${(gateway.app.server.address() as net.AddressInfo).port}/mcp`, logs };
@@ -88,7 +90,13 @@ t.test('an upstream that never acknowledges subscriptions/listen fails the liste
   const hostile = await startHostileUpstream();
   t.teardown(() => hostile.close());
   hostile.script = () => ({ kind: 'hang' });
-  const client = new ModernUpstreamClient({ name: 'stuck', url: hostile.url, timeoutMs: 60_000, ackTimeoutMs: 200, clientInfo: { name: 'gw', version: 'test' } });
+  const client = new ModernUpstreamClient({
+    name: 'stuck',
+    url: hostile.url,
+    timeoutMs: 60_000,
+    ackTimeoutMs: 200,
+    clientInfo: { name: 'gw', version: 'test' },
+  });
   t.teardown(() => client.close());
   const stop = new AbortController();
   t.teardown(() => stop.abort());
@@ -116,7 +124,10 @@ t.test('legacy face: 100 sessions opened, listened (GET) and DELETEd log no warn
   const { url, logs } = await faceStack(t, 'modern', true);
   for (let i = 0; i < 100; i++) {
     const sid = await rawInitialize(url);
-    const get = await bounded(fetch(url, { headers: { accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': sid } }), `GET ${i}: headers`);
+    const get = await bounded(
+      fetch(url, { headers: { accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': sid } }),
+      `GET ${i}: headers`,
+    );
     if (get.status !== 200) t.fail(`GET ${i}: ${get.status}`);
     const del = await fetch(url, { method: 'DELETE', headers: { 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': sid } });
     if (del.status !== 200) t.fail(`DELETE ${i}: ${del.status}`);
@@ -146,7 +157,14 @@ async function withholdingUpstream(t: Teardown): Promise<{ url: string; listens:
       const body = JSON.parse(text || '{}');
       const json = (status: number, payload: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
       if (body.method === 'server/discover') {
-        const result = { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: { resources: { subscribe: true }, tools: {} }, serverInfo: { name: 'withholding', version: '1' }, ttlMs: 0, cacheScope: 'private' };
+        const result = {
+          resultType: 'complete',
+          supportedVersions: ['2026-07-28'],
+          capabilities: { resources: { subscribe: true }, tools: {} },
+          serverInfo: { name: 'withholding', version: '1' },
+          ttlMs: 0,
+          cacheScope: 'private',
+        };
         return json(200, { jsonrpc: '2.0', id: body.id, result });
       }
       if (body.method === 'subscriptions/listen') {
@@ -155,12 +173,24 @@ async function withholdingUpstream(t: Teardown): Promise<{ url: string; listens:
         res.writeHead(200, { 'content-type': 'application/json' });
         const granted = uris.filter((u) => !u.startsWith('stuck://'));
         if (uris.length > 0 && granted.length === 0) return; // held: no acknowledgement, ever
-        res.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: granted } } })}\n`);
+        res.write(
+          `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: granted } } })}\n`,
+        );
         return;
       }
-      if (body.method === 'tools/call') return json(200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', content: [{ type: 'text', text: 'ok' }] } });
-      if (body.method === 'tools/list') return json(200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', tools: [{ name: 'echo', inputSchema: { type: 'object' } }], ttlMs: 0, cacheScope: 'private' } });
-      return json(400, { jsonrpc: '2.0', id: body.id ?? null, error: { code: -32022, message: 'Unsupported protocol version', data: { supported: ['2026-07-28'] } } });
+      if (body.method === 'tools/call')
+        return json(200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', content: [{ type: 'text', text: 'ok' }] } });
+      if (body.method === 'tools/list')
+        return json(200, {
+          jsonrpc: '2.0',
+          id: body.id,
+          result: { resultType: 'complete', tools: [{ name: 'echo', inputSchema: { type: 'object' } }], ttlMs: 0, cacheScope: 'private' },
+        });
+      return json(400, {
+        jsonrpc: '2.0',
+        id: body.id ?? null,
+        error: { code: -32022, message: 'Unsupported protocol version', data: { supported: ['2026-07-28'] } },
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -173,7 +203,10 @@ async function withholdingUpstream(t: Teardown): Promise<{ url: string; listens:
 
 /** The gateway's legacy face in front of `upstreamUrl`, with a long acknowledgement bound (the probe timeout). */
 async function faceBefore(t: Teardown, upstreamUrl: string): Promise<string> {
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'withholding', path: '/mcp', url: upstreamUrl, probeTimeoutMs: 60_000 }] }), { logger: false });
+  const gateway = await buildGateway(
+    parseConfig({ server: { port: 0 }, upstreams: [{ name: 'withholding', path: '/mcp', url: upstreamUrl, probeTimeoutMs: 60_000 }] }),
+    { logger: false },
+  );
   t.teardown(() => gateway.close());
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const addr = gateway.app.server.address();
@@ -240,10 +273,14 @@ t.test('legacy face: a subscribe after one still waiting for its acknowledgement
   // The newer change's filter names both URIs; its acknowledgement grants only fine://b (the ack bound is 60 s).
   const fine = await bounded(rpc(url, sid, 2, 'resources/subscribe', { uri: 'fine://b' }), 'the newer subscribe');
   t.same(fine.body.result, {}, 'the newer subscribe is granted');
-  t.same(up.listens[1]?.uris, ['stuck://a', 'fine://b'], 'the newer listen carries the session\'s whole state');
+  t.same(up.listens[1]?.uris, ['stuck://a', 'fine://b'], "the newer listen carries the session's whole state");
   await bounded(up.listens[0]!.closed, 'the superseded listen request closed by the gateway');
   const first = await bounded(stuck, 'the superseded subscribe');
-  t.equal(first.body.error?.code, ERROR_CATALOG.GW_SUBSCRIBE_FAILED.rpc, 'the superseded subscribe is answered from the listen serving the session: not granted');
+  t.equal(
+    first.body.error?.code,
+    ERROR_CATALOG.GW_SUBSCRIBE_FAILED.rpc,
+    'the superseded subscribe is answered from the listen serving the session: not granted',
+  );
 });
 
 t.test('legacy face: a subscribe cancelled by notifications/cancelled stops its pending upstream listen (FAKE upstream)', async (t) => {

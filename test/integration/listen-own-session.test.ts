@@ -87,7 +87,10 @@ t.test('a tools/list_changed caused by the caller’s own call reaches its liste
   t.equal(changed?.params?._meta?.[SUB_ID], 'own');
 
   const list = await post(url, 'tools/list', {});
-  t.ok(list.body.result.tools.some((tool: { name: string }) => tool.name === 'added_1'), 'and the caller’s tools/list shows it');
+  t.ok(
+    list.body.result.tools.some((tool: { name: string }) => tool.name === 'added_1'),
+    'and the caller’s tools/list shows it',
+  );
 });
 
 t.test('resource subscriptions on the shared session: one subscribe, one unsubscribe after the last listen', async (t) => {

@@ -170,7 +170,10 @@ t.test('a listen has a session of its own, never a call session; aborting it und
 
   l.abort();
   // Guard only: a missing unsubscribe fails in 5 s rather than at the suite timeout.
-  const unsubscribe = await within(relay.waitFor((s) => s.rpcMethod === 'resources/unsubscribe'), 5_000);
+  const unsubscribe = await within(
+    relay.waitFor((s) => s.rpcMethod === 'resources/unsubscribe'),
+    5_000,
+  );
   t.equal(unsubscribe?.sessionId, subscribe?.sessionId, 'the subscription was undone on the listen session');
 
   // A later listen of the same caller takes the same listen session again (kept until idle), and calls keep working.

@@ -64,11 +64,15 @@ async function startSdkServer(missing: 'template-only' | 'plain-error'): Promise
       return { content: [{ type: 'text', text }] };
     });
     server.registerTool('ask_name_related', { description: 'Asks the user for a name (on the call)' }, async (extra) => {
-      const text = await record(() => server.server.elicitInput({ message: 'Your name?', requestedSchema: NAME_SCHEMA }, { relatedRequestId: extra.requestId }));
+      const text = await record(() =>
+        server.server.elicitInput({ message: 'Your name?', requestedSchema: NAME_SCHEMA }, { relatedRequestId: extra.requestId }),
+      );
       return { content: [{ type: 'text', text }] };
     });
     server.registerTool('ask_name_task', { description: 'Asks the user for a name (the gateway wraps it in a task)' }, async (extra) => {
-      const text = await record(() => server.server.elicitInput({ message: 'Your name?', requestedSchema: NAME_SCHEMA }, { relatedRequestId: extra.requestId }));
+      const text = await record(() =>
+        server.server.elicitInput({ message: 'Your name?', requestedSchema: NAME_SCHEMA }, { relatedRequestId: extra.requestId }),
+      );
       return { content: [{ type: 'text', text }] };
     });
     server.registerTool('my_capabilities', { description: 'Says which client capabilities this request carried' }, async (extra) => ({
@@ -158,7 +162,12 @@ t.test('a missing resource is -32602 with data.uri, whatever code the server use
 const INPUT_TOOLS: Array<{ tool: string; needs: Record<string, unknown>; answer: Record<string, unknown>; method: string }> = [
   { tool: 'ask_name', needs: { elicitation: {} }, method: 'elicitation/create', answer: { action: 'accept', content: { name: 'Ada' } } },
   { tool: 'ask_name_related', needs: { elicitation: {} }, method: 'elicitation/create', answer: { action: 'accept', content: { name: 'Ada' } } },
-  { tool: 'summarize', needs: { sampling: {} }, method: 'sampling/createMessage', answer: { role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' } },
+  {
+    tool: 'summarize',
+    needs: { sampling: {} },
+    method: 'sampling/createMessage',
+    answer: { role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' },
+  },
   { tool: 'list_roots', needs: { roots: {} }, method: 'roots/list', answer: { roots: [{ uri: 'file:///work' }] } },
 ];
 

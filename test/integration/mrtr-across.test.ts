@@ -88,14 +88,24 @@ function suite(t: Test, backend: Backend): void {
     t.equal(r1.body.result?.resultType, 'input_required');
     t.equal(await a.held(), 1, 'A holds the call');
     t.equal(await b.held(), 0);
-    const r2 = await call(b.url, ELICIT_TOOL, { requestState: r1.body.result.requestState, inputResponses: { user_name: accept({ name: 'Alice' }) } }, { id: 'on-b' });
+    const r2 = await call(
+      b.url,
+      ELICIT_TOOL,
+      { requestState: r1.body.result.requestState, inputResponses: { user_name: accept({ name: 'Alice' }) } },
+      { id: 'on-b' },
+    );
     t.equal(r2.status, 200);
     t.equal(r2.body.id, 'on-b', 'B answers with the id of the request it got');
     t.equal(r2.body.result.resultType, 'complete');
     t.same(r2.body.result.content, [{ type: 'text', text: 'Hello, Alice!' }]);
     t.equal(await a.held(), 0, 'the call ended on A');
 
-    const replay = await call(b.url, ELICIT_TOOL, { requestState: r1.body.result.requestState, inputResponses: { user_name: accept({ name: 'Alice' }) } }, { id: 'replay' });
+    const replay = await call(
+      b.url,
+      ELICIT_TOOL,
+      { requestState: r1.body.result.requestState, inputResponses: { user_name: accept({ name: 'Alice' }) } },
+      { id: 'replay' },
+    );
     t.equal(replay.status, 400, "A's refusal is B's answer, with the status it has locally");
     t.equal(replay.body.id, 'replay');
     t.equal(replay.body.error.code, -32602);
@@ -126,7 +136,12 @@ function suite(t: Test, backend: Backend): void {
     t.equal(foreign.status, 400);
     t.equal(foreign.body.error.code, -32602);
     t.equal(foreign.body.error.message, 'Invalid requestState', 'the same answer as a replayed state: no oracle');
-    const own = await call(b.url, ELICIT_TOOL, { requestState: state, inputResponses: { user_name: accept({ name: 'Alice' }) } }, { headers: { authorization: 'Bearer alice' } });
+    const own = await call(
+      b.url,
+      ELICIT_TOOL,
+      { requestState: state, inputResponses: { user_name: accept({ name: 'Alice' }) } },
+      { headers: { authorization: 'Bearer alice' } },
+    );
     t.same(own.body.result?.content, [{ type: 'text', text: 'Hello, Alice!' }], "the owner's credentials travel sealed to A and on upstream");
   });
 
@@ -141,7 +156,10 @@ function suite(t: Test, backend: Backend): void {
         );
         const token = extra._meta?.progressToken;
         if (token !== undefined) {
-          await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: 100, total: 100, message: 'after the answer' } });
+          await extra.sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress: 100, total: 100, message: 'after the answer' },
+          });
         }
         return { content: [{ type: 'text', text: `went on: ${r.action}` }] };
       });
@@ -154,7 +172,12 @@ function suite(t: Test, backend: Backend): void {
   t.test('progress of a relayed round reaches the client on B', async (t) => {
     // The progress happens on A, during the round B relayed there.
     const { a, b } = await pair(t, backend, await askThenProgress(t));
-    const params = (extra: Record<string, unknown> = {}) => ({ name: 'ask_then_progress', arguments: {}, _meta: envelope(ELICIT, { progressToken: 'pt-across' }), ...extra });
+    const params = (extra: Record<string, unknown> = {}) => ({
+      name: 'ask_then_progress',
+      arguments: {},
+      _meta: envelope(ELICIT, { progressToken: 'pt-across' }),
+      ...extra,
+    });
     const r1 = await post(a.url, 'tools/call', params());
     t.equal(r1.body.result?.resultType, 'input_required');
     const [key] = Object.keys(r1.body.result.inputRequests) as [string];
@@ -180,8 +203,18 @@ function suite(t: Test, backend: Backend): void {
       t.equal(r1.body.result?.resultType, 'input_required');
       const [key] = Object.keys(r1.body.result.inputRequests) as [string];
       const retryMeta = token === undefined ? envelope(ELICIT) : envelope(ELICIT, { progressToken: token });
-      const r2 = await post(url, 'tools/call', { name: 'ask_then_progress', arguments: {}, _meta: retryMeta, requestState: r1.body.result.requestState, inputResponses: { [key]: accept({ ok: true }) } });
-      t.same(r2.messages.map((m) => [m.method, m.params?.progressToken, m.params?.message]), expected, `retry with ${token ?? 'no token'}${url === b.url ? ', relayed' : ''}`);
+      const r2 = await post(url, 'tools/call', {
+        name: 'ask_then_progress',
+        arguments: {},
+        _meta: retryMeta,
+        requestState: r1.body.result.requestState,
+        inputResponses: { [key]: accept({ ok: true }) },
+      });
+      t.same(
+        r2.messages.map((m) => [m.method, m.params?.progressToken, m.params?.message]),
+        expected,
+        `retry with ${token ?? 'no token'}${url === b.url ? ', relayed' : ''}`,
+      );
       t.same(r2.body.result?.content, [{ type: 'text', text: 'went on: accept' }]);
     }
   });
@@ -196,7 +229,10 @@ function suite(t: Test, backend: Backend): void {
     const server = await serveSdkSessions(() => {
       const s = new McpServer({ name: 'ask-then-work', version: '1.0.0' });
       s.registerTool('ask_then_work', { description: 'asks, then works until cancelled' }, async (extra) => {
-        await extra.sendRequest({ method: 'elicitation/create', params: { message: 'Start?', requestedSchema: { type: 'object', properties: {} } } }, ElicitResultSchema);
+        await extra.sendRequest(
+          { method: 'elicitation/create', params: { message: 'Start?', requestedSchema: { type: 'object', properties: {} } } },
+          ElicitResultSchema,
+        );
         working();
         await new Promise<void>((resolve) => extra.signal.addEventListener('abort', () => resolve(), { once: true }));
         cancelledUpstream();
@@ -211,15 +247,29 @@ function suite(t: Test, backend: Backend): void {
     const leaving = new AbortController();
     const retry = fetch(b.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'ask_then_work' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'tools/call',
+        'mcp-name': 'ask_then_work',
+      },
       body: JSON.stringify({
         jsonrpc: '2.0',
         id: 'leaving',
         method: 'tools/call',
-        params: { name: 'ask_then_work', arguments: {}, requestState: r1.body.result.requestState, inputResponses: { [key]: accept({}) }, _meta: envelope(ELICIT) },
+        params: {
+          name: 'ask_then_work',
+          arguments: {},
+          requestState: r1.body.result.requestState,
+          inputResponses: { [key]: accept({}) },
+          _meta: envelope(ELICIT),
+        },
       }),
       signal: leaving.signal,
-    }).then((res) => res.text()).catch((e: unknown) => e);
+    })
+      .then((res) => res.text())
+      .catch((e: unknown) => e);
     await started;
     leaving.abort();
     await retry;

@@ -131,37 +131,34 @@ t.test('requestState bound to the request: another tool name → error', async (
   t.equal(other.body.error.code, -32602);
 });
 
-t.test(
-  'requestState bound to the upstream: a state minted on one endpoint is refused on another',
-  async (t) => {
-    const a = await startLegacyFixture();
-    t.teardown(() => a.close());
-    const b = await startLegacyFixture();
-    t.teardown(() => b.close());
-    const cfg = parseConfig({
-      server: { port: 0 },
-      upstreams: [
-        { name: 'a', path: '/a', url: a.url },
-        { name: 'b', path: '/b', url: b.url },
-      ],
-    });
-    const gateway = await buildGateway(cfg, { logger: false });
-    t.teardown(() => gateway.close());
-    await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-    const base = `http://127.0.0.1:${(gateway.app.server.address() as AddressInfo).port}`;
-    const params = { name: ELICIT_TOOL, arguments: {} };
-    const r1 = await post(`${base}/a`, 'tools/call', params, { capabilities: ELICIT });
-    t.equal(r1.body.result?.resultType, 'input_required');
-    const cross = await post(
-      `${base}/b`,
-      'tools/call',
-      { ...params, requestState: r1.body.result.requestState, inputResponses: { user_name: accept({ name: 'Cross' }) } },
-      { capabilities: ELICIT },
-    );
-    t.equal(cross.status, 400);
-    t.equal(cross.body.error?.code, -32602);
-  },
-);
+t.test('requestState bound to the upstream: a state minted on one endpoint is refused on another', async (t) => {
+  const a = await startLegacyFixture();
+  t.teardown(() => a.close());
+  const b = await startLegacyFixture();
+  t.teardown(() => b.close());
+  const cfg = parseConfig({
+    server: { port: 0 },
+    upstreams: [
+      { name: 'a', path: '/a', url: a.url },
+      { name: 'b', path: '/b', url: b.url },
+    ],
+  });
+  const gateway = await buildGateway(cfg, { logger: false });
+  t.teardown(() => gateway.close());
+  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const base = `http://127.0.0.1:${(gateway.app.server.address() as AddressInfo).port}`;
+  const params = { name: ELICIT_TOOL, arguments: {} };
+  const r1 = await post(`${base}/a`, 'tools/call', params, { capabilities: ELICIT });
+  t.equal(r1.body.result?.resultType, 'input_required');
+  const cross = await post(
+    `${base}/b`,
+    'tools/call',
+    { ...params, requestState: r1.body.result.requestState, inputResponses: { user_name: accept({ name: 'Cross' }) } },
+    { capabilities: ELICIT },
+  );
+  t.equal(cross.status, 400);
+  t.equal(cross.body.error?.code, -32602);
+});
 
 t.test('requestState from a different principal → error; the owner can still continue', async (t) => {
   const stack = await stackFor(t);
@@ -332,11 +329,16 @@ t.test('a fresh call that already carries the answer completes in one round', as
 
 t.test('progress is relayed as SSE before the result, with the client token', async (t) => {
   const stack = await stackFor(t);
-  const r = await post(stack.url, 'tools/call', {
-    name: 'test_tool_with_progress',
-    arguments: {},
-    _meta: envelope({}, { progressToken: 'client-token-7' }),
-  }, { id: 'prog' });
+  const r = await post(
+    stack.url,
+    'tools/call',
+    {
+      name: 'test_tool_with_progress',
+      arguments: {},
+      _meta: envelope({}, { progressToken: 'client-token-7' }),
+    },
+    { id: 'prog' },
+  );
   t.equal(r.status, 200);
   t.match(r.contentType, /^text\/event-stream/);
   t.same(
@@ -354,15 +356,13 @@ t.test('progress is relayed as SSE before the result, with the client token', as
 t.test('a streaming call that needs input: notifications then input_required on the stream, never a request frame', async (t) => {
   const stack = await stackFor(t);
   const tool = 'test_streaming_elicitation';
-  const r1 = await post(
-    stack.url,
-    'tools/call',
-    { name: tool, arguments: {}, _meta: envelope(ELICIT, { progressToken: 'stream-1' }) },
-    { id: 'st' },
-  );
+  const r1 = await post(stack.url, 'tools/call', { name: tool, arguments: {}, _meta: envelope(ELICIT, { progressToken: 'stream-1' }) }, { id: 'st' });
   t.equal(r1.status, 200);
   t.match(r1.contentType, /^text\/event-stream/);
-  t.same(r1.messages.map((m) => [m.method, m.params?.progressToken, 'id' in m]), [['notifications/progress', 'stream-1', false]]);
+  t.same(
+    r1.messages.map((m) => [m.method, m.params?.progressToken, 'id' in m]),
+    [['notifications/progress', 'stream-1', false]],
+  );
   t.equal(r1.body.id, 'st');
   t.equal(r1.body.result.resultType, 'input_required');
   t.same(Object.keys(r1.body.result.inputRequests), ['streaming_confirm']);
@@ -388,9 +388,10 @@ t.test('log messages: dropped without logLevel, relayed with logLevel debug, fil
     _meta: envelope({}, { 'io.modelcontextprotocol/logLevel': 'debug' }),
   });
   t.match(debug.contentType, /^text\/event-stream/);
-  t.same(debug.messages.map((m) => [m.method, m.params.level, m.params.data]), [
-    ['notifications/message', 'info', 'Diagnostic trace logging activated'],
-  ]);
+  t.same(
+    debug.messages.map((m) => [m.method, m.params.level, m.params.data]),
+    [['notifications/message', 'info', 'Diagnostic trace logging activated']],
+  );
   t.same(debug.body.result.content, [{ type: 'text', text: 'Logging evaluated' }]);
 
   const error = await post(stack.url, 'tools/call', {

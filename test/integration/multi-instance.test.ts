@@ -93,7 +93,8 @@ async function main(t: Test): Promise<void> {
   const pair = await Promise.allSettled([start('A'), start('B')]);
   const [a, b] = pair;
   if (a?.status !== 'fulfilled' || b?.status !== 'fulfilled') {
-    for (const r of pair) if (r.status === 'rejected') t.fail('two gateway instances start on the Redis store', { error: String((r.reason as Error).message).slice(0, 3000) });
+    for (const r of pair)
+      if (r.status === 'rejected') t.fail('two gateway instances start on the Redis store', { error: String((r.reason as Error).message).slice(0, 3000) });
     return;
   }
   const A = a.value;
@@ -122,10 +123,10 @@ async function main(t: Test): Promise<void> {
       await waitForStats(legacySync, (s) => s.gatesWaiting['listen-b'] === 1, BOUND_MS);
       legacySync.releaseGate('listen-b');
       const heard = await stream.until((m) => m.method === 'notifications/tasks' && m.params?.taskId === taskId && m.params?.status === 'completed', BOUND_MS);
-      t.equal(heard.match.params.status, 'completed', 'B\'s listener heard the task complete on A');
+      t.equal(heard.match.params.status, 'completed', "B's listener heard the task complete on A");
     });
 
-    t.test('answered: the input request shows on B and B\'s tasks/update reaches the call held by A', async (t) => {
+    t.test("answered: the input request shows on B and B's tasks/update reaches the call held by A", async (t) => {
       const taskId = await createTask(t, A.url('wrapped'), 'confirm_delete', { filename: 'across.txt' });
       const asking = await pollUntil(B.url('wrapped'), taskId, (r) => r.status !== 'working');
       t.equal(asking.status, 'input_required', 'B shows the question', { asking });
@@ -172,10 +173,15 @@ async function main(t: Test): Promise<void> {
       t.test('answered', async (t) => {
         const taskId = await createTask(t, A.url(path), 'confirm_delete', { filename: `${path}.txt` });
         const asking = await pollUntil(B.url(path), taskId, (r) => r.status !== 'working');
-        t.equal(asking.status, 'input_required', 'B shows the upstream task\'s question', { asking });
+        t.equal(asking.status, 'input_required', "B shows the upstream task's question", { asking });
         const [key] = Object.keys(asking.inputRequests ?? {});
         t.ok(key, 'one input request');
-        const ack = await post(B.url(path), 'tasks/update', { taskId, inputResponses: { [key as string]: accept({ confirm: true }) } }, { capabilities: DECLARING });
+        const ack = await post(
+          B.url(path),
+          'tasks/update',
+          { taskId, inputResponses: { [key as string]: accept({ confirm: true }) } },
+          { capabilities: DECLARING },
+        );
         t.equal(ack.status, 200, 'B accepted the answer', { body: ack.body });
         t.notOk(ack.body?.error);
         const done = await pollUntil(B.url(path), taskId, (r) => TERMINAL.includes(r.status));
@@ -206,7 +212,12 @@ async function main(t: Test): Promise<void> {
     const r2 = await post(
       B.url('plain'),
       'tools/call',
-      { name: 'confirm_delete', arguments: { filename: 'mrtr.txt' }, requestState: round?.requestState, inputResponses: { confirm: accept({ confirm: true }) } },
+      {
+        name: 'confirm_delete',
+        arguments: { filename: 'mrtr.txt' },
+        requestState: round?.requestState,
+        inputResponses: { confirm: accept({ confirm: true }) },
+      },
       { capabilities: { elicitation: {} } },
     );
     t.equal(r2.status, 200, { body: r2.body });
@@ -215,7 +226,12 @@ async function main(t: Test): Promise<void> {
   });
 
   t.test('an MRTR round of a modern upstream started on A is completed through B', async (t) => {
-    const r1 = await post(A.url('modern'), 'tools/call', { name: 'test_input_required_result_request_state', arguments: {} }, { capabilities: { elicitation: {} } });
+    const r1 = await post(
+      A.url('modern'),
+      'tools/call',
+      { name: 'test_input_required_result_request_state', arguments: {} },
+      { capabilities: { elicitation: {} } },
+    );
     const round = r1.body?.result;
     t.equal(round?.resultType, 'input_required', { body: r1.body });
     const r2 = await post(
@@ -228,7 +244,7 @@ async function main(t: Test): Promise<void> {
     t.match(firstText(r2.body?.result), /state-ok/, 'B verified the state A signed');
   });
 
-  t.test('a legacy (2025-11-25) client\'s session started on A continues on B', async (t) => {
+  t.test("a legacy (2025-11-25) client's session started on A continues on B", async (t) => {
     const sessionId = await legacyInitialize(A.url('wrapped'));
     t.type(sessionId, 'string', 'A minted a session');
     const greet = await legacyRequest(B.url('wrapped'), sessionId, 'tools/call', { name: 'greet', arguments: { name: 'B' } });
@@ -236,19 +252,27 @@ async function main(t: Test): Promise<void> {
     // greet is wrapped (always): a legacy client that asks no task still gets the plain result.
     t.equal(firstText(greet.body?.result), 'Hello, B!');
 
-    const created = await legacyRequest(A.url('wrapped'), sessionId, 'tools/call', { name: 'gated_job', arguments: { gate: 'legacy-b' }, task: { ttl: 60_000 } });
+    const created = await legacyRequest(A.url('wrapped'), sessionId, 'tools/call', {
+      name: 'gated_job',
+      arguments: { gate: 'legacy-b' },
+      task: { ttl: 60_000 },
+    });
     const taskId = created.body?.result?.task?.taskId as string;
     t.type(taskId, 'string', 'a legacy CreateTaskResult on A', { body: created.body });
     const got = await legacyRequest(B.url('wrapped'), sessionId, 'tasks/get', { taskId });
-    t.equal(got.body?.result?.taskId, taskId, 'B knows the session\'s task', { body: got.body });
+    t.equal(got.body?.result?.taskId, taskId, "B knows the session's task", { body: got.body });
     t.ok(['working', 'completed'].includes(got.body?.result?.status));
     const listed = await legacyRequest(B.url('wrapped'), sessionId, 'tasks/list', {});
-    t.ok((listed.body?.result?.tasks ?? []).some((x: any) => x.taskId === taskId), 'B lists it', { body: listed.body });
+    t.ok(
+      (listed.body?.result?.tasks ?? []).some((x: any) => x.taskId === taskId),
+      'B lists it',
+      { body: listed.body },
+    );
     const result = legacyRequest(B.url('wrapped'), sessionId, 'tasks/result', { taskId });
     await waitForStats(legacySync, (s) => s.gatesWaiting['legacy-b'] === 1, BOUND_MS);
     legacySync.releaseGate('legacy-b');
     const r = await result;
-    t.equal(firstText(r.body?.result), 'released legacy-b', 'B\'s blocking tasks/result hears the end of the call run by A', { body: r.body });
+    t.equal(firstText(r.body?.result), 'released legacy-b', "B's blocking tasks/result hears the end of the call run by A", { body: r.body });
   });
 
   t.test('A killed with SIGKILL mid-task: B ends the task within the lease time, nothing lost or duplicated', async (t) => {
@@ -340,7 +364,10 @@ async function main(t: Test): Promise<void> {
     await pollUntil(B.url('wrapped'), taskId, (r) => r.status === 'completed');
     redis.pause();
     try {
-      for (const [what, g] of [['tasks/get on B', B], ['tasks/get on A', A]] as const) {
+      for (const [what, g] of [
+        ['tasks/get on B', B],
+        ['tasks/get on A', A],
+      ] as const) {
         const r = await raceBound(safe(getTask(g.url('wrapped'), taskId)), COMMAND_TIMEOUT_MS + MARGIN_MS);
         t.ok(r, `${what}: answered within commandTimeoutMs + ${MARGIN_MS} ms`);
         t.equal(r?.status, 503, `${what}: HTTP 503`, { body: r?.body });
@@ -376,7 +403,10 @@ async function redisOutage(t: Test, redis: RedisServer, A: GatewayProcess, B: Ga
   const attempts: Array<[string, () => Promise<RawReply>]> = [
     ['tasks/get on B', () => getTask(B.url('wrapped'), taskId)],
     ['tasks/get on A', () => getTask(A.url('wrapped'), taskId)],
-    ['a task-creating tools/call on A', () => post(A.url('wrapped'), 'tools/call', { name: 'greet', arguments: { name: 'down' } }, { capabilities: DECLARING })],
+    [
+      'a task-creating tools/call on A',
+      () => post(A.url('wrapped'), 'tools/call', { name: 'greet', arguments: { name: 'down' } }, { capabilities: DECLARING }),
+    ],
     ['tasks/cancel on B', () => post(B.url('wrapped'), 'tasks/cancel', { taskId }, { capabilities: DECLARING })],
   ];
   for (const [what, send] of attempts) {
@@ -392,7 +422,12 @@ async function redisOutage(t: Test, redis: RedisServer, A: GatewayProcess, B: Ga
     fetch(B.url('wrapped'), {
       method: 'POST',
       headers: LEGACY_HEADERS,
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
     }).then(readReply),
     bound,
   ).catch((e: Error) => ({ status: 0, body: { fetchError: String(e.cause ?? e) } }));
@@ -460,7 +495,8 @@ async function pollUntil(url: string, taskId: string, until: (result: any) => bo
     last = await getTask(url, taskId);
     const result = last.body?.result;
     if (result && until(result)) return result;
-    if (Date.now() > deadline) throw new Error(`task ${taskId} on ${url}: not there within ${boundMs} ms; last: HTTP ${last.status} ${JSON.stringify(last.body)}`);
+    if (Date.now() > deadline)
+      throw new Error(`task ${taskId} on ${url}: not there within ${boundMs} ms; last: HTTP ${last.status} ${JSON.stringify(last.body)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -472,11 +508,20 @@ async function legacyInitialize(url: string): Promise<string> {
   const res = await fetch(url, {
     method: 'POST',
     headers: LEGACY_HEADERS,
-    body: JSON.stringify({ jsonrpc: '2.0', id: legacyId++, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { tasks: {} }, clientInfo: { name: 'raw-legacy', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: legacyId++,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: { tasks: {} }, clientInfo: { name: 'raw-legacy', version: '1' } },
+    }),
   });
   await readReply(res);
   const sessionId = res.headers.get('mcp-session-id') as string;
-  await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, 'mcp-session-id': sessionId }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) }).then((r) => r.body?.cancel());
+  await fetch(url, {
+    method: 'POST',
+    headers: { ...LEGACY_HEADERS, 'mcp-session-id': sessionId },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  }).then((r) => r.body?.cancel());
   return sessionId;
 }
 

@@ -6,7 +6,7 @@
  * with the tasks extension (native), and the sync-only legacy and modern fixtures behind wrapping rules.
  */
 import t from 'tap';
-import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, type McpError } from '@modelcontextprotocol/sdk/types.js';
 import { startFixture, startGateway, type Fixture, type TaskKind, type UpstreamEra } from '../helpers/era-cells.js';
 import { legacyClient, SAMPLED_TEXT, type LegacyEraClient } from '../helpers/era-clients.js';
 
@@ -89,7 +89,11 @@ for (const spec of STACKS) {
       const out = await c.settle(created.taskId);
       t.equal(out.status, 'completed', JSON.stringify(out));
       t.equal(textOf(out.result), spec.sampling.text);
-      t.same(c.asked.map((a) => a.taskId), [created.taskId], 'one sampling request, within the task');
+      t.same(
+        c.asked.map((a) => a.taskId),
+        [created.taskId],
+        'one sampling request, within the task',
+      );
       t.match(c.asked[0]?.message, /^sampling: /);
     });
 
@@ -102,7 +106,10 @@ for (const spec of STACKS) {
         t.equal(out.status, 'completed', JSON.stringify(out));
         t.equal(textOf(out.result), rounds.text);
         t.equal(c.asked.length, 2, 'asked twice');
-        t.ok(c.asked.every((a) => a.taskId === created.taskId), 'both within the task');
+        t.ok(
+          c.asked.every((a) => a.taskId === created.taskId),
+          'both within the task',
+        );
       });
     }
 
@@ -115,10 +122,18 @@ for (const spec of STACKS) {
         t.equal((await c.settle(created.taskId)).status, 'completed');
       }
       const listed = await c.list!();
-      t.same(ids.filter((id) => !listed.includes(id)), [], 'every task of this session is listed');
+      t.same(
+        ids.filter((id) => !listed.includes(id)),
+        [],
+        'every task of this session is listed',
+      );
       const other = await connect(t);
       const foreign = await other.list!();
-      t.same(ids.filter((id) => foreign.includes(id)), [], "another session (no credentials) does not see this session's tasks");
+      t.same(
+        ids.filter((id) => foreign.includes(id)),
+        [],
+        "another session (no credentials) does not see this session's tasks",
+      );
       await t.rejects(c.sdk.experimental.tasks.listTasks('not-a-cursor'), { code: -32602 }, 'an invalid cursor');
     });
 
@@ -131,9 +146,16 @@ for (const spec of STACKS) {
       const required = await c.sdk.request({ method: 'tools/call', params: { name: 'failing_job', arguments: {} } }, CallToolResultSchema);
       t.equal(required.isError, true);
       t.equal(textOf(required), 'Job failed: simulated tool error');
-      const asked = await c.sdk.request({ method: 'tools/call', params: { name: 'confirm_delete', arguments: { filename: 'plain.txt' } } }, CallToolResultSchema);
+      const asked = await c.sdk.request(
+        { method: 'tools/call', params: { name: 'confirm_delete', arguments: { filename: 'plain.txt' } } },
+        CallToolResultSchema,
+      );
       t.equal(textOf(asked), 'Deleted plain.txt');
-      t.same(c.asked.map((a) => a.taskId), [undefined], 'one question, with no related-task');
+      t.same(
+        c.asked.map((a) => a.taskId),
+        [undefined],
+        'one question, with no related-task',
+      );
       const listed = await c.list!().catch((e: McpError) => e);
       t.ok(Array.isArray(listed) && listed.length === 0, `no task was left behind for this session: ${JSON.stringify(listed)}`);
     });

@@ -37,7 +37,12 @@ t.test('a request on the GET stream is tied to the one call running on the sessi
     const done = await post(
       url,
       'tools/call',
-      { name: 'book_table', arguments: { guests }, inputResponses: { [key]: { action: 'accept', content: { confirm: true } } }, requestState: first.body.result.requestState },
+      {
+        name: 'book_table',
+        arguments: { guests },
+        inputResponses: { [key]: { action: 'accept', content: { confirm: true } } },
+        requestState: first.body.result.requestState,
+      },
       { capabilities: caps },
     );
     t.equal(done.body.result.resultType, 'complete');

@@ -111,7 +111,11 @@ interface Booking {
 function checkBookings(t: Test, got: Booking[], guests: number[]): void {
   const expected = guests.map((g) => ({ guests: g, asked: `elicitation/create: Book a table for ${g}?`, answer: `Booked a table for ${g}.` }));
   t.equal(got.length, guests.length, 'every caller got an answer');
-  t.equal(got.filter((b) => /Cannot tie|UNATTRIBUTED/.test(`${b.asked} ${b.answer}`)).length, 0, 'no call was refused as unattributable (GW_UPSTREAM_REQUEST_UNATTRIBUTED)');
+  t.equal(
+    got.filter((b) => /Cannot tie|UNATTRIBUTED/.test(`${b.asked} ${b.answer}`)).length,
+    0,
+    'no call was refused as unattributable (GW_UPSTREAM_REQUEST_UNATTRIBUTED)',
+  );
   t.same(
     got.filter((b, i) => b.guests !== expected[i]?.guests || b.asked !== expected[i]?.asked || b.answer !== expected[i]?.answer),
     [],
@@ -141,7 +145,12 @@ async function bookModern(url: string, guests: number[], headers: Record<string,
       const requests = Object.entries(result.inputRequests ?? {}) as Array<[string, any]>;
       const asked = requests.map(([, r]) => `${r?.method}: ${r?.params?.message}`).join(' | ');
       const inputResponses = Object.fromEntries(requests.map(([k]) => [k, { action: 'accept', content: { confirm: true } }]));
-      const done = await send(url, { ...params(g), requestState: result.requestState, inputResponses }, { capabilities: ELICIT, headers }, `book_table ${g}: retry`);
+      const done = await send(
+        url,
+        { ...params(g), requestState: result.requestState, inputResponses },
+        { capabilities: ELICIT, headers },
+        `book_table ${g}: retry`,
+      );
       return { guests: g, asked, answer: describe(done) };
     }),
   );
@@ -164,7 +173,11 @@ async function bookLegacy(t: Teardown, url: string, guests: number[], headers: R
     clients.map(async ({ g, client, asked }): Promise<Booking> => {
       let answer: string;
       try {
-        const r = await bounded(client.callTool({ name: 'book_table', arguments: { guests: g } }, CallToolResultSchema, { timeout: STEP_MS }), `legacy book_table ${g}`, STEP_MS);
+        const r = await bounded(
+          client.callTool({ name: 'book_table', arguments: { guests: g } }, CallToolResultSchema, { timeout: STEP_MS }),
+          `legacy book_table ${g}`,
+          STEP_MS,
+        );
         const text = (r.content as Array<{ text?: string }>).map((c) => c.text ?? '').join(' ');
         answer = r.isError ? `isError: ${text}` : text;
       } catch (e) {
@@ -252,7 +265,11 @@ t.test('a server that caches roots per session never answers one caller with ano
     for (const batch of ['a', 'b']) {
       const whos = range(1, 8).map((i) => `file:///batch-${batch}-${i}`);
       const got = await Promise.all(whos.map((uri) => myRoots(url, uri, {})));
-      t.same(got, whos.map((uri) => [{ uri }]), `batch ${batch}: each its own roots`);
+      t.same(
+        got,
+        whos.map((uri) => [{ uri }]),
+        `batch ${batch}: each its own roots`,
+      );
     }
   });
 });
@@ -300,7 +317,9 @@ async function longOpModern(url: string, token: string, roots: string | undefine
     const requests = Object.entries(r.body.result.inputRequests ?? {}) as Array<[string, any]>;
     seen.asked.push(...requests.map(([, x]) => String(x?.method)));
     // Only roots/list is expected; anything else is declined, and shows in `asked`.
-    const inputResponses = Object.fromEntries(requests.map(([k, x]) => [k, x?.method === 'roots/list' ? { roots: [{ uri: roots ?? 'file:///nobody' }] } : { action: 'decline' }]));
+    const inputResponses = Object.fromEntries(
+      requests.map(([k, x]) => [k, x?.method === 'roots/list' ? { roots: [{ uri: roots ?? 'file:///nobody' }] } : { action: 'decline' }]),
+    );
     r = await send(url, { ...params, requestState: r.body.result.requestState, inputResponses }, { headers }, `long_op ${token}: retry ${round + 1}`);
     collect(r);
   }
@@ -349,7 +368,11 @@ type Runner = (token: string, roots: string | undefined) => Promise<LongOp>;
 /** Checks one caller's view: the caller without roots was asked nothing; the one with roots only roots/list. */
 function checkLongOp(t: Test, what: string, token: string, roots: string | undefined, got: LongOp): void {
   t.notMatch(got.answer, /-32021/, `${what}: never refused -32021`);
-  if (roots) t.ok(got.asked.every((m) => m === 'roots/list'), `${what}: asked nothing but roots/list (${JSON.stringify(got.asked)})`);
+  if (roots)
+    t.ok(
+      got.asked.every((m) => m === 'roots/list'),
+      `${what}: asked nothing but roots/list (${JSON.stringify(got.asked)})`,
+    );
   else t.same(got.asked, [], `${what}: never asked anything`);
   t.same({ progress: got.progress, tokens: got.tokens, answer: got.answer }, expectedLongOp(token), `${what}: every progress of its own, then its result`);
 }
@@ -368,7 +391,11 @@ async function longOpScenario(t: Test, fixture: RootsAtStartServer, run: Runner,
   batch.forEach(({ token, roots }, i) => checkLongOp(t, `${token} (${roots ? 'roots' : 'no roots'}, at once)`, token, roots, results[i] as LongOp));
   // The upstream's own view: every roots/list it sent was answered or is still open, never refused (a request sent
   // before any call is the pool's to answer; one during a call, the caller's).
-  t.same(fixture.asks.filter((a) => a.outcome === 'refused'), [], 'the upstream’s roots/list was never refused');
+  t.same(
+    fixture.asks.filter((a) => a.outcome === 'refused'),
+    [],
+    'the upstream’s roots/list was never refused',
+  );
 }
 
 t.test('a server that asks roots/list at start: a caller without roots is never asked, both get result and progress', async (t) => {
@@ -444,7 +471,11 @@ t.test('server-everything: trigger-long-running-operation with a progress token,
   });
   const run = async (token: string, roots: string | undefined): Promise<LongOp> => {
     const capabilities = roots ? ROOTS : {};
-    const params = { name: 'trigger-long-running-operation', arguments: { duration: DURATION_S, steps }, _meta: envelope(capabilities, { progressToken: token }) };
+    const params = {
+      name: 'trigger-long-running-operation',
+      arguments: { duration: DURATION_S, steps },
+      _meta: envelope(capabilities, { progressToken: token }),
+    };
     const seen: LongOp = { asked: [], progress: [], tokens: [], answer: '' };
     let r = await send(url, params, {}, token);
     for (let round = 0; ; round++) {
@@ -456,7 +487,9 @@ t.test('server-everything: trigger-long-running-operation with a progress token,
       if (r.body?.result?.resultType !== 'input_required' || round === 4) break;
       const requests = Object.entries(r.body.result.inputRequests ?? {}) as Array<[string, any]>;
       seen.asked.push(...requests.map(([, x]) => String(x?.method)));
-      const inputResponses = Object.fromEntries(requests.map(([k, x]) => [k, x?.method === 'roots/list' ? { roots: [{ uri: roots ?? 'file:///nobody' }] } : { action: 'decline' }]));
+      const inputResponses = Object.fromEntries(
+        requests.map(([k, x]) => [k, x?.method === 'roots/list' ? { roots: [{ uri: roots ?? 'file:///nobody' }] } : { action: 'decline' }]),
+      );
       r = await send(url, { ...params, requestState: r.body.result.requestState, inputResponses }, {}, `${token}: retry ${round + 1}`);
     }
     seen.answer = describe(r);
@@ -470,7 +503,11 @@ t.test('server-everything: trigger-long-running-operation with a progress token,
   ] as const) {
     const got = await run(token, roots);
     t.notMatch(got.answer, /-32021/, `${token}: never refused -32021`);
-    if (roots) t.ok(got.asked.every((m) => m === 'roots/list'), `${token}: asked nothing but roots/list (${JSON.stringify(got.asked)})`);
+    if (roots)
+      t.ok(
+        got.asked.every((m) => m === 'roots/list'),
+        `${token}: asked nothing but roots/list (${JSON.stringify(got.asked)})`,
+      );
     else t.same(got.asked, [], `${token}: never asked anything`);
     t.same({ progress: got.progress, tokens: got.tokens, answer: got.answer }, expected(token), `${token}: every progress of its own, then its result`);
   }

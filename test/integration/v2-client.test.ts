@@ -35,10 +35,7 @@ async function connect(t: Teardown): Promise<Connected> {
   const stack = await startStack();
   t.teardown(() => stack.close());
   const elicitations: unknown[] = [];
-  const client = new Client(
-    { name: 'v2-test-client', version: '1.0.0' },
-    { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: {} } },
-  );
+  const client = new Client({ name: 'v2-test-client', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: {} } });
   client.setRequestHandler('elicitation/create', async (request) => {
     elicitations.push(request.params);
     return { action: 'accept', content: answerFor(request.params as Record<string, unknown>) };
@@ -70,7 +67,11 @@ t.test('listTools: the upstream catalogue, no execution field, same order twice'
   t.equal(names[0], 'test_simple_text');
   t.ok(names.includes('greet'));
   t.ok(names.includes('test_input_required_result_elicitation'));
-  t.same(second.tools.map((tool) => tool.name), names, 'deterministic order');
+  t.same(
+    second.tools.map((tool) => tool.name),
+    names,
+    'deterministic order',
+  );
   for (const tool of first.tools) {
     t.notOk('execution' in tool, `${tool.name} has no execution field`);
     t.type(tool.description, 'string');
@@ -136,7 +137,10 @@ t.test('progress notifications reach onprogress', async (t) => {
   const { client } = await connect(t);
   const seen: Progress[] = [];
   const result = await client.callTool({ name: 'test_tool_with_progress', arguments: {} }, { onprogress: (p) => seen.push(p) });
-  t.same(seen.map((p) => p.progress), [0, 50, 100]);
+  t.same(
+    seen.map((p) => p.progress),
+    [0, 50, 100],
+  );
   t.ok(seen.every((p) => p.total === 100));
   t.notOk(result.isError);
 });
@@ -164,11 +168,17 @@ t.test('getPrompt with MRTR input', async (t) => {
 t.test('listResources and readResource', async (t) => {
   const { client } = await connect(t);
   const { resources } = await client.listResources();
-  t.same(resources.map((r) => r.uri), ['test://static-text', 'test://static-binary', 'test://watched-resource']);
+  t.same(
+    resources.map((r) => r.uri),
+    ['test://static-text', 'test://static-binary', 'test://watched-resource'],
+  );
   const read = await client.readResource({ uri: 'test://static-text' });
   t.same(read.contents, [{ uri: 'test://static-text', mimeType: 'text/plain', text: 'This is the content of the static text resource.' }]);
   const { resourceTemplates } = await client.listResourceTemplates();
-  t.same(resourceTemplates.map((r) => r.uriTemplate), ['test://template/{id}/data']);
+  t.same(
+    resourceTemplates.map((r) => r.uriTemplate),
+    ['test://template/{id}/data'],
+  );
 });
 
 t.test('complete', async (t) => {

@@ -7,7 +7,12 @@
  * face-modern.test.ts.
  */
 import t from 'tap';
-import { LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
 import { SseReader } from '../helpers/sse-reader.js';
 import { complete, FakeModernUpstream } from './fake-modern-upstream.js';
 import { connectFace, LEGACY_HEADERS, rawInitialize, startFace } from './face-stack.js';
@@ -24,7 +29,17 @@ function deferred<T = void>() {
 
 function scripted(): FakeModernUpstream {
   return new FakeModernUpstream()
-    .on('tools/list', async () => complete({ tools: [{ name: 'echo', inputSchema: {} }, { name: 'ask', inputSchema: { type: 'object' }, outputSchema: { type: 'string' } }] }, true))
+    .on('tools/list', async () =>
+      complete(
+        {
+          tools: [
+            { name: 'echo', inputSchema: {} },
+            { name: 'ask', inputSchema: { type: 'object' }, outputSchema: { type: 'string' } },
+          ],
+        },
+        true,
+      ),
+    )
     .on('tools/call:listy', async () => complete({ content: [{ type: 'text', text: '[1,2]' }], structuredContent: [1, 2] }))
     .on('tools/call:echo', async (s) => complete({ content: [{ type: 'text', text: String((s.params.arguments as { text?: string })?.text) }] }))
     .on('tools/call:roots', async (s) => {
@@ -52,10 +67,17 @@ t.test('initialize is answered from the upstream identity; lists lose modern-onl
   t.same(caps.tools, { listChanged: true });
 
   const list = await client.listTools();
-  t.same(list.tools.map((x) => x.name), ['echo', 'ask']);
+  t.same(
+    list.tools.map((x) => x.name),
+    ['echo', 'ask'],
+  );
   t.same(list.tools[0]?.inputSchema, { type: 'object' }, 'a typeless input schema becomes an object schema');
   t.notOk('outputSchema' in (list.tools[1] ?? {}), 'a non-object output schema is dropped');
-  t.same(list.tools.map((x) => x.execution?.taskSupport), ['optional', 'optional'], 'a modern upstream with the extension may answer any tool with a task');
+  t.same(
+    list.tools.map((x) => x.execution?.taskSupport),
+    ['optional', 'optional'],
+    'a modern upstream with the extension may answer any tool with a task',
+  );
   t.notOk('resultType' in list);
   t.notOk('ttlMs' in list);
   t.notOk('_meta' in list, 'the serverInfo _meta key is dropped');
@@ -112,7 +134,7 @@ t.test('logging/setLevel travels upstream; progress and log messages are relayed
   const progress: number[] = [];
   const r = await client.callTool({ name: 'chatty', arguments: {} }, undefined, { onprogress: (p) => progress.push(p.progress) });
   t.same(r.content, [{ type: 'text', text: 'done' }]);
-  t.same(progress, [1, 2], 'the client\'s own progress only');
+  t.same(progress, [1, 2], "the client's own progress only");
   t.same(logs, ['loud'], 'below the level is dropped');
   t.equal(fake.calls.find((c) => c.params?.name === 'chatty')?.caller.logLevel, 'warning', 'the level is the per-request logLevel upstream');
 });
@@ -139,7 +161,10 @@ t.test('the GET stream and resources/subscribe are served from an upstream liste
   t.same(updated, ['test://a']);
 
   await client.unsubscribeResource({ uri: 'test://a' });
-  t.notOk(fake.listens.some((x) => !x.signal.aborted && x.filter.resourceSubscriptions?.includes('test://a')), 'unsubscribe drops it from the filter');
+  t.notOk(
+    fake.listens.some((x) => !x.signal.aborted && x.filter.resourceSubscriptions?.includes('test://a')),
+    'unsubscribe drops it from the filter',
+  );
 
   // List changes need the GET stream; the SDK client opens it after notifications/initialized.
   await fake.listenOpened((f) => f.toolsListChanged === true);
@@ -148,7 +173,7 @@ t.test('the GET stream and resources/subscribe are served from an upstream liste
   t.pass('tools/list_changed arrived on the GET stream');
 });
 
-t.test('a client\'s error answer to an input request reaches the upstream call', async (t) => {
+t.test("a client's error answer to an input request reaches the upstream call", async (t) => {
   let answer: unknown;
   const fake = scripted().on('tools/call:ask_once', async (s) => {
     answer = await s.ask('elicitation/create', { mode: 'form', message: 'ok?', requestedSchema: { type: 'object', properties: {} } });
@@ -156,18 +181,29 @@ t.test('a client\'s error answer to an input request reaches the upstream call',
   });
   const { url } = await setup(t, fake);
   const sid = await rawInitialize(url, { elicitation: {} });
-  const call = await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'ask_once', arguments: {} } }) });
-  t.match(call.headers.get('content-type') ?? '', /^text\/event-stream/, 'the call\'s stream carries the request');
+  const call = await fetch(url, {
+    method: 'POST',
+    headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'ask_once', arguments: {} } }),
+  });
+  t.match(call.headers.get('content-type') ?? '', /^text\/event-stream/, "the call's stream carries the request");
   const reader = new SseReader(call);
   const req = await reader.next();
   t.equal(req.method, 'elicitation/create');
   t.match(req.id, /^gw-\d+$/, 'a gateway-minted id');
-  const unknown = await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', id: 'gw-999', result: {} }) });
+  const unknown = await fetch(url, {
+    method: 'POST',
+    headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 'gw-999', result: {} }),
+  });
   t.equal(unknown.status, 202, 'a response to nothing is accepted and dropped');
-  const posted = await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', id: req.id, error: { code: -1, message: 'user closed the dialog' } }) });
+  const posted = await fetch(url, {
+    method: 'POST',
+    headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid },
+    body: JSON.stringify({ jsonrpc: '2.0', id: req.id, error: { code: -1, message: 'user closed the dialog' } }),
+  });
   t.equal(posted.status, 202);
   const final = await reader.next();
   t.same(final, { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: 'asked' }] } });
   t.same(answer, { error: { code: -1, message: 'user closed the dialog' } });
 });
-

@@ -26,7 +26,12 @@ interface Teardown {
 
 async function stack(t: Teardown, opts: LegacyFaceOptions = {}): Promise<{ fx: ModernFixture; face: FaceStack }> {
   const fx = await startModernFixture({ mode: 'modern' });
-  const upstream = new ModernUpstreamClient({ name: 'modern-fixture', url: fx.url, timeoutMs: 10_000, clientInfo: { name: 'mcp-tasks-gateway', version: 'test' } });
+  const upstream = new ModernUpstreamClient({
+    name: 'modern-fixture',
+    url: fx.url,
+    timeoutMs: 10_000,
+    clientInfo: { name: 'mcp-tasks-gateway', version: 'test' },
+  });
   const face = await startFace(upstream, opts);
   t.teardown(async () => {
     await face.close();
@@ -36,7 +41,7 @@ async function stack(t: Teardown, opts: LegacyFaceOptions = {}): Promise<{ fx: M
   return { fx, face };
 }
 
-const textOf = (r: object): string => ((r as { content?: Array<{ text?: string }> }).content?.[0]?.text ?? '');
+const textOf = (r: object): string => (r as { content?: Array<{ text?: string }> }).content?.[0]?.text ?? '';
 
 t.test('initialize, lists and a plain call', async (t) => {
   const { fx, face } = await stack(t);
@@ -65,7 +70,11 @@ t.test('initialize, lists and a plain call', async (t) => {
   t.notOk('resultType' in r);
   t.same(await client.ping(), {});
   const modern = fx.stats().recent.filter((x) => x.era === 'modern' && x.method === 'tools/call');
-  t.same(modern.at(-1)?.envelope?.['io.modelcontextprotocol/clientInfo'], { name: 'legacy-test-client', version: '1.0.0' }, 'the client\'s own clientInfo upstream');
+  t.same(
+    modern.at(-1)?.envelope?.['io.modelcontextprotocol/clientInfo'],
+    { name: 'legacy-test-client', version: '1.0.0' },
+    "the client's own clientInfo upstream",
+  );
 });
 
 t.test('elicitation and sampling answered by the client handlers through MRTR rounds; a two-round tool', async (t) => {
@@ -112,10 +121,10 @@ t.test('roots: declared → the client answers; undeclared → -32021, never sen
   t.same(unexpected, []);
 
   const missing = await bare.client.callTool({ name: 'test_missing_capability', arguments: {} }).catch((x: unknown) => x);
-  t.equal((missing as McpError).code, -32021, 'the upstream\'s own -32021 reaches the legacy client');
+  t.equal((missing as McpError).code, -32021, "the upstream's own -32021 reaches the legacy client");
 });
 
-t.test('a client\'s cancellation aborts the upstream call', async (t) => {
+t.test("a client's cancellation aborts the upstream call", async (t) => {
   const { fx, face } = await stack(t);
   const { client } = await connectFace(t, face.url);
   const ac = new AbortController();
@@ -123,7 +132,9 @@ t.test('a client\'s cancellation aborts the upstream call', async (t) => {
   // The tool reports progress 0 once it runs; the client aborts only then, so the upstream has something to stop.
   let running!: () => void;
   const started = new Promise<void>((r) => (running = r));
-  const call = client.callTool({ name: 'test_cancellable_wait', arguments: {} }, undefined, { signal: ac.signal, onprogress: () => running() }).catch((x: unknown) => x);
+  const call = client
+    .callTool({ name: 'test_cancellable_wait', arguments: {} }, undefined, { signal: ac.signal, onprogress: () => running() })
+    .catch((x: unknown) => x);
   await started;
   ac.abort('stop');
   t.ok(await call, 'the client call rejects');
@@ -170,16 +181,29 @@ t.test('list changes reach an open GET stream (raw legacy session)', async (t) =
   const init = await fetch(face.url, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
   });
   const sid = init.headers.get('mcp-session-id') as string;
   t.ok(sid);
   await init.body?.cancel();
-  const initialized = await fetch(face.url, { method: 'POST', headers: { ...headers, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+  const initialized = await fetch(face.url, {
+    method: 'POST',
+    headers: { ...headers, 'mcp-session-id': sid },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  });
   t.equal(initialized.status, 202);
   const ac = new AbortController();
   t.teardown(() => ac.abort());
-  const get = await fetch(face.url, { method: 'GET', headers: { accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' }, signal: ac.signal });
+  const get = await fetch(face.url, {
+    method: 'GET',
+    headers: { accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' },
+    signal: ac.signal,
+  });
   t.equal(get.status, 200);
   const second = await fetch(face.url, { method: 'GET', headers: { accept: 'text/event-stream', 'mcp-session-id': sid } });
   t.equal(second.status, 409, 'one GET stream per session');
@@ -188,7 +212,7 @@ t.test('list changes reach an open GET stream (raw legacy session)', async (t) =
   const reader = new SseReader(get);
   const m = await reader.next();
   t.equal(m.method, 'notifications/tools/list_changed');
-  t.notOk(m.params?._meta?.['io.modelcontextprotocol/subscriptionId'], 'the listen stream\'s tag is not shown to a legacy client');
+  t.notOk(m.params?._meta?.['io.modelcontextprotocol/subscriptionId'], "the listen stream's tag is not shown to a legacy client");
 });
 
 t.test('session expiry: the client gets 404 and re-initializes', async (t) => {
@@ -211,7 +235,11 @@ t.test('sessions: bound to the principal, 400 without an id, DELETE ends them', 
   const { transport } = await connectFace(t, url, {}, { authorization: 'Bearer alice' });
   const sid = transport.sessionId as string;
   const post = (headers: Record<string, string>, body: unknown) =>
-    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: JSON.stringify(body),
+    });
   const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
 
   t.equal((await post({ 'mcp-session-id': sid, authorization: 'Bearer alice' }, ping)).status, 200, 'the owner');
@@ -219,7 +247,9 @@ t.test('sessions: bound to the principal, 400 without an id, DELETE ends them', 
   t.equal((await post({ 'mcp-session-id': sid }, ping)).status, 404, 'no credentials: another principal');
   t.equal((await post({ authorization: 'Bearer alice' }, ping)).status, 400, 'no session id');
   t.equal((await post({ 'mcp-session-id': 'made-up', authorization: 'Bearer alice' }, ping)).status, 404);
-  const notServed = (await (await post({ 'mcp-session-id': sid, authorization: 'Bearer alice' }, { jsonrpc: '2.0', id: 2, method: 'tasks/list' })).json()) as { error: { code: number } };
+  const notServed = (await (await post({ 'mcp-session-id': sid, authorization: 'Bearer alice' }, { jsonrpc: '2.0', id: 2, method: 'tasks/list' })).json()) as {
+    error: { code: number };
+  };
   t.equal(notServed.error.code, -32601, 'tasks/* are not served (no tasks capability advertised)');
   t.equal((await post({ 'mcp-session-id': sid, authorization: 'Bearer alice' }, [ping])).status, 400, 'no batches');
 
@@ -250,11 +280,25 @@ t.test('wire refusals: bad initialize, GET without a session, Accept or a live s
   t.equal((await fetch(url, { method: 'GET', headers: { accept: 'text/event-stream' } })).status, 400, 'no session id');
   t.equal((await fetch(url, { method: 'GET', headers: { accept: 'text/event-stream', 'mcp-session-id': 'nope' } })).status, 404);
   t.equal((await fetch(url, { method: 'GET', headers: { accept: 'application/json', 'mcp-session-id': sid } })).status, 406);
-  const note = await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+  const note = await fetch(url, {
+    method: 'POST',
+    headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  });
   t.equal(note.status, 202);
-  const wrongVersion = await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': '2026-07-28' }, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }) });
+  const wrongVersion = await fetch(url, {
+    method: 'POST',
+    headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': '2026-07-28' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }),
+  });
   t.equal(wrongVersion.status, 400, 'a modern version on a legacy session');
-  const badLevel = (await (await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'logging/setLevel', params: { level: 'loud' } }) })).json()) as { error: { code: number } };
+  const badLevel = (await (
+    await fetch(url, {
+      method: 'POST',
+      headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'logging/setLevel', params: { level: 'loud' } }),
+    })
+  ).json()) as { error: { code: number } };
   t.equal(badLevel.error.code, -32602);
 });
 
@@ -266,7 +310,16 @@ t.test('an upstream that is down: initialize fails with 502 and no session', asy
     await face.close();
     await upstream.close();
   });
-  const res = await fetch(face.url, { method: 'POST', headers: LEGACY_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } } }) });
+  const res = await fetch(face.url, {
+    method: 'POST',
+    headers: LEGACY_HEADERS,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+    }),
+  });
   t.equal(res.status, 502);
   t.notOk(res.headers.get('mcp-session-id'));
   t.equal(face.face.sessionCount, 0);
@@ -276,7 +329,11 @@ t.test('a resource update before the GET stream opens is not lost', async (t) =>
   const { fx, face } = await stack(t);
   const url = face.url;
   const sid = await rawInitialize(url);
-  const sub = await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: 'test://watched-resource' } }) });
+  const sub = await fetch(url, {
+    method: 'POST',
+    headers: { ...LEGACY_HEADERS, 'mcp-session-id': sid },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: 'test://watched-resource' } }),
+  });
   t.same(((await sub.json()) as { result: unknown }).result, {});
   fx.notifyResourceUpdated('test://watched-resource');
   const ac = new AbortController();
@@ -284,13 +341,21 @@ t.test('a resource update before the GET stream opens is not lost', async (t) =>
   const get = await fetch(url, { method: 'GET', headers: { accept: 'text/event-stream', 'mcp-session-id': sid }, signal: ac.signal });
   t.equal(get.status, 200);
   const m = await new SseReader(get).next();
-  t.same(m, { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'test://watched-resource' } }, 'from the backlog (or live), without the listen tag');
+  t.same(
+    m,
+    { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'test://watched-resource' } },
+    'from the backlog (or live), without the listen tag',
+  );
 });
 
 t.test('a client that accepts no SSE cannot be asked: the call fails instead of hanging', async (t) => {
   const { face } = await stack(t);
   const sid = await rawInitialize(face.url, { elicitation: {} });
-  const res = await fetch(face.url, { method: 'POST', headers: { ...LEGACY_HEADERS, accept: 'application/json', 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'test_elicitation', arguments: { message: 'hi' } } }) });
+  const res = await fetch(face.url, {
+    method: 'POST',
+    headers: { ...LEGACY_HEADERS, accept: 'application/json', 'mcp-session-id': sid },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'test_elicitation', arguments: { message: 'hi' } } }),
+  });
   const body = (await res.json()) as { error: { code: number; message: string } };
   t.equal(body.error.code, -32603);
   t.match(body.error.message, /text\/event-stream/);

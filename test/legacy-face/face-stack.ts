@@ -65,7 +65,11 @@ export async function startFace(upstream: UpstreamClient, opts: LegacyFaceOption
 }
 
 /** Connects an SDK 1.32.2 client declaring `capabilities`. */
-export async function legacyClient(url: string, capabilities: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+export async function legacyClient(
+  url: string,
+  capabilities: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const client = new Client({ name: 'legacy-test-client', version: '1.0.0' }, { capabilities });
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
   await client.connect(transport);
@@ -96,7 +100,12 @@ export async function rawInitialize(url: string, capabilities: Record<string, un
   const res = await fetch(url, {
     method: 'POST',
     headers: LEGACY_HEADERS,
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'raw', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'raw', version: '1' } },
+    }),
   });
   await res.body?.cancel();
   return res.headers.get('mcp-session-id') as string;

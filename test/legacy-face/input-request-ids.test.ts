@@ -7,7 +7,7 @@ t.test('a minted id names its task and key; anything else is not one', async (t)
   t.strictSame(readInputRequestId(`gwt-in.gwt_abc-DEF_1.${key('confirm')}.7`), { taskId: 'gwt_abc-DEF_1', key: 'confirm' });
   t.strictSame(readInputRequestId(`gwt-in.gwt_x.${key('a.b:ü')}.1`), { taskId: 'gwt_x', key: 'a.b:ü' }, 'any key survives');
   const refused: Array<[string, string]> = [
-    ['the face\'s own call ids', 'gw-1'],
+    ["the face's own call ids", 'gw-1'],
     ['the old per-instance form', 'gwt-in-3'],
     ['no key', 'gwt-in.gwt_x'],
     ['an empty key', 'gwt-in.gwt_x..1'],

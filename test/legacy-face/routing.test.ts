@@ -70,7 +70,10 @@ t.test('legacy client, modern upstream without the extension and no rules: the f
   const client = await legacy(t, gw.url);
   t.notOk(client.getServerCapabilities()?.tasks, 'no tasks advertised');
   const support = await supportOf(client);
-  t.ok(Object.values(support).every((v) => v === undefined), 'no tool shows taskSupport');
+  t.ok(
+    Object.values(support).every((v) => v === undefined),
+    'no tool shows taskSupport',
+  );
   t.equal(gw.eraOf('tools/list'), 'legacy-face');
   await t.rejects(client.request({ method: 'tasks/list', params: {} }, ListTasksResultSchema), { code: -32601 });
 });

@@ -37,7 +37,12 @@ type Backend = { kind: 'memory' } | { kind: 'redis'; url: string };
 /** The upstream's tasks: its own (`native`, proxied by the gateway), or the gateway's (`wrapped`: every tool). */
 type Tasks = 'native' | 'wrapped';
 
-async function instance(upstreamUrl: string, tasks: Tasks, shared: { store: TaskStore } | { redis: Record<string, unknown> }, stateKey: Uint8Array): Promise<Instance> {
+async function instance(
+  upstreamUrl: string,
+  tasks: Tasks,
+  shared: { store: TaskStore } | { redis: Record<string, unknown> },
+  stateKey: Uint8Array,
+): Promise<Instance> {
   const cfg = parseConfig({
     server: { port: 0 },
     tasks: { pollIntervalMs: 50 },
@@ -86,12 +91,21 @@ async function initialize(url: string, capabilities: Record<string, unknown> = {
   const res = await fetch(url, {
     method: 'POST',
     headers: { ...LEGACY_HEADERS, ...ALICE },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'raw', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'raw', version: '1' } },
+    }),
   });
   const body = (await res.json()) as { result?: { capabilities?: Record<string, unknown> } };
   if (!body.result?.capabilities?.tasks) throw new Error('tasks were not advertised');
   const sid = res.headers.get('mcp-session-id') as string;
-  const note = await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, ...ALICE, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+  const note = await fetch(url, {
+    method: 'POST',
+    headers: { ...LEGACY_HEADERS, ...ALICE, 'mcp-session-id': sid },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  });
   await note.body?.cancel();
   return sid;
 }
@@ -134,7 +148,10 @@ async function answerThroughB(t: Teardown, aUrl: string, bUrl: string): Promise<
   t.teardown(() => client.close());
   // The question goes out on A's GET stream (no tasks/result is open yet).
   await opened;
-  const created = await client.request({ method: 'tools/call', params: { name: 'confirm_delete', arguments: { filename: 'c.txt' }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+  const created = await client.request(
+    { method: 'tools/call', params: { name: 'confirm_delete', arguments: { filename: 'c.txt' }, task: { ttl: 60_000 } } },
+    CreateTaskResultSchema,
+  );
   await question;
   // Bounded below the SDK's 60 s default: a lost answer fails the test sooner.
   const r = await client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema, { timeout: 15_000 });
@@ -197,7 +214,11 @@ function suite(t: Test, backend: Backend): void {
     const tools = await rpc(b.url, sid, 'tools/list');
     t.equal(tools.status, 200, 'B serves a session it never saw');
     const listed = tools.body.result.tools as Array<{ name: string; execution?: { taskSupport?: string } }>;
-    t.equal(listed.find((x) => x.name === 'slow_compute')?.execution?.taskSupport, 'optional', 'tasks were advertised at initialize on A: B lists task support');
+    t.equal(
+      listed.find((x) => x.name === 'slow_compute')?.execution?.taskSupport,
+      'optional',
+      'tasks were advertised at initialize on A: B lists task support',
+    );
 
     const greet = await rpc(b.url, sid, 'tools/call', { name: 'greet', arguments: { name: 'Bob' } });
     t.equal(textOf(greet.body.result), 'Hello, Bob!');
@@ -209,11 +230,17 @@ function suite(t: Test, backend: Backend): void {
     t.equal(got.body.result.taskId, taskId, "B answers tasks/get of A's task");
     t.match(got.body.result.status, /^(working|completed)$/);
     const listedTasks = await rpc(b.url, sid, 'tasks/list');
-    t.ok((listedTasks.body.result.tasks as Array<{ taskId: string }>).some((x) => x.taskId === taskId), 'and lists it');
+    t.ok(
+      (listedTasks.body.result.tasks as Array<{ taskId: string }>).some((x) => x.taskId === taskId),
+      'and lists it',
+    );
 
     t.equal((await rpc(b.url, sid, 'logging/setLevel', { level: 'debug' })).status, 200);
     const logged = await rpc(a.url, sid, 'tools/call', { name: 'test_logging_tool', arguments: {} });
-    t.ok(logged.messages.some((m) => m.method === 'notifications/message'), 'the level set on B applies on A');
+    t.ok(
+      logged.messages.some((m) => m.method === 'notifications/message'),
+      'the level set on B applies on A',
+    );
   });
 
   t.test('another principal gets 404 on every instance, and cannot end the session', async (t) => {

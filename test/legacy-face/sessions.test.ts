@@ -52,7 +52,14 @@ t.test('idle sessions expire; busy ones do not', async (t) => {
   t.equal(busy.busy, 0, 'release is idempotent');
   advance(1_001);
   r.sweep();
-  t.strictSame(ended, [['idle', 'expired'], ['busy', 'expired']], 'the sweep ends it after the request');
+  t.strictSame(
+    ended,
+    [
+      ['idle', 'expired'],
+      ['busy', 'expired'],
+    ],
+    'the sweep ends it after the request',
+  );
   t.equal(r.size, 0);
 });
 
@@ -80,12 +87,22 @@ t.test('the bound: expired first, then the least recently used idle session, the
   t.equal(r.size, 2);
   const ra = r.acquire(a);
   const rc = r.acquire(c);
-  t.equal(r.create('p', () => ({ name: 'd' })), undefined, 'all busy → refused');
+  t.equal(
+    r.create('p', () => ({ name: 'd' })),
+    undefined,
+    'all busy → refused',
+  );
   ra();
   rc();
   advance(10_001);
-  t.ok(r.create('p', () => ({ name: 'e' })), 'expired sessions make room');
-  t.strictSame(ended.slice(1), [['a', 'expired'], ['c', 'expired']]);
+  t.ok(
+    r.create('p', () => ({ name: 'e' })),
+    'expired sessions make room',
+  );
+  t.strictSame(ended.slice(1), [
+    ['a', 'expired'],
+    ['c', 'expired'],
+  ]);
   t.equal(r.lookup(b.id, 'p'), undefined);
 });
 
@@ -97,7 +114,10 @@ t.test('end and close', async (t) => {
   t.notOk(r.end(a.id, 'deleted'), 'once');
   r.close();
   r.close();
-  t.strictSame(ended, [['a', 'deleted'], ['b', 'closed']]);
+  t.strictSame(ended, [
+    ['a', 'deleted'],
+    ['b', 'closed'],
+  ]);
   t.equal(r.size, 0);
 });
 
@@ -107,13 +127,31 @@ t.test('adopt: a session minted elsewhere is held under its own id, once, for it
   const a = r.adopt('minted-on-a', 'alice', (id) => ({ name: id }))!;
   t.equal(a.id, 'minted-on-a');
   t.equal(r.lookup('minted-on-a', 'alice'), a);
-  t.equal(r.adopt('minted-on-a', 'alice', () => ({ name: 'again' })), a, 'held already: the same copy');
-  t.equal(r.adopt('minted-on-a', 'mallory', () => ({ name: 'theirs' })), undefined, 'another principal gets nothing');
+  t.equal(
+    r.adopt('minted-on-a', 'alice', () => ({ name: 'again' })),
+    a,
+    'held already: the same copy',
+  );
+  t.equal(
+    r.adopt('minted-on-a', 'mallory', () => ({ name: 'theirs' })),
+    undefined,
+    'another principal gets nothing',
+  );
   const release = r.acquire(a);
-  t.equal(r.adopt('other', 'alice', () => ({ name: 'other' })), undefined, 'full of busy sessions');
-  t.strictSame(r.busy().map((e) => e.id), ['minted-on-a']);
+  t.equal(
+    r.adopt('other', 'alice', () => ({ name: 'other' })),
+    undefined,
+    'full of busy sessions',
+  );
+  t.strictSame(
+    r.busy().map((e) => e.id),
+    ['minted-on-a'],
+  );
   release();
-  t.ok(r.adopt('other', 'alice', () => ({ name: 'other' })), 'an idle one makes room');
+  t.ok(
+    r.adopt('other', 'alice', () => ({ name: 'other' })),
+    'an idle one makes room',
+  );
   t.strictSame(ended, [['minted-on-a', 'evicted']]);
   t.equal(r.peek('other')?.principal, 'alice');
 });

@@ -21,7 +21,8 @@ function switchableStore(): { store: TaskStore; setDown(down: boolean): void } {
     get(target, prop, receiver) {
       const v: unknown = Reflect.get(target, prop, receiver);
       if (typeof v !== 'function' || prop === 'close') return v;
-      return (...args: unknown[]) => (down ? Promise.reject(new StoreUnavailableError('FAKE: the store is switched off')) : (v as (...a: unknown[]) => unknown).apply(target, args));
+      return (...args: unknown[]) =>
+        down ? Promise.reject(new StoreUnavailableError('FAKE: the store is switched off')) : (v as (...a: unknown[]) => unknown).apply(target, args);
     },
   }) as TaskStore;
   return { store, setDown: (d) => void (down = d) };
@@ -43,8 +44,14 @@ t.test('store unavailable: 503, -32603 and Retry-After on the modern and the leg
     await store.close();
     await fx.close();
   });
-  const legacy = (body: unknown, headers: Record<string, string> = {}) => fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, ...headers }, body: JSON.stringify(body) });
-  const init = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+  const legacy = (body: unknown, headers: Record<string, string> = {}) =>
+    fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, ...headers }, body: JSON.stringify(body) });
+  const init = {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  };
   const sid = (await legacy(init)).headers.get('mcp-session-id') as string;
   t.ok(sid, 'a session while the store is up');
 
@@ -55,8 +62,22 @@ t.test('store unavailable: 503, -32603 and Retry-After on the modern and the leg
   t.match(modern.body.error.message, /task store is unavailable/);
   const got = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tasks/get', 'mcp-name': 'gwt_unknown' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tasks/get', params: { taskId: 'gwt_unknown', _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': TASKS } } }),
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tasks/get',
+      'mcp-name': 'gwt_unknown',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 9,
+      method: 'tasks/get',
+      params: {
+        taskId: 'gwt_unknown',
+        _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': TASKS },
+      },
+    }),
   });
   t.equal(got.status, 503, 'modern tasks/get');
   t.equal(got.headers.get('retry-after'), '1');

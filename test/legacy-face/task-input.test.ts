@@ -20,7 +20,14 @@ interface Teardown {
 /** The gateway under test; its polls below wait on a status, not on pollIntervalMs, so the poll limit is lifted. */
 async function stack(t: Teardown): Promise<string> {
   const fx = await startModernFixture({ mode: 'modern', tasks: 'sync' });
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, tasks: { pollBurst: 1_000_000 }, upstreams: [{ name: 'fixture', path: '/mcp', url: fx.url, tools: { '*': { task: 'always' } } }] }), { logger: false });
+  const gateway = await buildGateway(
+    parseConfig({
+      server: { port: 0 },
+      tasks: { pollBurst: 1_000_000 },
+      upstreams: [{ name: 'fixture', path: '/mcp', url: fx.url, tools: { '*': { task: 'always' } } }],
+    }),
+    { logger: false },
+  );
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const addr = gateway.app.server.address();
   t.teardown(async () => {
@@ -35,7 +42,12 @@ async function session(url: string) {
   const init = await fetch(url, {
     method: 'POST',
     headers: HEADERS,
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { elicitation: {} }, clientInfo: { name: 'raw', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: { elicitation: {} }, clientInfo: { name: 'raw', version: '1' } },
+    }),
   });
   await init.body?.cancel();
   const headers = { ...HEADERS, 'mcp-session-id': init.headers.get('mcp-session-id') as string };

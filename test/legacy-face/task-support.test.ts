@@ -3,7 +3,10 @@ import t from 'tap';
 import { legacyTaskSupport } from '../../src/proxy/legacy-face-tasks.js';
 
 t.test('wrapping rules decide whatever the upstream says', async (t) => {
-  for (const upstream of [{ era: 'modern', extension: false }, { era: 'legacy', support: 'required' }] as const) {
+  for (const upstream of [
+    { era: 'modern', extension: false },
+    { era: 'legacy', support: 'required' },
+  ] as const) {
     t.equal(legacyTaskSupport('always', upstream), 'optional');
     t.equal(legacyTaskSupport('auto', upstream), 'optional');
     t.equal(legacyTaskSupport('required', upstream), 'required');

@@ -75,14 +75,31 @@ t.test('multi-stage on node:20-slim, running as a user that is not root', async 
   t.ok(users.length > 0, 'the runtime stage names a USER');
   t.notMatch(users.at(-1) ?? 'root', /^(root|0)(:|$)/, 'the last USER is not root');
   const build = stages[0] ?? [];
-  const runs = build.filter((i) => i.op === 'RUN').map((i) => i.args).join('\n');
+  const runs = build
+    .filter((i) => i.op === 'RUN')
+    .map((i) => i.args)
+    .join('\n');
   t.match(runs, /npm ci/, 'the build stage installs from the lockfile');
   t.match(runs, /npm run build/, 'and builds');
   t.match(runs, /npm pack/, 'and packs what a publish would ship');
-  const runtimeRuns = runtime.filter((i) => i.op === 'RUN').map((i) => i.args).join('\n');
+  const runtimeRuns = runtime
+    .filter((i) => i.op === 'RUN')
+    .map((i) => i.args)
+    .join('\n');
   t.match(runtimeRuns, /--omit=dev/, 'the runtime stage installs production dependencies only');
-  const runtimeSources = runtime.filter((i) => i.op === 'COPY').flatMap((i) => i.args.split(/\s+/).filter((p) => !p.startsWith('--')).slice(0, -1));
-  t.same(runtimeSources.filter((p) => /node_modules|\/src\/?$|\.ts$/.test(p)), [], 'the runtime stage copies neither sources nor the build stage node_modules');
+  const runtimeSources = runtime
+    .filter((i) => i.op === 'COPY')
+    .flatMap((i) =>
+      i.args
+        .split(/\s+/)
+        .filter((p) => !p.startsWith('--'))
+        .slice(0, -1),
+    );
+  t.same(
+    runtimeSources.filter((p) => /node_modules|\/src\/?$|\.ts$/.test(p)),
+    [],
+    'the runtime stage copies neither sources nor the build stage node_modules',
+  );
 });
 
 t.test('the entry point is the package bin, listening on every interface, the port exposed', async (t) => {
@@ -93,7 +110,11 @@ t.test('the entry point is the package bin, listening on every interface, the po
   const host = argv?.indexOf('--host') ?? -1;
   t.equal(host >= 0 ? argv?.[host + 1] : undefined, '0.0.0.0', 'listens on every interface (the default is loopback)');
   t.notOk(argv?.includes('--port') || argv?.includes('-p'), 'on the default port, which EXPOSE and the healthcheck name');
-  t.same(runtime.filter((i) => i.op === 'EXPOSE').map((i) => i.args), [String(DEFAULTS.port)], 'EXPOSE the default port');
+  t.same(
+    runtime.filter((i) => i.op === 'EXPOSE').map((i) => i.args),
+    [String(DEFAULTS.port)],
+    'EXPOSE the default port',
+  );
 });
 
 t.test('every file the build copies from the context exists and passes .dockerignore', async (t) => {
@@ -114,10 +135,20 @@ t.test('every file the build copies from the context exists and passes .dockerig
 });
 
 t.test('no production dependency has an install script (the image installs with --ignore-scripts)', async (t) => {
-  const lock = JSON.parse(await readFile(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; hasInstallScript?: boolean }> };
+  const lock = JSON.parse(await readFile(join(root, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean; hasInstallScript?: boolean }>;
+  };
   const scripted = Object.entries(lock.packages).filter(([, p]) => p.hasInstallScript);
-  t.same(scripted.filter(([, p]) => !p.dev).map(([k]) => k), [], 'none in production');
-  t.same(scripted.map(([k]) => k), ['node_modules/esbuild'], 'the one the Dockerfile names (dev, for tsx)');
+  t.same(
+    scripted.filter(([, p]) => !p.dev).map(([k]) => k),
+    [],
+    'none in production',
+  );
+  t.same(
+    scripted.map(([k]) => k),
+    ['node_modules/esbuild'],
+    'the one the Dockerfile names (dev, for tsx)',
+  );
 });
 
 t.test('the HEALTHCHECK command, as written, says healthy against a real gateway and unhealthy with none', async (t) => {
@@ -138,7 +169,10 @@ t.test('the HEALTHCHECK command, as written, says healthy against a real gateway
 
   // The Redis example's allow-list names the public host only; the container's own probe still gets its answer.
   const example = parseYaml(await readFile(join(root, 'config/gateway.redis.example.yaml'), 'utf8')) as { server: { allowedHosts: string[] } };
-  t.notOk(example.server.allowedHosts.some((h) => h === '127.0.0.1' || h === 'localhost'), 'the example lists no loopback name');
+  t.notOk(
+    example.server.allowedHosts.some((h) => h === '127.0.0.1' || h === 'localhost'),
+    'the example lists no loopback name',
+  );
   const listed = await startStack({ server: { allowedHosts: example.server.allowedHosts } });
   t.teardown(() => listed.close());
   t.equal(await check(Number(new URL(listed.url).port)), 0, 'healthy with the example allow-list');

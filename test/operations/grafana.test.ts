@@ -61,7 +61,9 @@ function variableMetric(v: Variable): string | undefined {
 
 t.test('the PromQL reader finds metrics and nothing else', async (t) => {
   t.same(
-    metricNames('histogram_quantile(0.99, sum by (le, method) (rate(a_seconds_bucket{upstream=~"$upstream", method!~"x|GET"}[$__rate_interval]))) / on (job) group_left (x) b_total offset 5m'),
+    metricNames(
+      'histogram_quantile(0.99, sum by (le, method) (rate(a_seconds_bucket{upstream=~"$upstream", method!~"x|GET"}[$__rate_interval]))) / on (job) group_left (x) b_total offset 5m',
+    ),
     ['a_seconds_bucket', 'b_total'],
   );
   t.same(metricNames('sum(rate(x_total[5m])) > bool 0 and up unless nope{a="sum(b)"}'), ['x_total', 'up', 'nope']);

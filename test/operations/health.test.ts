@@ -53,7 +53,11 @@ function revealsNothing(t: Test, p: Probe, secrets: string[], what: string): voi
 }
 
 /** A 2025-11-25 client's request, as its transport POSTs it (raw: what it receives is what is checked). */
-async function legacyPost(base: string, method: string, session?: string): Promise<{ status: number; contentType: string | null; session: string | null; text: string }> {
+async function legacyPost(
+  base: string,
+  method: string,
+  session?: string,
+): Promise<{ status: number; contentType: string | null; session: string | null; text: string }> {
   const params = method === 'initialize' ? { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'health-test', version: '1' } } : {};
   const res = await fetch(new URL('/mcp', base), {
     method: 'POST',
@@ -85,7 +89,11 @@ function redisGatewayFor(upstreamUrl: string, redisUrl: string): Promise<{ gatew
   );
 }
 
-async function gatewayFor(upstreamUrl: string, extra: Record<string, unknown> = {}, deps: Parameters<typeof buildGateway>[1] = {}): Promise<{ gateway: Gateway; base: string }> {
+async function gatewayFor(
+  upstreamUrl: string,
+  extra: Record<string, unknown> = {},
+  deps: Parameters<typeof buildGateway>[1] = {},
+): Promise<{ gateway: Gateway; base: string }> {
   const cfg = parseConfig({
     server: { port: 0, readiness: { upstreamCheckMs: 100, storeCacheMs: 0 } },
     ...extra,
@@ -217,7 +225,10 @@ t.test('every upstream is probed at start without a request, its outcome said on
   const isUpLine = (l: Record<string, any>) => l.msg === 'upstream is up' && l.upstream === 'fixture';
   const line = await log.waitFor(isUpLine, 'the outcome of the probe at start');
   t.match(line, { level: 30, modern: false, legacy: true });
-  t.ok(relay.seen.some((s) => s.rpcMethod === 'initialize'), 'the probe reached the upstream with no request made');
+  t.ok(
+    relay.seen.some((s) => s.rpcMethod === 'initialize'),
+    'the probe reached the upstream with no request made',
+  );
   // Re-probes that find the same say nothing. Each is asked by readiness (an upstream it finds up is re-probed in the
   // background) and awaited by the DELETE of its session: by then its outcome is in effect (probe.ts sends it before
   // the probe returns, and the relay sees it only after).

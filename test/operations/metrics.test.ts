@@ -235,7 +235,13 @@ t.test("a wrapped task's life shows in the counters, with its upstream and tool"
   const stack = await stackFor(t);
   const before = await scrape(stack);
   t.match(before.contentType, /^text\/plain; version=0\.0\.4/, 'the Prometheus text format');
-  for (const name of ['mcp_gateway_tasks_created_total', 'mcp_gateway_tasks_completed_total', 'mcp_gateway_tasks_failed_total', 'mcp_gateway_tasks_cancelled_total', 'mcp_gateway_tasks_expired_total']) {
+  for (const name of [
+    'mcp_gateway_tasks_created_total',
+    'mcp_gateway_tasks_completed_total',
+    'mcp_gateway_tasks_failed_total',
+    'mcp_gateway_tasks_cancelled_total',
+    'mcp_gateway_tasks_expired_total',
+  ]) {
     t.equal(before.families.get(name)?.type, 'counter', `${name} is a counter`);
     t.equal(value(before.families, name), 0, `${name} starts at 0`);
   }
@@ -269,7 +275,16 @@ t.test("a wrapped task's life shows in the counters, with its upstream and tool"
   t.equal(value(after, 'mcp_gateway_tasks_cancelled_total'), 1);
 
   // The requests that drove them: modern, through the gateway's face, by outcome.
-  t.equal(value(after, 'mcp_gateway_requests_total', { method: 'tools/call', client_era: 'modern', upstream_era: 'legacy', mode: 'gateway', outcome: 'task_created' }), 3);
+  t.equal(
+    value(after, 'mcp_gateway_requests_total', {
+      method: 'tools/call',
+      client_era: 'modern',
+      upstream_era: 'legacy',
+      mode: 'gateway',
+      outcome: 'task_created',
+    }),
+    3,
+  );
   t.equal(value(after, 'mcp_gateway_requests_total', { method: 'tasks/cancel', client_era: 'modern', outcome: 'ok' }), 1);
   // At least one poll per task, whatever it found (a poll of the cancelled task counts as outcome `cancelled`).
   t.ok(value(after, 'mcp_gateway_requests_total', { method: 'tasks/get', client_era: 'modern' }) >= 3, 'the polls are counted');
@@ -294,7 +309,11 @@ t.test('requests by era and outcome; MRTR rounds and held calls; errors by catal
   const bad = await post(stack.url, 'tasks/get', { taskId: 'gwt_nope' }, { capabilities: DECLARING });
   t.ok(bad.body.error, 'refused');
   m = (await scrape(stack)).families;
-  t.same(labelValues(m, 'mcp_gateway_requests_total', 'outcome', { method: 'tasks/get' }), new Set(['GW_TASK_UNKNOWN']), 'the refusal is counted by its catalog code');
+  t.same(
+    labelValues(m, 'mcp_gateway_requests_total', 'outcome', { method: 'tasks/get' }),
+    new Set(['GW_TASK_UNKNOWN']),
+    'the refusal is counted by its catalog code',
+  );
 
   // A legacy client (the face serves it: rules wrap tools) runs a task to its end.
   const legacy = await legacyClient(stack.url);
@@ -304,7 +323,11 @@ t.test('requests by era and outcome; MRTR rounds and held calls; errors by catal
   m = (await scrape(stack)).families;
   t.equal(value(m, 'mcp_gateway_client_sessions', { upstream: 'fixture' }), 1, 'the legacy face holds its session');
   t.same(labelValues(m, 'mcp_gateway_streams', 'kind', { upstream: 'fixture' }), new Set(['listen', 'get']), 'streams by kind');
-  t.equal(value(m, 'mcp_gateway_requests_total', { method: 'initialize', client_era: 'legacy', mode: 'gateway', outcome: 'ok' }), 1, 'the legacy session opened');
+  t.equal(
+    value(m, 'mcp_gateway_requests_total', { method: 'initialize', client_era: 'legacy', mode: 'gateway', outcome: 'ok' }),
+    1,
+    'the legacy session opened',
+  );
   t.equal(value(m, 'mcp_gateway_requests_total', { method: 'tools/call', client_era: 'legacy', upstream_era: 'legacy', outcome: 'task_created' }), 1);
   t.equal(value(m, 'mcp_gateway_tasks_completed_total', { upstream: 'fixture', tool: 'slow_compute' }), 1);
   t.same(labelValues(m, 'mcp_gateway_requests_total', 'client_era'), new Set(['modern', 'legacy']), 'both eras counted');
@@ -324,7 +347,11 @@ t.test('store errors are counted by operation and catalog code', { skip: serverB
   const redis = await startRedis();
   t.teardown(() => redis.stop());
   const stack = await startStack(
-    { tasks: { pollBurst: 1_000_000 }, store: { kind: 'redis', url: redis.url, commandTimeoutMs: 500, connectTimeoutMs: 5_000 }, secret: { value: 'x'.repeat(32) } },
+    {
+      tasks: { pollBurst: 1_000_000 },
+      store: { kind: 'redis', url: redis.url, commandTimeoutMs: 500, connectTimeoutMs: 5_000 },
+      secret: { value: 'x'.repeat(32) },
+    },
     { tools: { '*': { task: 'always' } } },
     { tasks: 'sync', taskJobDelayMs: 0 },
   );
@@ -356,7 +383,10 @@ t.test('a flood of distinct tool names and methods keeps the label sets bounded'
   t.ok(tools.has('other'), 'the rest count as other');
   t.equal(value(m, 'mcp_gateway_tasks_created_total', { upstream: 'fixture' }), names.length, 'every task is still counted');
   const methods = labelValues(m, 'mcp_gateway_requests_total', 'method');
-  t.notOk([...methods].some((x) => x.startsWith('made/up')), 'no made-up method is a label value');
+  t.notOk(
+    [...methods].some((x) => x.startsWith('made/up')),
+    'no made-up method is a label value',
+  );
   t.ok(methods.has('other'), 'they count as other');
   t.equal(value(m, 'mcp_gateway_requests_total', { method: 'other' }), 3 * MAX_TOOLS);
   // No identity in any label: principals, task ids and session ids never appear.
@@ -369,7 +399,10 @@ t.test('a flood of distinct tool names and methods keeps the label sets bounded'
 
 t.test('label helpers: bounded by construction', async (t) => {
   const b = new BoundedLabels(2);
-  t.same(['a', 'b', 'c', 'a', 'd'].map((x) => b.of('u', x)), ['a', 'b', 'other', 'a', 'other']);
+  t.same(
+    ['a', 'b', 'c', 'a', 'd'].map((x) => b.of('u', x)),
+    ['a', 'b', 'other', 'a', 'other'],
+  );
   t.equal(b.of('v', 'c'), 'c', 'each upstream has its own first names');
   t.equal(methodLabel('tools/call'), 'tools/call');
   t.equal(methodLabel('x'.repeat(100)), 'other');
@@ -383,7 +416,10 @@ t.test('the operations paths cannot be an upstream path', async (t) => {
   for (const path of ['/metrics', '/readyz', '/healthz']) {
     t.throws(() => parseConfig({ upstreams: [{ name: 'u', path, url: 'http://127.0.0.1:1/mcp' }] }), ConfigError, `${path} refused`);
   }
-  t.doesNotThrow(() => parseConfig({ server: { metrics: { enabled: false } }, upstreams: [{ name: 'u', path: '/metrics', url: 'http://127.0.0.1:1/mcp' }] }), 'free with metrics off');
+  t.doesNotThrow(
+    () => parseConfig({ server: { metrics: { enabled: false } }, upstreams: [{ name: 'u', path: '/metrics', url: 'http://127.0.0.1:1/mcp' }] }),
+    'free with metrics off',
+  );
 });
 
 t.test('metrics off: no /metrics route', async (t) => {

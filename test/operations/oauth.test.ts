@@ -23,7 +23,11 @@ interface Running {
 async function startGateway(upstreams: Array<Record<string, unknown>>, server: Record<string, unknown> = {}, logs?: string[]): Promise<Running> {
   const stream = new Writable({
     write(chunk, _enc, done) {
-      logs?.push(...String(chunk).split('\n').filter((l) => l.trim() !== ''));
+      logs?.push(
+        ...String(chunk)
+          .split('\n')
+          .filter((l) => l.trim() !== ''),
+      );
       done();
     },
   });
@@ -41,7 +45,9 @@ async function fixture(t: Test, inner: 'legacy' | 'modern', jsonRpcErrorBody = f
 }
 
 /** What a response is, as the client sees it: status, the headers that matter, and the body bytes. */
-async function snapshot(res: Response): Promise<{ status: number; contentType: string | null; cacheControl: string | null; wwwAuthenticate: string | null; body: string }> {
+async function snapshot(
+  res: Response,
+): Promise<{ status: number; contentType: string | null; cacheControl: string | null; wwwAuthenticate: string | null; body: string }> {
   return {
     status: res.status,
     contentType: res.headers.get('content-type'),
@@ -56,7 +62,12 @@ async function jsonOf(url: string): Promise<any> {
   return (await fetch(url)).json();
 }
 
-const LEGACY_INIT = { jsonrpc: '2.0', id: 7, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'oauth-test', version: '1.0.0' } } };
+const LEGACY_INIT = {
+  jsonrpc: '2.0',
+  id: 7,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'oauth-test', version: '1.0.0' } },
+};
 
 /** A 2025-11-25 `initialize` POST, as a legacy client opens. */
 function legacyInitialize(url: string, headers: Record<string, string> = {}): Promise<Response> {
@@ -132,7 +143,10 @@ t.test('configured paths pass; unlisted ones are the gateway 404; the host check
     t.match(res.headers.get('content-type'), /application\/json/, `${path}: the gateway's own 404`);
     t.equal(((await res.json()) as any).error.message, 'Not found');
   }
-  t.notOk(up.seen.some((s) => s.path === '/other' || s.path === '/oauthx'), 'never reached the upstream');
+  t.notOk(
+    up.seen.some((s) => s.path === '/other' || s.path === '/oauthx'),
+    'never reached the upstream',
+  );
 
   // fetch will not set Host: node:http does.
   const asked = up.seen.filter((s) => s.path !== '/mcp').length;
@@ -163,7 +177,12 @@ t.test('a body over the limit is refused before the upstream sees it', async (t)
       c.close();
     },
   });
-  const res = await fetch(`${gw.origin}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: big, duplex: 'half' } as RequestInit);
+  const res = await fetch(`${gw.origin}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: big,
+    duplex: 'half',
+  } as RequestInit);
   t.equal(res.status, 413);
   t.equal(((await res.json()) as any).error.message, 'Request body too large');
   t.equal(up.seen.filter((s) => s.path !== '/mcp').length, before, 'nothing reached the upstream');
@@ -174,7 +193,10 @@ t.test('a dead upstream gives the catalog error as JSON', async (t) => {
   const gw = await startGateway([{ name: 'gone', path: '/mcp', url: `http://127.0.0.1:${port}/mcp`, era: 'legacy', passthrough: { paths: ['/oauth/*'] } }]);
   t.teardown(() => gw.close());
   for (const path of ['/.well-known/oauth-protected-resource/mcp', '/oauth/token']) {
-    const res = await fetch(gw.origin + path, { method: path === '/oauth/token' ? 'POST' : 'GET', ...(path === '/oauth/token' ? { body: 'grant_type=client_credentials', headers: { 'content-type': 'application/x-www-form-urlencoded' } } : {}) });
+    const res = await fetch(gw.origin + path, {
+      method: path === '/oauth/token' ? 'POST' : 'GET',
+      ...(path === '/oauth/token' ? { body: 'grant_type=client_credentials', headers: { 'content-type': 'application/x-www-form-urlencoded' } } : {}),
+    });
     t.equal(res.status, 502, `${path}: 502`);
     t.match(res.headers.get('content-type'), /application\/json/);
     const body = (await res.json()) as any;
@@ -229,7 +251,32 @@ t.test('an upstream 401 reaches clients of both eras with its WWW-Authenticate u
       // Modern client: translated over legacy sessions to a legacy upstream; passed through to a modern one.
       const modern = await modernCall(url);
       t.equal(modern.status, 401, 'modern client: 401');
-      const modernHeader = (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'test_simple_text', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 'call-2', method: 'tools/call', params: { name: 'test_simple_text', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' } } } }) })).headers.get('www-authenticate');
+      const modernHeader = (
+        await fetch(url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'mcp-protocol-version': '2026-07-28',
+            'mcp-method': 'tools/call',
+            'mcp-name': 'test_simple_text',
+            accept: 'application/json, text/event-stream',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 'call-2',
+            method: 'tools/call',
+            params: {
+              name: 'test_simple_text',
+              arguments: {},
+              _meta: {
+                'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+                'io.modelcontextprotocol/clientCapabilities': {},
+                'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' },
+              },
+            },
+          }),
+        })
+      ).headers.get('www-authenticate');
       t.equal(modernHeader, expected, "modern client: the upstream's challenge, byte for byte");
       if (inner === 'legacy') {
         t.equal(modern.body.id, 'call-1', 'translated: the request id');
@@ -258,7 +305,31 @@ t.test('invalid_token and insufficient_scope reach translated clients as 401 and
       const url = `${gw.origin}/mcp`;
       const send = async (authorization: string) => {
         if (client === 'modern') {
-          const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'test_simple_text', authorization }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'test_simple_text', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' } } } }) });
+          const r = await fetch(url, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              accept: 'application/json',
+              'mcp-protocol-version': '2026-07-28',
+              'mcp-method': 'tools/call',
+              'mcp-name': 'test_simple_text',
+              authorization,
+            },
+            body: JSON.stringify({
+              jsonrpc: '2.0',
+              id: 9,
+              method: 'tools/call',
+              params: {
+                name: 'test_simple_text',
+                arguments: {},
+                _meta: {
+                  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+                  'io.modelcontextprotocol/clientCapabilities': {},
+                  'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' },
+                },
+              },
+            }),
+          });
           return { status: r.status, header: r.headers.get('www-authenticate'), body: (await r.json()) as any };
         }
         const r = await legacyInitialize(url, { authorization });
@@ -287,7 +358,9 @@ t.test('a client completes the upstream authorization through the gateway, then 
   for (const inner of ['legacy', 'modern'] as const) {
     t.test(`${inner} upstream`, async (t) => {
       const up = await fixture(t, inner);
-      const gw = await startGateway([{ name: 'oauth', path: '/a', url: up.url, passthrough: { paths: ['/oauth/*'] }, ...(inner === 'modern' ? { era: 'modern' } : {}) }]);
+      const gw = await startGateway([
+        { name: 'oauth', path: '/a', url: up.url, passthrough: { paths: ['/oauth/*'] }, ...(inner === 'modern' ? { era: 'modern' } : {}) },
+      ]);
       t.teardown(() => gw.close());
       // Deployed behind the gateway, the upstream names the gateway's address in its documents and challenges.
       up.advertise(gw.origin, '/a');
@@ -308,7 +381,10 @@ t.test('a client completes the upstream authorization through the gateway, then 
       // 4. The token endpoint, a configured path, with client_credentials (client_secret_basic).
       const tokenRes = await fetch(asm.token_endpoint, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${OAUTH_CLIENT.id}:${OAUTH_CLIENT.secret}`).toString('base64')}` },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${OAUTH_CLIENT.id}:${OAUTH_CLIENT.secret}`).toString('base64')}`,
+        },
         body: new URLSearchParams({ grant_type: 'client_credentials', scope: MCP_SCOPE, resource: prm.resource }).toString(),
       });
       t.equal(tokenRes.status, 200);
@@ -324,7 +400,10 @@ t.test('a client completes the upstream authorization through the gateway, then 
       const client = await legacySdk(t, url, authorization);
       const result = await client.callTool({ name: 'test_simple_text', arguments: {} });
       t.match(result.content, [{ type: 'text' }], 'legacy client: the tool answered');
-      t.ok(up.seen.filter((s) => s.path === '/mcp').every((s) => s.authorization === undefined || s.authorization === authorization), 'the upstream saw only the client token');
+      t.ok(
+        up.seen.filter((s) => s.path === '/mcp').every((s) => s.authorization === undefined || s.authorization === authorization),
+        'the upstream saw only the client token',
+      );
     });
   }
 });
@@ -348,10 +427,18 @@ t.test('passthrough config is checked: syntax, overlaps, the root documents', as
   bad([u('a', '/mcp', { paths: ['/healthz'] })], /overlaps the gateway's \/healthz/, '/healthz');
   bad([u('a', '/mcp', { paths: ['/metrics'] })], /overlaps the gateway's \/metrics/, '/metrics');
   bad([u('a', '/mcp', { paths: ['/readyz/*'] })], /overlaps the gateway's \/readyz/, '/readyz');
-  t.throws(() => parseConfig({ server: { metrics: { path: '/stats' } }, upstreams: [u('a', '/mcp', { paths: ['/stats'] })] }), /overlaps the gateway's \/stats/, 'a configured metrics path');
+  t.throws(
+    () => parseConfig({ server: { metrics: { path: '/stats' } }, upstreams: [u('a', '/mcp', { paths: ['/stats'] })] }),
+    /overlaps the gateway's \/stats/,
+    'a configured metrics path',
+  );
   bad([u('a', '/mcp', { paths: ['/.well-known/*'] })], /OAuth discovery documents/, 'the well-known documents');
   bad([u('a', '/mcp', { paths: ['/.well-known/oauth-protected-resource/x'] })], /OAuth discovery documents/, 'a well-known document');
-  bad([u('a', '/a', { paths: ['/oauth/*'] }), u('b', '/b', { paths: ['/oauth/token'] })], /overlaps upstreams\.0\.passthrough\.paths\.0/, 'two upstreams on one path');
+  bad(
+    [u('a', '/a', { paths: ['/oauth/*'] }), u('b', '/b', { paths: ['/oauth/token'] })],
+    /overlaps upstreams\.0\.passthrough\.paths\.0/,
+    'two upstreams on one path',
+  );
   bad([u('a', '/a', { wellKnownRoot: true }), u('b', '/b', { wellKnownRoot: true })], /already upstreams\.0's/, 'two upstreams take the root documents');
   bad([u('a', '/', {}), u('b', '/b', { wellKnownRoot: true })], /already upstreams\.0's/, 'one mounted at / takes them already');
 
@@ -360,7 +447,7 @@ t.test('passthrough config is checked: syntax, overlaps, the root documents', as
   t.same(ok.upstreams[1]?.passthrough, { paths: [] }, 'default: no extra paths');
 });
 
-t.test('with two upstreams the root documents are nobody\'s unless one claims them', async (t) => {
+t.test("with two upstreams the root documents are nobody's unless one claims them", async (t) => {
   const one = await fixture(t, 'legacy');
   const two = await fixture(t, 'legacy');
   const gw = await startGateway([
@@ -395,22 +482,51 @@ t.test('an upstream that refuses the era probe is no warning; tokens are never l
   t.equal(res.status, 403, "the upstream's refusal");
   await res.text();
   const lines = logs.map((l) => JSON.parse(l));
-  t.notOk(lines.some((l) => l.level >= 40 && /era probe/.test(String(l.msg))), 'no warning: the refusal is an expected state');
-  t.ok(lines.some((l) => String(l.msg).startsWith('the upstream refused the era probe for want of credentials')), 'said at debug');
+  t.notOk(
+    lines.some((l) => l.level >= 40 && /era probe/.test(String(l.msg))),
+    'no warning: the refusal is an expected state',
+  );
+  t.ok(
+    lines.some((l) => String(l.msg).startsWith('the upstream refused the era probe for want of credentials')),
+    'said at debug',
+  );
   const passed = await fetch(`${gw.origin}/.well-known/oauth-protected-resource/mcp?code=secret-code`);
   t.equal(passed.status, 200);
   await passed.text();
   const line = logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'passed-through request');
   t.match(line, { method: 'GET', route: '/.well-known/oauth-protected-resource/mcp', upstream: 'oauth', status: 200 }, 'one operator line per passed request');
-  t.notOk(logs.some((l) => l.includes(token.slice(7)) || l.includes('secret-code')), 'neither the token nor the query is in any log line');
+  t.notOk(
+    logs.some((l) => l.includes(token.slice(7)) || l.includes('secret-code')),
+    'neither the token nor the query is in any log line',
+  );
 });
 
 /** A 2026-07-28 `tools/call` as a raw Response (its headers are what the test reads). */
 function modernFetch(url: string, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'test_simple_text', ...headers },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 'call-3', method: 'tools/call', params: { name: 'test_simple_text', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' } } } }),
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'test_simple_text',
+      ...headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'call-3',
+      method: 'tools/call',
+      params: {
+        name: 'test_simple_text',
+        arguments: {},
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {},
+          'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' },
+        },
+      },
+    }),
   });
 }
 
@@ -449,10 +565,22 @@ t.test('era auto before a 2026-07-28 OAuth upstream: the eras are learned with t
   t.equal(first.status, 200, 'modern client with a token: 200');
   t.match(first.body.result.content, [{ type: 'text' }], 'the tool answered');
   const afterFirst = up.seen.slice(mark).filter((s) => s.path === '/mcp');
-  t.same(afterFirst.filter((s) => s.rpc === 'server/discover').map((s) => s.authorization), [authorization], 'one probe, with the caller token');
+  t.same(
+    afterFirst.filter((s) => s.rpc === 'server/discover').map((s) => s.authorization),
+    [authorization],
+    'one probe, with the caller token',
+  );
   // The legacy client without a token above needed the 2025-11-25 side: the credentialed probe asks it once, marked.
-  t.same(afterFirst.filter((s) => s.rpc === 'initialize').map((s) => s.authorization), [authorization], "one initialize, the probe's, for the 2025-11-25 client that came before");
-  t.same(afterFirst.filter((s) => s.rpc === 'tools/call').map((s) => s.authorization), [authorization], 'the call passed through');
+  t.same(
+    afterFirst.filter((s) => s.rpc === 'initialize').map((s) => s.authorization),
+    [authorization],
+    "one initialize, the probe's, for the 2025-11-25 client that came before",
+  );
+  t.same(
+    afterFirst.filter((s) => s.rpc === 'tools/call').map((s) => s.authorization),
+    [authorization],
+    'the call passed through',
+  );
   const health = await healthOf(gw.origin);
   t.match(health, { state: 'up', modern: true, legacy: false }, '/healthz: modern after the first credentialed call, its 2025-11-25 side refused');
   t.notOk('eras' in (await healthOf(gw.origin)), 'no longer refused');
@@ -461,7 +589,14 @@ t.test('era auto before a 2026-07-28 OAuth upstream: the eras are learned with t
   const other = `Bearer ${up.issue(MCP_SCOPE)}`;
   const mark2 = up.seen.length;
   t.equal((await modernCall(url, { authorization: other })).status, 200);
-  t.same(up.seen.slice(mark2).filter((s) => s.path === '/mcp').map((s) => s.rpc), ['tools/call'], 'passed through, nothing else asked');
+  t.same(
+    up.seen
+      .slice(mark2)
+      .filter((s) => s.path === '/mcp')
+      .map((s) => s.rpc),
+    ['tools/call'],
+    'passed through, nothing else asked',
+  );
 
   // A legacy client with a token: through the legacy face over the modern client.
   const client = await legacySdk(t, url, authorization);
@@ -469,7 +604,10 @@ t.test('era auto before a 2026-07-28 OAuth upstream: the eras are learned with t
   t.match(result.content, [{ type: 'text' }], 'legacy client: the tool answered');
   // A modern client without a token, now that the eras are known: passed through, the upstream's whole 401.
   t.same(await snapshot(await modernFetch(url)), await snapshot(await modernFetch(up.url)), "the upstream's 401 and challenge, unchanged");
-  t.notOk(logs.some((l) => l.includes(token) || l.includes(other.slice(7))), 'no token in any log line');
+  t.notOk(
+    logs.some((l) => l.includes(token) || l.includes(other.slice(7))),
+    'no token in any log line',
+  );
 });
 
 t.test('era auto before a 2025-11-25 OAuth upstream: both eras work with a token', async (t) => {
@@ -506,7 +644,10 @@ t.test('a bad token is refused with the challenge and does not turn into a probe
   };
   const answers = [...(await Promise.all(Array.from({ length: 10 }, send)))];
   for (let i = 0; i < 10; i++) answers.push(await send());
-  t.ok(answers.every((a) => a.status === 401 && /error="invalid_token"/.test(a.header ?? '')), "every caller: the upstream's 401 with its invalid_token challenge");
+  t.ok(
+    answers.every((a) => a.status === 401 && /error="invalid_token"/.test(a.header ?? '')),
+    "every caller: the upstream's 401 with its invalid_token challenge",
+  );
   const probes = up.seen.filter((s) => s.rpc === 'server/discover' && s.authorization === bad).length;
   t.ok(probes >= 1, 'the bad token was tried once');
   t.ok(probes < 10, `20 requests, ${probes} probe(s): joined and spaced, not one per request`);

@@ -147,9 +147,25 @@ prepared.catch(() => {});
 
 t.test('the tarball holds what the runtime needs and no tests or sources', async (t) => {
   const { packedFiles, pkg } = await prepared;
-  const targets = [pkg.main, pkg.types, ...Object.values(pkg.bin), ...Object.values(pkg.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e)))];
+  const targets = [
+    pkg.main,
+    pkg.types,
+    ...Object.values(pkg.bin),
+    ...Object.values(pkg.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e))),
+  ];
   for (const target of targets) t.ok(packedFiles.has(target.replace(/^\.\//, '')), `${target} (named by package.json) is in the tarball`);
-  for (const f of ['README.md', 'LICENSE', 'package.json', 'dist/cli.js', 'dist/index.js', 'dist/index.d.ts', 'dist/demo/demo-server.js', 'config/gateway.example.yaml', 'config/gateway.redis.example.yaml', 'schema/gateway.schema.json']) {
+  for (const f of [
+    'README.md',
+    'LICENSE',
+    'package.json',
+    'dist/cli.js',
+    'dist/index.js',
+    'dist/index.d.ts',
+    'dist/demo/demo-server.js',
+    'config/gateway.example.yaml',
+    'config/gateway.redis.example.yaml',
+    'schema/gateway.schema.json',
+  ]) {
     t.ok(packedFiles.has(f), `${f} is packed`);
   }
   const stray = [...packedFiles].filter((f) => /^(src|test|scripts|bench|conformance|docs|\.ci)\//.test(f) || /\.test\.[jt]s$/.test(f));
@@ -170,10 +186,18 @@ t.test('the installed package: its main export resolves and exposes buildGateway
   t.equal(got.buildGateway, 'function');
   t.equal(got.parseConfig, 'function');
   t.equal(got.version, pkg.version, 'the version it reports is the package version');
-  t.same(got.exports, ['ConfigError', 'DEFAULTS', 'DEFAULT_LOGGER', 'GATEWAY_NAME', 'GATEWAY_VERSION', 'buildGateway', 'loadConfigFile', 'parseConfig'], 'the public API, and nothing else');
+  t.same(
+    got.exports,
+    ['ConfigError', 'DEFAULTS', 'DEFAULT_LOGGER', 'GATEWAY_NAME', 'GATEWAY_VERSION', 'buildGateway', 'loadConfigFile', 'parseConfig'],
+    'the public API, and nothing else',
+  );
   const sub = await run(process.execPath, ['-e', `console.log(require.resolve('${NAME}/package.json'))`], app);
   t.equal(sub.code, 0, `${NAME}/package.json is exported: ${sub.stderr}`);
-  const deep = await run(process.execPath, ['-e', `import('${NAME}/dist/app.js').then(() => process.exit(0), (e) => { console.log(e.code); process.exit(3) })`], app);
+  const deep = await run(
+    process.execPath,
+    ['-e', `import('${NAME}/dist/app.js').then(() => process.exit(0), (e) => { console.log(e.code); process.exit(3) })`],
+    app,
+  );
   t.equal(deep.stdout.trim(), 'ERR_PACKAGE_PATH_NOT_EXPORTED', 'files past the exports map are not reachable');
   await access(join(app, 'node_modules', NAME, pkg.types), constants.R_OK);
   t.pass('the types file exists where package.json says');
@@ -204,7 +228,7 @@ t.test('the installed bin runs in front of a real upstream and stops on SIGTERM'
 });
 
 t.test('the installed bin with no upstream serves the bundled demo upstream', async (t) => {
-  const { app, pkg, skip } = await prepared;
+  const { app, skip } = await prepared;
   if (skip) return void t.pass('the tarball installed', { skip });
   const gw = await startInstalled(app, ['--port', '0']);
   t.teardown(() => void gw.child.kill('SIGKILL'));

@@ -47,7 +47,11 @@ t.test('planReload: which differences apply live and which wait for a restart (n
   t.equal(plan.effective.upstreams[0]?.url, 'http://127.0.0.1:1/mcp');
   t.equal(plan.effective.tasks.pollBurst, 7, 'and takes what applies live');
   t.same(plan.effective.upstreams[0]?.tools, { x: { task: 'always' } });
-  t.same(plan.effective.upstreams.map((u) => u.name), ['a', 'b'], 'upstreams stay as they run');
+  t.same(
+    plan.effective.upstreams.map((u) => u.name),
+    ['a', 'b'],
+    'upstreams stay as they run',
+  );
   t.same(planReload(plan.effective, next).applied, [], 'a second reload of the same file applies nothing more');
   t.same(planReload(prev, prev), { applied: [], needsRestart: [], effective: prev }, 'the same file: nothing');
 });
@@ -84,7 +88,10 @@ t.test('a rewritten rule wraps a tool at once; a call in flight across the reloa
   t.equal(plain.status, 200, { body: plain.body });
   t.equal(plain.body?.result?.resultType ?? 'complete', 'complete', 'not wrapped before the reload: answered plainly');
   t.match(JSON.stringify(plain.body?.result?.content), /Hello, before!/);
-  t.ok(relay.seen.some((s) => s.headers['x-deploy'] === 'one'), 'the first header reached the upstream');
+  t.ok(
+    relay.seen.some((s) => s.headers['x-deploy'] === 'one'),
+    'the first header reached the upstream',
+  );
 
   // A caller with credentials gets a pooled upstream session: it stays open across the reload.
   const auth = { authorization: 'Bearer reload-pooled-caller' };
@@ -168,7 +175,10 @@ t.test('a broken file is rejected with its errors logged; the running configurat
     const task = await greet('still wrapped');
     t.equal(task.body?.result?.resultType, 'task', 'the old rules still apply', { body: task.body });
     await relay.waitFor((s) => s.rpcMethod === 'tools/call' && s.body?.params?.arguments?.name === 'still wrapped');
-    t.notOk(relay.seen.some((s) => s.headers['x-deploy'] === 'three'), 'the rejected header never reached the upstream');
+    t.notOk(
+      relay.seen.some((s) => s.headers['x-deploy'] === 'three'),
+      'the rejected header never reached the upstream',
+    );
   });
 
   t.test('a rule after one that covers it is refused, naming both rules', async (t) => {

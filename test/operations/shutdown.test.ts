@@ -30,7 +30,12 @@ const fixture = await startLegacyFixture({ tasks: 'sync', taskJobDelayMs: 0 });
 t.teardown(() => fixture.close());
 
 /** One modern request over `agent` (node:http, so that the test controls connection reuse). */
-function modernOver(agent: http.Agent, url: string, method: string, params: Record<string, unknown>): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }> {
+function modernOver(
+  agent: http.Agent,
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }> {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: envelope(DECLARING) } });
   const u = new URL(url);
   return new Promise((resolve, reject) => {
@@ -90,12 +95,19 @@ t.test('memory store: SIGTERM drains, fails running wrapped tasks clearly where 
   const init = await fetch(wrappedUrl, {
     method: 'POST',
     headers: LEGACY_HEADERS,
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { elicitation: {}, tasks: {} }, clientInfo: { name: 'raw', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: { elicitation: {}, tasks: {} }, clientInfo: { name: 'raw', version: '1' } },
+    }),
   });
   await init.body?.cancel();
   const session = init.headers.get('mcp-session-id') as string;
   const legacy = { ...LEGACY_HEADERS, 'mcp-session-id': session };
-  await fetch(wrappedUrl, { method: 'POST', headers: legacy, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) }).then((r) => r.body?.cancel());
+  await fetch(wrappedUrl, { method: 'POST', headers: legacy, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) }).then((r) =>
+    r.body?.cancel(),
+  );
   const call = await readReply(
     await fetch(wrappedUrl, {
       method: 'POST',
@@ -105,7 +117,11 @@ t.test('memory store: SIGTERM drains, fails running wrapped tasks clearly where 
   );
   const legacyTaskId = call.body?.result?.task?.taskId as string;
   t.type(legacyTaskId, 'string', 'the legacy client got a task', { body: call.body });
-  const waiting = await fetch(wrappedUrl, { method: 'POST', headers: legacy, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId: legacyTaskId } }) });
+  const waiting = await fetch(wrappedUrl, {
+    method: 'POST',
+    headers: legacy,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId: legacyTaskId } }),
+  });
   const resultStream = new SseReader(waiting);
   t.teardown(() => resultStream.cancel());
   await resultStream.until((m) => m.method === 'elicitation/create', BOUND_MS);
@@ -153,7 +169,10 @@ t.test('memory store: SIGTERM drains, fails running wrapped tasks clearly where 
   t.test('the process exits 0', async (t) => {
     const exit = await gw.exited;
     t.equal(exit.code, 0, { output: gw.output().slice(-3000) });
-    t.ok(gw.logs().some((e) => e.msg === 'shut down'), 'it said so');
+    t.ok(
+      gw.logs().some((e) => e.msg === 'shut down'),
+      'it said so',
+    );
   });
 });
 
@@ -173,7 +192,10 @@ t.test('a second signal during the drain exits at once', async (t) => {
   await gw.waitForLog((e) => typeof e.msg === 'string' && e.msg.startsWith('shutting down'), since, BOUND_MS);
   const exit = await gw.kill('SIGINT');
   t.equal(exit.code, 1, 'a forced exit, not a clean one', { output: gw.output().slice(-2000) });
-  t.ok(gw.logs().some((e) => e.msg === 'second signal during shutdown: exiting now'), 'it said why');
+  t.ok(
+    gw.logs().some((e) => e.msg === 'second signal during shutdown: exiting now'),
+    'it said why',
+  );
 });
 
 const missing = serverBinaryMissing();
@@ -187,7 +209,9 @@ if (missing) {
       server: { shutdownGraceMs: 500 },
       store: { kind: 'redis', url: redis.url, keyPrefix: 'shutdown-test:' },
       tasks: { leaseMs, pollIntervalMs: 50, pollBurst: 1_000_000 },
-      upstreams: [{ name: 'retry', path: '/mcp', url: fixture.url, era: 'legacy', tools: { gated_job: { task: 'always', pollIntervalMs: 50, retryOnLoss: true } } }],
+      upstreams: [
+        { name: 'retry', path: '/mcp', url: fixture.url, era: 'legacy', tools: { gated_job: { task: 'always', pollIntervalMs: 50, retryOnLoss: true } } },
+      ],
     });
     const env = { MCP_GATEWAY_STATE_SECRET: TEST_SECRET };
     // The stopping instance holds a long lease: only the handover lets the other take the task over within the bound.

@@ -74,8 +74,15 @@ t.test('both client eras through the gateway to an stdio server', async (t) => {
     const tools = await bounded(c.sdk.listTools(), 'tools/list');
     t.same(tools.tools.map((x) => x.name).sort(), ['ask_name', 'change_tools', 'crash', 'echo', 'getenv', 'slow_compute', 'stats', 'whoami']);
     t.equal(text(await bounded(c.sdk.callTool({ name: 'echo', arguments: { text: 'hi' } }), 'echo')), 'hi');
-    t.equal(text(await bounded(c.sdk.callTool({ name: 'ask_name', arguments: {} }), 'ask_name')), 'Hello, Ada', 'the elicitation reached the client and its answer the child');
-    t.same(c.asked.map((a) => a.message), ['What is your name?']);
+    t.equal(
+      text(await bounded(c.sdk.callTool({ name: 'ask_name', arguments: {} }), 'ask_name')),
+      'Hello, Ada',
+      'the elicitation reached the client and its answer the child',
+    );
+    t.same(
+      c.asked.map((a) => a.message),
+      ['What is your name?'],
+    );
     const created = await c.start('slow_compute', { durationMs: 200 });
     t.equal(created.status, 'working');
     const outcome = await c.settle(created.taskId);
@@ -96,7 +103,12 @@ t.test('both client eras through the gateway to an stdio server', async (t) => {
     const done = await post(
       url,
       'tools/call',
-      { name: 'ask_name', arguments: {}, inputResponses: { [key]: { action: 'accept', content: { name: 'Grace' } } }, requestState: first.body.result.requestState },
+      {
+        name: 'ask_name',
+        arguments: {},
+        inputResponses: { [key]: { action: 'accept', content: { name: 'Grace' } } },
+        requestState: first.body.result.requestState,
+      },
       { capabilities: CAPS },
     );
     t.equal(text(done.body.result), 'Hello, Grace');
@@ -113,14 +125,23 @@ t.test('both client eras through the gateway to an stdio server', async (t) => {
     const line = await log.waitFor((l) => typeof l.stderr === 'string' && l.stderr.startsWith('stdio-legacy-fixture ready'), 'stderr line');
     t.equal(line.upstream, 'local');
     t.equal(line.level, 40, 'at warn');
-    t.notOk(log.lines.some((l) => /127\.0\.0\.1:\d+\/[0-9a-f]{32}/.test(JSON.stringify(l))), 'no log line names the private endpoint');
+    t.notOk(
+      log.lines.some((l) => /127\.0\.0\.1:\d+\/[0-9a-f]{32}/.test(JSON.stringify(l))),
+      'no log line names the private endpoint',
+    );
   });
 });
 
 t.test('a 2026-07-28 stdio server: its era learned over stdio, both client eras, a wrapped slow tool as a task', async (t) => {
   const MODERN_FIXTURE = fileURLToPath(new URL('../fixtures/stdio-modern-server.ts', import.meta.url));
   const { base } = await gatewayWith(t, [
-    { name: 'modern', path: '/mcp', command: [process.execPath, '--import', 'tsx', MODERN_FIXTURE, '--legacy', 'reject'], cwd: ROOT, tools: { slow_compute: { task: 'always' } } },
+    {
+      name: 'modern',
+      path: '/mcp',
+      command: [process.execPath, '--import', 'tsx', MODERN_FIXTURE, '--legacy', 'reject'],
+      cwd: ROOT,
+      tools: { slow_compute: { task: 'always' } },
+    },
   ]);
   const url = `${base}/mcp`;
   const echoed = await post(url, 'tools/call', { name: 'echo', arguments: { text: 'modern' } }, { capabilities: CAPS });
@@ -134,7 +155,11 @@ t.test('a 2026-07-28 stdio server: its era learned over stdio, both client eras,
   t.teardown(() => legacy.close());
   const asked = (await (await fetch(`${base}/healthz`)).json()) as { upstreams: Array<{ name: string; legacy?: boolean }> };
   t.equal(asked.upstreams.find((u) => u.name === 'modern')?.legacy, false, 'asked for the 2025-11-25 client: its refusal of initialize understood');
-  t.equal(text(await bounded(legacy.sdk.callTool({ name: 'echo', arguments: { text: 'old' } }), 'legacy echo')), 'old', 'a 2025-11-25 client through the legacy face');
+  t.equal(
+    text(await bounded(legacy.sdk.callTool({ name: 'echo', arguments: { text: 'old' } }), 'legacy echo')),
+    'old',
+    'a 2025-11-25 client through the legacy face',
+  );
   for (const c of [legacy, await modernClient(url)]) {
     if (c !== legacy) t.teardown(() => c.close());
     const created = await c.start('slow_compute', { durationMs: 100 });
@@ -206,8 +231,14 @@ t.test('two upstreams on two paths, one HTTP and one stdio, through one gateway'
   const b = await post(`${base}/b`, 'tools/list', {}, { capabilities: CAPS });
   t.equal(a.status, 200);
   t.equal(b.status, 200);
-  t.notOk(a.body.result.tools.some((x: any) => x.name === 'whoami'), '/a is the HTTP server');
-  t.ok(b.body.result.tools.some((x: any) => x.name === 'whoami'), '/b is the stdio server');
+  t.notOk(
+    a.body.result.tools.some((x: any) => x.name === 'whoami'),
+    '/a is the HTTP server',
+  );
+  t.ok(
+    b.body.result.tools.some((x: any) => x.name === 'whoami'),
+    '/b is the stdio server',
+  );
   const legacyA = await legacyClient(`${base}/a`);
   const legacyB = await legacyClient(`${base}/b`);
   t.teardown(async () => {
@@ -282,9 +313,15 @@ t.test('the host: virtual sessions over the one session of a 2025-11-25 child', 
     ...(sid ? { 'mcp-session-id': sid } : {}),
   });
   const send = (body: unknown, sid?: string): Promise<Response> => fetch(host.url, { method: 'POST', headers: headers(sid), body: JSON.stringify(body) });
-  const rpc = async (id: number | string, method: string, params: Record<string, unknown>, sid?: string) => readReply(await send({ jsonrpc: '2.0', id, method, params }, sid));
+  const rpc = async (id: number | string, method: string, params: Record<string, unknown>, sid?: string) =>
+    readReply(await send({ jsonrpc: '2.0', id, method, params }, sid));
   const open = async (): Promise<string> => {
-    const res = await send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const res = await send({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
     const sid = res.headers.get('mcp-session-id');
     const body = (await res.json()) as any;
     t.equal(body.result?.serverInfo?.name, 'stdio-legacy-fixture');
@@ -294,7 +331,11 @@ t.test('the host: virtual sessions over the one session of a 2025-11-25 child', 
   const a = await open();
   const b = await open();
   t.not(a, b, 'a fresh virtual session each');
-  t.equal(text((await rpc(1, 'tools/call', { name: 'stats', arguments: {} }, a)).body.result), JSON.stringify({ initialized: 1 }), 'the child was initialized once');
+  t.equal(
+    text((await rpc(1, 'tools/call', { name: 'stats', arguments: {} }, a)).body.result),
+    JSON.stringify({ initialized: 1 }),
+    'the child was initialized once',
+  );
 
   t.test('the same request id and progress token in two sessions at once: each gets its own answer and progress', async (t) => {
     const call = (sid: string, ms: number) => rpc(7, 'tools/call', { name: 'slow_compute', arguments: { durationMs: ms }, _meta: { progressToken: 'p' } }, sid);
@@ -303,12 +344,21 @@ t.test('the host: virtual sessions over the one session of a 2025-11-25 child', 
     t.equal(text(rb.body.result), 'computed after 50 ms');
     t.equal(ra.body.id, 7);
     t.equal(rb.body.id, 7);
-    t.same(ra.messages.map((m) => m.params?.progressToken), ['p'], 'progress under the token the client gave');
-    t.same(rb.messages.map((m) => m.params?.progressToken), ['p']);
+    t.same(
+      ra.messages.map((m) => m.params?.progressToken),
+      ['p'],
+      'progress under the token the client gave',
+    );
+    t.same(
+      rb.messages.map((m) => m.params?.progressToken),
+      ['p'],
+    );
   });
 
   t.test("broadcast notifications reach every session's GET stream", async (t) => {
-    const streams = await Promise.all([a, b].map(async (sid) => new SseReader(await fetch(host.url, { headers: { ...headers(sid), accept: 'text/event-stream' } }))));
+    const streams = await Promise.all(
+      [a, b].map(async (sid) => new SseReader(await fetch(host.url, { headers: { ...headers(sid), accept: 'text/event-stream' } }))),
+    );
     await rpc(2, 'tools/call', { name: 'change_tools', arguments: {} }, a);
     for (const s of streams) t.equal((await s.next()).method, 'notifications/tools/list_changed');
   });
@@ -319,7 +369,10 @@ t.test('the host: virtual sessions over the one session of a 2025-11-25 child', 
     const slow = rpc(3, 'tools/call', { name: 'slow_compute', arguments: { durationMs: 60_000 } }, c);
     await warning((w) => String(w.obj.stderr).startsWith('slow_compute started (60000'), 'the slow call reached the child');
     const asked = await rpc(3, 'tools/call', { name: 'ask_name', arguments: {} }, a);
-    t.notOk(asked.messages.some((m) => m.method === 'elicitation/create'), 'the client was not asked');
+    t.notOk(
+      asked.messages.some((m) => m.method === 'elicitation/create'),
+      'the client was not asked',
+    );
     t.match(JSON.stringify(asked.body), /Cannot tie elicitation\/create to a call: several calls are running/);
     t.ok(warned.some((w) => w.obj.method === 'elicitation/create' && /tied to no call/.test(w.msg)));
     t.equal((await fetch(host.url, { method: 'DELETE', headers: headers(c) })).status, 200);
@@ -358,7 +411,11 @@ t.test('the host: virtual sessions over the one session of a 2025-11-25 child', 
     t.equal((await rpc(8, 'tools/list', {}, a)).status, 404, 'the old session is gone');
     t.equal((await rpc(8, 'tools/list', {}, b)).status, 404);
     const d = await open();
-    t.equal(text((await rpc(9, 'tools/call', { name: 'stats', arguments: {} }, d)).body.result), JSON.stringify({ initialized: 1 }), 'the new process was initialized');
+    t.equal(
+      text((await rpc(9, 'tools/call', { name: 'stats', arguments: {} }, d)).body.result),
+      JSON.stringify({ initialized: 1 }),
+      'the new process was initialized',
+    );
   });
 
   t.test('close is idempotent and stops the child', async (t) => {
@@ -384,7 +441,12 @@ t.test('the host, 2026-07-28 child: a subscriptions/listen stream gets its notif
   const openListen = async (id: string, signal?: AbortSignal): Promise<SseReader> => {
     const res = await fetch(host.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'subscriptions/listen' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'subscriptions/listen',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { _meta: envelope({}), notifications: { toolsListChanged: true } } }),
       ...(signal ? { signal } : {}),
     });

@@ -63,7 +63,13 @@ t.test('modern face over a legacy upstream: client → SERVER span → CLIENT sp
   const srv = await recorder.span(server('tools/call test_simple_text'), 'the request span');
   t.equal(srv.spanContext().traceId, TRACE_ID, 'the client trace');
   t.equal(srv.parentSpanContext?.spanId, CLIENT_SPAN, "child of the client's span");
-  t.match(srv.attributes, { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'test_simple_text', 'mcp_tasks_gateway.path': 'modern-face', 'mcp_tasks_gateway.client.era': 'modern', 'mcp_tasks_gateway.upstream': 'fixture' });
+  t.match(srv.attributes, {
+    'mcp.method.name': 'tools/call',
+    'gen_ai.tool.name': 'test_simple_text',
+    'mcp_tasks_gateway.path': 'modern-face',
+    'mcp_tasks_gateway.client.era': 'modern',
+    'mcp_tasks_gateway.upstream': 'fixture',
+  });
   const cli = await recorder.span(childOf(srv, SpanKind.CLIENT), 'the upstream call span');
   t.equal(cli.name, 'tools/call test_simple_text');
   t.equal(cli.spanContext().traceId, TRACE_ID);
@@ -79,7 +85,10 @@ t.test('a wrapped task: its id on the creating and the addressing request spans;
   const r = await post(stack.url, 'tools/call', { name: 'test_simple_text', arguments: {} }, { capabilities: TASKS, headers: { traceparent: TP } });
   t.equal(r.body.result.resultType, 'task');
   const taskId = r.body.result.taskId as string;
-  const created = await recorder.span((s) => server('tools/call test_simple_text')(s) && s.attributes['mcp_tasks_gateway.task.id'] === taskId, 'the creating request span');
+  const created = await recorder.span(
+    (s) => server('tools/call test_simple_text')(s) && s.attributes['mcp_tasks_gateway.task.id'] === taskId,
+    'the creating request span',
+  );
   t.equal(created.spanContext().traceId, TRACE_ID);
   const background = await recorder.span(childOf(created, SpanKind.CLIENT), 'the background call span');
   const up = await stack.upstreamRequest(isCall('test_simple_text'));
@@ -95,7 +104,10 @@ t.test('pass-through: the forwarded exchange has its CLIENT span, and the upstre
   const stack = await traceStack(t, 'modern');
   const r = await post(stack.url, 'tools/call', { name: 'greet', arguments: { name: 'Ada' } }, { headers: { traceparent: TP } });
   t.equal(r.body.result.content[0].text, 'Hello, Ada!');
-  const srv = await recorder.span((s) => server('tools/call greet')(s) && s.attributes['mcp_tasks_gateway.path'] === 'pass-through', 'the pass-through request span');
+  const srv = await recorder.span(
+    (s) => server('tools/call greet')(s) && s.attributes['mcp_tasks_gateway.path'] === 'pass-through',
+    'the pass-through request span',
+  );
   t.equal(srv.parentSpanContext?.spanId, CLIENT_SPAN);
   t.equal(srv.attributes['http.response.status_code'], 200);
   const cli = await recorder.span(childOf(srv, SpanKind.CLIENT), 'the forwarded exchange span');
@@ -108,7 +120,10 @@ t.test('legacy face over a modern upstream; and without an incoming context the 
   const client = await legacySession(stack.url);
   const r = await client.request('tools/call', { name: 'greet', arguments: { name: 'Bo' } }, { traceparent: TP });
   t.equal(r.body.result.content[0].text, 'Hello, Bo!');
-  const srv = await recorder.span((s) => server('tools/call greet')(s) && s.attributes['mcp_tasks_gateway.path'] === 'legacy-face', 'the legacy face request span');
+  const srv = await recorder.span(
+    (s) => server('tools/call greet')(s) && s.attributes['mcp_tasks_gateway.path'] === 'legacy-face',
+    'the legacy face request span',
+  );
   t.equal(srv.spanContext().traceId, TRACE_ID);
   const cli = await recorder.span(childOf(srv, SpanKind.CLIENT), 'the modern upstream call span');
   const up = await stack.upstreamRequest((s) => isCall('greet')(s) && s.body.params.arguments.name === 'Bo');
@@ -126,7 +141,12 @@ t.test('legacy face over a modern upstream; and without an incoming context the 
 
 t.test("an upstream's own task: its id on the creating call's span, its polls in the same trace", async (t) => {
   const stack = await traceStack(t, 'legacy-native');
-  const r = await post(stack.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0.2, label: 'pi' } }, { capabilities: TASKS, headers: { traceparent: TP } });
+  const r = await post(
+    stack.url,
+    'tools/call',
+    { name: 'slow_compute', arguments: { seconds: 0.2, label: 'pi' } },
+    { capabilities: TASKS, headers: { traceparent: TP } },
+  );
   t.equal(r.body.result.resultType, 'task', 'the client gets a task');
   const srv = await recorder.span((s) => server('tools/call slow_compute')(s) && s.spanContext().traceId === TRACE_ID, 'the creating request span');
   t.equal(srv.attributes['mcp_tasks_gateway.task.id'], r.body.result.taskId);

@@ -61,7 +61,12 @@ t.test('a malformed traceparent is dropped, header or _meta, and the request is 
   const huge = await post(stack.url, 'tools/call', {
     name: 'test_simple_text',
     arguments: { n: 2 },
-    _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, traceparent: 'x'.repeat(50_000), tracestate: 'y' },
+    _meta: {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+      traceparent: 'x'.repeat(50_000),
+      tracestate: 'y',
+    },
   });
   t.equal(huge.status, 200, 'a huge _meta value is no error either');
   const up2 = await stack.upstreamRequest((s) => isCall('test_simple_text')(s) && s.body.params.arguments?.n === 2);
@@ -88,7 +93,12 @@ t.test('pass-through: a modern client to a modern upstream, a legacy client to a
   const up = await modern.upstreamRequest(isCall('greet'));
   t.equal(up.headers.traceparent, TP, 'the modern pass-through forwards it');
 
-  const dropped = await post(modern.url, 'tools/call', { name: 'greet', arguments: { name: 'Cy' } }, { headers: { traceparent: MALFORMED, tracestate: 'a=b' } });
+  const dropped = await post(
+    modern.url,
+    'tools/call',
+    { name: 'greet', arguments: { name: 'Cy' } },
+    { headers: { traceparent: MALFORMED, tracestate: 'a=b' } },
+  );
   t.equal(dropped.body.result.content[0].text, 'Hello, Cy!', 'served');
   const up2 = await modern.upstreamRequest((s) => isCall('greet')(s) && s.body.params.arguments?.name === 'Cy');
   t.equal(up2.headers.traceparent, undefined, 'a malformed one is not passed through');
@@ -129,7 +139,10 @@ t.test('the operator log line names the trace id, and nothing else of the trace 
   t.equal(traced?.traceId, TRACE_ID, 'the trace id, for correlating');
   const others = lines.filter((l) => l.method === 'tools/list');
   t.equal(others.length, 2);
-  t.ok(others.every((l) => !('traceId' in l)), 'no trace id when none (or a malformed one) came');
+  t.ok(
+    others.every((l) => !('traceId' in l)),
+    'no trace id when none (or a malformed one) came',
+  );
   t.notOk(log.text().includes('congo='), 'the tracestate is never logged');
   t.notOk(log.text().includes('b7ad6b7169203331'), 'nor the parent span id');
   t.notOk(log.text().includes('eeeeeeeeee'), 'nor a malformed value');
@@ -143,10 +156,17 @@ t.test('a passed-through request writes one operator log line, whatever the era'
   const legacy = await traceStack(t, 'legacy', {}, {}, legacyLog.stream);
   const client = await legacySession(legacy.url);
   await client.request('tools/call', { name: 'test_simple_text', arguments: {} });
-  for (const [era, l] of [['modern', log], ['legacy', legacyLog]] as const) {
+  for (const [era, l] of [
+    ['modern', log],
+    ['legacy', legacyLog],
+  ] as const) {
     const perRequest = l.lines.filter((x) => x.req !== undefined || x.reqId !== undefined);
     const calls = perRequest.filter((x) => x.method === 'tools/call');
     t.equal(calls.length, 1, `${era}: one line for the call`);
-    t.same(perRequest.filter((x) => x.msg === 'fetching from remote server' || x.msg === 'response received'), [], `${era}: no proxy library lines`);
+    t.same(
+      perRequest.filter((x) => x.msg === 'fetching from remote server' || x.msg === 'response received'),
+      [],
+      `${era}: no proxy library lines`,
+    );
   }
 });

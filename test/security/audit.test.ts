@@ -149,7 +149,12 @@ t.test('audit trail: task and session events with fingerprints only, and nothing
   const expiring = await createTask(url, 'test_input_required_result_request_state', {}, auth);
 
   // An MRTR round (no task): the question is asked and answered within the request.
-  const first = await post(url, 'tools/call', { name: 'test_input_required_result_sampling', arguments: { q: ARG_MARKER } }, { capabilities: { sampling: {} }, ...auth });
+  const first = await post(
+    url,
+    'tools/call',
+    { name: 'test_input_required_result_sampling', arguments: { q: ARG_MARKER } },
+    { capabilities: { sampling: {} }, ...auth },
+  );
   t.equal(first.body?.result?.resultType, 'input_required', 'an MRTR round');
   const sampleKey = Object.keys(first.body.result.inputRequests)[0] as string;
   const retry = await post(
@@ -177,9 +182,14 @@ t.test('audit trail: task and session events with fingerprints only, and nothing
   await client.close();
 
   // An auth failure: the reason is recorded, never the header that was refused.
-  const refused = await post(url.replace(/\/mcp$/, '/guarded'), 'tools/call', { name: 'greet', arguments: { name: ARG_MARKER } }, {
-    headers: { authorization: AUTHORIZATION, 'x-forwarded-user': USER_MARKER },
-  });
+  const refused = await post(
+    url.replace(/\/mcp$/, '/guarded'),
+    'tools/call',
+    { name: 'greet', arguments: { name: ARG_MARKER } },
+    {
+      headers: { authorization: AUTHORIZATION, 'x-forwarded-user': USER_MARKER },
+    },
+  );
   t.equal(refused.status, 401, 'refused at the edge');
   const authFailed = await log.waitFor(audit('auth.failed'), 'auth.failed');
   t.match(authFailed, { upstream: 'guarded' }, 'auth.failed names the upstream');
@@ -220,18 +230,27 @@ t.test('audit trail: task and session events with fingerprints only, and nothing
   const closed = await log.waitFor(audit('session.closed'), 'session.closed');
   t.match(closed, { principal: fingerprint, upstream: 'fixture', era: 'legacy', reason: 'deleted' });
   // The legacy session's own task (a plain call through the face makes none); its era is recorded as legacy.
-  t.notOk(log.lines.some((l) => l.audit !== undefined && l.era === 'legacy' && l.audit.startsWith('task.')), 'a plain call is no task');
+  t.notOk(
+    log.lines.some((l) => l.audit !== undefined && l.era === 'legacy' && l.audit.startsWith('task.')),
+    'a plain call is no task',
+  );
 
   // The principal only as its fingerprint: never the principal itself.
   for (const l of log.lines.filter((l) => l.audit !== undefined && l.audit !== 'auth.failed')) {
     t.equal(l.principal, fingerprint, `${l.audit}: the fingerprint`);
     const keys = Object.keys(l).filter((k) => !['level', 'time', 'pid', 'hostname', 'msg', 'layer'].includes(k));
-    t.ok(keys.every((k) => ['audit', 'principal', 'upstream', 'tool', 'taskId', 'era', 'reason'].includes(k)), `${l.audit}: only audit fields (${keys.join(', ')})`);
+    t.ok(
+      keys.every((k) => ['audit', 'principal', 'upstream', 'tool', 'taskId', 'era', 'reason'].includes(k)),
+      `${l.audit}: only audit fields (${keys.join(', ')})`,
+    );
   }
 
   // Nothing secret anywhere in the log, at any level.
   const whole = log.raw.join('\n');
-  t.ok(log.lines.some((l) => l.audit === undefined && l.msg === 'mcp request'), 'operator lines were written too (the check covers them)');
+  t.ok(
+    log.lines.some((l) => l.audit === undefined && l.msg === 'mcp request'),
+    'operator lines were written too (the check covers them)',
+  );
   for (const [what, secret] of [
     ['the bearer token', TOKEN],
     ['the Authorization value', AUTHORIZATION],

@@ -149,7 +149,10 @@ async function es256(): Promise<Keys> {
 }
 
 /** A token with sensible claims; `change` adjusts the builder (expiry, issuer, …). */
-function token(key: CryptoKey | Uint8Array, opts: { sub?: string; iss?: string; aud?: string; alg?: string; kid?: string; change?: (j: SignJWT) => SignJWT } = {}): Promise<string> {
+function token(
+  key: CryptoKey | Uint8Array,
+  opts: { sub?: string; iss?: string; aud?: string; alg?: string; kid?: string; change?: (j: SignJWT) => SignJWT } = {},
+): Promise<string> {
   let j = new SignJWT({ scope: 'mcp' })
     .setProtectedHeader({ alg: opts.alg ?? 'ES256', ...(opts.kid ? { kid: opts.kid } : {}) })
     .setIssuer(opts.iss ?? ISSUER)
@@ -163,59 +166,73 @@ function token(key: CryptoKey | Uint8Array, opts: { sub?: string; iss?: string; 
 
 const now = () => Math.floor(Date.now() / 1000);
 
-t.test('jwt with a static public key: a valid token is served; expired, not-yet-valid, wrong issuer, wrong audience, bad signature and alg none are refused', async (t) => {
-  const keys = await es256();
-  const other = await es256();
-  const pem = await exportSPKI(keys.publicKey);
-  const g = await gatewayWith(t, { mode: 'jwt', publicKey: pem, issuer: ISSUER, audience: AUDIENCE });
+t.test(
+  'jwt with a static public key: a valid token is served; expired, not-yet-valid, wrong issuer, wrong audience, bad signature and alg none are refused',
+  async (t) => {
+    const keys = await es256();
+    const other = await es256();
+    const pem = await exportSPKI(keys.publicKey);
+    const g = await gatewayWith(t, { mode: 'jwt', publicKey: pem, issuer: ISSUER, audience: AUDIENCE });
 
-  const good = await token(keys.privateKey);
-  const ok = await discoverRaw(g.url, `Bearer ${good}`, 'ok-1');
-  t.equal(ok.status, 200, 'a valid token is served');
-  t.ok(ok.body?.result, 'a discover result');
-  const again = await discoverRaw(g.url, `Bearer ${good}`, 'ok-2');
-  t.equal(again.status, 200, 'and again (the remembered verification)');
+    const good = await token(keys.privateKey);
+    const ok = await discoverRaw(g.url, `Bearer ${good}`, 'ok-1');
+    t.equal(ok.status, 200, 'a valid token is served');
+    t.ok(ok.body?.result, 'a discover result');
+    const again = await discoverRaw(g.url, `Bearer ${good}`, 'ok-2');
+    t.equal(again.status, 200, 'and again (the remembered verification)');
 
-  const invalid = `${REALM}, error="invalid_token", error_description="invalid"`;
-  const cases: Array<[string, string | undefined, string | undefined]> = [
-    ['no token', undefined, REALM],
-    ['not a bearer credential', `Basic ${Buffer.from('a:b').toString('base64')}`, REALM],
-    ['expired', `Bearer ${await token(keys.privateKey, { change: (j) => j.setIssuedAt(now() - 3600).setExpirationTime(now() - 120) })}`, `${REALM}, error="invalid_token", error_description="expired"`],
-    ['not yet valid', `Bearer ${await token(keys.privateKey, { change: (j) => j.setNotBefore(now() + 600) })}`, invalid],
-    ['wrong issuer', `Bearer ${await token(keys.privateKey, { iss: 'https://evil.test' })}`, invalid],
-    ['wrong audience', `Bearer ${await token(keys.privateKey, { aud: 'someone-else' })}`, invalid],
-    ['bad signature (another key)', `Bearer ${await token(other.privateKey)}`, invalid],
-    ['tampered payload', `Bearer ${tamper(good)}`, invalid],
-    ['alg none', `Bearer ${new UnsecuredJWT({ scope: 'mcp' }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('alice').setIssuedAt().setExpirationTime('5m').encode()}`, invalid],
-    // RFC 8725 §2.1: an HMAC over the public key text must not verify against that public key.
-    ['HS256 keyed with the public key (algorithm confusion)', `Bearer ${await token(new TextEncoder().encode(pem), { alg: 'HS256' })}`, invalid],
-    ['no sub', `Bearer ${await new SignJWT({}).setProtectedHeader({ alg: 'ES256' }).setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime('5m').sign(keys.privateKey)}`, invalid],
-    ['garbage', 'Bearer not.a.jwt', invalid],
-  ];
-  for (const [what, authorization, challenge] of cases) {
-    const r = await discoverRaw(g.url, authorization, `id-${what}`);
-    isRefusal(t, r, challenge, `id-${what}`, what);
-  }
-  t.match(
-    (await discoverRaw(g.url, cases[2]?.[1], 'x')).body.error.message,
-    /expired/,
-    'the message names the class (expired)',
-  );
+    const invalid = `${REALM}, error="invalid_token", error_description="invalid"`;
+    const cases: Array<[string, string | undefined, string | undefined]> = [
+      ['no token', undefined, REALM],
+      ['not a bearer credential', `Basic ${Buffer.from('a:b').toString('base64')}`, REALM],
+      [
+        'expired',
+        `Bearer ${await token(keys.privateKey, { change: (j) => j.setIssuedAt(now() - 3600).setExpirationTime(now() - 120) })}`,
+        `${REALM}, error="invalid_token", error_description="expired"`,
+      ],
+      ['not yet valid', `Bearer ${await token(keys.privateKey, { change: (j) => j.setNotBefore(now() + 600) })}`, invalid],
+      ['wrong issuer', `Bearer ${await token(keys.privateKey, { iss: 'https://evil.test' })}`, invalid],
+      ['wrong audience', `Bearer ${await token(keys.privateKey, { aud: 'someone-else' })}`, invalid],
+      ['bad signature (another key)', `Bearer ${await token(other.privateKey)}`, invalid],
+      ['tampered payload', `Bearer ${tamper(good)}`, invalid],
+      [
+        'alg none',
+        `Bearer ${new UnsecuredJWT({ scope: 'mcp' }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('alice').setIssuedAt().setExpirationTime('5m').encode()}`,
+        invalid,
+      ],
+      // RFC 8725 §2.1: an HMAC over the public key text must not verify against that public key.
+      ['HS256 keyed with the public key (algorithm confusion)', `Bearer ${await token(new TextEncoder().encode(pem), { alg: 'HS256' })}`, invalid],
+      [
+        'no sub',
+        `Bearer ${await new SignJWT({}).setProtectedHeader({ alg: 'ES256' }).setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime('5m').sign(keys.privateKey)}`,
+        invalid,
+      ],
+      ['garbage', 'Bearer not.a.jwt', invalid],
+    ];
+    for (const [what, authorization, challenge] of cases) {
+      const r = await discoverRaw(g.url, authorization, `id-${what}`);
+      isRefusal(t, r, challenge, `id-${what}`, what);
+    }
+    t.match((await discoverRaw(g.url, cases[2]?.[1], 'x')).body.error.message, /expired/, 'the message names the class (expired)');
 
-  // The legacy face's pass-through is behind the same hook.
-  const legacyRefused = await legacyInitialize(g.url, {});
-  t.equal(legacyRefused.status, 401, 'a legacy initialize without a token: 401');
-  t.equal(legacyRefused.headers.get('www-authenticate'), REALM);
-  t.match(await legacyRefused.json(), { jsonrpc: '2.0', id: 'init-1', error: { code: -32600 } });
-  const legacyOk = await legacyInitialize(g.url, { authorization: `Bearer ${good}` });
-  t.equal(legacyOk.status, 200, 'a legacy initialize with a valid token passes through');
-  t.ok(legacyOk.headers.get('mcp-session-id'), 'the upstream session');
-  await legacyOk.text();
+    // The legacy face's pass-through is behind the same hook.
+    const legacyRefused = await legacyInitialize(g.url, {});
+    t.equal(legacyRefused.status, 401, 'a legacy initialize without a token: 401');
+    t.equal(legacyRefused.headers.get('www-authenticate'), REALM);
+    t.match(await legacyRefused.json(), { jsonrpc: '2.0', id: 'init-1', error: { code: -32600 } });
+    const legacyOk = await legacyInitialize(g.url, { authorization: `Bearer ${good}` });
+    t.equal(legacyOk.status, 200, 'a legacy initialize with a valid token passes through');
+    t.ok(legacyOk.headers.get('mcp-session-id'), 'the upstream session');
+    await legacyOk.text();
 
-  const reasons = g.audit.events.filter(([e]) => e === 'auth.failed').map(([, f]) => f.reason);
-  t.ok(reasons.includes('missing') && reasons.includes('expired') && reasons.includes('invalid'), 'auth failures are audited by class');
-  t.ok(g.audit.events.every(([, f]) => f.upstream === 'fixture' && !JSON.stringify(f).includes(good)), 'with the upstream, never the token');
-});
+    const reasons = g.audit.events.filter(([e]) => e === 'auth.failed').map(([, f]) => f.reason);
+    t.ok(reasons.includes('missing') && reasons.includes('expired') && reasons.includes('invalid'), 'auth failures are audited by class');
+    t.ok(
+      g.audit.events.every(([, f]) => f.upstream === 'fixture' && !JSON.stringify(f).includes(good)),
+      'with the upstream, never the token',
+    );
+  },
+);
 
 /** The same token with one payload character changed. */
 function tamper(jwt: string): string {
@@ -279,7 +296,10 @@ t.test('jwt with an HMAC secret from the environment; forward: false keeps the t
   t.equal(init.status, 200, 'and passes through');
   await init.text();
   t.ok(relay.seen.length > 0, 'the upstream was reached');
-  t.ok(relay.seen.every((s) => s.headers.authorization === undefined), 'the upstream never saw the token (modern face and pass-through)');
+  t.ok(
+    relay.seen.every((s) => s.headers.authorization === undefined),
+    'the upstream never saw the token (modern face and pass-through)',
+  );
   const es = await es256();
   const asym = await discoverRaw(g.url, `Bearer ${await token(es.privateKey)}`, 'a1');
   t.equal(asym.status, 401, 'an asymmetric token is not on the HMAC allow-list');
@@ -306,13 +326,16 @@ t.test('jwt forwards the token upstream by default, and the principal is iss + s
   const aliceAgain = `Bearer ${await token(keys.privateKey, { sub: 'alice', change: (j) => j.setJti('another') })}`;
   const bob = `Bearer ${await token(keys.privateKey, { sub: 'bob' })}`;
   const task = await createTask(g.url, 'greet', { name: 'Ada' }, { headers: { authorization: alice } });
-  t.ok(relay.seen.some((s) => s.headers.authorization === alice), 'the token reached the upstream');
+  t.ok(
+    relay.seen.some((s) => s.headers.authorization === alice),
+    'the token reached the upstream',
+  );
   const record = await g.store.get(task.taskId);
   t.match(record?.principal, /^j:[A-Za-z0-9_-]{43}$/, 'a jwt principal: j: + a keyed hash');
   const own = await getTask(g.url, task.taskId, { headers: { authorization: aliceAgain } });
   t.equal(own.body?.result?.taskId, task.taskId, 'another token of the same iss + sub is the same principal');
   const foreign = await getTask(g.url, task.taskId, { headers: { authorization: bob } });
-  const random = await getTask(g.url, 'gwt_' + randomBytes(16).toString('base64url'), { headers: { authorization: bob } });
+  const random = await getTask(g.url, `gwt_${randomBytes(16).toString('base64url')}`, { headers: { authorization: bob } });
   t.equal(foreign.body?.error?.code, -32602, "another sub does not see alice's task");
   t.same(foreign.body.error, random.body.error, 'exactly as an unknown id');
 });
@@ -320,8 +343,16 @@ t.test('jwt forwards the token upstream by default, and the principal is iss + s
 t.test('header mode: honoured from a trusted address, refused from any other; a missing header is refused', async (t) => {
   const fixture = await startLegacyFixture();
   t.teardown(() => fixture.close());
-  const trusted = await gatewayWith(t, { mode: 'header', header: 'X-Forwarded-User', trustedProxies: ['10.0.0.0/8', '127.0.0.0/8'] }, { upstreamUrl: fixture.url, tools: { greet: { task: 'always' } } });
-  const untrusted = await gatewayWith(t, { mode: 'header', header: 'x-forwarded-user', trustedProxies: ['10.0.0.0/8', '192.168.1.7'] }, { upstreamUrl: fixture.url });
+  const trusted = await gatewayWith(
+    t,
+    { mode: 'header', header: 'X-Forwarded-User', trustedProxies: ['10.0.0.0/8', '127.0.0.0/8'] },
+    { upstreamUrl: fixture.url, tools: { greet: { task: 'always' } } },
+  );
+  const untrusted = await gatewayWith(
+    t,
+    { mode: 'header', header: 'x-forwarded-user', trustedProxies: ['10.0.0.0/8', '192.168.1.7'] },
+    { upstreamUrl: fixture.url },
+  );
 
   const ok = await post(trusted.url, 'server/discover', {}, { headers: { 'x-forwarded-user': 'alice' } });
   t.equal(ok.status, 200, 'from 127.0.0.1 (in 127.0.0.0/8) with the header: served');
@@ -343,13 +374,16 @@ t.test('header mode: honoured from a trusted address, refused from any other; a 
   const legacy = await legacyInitialize(untrusted.url, { 'x-forwarded-user': 'alice' });
   t.equal(legacy.status, 401, 'the pass-through too');
   await legacy.text();
-  t.ok(untrusted.audit.events.some(([e, f]) => e === 'auth.failed' && f.reason === 'untrusted_source'), 'audited');
+  t.ok(
+    untrusted.audit.events.some(([e, f]) => e === 'auth.failed' && f.reason === 'untrusted_source'),
+    'audited',
+  );
 });
 
 t.test('bearer (default): the principal is an HMAC under the deployment secret, in the store and in a request state', async (t) => {
   const fixture = await startLegacyFixture();
   t.teardown(() => fixture.close());
-  const secret = 'token-' + randomBytes(12).toString('hex');
+  const secret = `token-${randomBytes(12).toString('hex')}`;
   const header = `Bearer ${secret}`;
   const keyA = randomBytes(32);
   const tools = { greet: { task: 'always' } };
@@ -357,7 +391,8 @@ t.test('bearer (default): the principal is an HMAC under the deployment secret, 
   const a2 = await gatewayWith(t, { mode: 'bearer' }, { upstreamUrl: fixture.url, stateKey: keyA, tools });
   const b = await gatewayWith(t, undefined, { upstreamUrl: fixture.url, stateKey: randomBytes(32), tools });
 
-  const principal = async (g: Started) => (await g.store.get((await createTask(g.url, 'greet', { name: 'Ada' }, { headers: { authorization: header } })).taskId))?.principal as string;
+  const principal = async (g: Started) =>
+    (await g.store.get((await createTask(g.url, 'greet', { name: 'Ada' }, { headers: { authorization: header } })).taskId))?.principal as string;
   const pa = await principal(a);
   const pa2 = await principal(a2);
   const pb = await principal(b);
@@ -369,15 +404,26 @@ t.test('bearer (default): the principal is an HMAC under the deployment secret, 
   }
 
   // An MRTR request state names the principal: keyed, so a leaked state allows no offline guessing of the token.
-  const first = await post(a.url, 'tools/call', { name: 'test_input_required_result_elicitation', arguments: {} }, { capabilities: { elicitation: {} }, headers: { authorization: header } });
+  const first = await post(
+    a.url,
+    'tools/call',
+    { name: 'test_input_required_result_elicitation', arguments: {} },
+    { capabilities: { elicitation: {} }, headers: { authorization: header } },
+  );
   t.equal(first.body?.result?.resultType, 'input_required');
   const state: string = first.body.result.requestState;
   const claims = JSON.parse(Buffer.from(state.split('.')[0] as string, 'base64url').toString());
   // The principal is bound by the state's MAC and not carried at all (docs/security.md §Principal binding).
   t.notOk('sub' in claims, 'the state carries no principal');
-  t.notOk(Buffer.from(state.split('.')[0] as string, 'base64url').toString().includes(pa), "not even the caller's keyed one");
+  t.notOk(
+    Buffer.from(state.split('.')[0] as string, 'base64url')
+      .toString()
+      .includes(pa),
+    "not even the caller's keyed one",
+  );
   const decoded = Buffer.from(state.split('.')[0] as string, 'base64url').toString();
-  for (const leak of unkeyedForms(secret, header)) t.notOk(state.includes(leak) || decoded.includes(leak), `the state holds no unkeyed form of the token (${leak.slice(0, 8)}…)`);
+  for (const leak of unkeyedForms(secret, header))
+    t.notOk(state.includes(leak) || decoded.includes(leak), `the state holds no unkeyed form of the token (${leak.slice(0, 8)}…)`);
 
   // Without credentials: one anonymous principal, as before.
   const anon = await createTask(a.url, 'greet', { name: 'Ada' });
@@ -385,7 +431,7 @@ t.test('bearer (default): the principal is an HMAC under the deployment secret, 
   // Tasks of token A are unknown to token B.
   const mine = await createTask(a.url, 'greet', { name: 'Ada' }, { headers: { authorization: header } });
   const other = await getTask(a.url, mine.taskId, { headers: { authorization: 'Bearer someone-else' } });
-  const random = await getTask(a.url, 'gwt_' + randomBytes(16).toString('base64url'), { headers: { authorization: 'Bearer someone-else' } });
+  const random = await getTask(a.url, `gwt_${randomBytes(16).toString('base64url')}`, { headers: { authorization: 'Bearer someone-else' } });
   t.equal(other.body?.error?.code, -32602, "token B does not see token A's task");
   t.same(other.body.error, random.body.error, 'exactly as an unknown id');
   t.equal((await getTask(a.url, mine.taskId, { capabilities: DECLARING })).body?.error?.code, -32602, 'nor does a caller without credentials');
@@ -463,7 +509,12 @@ t.test('modes are per upstream: one gateway, a jwt upstream and a bearer one sid
   const cfg = parseConfig({
     server: { port: 0 },
     upstreams: [
-      { name: 'guarded', path: '/guarded', url: fixture.url, auth: { mode: 'jwt', publicKey: await exportSPKI(keys.publicKey), issuer: ISSUER, audience: AUDIENCE } },
+      {
+        name: 'guarded',
+        path: '/guarded',
+        url: fixture.url,
+        auth: { mode: 'jwt', publicKey: await exportSPKI(keys.publicKey), issuer: ISSUER, audience: AUDIENCE },
+      },
       { name: 'open', path: '/open', url: fixture.url },
     ],
   });
@@ -490,7 +541,11 @@ t.test('Authenticator: prefixes keep modes apart; a remembered token expires wit
   t.match(h.principal, /^h:/, 'an IPv4-mapped IPv6 peer matches an IPv4 entry');
   t.not(b.principal.slice(2), h.principal.slice(2), 'the same string under two modes: two principals');
   t.equal((header.authenticate({ headers: { 'x-user': 'alice' }, remoteAddress: '::1' }) as Identity).principal, h.principal, 'IPv6 loopback entry');
-  t.throws(() => header.authenticate({ headers: { 'x-user': ['alice', 'bob'] }, remoteAddress: '::1' }), /credentials required/, 'a repeated identity header names no one');
+  t.throws(
+    () => header.authenticate({ headers: { 'x-user': ['alice', 'bob'] }, remoteAddress: '::1' }),
+    /credentials required/,
+    'a repeated identity header names no one',
+  );
 
   const keys = await es256();
   let clock = Date.now();
@@ -509,7 +564,10 @@ t.test('Authenticator: prefixes keep modes apart; a remembered token expires wit
   clock = exp * 1000 + 1;
   const late = await Promise.resolve()
     .then(() => jwt.authenticate({ headers: { authorization: `Bearer ${tok}` }, remoteAddress: '127.0.0.1' }))
-    .then(() => undefined, (e: unknown) => e);
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
   t.match(
     late,
     { kind: 'GW_INVALID_TOKEN', reason: 'expired', challenge: `${REALM}, error="invalid_token", error_description="expired"` },

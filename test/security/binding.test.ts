@@ -43,7 +43,14 @@ type Backend = { kind: 'memory' } | { kind: 'redis'; url: string };
  * `n` gateway instances in front of `upstreamUrl` over one backend and one secret (one instance: the plain memory
  * store of its config). Returns their MCP endpoint URLs.
  */
-async function gateways(t: Teardown, backend: Backend, upstreamUrl: string, n: number, upstream: Record<string, unknown> = {}, config: Record<string, unknown> = {}): Promise<string[]> {
+async function gateways(
+  t: Teardown,
+  backend: Backend,
+  upstreamUrl: string,
+  n: number,
+  upstream: Record<string, unknown> = {},
+  config: Record<string, unknown> = {},
+): Promise<string[]> {
   const stateKey = randomBytes(32);
   const store: TaskStore | undefined = backend.kind === 'memory' && n > 1 ? new MemoryTaskStore({ maxTasks: 1000, maxTtlMs: 600_000 }) : undefined;
   const prefix = `mcpgw-binding-${randomUUID().slice(0, 8)}:`;
@@ -87,7 +94,12 @@ function messageOf(x: Exchange): any {
 // ── modern face ──────────────────────────────────────────────────────────────────────────────────────────────────
 
 /** One modern request with exact headers and body; `auth` is the Authorization header. */
-function modern(url: string, method: string, params: Record<string, unknown>, opts: { auth?: string; id?: string | number; capabilities?: Record<string, unknown> } = {}): Promise<Exchange> {
+function modern(
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+  opts: { auth?: string; id?: string | number; capabilities?: Record<string, unknown> } = {},
+): Promise<Exchange> {
   const p: Record<string, unknown> = { ...params, _meta: envelope(opts.capabilities ?? DECLARING) };
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -116,11 +128,23 @@ async function pollModern(url: string, taskId: string, auth: string, until: (tas
 }
 
 /** Opens a listen stream for `taskIds` as `auth` and reads its acknowledgement. */
-async function listen(t: Teardown, url: string, taskIds: string[], auth: string, id: string | number): Promise<{ status: number; ack: any; stream: SseReader; close(): void }> {
+async function listen(
+  t: Teardown,
+  url: string,
+  taskIds: string[],
+  auth: string,
+  id: string | number,
+): Promise<{ status: number; ack: any; stream: SseReader; close(): void }> {
   const controller = new AbortController();
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'subscriptions/listen', authorization: auth },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MODERN,
+      'mcp-method': 'subscriptions/listen',
+      authorization: auth,
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications: { taskIds }, _meta: envelope(DECLARING) } }),
     signal: controller.signal,
   });
@@ -187,8 +211,21 @@ function modernTaskSuite(t: Test, backend: Backend): void {
       if (m === undefined) break;
       heardByMallory.push(m);
     }
-    t.notOk(heardByMallory.some((m) => JSON.stringify(m).includes(working.taskId)), 'Mallory heard nothing of it');
-    t.equal(messageOf(await modern(own, 'tasks/update', { taskId: asking.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } }, { auth: ALICE })).result?.resultType, 'complete');
+    t.notOk(
+      heardByMallory.some((m) => JSON.stringify(m).includes(working.taskId)),
+      'Mallory heard nothing of it',
+    );
+    t.equal(
+      messageOf(
+        await modern(
+          own,
+          'tasks/update',
+          { taskId: asking.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } },
+          { auth: ALICE },
+        ),
+      ).result?.resultType,
+      'complete',
+    );
     t.equal((await pollModern(other, asking.taskId, ALICE, (task) => task.status === 'completed')).result.content[0].text, 'Deleted alice.txt');
   });
 
@@ -244,11 +281,19 @@ t.test('MRTR: an expired state gets the same answer', async (t) => {
   // A hold of 1 ms: the state has expired by the time the client holds it.
   const [url] = (await gateways(t, { kind: 'memory' }, fx.url, 1, {}, { input: { holdMs: 1 } })) as [string];
   const round = (extra: Record<string, unknown>, auth: string) =>
-    modern(url, 'tools/call', { name: 'test_input_required_result_elicitation', arguments: {}, ...extra }, { auth, id: 'retry', capabilities: { elicitation: {} } });
+    modern(
+      url,
+      'tools/call',
+      { name: 'test_input_required_result_elicitation', arguments: {}, ...extra },
+      { auth, id: 'retry', capabilities: { elicitation: {} } },
+    );
   const r1 = messageOf(await round({}, ALICE)).result;
   t.equal(r1.resultType, 'input_required');
   const answers = { user_name: { action: 'accept', content: { name: 'Alice' } } };
-  t.strictSame(await round({ requestState: r1.requestState, inputResponses: answers }, ALICE), await round({ requestState: 'x.y', inputResponses: answers }, ALICE));
+  t.strictSame(
+    await round({ requestState: r1.requestState, inputResponses: answers }, ALICE),
+    await round({ requestState: 'x.y', inputResponses: answers }, ALICE),
+  );
 });
 
 t.test('MRTR: a requestState carries nothing derived from the credentials', async (t) => {
@@ -256,7 +301,14 @@ t.test('MRTR: a requestState carries nothing derived from the credentials', asyn
   t.teardown(() => fx.close());
   const [url] = (await gateways(t, { kind: 'memory' }, fx.url, 1)) as [string];
   const token = 'alice-secret-token';
-  const r1 = messageOf(await modern(url, 'tools/call', { name: 'test_input_required_result_elicitation', arguments: {} }, { auth: `Bearer ${token}`, capabilities: { elicitation: {} } })).result;
+  const r1 = messageOf(
+    await modern(
+      url,
+      'tools/call',
+      { name: 'test_input_required_result_elicitation', arguments: {} },
+      { auth: `Bearer ${token}`, capabilities: { elicitation: {} } },
+    ),
+  ).result;
   const state: string = r1.requestState;
   const visible = state
     .split('.')
@@ -279,11 +331,21 @@ t.test('MRTR: a requestState carries nothing derived from the credentials', asyn
 
 /** A raw 2025-11-25 session through `url` as `auth`. */
 async function legacySession(url: string, auth: string | undefined, capabilities: Record<string, unknown> = { elicitation: {} }) {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': LEGACY, ...(auth ? { authorization: auth } : {}) };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': LEGACY,
+    ...(auth ? { authorization: auth } : {}),
+  };
   const init = await fetch(url, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LEGACY, capabilities, clientInfo: { name: 'raw', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: LEGACY, capabilities, clientInfo: { name: 'raw', version: '1' } },
+    }),
     signal: AbortSignal.timeout(BOUND_MS),
   });
   const sid = init.headers.get('mcp-session-id');
@@ -295,7 +357,8 @@ async function legacySession(url: string, auth: string | undefined, capabilities
     sid,
     headers: session,
     send: (body: unknown, over: Record<string, string> = {}) => exchange(url, { method: 'POST', headers: { ...session, ...over }, body: JSON.stringify(body) }),
-    stream: async (body: unknown, signal: AbortSignal) => new SseReader(await fetch(url, { method: 'POST', headers: session, body: JSON.stringify(body), signal })),
+    stream: async (body: unknown, signal: AbortSignal) =>
+      new SseReader(await fetch(url, { method: 'POST', headers: session, body: JSON.stringify(body), signal })),
   };
 }
 
@@ -308,7 +371,14 @@ function legacyFaceSuite(t: Test, backend: Backend): void {
     const [own, other] = [urls[0] as string, urls[n - 1] as string];
 
     const alice = await legacySession(own, ALICE);
-    const created = messageOf(await alice.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'confirm_delete', arguments: { filename: 'a.txt' }, task: { ttl: 60_000 } } }));
+    const created = messageOf(
+      await alice.send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'confirm_delete', arguments: { filename: 'a.txt' }, task: { ttl: 60_000 } },
+      }),
+    );
     const taskId = created.result.task.taskId as string;
     // Alice's question goes out on her tasks/result stream; Mallory learns its id (it is only an id).
     const waiting = new AbortController();
@@ -327,7 +397,10 @@ function legacyFaceSuite(t: Test, backend: Backend): void {
     }
     // tasks/list: Mallory's page is the page of a principal with no tasks at all.
     const nobody = await legacySession(other, 'Bearer nobody');
-    t.strictSame(await mallory.send({ jsonrpc: '2.0', id: 'same', method: 'tasks/list', params: {} }), await nobody.send({ jsonrpc: '2.0', id: 'same', method: 'tasks/list', params: {} }));
+    t.strictSame(
+      await mallory.send({ jsonrpc: '2.0', id: 'same', method: 'tasks/list', params: {} }),
+      await nobody.send({ jsonrpc: '2.0', id: 'same', method: 'tasks/list', params: {} }),
+    );
     t.same(messageOf(await mallory.send({ jsonrpc: '2.0', id: 3, method: 'tasks/list', params: {} })).result.tasks, []);
     // Answering Alice's question with its id: taken like an answer to a question nobody asked (202), and ignored.
     const answer = (id: string) => ({ jsonrpc: '2.0', id, result: { action: 'accept', content: { confirm: true }, _meta: { [RELATED]: { taskId } } } });
@@ -340,10 +413,18 @@ function legacyFaceSuite(t: Test, backend: Backend): void {
       const as = (sid: string) => ({ ...mallory.headers, 'mcp-session-id': sid });
       const madeUp = randomBytes(16).toString('base64url');
       const ping = JSON.stringify({ jsonrpc: '2.0', id: 'same', method: 'ping' });
-      t.strictSame(await exchange(url, { method: 'POST', headers: as(alice.sid), body: ping }), await exchange(url, { method: 'POST', headers: as(madeUp), body: ping }), 'POST');
+      t.strictSame(
+        await exchange(url, { method: 'POST', headers: as(alice.sid), body: ping }),
+        await exchange(url, { method: 'POST', headers: as(madeUp), body: ping }),
+        'POST',
+      );
       const foreignPost = await exchange(url, { method: 'POST', headers: as(alice.sid), body: ping });
       t.equal(foreignPost.status, 404);
-      t.strictSame(await exchange(url, { method: 'GET', headers: { ...as(alice.sid), accept: 'text/event-stream' } }), await exchange(url, { method: 'GET', headers: { ...as(madeUp), accept: 'text/event-stream' } }), 'GET');
+      t.strictSame(
+        await exchange(url, { method: 'GET', headers: { ...as(alice.sid), accept: 'text/event-stream' } }),
+        await exchange(url, { method: 'GET', headers: { ...as(madeUp), accept: 'text/event-stream' } }),
+        'GET',
+      );
       t.strictSame(await exchange(url, { method: 'DELETE', headers: as(alice.sid) }), await exchange(url, { method: 'DELETE', headers: as(madeUp) }), 'DELETE');
     }
 
@@ -406,14 +487,20 @@ function passThroughSuite(t: Test, backend: Backend): void {
         }
       }
       t.equal(reached(), before, 'nothing of those reached the upstream under Alice’s session');
-      t.notOk(relay.seen.some((s) => s.sessionId === madeUp), 'nor under a session id the gateway never saw initialized');
+      t.notOk(
+        relay.seen.some((s) => s.sessionId === madeUp),
+        'nor under a session id the gateway never saw initialized',
+      );
 
       // A session the upstream opened without the gateway seeing it (opened directly, or before a memory-store
       // gateway restarted): the gateway cannot vouch for it, so it is unknown, even to the one who opened it.
       const direct = await legacySession(upstream.url, ALICE, {});
       const unvouched = await exchange(own, { method: 'POST', headers: { ...alice.headers, 'mcp-session-id': direct.sid }, body });
       t.equal(unvouched.status, 404, 'a session the gateway never saw opened is unknown');
-      t.notOk(relay.seen.some((s) => s.sessionId === direct.sid), 'and not forwarded');
+      t.notOk(
+        relay.seen.some((s) => s.sessionId === direct.sid),
+        'and not forwarded',
+      );
 
       // Alice, on any instance, is still served; her DELETE ends the session for good.
       for (const url of urls) {

@@ -40,7 +40,23 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 200);
 /** Statuses the gateway answers with: the catalog's, and the transport's own (202 for responses, 404/405/406/409). */
 const STATUSES = new Set<number>([
   ...Object.values(ERROR_CATALOG).map((e) => e.status),
-  200, 202, 400, 401, 403, 404, 405, 406, 408, 409, 413, 415, 429, 431, 502, 503, 504,
+  200,
+  202,
+  400,
+  401,
+  403,
+  404,
+  405,
+  406,
+  408,
+  409,
+  413,
+  415,
+  429,
+  431,
+  502,
+  503,
+  504,
 ]);
 
 // ── The gateway under fuzz ──
@@ -137,7 +153,8 @@ function malformed(r: Reply, opts: { emptyOk?: boolean } = {}): string | undefin
   if (!isObj(last) || last.jsonrpc !== '2.0') return `not JSON-RPC 2.0: ${JSON.stringify(last).slice(0, 200)}`;
   if ('error' in last) {
     const e = last.error;
-    if (!isObj(e) || typeof e.code !== 'number' || !Number.isInteger(e.code) || typeof e.message !== 'string') return `malformed error ${JSON.stringify(e).slice(0, 200)}`;
+    if (!isObj(e) || typeof e.code !== 'number' || !Number.isInteger(e.code) || typeof e.message !== 'string')
+      return `malformed error ${JSON.stringify(e).slice(0, 200)}`;
     if ('result' in last) return 'both result and error';
     return undefined;
   }
@@ -167,7 +184,10 @@ function modernHeaders(method: string, name?: string): Record<string, string> {
   };
 }
 
-function envelope(extra: Record<string, unknown> = {}, capabilities: Record<string, unknown> = { elicitation: {}, sampling: {}, roots: {} }): Record<string, unknown> {
+function envelope(
+  extra: Record<string, unknown> = {},
+  capabilities: Record<string, unknown> = { elicitation: {}, sampling: {}, roots: {} },
+): Record<string, unknown> {
   return {
     'io.modelcontextprotocol/protocolVersion': MODERN,
     'io.modelcontextprotocol/clientCapabilities': capabilities,
@@ -179,23 +199,69 @@ function envelope(extra: Record<string, unknown> = {}, capabilities: Record<stri
 // ── Arbitraries ──
 
 const METHODS = [
-  'tools/call', 'tools/list', 'prompts/get', 'prompts/list', 'resources/read', 'resources/list', 'resources/templates/list',
-  'tasks/get', 'tasks/update', 'tasks/cancel', 'tasks/list', 'tasks/result', 'subscriptions/listen', 'server/discover',
-  'initialize', 'ping', 'logging/setLevel', 'completion/complete', 'notifications/cancelled', 'notifications/initialized',
+  'tools/call',
+  'tools/list',
+  'prompts/get',
+  'prompts/list',
+  'resources/read',
+  'resources/list',
+  'resources/templates/list',
+  'tasks/get',
+  'tasks/update',
+  'tasks/cancel',
+  'tasks/list',
+  'tasks/result',
+  'subscriptions/listen',
+  'server/discover',
+  'initialize',
+  'ping',
+  'logging/setLevel',
+  'completion/complete',
+  'notifications/cancelled',
+  'notifications/initialized',
 ];
-const PARAM_FIELDS = ['name', 'arguments', 'uri', 'taskId', 'cursor', 'inputResponses', 'requestState', 'task', 'notifications', 'level', 'ref', 'argument', 'protocolVersion', 'capabilities', 'clientInfo'];
+const PARAM_FIELDS = [
+  'name',
+  'arguments',
+  'uri',
+  'taskId',
+  'cursor',
+  'inputResponses',
+  'requestState',
+  'task',
+  'notifications',
+  'level',
+  'ref',
+  'argument',
+  'protocolVersion',
+  'capabilities',
+  'clientInfo',
+];
 const META_KEYS = [
-  'io.modelcontextprotocol/protocolVersion', 'io.modelcontextprotocol/clientCapabilities', 'io.modelcontextprotocol/clientInfo',
-  'io.modelcontextprotocol/logLevel', 'progressToken', 'io.modelcontextprotocol/related-task', 'mcp-tasks-gateway/inputKey',
+  'io.modelcontextprotocol/protocolVersion',
+  'io.modelcontextprotocol/clientCapabilities',
+  'io.modelcontextprotocol/clientInfo',
+  'io.modelcontextprotocol/logLevel',
+  'progressToken',
+  'io.modelcontextprotocol/related-task',
+  'mcp-tasks-gateway/inputKey',
 ];
 
 /** Latin-1 text (what an HTTP header may carry through fetch), odd characters likely. */
-const headerText = fc.oneof(
-  fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength: 40 }),
-  fc.constantFrom('', ' ', '2026-07-28 ', '=?base64?AAAA?=', '=?base64?%%%?=', '=?base64?8J+YgA==?=', '2025-11-25', 'tools/call', '*', 'null'),
-  // Long, yet all of a request's headers stay under Node's 16 KiB header limit (beyond it: test 'raw header bytes').
-  fc.integer({ min: 100, max: 2_000 }).map((n) => 'x'.repeat(n)),
-).map((s) => s.trim() || 'x');
+const headerText = fc
+  .oneof(
+    fc.string({
+      unit: fc
+        .integer({ min: 0x20, max: 0xff })
+        .filter((c) => c !== 0x7f)
+        .map((c) => String.fromCharCode(c)),
+      maxLength: 40,
+    }),
+    fc.constantFrom('', ' ', '2026-07-28 ', '=?base64?AAAA?=', '=?base64?%%%?=', '=?base64?8J+YgA==?=', '2025-11-25', 'tools/call', '*', 'null'),
+    // Long, yet all of a request's headers stay under Node's 16 KiB header limit (beyond it: test 'raw header bytes').
+    fc.integer({ min: 100, max: 2_000 }).map((n) => 'x'.repeat(n)),
+  )
+  .map((s) => s.trim() || 'x');
 
 /** Any JSON value, bounded; sometimes huge or deep. */
 const anyJson: fc.Arbitrary<unknown> = fc.oneof(
@@ -203,7 +269,12 @@ const anyJson: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 200_000 }).map((n) => 'x'.repeat(n)) },
   { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 20_000 }).map((n) => Array.from({ length: n }, (_, i) => i)) },
   { weight: 1, arbitrary: fc.integer({ min: 50, max: 500 }).map((d) => nest(d)) },
-  { weight: 1, arbitrary: fc.constantFrom(-0, 1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, 0.5, '__proto__', JSON.parse('{"__proto__":{"polluted":1}}') as unknown, { constructor: { prototype: 1 } }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(-0, 1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, 0.5, '__proto__', JSON.parse('{"__proto__":{"polluted":1}}') as unknown, {
+      constructor: { prototype: 1 },
+    }),
+  },
 );
 
 function nest(depth: number): unknown {
@@ -212,7 +283,16 @@ function nest(depth: number): unknown {
   return v;
 }
 
-const anyId = fc.oneof(fc.integer(), fc.string({ maxLength: 20 }), fc.constant(null), fc.boolean(), fc.double(), fc.constant({}), fc.constant([1]), fc.constant(2 ** 70));
+const anyId = fc.oneof(
+  fc.integer(),
+  fc.string({ maxLength: 20 }),
+  fc.constant(null),
+  fc.boolean(),
+  fc.double(),
+  fc.constant({}),
+  fc.constant([1]),
+  fc.constant(2 ** 70),
+);
 
 /** A JSON-RPC-ish message: the right shape with wrong parts, or not the shape at all. */
 const messageArb: fc.Arbitrary<unknown> = fc.oneof(
@@ -224,10 +304,7 @@ const messageArb: fc.Arbitrary<unknown> = fc.oneof(
         jsonrpc: fc.oneof(fc.constant('2.0'), fc.constant('2.0'), fc.constant('1.0'), fc.constant(2), fc.constant(null)),
         id: anyId,
         method: fc.oneof(fc.constantFrom(...METHODS), fc.string({ maxLength: 30 }), fc.integer()),
-        params: fc.oneof(
-          fc.dictionary(fc.oneof(fc.constantFrom(...PARAM_FIELDS), fc.string({ maxLength: 10 })), anyJson, { maxKeys: 5 }),
-          anyJson,
-        ),
+        params: fc.oneof(fc.dictionary(fc.oneof(fc.constantFrom(...PARAM_FIELDS), fc.string({ maxLength: 10 })), anyJson, { maxKeys: 5 }), anyJson),
         result: anyJson,
         error: anyJson,
         extra: anyJson,
@@ -247,7 +324,10 @@ const headersArb = fc.record(
     'mcp-method': headerText,
     'mcp-name': headerText,
     accept: fc.oneof(headerText, fc.constantFrom('text/event-stream', 'application/json', '*/*', 'text/html')),
-    'content-type': fc.oneof(headerText, fc.constantFrom('application/json', 'application/json; charset=latin1', 'text/plain', 'application/x-www-form-urlencoded', 'application/jsonx')),
+    'content-type': fc.oneof(
+      headerText,
+      fc.constantFrom('application/json', 'application/json; charset=latin1', 'text/plain', 'application/x-www-form-urlencoded', 'application/jsonx'),
+    ),
     'mcp-session-id': headerText,
     authorization: headerText,
   },
@@ -291,7 +371,10 @@ t.test('fuzzing both faces, the upstream, and the input answers', async (t) => {
     metaArb,
     async ([path, name, args], meta) => {
       const params = { name, arguments: args, _meta: envelope(meta) };
-      const r = await send(path as string, { headers: modernHeaders('tools/call', name as string), body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }) });
+      const r = await send(path as string, {
+        headers: modernHeaders('tools/call', name as string),
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }),
+      });
       expectWellFormed(r, `tools/call ${path} with _meta ${JSON.stringify(meta).slice(0, 200)}`);
       // The face reads the envelope itself; a modern upstream passed through to is the judge of its own requests.
       // A body with a `__proto__` key is refused whole by the JSON parser (-32700, prototype poisoning guard).
@@ -300,20 +383,27 @@ t.test('fuzzing both faces, the upstream, and the input answers', async (t) => {
       // The JSON depth guard refuses a deeply nested body whole, before the envelope is read (-32600).
       if (wrong && !(e0?.code === -32600 && /nested deeper/.test(e0.message))) {
         const e = errorOf(r);
-        if (e?.code !== -32602 || r.status !== 400) throw new Error(`_meta ${wrong} of the wrong type got HTTP ${r.status} ${JSON.stringify(e)}, not 400 -32602`);
+        if (e?.code !== -32602 || r.status !== 400)
+          throw new Error(`_meta ${wrong} of the wrong type got HTTP ${r.status} ${JSON.stringify(e)}, not 400 -32602`);
       }
     },
   );
 
   const legacyFace = fc.asyncProperty(
-    fc.option(fc.record({ protocolVersion: fc.oneof(fc.constant(LEGACY), anyJson), capabilities: anyJson, clientInfo: anyJson }, { requiredKeys: [] }), { nil: undefined }),
+    fc.option(fc.record({ protocolVersion: fc.oneof(fc.constant(LEGACY), anyJson), capabilities: anyJson, clientInfo: anyJson }, { requiredKeys: [] }), {
+      nil: undefined,
+    }),
     fc.array(fc.tuple(messageArb, headersArb, fc.boolean()), { minLength: 1, maxLength: 4 }),
     async (initParams, messages) => {
       const init = {
         jsonrpc: '2.0',
         id: 0,
         method: 'initialize',
-        params: initParams ?? { protocolVersion: LEGACY, capabilities: { elicitation: {}, sampling: {}, roots: {} }, clientInfo: { name: 'fuzz', version: '1' } },
+        params: initParams ?? {
+          protocolVersion: LEGACY,
+          capabilities: { elicitation: {}, sampling: {}, roots: {} },
+          clientInfo: { name: 'fuzz', version: '1' },
+        },
       };
       const legacyHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
       const r0 = await send('/legacy', { headers: legacyHeaders, body: JSON.stringify(init) });
@@ -329,6 +419,7 @@ t.test('fuzzing both faces, the upstream, and the input answers', async (t) => {
       } finally {
         if (session) {
           const d = await send('/legacy', { method: 'DELETE', headers: { 'mcp-session-id': session, 'mcp-protocol-version': LEGACY } });
+          // biome-ignore lint/correctness/noUnsafeFinally: a DELETE that fails is this test's failure, whatever came before
           if (d.status !== 200 && d.status !== 404) throw new Error(`DELETE of the fuzz session: HTTP ${d.status}`);
         }
       }
@@ -356,7 +447,12 @@ t.test('fuzzing both faces, the upstream, and the input answers', async (t) => {
       if (mode === 'passed') {
         // An upstream that hangs a passed-through stream hangs the client's (the todo test below): not fuzzed here.
         fc.pre(!hangs(answer));
-        const res = await fetch(`${base}${path}`, { method: 'POST', headers: modernHeaders(method as string, name), body, signal: AbortSignal.timeout(REQUEST_BOUND_MS) });
+        const res = await fetch(`${base}${path}`, {
+          method: 'POST',
+          headers: modernHeaders(method as string, name),
+          body,
+          signal: AbortSignal.timeout(REQUEST_BOUND_MS),
+        });
         await res.arrayBuffer().catch((e: unknown) => {
           // A stream the upstream broke is broken for the client too; only no end at all fails.
           if ((e as Error).name === 'TimeoutError') throw new Error(`${what}: no end within the bound`);
@@ -369,45 +465,55 @@ t.test('fuzzing both faces, the upstream, and the input answers', async (t) => {
     },
   );
 
-  const inputAnswers = fc.asyncProperty(fc.oneof(anyJson, elicitAnswerArb()), fc.oneof(fc.constant('confirm'), fc.string({ maxLength: 8 })), async (answer, key) => {
-    const tool = 'test_input_required_result_request_state';
-    const call = (extra: Record<string, unknown>) =>
-      send('/legacy', {
-        headers: modernHeaders('tools/call', tool),
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: {}, ...extra, _meta: envelope() } }),
-      });
-    const first = await call({});
-    expectWellFormed(first, 'the first round');
-    const round = first.messages.at(-1) as { result: { resultType: string; requestState: string; inputRequests: Record<string, unknown> } };
-    if (round.result.resultType !== 'input_required') throw new Error(`no input asked: ${first.text.slice(0, 200)}`);
-    const retry = await call({ inputResponses: { [key]: answer }, requestState: round.result.requestState });
-    expectWellFormed(retry, `a retry answering ${JSON.stringify({ [key]: answer }).slice(0, 200)}`);
-    const e = errorOf(retry);
-    // A `__proto__` or `constructor` key anywhere is refused whole by the JSON parser (-32700, poisoning guard).
-    // So is a body nested deeper than the JSON depth guard allows (-32600).
-    const poisoned =
-      (e?.code === -32700 && /"(__proto__|constructor)"/.test(JSON.stringify({ [key]: answer }))) || (e?.code === -32600 && /nested deeper/.test(e.message));
-    if (e) {
-      if (!poisoned && (e.code !== -32602 || retry.status !== 400)) throw new Error(`a refused answer got HTTP ${retry.status} ${JSON.stringify(e)}`);
-      // The round is still usable: the same state carries a correct answer to the end.
-      const fixed = await call({ inputResponses: { confirm: { action: 'accept', content: { ok: true } } }, requestState: round.result.requestState });
-      expectWellFormed(fixed, 'the corrected retry');
-      const text = JSON.stringify(fixed.messages.at(-1));
-      if (!text.includes('state-ok')) throw new Error(`the corrected retry did not complete the round: ${text.slice(0, 300)}`);
-    } else {
-      // Accepted: only a valid answer under the asked key, or keys of no concern re-asked (the round goes on).
-      const result = (retry.messages.at(-1) as { result: { resultType?: string } }).result;
-      if (key !== 'confirm' && result.resultType !== 'input_required') throw new Error(`an unknown key was taken: ${retry.text.slice(0, 200)}`);
-      if (result.resultType === 'input_required') {
-        // Not answered: drop the round so that nothing is left held.
-        const again = result as { requestState: string };
-        await call({ inputResponses: { confirm: { action: 'cancel' } }, requestState: again.requestState });
+  const inputAnswers = fc.asyncProperty(
+    fc.oneof(anyJson, elicitAnswerArb()),
+    fc.oneof(fc.constant('confirm'), fc.string({ maxLength: 8 })),
+    async (answer, key) => {
+      const tool = 'test_input_required_result_request_state';
+      const call = (extra: Record<string, unknown>) =>
+        send('/legacy', {
+          headers: modernHeaders('tools/call', tool),
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: {}, ...extra, _meta: envelope() } }),
+        });
+      const first = await call({});
+      expectWellFormed(first, 'the first round');
+      const round = first.messages.at(-1) as { result: { resultType: string; requestState: string; inputRequests: Record<string, unknown> } };
+      if (round.result.resultType !== 'input_required') throw new Error(`no input asked: ${first.text.slice(0, 200)}`);
+      const retry = await call({ inputResponses: { [key]: answer }, requestState: round.result.requestState });
+      expectWellFormed(retry, `a retry answering ${JSON.stringify({ [key]: answer }).slice(0, 200)}`);
+      const e = errorOf(retry);
+      // A `__proto__` or `constructor` key anywhere is refused whole by the JSON parser (-32700, poisoning guard).
+      // So is a body nested deeper than the JSON depth guard allows (-32600).
+      const poisoned =
+        (e?.code === -32700 && /"(__proto__|constructor)"/.test(JSON.stringify({ [key]: answer }))) || (e?.code === -32600 && /nested deeper/.test(e.message));
+      if (e) {
+        if (!poisoned && (e.code !== -32602 || retry.status !== 400)) throw new Error(`a refused answer got HTTP ${retry.status} ${JSON.stringify(e)}`);
+        // The round is still usable: the same state carries a correct answer to the end.
+        const fixed = await call({ inputResponses: { confirm: { action: 'accept', content: { ok: true } } }, requestState: round.result.requestState });
+        expectWellFormed(fixed, 'the corrected retry');
+        const text = JSON.stringify(fixed.messages.at(-1));
+        if (!text.includes('state-ok')) throw new Error(`the corrected retry did not complete the round: ${text.slice(0, 300)}`);
+      } else {
+        // Accepted: only a valid answer under the asked key, or keys of no concern re-asked (the round goes on).
+        const result = (retry.messages.at(-1) as { result: { resultType?: string } }).result;
+        if (key !== 'confirm' && result.resultType !== 'input_required') throw new Error(`an unknown key was taken: ${retry.text.slice(0, 200)}`);
+        if (result.resultType === 'input_required') {
+          // Not answered: drop the round so that nothing is left held.
+          const again = result as { requestState: string };
+          await call({ inputResponses: { confirm: { action: 'cancel' } }, requestState: again.requestState });
+        }
       }
-    }
-  });
+    },
+  );
 
   const rawHeaders = fc.asyncProperty(
-    fc.array(fc.tuple(fc.constantFrom('mcp-protocol-version', 'mcp-method', 'mcp-name', 'accept', 'content-type', 'mcp-session-id', 'x-odd'), fc.uint8Array({ minLength: 0, maxLength: 300 })), { minLength: 1, maxLength: 4 }),
+    fc.array(
+      fc.tuple(
+        fc.constantFrom('mcp-protocol-version', 'mcp-method', 'mcp-name', 'accept', 'content-type', 'mcp-session-id', 'x-odd'),
+        fc.uint8Array({ minLength: 0, maxLength: 300 }),
+      ),
+      { minLength: 1, maxLength: 4 },
+    ),
     fc.constantFrom('/legacy', '/modern', '/hostile'),
     async (headers, path) => {
       const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope() } }));
@@ -439,7 +545,9 @@ t.test('fuzzing both faces, the upstream, and the input answers', async (t) => {
   await t.test('random _meta: well-formed answers, wrong types refused -32602', async () => fc.assert(metaFuzz, opts));
   await t.test('the legacy face: initialize and session requests of any shape', async () => fc.assert(legacyFace, { ...opts, numRuns: Math.ceil(RUNS / 4) }));
   await t.test('a hostile upstream: every request still ends with a well-formed answer', async () => fc.assert(hostileUpstream, opts));
-  await t.test('input answers: refused -32602 or taken; a refused round stays usable', async () => fc.assert(inputAnswers, { ...opts, numRuns: Math.ceil(RUNS / 4) }));
+  await t.test('input answers: refused -32602 or taken; a refused round stays usable', async () =>
+    fc.assert(inputAnswers, { ...opts, numRuns: Math.ceil(RUNS / 4) }),
+  );
   await t.test('raw header bytes: an HTTP answer, never a fault', async () => fc.assert(rawHeaders, { ...opts, numRuns: Math.ceil(RUNS / 2) }));
 
   hostile.script = () => ({ kind: 'body', status: 500, text: 'idle' });
@@ -449,11 +557,19 @@ t.test('fuzzing both faces, the upstream, and the input answers', async (t) => {
   t.match(JSON.stringify(outcome.result), /Computed bystander after 3s/, 'with its own result');
 
   // Rounds the hostile upstream's questions opened are held until their window (input.holdMs) passes.
-  const held = async () => ((await (await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(REQUEST_BOUND_MS) })).json()) as { heldCalls: number }).heldCalls;
+  const held = async () =>
+    ((await (await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(REQUEST_BOUND_MS) })).json()) as { heldCalls: number }).heldCalls;
   t.equal(await eventually(async () => (await held()) === 0), true, 'no MRTR round left held');
-  t.equal(await eventually(async () => hostile.hungOpen() === 0), true, `every upstream answer that hung was closed by the gateway (open: ${JSON.stringify(hostile.hungWhat())})`);
+  t.equal(
+    await eventually(async () => hostile.hungOpen() === 0),
+    true,
+    `every upstream answer that hung was closed by the gateway (open: ${JSON.stringify(hostile.hungWhat())})`,
+  );
   const after = heap();
-  t.ok(after <= baseline + HEAP_TOLERANCE_BYTES, `heap back to its baseline within ${HEAP_TOLERANCE_BYTES / 2 ** 20} MiB (baseline ${mib(baseline)}, after ${mib(after)})`);
+  t.ok(
+    after <= baseline + HEAP_TOLERANCE_BYTES,
+    `heap back to its baseline within ${HEAP_TOLERANCE_BYTES / 2 ** 20} MiB (baseline ${mib(baseline)}, after ${mib(after)})`,
+  );
   t.strictSame(crashes.map(String), [], 'no uncaught exception or unhandled rejection');
 });
 
@@ -500,7 +616,6 @@ function hangs(a: HostileAnswer): boolean {
   return a.kind === 'hang' || (a.kind === 'sse' && a.end === 'hang');
 }
 
-
 function pick(o: Record<string, string>, keys: string[]): Record<string, string> {
   return Object.fromEntries(Object.entries(o).filter(([k]) => keys.includes(k)));
 }
@@ -513,14 +628,16 @@ function mib(n: number): string {
 function wrongMeta(meta: Record<string, unknown>): string | undefined {
   const levels = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
   const info = meta['io.modelcontextprotocol/clientInfo'];
-  if ('io.modelcontextprotocol/clientInfo' in meta && (!isObj(info) || ['name', 'version', 'title'].some((k) => k in info && typeof info[k] !== 'string'))) return 'clientInfo';
+  if ('io.modelcontextprotocol/clientInfo' in meta && (!isObj(info) || ['name', 'version', 'title'].some((k) => k in info && typeof info[k] !== 'string')))
+    return 'clientInfo';
   if ('io.modelcontextprotocol/logLevel' in meta && !levels.includes(meta['io.modelcontextprotocol/logLevel'] as string)) return 'logLevel';
   const token = meta.progressToken;
   if ('progressToken' in meta && typeof token !== 'string' && !(typeof token === 'number' && Number.isFinite(token))) return 'progressToken';
   if (typeof meta['io.modelcontextprotocol/protocolVersion'] !== 'string') return 'protocolVersion';
   const caps = meta['io.modelcontextprotocol/clientCapabilities'];
   if (!isObj(caps)) return 'clientCapabilities';
-  for (const k of ['experimental', 'roots', 'sampling', 'elicitation', 'extensions', 'tasks']) if (k in caps && !isObj(caps[k])) return `clientCapabilities.${k}`;
+  for (const k of ['experimental', 'roots', 'sampling', 'elicitation', 'extensions', 'tasks'])
+    if (k in caps && !isObj(caps[k])) return `clientCapabilities.${k}`;
   return undefined;
 }
 
@@ -529,7 +646,11 @@ function elicitAnswerArb(): fc.Arbitrary<unknown> {
   return fc.record(
     {
       action: fc.oneof(fc.constantFrom('accept', 'decline', 'cancel', 'ACCEPT', ''), anyJson),
-      content: fc.oneof(fc.record({ ok: fc.oneof(fc.boolean(), anyJson) }, { requiredKeys: [] }), fc.dictionary(fc.string({ maxLength: 6 }), anyJson, { maxKeys: 3 }), anyJson),
+      content: fc.oneof(
+        fc.record({ ok: fc.oneof(fc.boolean(), anyJson) }, { requiredKeys: [] }),
+        fc.dictionary(fc.string({ maxLength: 6 }), anyJson, { maxKeys: 3 }),
+        anyJson,
+      ),
       _meta: anyJson,
     },
     { requiredKeys: [] },
@@ -541,25 +662,85 @@ function hostileAnswerArb(): fc.Arbitrary<HostileAnswer> {
   const rpc = (v: unknown) => JSON.stringify(v).replace('"__ID__"', '__ID__');
   const response = fc.oneof(
     fc.jsonValue({ maxDepth: 3 }).map((result) => rpc({ jsonrpc: '2.0', id: '__ID__', result })),
-    fc.record({ resultType: fc.oneof(fc.constantFrom('complete', 'input_required', 'task', 'weird'), anyJson), content: anyJson, tools: anyJson, contents: anyJson, messages: anyJson, inputRequests: anyJson, requestState: anyJson, taskId: anyJson, status: anyJson }, { requiredKeys: [] }).map((result) =>
-      rpc({ jsonrpc: '2.0', id: '__ID__', result }),
-    ),
-    fc.oneof(fc.record({ message: anyJson, code: anyJson, data: anyJson }, { requiredKeys: [] }), anyJson).map((error) => rpc({ jsonrpc: '2.0', id: '__ID__', error })),
+    fc
+      .record(
+        {
+          resultType: fc.oneof(fc.constantFrom('complete', 'input_required', 'task', 'weird'), anyJson),
+          content: anyJson,
+          tools: anyJson,
+          contents: anyJson,
+          messages: anyJson,
+          inputRequests: anyJson,
+          requestState: anyJson,
+          taskId: anyJson,
+          status: anyJson,
+        },
+        { requiredKeys: [] },
+      )
+      .map((result) => rpc({ jsonrpc: '2.0', id: '__ID__', result })),
+    fc
+      .oneof(fc.record({ message: anyJson, code: anyJson, data: anyJson }, { requiredKeys: [] }), anyJson)
+      .map((error) => rpc({ jsonrpc: '2.0', id: '__ID__', error })),
     anyJson.map((v) => JSON.stringify(v) ?? 'null'),
-    fc.constantFrom('', '{', '{"jsonrpc":"2.0","id":__ID__,"result":', 'null', '[]', '<html>502</html>', '\u0000\u0001', '{"jsonrpc":"2.0","id":999999,"result":{}}'),
+    fc.constantFrom(
+      '',
+      '{',
+      '{"jsonrpc":"2.0","id":__ID__,"result":',
+      'null',
+      '[]',
+      '<html>502</html>',
+      '\u0000\u0001',
+      '{"jsonrpc":"2.0","id":999999,"result":{}}',
+    ),
     fc.integer({ min: 100, max: 2_000 }).map((d) => `{"jsonrpc":"2.0","id":__ID__,"result":{"content":${'['.repeat(d)}${']'.repeat(d)}}}`),
   );
   const event = fc.oneof(
     response.map((d) => `data: ${d}\n\n`),
-    fc.record({ method: fc.constantFrom('notifications/progress', 'notifications/message', 'notifications/tools/list_changed', 'elicitation/create', 'sampling/createMessage', 'roots/list', 'vendor/x'), params: anyJson, id: fc.oneof(fc.constant(undefined), anyId) }).map(
-      (m) => `data: ${JSON.stringify({ jsonrpc: '2.0', ...m })}\n\n`,
+    fc
+      .record({
+        method: fc.constantFrom(
+          'notifications/progress',
+          'notifications/message',
+          'notifications/tools/list_changed',
+          'elicitation/create',
+          'sampling/createMessage',
+          'roots/list',
+          'vendor/x',
+        ),
+        params: anyJson,
+        id: fc.oneof(fc.constant(undefined), anyId),
+      })
+      .map((m) => `data: ${JSON.stringify({ jsonrpc: '2.0', ...m })}\n\n`),
+    fc.constantFrom(
+      ': ping\n\n',
+      'event: weird\ndata: x\n\n',
+      'id: 1\nretry: abc\n\n',
+      'data: {"partial":\n\n',
+      'data:\n\n',
+      '\n\n\n',
+      `data: ${'y'.repeat(10_000)}\n\n`,
     ),
-    fc.constantFrom(': ping\n\n', 'event: weird\ndata: x\n\n', 'id: 1\nretry: abc\n\n', 'data: {"partial":\n\n', 'data:\n\n', '\n\n\n', 'data: ' + 'y'.repeat(10_000) + '\n\n'),
     fc.string({ maxLength: 50 }),
   );
   return fc.oneof(
-    { weight: 4, arbitrary: fc.record({ kind: fc.constant('body' as const), status: fc.constantFrom(200, 200, 200, 202, 204, 400, 401, 404, 500, 502), contentType: fc.option(fc.constantFrom('application/json', 'text/html', 'text/event-stream', 'application/json; charset=utf-16'), { nil: undefined }), text: response }) },
-    { weight: 4, arbitrary: fc.record({ kind: fc.constant('sse' as const), status: fc.constantFrom(200, 200, 201, 400), chunks: fc.array(event, { maxLength: 6 }), end: fc.constantFrom('close' as const, 'close' as const, 'destroy' as const, 'hang' as const) }) },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        kind: fc.constant('body' as const),
+        status: fc.constantFrom(200, 200, 200, 202, 204, 400, 401, 404, 500, 502),
+        contentType: fc.option(fc.constantFrom('application/json', 'text/html', 'text/event-stream', 'application/json; charset=utf-16'), { nil: undefined }),
+        text: response,
+      }),
+    },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        kind: fc.constant('sse' as const),
+        status: fc.constantFrom(200, 200, 201, 400),
+        chunks: fc.array(event, { maxLength: 6 }),
+        end: fc.constantFrom('close' as const, 'close' as const, 'destroy' as const, 'hang' as const),
+      }),
+    },
     { weight: 1, arbitrary: fc.constant({ kind: 'destroy' as const }) },
     { weight: 1, arbitrary: response.map((text) => ({ kind: 'truncated' as const, text })) },
     { weight: 1, arbitrary: fc.constant({ kind: 'hang' as const }) },

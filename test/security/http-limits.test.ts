@@ -30,7 +30,12 @@ const ELICIT = { elicitation: {} };
 const TASKS_EXT = 'io.modelcontextprotocol/tasks';
 const DECLARING = { extensions: { [TASKS_EXT]: {} }, elicitation: {} };
 
-async function stackFor(t: Teardown, config: Record<string, unknown> = {}, upstream: Record<string, unknown> = {}, fixture: Record<string, unknown> = {}): Promise<Stack> {
+async function stackFor(
+  t: Teardown,
+  config: Record<string, unknown> = {},
+  upstream: Record<string, unknown> = {},
+  fixture: Record<string, unknown> = {},
+): Promise<Stack> {
   const stack = await startStack(config, upstream, fixture);
   t.teardown(() => stack.close());
   return stack;
@@ -58,7 +63,10 @@ async function greet(url: string): Promise<RawReply> {
  * POSTs a modern request whose params carry, in place of the string "__DEEP__", JSON nested `DEEP` levels; bounded.
  */
 async function postDeep(url: string, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown> = {}): Promise<RawReply> {
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 'deep', method, params: { ...params, _meta: envelope(capabilities) } }).replace('"__DEEP__"', deepJson(DEEP));
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 'deep', method, params: { ...params, _meta: envelope(capabilities) } }).replace(
+    '"__DEEP__"',
+    deepJson(DEEP),
+  );
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
@@ -132,7 +140,11 @@ t.test('the server.* limits have safe defaults and refuse nonsense', async (t) =
     }
     return [];
   };
-  t.match(problems({ server: { headersTimeoutMs: 5_000, requestTimeoutMs: 1_000 } }).join('\n'), /server\.headersTimeoutMs/, 'headers bound within the request bound');
+  t.match(
+    problems({ server: { headersTimeoutMs: 5_000, requestTimeoutMs: 1_000 } }).join('\n'),
+    /server\.headersTimeoutMs/,
+    'headers bound within the request bound',
+  );
   t.match(problems({ server: { maxJsonDepth: 5_000 } }).join('\n'), /server\.maxJsonDepth/, 'depth at most 1000');
   t.match(problems({ server: { requestTimeoutMs: 0 } }).join('\n'), /server\.requestTimeoutMs/, 'no way to switch the request bound off');
 });
@@ -160,7 +172,9 @@ console.log(JSON.stringify(out));
 t.test('bodies over server.bodyLimitBytes (2 MiB, 10 MiB; declared and chunked) → 413 JSON-RPC that fetch receives', async (t) => {
   const stack = await stackFor(t);
   const stdout = await new Promise<string>((resolve, reject) => {
-    execFile(process.execPath, ['--input-type=module', '-e', OVERSIZED_CLIENT, stack.url], { timeout: 60_000 }, (err, out) => (err ? reject(err) : resolve(out)));
+    execFile(process.execPath, ['--input-type=module', '-e', OVERSIZED_CLIENT, stack.url], { timeout: 60_000 }, (err, out) =>
+      err ? reject(err) : resolve(out),
+    );
   });
   const results = JSON.parse(stdout) as Array<{ mib: number; mode: string; status?: number; body?: string; error?: string }>;
   t.equal(results.length, 4);
@@ -197,16 +211,17 @@ t.test('headers over the limit → 431 JSON-RPC; a malformed request line → 40
   t.equal(missing.status, 404);
   t.same(await missing.json(), { jsonrpc: '2.0', id: null, error: catalogError('GW_NOT_FOUND') });
 
-  const withHost = (path: string, host: string, method = 'POST') => new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: portOf(stack.url), path, method, headers: { host, 'content-type': 'application/json' } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+  const withHost = (path: string, host: string, method = 'POST') =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: portOf(stack.url), path, method, headers: { host, 'content-type': 'application/json' } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end(method === 'POST' ? '{}' : undefined);
     });
-    req.on('error', reject);
-    req.end(method === 'POST' ? '{}' : undefined);
-  });
   const foreign = await withHost('/mcp', 'evil.example');
   t.equal(foreign.status, 403);
   t.equal((await withHost('/healthz', 'evil.example', 'GET')).status, 403, 'a health probe naming a foreign host is refused too');
@@ -234,7 +249,10 @@ t.test('a body or headers sent at 1 byte/s → 408 JSON-RPC once server.requestT
   const served = await greet(stack.url);
   t.equal(served.status, 200, 'another client is served meanwhile');
 
-  for (const [what, x] of [['slow body', slowBody], ['slow headers', slowHeaders]] as const) {
+  for (const [what, x] of [
+    ['slow body', slowBody],
+    ['slow headers', slowHeaders],
+  ] as const) {
     const answer = parseRaw(await x.done); // bounded: BOUND_MS
     t.equal(answer.status, 408, `${what}: 408`);
     t.match(answer.headers, /connection: close/, `${what}: the connection is closed`);
@@ -257,7 +275,11 @@ t.test('a short requestTimeoutMs does not cut responses: a long tool call and a 
   t.equal((await listen.stream.next()).method, 'notifications/subscriptions/acknowledged');
 
   // 2.5 s: five times the request timeout, and ten checks of the connections.
-  const slow = await post(stack.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 2.5, label: 'late' }, _meta: { ...envelope(), progressToken: 'p1' } });
+  const slow = await post(stack.url, 'tools/call', {
+    name: 'slow_compute',
+    arguments: { seconds: 2.5, label: 'late' },
+    _meta: { ...envelope(), progressToken: 'p1' },
+  });
   t.equal(slow.status, 200);
   t.same(slow.body.result?.content, [{ type: 'text', text: 'Computed late after 2.5s' }], 'the long call got its answer');
 
@@ -301,7 +323,12 @@ t.test('JSON nested 10,000 deep as an MRTR retry → 400 at once; the held round
   t.same(deep.body.error, catalogError('GW_TOO_DEEP', 128));
 
   t.equal((await greet(stack.url)).status, 200, 'another client is served');
-  const r2 = await post(stack.url, 'tools/call', { name: tool, arguments: {}, requestState: state, inputResponses: { user_name: { action: 'accept', content: { name: 'Alice' } } } }, { capabilities: ELICIT });
+  const r2 = await post(
+    stack.url,
+    'tools/call',
+    { name: tool, arguments: {}, requestState: state, inputResponses: { user_name: { action: 'accept', content: { name: 'Alice' } } } },
+    { capabilities: ELICIT },
+  );
   t.same(r2.body.result?.content, [{ type: 'text', text: 'Hello, Alice!' }], 'the round completes with a proper answer');
 });
 
@@ -317,7 +344,12 @@ t.test('JSON nested 10,000 deep as a tasks/update answer → 400 at once; the ta
   t.equal(deep.status, 400);
   t.same(deep.body.error, catalogError('GW_TOO_DEEP', 128));
 
-  const ack = await post(stack.url, 'tasks/update', { taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } }, { capabilities: DECLARING });
+  const ack = await post(
+    stack.url,
+    'tasks/update',
+    { taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } },
+    { capabilities: DECLARING },
+  );
   t.equal(ack.status, 200);
   const done = await untilTask(stack.url, taskId, (task) => ['completed', 'failed', 'cancelled'].includes(task.status));
   t.equal(done.status, 'completed');
@@ -375,7 +407,10 @@ async function startHostileUpstream(t: Teardown): Promise<string> {
         const name = m.params?.name;
         if (name === 'fine') return reply(JSON.stringify({ content: [{ type: 'text', text: 'fine' }] }), true);
         const token = m.params?._meta?.progressToken;
-        const progress = token === undefined ? '' : `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: 1 } })}\n\n`;
+        const progress =
+          token === undefined
+            ? ''
+            : `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: 1 } })}\n\n`;
         return reply(`{"content":[{"type":"text","text":"deep"}],"structuredContent":{"x":${deepJson(DEEP)}}}`, name === 'deep_sse', progress);
       }
       default:
@@ -398,7 +433,13 @@ t.test('a hostile upstream answering 10,000 deep (JSON, SSE, SSE already streami
   const call = (name: string, meta: Record<string, unknown> = {}) =>
     fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'tools/call',
+        'mcp-name': name,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: name, method: 'tools/call', params: { name, arguments: {}, _meta: { ...envelope(), ...meta } } }),
       signal: AbortSignal.timeout(BOUND_MS),
     });

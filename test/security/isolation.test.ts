@@ -40,10 +40,17 @@ async function listening(t: Teardown, config: Record<string, unknown>): Promise<
 }
 
 /** The roots fixture behind a gateway; `sessions` is the upstream's `sessions` entry, `extra` the rest of the config. */
-async function stack(t: Teardown, sessions?: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<{ upstream: RootsCacheServer; url: string }> {
+async function stack(
+  t: Teardown,
+  sessions?: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): Promise<{ upstream: RootsCacheServer; url: string }> {
   const upstream = await startRootsCacheServer();
   t.teardown(() => upstream.close());
-  const url = await listening(t, { ...extra, upstreams: [{ name: 'roots', path: '/mcp', url: upstream.url, era: 'legacy', ...(sessions ? { sessions } : {}) }] });
+  const url = await listening(t, {
+    ...extra,
+    upstreams: [{ name: 'roots', path: '/mcp', url: upstream.url, era: 'legacy', ...(sessions ? { sessions } : {}) }],
+  });
   return { upstream, url };
 }
 
@@ -69,7 +76,12 @@ const call = (url: string, name: string, headers: Record<string, string> = {}, c
 const textOf = (r: RawReply): string | undefined => r.body.result?.content?.[0]?.text;
 
 /** A share refusal as the catalog says: 503, Retry-After, -32603 with the share's message. */
-function isShareRefusal(t: Test, r: { status: number; headers?: Headers | Record<string, unknown>; body: any }, retryAfter: string | null | undefined, what: string): void {
+function isShareRefusal(
+  t: Test,
+  r: { status: number; headers?: Headers | Record<string, unknown>; body: any },
+  retryAfter: string | null | undefined,
+  what: string,
+): void {
   t.equal(r.status, 503, `${what}: 503`);
   t.equal(retryAfter, '1', `${what}: Retry-After`);
   t.equal(r.body?.error?.code, -32603, `${what}: -32603`);
@@ -77,10 +89,22 @@ function isShareRefusal(t: Test, r: { status: number; headers?: Headers | Record
 }
 
 /** POSTs like `post`, keeping the response headers. */
-async function postWithHeaders(url: string, name: string, headers: Record<string, string>, capabilities: Record<string, unknown>): Promise<{ status: number; retryAfter: string | null; body: any }> {
+async function postWithHeaders(
+  url: string,
+  name: string,
+  headers: Record<string, string>,
+  capabilities: Record<string, unknown>,
+): Promise<{ status: number; retryAfter: string | null; body: any }> {
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': name, ...headers },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': name,
+      ...headers,
+    },
     body: JSON.stringify({
       jsonrpc: '2.0',
       id: 1,
@@ -98,7 +122,10 @@ async function postWithHeaders(url: string, name: string, headers: Record<string
     signal: AbortSignal.timeout(10_000),
   });
   const text = await res.text();
-  const data = text.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5)));
+  const data = text
+    .split('\n')
+    .filter((l) => l.startsWith('data:'))
+    .map((l) => JSON.parse(l.slice(5)));
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body: data.at(-1) ?? (text ? JSON.parse(text) : undefined) };
 }
 
@@ -111,16 +138,23 @@ t.test('finding: two anonymous clients are never given each other’s roots (def
 });
 
 const noRedis = redisAvailable();
-t.test('the pool’s isolation with the Redis store: callers in turn, anonymous and two principals, each get their own roots', { skip: noRedis ?? false }, async (t) => {
-  const url = await redisForTest(t);
-  const { upstream, url: gw } = await stack(t, undefined, { store: { kind: 'redis', url, keyPrefix: `iso-${Date.now()}:` }, secret: { value: 'isolation-test-secret-at-least-32-characters' } });
-  t.same(await myRoots(gw, 'file:///alice'), [{ uri: 'file:///alice' }]);
-  t.same(await myRoots(gw, 'file:///bob'), [{ uri: 'file:///bob' }], 'anonymous callers in turn');
-  t.same(await myRoots(gw, 'file:///a', A), [{ uri: 'file:///a' }]);
-  t.same(await myRoots(gw, 'file:///b', B), [{ uri: 'file:///b' }], 'two principals');
-  t.same(await myRoots(gw, 'file:///c'), [{ uri: 'file:///c' }], 'anonymous again');
-  t.equal(upstream.deletes, 0);
-});
+t.test(
+  'the pool’s isolation with the Redis store: callers in turn, anonymous and two principals, each get their own roots',
+  { skip: noRedis ?? false },
+  async (t) => {
+    const url = await redisForTest(t);
+    const { upstream, url: gw } = await stack(t, undefined, {
+      store: { kind: 'redis', url, keyPrefix: `iso-${Date.now()}:` },
+      secret: { value: 'isolation-test-secret-at-least-32-characters' },
+    });
+    t.same(await myRoots(gw, 'file:///alice'), [{ uri: 'file:///alice' }]);
+    t.same(await myRoots(gw, 'file:///bob'), [{ uri: 'file:///bob' }], 'anonymous callers in turn');
+    t.same(await myRoots(gw, 'file:///a', A), [{ uri: 'file:///a' }]);
+    t.same(await myRoots(gw, 'file:///b', B), [{ uri: 'file:///b' }], 'two principals');
+    t.same(await myRoots(gw, 'file:///c'), [{ uri: 'file:///c' }], 'anonymous again');
+    t.equal(upstream.deletes, 0);
+  },
+);
 
 t.test('two principals never share a session, whatever the scopes', async (t) => {
   for (const sessions of [{ scope: 'principal' }, { scope: 'request' }, { scope: 'principal', anonymousScope: 'request' }]) {
@@ -128,7 +162,11 @@ t.test('two principals never share a session, whatever the scopes', async (t) =>
     t.same(await myRoots(url, 'file:///alice', A), [{ uri: 'file:///alice' }], `${JSON.stringify(sessions)}: A`);
     t.same(await myRoots(url, 'file:///bob', B), [{ uri: 'file:///bob' }], `${JSON.stringify(sessions)}: B gets its own roots`);
     // Its own pooled session again (scope principal), whose cache is A's own; or a fresh one that asks again.
-    t.same(await myRoots(url, 'file:///alice-again', A), [{ uri: sessions.scope === 'principal' ? 'file:///alice' : 'file:///alice-again' }], `${JSON.stringify(sessions)}: A again`);
+    t.same(
+      await myRoots(url, 'file:///alice-again', A),
+      [{ uri: sessions.scope === 'principal' ? 'file:///alice' : 'file:///alice-again' }],
+      `${JSON.stringify(sessions)}: A again`,
+    );
   }
 });
 
@@ -230,7 +268,12 @@ t.test('a call past its principal’s share waits for one of its sessions, and i
   const done = await post(
     url,
     'tools/call',
-    { name: 'ask_name', arguments: {}, requestState: first.body.result.requestState, inputResponses: { [key as string]: { action: 'accept', content: { name: 'Ada' } } } },
+    {
+      name: 'ask_name',
+      arguments: {},
+      requestState: first.body.result.requestState,
+      inputResponses: { [key as string]: { action: 'accept', content: { name: 'Ada' } } },
+    },
     { capabilities: ELICIT, headers: A },
   );
   t.same(JSON.parse(textOf(done) ?? 'null'), { name: 'Ada' }, 'the first round completes');
@@ -248,9 +291,15 @@ t.test('a burst of wrapped tasks past the principal’s share queues for session
   });
   const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} }, elicitation: {} };
   // Each task holds a session while it waits for its answer: two take the share, the other four wait for them.
-  const created = await Promise.all([0, 1, 2, 3, 4, 5].map(() => post(url, 'tools/call', { name: 'ask_name', arguments: {} }, { capabilities: TASKS, headers: A })));
+  const created = await Promise.all(
+    [0, 1, 2, 3, 4, 5].map(() => post(url, 'tools/call', { name: 'ask_name', arguments: {} }, { capabilities: TASKS, headers: A })),
+  );
   const ids = created.map((r) => r.body.result?.taskId as string);
-  t.ok(ids.every((id) => typeof id === 'string'), 'six tasks created', { bodies: created.filter((r) => typeof r.body.result?.taskId !== 'string').map((r) => [r.status, r.body]) });
+  t.ok(
+    ids.every((id) => typeof id === 'string'),
+    'six tasks created',
+    { bodies: created.filter((r) => typeof r.body.result?.taskId !== 'string').map((r) => [r.status, r.body]) },
+  );
   const answered = new Set<string>();
   const deadline = Date.now() + 30_000;
   while (answered.size < ids.length && Date.now() < deadline) {
@@ -261,7 +310,12 @@ t.test('a burst of wrapped tasks past the principal’s share queues for session
       if (task?.status === 'failed') t.fail(`task ${taskId} failed: ${JSON.stringify(task).slice(0, 300)}`);
       const [key] = Object.keys(task?.inputRequests ?? {});
       if (task?.status !== 'input_required' || !key) continue;
-      await post(url, 'tasks/update', { taskId, inputResponses: { [key]: { action: 'accept', content: { name: taskId.slice(-4) } } } }, { capabilities: TASKS, headers: A });
+      await post(
+        url,
+        'tasks/update',
+        { taskId, inputResponses: { [key]: { action: 'accept', content: { name: taskId.slice(-4) } } } },
+        { capabilities: TASKS, headers: A },
+      );
       answered.add(taskId);
     }
     await new Promise((r) => setTimeout(r, 50)); // the tasks' own poll interval stands in for a client's
@@ -293,7 +347,11 @@ t.test('finding: one principal cannot take every listen stream; its own past the
 });
 
 t.test('scope request: each listen holds its own upstream session, counted in the bound and the share', async (t) => {
-  const { upstream, url } = await stack(t, { scope: 'request' }, { sessions: { maxPerUpstream: 8, maxPerPrincipal: 2 }, server: { maxListenStreams: 100, maxListenStreamsPerPrincipal: 50 } });
+  const { upstream, url } = await stack(
+    t,
+    { scope: 'request' },
+    { sessions: { maxPerUpstream: 8, maxPerPrincipal: 2 }, server: { maxListenStreams: 100, maxListenStreamsPerPrincipal: 50 } },
+  );
   for (let i = 0; i < 2; i++) {
     const l = await openListen(t, url, `a${i}`, { toolsListChanged: true }, A);
     t.equal(l.response.status, 200);
@@ -301,7 +359,12 @@ t.test('scope request: each listen holds its own upstream session, counted in th
   }
   t.equal(upstream.live, 2, 'two listens, two upstream sessions');
   const third = await openListen(t, url, 'a2', { toolsListChanged: true }, A);
-  isShareRefusal(t, { status: third.response.status, body: await third.stream.next() }, third.response.headers.get('retry-after'), 'A’s third listen (no session left in its share)');
+  isShareRefusal(
+    t,
+    { status: third.response.status, body: await third.stream.next() },
+    third.response.headers.get('retry-after'),
+    'A’s third listen (no session left in its share)',
+  );
   t.equal(textOf(await call(url, 'greet', B)), 'hello', 'B is served');
 });
 
@@ -316,17 +379,38 @@ t.test('legacy face: sessions and GET streams per principal', async (t) => {
     const res = await fetch(url, {
       method: 'POST',
       headers: { ...LEGACY_HEADERS, ...headers },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
       signal: AbortSignal.timeout(10_000),
     });
     const text = await res.text();
-    return { status: res.status, retryAfter: res.headers.get('retry-after'), sid: res.headers.get('mcp-session-id'), body: text ? JSON.parse(text) : undefined };
+    return {
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      sid: res.headers.get('mcp-session-id'),
+      body: text ? JSON.parse(text) : undefined,
+    };
   };
   const ping = async (sid: string, headers: Record<string, string>) =>
-    (await fetch(url, { method: 'POST', headers: { ...LEGACY_HEADERS, ...headers, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }), signal: AbortSignal.timeout(10_000) })).status;
+    (
+      await fetch(url, {
+        method: 'POST',
+        headers: { ...LEGACY_HEADERS, ...headers, 'mcp-session-id': sid },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+        signal: AbortSignal.timeout(10_000),
+      })
+    ).status;
   const openGet = async (sid: string, headers: Record<string, string>, aborter: AbortController) => {
     t.teardown(() => aborter.abort());
-    return fetch(url, { method: 'GET', headers: { ...LEGACY_HEADERS, ...headers, accept: 'text/event-stream', 'mcp-session-id': sid }, signal: aborter.signal });
+    return fetch(url, {
+      method: 'GET',
+      headers: { ...LEGACY_HEADERS, ...headers, accept: 'text/event-stream', 'mcp-session-id': sid },
+      signal: aborter.signal,
+    });
   };
 
   const b = await initialize(B);
@@ -355,7 +439,12 @@ t.test('legacy face: sessions and GET streams per principal', async (t) => {
     const running = await fetch(url, {
       method: 'POST',
       headers: { ...LEGACY_HEADERS, ...A, 'mcp-session-id': sid as string },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'test_cancellable_wait', arguments: { maxMs: 20_000 }, _meta: { progressToken: 'p' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'test_cancellable_wait', arguments: { maxMs: 20_000 }, _meta: { progressToken: 'p' } },
+      }),
       signal: aborter.signal,
     });
     t.equal(running.headers.get('content-type'), 'text/event-stream', 'the call is running');

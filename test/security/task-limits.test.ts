@@ -36,7 +36,13 @@ interface Reply extends RawReply {
 let nextId = 1;
 
 /** One modern request as `who`, with its Retry-After header. */
-async function call(url: string, method: string, params: Record<string, unknown>, who: string, capabilities: Record<string, unknown> = DECLARING): Promise<Reply> {
+async function call(
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+  who: string,
+  capabilities: Record<string, unknown> = DECLARING,
+): Promise<Reply> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
@@ -118,7 +124,11 @@ t.test('held MRTR calls: of concurrent calls admitted together, those that ask o
     t.ok(Number(r.retryAfter) >= 1, `Retry-After: ${r.retryAfter}`);
   }
   const stats = await waitForStats(stack.fixture, (s) => (s.running.confirm_delete ?? 0) === 1);
-  t.equal((stats.calls.confirm_delete ?? 0) - stats.cancellations.filter((c) => c.tool === 'confirm_delete').length, 1, 'every refused call that reached the upstream was cancelled there');
+  t.equal(
+    (stats.calls.confirm_delete ?? 0) - stats.cancellations.filter((c) => c.tool === 'confirm_delete').length,
+    1,
+    'every refused call that reached the upstream was cancelled there',
+  );
 });
 
 t.test('held MRTR calls, all principals: 503 with Retry-After (was HTTP 200 with -32603), the upstream not called', async (t) => {
@@ -208,7 +218,12 @@ t.test('polling faster than pollIntervalMs: 429 with Retry-After past the burst,
   const init = await fetch(stack.url, {
     method: 'POST',
     headers: { ...LEGACY_HEADERS, authorization: ALICE },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
     signal: AbortSignal.timeout(REQUEST_MS),
   });
   await init.body?.cancel();
@@ -318,26 +333,34 @@ t.test('the poll limit holds across gateway instances sharing a real Redis', { s
 });
 
 for (const kind of ['memory', 'redis'] as const) {
-  t.test(`${kind} store: a poll after waiting the retryAfterMs of a 429 is accepted; Retry-After is that wait in whole seconds`, { skip: kind === 'redis' ? (missingRedis ?? false) : false }, async (t) => {
-    const store = kind === 'redis' ? { kind: 'redis', url: await redisForTest(t), keyPrefix: `mcpgw-wait-${randomUUID().slice(0, 8)}:` } : { kind: 'memory' };
-    const stack = await stackWith(
-      t,
-      { store, secret: { value: 'a-test-secret-of-at-least-32-characters!' }, tasks: { pollBurst: 1, adaptivePolling: false } },
-      { tools: { gated_job: { task: 'always', pollIntervalMs: 1_000 } } },
-      { tasks: 'sync' },
-    );
-    const id = taskIdOf(await tool(stack.url, 'gated_job', { gate: `w-${kind}` }, ALICE));
-    // A few rounds: each refusal names a wait, and the poll after it is served (then the next one is refused again).
-    for (let round = 1; round <= 3; round++) {
-      t.equal((await getTask(stack.url, id, ALICE)).status, 200, `round ${round}: the first poll of a window is served`);
-      const fast = await getTask(stack.url, id, ALICE);
-      isCatalogued(t, fast, 'GW_POLL_TOO_FAST', `round ${round}: the second poll within the window`);
-      const retryAfterMs = fast.body?.error?.data?.retryAfterMs as number;
-      t.ok(Number.isInteger(retryAfterMs) && retryAfterMs >= 1, `round ${round}: data.retryAfterMs ${retryAfterMs}`);
-      t.equal(Number(fast.retryAfter), Math.max(1, Math.ceil(retryAfterMs / 1000)), `round ${round}: Retry-After ${fast.retryAfter} s is the wait rounded up`);
-      await new Promise((resolve) => setTimeout(resolve, retryAfterMs));
-    }
-    t.equal((await getTask(stack.url, id, ALICE)).status, 200, 'the poll after the last advised wait is served');
-    stack.fixture.releaseGate(`w-${kind}`);
-  });
+  t.test(
+    `${kind} store: a poll after waiting the retryAfterMs of a 429 is accepted; Retry-After is that wait in whole seconds`,
+    { skip: kind === 'redis' ? (missingRedis ?? false) : false },
+    async (t) => {
+      const store = kind === 'redis' ? { kind: 'redis', url: await redisForTest(t), keyPrefix: `mcpgw-wait-${randomUUID().slice(0, 8)}:` } : { kind: 'memory' };
+      const stack = await stackWith(
+        t,
+        { store, secret: { value: 'a-test-secret-of-at-least-32-characters!' }, tasks: { pollBurst: 1, adaptivePolling: false } },
+        { tools: { gated_job: { task: 'always', pollIntervalMs: 1_000 } } },
+        { tasks: 'sync' },
+      );
+      const id = taskIdOf(await tool(stack.url, 'gated_job', { gate: `w-${kind}` }, ALICE));
+      // A few rounds: each refusal names a wait, and the poll after it is served (then the next one is refused again).
+      for (let round = 1; round <= 3; round++) {
+        t.equal((await getTask(stack.url, id, ALICE)).status, 200, `round ${round}: the first poll of a window is served`);
+        const fast = await getTask(stack.url, id, ALICE);
+        isCatalogued(t, fast, 'GW_POLL_TOO_FAST', `round ${round}: the second poll within the window`);
+        const retryAfterMs = fast.body?.error?.data?.retryAfterMs as number;
+        t.ok(Number.isInteger(retryAfterMs) && retryAfterMs >= 1, `round ${round}: data.retryAfterMs ${retryAfterMs}`);
+        t.equal(
+          Number(fast.retryAfter),
+          Math.max(1, Math.ceil(retryAfterMs / 1000)),
+          `round ${round}: Retry-After ${fast.retryAfter} s is the wait rounded up`,
+        );
+        await new Promise((resolve) => setTimeout(resolve, retryAfterMs));
+      }
+      t.equal((await getTask(stack.url, id, ALICE)).status, 200, 'the poll after the last advised wait is served');
+      stack.fixture.releaseGate(`w-${kind}`);
+    },
+  );
 }

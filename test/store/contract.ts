@@ -42,7 +42,11 @@ export async function eventually(what: string, check: () => Promise<boolean> | b
 }
 
 /** The first message on `topic` at `store`, once subscribed; rejects after the bound. */
-export async function nextMessage(store: TaskStore, topic: string, boundMs = WAIT_MS): Promise<{ message: Promise<JsonObject>; got: JsonObject[]; off: () => void }> {
+export async function nextMessage(
+  store: TaskStore,
+  topic: string,
+  boundMs = WAIT_MS,
+): Promise<{ message: Promise<JsonObject>; got: JsonObject[]; off: () => void }> {
   const got: JsonObject[] = [];
   let resolve!: (m: JsonObject) => void;
   let reject!: (e: Error) => void;
@@ -229,7 +233,10 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       const results = await Promise.all(writers.map((w, i) => w.replace({ ...r, statusMessage: `writer ${i}` }, 0)));
       const won = results.filter((x) => x.ok);
       t.equal(won.length, 1, 'one writer wins');
-      t.ok(results.filter((x) => !x.ok).every((x) => !x.ok && x.reason === 'conflict' && x.current?.version === 1), 'the others conflict and see version 1');
+      t.ok(
+        results.filter((x) => !x.ok).every((x) => !x.ok && x.reason === 'conflict' && x.current?.version === 1),
+        'the others conflict and see version 1',
+      );
       const stored = await store.get(r.taskId);
       t.equal(stored?.version, 1);
       t.equal(stored?.statusMessage, won[0]?.ok ? won[0].record.statusMessage : 'none', "the winner's write is stored");
@@ -338,24 +345,43 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       t.same(pages, [['gw_z', 'gw_a'], ['gw_b', 'gw_c'], ['gw_d']], 'oldest first, ties by id, pages of 2 (either instance serves a page)');
       t.same(mores, [true, true, false], 'more until the last page');
       const all = await store.list({ principal: 'principal-a', upstream: 'up-1', limit: 100 });
-      t.same(all.tasks.map((x) => x.taskId), order);
+      t.same(
+        all.tasks.map((x) => x.taskId),
+        order,
+      );
       t.equal(all.more, false);
       t.same(all.tasks[0], mine[2], 'whole records');
       const exact = await store.list({ principal: 'principal-a', upstream: 'up-1', limit: 5 });
       t.equal(exact.more, false, 'a page that holds exactly the rest says no more');
 
       const s1 = await store.list({ principal: 'principal-a', upstream: 'up-1', session: 's1', limit: 100 });
-      t.same(s1.tasks.map((x) => x.taskId), ['gw_z', 'gw_a'], 'a session sees its own tasks only');
+      t.same(
+        s1.tasks.map((x) => x.taskId),
+        ['gw_z', 'gw_a'],
+        'a session sees its own tasks only',
+      );
       const s1p = await store.list({ principal: 'principal-a', upstream: 'up-1', session: 's1', limit: 1 });
       t.same([s1p.tasks.map((x) => x.taskId), s1p.more], [['gw_z'], true], 'and pages them');
       t.same((await store.list({ principal: 'principal-a', upstream: 'up-1', session: 'none', limit: 10 })).tasks, [], 'an unknown session: nothing');
-      t.same((await store.list({ principal: 'principal-b', upstream: 'up-1', limit: 10 })).tasks.map((x) => x.taskId), ['gw_p'], 'another principal sees only its own');
-      t.same((await store.list({ principal: 'principal-a', upstream: 'up-2', limit: 10 })).tasks.map((x) => x.taskId), ['gw_u'], 'another upstream, only its own');
-      t.same((await store.list({ principal: 'principal-c', upstream: 'up-1', limit: 10 })), { tasks: [], more: false }, 'an unknown principal: an empty page');
+      t.same(
+        (await store.list({ principal: 'principal-b', upstream: 'up-1', limit: 10 })).tasks.map((x) => x.taskId),
+        ['gw_p'],
+        'another principal sees only its own',
+      );
+      t.same(
+        (await store.list({ principal: 'principal-a', upstream: 'up-2', limit: 10 })).tasks.map((x) => x.taskId),
+        ['gw_u'],
+        'another upstream, only its own',
+      );
+      t.same(await store.list({ principal: 'principal-c', upstream: 'up-1', limit: 10 }), { tasks: [], more: false }, 'an unknown principal: an empty page');
       const replaced = await store.replace({ ...mine[0]!, statusMessage: 'changed' }, 0);
       t.ok(replaced.ok);
       const again = await store.list({ principal: 'principal-a', upstream: 'up-1', limit: 100 });
-      t.same(again.tasks.map((x) => x.taskId), order, 'a replace keeps the order');
+      t.same(
+        again.tasks.map((x) => x.taskId),
+        order,
+        'a replace keeps the order',
+      );
       t.equal(again.tasks.find((x) => x.taskId === 'gw_b')?.statusMessage, 'changed', 'and the list shows the current record');
     });
 
@@ -369,14 +395,25 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       await store.create(b, SHORT_MS);
       await store.create(c, LONG_MS);
       const first = await store.list({ principal: 'principal-a', upstream: 'up-1', limit: 2 });
-      t.same(first.tasks.map((x) => x.taskId), [a.taskId, b.taskId]);
+      t.same(
+        first.tasks.map((x) => x.taskId),
+        [a.taskId, b.taskId],
+      );
       t.equal(first.more, true);
       await eventually('b expires', async () => (await store.get(b.taskId)) === undefined);
       const next = await store.list({ principal: 'principal-a', upstream: 'up-1', limit: 2, after: { createdAt: b.createdAt, taskId: b.taskId } });
-      t.same(next.tasks.map((x) => x.taskId), [c.taskId], 'the page after the expired task');
+      t.same(
+        next.tasks.map((x) => x.taskId),
+        [c.taskId],
+        'the page after the expired task',
+      );
       t.equal(next.more, false);
       const all = await store.list({ principal: 'principal-a', upstream: 'up-1', limit: 10 });
-      t.same(all.tasks.map((x) => x.taskId), [a.taskId, c.taskId], 'the expired task is not listed');
+      t.same(
+        all.tasks.map((x) => x.taskId),
+        [a.taskId, c.taskId],
+        'the expired task is not listed',
+      );
     });
 
     t.test('list: long inventories page correctly when few tasks match or many have expired', async (t) => {
@@ -398,7 +435,11 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       const rareIds = all.filter((_, i) => rare.has(i)).map((r) => r.taskId);
       t.same(pages, [rareIds.slice(0, 2), rareIds.slice(2, 4), rareIds.slice(4)], 'sparse matches found across a long inventory, more exact');
       const whole = await store.list({ principal: 'principal-a', upstream: 'up-1', limit: 1_000 });
-      t.same(whole.tasks.map((x) => x.taskId), all.map((r) => r.taskId), `all ${n} in order`);
+      t.same(
+        whole.tasks.map((x) => x.taskId),
+        all.map((r) => r.taskId),
+        `all ${n} in order`,
+      );
       t.equal(whole.more, false);
       const cut = await store.list({ principal: 'principal-a', upstream: 'up-1', limit: n - 1 });
       t.equal(cut.tasks.length, n - 1);
@@ -410,7 +451,10 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       const survivors = [rec({ upstream: 'up-x', createdAt: at(0) }), rec({ upstream: 'up-x', createdAt: at(1) })];
       await Promise.all(expiring.map((r) => store.create(r, SHORT_MS)));
       for (const r of survivors) await store.create(r, LONG_MS);
-      await eventually('the early tasks expire', async () => (await store.get(expiring.at(-1)!.taskId)) === undefined && (await store.get(expiring[0]!.taskId)) === undefined);
+      await eventually(
+        'the early tasks expire',
+        async () => (await store.get(expiring.at(-1)!.taskId)) === undefined && (await store.get(expiring[0]!.taskId)) === undefined,
+      );
       const first = await store.list({ principal: 'principal-a', upstream: 'up-x', limit: 1 });
       t.same([first.tasks.map((x) => x.taskId), first.more], [[survivors[0]!.taskId], true], 'the first live task after 150 expired ones, and more');
       const rest = await store.list({ principal: 'principal-a', upstream: 'up-x', limit: 5 });
@@ -428,9 +472,19 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
         rec({ principal: 'a\nb', upstream: '*' }),
       ];
       for (const r of recs) await store.create(r, LONG_MS);
-      t.same((await store.list({ principal: 'a:b', upstream: 'c', limit: 10 })).tasks.map((x) => x.taskId), [recs[0]!.taskId], '"a:b"/"c" is not "a"/"b:c"');
-      t.same((await store.list({ principal: 'a', upstream: 'b:c', limit: 10 })).tasks.map((x) => x.taskId), [recs[1]!.taskId]);
-      t.same((await store.list({ principal: 'ü*?[x]', upstream: '{tag}', session: 'with space', limit: 10 })).tasks.map((x) => x.taskId), [recs[2]!.taskId]);
+      t.same(
+        (await store.list({ principal: 'a:b', upstream: 'c', limit: 10 })).tasks.map((x) => x.taskId),
+        [recs[0]!.taskId],
+        '"a:b"/"c" is not "a"/"b:c"',
+      );
+      t.same(
+        (await store.list({ principal: 'a', upstream: 'b:c', limit: 10 })).tasks.map((x) => x.taskId),
+        [recs[1]!.taskId],
+      );
+      t.same(
+        (await store.list({ principal: 'ü*?[x]', upstream: '{tag}', session: 'with space', limit: 10 })).tasks.map((x) => x.taskId),
+        [recs[2]!.taskId],
+      );
       t.same((await store.list({ principal: 'a\nb', upstream: 'b', limit: 10 })).tasks, [], 'a glob-like upstream is a name, not a pattern');
       t.equal(await store.activeCount('a'), 1);
       t.equal(await store.activeCount('a:b'), 1);
@@ -543,7 +597,11 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       await eventually('the control lease lapses', async () => (await b.leaseOwner(control.taskId)) === undefined);
       t.equal(await b.leaseOwner(renewed.taskId), 'inst-a', 'the renewed one is still held');
       const claimed = await b.claimExpiredLeases('inst-b', LONG_MS, 10);
-      t.same(claimed.map((c) => c.taskId), [control.taskId], 'only the lapsed one can be claimed');
+      t.same(
+        claimed.map((c) => c.taskId),
+        [control.taskId],
+        'only the lapsed one can be claimed',
+      );
     });
 
     t.test('leases: a lapsed lease nobody claimed is still its owner’s to renew', async (t) => {
@@ -613,7 +671,10 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       const results = await Promise.all(claimers.map((c, i) => c.claimExpiredLeases(`claimer-${i}`, LONG_MS, 10)));
       const ids = results.flat().map((x) => x.taskId);
       t.same([...ids].sort(), tasks.map((r) => r.taskId).sort(), 'every lapsed lease is claimed, none twice, the live one not at all');
-      t.ok(results.flat().every((x) => x.previousOwner === 'inst-gone'), 'each names the owner that let it lapse');
+      t.ok(
+        results.flat().every((x) => x.previousOwner === 'inst-gone'),
+        'each names the owner that let it lapse',
+      );
       for (const [i, got] of results.entries()) {
         for (const c of got) t.equal(await store.leaseOwner(c.taskId), `claimer-${i}`, `${c.taskId} is held by its claimer`);
       }
@@ -732,7 +793,11 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       t.ok(first.resetInMs >= 1 && first.resetInMs <= SHORT_MS, 'the window runs for at most its length');
       t.equal((await other.hit('poll:a', SHORT_MS)).count, 2, 'another instance adds to the same counter');
       const counts = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? store : other).hit('poll:a', SHORT_MS)));
-      t.same(counts.map((c) => c.count).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 3), 'concurrent hits each count once');
+      t.same(
+        counts.map((c) => c.count).sort((a, b) => a - b),
+        Array.from({ length: 20 }, (_, i) => i + 3),
+        'concurrent hits each count once',
+      );
       t.equal((await store.hit('poll:b', SHORT_MS)).count, 1, 'keys count apart');
       await eventually('the window ended and a new one starts at 1', async () => (await store.hit('poll:a', SHORT_MS)).count === 1);
       const long = await store.hit('poll:long', LONG_MS);
@@ -809,7 +874,10 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       const heard = await nextMessage(b, 'ordered');
       for (let n = 1; n <= 20; n++) await store.publish('ordered', { n });
       await eventually('all 20 arrived', () => heard.got.length === 20);
-      t.same(heard.got.map((m) => m['n']), Array.from({ length: 20 }, (_, i) => i + 1));
+      t.same(
+        heard.got.map((m) => m['n']),
+        Array.from({ length: 20 }, (_, i) => i + 1),
+      );
       heard.off();
     });
 
@@ -844,7 +912,11 @@ export function storeContract(t: Test, name: string, make: MakeSubject): void {
       t.equal((await store.get(r.taskId))?.status, 'working', 'a replace does not cross');
       t.equal(await store.activeCount('principal-a'), 1, 'nor the count');
       t.equal(await other.activeCount('principal-a'), 0);
-      t.same((await store.list({ principal: 'principal-a', upstream: 'up-1', limit: 10 })).tasks.map((x) => x.tool), ['here'], 'nor the list');
+      t.same(
+        (await store.list({ principal: 'principal-a', upstream: 'up-1', limit: 10 })).tasks.map((x) => x.tool),
+        ['here'],
+        'nor the list',
+      );
 
       t.equal(await store.acquireLease(r.taskId, 'inst-a', LONG_MS), true);
       t.equal(await other.leaseOwner(r.taskId), undefined, 'nor a lease');

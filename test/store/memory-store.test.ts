@@ -171,7 +171,13 @@ t.test('memory store bounds', async (t) => {
     live.tool = 'changed after create';
     t.same(await store.get(live.taskId), asCreated, 'every field as created; a later change to the caller’s object is not seen');
     const { inputRequests: _i, ...rest } = asCreated;
-    const result = { content: [{ type: 'text', text: 'done' }], structuredContent: { n: 1 }, isError: false, resultType: 'complete', _meta: { 'x/y': { z: [1, null] } } };
+    const result = {
+      content: [{ type: 'text', text: 'done' }],
+      structuredContent: { n: 1 },
+      isError: false,
+      resultType: 'complete',
+      _meta: { 'x/y': { z: [1, null] } },
+    };
     const done: TaskRecord = { ...rest, status: 'completed', lastUpdatedAt: '2026-08-01T09:00:01.000Z', result };
     const r = await store.replace(done, 0);
     t.ok(r.ok, 'replaced');

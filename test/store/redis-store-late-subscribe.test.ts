@@ -22,7 +22,11 @@ t.test('a subscribe that timed out on a hung Redis leaves no subscription once R
 
   server.pause();
   try {
-    await t.rejects(store.subscribe('late', () => {}), StoreUnavailableError, 'rejects while Redis is hung');
+    await t.rejects(
+      store.subscribe('late', () => {}),
+      StoreUnavailableError,
+      'rejects while Redis is hung',
+    );
   } finally {
     server.resume();
   }

@@ -82,7 +82,10 @@ t.test('redis store', { skip: missing ?? false }, async (t) => {
       cursor = next;
       keys.push(...batch);
     } while (cursor !== '0');
-    t.ok(keys.some((k) => k.startsWith(store.opts.keyPrefix)), `the workload's keys are there (${keys.length} keys in all)`);
+    t.ok(
+      keys.some((k) => k.startsWith(store.opts.keyPrefix)),
+      `the workload's keys are there (${keys.length} keys in all)`,
+    );
     const noTtl: string[] = [];
     for (const key of keys) {
       const pttl = await raw.pttl(key);
@@ -90,7 +93,12 @@ t.test('redis store', { skip: missing ?? false }, async (t) => {
       if (pttl === -1) noTtl.push(key);
     }
     t.same(noTtl, [], 'no key without a TTL');
-    if (own) t.same(keys.filter((k) => !k.startsWith(ROOT)), [], 'every key starts with its store’s prefix');
+    if (own)
+      t.same(
+        keys.filter((k) => !k.startsWith(ROOT)),
+        [],
+        'every key starts with its store’s prefix',
+      );
   });
 });
 
@@ -169,11 +177,18 @@ t.test('redis outage', { skip: serverBinaryMissing() ?? false }, async (t) => {
       // At most once: a message published while the subscription is being restored may be lost, so publish until one
       // arrives (bounded).
       let n = 0;
-      await eventually('the subscription made before the outage hears events again', async () => {
-        await other.publish('events', { n: ++n });
-        return heard.length > 0;
-      }, 15_000);
-      t.ok(heard.every((m) => typeof m['n'] === 'number' && m['n'] > 0), 'only messages published after the restart');
+      await eventually(
+        'the subscription made before the outage hears events again',
+        async () => {
+          await other.publish('events', { n: ++n });
+          return heard.length > 0;
+        },
+        15_000,
+      );
+      t.ok(
+        heard.every((m) => typeof m['n'] === 'number' && m['n'] > 0),
+        'only messages published after the restart',
+      );
     });
   }
 
@@ -214,10 +229,14 @@ t.test('redis outage', { skip: serverBinaryMissing() ?? false }, async (t) => {
     t.equal(await store.activeCount('kept'), 1);
     t.same(await store.list({ principal: 'kept', upstream: 'kept', limit: 10 }), { tasks: [r], more: false });
     let n = 0;
-    await eventually('the subscription made before the hang hears events again', async () => {
-      await store.publish('events', { n: ++n });
-      return heard.length > 0;
-    }, 15_000);
+    await eventually(
+      'the subscription made before the hang hears events again',
+      async () => {
+        await store.publish('events', { n: ++n });
+        return heard.length > 0;
+      },
+      15_000,
+    );
     t.pass('events flow again');
   });
 

@@ -32,7 +32,11 @@ function harness(
 ): Harness {
   const era = opts.era ?? 'modern';
   const caps = opts.upstreamCaps ?? { tools: {}, extensions: { [TASKS_EXT]: {} } };
-  const upstream = new FakeUpstream('fake', { protocolVersion: era === 'modern' ? '2026-07-28' : '2025-11-25', capabilities: caps, serverInfo: { name: 'fake', version: '1' } }, era);
+  const upstream = new FakeUpstream(
+    'fake',
+    { protocolVersion: era === 'modern' ? '2026-07-28' : '2025-11-25', capabilities: caps, serverInfo: { name: 'fake', version: '1' } },
+    era,
+  );
   upstream.handle('tools/list', () => ({ tools: opts.tools ?? [] }));
   const { runtime } = quietRuntime(t, { maxTasks: 500, maxActivePerPrincipal: opts.maxActive ?? 10 });
   const route = routeOver(upstream, opts.rules, { url: 'memory:fake', timeoutMs: 30_000 });
@@ -42,7 +46,8 @@ function harness(
     upstream,
     route,
     caller,
-    create: (name, o = {}) => runtime.createTask(route, { name, arguments: {} }, o.caller ?? caller, o.ttlMs !== undefined ? { ttlMs: o.ttlMs } : {}, new AbortController().signal),
+    create: (name, o = {}) =>
+      runtime.createTask(route, { name, arguments: {} }, o.caller ?? caller, o.ttlMs !== undefined ? { ttlMs: o.ttlMs } : {}, new AbortController().signal),
     async until(taskId, pred) {
       const deadline = Date.now() + WAIT_MS;
       let r = await runtime.task(route, taskId, caller);
@@ -78,7 +83,11 @@ t.test('a modern upstream with the extension: its task proxied, input answered i
   const task = new FakeTask('up-1', snapshot());
   call.createTask(task);
   const record = recordOf(await pending);
-  t.match(record, { kind: 'proxied', upstreamTaskId: 'up-1', origin: 'legacy', session: 's1', status: 'working', ttlMs: 30_000, pollIntervalMs: 250 }, 'the upstream’s TTL reported');
+  t.match(
+    record,
+    { kind: 'proxied', upstreamTaskId: 'up-1', origin: 'legacy', session: 's1', status: 'working', ttlMs: 30_000, pollIntervalMs: 250 },
+    'the upstream’s TTL reported',
+  );
   t.not(record.taskId, 'up-1', 'the gateway mints its own id');
 
   task.emit({ status: 'input_required' });
@@ -133,7 +142,10 @@ t.test('a tool shown as forbidden (rule off, or an upstream without tasks for it
   for (const [label, opts] of [
     ['off', { rules: { '*': { task: 'off' } } }],
     ['no extension', { upstreamCaps: { tools: {} } }],
-    ['legacy forbidden', { era: 'legacy', upstreamCaps: { tools: {}, tasks: { requests: { tools: { call: {} } } } }, tools: [{ name: 'slow', inputSchema: {} }] }],
+    [
+      'legacy forbidden',
+      { era: 'legacy', upstreamCaps: { tools: {}, tasks: { requests: { tools: { call: {} } } } }, tools: [{ name: 'slow', inputSchema: {} }] },
+    ],
   ] as Array<[string, Parameters<typeof harness>[1]]>) {
     const h = harness(t, opts);
     t.match(await h.create('slow'), { error: { code: -32601 } }, `${label}: 2025-11-25 §Tool-Level Negotiation`);
@@ -204,7 +216,11 @@ t.test('cancelTask: an owned task’s call is cancelled; unknown and foreign ids
   t.equal(call.cancelled, 'task cancelled by the client');
   await t.rejects(h.runtime.cancelTask(h.route, 'gwt_nope', h.caller), { name: 'UnknownTaskError' });
   await t.rejects(h.runtime.task(h.route, record.taskId, { ...h.caller, session: 's2' }), { name: 'UnknownTaskError' }, 'another session’s');
-  await t.rejects(h.runtime.task(h.route, record.taskId, { ...h.caller, principal: 'bob', session: undefined }), { name: 'UnknownTaskError' }, 'another principal’s');
+  await t.rejects(
+    h.runtime.task(h.route, record.taskId, { ...h.caller, principal: 'bob', session: undefined }),
+    { name: 'UnknownTaskError' },
+    'another principal’s',
+  );
 });
 
 t.test('a lost upstream task fails the record', async (t) => {
@@ -274,7 +290,14 @@ t.test('callToolPlain: a task the upstream creates stays hidden; the rules make 
   t.match(await call.next(), { kind: 'response', message: { result: { content: [{ type: 'text', text: 'hidden' }] } } });
   t.same((await h.runtime.list(h.route, h.caller, undefined)).tasks, [], 'no task of the gateway’s');
 
-  const legacy = harness(t, { era: 'legacy', upstreamCaps: { tools: {}, tasks: { requests: { tools: { call: {} } } } }, tools: [{ name: 'opt', inputSchema: {}, execution: { taskSupport: 'optional' } }, { name: 'req', inputSchema: {}, execution: { taskSupport: 'required' } }] });
+  const legacy = harness(t, {
+    era: 'legacy',
+    upstreamCaps: { tools: {}, tasks: { requests: { tools: { call: {} } } } },
+    tools: [
+      { name: 'opt', inputSchema: {}, execution: { taskSupport: 'optional' } },
+      { name: 'req', inputSchema: {}, execution: { taskSupport: 'required' } },
+    ],
+  });
   await legacy.runtime.callToolPlain(legacy.route, { name: 'opt' }, legacy.caller, new AbortController().signal);
   t.equal((await legacy.upstream.nextCall('tools/call')).opts, undefined, 'legacy optional: a plain call');
   await legacy.runtime.callToolPlain(legacy.route, { name: 'req' }, legacy.caller, new AbortController().signal);

@@ -74,24 +74,60 @@ class InstanceView implements TaskStore {
     }
   }
 
-  create(r: TaskRecord, ms: number, lease?: { owner: string; ttlMs: number }) { return this.via('create', () => this.s.create(r, ms, lease)); }
-  get(id: TaskId) { return this.via('get', () => this.s.get(id)); }
-  replace(next: TaskRecord, v: number): Promise<ReplaceResult> { return this.via('replace', () => this.s.replace(next, v)); }
-  update(id: TaskId, change: (c: TaskRecord) => TaskRecord | undefined) { return this.via('update', () => this.s.update(id, change)); }
-  list(q: TaskListQuery) { return this.via('list', () => this.s.list(q)); }
-  activeCount(p: string) { return this.via('activeCount', () => this.s.activeCount(p)); }
-  ensureRoom() { return this.via('ensureRoom', () => this.s.ensureRoom()); }
-  hit(k: string, ms: number) { return this.via('hit', () => this.s.hit(k, ms)); }
-  acquireLease(id: TaskId, o: string, ms: number) { return this.via('acquireLease', () => this.s.acquireLease(id, o, ms)); }
-  renewLeases(o: string, ids: readonly TaskId[], ms: number) { return this.via('renewLeases', () => this.s.renewLeases(o, ids, ms)); }
-  releaseLease(id: TaskId, o: string, mode: 'drop' | 'handover') { return this.via('releaseLease', () => this.s.releaseLease(id, o, mode)); }
-  claimExpiredLeases(o: string, ms: number, n: number): Promise<ExpiredLease[]> { return this.via('claim', () => this.s.claimExpiredLeases(o, ms, n)); }
-  leaseOwner(id: TaskId) { return this.via('leaseOwner', () => this.s.leaseOwner(id)); }
-  putValue(k: string, v: JsonObject, ms: number, o?: { ifAbsent?: boolean }) { return this.via('putValue', () => this.s.putValue(k, v, ms, o)); }
-  getValue(k: string) { return this.via('getValue', () => this.s.getValue(k)); }
-  touchValue(k: string, ms: number) { return this.via('touchValue', () => this.s.touchValue(k, ms)); }
-  deleteValue(k: string) { return this.via('deleteValue', () => this.s.deleteValue(k)); }
-  publish(topic: string, m: JsonObject) { return this.via('publish', () => this.s.publish(topic, m)); }
+  create(r: TaskRecord, ms: number, lease?: { owner: string; ttlMs: number }) {
+    return this.via('create', () => this.s.create(r, ms, lease));
+  }
+  get(id: TaskId) {
+    return this.via('get', () => this.s.get(id));
+  }
+  replace(next: TaskRecord, v: number): Promise<ReplaceResult> {
+    return this.via('replace', () => this.s.replace(next, v));
+  }
+  update(id: TaskId, change: (c: TaskRecord) => TaskRecord | undefined) {
+    return this.via('update', () => this.s.update(id, change));
+  }
+  list(q: TaskListQuery) {
+    return this.via('list', () => this.s.list(q));
+  }
+  activeCount(p: string) {
+    return this.via('activeCount', () => this.s.activeCount(p));
+  }
+  ensureRoom() {
+    return this.via('ensureRoom', () => this.s.ensureRoom());
+  }
+  hit(k: string, ms: number) {
+    return this.via('hit', () => this.s.hit(k, ms));
+  }
+  acquireLease(id: TaskId, o: string, ms: number) {
+    return this.via('acquireLease', () => this.s.acquireLease(id, o, ms));
+  }
+  renewLeases(o: string, ids: readonly TaskId[], ms: number) {
+    return this.via('renewLeases', () => this.s.renewLeases(o, ids, ms));
+  }
+  releaseLease(id: TaskId, o: string, mode: 'drop' | 'handover') {
+    return this.via('releaseLease', () => this.s.releaseLease(id, o, mode));
+  }
+  claimExpiredLeases(o: string, ms: number, n: number): Promise<ExpiredLease[]> {
+    return this.via('claim', () => this.s.claimExpiredLeases(o, ms, n));
+  }
+  leaseOwner(id: TaskId) {
+    return this.via('leaseOwner', () => this.s.leaseOwner(id));
+  }
+  putValue(k: string, v: JsonObject, ms: number, o?: { ifAbsent?: boolean }) {
+    return this.via('putValue', () => this.s.putValue(k, v, ms, o));
+  }
+  getValue(k: string) {
+    return this.via('getValue', () => this.s.getValue(k));
+  }
+  touchValue(k: string, ms: number) {
+    return this.via('touchValue', () => this.s.touchValue(k, ms));
+  }
+  deleteValue(k: string) {
+    return this.via('deleteValue', () => this.s.deleteValue(k));
+  }
+  publish(topic: string, m: JsonObject) {
+    return this.via('publish', () => this.s.publish(topic, m));
+  }
   subscribe(topic: string, listener: (m: JsonObject) => void) {
     // A frozen instance hears nothing until it thaws (then everything, in order).
     return this.s.subscribe(topic, (m) => void this.gate.then(() => listener(m)));
@@ -147,7 +183,14 @@ async function startInstance(backing: Backing, fx: LegacyFixture, rules: Record<
   const view = new InstanceView(await backing.storeFor());
   const bus = new InstanceBus({ store: view, instanceId: id, heartbeatMs: LEASE_MS, ackMs: 1_000 });
   await bus.start();
-  const client = new LegacyUpstreamClient('up', { url: fx.url, staticHeaders: {}, timeoutMs: 30_000, max: 10, idleMs: 60_000, clientInfo: { name: 'multi-runtime-test', version: '1' } });
+  const client = new LegacyUpstreamClient('up', {
+    url: fx.url,
+    staticHeaders: {},
+    timeoutMs: 30_000,
+    max: 10,
+    idleMs: 60_000,
+    clientInfo: { name: 'multi-runtime-test', version: '1' },
+  });
   const route = routeOver(client, rules, { url: fx.url, timeoutMs: 30_000 });
   const bridge = new MrtrBridge({ stateKey: SECRET, holdMs: 60_000, maxHeld: 10, gatherMs: 5 });
   const runtime = new TaskRuntime({
@@ -286,7 +329,11 @@ function suite(backingOf: () => Promise<Backing>, label: string): void {
     const cancelled = await b.runtime.cancelTask(b.route, created.taskId, CALLER);
     t.equal(cancelled.status, 'cancelled', 'the record is cancelled when the cancel returns');
     const stats = await waitForStats(fx, (s) => s.cancellations.some((c) => c.tool === 'gated_job') && !s.running.gated_job);
-    t.same(stats.cancellations.map((c) => c.via), ['notifications/cancelled'], "A's call was cancelled upstream");
+    t.same(
+      stats.cancellations.map((c) => c.via),
+      ['notifications/cancelled'],
+      "A's call was cancelled upstream",
+    );
     t.equal((await a.runtime.task(a.route, created.taskId, CALLER)).status, 'cancelled', 'A reads it cancelled');
     await t.rejects(b.runtime.cancelTask(b.route, created.taskId, CALLER), TaskAlreadyTerminalError, 'a second cancel: already terminal');
   });
@@ -415,10 +462,25 @@ if (noRedis) {
 t.test('one instance on the memory store: a task still running at shutdown ends failed, saying so', async (t) => {
   const fx = await startLegacyFixture({ tasks: 'sync' });
   const store = new MemoryTaskStore({ maxTasks: 100 });
-  const client = new LegacyUpstreamClient('up', { url: fx.url, staticHeaders: {}, timeoutMs: 30_000, max: 10, idleMs: 60_000, clientInfo: { name: 'multi-runtime-test', version: '1' } });
+  const client = new LegacyUpstreamClient('up', {
+    url: fx.url,
+    staticHeaders: {},
+    timeoutMs: 30_000,
+    max: 10,
+    idleMs: 60_000,
+    clientInfo: { name: 'multi-runtime-test', version: '1' },
+  });
   const bridge = new MrtrBridge({ stateKey: SECRET, holdMs: 60_000, maxHeld: 10, gatherMs: 5 });
   const route = routeOver(client, { gated_job: { task: 'always' } }, { url: fx.url, timeoutMs: 30_000 });
-  const runtime = new TaskRuntime({ store, bridge, defaultTtlMs: 60_000, maxTtlMs: 600_000, defaultPollIntervalMs: 600_000, maxActivePerPrincipal: 5, toolSupportTtlMs: 600_000 });
+  const runtime = new TaskRuntime({
+    store,
+    bridge,
+    defaultTtlMs: 60_000,
+    maxTtlMs: 600_000,
+    defaultPollIntervalMs: 600_000,
+    maxActivePerPrincipal: 5,
+    toolSupportTtlMs: 600_000,
+  });
   await runtime.start();
   t.teardown(async () => {
     bridge.close();

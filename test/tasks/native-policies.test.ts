@@ -76,7 +76,12 @@ t.test('off: questions before and inside the hidden upstream task become MRTR ro
   const done = await post(
     stack.url,
     'tools/call',
-    { name: 'test_tool_with_task', arguments: {}, inputResponses: { user_name: { action: 'accept', content: { name: 'Alice' } } }, requestState: first.body.result.requestState },
+    {
+      name: 'test_tool_with_task',
+      arguments: {},
+      inputResponses: { user_name: { action: 'accept', content: { name: 'Alice' } } },
+      requestState: first.body.result.requestState,
+    },
     { capabilities: caps },
   );
   t.equal(done.body.result.resultType, 'complete', 'the task ran upstream and its payload is the answer');
@@ -92,7 +97,12 @@ t.test('off: an optional tool that asks for input runs as a plain call with an M
   const done = await post(
     stack.url,
     'tools/call',
-    { name: 'confirm_delete', arguments: { filename: 'a.txt' }, inputResponses: { [key as string]: { action: 'accept', content: { confirm: true } } }, requestState: first.body.result.requestState },
+    {
+      name: 'confirm_delete',
+      arguments: { filename: 'a.txt' },
+      inputResponses: { [key as string]: { action: 'accept', content: { confirm: true } } },
+      requestState: first.body.result.requestState,
+    },
     { capabilities: caps },
   );
   t.equal(done.body.result.resultType, 'complete');

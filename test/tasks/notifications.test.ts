@@ -24,7 +24,12 @@ interface Teardown {
 }
 
 /** Opens a listen stream on the stack, declaring the extension unless told otherwise. */
-function listen(t: Teardown, id: string, notifications: Record<string, unknown>, opts: { capabilities?: Record<string, unknown>; authorization?: string } = {}) {
+function listen(
+  t: Teardown,
+  id: string,
+  notifications: Record<string, unknown>,
+  opts: { capabilities?: Record<string, unknown>; authorization?: string } = {},
+) {
   return openListen(t, stack.url, id, notifications, { ...opts, capabilities: opts.capabilities ?? DECLARING });
 }
 
@@ -53,7 +58,8 @@ function checkTaskNotes(t: Test, messages: any[], taskId: string, id: string): v
 }
 
 const textOf = (result: any): string => (Array.isArray(result?.content) ? result.content.map((c: any) => c.text).join('') : '');
-const isTaskNote = (taskId: string, status: string) => (m: any) => m.method === 'notifications/tasks' && m.params?.taskId === taskId && m.params?.status === status;
+const isTaskNote = (taskId: string, status: string) => (m: any) =>
+  m.method === 'notifications/tasks' && m.params?.taskId === taskId && m.params?.status === status;
 
 t.test('gated_job: acknowledgement, then the completed DetailedTask with its result; nothing else', async (t) => {
   const gate = 'note-gated';
@@ -92,11 +98,19 @@ t.test('confirm_delete: after tasks/update the stream reports the task through t
   const first = await ack(t, stream, 'sub-confirm');
   t.same(first.params.notifications, { taskIds: [task.taskId] });
 
-  const upd = await post(stack.url, 'tasks/update', { taskId: task.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } }, { capabilities: DECLARING });
+  const upd = await post(
+    stack.url,
+    'tasks/update',
+    { taskId: task.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } },
+    { capabilities: DECLARING },
+  );
   t.same(upd.body.result, { resultType: 'complete' });
   const { match, skipped: before } = await stream.until(isTaskNote(task.taskId, 'completed'));
   checkTaskNotes(t, [...before, match], task.taskId, 'sub-confirm');
-  t.notOk(before.some((m) => m.params?.inputRequests?.confirm), 'the answered request is not announced again');
+  t.notOk(
+    before.some((m) => m.params?.inputRequests?.confirm),
+    'the answered request is not announced again',
+  );
   t.equal(textOf(match.params.result), 'Deleted listen.txt');
 });
 
@@ -107,12 +121,22 @@ t.test('multi_input: a partial answer is announced as input_required with the re
   const { stream } = await listen(t, 'sub-multi', { taskIds: [task.taskId] });
   await ack(t, stream, 'sub-multi');
 
-  await post(stack.url, 'tasks/update', { taskId: task.taskId, inputResponses: { name: { action: 'accept', content: { name: 'Lin' } } } }, { capabilities: DECLARING });
+  await post(
+    stack.url,
+    'tasks/update',
+    { taskId: task.taskId, inputResponses: { name: { action: 'accept', content: { name: 'Lin' } } } },
+    { capabilities: DECLARING },
+  );
   const partial = await stream.until(isTaskNote(task.taskId, 'input_required'));
   checkTaskNotes(t, [...partial.skipped, partial.match], task.taskId, 'sub-multi');
   t.same(partial.match.params.inputRequests, { confirm: confirmRequest }, 'the full DetailedTask: the one outstanding request');
 
-  await post(stack.url, 'tasks/update', { taskId: task.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } }, { capabilities: DECLARING });
+  await post(
+    stack.url,
+    'tasks/update',
+    { taskId: task.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } },
+    { capabilities: DECLARING },
+  );
   const done = await stream.until(isTaskNote(task.taskId, 'completed'));
   checkTaskNotes(t, [...done.skipped, done.match], task.taskId, 'sub-multi');
   t.equal(textOf(done.match.params.result), 'multi_input: name=Lin, confirm=true');
@@ -158,7 +182,12 @@ t.test("another principal's task and an unknown id are not acknowledged, and not
 
 t.test('taskIds without the tasks extension → HTTP 400 -32021, no stream', async (t) => {
   const task = await createTask(stack.url, 'slow_compute', { seconds: 0 });
-  const r = await post(stack.url, 'subscriptions/listen', { notifications: { taskIds: [task.taskId] } }, { id: 'sub-noext', capabilities: { elicitation: {} } });
+  const r = await post(
+    stack.url,
+    'subscriptions/listen',
+    { notifications: { taskIds: [task.taskId] } },
+    { id: 'sub-noext', capabilities: { elicitation: {} } },
+  );
   t.equal(r.status, 400);
   t.match(r.contentType, /^application\/json/, 'refused before any stream starts');
   t.same(r.messages, [], 'no acknowledgement');

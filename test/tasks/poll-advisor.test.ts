@@ -104,7 +104,11 @@ t.test("a job's learned interval may be shorter than its stored one: the gateway
   const suggested = a.suggest(rec('start_report', 'working', 0, { kind: 'proxied', job, pollIntervalMs: 1_000 }), { task: 'job' }, T0);
   t.ok(suggested < 1_000, `learned from the tool's durations (${suggested} ms), not held to the stored second`);
   t.equal(a.suggest(rec('start_report', 'working', 0, { kind: 'proxied', pollIntervalMs: 1_000 }), NATIVE, T0), 1_000, 'an upstream task is');
-  t.equal(a.suggest(rec('start_report', 'working', 0, { kind: 'proxied', job, pollIntervalMs: 1_000 }), { task: 'job', pollIntervalMs: 1_000 }, T0), 1_000, "a rule's pollIntervalMs wins");
+  t.equal(
+    a.suggest(rec('start_report', 'working', 0, { kind: 'proxied', job, pollIntervalMs: 1_000 }), { task: 'job', pollIntervalMs: 1_000 }, T0),
+    1_000,
+    "a rule's pollIntervalMs wins",
+  );
 });
 
 t.test('a proxied task never suggests less than its stored interval (the upstream’s own suggestion)', async (t) => {
@@ -133,8 +137,16 @@ t.test('durations are learned per upstream and tool, from completed and failed t
 
 t.test('memory is bounded: a window of durations per tool, and the tools that ended a task most recently', async (t) => {
   const a = advisor();
-  learn(a, 'drifts', Array.from({ length: 64 }, () => 10_000));
-  learn(a, 'drifts', Array.from({ length: 64 }, () => 200));
+  learn(
+    a,
+    'drifts',
+    Array.from({ length: 64 }, () => 10_000),
+  );
+  learn(
+    a,
+    'drifts',
+    Array.from({ length: 64 }, () => 200),
+  );
   t.equal(a.suggest(rec('drifts', 'working'), ALWAYS, T0), 200, 'only the latest window counts');
   for (let i = 0; i < 2_000; i++) a.observe(rec(`tool-${i}`, 'completed', 100));
   t.equal(a.size, 1_024);

@@ -69,13 +69,7 @@ t.test('adaptivePolling: false keeps the configured interval', async (t) => {
  * A client polls the gateway every few ms (far faster than the upstream's interval) while an upstream task runs; the
  * upstream must see at most one tasks/get per its interval over the whole life of the task (counted by the upstream).
  */
-async function pollFastWhileRunning(
-  t: Test,
-  url: string,
-  release: () => void,
-  upstreamGets: () => number,
-  intervalMs: number,
-): Promise<void> {
+async function pollFastWhileRunning(t: Test, url: string, release: () => void, upstreamGets: () => number, intervalMs: number): Promise<void> {
   const before = upstreamGets();
   const started = Date.now();
   const created = await createTask(url, 'gated_job', { gate: 'g' });

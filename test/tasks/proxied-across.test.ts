@@ -25,7 +25,12 @@ import { redisAvailable, startRedis, type RedisServer } from '../helpers/redis-s
 import { routeOver } from '../helpers/runtime-harness.js';
 
 const CLIENT_INFO = { name: 'gateway-under-test', version: '0.0.1' };
-const caller: CallerContext = { principal: 'alice', authorization: 'Bearer alice', capabilities: { elicitation: {} }, clientInfo: { name: 'ide', version: '9' } };
+const caller: CallerContext = {
+  principal: 'alice',
+  authorization: 'Bearer alice',
+  capabilities: { elicitation: {} },
+  clientInfo: { name: 'ide', version: '9' },
+};
 /** How long a bounded poll or wait may take before the test fails. */
 const BOUND_MS = 10_000;
 /** Lease time: a lapsed follower's task is claimed by a reaper round (every third of it) soon after. */
@@ -65,7 +70,14 @@ async function startUpstream(era: Era): Promise<Fixture> {
     : startModernFixture({ mode: 'modern', tasks: 'native', taskPollIntervalMs: 100, taskJobDelayMs: 200 });
 }
 
-async function instance(t: { teardown(fn: () => unknown): void }, era: Era, url: string, store: TaskStore, secret: Uint8Array, started = true): Promise<Instance> {
+async function instance(
+  t: { teardown(fn: () => unknown): void },
+  era: Era,
+  url: string,
+  store: TaskStore,
+  secret: Uint8Array,
+  started = true,
+): Promise<Instance> {
   const bus = new InstanceBus({ store, instanceId: mintInstanceId(), heartbeatMs: 5_000 });
   await bus.start();
   const upstream: UpstreamClient =
@@ -224,7 +236,9 @@ for (const [backend, era] of CELLS) {
       const after = await b.runtime.cancelTask(b.route, created.taskId, caller);
       t.equal(after.status, 'cancelled');
       if (era === 'legacy') {
-        await waitForStats(fx as Awaited<ReturnType<typeof startLegacyFixture>>, (s) => s.cancellations.some((c) => c.tool === 'gated_job' && c.via === 'tasks/cancel'));
+        await waitForStats(fx as Awaited<ReturnType<typeof startLegacyFixture>>, (s) =>
+          s.cancellations.some((c) => c.tool === 'gated_job' && c.via === 'tasks/cancel'),
+        );
       }
       await t.rejects(b.runtime.cancelTask(b.route, created.taskId, caller), { name: 'TaskAlreadyTerminalError' });
       // A's follower sees the end upstream and lets the task go.
@@ -316,38 +330,41 @@ for (const [backend, era] of CELLS) {
   });
 }
 
-t.test('a store that cannot be written while the follower applies an outcome (FAKE outage: a real Redis outage is covered by the multi-instance test)', async (t) => {
-  const fx = await startUpstream('legacy');
-  t.teardown(() => fx.close());
-  const memory = new MemoryTaskStore({ maxTasks: 100 });
-  t.teardown(() => memory.close());
-  let down = false;
-  let refused = 0;
-  let onRefused: (() => void) | undefined;
-  const shared = sharedView(memory);
-  // Record writes fail while `down`, as a store whose backend is unreachable does (StoreUnavailableError).
-  const flaky = new Proxy(shared, {
-    get(target, prop) {
-      const v: unknown = Reflect.get(target, prop);
-      if (prop !== 'update' || typeof v !== 'function') return v;
-      return (...args: unknown[]) => {
-        if (!down) return (v as (...a: unknown[]) => unknown)(...args);
-        refused++;
-        onRefused?.();
-        return Promise.reject(new StoreUnavailableError('FAKE outage'));
-      };
-    },
-  }) as TaskStore;
-  const a = await instance(t, 'legacy', fx.url, flaky, randomBytes(32));
-  const created = await create(a, 'gated_job', { gate: 'outage' });
-  down = true;
-  const firstRefusal = new Promise<void>((resolve) => (onRefused = resolve));
-  fx.releaseGate('outage');
-  await firstRefusal;
-  t.ok(refused >= 1, 'the follower tried to write the outcome while the store was down (and the process lives on)');
-  t.same(a.runtime.proxied.liveIds(), [created.taskId], 'still followed: the outcome is not lost');
-  down = false;
-  const done = await changedUntil(a, created.taskId, (r) => isTerminal(r.status));
-  t.match(done, { status: 'completed', result: { content: [{ text: 'released outage' }] } });
-  t.same(a.runtime.proxied.liveIds(), []);
-});
+t.test(
+  'a store that cannot be written while the follower applies an outcome (FAKE outage: a real Redis outage is covered by the multi-instance test)',
+  async (t) => {
+    const fx = await startUpstream('legacy');
+    t.teardown(() => fx.close());
+    const memory = new MemoryTaskStore({ maxTasks: 100 });
+    t.teardown(() => memory.close());
+    let down = false;
+    let refused = 0;
+    let onRefused: (() => void) | undefined;
+    const shared = sharedView(memory);
+    // Record writes fail while `down`, as a store whose backend is unreachable does (StoreUnavailableError).
+    const flaky = new Proxy(shared, {
+      get(target, prop) {
+        const v: unknown = Reflect.get(target, prop);
+        if (prop !== 'update' || typeof v !== 'function') return v;
+        return (...args: unknown[]) => {
+          if (!down) return (v as (...a: unknown[]) => unknown)(...args);
+          refused++;
+          onRefused?.();
+          return Promise.reject(new StoreUnavailableError('FAKE outage'));
+        };
+      },
+    }) as TaskStore;
+    const a = await instance(t, 'legacy', fx.url, flaky, randomBytes(32));
+    const created = await create(a, 'gated_job', { gate: 'outage' });
+    down = true;
+    const firstRefusal = new Promise<void>((resolve) => (onRefused = resolve));
+    fx.releaseGate('outage');
+    await firstRefusal;
+    t.ok(refused >= 1, 'the follower tried to write the outcome while the store was down (and the process lives on)');
+    t.same(a.runtime.proxied.liveIds(), [created.taskId], 'still followed: the outcome is not lost');
+    down = false;
+    const done = await changedUntil(a, created.taskId, (r) => isTerminal(r.status));
+    t.match(done, { status: 'completed', result: { content: [{ text: 'released outage' }] } });
+    t.same(a.runtime.proxied.liveIds(), []);
+  },
+);

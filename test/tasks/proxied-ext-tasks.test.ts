@@ -81,9 +81,16 @@ t.test('slow_compute becomes a task and is polled to its result', async (t) => {
   const create = sent.find((s) => s.method === 'tools/call');
   t.equal(create?.reply?.result?.resultType, 'task');
   t.equal(create?.reply?.result?.taskId, taskId);
-  t.equal(create?.params?._meta?.['io.modelcontextprotocol/clientCapabilities']?.extensions?.[TASKS_EXT] !== undefined, true, 'the call declared the extension');
+  t.equal(
+    create?.params?._meta?.['io.modelcontextprotocol/clientCapabilities']?.extensions?.[TASKS_EXT] !== undefined,
+    true,
+    'the call declared the extension',
+  );
   t.equal(stack.fixture.stats().tasksCreated.slow_compute, before + 1, 'the upstream ran it as its own task');
-  t.notOk(stack.fixture.stats().tasks.some((u) => u.taskId === taskId), 'the gateway id is not the upstream id');
+  t.notOk(
+    stack.fixture.stats().tasks.some((u) => u.taskId === taskId),
+    'the gateway id is not the upstream id',
+  );
 
   const events: string[] = [];
   const { outcome, lastTask } = await execution.settle({ onEvent: (e) => void events.push(e.type === 'task' ? e.task.status : `outcome:${e.outcome.status}`) });
@@ -171,7 +178,10 @@ t.test('handoff and resume: a second client session picks the task up (tasks are
   const { outcome } = await resumed.settle();
   t.equal(outcome.status, 'completed', JSON.stringify(outcome));
   if (outcome.status === 'completed') t.equal(textOf(outcome.result), `released ${gate}`);
-  t.ok(second.sent.some((s) => s.method === 'tasks/get' && s.headers['mcp-name'] === execution.handle.taskId), 'the second session polled it');
+  t.ok(
+    second.sent.some((s) => s.method === 'tasks/get' && s.headers['mcp-name'] === execution.handle.taskId),
+    'the second session polled it',
+  );
 });
 
 t.test('cancel: gated_job is cancelled through tasks/cancel and ends cancelled upstream too', async (t) => {
@@ -238,6 +248,10 @@ t.test('greet stays immediate: no task, the plain result', async (t) => {
   const { outcome } = await execution.settle();
   t.equal(outcome.status, 'completed');
   if (outcome.status === 'completed') t.equal(textOf(outcome.result), 'Hello, Bob!');
-  t.same(sent.map((s) => s.method), ['tools/call'], 'no task traffic at all');
+  t.same(
+    sent.map((s) => s.method),
+    ['tools/call'],
+    'no task traffic at all',
+  );
   t.equal(sent[0]?.reply?.result?.resultType, 'complete');
 });

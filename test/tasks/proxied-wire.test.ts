@@ -130,7 +130,10 @@ t.test('tasks/get|update|cancel without the extension → HTTP 400 -32021, befor
   }
   const still = await getTask(stack.url, task.taskId);
   t.equal(still.body.result.status, 'working', 'the refused cancel did nothing');
-  t.notOk(stack.fixture.stats().cancellations.some((c) => c.taskId === upstream), 'no cancellation reached the upstream');
+  t.notOk(
+    stack.fixture.stats().cancellations.some((c) => c.taskId === upstream),
+    'no cancellation reached the upstream',
+  );
   t.equal(stack.fixture.releaseGate(gate), 1);
   const end = await pollToEnd(stack.url, task.taskId);
   t.equal(textOf(end.at(-1).result), `released ${gate}`);
@@ -177,15 +180,25 @@ t.test('tasks are bound to the principal: another Authorization cannot see, answ
   // A foreign principal cannot answer someone else's input request either.
   const asking = await createTask(stack.url, 'confirm_delete', { filename: 'alice.txt' }, { headers: alice });
   await pollTask(stack.url, asking.taskId, (r) => r.status === 'input_required', { headers: alice });
-  const forged = await post(stack.url, 'tasks/update', { taskId: asking.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } }, {
-    capabilities: DECLARING,
-    headers: { authorization: 'Bearer mallory-token' },
-  });
+  const forged = await post(
+    stack.url,
+    'tasks/update',
+    { taskId: asking.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } },
+    {
+      capabilities: DECLARING,
+      headers: { authorization: 'Bearer mallory-token' },
+    },
+  );
   t.equal(forged.body.error?.code, -32602);
   const stillAsking = (await getTask(stack.url, asking.taskId, { headers: alice })).body.result;
   t.equal(stillAsking.status, 'input_required');
   t.same(Object.keys(stillAsking.inputRequests), ['confirm'], 'the forged answer was not delivered');
-  await post(stack.url, 'tasks/update', { taskId: asking.taskId, inputResponses: { confirm: { action: 'decline' } } }, { capabilities: DECLARING, headers: alice });
+  await post(
+    stack.url,
+    'tasks/update',
+    { taskId: asking.taskId, inputResponses: { confirm: { action: 'decline' } } },
+    { capabilities: DECLARING, headers: alice },
+  );
   t.equal(textOf((await pollToEnd(stack.url, asking.taskId, { headers: alice })).at(-1).result), 'Kept alice.txt (decline)');
 
   const anon = await createTask(stack.url, 'slow_compute', { seconds: 0 });
@@ -217,10 +230,15 @@ t.test('Mcp-Name must match params.taskId: HTTP 400 -32020', async (t) => {
   const other = await createTask(stack.url, 'slow_compute', { seconds: 0 });
   for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
     for (const name of [other.taskId, 'something-else', null]) {
-      const r = await post(stack.url, method, { taskId: task.taskId, ...(method === 'tasks/update' ? { inputResponses: {} } : {}) }, {
-        capabilities: DECLARING,
-        headers: { 'mcp-name': name },
-      });
+      const r = await post(
+        stack.url,
+        method,
+        { taskId: task.taskId, ...(method === 'tasks/update' ? { inputResponses: {} } : {}) },
+        {
+          capabilities: DECLARING,
+          headers: { 'mcp-name': name },
+        },
+      );
       t.equal(r.status, 400, `${method} with Mcp-Name ${name}`);
       t.equal(r.body.error?.code, -32020);
     }
@@ -270,27 +288,47 @@ t.test('confirm_delete: input_required only with inputRequests; stable keys; jun
   }
 
   // Unknown keys with junk values are acked and change nothing (X: SHOULD ignore keys not outstanding; conformance).
-  const junk = await post(stack.url, 'tasks/update', {
-    taskId: task.taskId,
-    inputResponses: { 'unknown-key': { ignored: true }, other: 42 },
-  }, { capabilities: DECLARING });
+  const junk = await post(
+    stack.url,
+    'tasks/update',
+    {
+      taskId: task.taskId,
+      inputResponses: { 'unknown-key': { ignored: true }, other: 42 },
+    },
+    { capabilities: DECLARING },
+  );
   t.equal(junk.status, 200);
   t.same(withoutMeta(junk.body.result), { resultType: 'complete' });
   // A malformed answer under the outstanding key is refused before it reaches the upstream (-32602).
-  const bad = await post(stack.url, 'tasks/update', {
-    taskId: task.taskId,
-    inputResponses: { 'unknown-key': { ignored: true }, confirm: 'not-an-elicit-result' },
-  }, { capabilities: DECLARING });
+  const bad = await post(
+    stack.url,
+    'tasks/update',
+    {
+      taskId: task.taskId,
+      inputResponses: { 'unknown-key': { ignored: true }, confirm: 'not-an-elicit-result' },
+    },
+    { capabilities: DECLARING },
+  );
   t.equal(bad.status, 400);
   t.equal(bad.body.error?.code, -32602);
   t.match(bad.body.error?.message, /input request "confirm" is invalid/);
-  const wrongContent = await post(stack.url, 'tasks/update', { taskId: task.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: 'yes' } } } }, { capabilities: DECLARING });
+  const wrongContent = await post(
+    stack.url,
+    'tasks/update',
+    { taskId: task.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: 'yes' } } } },
+    { capabilities: DECLARING },
+  );
   t.equal(wrongContent.body.error?.code, -32602, 'content against the requested schema: a string for a boolean is refused');
   const stillAsked = (await getTask(stack.url, task.taskId)).body.result;
   t.equal(stillAsked.status, 'input_required', 'a malformed answer does not answer the key');
   t.same(Object.keys(stillAsked.inputRequests), ['confirm']);
 
-  const ok = await post(stack.url, 'tasks/update', { taskId: task.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } }, { capabilities: DECLARING });
+  const ok = await post(
+    stack.url,
+    'tasks/update',
+    { taskId: task.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } },
+    { capabilities: DECLARING },
+  );
   t.same(withoutMeta(ok.body.result), { resultType: 'complete' });
   const after = await pollToEnd(stack.url, task.taskId);
   for (const r of after) t.notOk(r.inputRequests && 'confirm' in r.inputRequests, `the answered key never reappears (${r.status})`);
@@ -310,10 +348,20 @@ t.test('two tasks asking at once: each answer reaches its own task', async (t) =
   t.equal(qa.inputRequests.confirm.params.message, 'Delete a.txt?');
   t.equal(qb.inputRequests.confirm.params.message, 'Delete b.txt?');
   // Answer the second first, with the opposite answer.
-  await post(stack.url, 'tasks/update', { taskId: b.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: false } } } }, { capabilities: DECLARING });
+  await post(
+    stack.url,
+    'tasks/update',
+    { taskId: b.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: false } } } },
+    { capabilities: DECLARING },
+  );
   const stillA = (await getTask(stack.url, a.taskId)).body.result;
-  t.equal(stillA.status, 'input_required', "answering b does not answer a");
-  await post(stack.url, 'tasks/update', { taskId: a.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } }, { capabilities: DECLARING });
+  t.equal(stillA.status, 'input_required', 'answering b does not answer a');
+  await post(
+    stack.url,
+    'tasks/update',
+    { taskId: a.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } },
+    { capabilities: DECLARING },
+  );
   t.equal(textOf((await pollToEnd(stack.url, a.taskId)).at(-1).result), 'Deleted a.txt');
   t.equal(textOf((await pollToEnd(stack.url, b.taskId)).at(-1).result), 'Kept b.txt');
 });
@@ -325,7 +373,12 @@ t.test('multi_input: a partial tasks/update is reflected by the next tasks/get; 
   const both = seen.at(-1).inputRequests;
   t.same(Object.keys(both).sort(), ['confirm', 'name']);
 
-  const first = await post(stack.url, 'tasks/update', { taskId: task.taskId, inputResponses: { name: { action: 'accept', content: { name: 'Ada' } } } }, { capabilities: DECLARING });
+  const first = await post(
+    stack.url,
+    'tasks/update',
+    { taskId: task.taskId, inputResponses: { name: { action: 'accept', content: { name: 'Ada' } } } },
+    { capabilities: DECLARING },
+  );
   t.same(withoutMeta(first.body.result), { resultType: 'complete' });
   const partial = (await getTask(stack.url, task.taskId)).body.result;
   t.equal(partial.status, 'input_required', 'still waiting for the other answer');
@@ -333,10 +386,20 @@ t.test('multi_input: a partial tasks/update is reflected by the next tasks/get; 
   t.same(partial.inputRequests.confirm, both.confirm, 'the other request is unchanged');
 
   // Re-answering the answered key is ignored.
-  const replay = await post(stack.url, 'tasks/update', { taskId: task.taskId, inputResponses: { name: { action: 'accept', content: { name: 'Eve' } } } }, { capabilities: DECLARING });
+  const replay = await post(
+    stack.url,
+    'tasks/update',
+    { taskId: task.taskId, inputResponses: { name: { action: 'accept', content: { name: 'Eve' } } } },
+    { capabilities: DECLARING },
+  );
   t.same(withoutMeta(replay.body.result), { resultType: 'complete' });
 
-  const second = await post(stack.url, 'tasks/update', { taskId: task.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: false } } } }, { capabilities: DECLARING });
+  const second = await post(
+    stack.url,
+    'tasks/update',
+    { taskId: task.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: false } } } },
+    { capabilities: DECLARING },
+  );
   t.same(withoutMeta(second.body.result), { resultType: 'complete' });
   const end = await pollToEnd(stack.url, task.taskId);
   for (const r of end) t.notOk(r.inputRequests && 'name' in r.inputRequests, 'name never reappears');
@@ -361,7 +424,11 @@ t.test('tasks/cancel: an empty ack; the task ends and stays cancelled; idempoten
   t.equal(last.status, 'cancelled');
   t.notOk('result' in last || 'error' in last || 'inputRequests' in last);
   const stats = await waitForStats(stack.fixture, (s) => s.cancellations.some((c) => c.taskId === upstream));
-  t.same(stats.cancellations.filter((c) => c.taskId === upstream).map((c) => c.via), ['tasks/cancel'], 'the upstream saw one tasks/cancel');
+  t.same(
+    stats.cancellations.filter((c) => c.taskId === upstream).map((c) => c.via),
+    ['tasks/cancel'],
+    'the upstream saw one tasks/cancel',
+  );
   t.equal(stats.tasks.find((u) => u.taskId === upstream)?.status, 'cancelled');
   t.equal(stack.fixture.releaseGate(gate), 0, 'the upstream work was stopped');
 
@@ -385,34 +452,45 @@ t.test('tasks/cancel while input_required: cancelled, the input request withdraw
   const end = (await pollToEnd(stack.url, task.taskId)).at(-1);
   t.equal(end.status, 'cancelled');
   t.notOk('inputRequests' in end, 'no input is asked for on a cancelled task');
-  const late = await post(stack.url, 'tasks/update', { taskId: task.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } }, { capabilities: DECLARING });
+  const late = await post(
+    stack.url,
+    'tasks/update',
+    { taskId: task.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } },
+    { capabilities: DECLARING },
+  );
   t.same(withoutMeta(late.body.result), { resultType: 'complete' });
   t.equal((await getTask(stack.url, task.taskId)).body.result.status, 'cancelled', 'still cancelled');
 });
 
-t.test(
-  'tasks/cancel that loses the race to the upstream: the task reports its real outcome, not cancelled',
-  async (t) => {
-    // A long upstream pollInterval keeps the payload on the blocked upstream tasks/result for a while after the
-    // work ended: the window in which the gateway still says working although the upstream task has completed.
-    const slow = await startStack({}, {}, { tasks: 'native', taskPollIntervalMs: 2_000 });
-    t.teardown(() => slow.close());
-    const before = new Set(slow.fixture.stats().tasks.map((u) => u.taskId));
-    const task = await createTask(slow.url, 'confirm_delete', { filename: 'gone.txt' });
-    await pollTask(slow.url, task.taskId, (r) => r.status === 'input_required');
-    const upstream = slow.fixture.stats().tasks.find((u) => !before.has(u.taskId))?.taskId;
-    t.ok(upstream);
-    await post(slow.url, 'tasks/update', { taskId: task.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } }, { capabilities: DECLARING });
-    await waitForStats(slow.fixture, (s) => s.tasks.find((u) => u.taskId === upstream)?.status === 'completed');
+t.test('tasks/cancel that loses the race to the upstream: the task reports its real outcome, not cancelled', async (t) => {
+  // A long upstream pollInterval keeps the payload on the blocked upstream tasks/result for a while after the
+  // work ended: the window in which the gateway still says working although the upstream task has completed.
+  const slow = await startStack({}, {}, { tasks: 'native', taskPollIntervalMs: 2_000 });
+  t.teardown(() => slow.close());
+  const before = new Set(slow.fixture.stats().tasks.map((u) => u.taskId));
+  const task = await createTask(slow.url, 'confirm_delete', { filename: 'gone.txt' });
+  await pollTask(slow.url, task.taskId, (r) => r.status === 'input_required');
+  const upstream = slow.fixture.stats().tasks.find((u) => !before.has(u.taskId))?.taskId;
+  t.ok(upstream);
+  await post(
+    slow.url,
+    'tasks/update',
+    { taskId: task.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } },
+    { capabilities: DECLARING },
+  );
+  await waitForStats(slow.fixture, (s) => s.tasks.find((u) => u.taskId === upstream)?.status === 'completed');
 
-    const ack = await post(slow.url, 'tasks/cancel', { taskId: task.taskId }, { capabilities: DECLARING });
-    t.same(withoutMeta(ack.body.result), { resultType: 'complete' }, 'acked (cancellation is cooperative)');
-    t.same(slow.fixture.stats().cancellations.filter((c) => c.taskId === upstream), [], 'the upstream work had already ended');
-    const end = (await pollToEnd(slow.url, task.taskId)).at(-1);
-    t.equal(end.status, 'completed', 'the file was deleted: the client must not be told the task was cancelled');
-    t.equal(textOf(end.result), 'Deleted gone.txt');
-  },
-);
+  const ack = await post(slow.url, 'tasks/cancel', { taskId: task.taskId }, { capabilities: DECLARING });
+  t.same(withoutMeta(ack.body.result), { resultType: 'complete' }, 'acked (cancellation is cooperative)');
+  t.same(
+    slow.fixture.stats().cancellations.filter((c) => c.taskId === upstream),
+    [],
+    'the upstream work had already ended',
+  );
+  const end = (await pollToEnd(slow.url, task.taskId)).at(-1);
+  t.equal(end.status, 'completed', 'the file was deleted: the client must not be told the task was cancelled');
+  t.equal(textOf(end.result), 'Deleted gone.txt');
+});
 
 t.test('tasks/cancel of a completed task: acked, and it stays completed with its result', async (t) => {
   const task = await createTask(stack.url, 'slow_compute', { seconds: 0, label: 'done' });
@@ -436,12 +514,17 @@ t.test('test_tool_with_task: an MRTR round first, then a CreateTaskResult, then 
   t.type(r1.requestState, 'string');
   t.equal(stack.fixture.stats().tasks.filter((u) => !before.has(u.taskId)).length, 0, 'the upstream has no task yet');
 
-  const round2 = await post(stack.url, 'tools/call', {
-    name: 'test_tool_with_task',
-    arguments: {},
-    inputResponses: { user_name: { action: 'accept', content: { name: 'Grace' } } },
-    requestState: r1.requestState,
-  }, { capabilities: DECLARING });
+  const round2 = await post(
+    stack.url,
+    'tools/call',
+    {
+      name: 'test_tool_with_task',
+      arguments: {},
+      inputResponses: { user_name: { action: 'accept', content: { name: 'Grace' } } },
+      requestState: r1.requestState,
+    },
+    { capabilities: DECLARING },
+  );
   t.equal(round2.status, 200);
   const r2 = round2.body.result;
   t.equal(r2.resultType, 'task');
@@ -461,12 +544,17 @@ t.test('test_tool_with_task: the MRTR state is bound to its principal and to its
   t.equal(round1.resultType, 'input_required');
   const created = stack.fixture.stats().tasksCreated.test_tool_with_task ?? 0;
   const retry = (headers: Record<string, string>, name: string) =>
-    post(stack.url, 'tools/call', {
-      name: 'test_tool_with_task',
-      arguments: {},
-      inputResponses: { user_name: { action: 'accept', content: { name } } },
-      requestState: round1.requestState,
-    }, { capabilities: DECLARING, headers });
+    post(
+      stack.url,
+      'tools/call',
+      {
+        name: 'test_tool_with_task',
+        arguments: {},
+        inputResponses: { user_name: { action: 'accept', content: { name } } },
+        requestState: round1.requestState,
+      },
+      { capabilities: DECLARING, headers },
+    );
 
   const stolen = await retry({ authorization: 'Bearer mallory-mrtr' }, 'Mallory');
   t.equal(stolen.body.error?.code, -32602, "another principal cannot continue alice's round");
@@ -542,27 +630,32 @@ t.test('a full task store never drops a live task to make room (terminal records
   t.equal(evicted.body.error?.code, -32602, 'the terminal record made room');
 });
 
-t.test(
-  'a store full of live tasks refuses the next one (503) and cancels the upstream task it already started',
-  async (t) => {
-    const full = await startStack({ tasks: { maxTasks: 1 } }, {}, { tasks: 'native', taskPollIntervalMs: 100 });
-    t.teardown(() => full.close());
-    const first = await createTask(full.url, 'gated_job', { gate: 'full-a' });
-    const before = new Set(full.fixture.stats().tasks.map((u) => u.taskId));
-    const refused = await post(full.url, 'tools/call', { name: 'gated_job', arguments: { gate: 'full-b' } }, { capabilities: DECLARING, headers: { authorization: 'Bearer other-full' } });
-    t.equal(refused.status, 503);
-    t.equal(refused.body.error?.code, -32603);
-    const orphan = full.fixture.stats().tasks.find((u) => !before.has(u.taskId))?.taskId;
-    if (orphan) {
-      // The gateway may have created it upstream before it found the store full; then it must cancel it.
-      const stats = await waitForStats(full.fixture, (s) => s.tasks.find((u) => u.taskId === orphan)?.status === 'cancelled');
-      t.same(stats.cancellations.filter((c) => c.taskId === orphan).map((c) => c.via), ['tasks/cancel']);
-    }
-    t.equal(full.fixture.releaseGate('full-b'), 0, 'no upstream work keeps running for the refused call');
-    full.fixture.releaseGate('full-a');
-    t.equal((await pollToEnd(full.url, first.taskId)).at(-1).status, 'completed');
-  },
-);
+t.test('a store full of live tasks refuses the next one (503) and cancels the upstream task it already started', async (t) => {
+  const full = await startStack({ tasks: { maxTasks: 1 } }, {}, { tasks: 'native', taskPollIntervalMs: 100 });
+  t.teardown(() => full.close());
+  const first = await createTask(full.url, 'gated_job', { gate: 'full-a' });
+  const before = new Set(full.fixture.stats().tasks.map((u) => u.taskId));
+  const refused = await post(
+    full.url,
+    'tools/call',
+    { name: 'gated_job', arguments: { gate: 'full-b' } },
+    { capabilities: DECLARING, headers: { authorization: 'Bearer other-full' } },
+  );
+  t.equal(refused.status, 503);
+  t.equal(refused.body.error?.code, -32603);
+  const orphan = full.fixture.stats().tasks.find((u) => !before.has(u.taskId))?.taskId;
+  if (orphan) {
+    // The gateway may have created it upstream before it found the store full; then it must cancel it.
+    const stats = await waitForStats(full.fixture, (s) => s.tasks.find((u) => u.taskId === orphan)?.status === 'cancelled');
+    t.same(
+      stats.cancellations.filter((c) => c.taskId === orphan).map((c) => c.via),
+      ['tasks/cancel'],
+    );
+  }
+  t.equal(full.fixture.releaseGate('full-b'), 0, 'no upstream work keeps running for the refused call');
+  full.fixture.releaseGate('full-a');
+  t.equal((await pollToEnd(full.url, first.taskId)).at(-1).status, 'completed');
+});
 
 t.test('retention: rule ttlMs is reported, maxTtlMs caps it, and a task is readable until its ttlMs passes', async (t) => {
   const ttlStack = await startStack(

@@ -55,7 +55,11 @@ function harness(
   t: { teardown(fn: () => unknown): void },
   opts: { rules?: Record<string, TaskPolicy>; capabilities?: JsonObject; upstreamCaps?: JsonObject; tools?: JsonObject[]; era?: Era } = {},
 ): Harness {
-  const upstream = new FakeUpstream('fake', { protocolVersion: '2025-11-25', capabilities: opts.upstreamCaps ?? { tools: {} }, serverInfo: { name: 'fake', version: '1' } }, opts.era);
+  const upstream = new FakeUpstream(
+    'fake',
+    { protocolVersion: '2025-11-25', capabilities: opts.upstreamCaps ?? { tools: {} }, serverInfo: { name: 'fake', version: '1' } },
+    opts.era,
+  );
   upstream.handle('tools/list', () => ({ tools: opts.tools ?? [] }));
   const { runtime, bridge } = quietRuntime(t, { maxTasks: 100 });
   const route = routeOver(upstream, opts.rules, { url: 'memory:fake', timeoutMs: 30_000 });
@@ -74,7 +78,11 @@ function harness(
     callTool: (name, extra = {}) => runtime.callTool(route, request('tools/call', { name, arguments: {} }, capabilities, extra), caller, hooks),
     task: (method, taskId, extra = {}) => {
       const req = request(method, { taskId }, capabilities, extra);
-      return method === 'tasks/get' ? runtime.get(route, req, caller) : method === 'tasks/update' ? runtime.update(route, req, caller) : runtime.cancel(route, req, caller);
+      return method === 'tasks/get'
+        ? runtime.get(route, req, caller)
+        : method === 'tasks/update'
+          ? runtime.update(route, req, caller)
+          : runtime.cancel(route, req, caller);
     },
     async until(taskId, pred) {
       let resolve!: (task: any) => void;
@@ -100,7 +108,12 @@ function harness(
 
 t.test('a plain call: forwarded as it is, the response is the answer, progress for the client’s token relayed', async (t) => {
   const h = harness(t, { capabilities: {} });
-  const outcome = h.runtime.callTool(h.route, request('tools/call', { name: 'greet', arguments: { who: 'Ada' }, task: { ttl: 1 }, _meta: { progressToken: 'p1' } }, {}), h.caller, h.hooks);
+  const outcome = h.runtime.callTool(
+    h.route,
+    request('tools/call', { name: 'greet', arguments: { who: 'Ada' }, task: { ttl: 1 }, _meta: { progressToken: 'p1' } }, {}),
+    h.caller,
+    h.hooks,
+  );
   const call = await h.upstream.nextCall('tools/call');
   t.same(call.params, { name: 'greet', arguments: { who: 'Ada' }, _meta: { progressToken: 'p1' } }, 'a modern client’s task is not forwarded');
   call.notify('notifications/progress', { progressToken: 'p1', progress: 1 });
@@ -109,7 +122,11 @@ t.test('a plain call: forwarded as it is, the response is the answer, progress f
   const r = await outcome;
   t.equal(r.kind, 'result');
   t.match(r, { result: { resultType: 'complete', content: [{ type: 'text', text: 'Hello, Ada' }] } });
-  t.same(h.notified.map((n) => n.params?.progressToken), ['p1'], 'only the client’s own progress');
+  t.same(
+    h.notified.map((n) => n.params?.progressToken),
+    ['p1'],
+    'only the client’s own progress',
+  );
 });
 
 t.test('MRTR: an input request holds the call; the retry resumes it with the answer', async (t) => {
@@ -135,7 +152,11 @@ t.test('MRTR: an input request holds the call; the retry resumes it with the ans
   t.equal(h.bridge.heldCount, 0, 'released');
   t.equal(h.upstream.calls.filter((c) => c.method === 'tools/call').length, 1, 'one upstream call for both rounds');
 
-  await t.rejects(h.callTool('confirm', { requestState: result.requestState, inputResponses: {} }), { name: 'InvalidRequestStateError' }, 'a used state cannot continue again');
+  await t.rejects(
+    h.callTool('confirm', { requestState: result.requestState, inputResponses: {} }),
+    { name: 'InvalidRequestStateError' },
+    'a used state cannot continue again',
+  );
 });
 
 t.test('owned task: always wraps at once; progress, input, update and the outcome reach the record', async (t) => {
@@ -195,14 +216,21 @@ t.test('proxied task: the upstream’s task, its input through tasks/update, its
   const taskId = (created as { result: any }).result.taskId as string;
   t.not(taskId, 'up-1', 'the gateway mints its own id');
 
-  task.emit({ status: 'input_required', inputRequests: { 'elicitation-1': { method: 'elicitation/create', params: { message: 'Name?', requestedSchema: { type: 'object', properties: {} } } } } });
+  task.emit({
+    status: 'input_required',
+    inputRequests: { 'elicitation-1': { method: 'elicitation/create', params: { message: 'Name?', requestedSchema: { type: 'object', properties: {} } } } },
+  });
   const asking = await h.until(taskId, (task) => task.status === 'input_required');
   t.same(Object.keys(asking.inputRequests), ['elicitation-1'], 'the upstream task’s own keys');
   await h.task('tasks/update', taskId, { inputResponses: { 'elicitation-1': { action: 'accept', content: { name: 'x' } } } });
   t.same(await task.nextAnswer(), { 'elicitation-1': { action: 'accept', content: { name: 'x' } } }, 'answered into the upstream task');
   t.equal((await h.task('tasks/get', taskId)).status, 'working', 'the ack follows the record change');
 
-  task.emit({ status: 'completed', inputRequests: {}, result: { resultType: 'complete', content: [{ type: 'text', text: 'payload' }], _meta: { [RELATED_TASK]: { taskId: 'up-1' } } } });
+  task.emit({
+    status: 'completed',
+    inputRequests: {},
+    result: { resultType: 'complete', content: [{ type: 'text', text: 'payload' }], _meta: { [RELATED_TASK]: { taskId: 'up-1' } } },
+  });
   const done = await h.until(taskId, (task) => task.status === 'completed');
   t.same(done.result, { resultType: 'complete', content: [{ type: 'text', text: 'payload' }] }, 'the upstream’s related-task _meta removed');
   t.ok(task.released, 'released once terminal');
@@ -238,23 +266,42 @@ t.test('proxied task: tasks/cancel cancels upstream and releases the task', asyn
 });
 
 t.test('a task the client cannot take: refused before the upstream sees the call', async (t) => {
-  const h = harness(t, { capabilities: {}, upstreamCaps: TASK_CAPS, tools: [{ name: 'job', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } }] });
+  const h = harness(t, {
+    capabilities: {},
+    upstreamCaps: TASK_CAPS,
+    tools: [{ name: 'job', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } }],
+  });
   await t.rejects(h.callTool('job'), MissingCapabilityError);
-  t.notOk(h.upstream.calls.some((c) => c.method === 'tools/call'), 'no upstream call');
+  t.notOk(
+    h.upstream.calls.some((c) => c.method === 'tools/call'),
+    'no upstream call',
+  );
   const required = harness(t, { capabilities: {}, rules: { '*': { task: 'required' } } });
   await t.rejects(required.callTool('anything'), MissingCapabilityError);
 });
 
 t.test('off over an upstream that requires tasks: the task is followed to its end inside the call', async (t) => {
-  const h = harness(t, { capabilities: { elicitation: {} }, upstreamCaps: TASK_CAPS, rules: { '*': { task: 'off' } }, tools: [{ name: 'job', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } }] });
+  const h = harness(t, {
+    capabilities: { elicitation: {} },
+    upstreamCaps: TASK_CAPS,
+    rules: { '*': { task: 'off' } },
+    tools: [{ name: 'job', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } }],
+  });
   const outcome = h.callTool('job');
   const call = await h.upstream.nextCall('tools/call');
   t.same(call.opts, { task: { ttlMs: 60_000 } });
   const task = new FakeTask('up-3', { status: 'working', ttlMs: null });
   call.createTask(task);
-  task.emit({ status: 'input_required', inputRequests: { q: { method: 'elicitation/create', params: { message: 'Sure?', requestedSchema: { type: 'object', properties: {} } } } } });
+  task.emit({
+    status: 'input_required',
+    inputRequests: { q: { method: 'elicitation/create', params: { message: 'Sure?', requestedSchema: { type: 'object', properties: {} } } } },
+  });
   const asked = await outcome;
-  t.match(asked, { kind: 'result', result: { resultType: 'input_required', inputRequests: { q: { method: 'elicitation/create' } } } }, 'the task’s question: an MRTR round of the call');
+  t.match(
+    asked,
+    { kind: 'result', result: { resultType: 'input_required', inputRequests: { q: { method: 'elicitation/create' } } } },
+    'the task’s question: an MRTR round of the call',
+  );
   const retry = h.callTool('job', { requestState: (asked as { result: any }).result.requestState, inputResponses: { q: { action: 'accept', content: {} } } });
   t.same(await task.nextAnswer(), { q: { action: 'accept', content: {} } }, 'the retry answered into the task');
   task.emit({ status: 'completed', inputRequests: {}, result: { content: [{ type: 'text', text: 'hidden' }] } });

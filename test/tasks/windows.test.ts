@@ -49,9 +49,17 @@ async function startUpstream(cell: Cell, tasks: 'native' | 'sync', taskFirst = f
 }
 
 /** A gateway with `tools` rules in front of a fresh upstream; returns its MCP URL and the upstream. */
-async function stack(t: { teardown(fn: () => unknown): void }, cell: Cell, tasks: 'native' | 'sync', tools: Rules, taskFirst = false): Promise<{ url: string; upstream: Upstream }> {
+async function stack(
+  t: { teardown(fn: () => unknown): void },
+  cell: Cell,
+  tasks: 'native' | 'sync',
+  tools: Rules,
+  taskFirst = false,
+): Promise<{ url: string; upstream: Upstream }> {
   const upstream = await startUpstream(cell, tasks, taskFirst);
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'fixture', path: '/mcp', url: upstream.url, tools }] }), { logger: false });
+  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'fixture', path: '/mcp', url: upstream.url, tools }] }), {
+    logger: false,
+  });
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   t.teardown(async () => {
     await gateway.close();
@@ -86,10 +94,15 @@ for (const cell of CELLS) {
       t.equal(keys.length, 1, 'one question');
       t.equal(round?.inputRequests?.[keys[0] as string]?.method, 'elicitation/create');
 
-      const answered = await call(url, 'test_tool_with_task', {}, {
-        requestState: round.requestState,
-        inputResponses: { [keys[0] as string]: { action: 'accept', content: { name: 'Ada' } } },
-      });
+      const answered = await call(
+        url,
+        'test_tool_with_task',
+        {},
+        {
+          requestState: round.requestState,
+          inputResponses: { [keys[0] as string]: { action: 'accept', content: { name: 'Ada' } } },
+        },
+      );
       t.equal(answered.status, 200);
       const created = answered.body?.result;
       t.equal(created?.resultType, 'task', 'once answered, the client gets the task', { body: answered.body });
@@ -97,7 +110,10 @@ for (const cell of CELLS) {
       const done = seen.at(-1);
       t.equal(done.status, 'completed');
       t.equal(firstText(done.result), 'Hello, Ada!', 'the answer reached the upstream task');
-      t.notOk(seen.some((task) => task.status === 'input_required'), 'the task never asks the client again');
+      t.notOk(
+        seen.some((task) => task.status === 'input_required'),
+        'the task never asks the client again',
+      );
     });
   }
 

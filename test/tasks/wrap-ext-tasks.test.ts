@@ -108,7 +108,10 @@ t.test('creation and polling to the result: gated_job under always', async (t) =
   t.equal(stack.fixture.releaseGate('ext'), 1);
   const { outcome } = await settling;
   t.equal(firstText(completedResult(t, outcome)), 'released ext');
-  t.ok(wire.some((w) => w.method === 'tasks/get' && w.status === 200), 'ext-tasks polled tasks/get');
+  t.ok(
+    wire.some((w) => w.method === 'tasks/get' && w.status === 200),
+    'ext-tasks polled tasks/get',
+  );
   t.equal(stack.fixture.stats().calls.gated_job, 1);
 });
 
@@ -140,7 +143,10 @@ t.test('input: confirm_delete under always is answered through tasks/update', as
   t.equal(seen?.delivery, 'task-update');
   t.equal(seen?.inputId, 'confirm', 'the task-unique key');
   t.equal(seen?.taskId, execution.kind === 'task' ? execution.handle.taskId : undefined);
-  t.ok(wire.some((w) => w.method === 'tasks/update' && w.status === 200), 'answered with tasks/update');
+  t.ok(
+    wire.some((w) => w.method === 'tasks/update' && w.status === 200),
+    'answered with tasks/update',
+  );
 });
 
 t.test('input: multi_input (two concurrent questions) is answered and completes', async (t) => {
@@ -174,7 +180,10 @@ t.test('cancel: the execution ends cancelled and the upstream call is cancelled'
   const { outcome } = await execution.settle();
   t.equal(outcome.status, 'cancelled');
   const stats = await waitForStats(stack.fixture, (s) => s.cancellations.length > 0 && !s.running.gated_job);
-  t.same(stats.cancellations.map((c) => [c.tool, c.via]), [['gated_job', 'notifications/cancelled']]);
+  t.same(
+    stats.cancellations.map((c) => [c.tool, c.via]),
+    [['gated_job', 'notifications/cancelled']],
+  );
   const raw = await post(stack.url, 'tasks/get', { taskId }, { capabilities: { extensions: { [TASKS_EXT]: {} } } });
   t.equal(raw.body.result?.status, 'cancelled', 'the gateway reports the task cancelled');
 });
@@ -201,7 +210,11 @@ t.test('protocol error: protocol_error_job fails with the JSON-RPC error', async
 });
 
 t.test('a JSON-RPC error on a non-200 status reaches ext-tasks: the 429 of tasks.maxActivePerPrincipal', async (t) => {
-  const stack = await startStack({ tasks: { maxActivePerPrincipal: 1 } }, { tools: { gated_job: { task: 'always', pollIntervalMs: POLL } } }, { tasks: 'sync' });
+  const stack = await startStack(
+    { tasks: { maxActivePerPrincipal: 1 } },
+    { tools: { gated_job: { task: 'always', pollIntervalMs: POLL } } },
+    { tasks: 'sync' },
+  );
   t.teardown(() => stack.close());
   const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: {} } });
   await client.connect(new StreamableHTTPClientTransport(new URL(stack.url)));
@@ -223,7 +236,10 @@ t.test('a JSON-RPC error on a non-200 status reaches ext-tasks: the 429 of tasks
   t.ok(refused, 'the second call is refused');
   t.equal(refused?.code, -32603, 'with the gateway’s JSON-RPC error code');
   t.match(refused?.message, /Too many active tasks/);
-  t.same(wire.filter((w) => w.method === 'tools/call').map((w) => w.status), [200, 429]);
+  t.same(
+    wire.filter((w) => w.method === 'tools/call').map((w) => w.status),
+    [200, 429],
+  );
 
   stack.fixture.releaseGate('one');
   t.equal(firstText(completedResult(t, (await first.settle()).outcome)), 'released one', 'the first task is unharmed');

@@ -33,7 +33,8 @@ function call(stack: Stack, name: string, args: Record<string, unknown> = {}, op
 }
 
 const getTask = (stack: Stack, taskId: string) => post(stack.url, 'tasks/get', { taskId }, { capabilities: DECLARING });
-const cancelTask = (stack: Stack, taskId: string, id?: string) => post(stack.url, 'tasks/cancel', { taskId }, { capabilities: DECLARING, ...(id ? { id } : {}) });
+const cancelTask = (stack: Stack, taskId: string, id?: string) =>
+  post(stack.url, 'tasks/cancel', { taskId }, { capabilities: DECLARING, ...(id ? { id } : {}) });
 const updateTask = (stack: Stack, taskId: string, inputResponses: Record<string, unknown>) =>
   post(stack.url, 'tasks/update', { taskId, inputResponses }, { capabilities: DECLARING });
 
@@ -84,39 +85,33 @@ t.test('timeout: a rule timeoutMs ends the task failed with an error and cancels
   t.equal((await getTask(stack, taskId)).body.result.status, 'failed', 'still failed');
 });
 
-t.test(
-  'timeout: the upstream timeoutMs does not cut a wrapped call whose rule allows longer',
-  async (t) => {
-    const stack = await stackWith(t, { gated_job: { task: 'always', timeoutMs: 60_000 } }, { timeoutMs: 200 });
-    const taskId = createdTask(t, await call(stack, 'gated_job', { gate: 'long' }));
-    // Inherently a timer: watch the task for a few upstream timeouts' worth of polls.
-    const watchUntil = Date.now() + 800;
-    let task: any;
-    while (Date.now() < watchUntil) {
-      task = (await getTask(stack, taskId)).body.result;
-      if (TERMINAL.has(task.status)) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    t.equal(task.status, 'working', 'the rule (60 s) governs the owned call, not the upstream timeout (200 ms)', { task });
-    stack.fixture.releaseGate('long');
-    const done = await untilTerminal(stack, taskId);
-    t.equal(done.status, 'completed');
-    t.equal(firstText(done.result), 'released long');
-  },
-);
+t.test('timeout: the upstream timeoutMs does not cut a wrapped call whose rule allows longer', async (t) => {
+  const stack = await stackWith(t, { gated_job: { task: 'always', timeoutMs: 60_000 } }, { timeoutMs: 200 });
+  const taskId = createdTask(t, await call(stack, 'gated_job', { gate: 'long' }));
+  // Inherently a timer: watch the task for a few upstream timeouts' worth of polls.
+  const watchUntil = Date.now() + 800;
+  let task: any;
+  while (Date.now() < watchUntil) {
+    task = (await getTask(stack, taskId)).body.result;
+    if (TERMINAL.has(task.status)) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  t.equal(task.status, 'working', 'the rule (60 s) governs the owned call, not the upstream timeout (200 ms)', { task });
+  stack.fixture.releaseGate('long');
+  const done = await untilTerminal(stack, taskId);
+  t.equal(done.status, 'completed');
+  t.equal(firstText(done.result), 'released long');
+});
 
-t.test(
-  'timeout: when the upstream timeoutMs ends a wrapped call, the task says so and the upstream call is cancelled',
-  async (t) => {
-    const stack = await stackWith(t, { gated_job: { task: 'always' } }, { timeoutMs: 200 });
-    const taskId = createdTask(t, await call(stack, 'gated_job', { gate: 'orphan' }));
-    const done = await untilTerminal(stack, taskId);
-    t.equal(done.status, 'failed');
-    t.match(done.error?.message, /timed out/i, 'the error names the timeout');
-    const stats = await waitForStats(stack.fixture, cancelledUpstream('gated_job'), 1_500).catch(() => stack.fixture.stats());
-    t.ok(cancelledUpstream('gated_job')(stats), 'the fixture saw notifications/cancelled and stopped the work', { stats });
-  },
-);
+t.test('timeout: when the upstream timeoutMs ends a wrapped call, the task says so and the upstream call is cancelled', async (t) => {
+  const stack = await stackWith(t, { gated_job: { task: 'always' } }, { timeoutMs: 200 });
+  const taskId = createdTask(t, await call(stack, 'gated_job', { gate: 'orphan' }));
+  const done = await untilTerminal(stack, taskId);
+  t.equal(done.status, 'failed');
+  t.match(done.error?.message, /timed out/i, 'the error names the timeout');
+  const stats = await waitForStats(stack.fixture, cancelledUpstream('gated_job'), 1_500).catch(() => stack.fixture.stats());
+  t.ok(cancelledUpstream('gated_job')(stats), 'the fixture saw notifications/cancelled and stopped the work', { stats });
+});
 
 // ── the upstream dies ──────────────────────────────────────────────────────────────────────────────────────────
 
@@ -175,7 +170,10 @@ t.test('cancel: ack, cancelled, notifications/cancelled upstream; cancelling aga
   for (const k of ['result', 'error', 'inputRequests']) t.notOk(k in task, `no ${k}`);
 
   const stats = await waitForStats(stack.fixture, cancelledUpstream('gated_job'));
-  t.same(stats.cancellations.map((c) => [c.tool, c.via]), [['gated_job', 'notifications/cancelled']]);
+  t.same(
+    stats.cancellations.map((c) => [c.tool, c.via]),
+    [['gated_job', 'notifications/cancelled']],
+  );
 
   const again = await cancelTask(stack, taskId);
   t.same(again.body.result, { resultType: 'complete' }, 'cancelling a terminal task acks again');
@@ -254,40 +252,34 @@ t.test('progress → statusMessage, with the client’s progressToken or the gat
 
 // ── retention ──────────────────────────────────────────────────────────────────────────────────────────────────
 
-t.test(
-  'ttlMs: a task whose record expires does not leave its upstream call running',
-  async (t) => {
-    const stack = await stackWith(t, { gated_job: { task: 'always', ttlMs: 300 } }, {}, { tasks: { maxActivePerPrincipal: 1 } });
-    const taskId = createdTask(t, await call(stack, 'gated_job', { gate: 'kept' }));
-    // Inherently a timer: poll until the record is gone (bounded).
-    const deadline = Date.now() + 3_000;
-    let gone: RawReply | undefined;
-    while (Date.now() < deadline) {
-      const r = await getTask(stack, taskId);
-      if (r.body?.error) {
-        gone = r;
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 20));
+t.test('ttlMs: a task whose record expires does not leave its upstream call running', async (t) => {
+  const stack = await stackWith(t, { gated_job: { task: 'always', ttlMs: 300 } }, {}, { tasks: { maxActivePerPrincipal: 1 } });
+  const taskId = createdTask(t, await call(stack, 'gated_job', { gate: 'kept' }));
+  // Inherently a timer: poll until the record is gone (bounded).
+  const deadline = Date.now() + 3_000;
+  let gone: RawReply | undefined;
+  while (Date.now() < deadline) {
+    const r = await getTask(stack, taskId);
+    if (r.body?.error) {
+      gone = r;
+      break;
     }
-    t.equal(gone?.body.error.code, -32602, 'the expired task is unknown');
-    const stats = await waitForStats(stack.fixture, cancelledUpstream('gated_job'), 1_000).catch(() => stack.fixture.stats());
-    t.ok(cancelledUpstream('gated_job')(stats), 'the upstream call of the expired task was cancelled', { stats });
-  },
-);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  t.equal(gone?.body.error.code, -32602, 'the expired task is unknown');
+  const stats = await waitForStats(stack.fixture, cancelledUpstream('gated_job'), 1_000).catch(() => stack.fixture.stats());
+  t.ok(cancelledUpstream('gated_job')(stats), 'the upstream call of the expired task was cancelled', { stats });
+});
 
-t.test(
-  'tasks.maxTasks: a live task is never evicted to make room (a new one is refused instead)',
-  async (t) => {
-    const stack = await stackWith(t, { gated_job: { task: 'always' } }, {}, { tasks: { maxTasks: 1 } });
-    const first = createdTask(t, await call(stack, 'gated_job', { gate: 'first' }));
-    const second = await call(stack, 'gated_job', { gate: 'second' });
-    if (second.status === 200 && second.body.result?.resultType === 'task') {
-      const got = await getTask(stack, first);
-      t.equal(got.body.result?.status, 'working', 'the first (live) task is still known', { body: got.body });
-    } else {
-      t.ok(second.body.error, 'the store is full of live tasks: the new one is refused with a JSON-RPC error');
-      t.equal((await getTask(stack, first)).body.result?.status, 'working');
-    }
-  },
-);
+t.test('tasks.maxTasks: a live task is never evicted to make room (a new one is refused instead)', async (t) => {
+  const stack = await stackWith(t, { gated_job: { task: 'always' } }, {}, { tasks: { maxTasks: 1 } });
+  const first = createdTask(t, await call(stack, 'gated_job', { gate: 'first' }));
+  const second = await call(stack, 'gated_job', { gate: 'second' });
+  if (second.status === 200 && second.body.result?.resultType === 'task') {
+    const got = await getTask(stack, first);
+    t.equal(got.body.result?.status, 'working', 'the first (live) task is still known', { body: got.body });
+  } else {
+    t.ok(second.body.error, 'the store is full of live tasks: the new one is refused with a JSON-RPC error');
+    t.equal((await getTask(stack, first)).body.result?.status, 'working');
+  }
+});

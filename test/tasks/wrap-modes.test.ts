@@ -58,12 +58,7 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
  * Polls tasks/get until `pred` holds (bounded: 5 s). Every DetailedTask seen is passed to `seen` (for invariants that
  * must hold on every poll). Returns the matching DetailedTask.
  */
-async function pollTask(
-  stack: Stack,
-  taskId: string,
-  pred: (task: any) => boolean,
-  opts: { seen?: (task: any) => void; post?: PostOpts } = {},
-): Promise<any> {
+async function pollTask(stack: Stack, taskId: string, pred: (task: any) => boolean, opts: { seen?: (task: any) => void; post?: PostOpts } = {}): Promise<any> {
   const deadline = Date.now() + 5_000;
   let last: unknown;
   for (;;) {
@@ -112,11 +107,13 @@ for (const [mode, tools] of [
   ['off', { '*': { task: 'off' } }],
 ] as const) {
   t.test(`${mode}: a slow call from a declaring client stays synchronous; the extension is not advertised`, async (t) => {
-    const stack = tools ? await stackWith(t, tools) : await (async () => {
-      const s = await startStack({}, {}, { tasks: 'sync' });
-      t.teardown(() => s.close());
-      return s;
-    })();
+    const stack = tools
+      ? await stackWith(t, tools)
+      : await (async () => {
+          const s = await startStack({}, {}, { tasks: 'sync' });
+          t.teardown(() => s.close());
+          return s;
+        })();
     const caps = await discoverCapabilities(stack);
     t.ok(caps, 'discover answered');
     t.notOk(caps?.extensions?.[TASKS_EXT], 'no tasks extension: the gateway creates no tasks here');
@@ -162,7 +159,13 @@ t.test('auto, input inside afterMs: an MRTR round (no task), then a synchronous 
   t.equal(round.inputRequests.confirm.params.message, 'Delete a.txt?');
   t.type(round.requestState, 'string');
 
-  const r2 = await call(stack, 'confirm_delete', { filename: 'a.txt' }, {}, { requestState: round.requestState, inputResponses: { confirm: accept({ confirm: true }) } });
+  const r2 = await call(
+    stack,
+    'confirm_delete',
+    { filename: 'a.txt' },
+    {},
+    { requestState: round.requestState, inputResponses: { confirm: accept({ confirm: true }) } },
+  );
   t.equal(syncText(t, r2), 'Deleted a.txt');
   t.equal(stack.fixture.stats().calls.confirm_delete, 1, 'one upstream call across both rounds');
 });
@@ -497,21 +500,18 @@ t.test('tasks.maxActivePerPrincipal: 1 → a second live task is refused with 42
   t.notOk(end.gatesWaiting.two, 'nothing of the refused call is left upstream');
 });
 
-t.test(
-  'tasks.maxActivePerPrincipal: under always, a refused call never reaches the upstream',
-  async (t) => {
-    const stack = await stackWith(t, { gated_job: { task: 'always' } }, { tasks: { maxActivePerPrincipal: 1 } });
-    const first = createdTask(t, await call(stack, 'gated_job', { gate: 'one' }));
-    const refused = await call(stack, 'gated_job', { gate: 'two' });
-    t.equal(refused.status, 429);
-    // The admitted call runs in the background (its task was handed out at once): counted once it arrives upstream.
-    const stats = await waitForStats(stack.fixture, (s) => (s.gatesWaiting.one ?? 0) === 1);
-    t.equal(stats.calls.gated_job, 1, 'only the admitted call reached the upstream', { stats });
-    t.same(stats.cancellations, [], 'nothing had to be cancelled');
-    stack.fixture.releaseGate('one');
-    t.equal((await untilTerminal(stack, first)).status, 'completed');
-  },
-);
+t.test('tasks.maxActivePerPrincipal: under always, a refused call never reaches the upstream', async (t) => {
+  const stack = await stackWith(t, { gated_job: { task: 'always' } }, { tasks: { maxActivePerPrincipal: 1 } });
+  const first = createdTask(t, await call(stack, 'gated_job', { gate: 'one' }));
+  const refused = await call(stack, 'gated_job', { gate: 'two' });
+  t.equal(refused.status, 429);
+  // The admitted call runs in the background (its task was handed out at once): counted once it arrives upstream.
+  const stats = await waitForStats(stack.fixture, (s) => (s.gatesWaiting.one ?? 0) === 1);
+  t.equal(stats.calls.gated_job, 1, 'only the admitted call reached the upstream', { stats });
+  t.same(stats.cancellations, [], 'nothing had to be cancelled');
+  stack.fixture.releaseGate('one');
+  t.equal((await untilTerminal(stack, first)).status, 'completed');
+});
 
 t.test('principal binding: another Authorization sees -32602 on tasks/get, update and cancel; the task is unharmed', async (t) => {
   const stack = await stackWith(t, { gated_job: { task: 'always' } });

@@ -80,7 +80,18 @@ const TIME_OUT: CallDecision = { action: 'time-out' };
 const OWN: CallDecision = { action: 'own-task' };
 const PROXY: CallDecision = { action: 'proxy-task' };
 const DECISIONS: Record<CallRoute, CallDecision[]> = {
-  plain: [send(false, false, false, 'budget'), send(false, false, false, 'budget'), send(false, false, false, 'budget'), send(false, false, false, 'budget'), ANSWER, ANSWER, ANSWER, TIME_OUT, TIME_OUT, TIME_OUT],
+  plain: [
+    send(false, false, false, 'budget'),
+    send(false, false, false, 'budget'),
+    send(false, false, false, 'budget'),
+    send(false, false, false, 'budget'),
+    ANSWER,
+    ANSWER,
+    ANSWER,
+    TIME_OUT,
+    TIME_OUT,
+    TIME_OUT,
+  ],
   refused: Array(10).fill(REFUSE),
   // With afterMs, the first window covers the upstream task too: followed within it, the client's task once it passes.
   'upstream-task': [
@@ -107,8 +118,30 @@ const DECISIONS: Record<CallRoute, CallDecision[]> = {
     TIME_OUT,
     TIME_OUT,
   ],
-  'owned-every-round': [send(false, true, true, 'after-ms'), send(false, true, true, 'after-ms'), send(false, true, false, 'after-ms'), send(false, true, false, 'after-ms'), ANSWER, ANSWER, ANSWER, OWN, OWN, OWN],
-  'owned-first-round': [send(false, true, true, 'after-ms'), send(false, true, true, 'after-ms'), send(false, true, false, 'none'), send(false, true, false, 'none'), ANSWER, ANSWER, ANSWER, OWN, OWN, OWN],
+  'owned-every-round': [
+    send(false, true, true, 'after-ms'),
+    send(false, true, true, 'after-ms'),
+    send(false, true, false, 'after-ms'),
+    send(false, true, false, 'after-ms'),
+    ANSWER,
+    ANSWER,
+    ANSWER,
+    OWN,
+    OWN,
+    OWN,
+  ],
+  'owned-first-round': [
+    send(false, true, true, 'after-ms'),
+    send(false, true, true, 'after-ms'),
+    send(false, true, false, 'none'),
+    send(false, true, false, 'none'),
+    ANSWER,
+    ANSWER,
+    ANSWER,
+    OWN,
+    OWN,
+    OWN,
+  ],
 };
 
 t.test('the route table covers every mode × declares × support', async (t) => {
@@ -142,9 +175,17 @@ t.test('a job is an upstream task made of the server tools: the client takes it 
     t.equal(callRoute('job', true, support), 'upstream-task', `declaring client, upstream support ${support}`);
     t.equal(callRoute('job', false, support), 'hidden-upstream-task', `client without tasks, upstream support ${support}`);
   }
-  t.match(decideCall({ mode: 'job', declares: true, support: 'forbidden', turn: 'start' }), { action: 'send', upstreamTask: true, owned: false, refuseAtLimit: true, window: 'budget' });
+  t.match(decideCall({ mode: 'job', declares: true, support: 'forbidden', turn: 'start' }), {
+    action: 'send',
+    upstreamTask: true,
+    owned: false,
+    refuseAtLimit: true,
+    window: 'budget',
+  });
   t.match(decideCall({ mode: 'job', declares: false, support: 'forbidden', turn: 'start' }), { action: 'send', refuseAtLimit: false, window: 'budget' });
   t.strictSame(decideCall({ mode: 'job', declares: true, support: 'forbidden', turn: 'task-created' }), { action: 'proxy-task' });
   t.strictSame(decideCall({ mode: 'job', declares: false, support: 'forbidden', turn: 'task-created' }), { action: 'follow-task', window: 'budget' });
-  t.strictSame(decideCall({ mode: 'job', declares: false, support: 'forbidden', turn: 'window-passed', following: true, passed: 'budget' }), { action: 'time-out' });
+  t.strictSame(decideCall({ mode: 'job', declares: false, support: 'forbidden', turn: 'window-passed', following: true, passed: 'budget' }), {
+    action: 'time-out',
+  });
 });

@@ -39,33 +39,37 @@ t.test('defaults', async (t) => {
     maxRoundsPerTask: DEFAULTS.maxInputRoundsPerTask,
   });
   t.strictSame(c.sessions, {
-      maxPerUpstream: DEFAULTS.maxSessionsPerUpstream,
-      idleMs: DEFAULTS.sessionIdleMs,
-      warmIdle: DEFAULTS.warmIdleSessions,
-      acquireTimeoutMs: DEFAULTS.sessionAcquireTimeoutMs,
-    });
+    maxPerUpstream: DEFAULTS.maxSessionsPerUpstream,
+    idleMs: DEFAULTS.sessionIdleMs,
+    warmIdle: DEFAULTS.warmIdleSessions,
+    acquireTimeoutMs: DEFAULTS.sessionAcquireTimeoutMs,
+  });
   t.strictSame(c.clientSessions, { max: DEFAULTS.maxClientSessions, idleMs: DEFAULTS.clientSessionIdleMs });
   t.strictSame(parseConfig({ clientSessions: { max: 3 } }).clientSessions, { max: 3, idleMs: DEFAULTS.clientSessionIdleMs });
   t.equal(DEFAULTS.host, '127.0.0.1');
   t.equal(DEFAULTS.port, 8080);
 
   const u = parseConfig({ upstreams: [up()] }).upstreams[0];
-  t.strictSame(u, {
-    name: 'a',
-    url: 'http://127.0.0.1:3000/mcp',
-    path: '/mcp',
-    headers: {},
-    timeoutMs: DEFAULTS.upstreamTimeoutMs,
-    era: 'auto',
-    probeTimeoutMs: DEFAULTS.probeTimeoutMs,
-    cache: { ttlMs: 0, scope: 'private' },
-    sessions: { scope: DEFAULTS.sessionScope, anonymousScope: DEFAULTS.anonymousSessionScope },
-    tools: { '*': { task: 'native' } },
-    auth: { mode: 'bearer' },
-    passthrough: { paths: [] },
-    env: {},
-    restart: { initialDelayMs: 100, maxDelayMs: 30_000, resetAfterMs: 60_000 },
-  }, 'upstream defaults, tools default {"*":{task:"native"}}, era probed, auth bearer');
+  t.strictSame(
+    u,
+    {
+      name: 'a',
+      url: 'http://127.0.0.1:3000/mcp',
+      path: '/mcp',
+      headers: {},
+      timeoutMs: DEFAULTS.upstreamTimeoutMs,
+      era: 'auto',
+      probeTimeoutMs: DEFAULTS.probeTimeoutMs,
+      cache: { ttlMs: 0, scope: 'private' },
+      sessions: { scope: DEFAULTS.sessionScope, anonymousScope: DEFAULTS.anonymousSessionScope },
+      tools: { '*': { task: 'native' } },
+      auth: { mode: 'bearer' },
+      passthrough: { paths: [] },
+      env: {},
+      restart: { initialDelayMs: 100, maxDelayMs: 30_000, resetAfterMs: 60_000 },
+    },
+    'upstream defaults, tools default {"*":{task:"native"}}, era probed, auth bearer',
+  );
 
   const rule = parseConfig({ upstreams: [up({ tools: { slow: {} } })] }).upstreams[0]?.tools.slow;
   t.strictSame(rule, { task: 'native' }, 'a rule defaults to native');
@@ -88,9 +92,13 @@ t.test('the result is deeply frozen', async (t) => {
   t.ok(Object.isFrozen(c.server));
   t.ok(Object.isFrozen(c.upstreams));
   t.ok(Object.isFrozen(c.upstreams[0]?.tools.x));
-  t.throws(() => {
-    (c.server as { port: number }).port = 1;
-  }, TypeError, 'strict-mode write throws');
+  t.throws(
+    () => {
+      (c.server as { port: number }).port = 1;
+    },
+    TypeError,
+    'strict-mode write throws',
+  );
 });
 
 t.test('afterMs on native: the window in which an upstream task answers or asks within the creating call', async (t) => {
@@ -134,9 +142,21 @@ t.test('overrides', async (t) => {
   t.match(u.upstreams[0], { name: 'upstream', path: '/mcp', url: 'http://localhost:9/mcp', tools: { '*': { task: 'native' } } });
 
   t.match(problemsOf({}, { port: 70000 }), [/^server\.port: /], 'overrides are validated too');
-  t.match(problemsOf({}, { upstream: 'not a url' }), [/^upstreams\.0\.url \(--upstream\): an http:\/\/ or https:\/\/ URL, got "not a url"$/], 'upstream override validated, naming the flag and the value');
-  t.match(problemsOf({ upstreams: [{ name: 'a', url: 'localhost:3000/mcp' }] }), [/^upstreams\.0\.url: an http:\/\/ or https:\/\/ URL, got "localhost:3000\/mcp"$/], 'a URL without a scheme in the file: the value');
-  t.match(problemsOf({ store: { kind: 'redis', url: 'redis://u:hunter2@[bad' } }), [/^store\.url: not a valid URL: "redis:\/\/u:\*\*\*@\[bad"$/], 'a Redis URL that does not parse: the value, without its password');
+  t.match(
+    problemsOf({}, { upstream: 'not a url' }),
+    [/^upstreams\.0\.url \(--upstream\): an http:\/\/ or https:\/\/ URL, got "not a url"$/],
+    'upstream override validated, naming the flag and the value',
+  );
+  t.match(
+    problemsOf({ upstreams: [{ name: 'a', url: 'localhost:3000/mcp' }] }),
+    [/^upstreams\.0\.url: an http:\/\/ or https:\/\/ URL, got "localhost:3000\/mcp"$/],
+    'a URL without a scheme in the file: the value',
+  );
+  t.match(
+    problemsOf({ store: { kind: 'redis', url: 'redis://u:hunter2@[bad' } }),
+    [/^store\.url: not a valid URL: "redis:\/\/u:\*\*\*@\[bad"$/],
+    'a Redis URL that does not parse: the value, without its password',
+  );
   t.match(problemsOf({}, { host: '' }), [/^server\.host: /]);
 
   const raw = { server: { port: 1 } };
@@ -165,7 +185,10 @@ t.test('strictness: an unknown key is an error that names its key path', async (
 });
 
 /** A valid job rule (docs/jobs.md). */
-const JOB = { id: 'structuredContent.jobId', status: { tool: 'st', arguments: { jobId: '{{id}}' }, state: 'structuredContent.state', states: { done: 'completed' } } };
+const JOB = {
+  id: 'structuredContent.jobId',
+  status: { tool: 'st', arguments: { jobId: '{{id}}' }, state: 'structuredContent.state', states: { done: 'completed' } },
+};
 
 t.test('a job rule: defaults filled in, paths kept as written', async (t) => {
   const c = parseConfig({ upstreams: [up({ tools: { start: { task: 'job', job: JOB } } })] });
@@ -179,16 +202,48 @@ t.test('value problems', async (t) => {
     ['ttlMs > maxTtlMs', { upstreams: [up({ tools: { s: { ttlMs: 11, maxTtlMs: 10 } } })] }, /^upstreams\.0\.tools\.s\.ttlMs: ttlMs must not exceed maxTtlMs/],
     ['unknown task mode', { upstreams: [up({ tools: { s: { task: 'sometimes' } } })] }, /^upstreams\.0\.tools\.s\.task: /],
     ['task job without job', { upstreams: [up({ tools: { s: { task: 'job' } } })] }, /^upstreams\.0\.tools\.s\.job: task "job" needs job/],
-    ['job on another mode', { upstreams: [up({ tools: { s: { task: 'always', job: JOB } } })] }, /^upstreams\.0\.tools\.s\.job: job applies to task "job" only/],
-    ['retryOnLoss on a job', { upstreams: [up({ tools: { s: { task: 'job', job: JOB, retryOnLoss: true } } })] }, /^upstreams\.0\.tools\.s\.retryOnLoss: .*never called again/],
-    ['a job path that is no JMESPath', { upstreams: [up({ tools: { s: { task: 'job', job: { ...JOB, id: 'structuredContent..jobId' } } } })] }, /^upstreams\.0\.tools\.s\.job\.id: not a JMESPath expression/],
-    ['a job state mapped to no status', { upstreams: [up({ tools: { s: { task: 'job', job: { ...JOB, status: { ...JOB.status, states: { done: 'finished' } } } } } })] }, /^upstreams\.0\.tools\.s\.job\.status\.states\.done: /],
-    ['a job with no states', { upstreams: [up({ tools: { s: { task: 'job', job: { ...JOB, status: { ...JOB.status, states: {} } } } } })] }, /^upstreams\.0\.tools\.s\.job\.status\.states: name at least one state/],
-    ['a job key misspelt', { upstreams: [up({ tools: { s: { task: 'job', job: { ...JOB, cancle: { tool: 'x' } } } } })] }, /^upstreams\.0\.tools\.s\.job: .*cancle/],
+    [
+      'job on another mode',
+      { upstreams: [up({ tools: { s: { task: 'always', job: JOB } } })] },
+      /^upstreams\.0\.tools\.s\.job: job applies to task "job" only/,
+    ],
+    [
+      'retryOnLoss on a job',
+      { upstreams: [up({ tools: { s: { task: 'job', job: JOB, retryOnLoss: true } } })] },
+      /^upstreams\.0\.tools\.s\.retryOnLoss: .*never called again/,
+    ],
+    [
+      'a job path that is no JMESPath',
+      { upstreams: [up({ tools: { s: { task: 'job', job: { ...JOB, id: 'structuredContent..jobId' } } } })] },
+      /^upstreams\.0\.tools\.s\.job\.id: not a JMESPath expression/,
+    ],
+    [
+      'a job state mapped to no status',
+      { upstreams: [up({ tools: { s: { task: 'job', job: { ...JOB, status: { ...JOB.status, states: { done: 'finished' } } } } } })] },
+      /^upstreams\.0\.tools\.s\.job\.status\.states\.done: /,
+    ],
+    [
+      'a job with no states',
+      { upstreams: [up({ tools: { s: { task: 'job', job: { ...JOB, status: { ...JOB.status, states: {} } } } } })] },
+      /^upstreams\.0\.tools\.s\.job\.status\.states: name at least one state/,
+    ],
+    [
+      'a job key misspelt',
+      { upstreams: [up({ tools: { s: { task: 'job', job: { ...JOB, cancle: { tool: 'x' } } } } })] },
+      /^upstreams\.0\.tools\.s\.job: .*cancle/,
+    ],
     ['negative afterMs', { upstreams: [up({ tools: { s: { task: 'auto', afterMs: -1 } } })] }, /^upstreams\.0\.tools\.s\.afterMs: /],
     ['empty tool pattern', { upstreams: [up({ tools: { '': { task: 'off' } } })] }, /^upstreams\.0\.tools/],
-    ['a rule after "*"', { upstreams: [up({ tools: { '*': { task: 'native' }, slow: { task: 'auto', afterMs: 300 } } })] }, /^upstreams\.0\.tools\.slow: rule "slow" can never apply: the earlier rule "\*" matches every tool it names/],
-    ['a rule after a glob that covers it', { upstreams: [up({ tools: { 'slow_*': { task: 'off' }, slow_report: { task: 'always' } } })] }, /^upstreams\.0\.tools\.slow_report: rule "slow_report" can never apply: the earlier rule "slow_\*"/],
+    [
+      'a rule after "*"',
+      { upstreams: [up({ tools: { '*': { task: 'native' }, slow: { task: 'auto', afterMs: 300 } } })] },
+      /^upstreams\.0\.tools\.slow: rule "slow" can never apply: the earlier rule "\*" matches every tool it names/,
+    ],
+    [
+      'a rule after a glob that covers it',
+      { upstreams: [up({ tools: { 'slow_*': { task: 'off' }, slow_report: { task: 'always' } } })] },
+      /^upstreams\.0\.tools\.slow_report: rule "slow_report" can never apply: the earlier rule "slow_\*"/,
+    ],
     ['duplicate path', { upstreams: [up({ path: '/x' }), up({ name: 'b', path: '/x' })] }, /^upstreams\.1\.path: path \/x is already used by upstreams\.0/],
     ['duplicate path via the default', { upstreams: [up(), up({ name: 'b' })] }, /^upstreams\.1\.path: path \/mcp is already used/],
     ['duplicate name', { upstreams: [up({ path: '/x' }), up({ path: '/y' })] }, /^upstreams\.1\.name: duplicate upstream name a/],
@@ -203,7 +258,7 @@ t.test('value problems', async (t) => {
     ['port a string', { server: { port: '8080' } }, /^server\.port: /],
     ['empty host', { server: { host: '' } }, /^server\.host: /],
     ['unknown store kind', { store: { kind: 'etcd' } }, /^store/],
-      ['redis url not redis://', { store: { kind: 'redis', url: 'http://x' } }, /^store\.url/],
+    ['redis url not redis://', { store: { kind: 'redis', url: 'http://x' } }, /^store\.url/],
     ['zero holdMs', { input: { holdMs: 0 } }, /^input\.holdMs: /],
     ['upstreams not a list', { upstreams: { a: up() } }, /^upstreams: /],
     ['root is an array', [], /^\(root\): the configuration must be a mapping/],
@@ -212,7 +267,10 @@ t.test('value problems', async (t) => {
   ];
   for (const [name, raw, want] of table) {
     const p = problemsOf(raw);
-    t.ok(p.some((line) => want.test(line)), `${name}: ${JSON.stringify(p)}`);
+    t.ok(
+      p.some((line) => want.test(line)),
+      `${name}: ${JSON.stringify(p)}`,
+    );
   }
 });
 
@@ -222,10 +280,7 @@ t.test('every problem is listed at once', async (t) => {
     parseConfig({
       extra: 1,
       server: { port: -1, hots: 'x' },
-      upstreams: [
-        up({ url: 'nope', tools: { s: { task: 'auto' }, u: { task: 'off', afterMs: 1 }, v: { ttlMs: 2, maxTtlMs: 1 } } }),
-        up(),
-      ],
+      upstreams: [up({ url: 'nope', tools: { s: { task: 'auto' }, u: { task: 'off', afterMs: 1 }, v: { ttlMs: 2, maxTtlMs: 1 } } }), up()],
     });
   } catch (e) {
     err = e;
@@ -244,7 +299,11 @@ t.test('every problem is listed at once', async (t) => {
     /^upstreams\.1\.path: path \/mcp is already used/,
     /^upstreams\.1\.name: duplicate upstream name a/,
   ];
-  for (const re of wanted) t.ok(e.problems.some((p) => re.test(p)), `listed: ${re}`);
+  for (const re of wanted)
+    t.ok(
+      e.problems.some((p) => re.test(p)),
+      `listed: ${re}`,
+    );
   t.equal(e.problems.length, wanted.length, `exactly these problems: ${JSON.stringify(e.problems, null, 1)}`);
   for (const p of e.problems) t.ok(e.message.includes(p), `message includes "${p}"`);
   t.match(e.message, /^invalid configuration:\n {2}- /);
@@ -314,7 +373,10 @@ t.test('loadConfigFile', async (t) => {
   ];
   for (const [name, file, want] of rejects) {
     t.test(name, async (t) => {
-      const err = await loadConfigFile(join(dir, file)).then(() => undefined, (e: unknown) => e);
+      const err = await loadConfigFile(join(dir, file)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       t.type(err, ConfigError);
       if (err instanceof ConfigError) {
         t.equal(err.problems.length, 1, JSON.stringify(err.problems));
@@ -323,7 +385,10 @@ t.test('loadConfigFile', async (t) => {
     });
   }
   t.test('a file with several problems lists them all', async (t) => {
-    const err = await loadConfigFile(join(dir, 'many.yaml')).then(() => undefined, (e: unknown) => e);
+    const err = await loadConfigFile(join(dir, 'many.yaml')).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     t.type(err, ConfigError);
     if (err instanceof ConfigError) {
       t.equal(err.problems.length, 3, JSON.stringify(err.problems));
@@ -346,7 +411,14 @@ t.test('describeConfig (--check) names each upstream, its paths and its rules in
   const cfg = parseConfig({
     store: { kind: 'redis', url: 'rediss://:pa55word@redis.internal:6380/1' },
     upstreams: [
-      { name: 'files', path: '/files', command: ['node', 'server.js'], env: { TOKEN: 'env-secret' }, era: 'legacy', tools: { 'read_*': { task: 'off' }, '*': { task: 'auto', afterMs: 500 } } },
+      {
+        name: 'files',
+        path: '/files',
+        command: ['node', 'server.js'],
+        env: { TOKEN: 'env-secret' },
+        era: 'legacy',
+        tools: { 'read_*': { task: 'off' }, '*': { task: 'auto', afterMs: 500 } },
+      },
       { name: 'web', path: '/', url: 'https://web.internal/mcp', headers: { 'x-api-key': 'header-secret' }, passthrough: { paths: ['/oauth/*'] } },
     ],
   });
@@ -355,7 +427,11 @@ t.test('describeConfig (--check) names each upstream, its paths and its rules in
   t.match(out, '  - files: command ["node","server.js"], path /files, era legacy');
   t.match(out, '  - web: url https://web.internal/mcp, path /, era auto');
   t.match(out, /^ {2}\/oauth\/\* +passed through to web$/m);
-  t.match(out, /^ {2}\/\.well-known\/oauth-protected-resource +root OAuth discovery document, passed through to web$/m, 'the upstream at / takes the root documents');
+  t.match(
+    out,
+    /^ {2}\/\.well-known\/oauth-protected-resource +root OAuth discovery document, passed through to web$/m,
+    'the upstream at / takes the root documents',
+  );
   t.match(out, /files:\n {4}1\. read_\*: task off\n {4}2\. \*: task auto, afterMs 500\n/);
   t.notMatch(out, /note:/, 'the secret is set, the URL given');
   t.notMatch(out, /pa55word|env-secret|header-secret/, 'no password, environment or header value');

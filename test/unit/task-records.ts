@@ -59,4 +59,3 @@ export function kitchenSink(status: TaskStatus): TaskRecord {
     task: { taskId: 'nested' },
   } as TaskRecord;
 }
-

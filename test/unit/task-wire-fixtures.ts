@@ -40,7 +40,15 @@ export const TASK_WIRE_V1 = {
   /** Unlimited retention (2025-11-25 basic/utilities/tasks §TTL and Resource Management). */
   unlimited: { taskId: 'up-2', status: 'working', createdAt: CREATED, lastUpdatedAt: CREATED, ttl: null },
   /** Unknown keys a newer server adds, at every level. */
-  withExtras: { taskId: 'up-3', status: 'working', createdAt: CREATED, lastUpdatedAt: CREATED, ttl: 60_000, 'com.example/shard': 7, _meta: { 'com.example/trace': 'abc' } },
+  withExtras: {
+    taskId: 'up-3',
+    status: 'working',
+    createdAt: CREATED,
+    lastUpdatedAt: CREATED,
+    ttl: 60_000,
+    'com.example/shard': 7,
+    _meta: { 'com.example/trace': 'abc' },
+  },
   /** The nested `CreateTaskResult` with the host hint in `_meta` (§Creating Tasks). */
   createTaskResult: {
     task: { taskId: 'up-1', status: 'working', createdAt: CREATED, lastUpdatedAt: CREATED, ttl: 120_000, pollInterval: 2000 },
@@ -57,7 +65,12 @@ export const TASK_WIRE_V1 = {
   payloadToolError: { ...toolError, _meta: { [RELATED_TASK]: { taskId: 'up-1' } } },
   payloadError: rpcError,
   /** A task-scoped server→client request on the tasks/result stream (§Input Required Status). */
-  elicitRequest: { jsonrpc: '2.0', id: 'srv-41', method: 'elicitation/create', params: { ...elicitForm.params, _meta: { [RELATED_TASK]: { taskId: 'up-1' } } } },
+  elicitRequest: {
+    jsonrpc: '2.0',
+    id: 'srv-41',
+    method: 'elicitation/create',
+    params: { ...elicitForm.params, _meta: { [RELATED_TASK]: { taskId: 'up-1' } } },
+  },
   /** `tools/list` with each kind of task support (2025-11-25 server/tools §Tool). */
   toolsList: {
     tools: [
@@ -77,37 +90,92 @@ export const TASK_WIRE_V1 = {
 export const TASK_WIRE_V2 = {
   /** The flat `CreateTaskResult` (§Task Creation). */
   createTaskResult: {
-    resultType: 'task', taskId: 'up-1', status: 'working', createdAt: CREATED, lastUpdatedAt: CREATED, ttlMs: 120_000, pollIntervalMs: 2000,
+    resultType: 'task',
+    taskId: 'up-1',
+    status: 'working',
+    createdAt: CREATED,
+    lastUpdatedAt: CREATED,
+    ttlMs: 120_000,
+    pollIntervalMs: 2000,
     _meta: { [IMMEDIATE]: 'Rendering started.', 'com.example/trace': 'abc' },
   },
   /** `tasks/get` results, one per `DetailedTask` variant. */
-  working: { resultType: 'complete', taskId: 'up-1', status: 'working', statusMessage: 'step 2/5', createdAt: CREATED, lastUpdatedAt: UPDATED, ttlMs: 120_000, pollIntervalMs: 2000 },
+  working: {
+    resultType: 'complete',
+    taskId: 'up-1',
+    status: 'working',
+    statusMessage: 'step 2/5',
+    createdAt: CREATED,
+    lastUpdatedAt: UPDATED,
+    ttlMs: 120_000,
+    pollIntervalMs: 2000,
+  },
   inputRequired: {
-    resultType: 'complete', taskId: 'up-1', status: 'input_required', createdAt: CREATED, lastUpdatedAt: UPDATED, ttlMs: 120_000, pollIntervalMs: 2000,
+    resultType: 'complete',
+    taskId: 'up-1',
+    status: 'input_required',
+    createdAt: CREATED,
+    lastUpdatedAt: UPDATED,
+    ttlMs: 120_000,
+    pollIntervalMs: 2000,
     inputRequests: { 'in-1': elicitForm, 'in-2': sampling },
   },
   completed: {
-    resultType: 'complete', taskId: 'up-1', status: 'completed', createdAt: CREATED, lastUpdatedAt: UPDATED, ttlMs: 120_000, pollIntervalMs: 2000,
+    resultType: 'complete',
+    taskId: 'up-1',
+    status: 'completed',
+    createdAt: CREATED,
+    lastUpdatedAt: UPDATED,
+    ttlMs: 120_000,
+    pollIntervalMs: 2000,
     result: { resultType: 'complete', ...toolResult, _meta: { 'com.example/trace': 'abc' } },
   },
   /** A tool error stays `completed` (§Task Execution Errors). */
   completedToolError: {
-    resultType: 'complete', taskId: 'up-1', status: 'completed', statusMessage: 'quota exceeded', createdAt: CREATED, lastUpdatedAt: UPDATED, ttlMs: 120_000, pollIntervalMs: 2000,
+    resultType: 'complete',
+    taskId: 'up-1',
+    status: 'completed',
+    statusMessage: 'quota exceeded',
+    createdAt: CREATED,
+    lastUpdatedAt: UPDATED,
+    ttlMs: 120_000,
+    pollIntervalMs: 2000,
     result: { resultType: 'complete', ...toolError },
   },
   failed: {
-    resultType: 'complete', taskId: 'up-1', status: 'failed', statusMessage: 'quota exceeded', createdAt: CREATED, lastUpdatedAt: UPDATED, ttlMs: 120_000, pollIntervalMs: 2000,
+    resultType: 'complete',
+    taskId: 'up-1',
+    status: 'failed',
+    statusMessage: 'quota exceeded',
+    createdAt: CREATED,
+    lastUpdatedAt: UPDATED,
+    ttlMs: 120_000,
+    pollIntervalMs: 2000,
     error: rpcError,
   },
   cancelled: { resultType: 'complete', taskId: 'up-1', status: 'cancelled', createdAt: CREATED, lastUpdatedAt: UPDATED, ttlMs: 120_000, pollIntervalMs: 2000 },
   unlimited: { resultType: 'complete', taskId: 'up-2', status: 'working', createdAt: CREATED, lastUpdatedAt: CREATED, ttlMs: null },
-  withExtras: { resultType: 'complete', taskId: 'up-3', status: 'working', createdAt: CREATED, lastUpdatedAt: CREATED, ttlMs: 60_000, 'com.example/shard': 7, _meta: { 'com.example/trace': 'abc' } },
+  withExtras: {
+    resultType: 'complete',
+    taskId: 'up-3',
+    status: 'working',
+    createdAt: CREATED,
+    lastUpdatedAt: CREATED,
+    ttlMs: 60_000,
+    'com.example/shard': 7,
+    _meta: { 'com.example/trace': 'abc' },
+  },
   /** `notifications/tasks` on a listen stream: the DetailedTask plus the subscription id (§Task Status Notifications). */
   statusNotification: {
     jsonrpc: '2.0',
     method: 'notifications/tasks',
     params: {
-      taskId: 'up-1', status: 'completed', createdAt: CREATED, lastUpdatedAt: UPDATED, ttlMs: 120_000, pollIntervalMs: 2000,
+      taskId: 'up-1',
+      status: 'completed',
+      createdAt: CREATED,
+      lastUpdatedAt: UPDATED,
+      ttlMs: 120_000,
+      pollIntervalMs: 2000,
       result: { resultType: 'complete', ...toolResult },
       _meta: { [SUBSCRIPTION_ID]: 'sub-1' },
     },
@@ -115,7 +183,12 @@ export const TASK_WIRE_V2 = {
   /** `tasks/cancel` and `tasks/update` acknowledgements (§Task Cancellation, §Task Update Requests). */
   ack: { resultType: 'complete' },
   /** `tasks/update` answering the elicitation of `inputRequired`. */
-  update: { jsonrpc: '2.0', id: 12, method: 'tasks/update', params: { taskId: 'up-1', inputResponses: { 'in-1': { action: 'accept', content: { region: 'eu-west-1' } } } } },
+  update: {
+    jsonrpc: '2.0',
+    id: 12,
+    method: 'tasks/update',
+    params: { taskId: 'up-1', inputResponses: { 'in-1': { action: 'accept', content: { region: 'eu-west-1' } } } },
+  },
   /** A request's client capabilities declaring the extension (§Capability Negotiation). */
   declaring: { elicitation: {}, extensions: { [TASKS_EXTENSION]: {} } },
 } as const;

@@ -64,6 +64,9 @@ t.test('LOG_LEVELS: the eight RFC 5424 levels in increasing severity (2025-11-25
 });
 
 t.test('OAUTH_WELL_KNOWN: RFC 9728, RFC 8414 and OpenID discovery documents; GATEWAY_OWN_PATHS never passed through', async (t) => {
-  t.strictSame([...OAUTH_WELL_KNOWN], ['/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']);
+  t.strictSame(
+    [...OAUTH_WELL_KNOWN],
+    ['/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration'],
+  );
   t.strictSame([...GATEWAY_OWN_PATHS], ['/healthz', '/readyz', '/metrics']);
 });

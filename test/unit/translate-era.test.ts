@@ -19,12 +19,20 @@ t.test('classifyEra', async (t) => {
     ['DELETE is legacy', { httpMethod: 'DELETE', protocolVersionHeader: MODERN, body: undefined }, 'legacy'],
     ['lower-case get is legacy', { httpMethod: 'get', protocolVersionHeader: undefined, body: undefined }, 'legacy'],
     ['PUT is legacy', { httpMethod: 'PUT', protocolVersionHeader: MODERN, body: modernToolsList }, 'legacy'],
-    ['batch array with a modern header is a (malformed) modern request', { httpMethod: 'POST', protocolVersionHeader: MODERN, body: [modernToolsList] }, 'modern'],
+    [
+      'batch array with a modern header is a (malformed) modern request',
+      { httpMethod: 'POST', protocolVersionHeader: MODERN, body: [modernToolsList] },
+      'modern',
+    ],
     ['batch array without a modern header is legacy', { httpMethod: 'POST', protocolVersionHeader: '2025-03-26', body: [modernToolsList] }, 'legacy'],
     ['empty batch is legacy', { httpMethod: 'POST', protocolVersionHeader: undefined, body: [] }, 'legacy'],
     ['initialize without markers is legacy', { httpMethod: 'POST', protocolVersionHeader: undefined, body: legacyInitialize }, 'legacy'],
     ['initialize with a legacy header is legacy', { httpMethod: 'POST', protocolVersionHeader: LEGACY, body: legacyInitialize }, 'legacy'],
-    ['initialize with the modern header is modern (removed method, 404)', { httpMethod: 'POST', protocolVersionHeader: MODERN, body: legacyInitialize }, 'modern'],
+    [
+      'initialize with the modern header is modern (removed method, 404)',
+      { httpMethod: 'POST', protocolVersionHeader: MODERN, body: legacyInitialize },
+      'modern',
+    ],
     ['initialize with modern _meta is modern', { httpMethod: 'POST', protocolVersionHeader: undefined, body: V2.request('initialize').body }, 'modern'],
     ['legacy header 2025-11-25', { httpMethod: 'POST', protocolVersionHeader: '2025-11-25', body: plainToolsList }, 'legacy'],
     ['legacy header 2025-06-18', { httpMethod: 'POST', protocolVersionHeader: '2025-06-18', body: plainToolsList }, 'legacy'],
@@ -42,9 +50,17 @@ t.test('classifyEra', async (t) => {
     ['empty header is absent', { httpMethod: 'POST', protocolVersionHeader: '', body: plainToolsList }, 'legacy'],
     ['no markers at all', { httpMethod: 'POST', protocolVersionHeader: undefined, body: plainToolsList }, 'legacy'],
     ['POSTed response is legacy', { httpMethod: 'POST', protocolVersionHeader: undefined, body: { jsonrpc: '2.0', id: 1, result: {} } }, 'legacy'],
-    ['notifications/initialized is legacy', { httpMethod: 'POST', protocolVersionHeader: LEGACY, body: { jsonrpc: '2.0', method: 'notifications/initialized' } }, 'legacy'],
+    [
+      'notifications/initialized is legacy',
+      { httpMethod: 'POST', protocolVersionHeader: LEGACY, body: { jsonrpc: '2.0', method: 'notifications/initialized' } },
+      'legacy',
+    ],
     ['non-object body', { httpMethod: 'POST', protocolVersionHeader: undefined, body: 'hello' }, 'legacy'],
-    ['_meta not an object', { httpMethod: 'POST', protocolVersionHeader: undefined, body: { jsonrpc: '2.0', id: 1, method: 'x', params: { _meta: 'v' } } }, 'legacy'],
+    [
+      '_meta not an object',
+      { httpMethod: 'POST', protocolVersionHeader: undefined, body: { jsonrpc: '2.0', id: 1, method: 'x', params: { _meta: 'v' } } },
+      'legacy',
+    ],
   ];
   for (const [name, signals, want] of table) t.equal(classifyEra(signals), want, name);
 });

@@ -8,15 +8,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import {
-  answerOf,
-  catalogAnswer,
-  ERROR_CATALOG,
-  formatMessage,
-  GatewayError,
-  type ErrorKind,
-  type ErrorSpec,
-} from '../../src/translate/error-catalog.js';
+import { answerOf, catalogAnswer, ERROR_CATALOG, formatMessage, GatewayError, type ErrorKind, type ErrorSpec } from '../../src/translate/error-catalog.js';
 import { AuthError } from '../../src/proxy/auth.js';
 import { exceptionToEdge, failureToEdge } from '../../src/proxy/errors.js';
 import { TooManySessionsError } from '../../src/proxy/legacy-face.js';
@@ -86,7 +78,11 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_METHOD_NOT_SERVED: { rpc: -32601, status: 200, message: 'Method not found: %s' },
   GW_CLIENT_ANSWER_TIMEOUT: { rpc: -32603, status: 200, message: "The client did not answer the server's request in time" },
   GW_UNSUPPORTED_RESULT_TYPE: { rpc: -32603, status: 200, message: 'Upstream answered with result type %s, which a 2025-11-25 client cannot receive' },
-  GW_NEEDS_STREAM: { rpc: -32603, status: 200, message: 'The server needs %s, which needs a response stream the client did not accept (Accept: text/event-stream)' },
+  GW_NEEDS_STREAM: {
+    rpc: -32603,
+    status: 200,
+    message: 'The server needs %s, which needs a response stream the client did not accept (Accept: text/event-stream)',
+  },
   GW_REQUEST_CANCELLED: { rpc: -32603, status: 200, message: 'Request cancelled' },
   // Authentication
   GW_UNAUTHENTICATED: { rpc: -32600, status: 401, message: 'Unauthorized: credentials required' },
@@ -140,7 +136,12 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_UPSTREAM_PROCESS_EXITED: { rpc: -32603, status: 502, message: 'Upstream process %s exited (%s); it is being restarted' },
   GW_UPSTREAM_REQUEST_UNATTRIBUTED: { rpc: -32603, status: 502, message: 'Cannot tie %s to a call: %s' },
   // Per-principal shares
-  GW_PRINCIPAL_SHARE_EXHAUSTED: { rpc: -32603, status: 503, message: 'Too many %s for this caller (at most %s); retry when one of them ends', retryAfterSeconds: 1 },
+  GW_PRINCIPAL_SHARE_EXHAUSTED: {
+    rpc: -32603,
+    status: 503,
+    message: 'Too many %s for this caller (at most %s); retry when one of them ends',
+    retryAfterSeconds: 1,
+  },
 };
 
 const entries = Object.entries(ERROR_CATALOG) as Array<[ErrorKind, ErrorSpec]>;
@@ -180,7 +181,10 @@ t.test('codes are unique and well-formed; no two entries answer alike', async (t
 
 t.test('statuses, JSON-RPC codes, retry hints and faults are valid', async (t) => {
   for (const [kind, spec] of entries) {
-    t.ok(spec.status === 200 || (Number.isInteger(spec.status) && spec.status >= 400 && spec.status <= 599), `${kind}: 200 (in-band) or an error status (${spec.status})`);
+    t.ok(
+      spec.status === 200 || (Number.isInteger(spec.status) && spec.status >= 400 && spec.status <= 599),
+      `${kind}: 200 (in-band) or an error status (${spec.status})`,
+    );
     // JSON-RPC 2.0 §5.1: the reserved range is -32768..-32000 (the spec's own codes and the implementation-defined
     // server errors that MCP uses: -32000, -32001, -32002, -32020..-32022, -32042).
     t.ok(Number.isInteger(spec.rpc) && spec.rpc >= -32768 && spec.rpc <= -32000, `${kind}: a reserved JSON-RPC code (${spec.rpc})`);
@@ -203,7 +207,12 @@ t.test('in-band entries (200) use -32602, -32601 or -32603, each for what it mea
     if (spec.rpc === -32601) t.match(spec.message, /^Method not found/, `${kind}: -32601 says method not found`);
     // Invalid params name the parameter or the task it points at (2025-11-25 basic/utilities/tasks §Protocol Errors),
     // or the tool a call names (2026-07-28 server/tools §Error Handling: "Unknown tool").
-    if (spec.rpc === -32602) t.match(spec.message, /^(Invalid params|Unknown task|Unknown tool|Invalid cursor|Cannot cancel task|Failed to retrieve task)/, `${kind}: -32602 about a parameter`);
+    if (spec.rpc === -32602)
+      t.match(
+        spec.message,
+        /^(Invalid params|Unknown task|Unknown tool|Invalid cursor|Cannot cancel task|Failed to retrieve task)/,
+        `${kind}: -32602 about a parameter`,
+      );
   }
 });
 
@@ -221,7 +230,11 @@ t.test('every GatewayError subclass answers through its declared entry', async (
     [new TaskAlreadyTerminalError('completed'), 'GW_TASK_TERMINAL', "Cannot cancel task: already in terminal status 'completed'"],
     [new InvalidCursorError(), 'GW_INVALID_CURSOR', 'Invalid cursor'],
     [new InstanceGoneError('inst-1'), 'GW_INSTANCE_GONE', ERROR_CATALOG.GW_INSTANCE_GONE.message],
-    [new MissingCapabilityError(required, 'sampling/createMessage'), 'GW_MISSING_CAPABILITY', "The upstream needs sampling/createMessage, which this request's clientCapabilities do not declare"],
+    [
+      new MissingCapabilityError(required, 'sampling/createMessage'),
+      'GW_MISSING_CAPABILITY',
+      "The upstream needs sampling/createMessage, which this request's clientCapabilities do not declare",
+    ],
     [new InvalidRequestStateError('expired'), 'GW_INVALID_REQUEST_STATE', 'Invalid requestState'],
     [new StoreFullError(10), 'GW_STORE_FULL', 'The task store is full (10 live tasks); try again later'],
     [new StoreUnavailableError('cannot reach Redis: ECONNREFUSED'), 'GW_STORE_UNAVAILABLE', 'The task store is unavailable; retry shortly'],
@@ -243,7 +256,11 @@ t.test('every GatewayError subclass answers through its declared entry', async (
   const http = new UpstreamHttpError(503, 'busy');
   t.same([http.status, http.bodyText], [503, 'busy']);
   const down = new UpstreamDownError('u', 4_001);
-  t.same([down.upstream, down.retryAfterMs, down.retryAfterSeconds, exceptionToEdge(down).retryAfterSeconds], ['u', 4_001, 5, 5], 'Retry-After in whole seconds, rounded up');
+  t.same(
+    [down.upstream, down.retryAfterMs, down.retryAfterSeconds, exceptionToEdge(down).retryAfterSeconds],
+    ['u', 4_001, 5, 5],
+    'Retry-After in whole seconds, rounded up',
+  );
   t.equal(exceptionToEdge(new UpstreamDownError('u', 0)).retryAfterSeconds, 1, 'never Retry-After: 0');
   t.equal(new TaskAlreadyTerminalError('failed').status, 'failed');
   t.same(new MissingCapabilityError(required, 'x').requiredCapabilities, required);
@@ -272,15 +289,24 @@ t.test('internal errors stay plain Errors and answer GW_INTERNAL (500, logged)',
 t.test('catalogAnswer, answerOf and failureToEdge fill the entry', async (t) => {
   t.equal(formatMessage('a %s b %s', [1]), 'a 1 b %s', 'a missing argument leaves its placeholder');
   const a = catalogAnswer('GW_UPSTREAM_DOWN', { args: ['u', 3], retryAfterSeconds: 3 });
-  t.strictSame(a, { kind: 'GW_UPSTREAM_DOWN', status: 503, error: { code: -32603, message: 'Upstream unavailable: u is down; retry in 3 s' }, fault: false, retryAfterSeconds: 3 });
+  t.strictSame(a, {
+    kind: 'GW_UPSTREAM_DOWN',
+    status: 503,
+    error: { code: -32603, message: 'Upstream unavailable: u is down; retry in 3 s' },
+    fault: false,
+    retryAfterSeconds: 3,
+  });
   const e = new GatewayError('GW_TASK_TERMINAL', { args: ['completed'] });
   t.strictSame(answerOf(e), catalogAnswer('GW_TASK_TERMINAL', { args: ['completed'] }), 'thrown or not, the same answer');
   t.same(e.args, ['completed'], 'the arguments travel with the error (a relay rebuilds it from them)');
-  t.strictSame(failureToEdge({ reason: 'unsupported-version', message: 'Unsupported protocol version: 1999-01-01', id: 1, data: { supported: ['2026-07-28'] } }), {
-    status: 400,
-    error: { code: -32022, message: 'Unsupported protocol version: 1999-01-01', data: { supported: ['2026-07-28'] } },
-    fault: false,
-  });
+  t.strictSame(
+    failureToEdge({ reason: 'unsupported-version', message: 'Unsupported protocol version: 1999-01-01', id: 1, data: { supported: ['2026-07-28'] } }),
+    {
+      status: 400,
+      error: { code: -32022, message: 'Unsupported protocol version: 1999-01-01', data: { supported: ['2026-07-28'] } },
+      fault: false,
+    },
+  );
   t.strictSame(failureToEdge({ reason: 'method-removed', message: 'Method not found: tasks/list', id: 1 }), {
     status: 404,
     error: { code: -32601, message: 'Method not found: tasks/list' },

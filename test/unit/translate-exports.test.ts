@@ -21,7 +21,11 @@ for (const mod of modules) {
   t.test(mod, async (t) => {
     const testFile = join(here, `translate-${mod}.test.ts`);
     // A module another developer is still writing has no unit test yet: reported as todo, not as a failure.
-    t.ok(existsSync(testFile), `test/unit/translate-${mod}.test.ts exists`, existsSync(testFile) ? {} : { todo: `no unit tests yet for src/translate/${mod}.ts` });
+    t.ok(
+      existsSync(testFile),
+      `test/unit/translate-${mod}.test.ts exists`,
+      existsSync(testFile) ? {} : { todo: `no unit tests yet for src/translate/${mod}.ts` },
+    );
     if (!existsSync(testFile)) return;
     const testSource = readFileSync(testFile, 'utf8');
     const exported = Object.keys(await import(pathToFileURL(join(srcDir, `${mod}.ts`)).href));

@@ -47,7 +47,11 @@ t.test('logLevelPasses ranks the spec levels in order', async (t) => {
 
 t.test('relayedOnRequestStream', async (t) => {
   const progress = (token: unknown) => ({ jsonrpc: '2.0' as const, method: 'notifications/progress', params: { progressToken: token, progress: 1 } });
-  const log = (level?: unknown) => ({ jsonrpc: '2.0' as const, method: 'notifications/message', params: level === undefined ? { data: 'x' } : { level, data: 'x' } });
+  const log = (level?: unknown) => ({
+    jsonrpc: '2.0' as const,
+    method: 'notifications/message',
+    params: level === undefined ? { data: 'x' } : { level, data: 'x' },
+  });
   const table: Array<[string, Parameters<typeof relayedOnRequestStream>[0], string | number | undefined, string | undefined, boolean]> = [
     ['progress for the client’s token', progress('c'), 'c', undefined, true],
     ['progress for a numeric token', progress(7), 7, undefined, true],

@@ -61,7 +61,17 @@ t.test('firstMatch', async (t) => {
   t.equal(firstMatch(reversed, 'slow_report'), 'catch-all', 'order given wins, not specificity');
   t.equal(firstMatch([], 'x'), undefined, 'no rules');
   t.equal(firstMatch([[globToRegExp('a'), 1]], 'b'), undefined, 'no match');
-  t.equal(firstMatch([[globToRegExp('a'), 0], [globToRegExp('*'), 1]], 'a'), 0, 'falsy value is still a match');
+  t.equal(
+    firstMatch(
+      [
+        [globToRegExp('a'), 0],
+        [globToRegExp('*'), 1],
+      ],
+      'a',
+    ),
+    0,
+    'falsy value is still a match',
+  );
 });
 
 t.test('globCovers: a later rule the earlier one makes dead', async (t) => {

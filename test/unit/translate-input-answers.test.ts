@@ -4,7 +4,6 @@
  */
 import t from 'tap';
 import { checkInputAnswers, inputAnswerProblem, type AskedInput } from '../../src/translate/input-answers.js';
-import { clone, K, V1, type Json } from '../fixtures/translate-wire.js';
 
 t.test('inputAnswerProblem: an accepted form against the requested schema', async (t) => {
   const params = {
@@ -47,11 +46,23 @@ t.test('inputAnswerProblem: an accepted form against the requested schema', asyn
     else t.equal(p, undefined, name);
   }
   const closed = { ...params, requestedSchema: { ...(params.requestedSchema as object), additionalProperties: false } };
-  t.match(inputAnswerProblem('elicitation/create', closed, { action: 'accept', content: { name: 'Ann', ok: true, admin: true } }), /content\.admin: not in the requested schema/, 'additionalProperties: false refuses a key not named');
+  t.match(
+    inputAnswerProblem('elicitation/create', closed, { action: 'accept', content: { name: 'Ann', ok: true, admin: true } }),
+    /content\.admin: not in the requested schema/,
+    'additionalProperties: false refuses a key not named',
+  );
   t.equal(inputAnswerProblem('elicitation/create', { mode: 'url', url: 'https://x' }, { action: 'accept' }), undefined, 'URL mode: accept without content');
-  t.match(inputAnswerProblem('elicitation/create', { mode: 'url', url: 'https://x' }, { action: 'accept', content: { a: 'b' } }), /URL-mode/, 'URL mode: no content');
+  t.match(
+    inputAnswerProblem('elicitation/create', { mode: 'url', url: 'https://x' }, { action: 'accept', content: { a: 'b' } }),
+    /URL-mode/,
+    'URL mode: no content',
+  );
   t.equal(inputAnswerProblem('elicitation/create', undefined, { action: 'accept', content: { anything: 1 } }), undefined, 'no schema asked: shape only');
-  t.notMatch(inputAnswerProblem('elicitation/create', params, { action: 'accept', content: { name: 'secret-value', ok: 'nope' } }) ?? '', /secret-value|nope/, 'the message never repeats a value');
+  t.notMatch(
+    inputAnswerProblem('elicitation/create', params, { action: 'accept', content: { name: 'secret-value', ok: 'nope' } }) ?? '',
+    /secret-value|nope/,
+    'the message never repeats a value',
+  );
 });
 
 t.test('checkInputAnswers: unknown keys refused or ignored, answered keys passed over, the first bad answer refused', async (t) => {
@@ -59,8 +70,10 @@ t.test('checkInputAnswers: unknown keys refused or ignored, answered keys passed
   t.doesNotThrow(() => checkInputAnswers({ k1: { roots: [] }, old: 'whatever' }, asked, 'refuse'), 'answered keys are not checked');
   t.throws(() => checkInputAnswers({ k1: { roots: [] }, nope: {} }, asked, 'refuse'), { kind: 'GW_UNKNOWN_INPUT_KEY', message: /key "nope" was not asked/ });
   t.doesNotThrow(() => checkInputAnswers({ k1: { roots: [] }, nope: { ignored: true } }, asked, 'ignore'), 'tasks/update: unknown keys ignored');
-  t.throws(() => checkInputAnswers({ k1: { roots: 'x' } }, asked, 'ignore'), { kind: 'GW_INVALID_INPUT_RESPONSE', message: /input request "k1" is invalid \(roots: / });
-  const long = 'x'.repeat(500) + '\u0007';
+  t.throws(() => checkInputAnswers({ k1: { roots: 'x' } }, asked, 'ignore'), {
+    kind: 'GW_INVALID_INPUT_RESPONSE',
+    message: /input request "k1" is invalid \(roots: /,
+  });
+  const long = `${'x'.repeat(500)}\u0007`;
   t.throws(() => checkInputAnswers({ [long]: {} }, asked, 'refuse'), { message: /"x{64}…" was not asked/ }, 'a long key is cut short in the message');
 });
-

@@ -87,25 +87,37 @@ t.test('isInputDeclared matrix', async (t) => {
 t.test('toInputRequest', async (t) => {
   const legacy = clone(V1.elicitForm);
   const before = clone(legacy);
-  t.strictSame(toInputRequest(legacy.method, legacy.params as Json), {
-    method: 'elicitation/create',
-    params: {
-      mode: 'form',
-      message: 'Delete the file?',
-      requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+  t.strictSame(
+    toInputRequest(legacy.method, legacy.params as Json),
+    {
+      method: 'elicitation/create',
+      params: {
+        mode: 'form',
+        message: 'Delete the file?',
+        requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+      },
     },
-  }, 'form elicitation: task and _meta removed');
+    'form elicitation: task and _meta removed',
+  );
   t.strictSame(legacy, before, 'input not mutated');
 
-  t.strictSame(toInputRequest('elicitation/create', clone(V1.elicitUrl.params) as Json), {
-    method: 'elicitation/create',
-    params: { mode: 'url', message: 'Please sign in', url: 'https://auth.example/login?s=1' },
-  }, 'URL elicitation: elicitationId removed (CH2 minor #11)');
+  t.strictSame(
+    toInputRequest('elicitation/create', clone(V1.elicitUrl.params) as Json),
+    {
+      method: 'elicitation/create',
+      params: { mode: 'url', message: 'Please sign in', url: 'https://auth.example/login?s=1' },
+    },
+    'URL elicitation: elicitationId removed (CH2 minor #11)',
+  );
 
-  t.strictSame(toInputRequest('sampling/createMessage', clone(V1.samplingWithTools.params) as Json), {
-    method: 'sampling/createMessage',
-    params: clone(V1.samplingWithTools.params) as Json,
-  }, 'sampling params kept');
+  t.strictSame(
+    toInputRequest('sampling/createMessage', clone(V1.samplingWithTools.params) as Json),
+    {
+      method: 'sampling/createMessage',
+      params: clone(V1.samplingWithTools.params) as Json,
+    },
+    'sampling params kept',
+  );
 
   const table: Array<[string, string, Json | undefined, Json]> = [
     ['no params', 'roots/list', undefined, { method: 'roots/list' }],
@@ -143,7 +155,12 @@ t.test('isValidInputResponse per method', async (t) => {
     ['sampling role unknown', 'sampling/createMessage', { role: 'system', content: { type: 'text', text: 'a' }, model: 'm' }, false],
     ['sampling stopReason a number', 'sampling/createMessage', { role: 'assistant', content: { type: 'text', text: 'a' }, model: 'm', stopReason: 1 }, false],
     ['sampling block without text', 'sampling/createMessage', { role: 'assistant', content: { type: 'text' }, model: 'm' }, false],
-    ['sampling image block', 'sampling/createMessage', { role: 'assistant', content: { type: 'image', data: 'AA==', mimeType: 'image/png' }, model: 'm', stopReason: 'endTurn' }, true],
+    [
+      'sampling image block',
+      'sampling/createMessage',
+      { role: 'assistant', content: { type: 'image', data: 'AA==', mimeType: 'image/png' }, model: 'm', stopReason: 'endTurn' },
+      true,
+    ],
     ['sampling unknown block type', 'sampling/createMessage', { role: 'assistant', content: { type: 'video' }, model: 'm' }, false],
     ['roots uri not a string', 'roots/list', { roots: [{ uri: 1 }] }, false],
     ['roots uri not file://', 'roots/list', { roots: [{ uri: 'https://x' }] }, false],
@@ -245,7 +262,11 @@ t.test('canonicalJson', async (t) => {
     ['undefined', undefined, 'null'],
   ];
   for (const [name, v, want] of table) t.equal(canonicalJson(v), want, name);
-  t.equal(canonicalJson({ sampling: {}, elicitation: { url: {}, form: {} } }), canonicalJson({ elicitation: { form: {}, url: {} }, sampling: {} }), 'insertion order does not matter');
+  t.equal(
+    canonicalJson({ sampling: {}, elicitation: { url: {}, form: {} } }),
+    canonicalJson({ elicitation: { form: {}, url: {} }, sampling: {} }),
+    'insertion order does not matter',
+  );
   t.not(canonicalJson({ a: [1, 2] }), canonicalJson({ a: [2, 1] }), 'array order matters');
   const sample = { b: [1, { d: 'x', c: null }], a: { f: true, e: 0 } };
   t.strictSame(JSON.parse(canonicalJson(sample)), sample, 'valid JSON that parses back to the same value');

@@ -41,7 +41,12 @@ t.test('10,000 deep is found without recursion', async (t) => {
 
 t.test('property: on any JSON value, the scan agrees with the recursive depth', async (t) => {
   const value = fc.letrec((tie) => ({
-    node: fc.oneof({ depthSize: 'small' }, fc.jsonValue({ maxDepth: 2 }), fc.array(tie('node'), { maxLength: 3 }), fc.dictionary(fc.string(), tie('node'), { maxKeys: 3 })),
+    node: fc.oneof(
+      { depthSize: 'small' },
+      fc.jsonValue({ maxDepth: 2 }),
+      fc.array(tie('node'), { maxLength: 3 }),
+      fc.dictionary(fc.string(), tie('node'), { maxKeys: 3 }),
+    ),
   })).node;
   fc.assert(
     fc.property(value, fc.integer({ min: 0, max: 12 }), (v, max) => jsonTooDeep(JSON.stringify(v), max) === depthOf(v) > max),

@@ -45,13 +45,21 @@ t.test('negotiateLegacyVersion', async (t) => {
 });
 
 t.test('legacyServerCapabilities', async (t) => {
-  t.strictSame(legacyServerCapabilities(identity.capabilities), {
-    tools: { listChanged: true },
-    resources: { subscribe: true, listChanged: true },
-    logging: {},
-    completions: {},
-  }, 'no extensions slot, everything else kept');
-  t.strictSame(legacyServerCapabilities({ tasks: { list: {} }, prompts: {} }), { prompts: {} }, 'a tasks slot is never advertised (this face serves no tasks/*)');
+  t.strictSame(
+    legacyServerCapabilities(identity.capabilities),
+    {
+      tools: { listChanged: true },
+      resources: { subscribe: true, listChanged: true },
+      logging: {},
+      completions: {},
+    },
+    'no extensions slot, everything else kept',
+  );
+  t.strictSame(
+    legacyServerCapabilities({ tasks: { list: {} }, prompts: {} }),
+    { prompts: {} },
+    'a tasks slot is never advertised (this face serves no tasks/*)',
+  );
   t.strictSame(legacyServerCapabilities({}), {});
 });
 
@@ -64,30 +72,38 @@ t.test('legacyInitializeResult', async (t) => {
   });
   const { instructions: _i, ...bare } = identity;
   const r = legacyInitializeResult(bare, '2025-03-26');
-  t.equal(r.protocolVersion, '2025-03-26', 'the client\'s legacy version is negotiated');
+  t.equal(r.protocolVersion, '2025-03-26', "the client's legacy version is negotiated");
   t.notOk('instructions' in r, 'no instructions key when the upstream gave none');
   t.equal(legacyInitializeResult(identity, MODERN).protocolVersion, LEGACY);
 });
 
 t.test('modernClientCapabilities', async (t) => {
-  t.strictSame(modernClientCapabilities({
-    elicitation: {},
-    sampling: { tools: {} },
-    roots: { listChanged: true },
-    tasks: { requests: { elicitation: { create: {} } } },
-    experimental: { x: {} },
-  }), {
-    experimental: { x: {} },
-    roots: { listChanged: true },
-    sampling: { tools: {} },
-    elicitation: { form: {} },
-  }, 'legacy elicitation {} means form; no tasks key upstream');
+  t.strictSame(
+    modernClientCapabilities({
+      elicitation: {},
+      sampling: { tools: {} },
+      roots: { listChanged: true },
+      tasks: { requests: { elicitation: { create: {} } } },
+      experimental: { x: {} },
+    }),
+    {
+      experimental: { x: {} },
+      roots: { listChanged: true },
+      sampling: { tools: {} },
+      elicitation: { form: {} },
+    },
+    'legacy elicitation {} means form; no tasks key upstream',
+  );
   t.strictSame(modernClientCapabilities({ elicitation: { url: {} } }), { elicitation: { url: {} } }, 'explicit modes are kept');
   t.strictSame(modernClientCapabilities({}), {}, '{} means no optional capabilities');
   t.strictSame(modernClientCapabilities({ sampling: true, roots: 'x' }), {}, 'non-object values dropped');
-  t.strictSame(modernClientCapabilities({ extensions: { 'com.example/y': {} } }, { tasksExtension: true }), {
-    extensions: { 'com.example/y': {}, [K.tasksExtension]: {} },
-  }, 'extensions kept, tasks extension added on request');
+  t.strictSame(
+    modernClientCapabilities({ extensions: { 'com.example/y': {} } }, { tasksExtension: true }),
+    {
+      extensions: { 'com.example/y': {}, [K.tasksExtension]: {} },
+    },
+    'extensions kept, tasks extension added on request',
+  );
 });
 
 t.test('isLegacyLogLevel', async (t) => {

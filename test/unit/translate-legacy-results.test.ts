@@ -27,44 +27,70 @@ t.test('legacyResult', async (t) => {
     nextCursor: 'n',
     _meta: { [K.serverInfo]: serverInfo },
   });
-  t.strictSame(list, {
-    ok: true,
-    value: {
-      tools: [
-        { name: 'a', inputSchema: { type: 'object' } },
-        { name: 'b', inputSchema: { type: 'object' } },
-        { name: 'c', inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } },
-      ],
-      nextCursor: 'n',
+  t.strictSame(
+    list,
+    {
+      ok: true,
+      value: {
+        tools: [
+          { name: 'a', inputSchema: { type: 'object' } },
+          { name: 'b', inputSchema: { type: 'object' } },
+          { name: 'c', inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } },
+        ],
+        nextCursor: 'n',
+      },
     },
-  }, 'resultType, cache hints and serverInfo dropped; schemas a strict legacy client accepts; the rest kept');
+    'resultType, cache hints and serverInfo dropped; schemas a strict legacy client accepts; the rest kept',
+  );
 
-  t.strictSame(legacyResult('tools/call', {
-    resultType: 'complete',
-    content: [{ type: 'text', text: '[1,2]' }],
-    structuredContent: [1, 2],
-    _meta: { [K.serverInfo]: serverInfo, 'com.example/trace': 't' },
-  }), {
-    ok: true,
-    value: { content: [{ type: 'text', text: '[1,2]' }], _meta: { 'com.example/trace': 't' } },
-  }, 'non-object structuredContent dropped; other _meta keys kept');
+  t.strictSame(
+    legacyResult('tools/call', {
+      resultType: 'complete',
+      content: [{ type: 'text', text: '[1,2]' }],
+      structuredContent: [1, 2],
+      _meta: { [K.serverInfo]: serverInfo, 'com.example/trace': 't' },
+    }),
+    {
+      ok: true,
+      value: { content: [{ type: 'text', text: '[1,2]' }], _meta: { 'com.example/trace': 't' } },
+    },
+    'non-object structuredContent dropped; other _meta keys kept',
+  );
 
-  t.strictSame(legacyResult('tools/call', { resultType: 'complete', content: [], structuredContent: { a: 1 }, ttlMs: 5 }), {
-    ok: true,
-    value: { content: [], structuredContent: { a: 1 }, ttlMs: 5 },
-  }, 'ttlMs is kept where it is not a cache hint');
+  t.strictSame(
+    legacyResult('tools/call', { resultType: 'complete', content: [], structuredContent: { a: 1 }, ttlMs: 5 }),
+    {
+      ok: true,
+      value: { content: [], structuredContent: { a: 1 }, ttlMs: 5 },
+    },
+    'ttlMs is kept where it is not a cache hint',
+  );
 
   t.strictSame(legacyResult('resources/read', { resultType: 'complete', contents: [], ttlMs: 0, cacheScope: 'public' }), { ok: true, value: { contents: [] } });
-  t.strictSame(legacyResult('completion/complete', { completion: { values: [] } }), { ok: true, value: { completion: { values: [] } } }, 'no resultType is fine');
-  t.strictSame(legacyResult('tools/call', { resultType: 'task', taskId: 't' }), { ok: false, failure: { reason: 'unsupported-result-type', resultType: 'task' } });
-  t.strictSame(legacyResult('tools/call', { resultType: 'input_required', inputRequests: {} }), { ok: false, failure: { reason: 'unsupported-result-type', resultType: 'input_required' } });
+  t.strictSame(
+    legacyResult('completion/complete', { completion: { values: [] } }),
+    { ok: true, value: { completion: { values: [] } } },
+    'no resultType is fine',
+  );
+  t.strictSame(legacyResult('tools/call', { resultType: 'task', taskId: 't' }), {
+    ok: false,
+    failure: { reason: 'unsupported-result-type', resultType: 'task' },
+  });
+  t.strictSame(legacyResult('tools/call', { resultType: 'input_required', inputRequests: {} }), {
+    ok: false,
+    failure: { reason: 'unsupported-result-type', resultType: 'input_required' },
+  });
   const input = { resultType: 'complete', tools: 'nope' };
   t.strictSame(legacyResult('tools/list', input), { ok: true, value: { tools: 'nope' } }, 'a malformed list is left alone');
   t.equal(input.resultType, 'complete', 'the input is not modified');
 });
 
 t.test('legacyError', async (t) => {
-  const needsTask = { code: ErrorCode.MissingRequiredClientCapability, message: 'needs tasks', data: { requiredCapabilities: { extensions: { [K.tasksExtension]: {} } } } };
+  const needsTask = {
+    code: ErrorCode.MissingRequiredClientCapability,
+    message: 'needs tasks',
+    data: { requiredCapabilities: { extensions: { [K.tasksExtension]: {} } } },
+  };
   t.strictSame(legacyError(needsTask), { code: ErrorCode.MethodNotFound, message: 'needs tasks', data: needsTask.data }, '-32021 for tasks → legacy -32601');
   const needsElicit = { code: ErrorCode.MissingRequiredClientCapability, message: 'x', data: { requiredCapabilities: { elicitation: {} } } };
   t.equal(legacyError(needsElicit), needsElicit, '-32021 for an input kind is kept');
@@ -96,8 +122,16 @@ t.test('modernParamsFromLegacy', async (t) => {
 
 t.test('sessionListenFilter', async (t) => {
   const caps = { tools: { listChanged: true }, prompts: { listChanged: false }, resources: { listChanged: true, subscribe: true } };
-  t.strictSame(sessionListenFilter(caps, { lists: true, resources: ['a://1'] }), { toolsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['a://1'] });
-  t.strictSame(sessionListenFilter(caps, { lists: false, resources: ['a://1'] }), { resourceSubscriptions: ['a://1'] }, 'without a GET stream only resource updates');
+  t.strictSame(sessionListenFilter(caps, { lists: true, resources: ['a://1'] }), {
+    toolsListChanged: true,
+    resourcesListChanged: true,
+    resourceSubscriptions: ['a://1'],
+  });
+  t.strictSame(
+    sessionListenFilter(caps, { lists: false, resources: ['a://1'] }),
+    { resourceSubscriptions: ['a://1'] },
+    'without a GET stream only resource updates',
+  );
   t.equal(sessionListenFilter(caps, { lists: false, resources: [] }), undefined);
   t.equal(sessionListenFilter({}, { lists: true, resources: [] }), undefined, 'nothing announced, nothing to listen for');
   t.equal(sessionListenFilter({ resources: {} }, { lists: false, resources: ['a://1'] }), undefined, 'no subscriptions asked of an upstream that offers none');
@@ -111,7 +145,12 @@ t.test('offersSubscriptions: resources.subscribe true, nothing else', async (t) 
 });
 
 t.test('legacyInputParams', async (t) => {
-  t.strictSame(legacyInputParams('elicitation/create', { mode: 'url', url: 'https://x', message: 'm' }, 'e1'), { mode: 'url', url: 'https://x', message: 'm', elicitationId: 'e1' });
+  t.strictSame(legacyInputParams('elicitation/create', { mode: 'url', url: 'https://x', message: 'm' }, 'e1'), {
+    mode: 'url',
+    url: 'https://x',
+    message: 'm',
+    elicitationId: 'e1',
+  });
   const form = { mode: 'form', message: 'm', requestedSchema: { type: 'object', properties: {} } };
   t.equal(legacyInputParams('elicitation/create', form, 'e1'), form);
   const own = { mode: 'url', url: 'u', message: 'm', elicitationId: 'mine' };

@@ -13,19 +13,27 @@ import { clone, K, V1, type Json } from '../fixtures/translate-wire.js';
 
 t.test('readListenFilter', async (t) => {
   const table: Array<[string, Json, ListenFilter]> = [
-    ['everything', {
-      notifications: {
-        toolsListChanged: true,
-        promptsListChanged: true,
-        resourcesListChanged: true,
-        resourceSubscriptions: ['file:///a', 'file:///b'],
-        taskIds: ['t1'],
+    [
+      'everything',
+      {
+        notifications: {
+          toolsListChanged: true,
+          promptsListChanged: true,
+          resourcesListChanged: true,
+          resourceSubscriptions: ['file:///a', 'file:///b'],
+          taskIds: ['t1'],
+        },
       },
-    }, { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['file:///a', 'file:///b'], taskIds: ['t1'] }],
+      { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['file:///a', 'file:///b'], taskIds: ['t1'] },
+    ],
     ['false flags dropped', { notifications: { toolsListChanged: false, promptsListChanged: false } }, {}],
     ['truthy non-boolean flags dropped', { notifications: { toolsListChanged: 'yes', promptsListChanged: 1, resourcesListChanged: {} } }, {}],
     ['unknown keys dropped', { notifications: { toolsListChanged: true, logs: true, 'x-vendor': true } }, { toolsListChanged: true }],
-    ['non-string uris dropped, duplicates removed, order kept', { notifications: { resourceSubscriptions: ['file:///b', 1, null, 'file:///a', 'file:///b', {}] } }, { resourceSubscriptions: ['file:///b', 'file:///a'] }],
+    [
+      'non-string uris dropped, duplicates removed, order kept',
+      { notifications: { resourceSubscriptions: ['file:///b', 1, null, 'file:///a', 'file:///b', {}] } },
+      { resourceSubscriptions: ['file:///b', 'file:///a'] },
+    ],
     ['only junk uris → no key', { notifications: { resourceSubscriptions: [1, null] } }, {}],
     ['empty uri list → no key', { notifications: { resourceSubscriptions: [] } }, {}],
     ['uri list not an array', { notifications: { resourceSubscriptions: 'file:///a' } }, {}],
@@ -53,12 +61,22 @@ t.test('acceptListenFilter vs upstream capabilities', async (t) => {
   };
   const table: Array<[string, ListenFilter, Json, ListenFilter]> = [
     // V1.initializeResult: tools listChanged, prompts listChanged:false, resources subscribe+listChanged
-    ['fixture capabilities', all, V1.initializeResult.capabilities as Json, { toolsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['file:///a'] }],
-    ['everything supported (taskIds are not the upstream\'s)', all, {
-      tools: { listChanged: true },
-      prompts: { listChanged: true },
-      resources: { listChanged: true, subscribe: true },
-    }, { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['file:///a'] }],
+    [
+      'fixture capabilities',
+      all,
+      V1.initializeResult.capabilities as Json,
+      { toolsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['file:///a'] },
+    ],
+    [
+      "everything supported (taskIds are not the upstream's)",
+      all,
+      {
+        tools: { listChanged: true },
+        prompts: { listChanged: true },
+        resources: { listChanged: true, subscribe: true },
+      },
+      { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['file:///a'] },
+    ],
     ['no capabilities', all, {}, {}],
     ['listChanged must be exactly true', all, { tools: { listChanged: 'true' }, prompts: { listChanged: 1 }, resources: { subscribe: 'yes' } }, {}],
     ['capability without listChanged', all, { tools: {}, prompts: {}, resources: {} }, {}],
@@ -79,11 +97,15 @@ t.test('listenAcknowledgement shape', async (t) => {
   ];
   for (const [id, filter] of table) {
     const ack = listenAcknowledgement(id, filter);
-    t.strictSame(ack, {
-      jsonrpc: '2.0',
-      method: 'notifications/subscriptions/acknowledged',
-      params: { notifications: filter, _meta: { [K.subscriptionId]: id } },
-    }, `ack for ${id}`);
+    t.strictSame(
+      ack,
+      {
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+        params: { notifications: filter, _meta: { [K.subscriptionId]: id } },
+      },
+      `ack for ${id}`,
+    );
     t.notOk('id' in ack, 'a notification: no id');
     t.not(ack.params?.notifications, filter, 'a copy of the filter');
   }
@@ -108,11 +130,16 @@ t.test('listenNotification tagging and filtering', async (t) => {
     ['prompts changed, not opted in', n.promptsChanged, { toolsListChanged: true }, undefined],
     ['resources changed, opted in', n.resourcesChanged, all, tag(n.resourcesChanged)],
     ['resources changed, not opted in', n.resourcesChanged, {}, undefined],
-    ['resource updated, watched uri (legacy _meta kept)', n.resourceUpdated('file:///watched'), all, {
-      jsonrpc: '2.0',
-      method: 'notifications/resources/updated',
-      params: { uri: 'file:///watched', _meta: { 'com.example/x': 1, [K.subscriptionId]: sid } },
-    }],
+    [
+      'resource updated, watched uri (legacy _meta kept)',
+      n.resourceUpdated('file:///watched'),
+      all,
+      {
+        jsonrpc: '2.0',
+        method: 'notifications/resources/updated',
+        params: { uri: 'file:///watched', _meta: { 'com.example/x': 1, [K.subscriptionId]: sid } },
+      },
+    ],
     ['resource updated, other uri', n.resourceUpdated('file:///other'), all, undefined],
     ['resource updated, prefix of a watched uri', n.resourceUpdated('file:///watch'), all, undefined],
     ['resource updated, no subscriptions', n.resourceUpdated('file:///watched'), { resourcesListChanged: true }, undefined],
@@ -121,7 +148,12 @@ t.test('listenNotification tagging and filtering', async (t) => {
     ['log message is never relayed', n.log, all, undefined],
     ['task status is not a legacy stream type', n.taskStatus, { ...all, taskIds: ['t'] }, undefined],
     ['unknown notification', { jsonrpc: '2.0', method: 'notifications/vendor' }, all, undefined],
-    ['subscriptionId overrides one sent upstream', { jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { [K.subscriptionId]: 'spoofed' } } }, all, tag(n.toolsChanged)],
+    [
+      'subscriptionId overrides one sent upstream',
+      { jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { [K.subscriptionId]: 'spoofed' } } },
+      all,
+      tag(n.toolsChanged),
+    ],
     ['junk _meta replaced', { jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: 'x' } }, all, tag(n.toolsChanged)],
   ];
   for (const [name, legacy, filter, want] of table) {

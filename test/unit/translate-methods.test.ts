@@ -36,20 +36,33 @@ t.test('every registered method', async (t) => {
 
 t.test('spec-derived sets', async (t) => {
   const all = [
-    'server/discover', 'tools/list', 'tools/call', 'prompts/list', 'prompts/get', 'resources/list',
-    'resources/templates/list', 'resources/read', 'completion/complete', 'subscriptions/listen',
-    'tasks/get', 'tasks/update', 'tasks/cancel',
+    'server/discover',
+    'tools/list',
+    'tools/call',
+    'prompts/list',
+    'prompts/get',
+    'resources/list',
+    'resources/templates/list',
+    'resources/read',
+    'completion/complete',
+    'subscriptions/listen',
+    'tasks/get',
+    'tasks/update',
+    'tasks/cancel',
   ];
   // §3.8: exactly these results are CacheableResult.
   t.same(all.filter((m) => methodPolicy(m).cacheable).sort(), [
-    'prompts/list', 'resources/list', 'resources/read', 'resources/templates/list', 'server/discover', 'tools/list',
+    'prompts/list',
+    'resources/list',
+    'resources/read',
+    'resources/templates/list',
+    'server/discover',
+    'tools/list',
   ]);
   // §3.6: MRTR is allowed only on tools/call, prompts/get and resources/read.
   t.same(all.filter((m) => methodPolicy(m).kind === 'forward-input').sort(), ['prompts/get', 'resources/read', 'tools/call']);
   // §3.5: Mcp-Name is required for exactly these.
-  t.same(all.filter((m) => methodPolicy(m).nameParam).sort(), [
-    'prompts/get', 'resources/read', 'tasks/cancel', 'tasks/get', 'tasks/update', 'tools/call',
-  ]);
+  t.same(all.filter((m) => methodPolicy(m).nameParam).sort(), ['prompts/get', 'resources/read', 'tasks/cancel', 'tasks/get', 'tasks/update', 'tools/call']);
 });
 
 t.test('unknown methods get the explicit policy', async (t) => {

@@ -82,16 +82,70 @@ t.test('check order', async (t) => {
     ['version header malformed sentinel', h({ 'mcp-protocol-version': '=?base64?YR==?=' }), good.body, 'header-mismatch', /malformed/],
     ['header present, no _meta → missing-envelope', good.headers, noMeta, 'missing-envelope', /protocolVersion, io\.modelcontextprotocol\/clientCapabilities/],
     ['_meta not an object → missing-envelope', good.headers, withMeta('x' as unknown as Json), 'missing-envelope', /protocolVersion/],
-    ['_meta without protocolVersion → missing-envelope naming it', good.headers, withMeta({ [K.clientCapabilities]: {} }), 'missing-envelope', /: io\.modelcontextprotocol\/protocolVersion$/],
-    ['_meta without clientCapabilities → missing-envelope naming it', good.headers, withMeta({ [K.protocolVersion]: MODERN }), 'missing-envelope', /: io\.modelcontextprotocol\/clientCapabilities$/],
-    ['protocolVersion not a string → missing-envelope', good.headers, withMeta({ [K.protocolVersion]: 20260728, [K.clientCapabilities]: {} }), 'missing-envelope', /protocolVersion/],
-    ['clientCapabilities null → missing-envelope', good.headers, withMeta({ [K.protocolVersion]: MODERN, [K.clientCapabilities]: null }), 'missing-envelope', /clientCapabilities/],
-    ['clientCapabilities array → missing-envelope', good.headers, withMeta({ [K.protocolVersion]: MODERN, [K.clientCapabilities]: [] }), 'missing-envelope', /clientCapabilities/],
+    [
+      '_meta without protocolVersion → missing-envelope naming it',
+      good.headers,
+      withMeta({ [K.clientCapabilities]: {} }),
+      'missing-envelope',
+      /: io\.modelcontextprotocol\/protocolVersion$/,
+    ],
+    [
+      '_meta without clientCapabilities → missing-envelope naming it',
+      good.headers,
+      withMeta({ [K.protocolVersion]: MODERN }),
+      'missing-envelope',
+      /: io\.modelcontextprotocol\/clientCapabilities$/,
+    ],
+    [
+      'protocolVersion not a string → missing-envelope',
+      good.headers,
+      withMeta({ [K.protocolVersion]: 20260728, [K.clientCapabilities]: {} }),
+      'missing-envelope',
+      /protocolVersion/,
+    ],
+    [
+      'clientCapabilities null → missing-envelope',
+      good.headers,
+      withMeta({ [K.protocolVersion]: MODERN, [K.clientCapabilities]: null }),
+      'missing-envelope',
+      /clientCapabilities/,
+    ],
+    [
+      'clientCapabilities array → missing-envelope',
+      good.headers,
+      withMeta({ [K.protocolVersion]: MODERN, [K.clientCapabilities]: [] }),
+      'missing-envelope',
+      /clientCapabilities/,
+    ],
     ['envelope missing beats unsupported version', h({ 'mcp-protocol-version': '2099-01-01' }), noMeta, 'missing-envelope', /envelope/],
-    ['header ≠ body version → header-mismatch', h({ 'mcp-protocol-version': LEGACY }), good.body, 'header-mismatch', /\(2025-11-25\) does not match _meta protocolVersion \(2026-07-28\)/],
-    ['header ≠ body version, both unsupported → header-mismatch, not unsupported', h({ 'mcp-protocol-version': '2099-01-01' }), withMeta({ [K.protocolVersion]: '2098-01-01', [K.clientCapabilities]: {} }), 'header-mismatch', /does not match/],
-    ['version mismatch beats method mismatch', h({ 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' }), good.body, 'header-mismatch', /protocolVersion/],
-    ['unsupported version beats missing Mcp-Method', { 'mcp-protocol-version': '2099-01-01' }, withMeta({ [K.protocolVersion]: '2099-01-01', [K.clientCapabilities]: {} }), 'unsupported-version', /2099-01-01/],
+    [
+      'header ≠ body version → header-mismatch',
+      h({ 'mcp-protocol-version': LEGACY }),
+      good.body,
+      'header-mismatch',
+      /\(2025-11-25\) does not match _meta protocolVersion \(2026-07-28\)/,
+    ],
+    [
+      'header ≠ body version, both unsupported → header-mismatch, not unsupported',
+      h({ 'mcp-protocol-version': '2099-01-01' }),
+      withMeta({ [K.protocolVersion]: '2098-01-01', [K.clientCapabilities]: {} }),
+      'header-mismatch',
+      /does not match/,
+    ],
+    [
+      'version mismatch beats method mismatch',
+      h({ 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' }),
+      good.body,
+      'header-mismatch',
+      /protocolVersion/,
+    ],
+    [
+      'unsupported version beats missing Mcp-Method',
+      { 'mcp-protocol-version': '2099-01-01' },
+      withMeta({ [K.protocolVersion]: '2099-01-01', [K.clientCapabilities]: {} }),
+      'unsupported-version',
+      /2099-01-01/,
+    ],
     ['Mcp-Method missing', h({ 'mcp-method': undefined }), good.body, 'header-mismatch', /Mcp-Method header is absent/],
     ['Mcp-Method repeated', h({ 'mcp-method': null }), good.body, 'header-mismatch', /repeated/],
     ['Mcp-Method mismatch', h({ 'mcp-method': 'tools/list' }), good.body, 'header-mismatch', /"tools\/list" does not match body method "tools\/call"/],
@@ -189,7 +243,8 @@ t.test('removed methods → method-removed (after header checks)', async (t) => 
   const removed = ['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'tasks/result', 'tasks/list'];
   for (const method of removed) {
     t.test(method, async (t) => {
-      const params: Json = method === 'resources/subscribe' || method === 'resources/unsubscribe' ? { uri: 'file:///a' } : method === 'tasks/result' ? { taskId: 't1' } : {};
+      const params: Json =
+        method === 'resources/subscribe' || method === 'resources/unsubscribe' ? { uri: 'file:///a' } : method === 'tasks/result' ? { taskId: 't1' } : {};
       const req = V2.request(method, params, { id: 'rm-1' });
       const f = refused(t, req.headers, req.body, 'method-removed', new RegExp(`Method not found: ${method.replace('/', '\\/')}`));
       t.equal(f?.id, 'rm-1');
@@ -230,11 +285,15 @@ t.test('accepted request: envelope, params and MRTR material', async (t) => {
     clientInfo: V2.clientInfo,
     logLevel: 'debug',
   });
-  t.strictSame(v?.params, {
-    name: 'deploy',
-    arguments: { env: 'prod' },
-    _meta: { progressToken: 'p-1', traceparent: '00-abc-def-01', 'com.example/custom': { x: 1 } },
-  }, 'reserved keys and MRTR material removed, other _meta kept');
+  t.strictSame(
+    v?.params,
+    {
+      name: 'deploy',
+      arguments: { env: 'prod' },
+      _meta: { progressToken: 'p-1', traceparent: '00-abc-def-01', 'com.example/custom': { x: 1 } },
+    },
+    'reserved keys and MRTR material removed, other _meta kept',
+  );
   t.strictSame(v?.inputResponses, { confirm: { action: 'accept', content: { ok: true } } });
   t.equal(v?.requestState, 'state-blob');
 });
@@ -270,7 +329,15 @@ t.test('accepted request: minimal shapes', async (t) => {
       t.equal(f && REQUEST_FAILURE_STATUS[f.reason].code, -32602, `${name}: -32602`);
       t.equal(f && REQUEST_FAILURE_STATUS[f.reason].status, 400, `${name}: 400`);
     }
-    const ok = V2.request('tools/list', { _meta: { [K.protocolVersion]: MODERN, [K.clientCapabilities]: { elicitation: {} }, [K.clientInfo]: { name: 'c', version: '1' }, [K.logLevel]: 'debug', progressToken: 7 } });
+    const ok = V2.request('tools/list', {
+      _meta: {
+        [K.protocolVersion]: MODERN,
+        [K.clientCapabilities]: { elicitation: {} },
+        [K.clientInfo]: { name: 'c', version: '1' },
+        [K.logLevel]: 'debug',
+        progressToken: 7,
+      },
+    });
     const v = accepted(t, ok.headers, ok.body);
     t.equal(v?.envelope.logLevel, 'debug', 'a known level is kept');
   });

@@ -81,15 +81,12 @@ t.test('paramHeaders converts and encodes values, omitting null and absent ones'
     { path: ['note'], header: 'Note' },
     { path: ['gone'], header: 'Gone' },
   ];
-  t.strictSame(
-    paramHeaders(params, { region: 'us-west1', limit: -7, dry: false, target: { zone: 'Hello, 世界' }, note: null }),
-    {
-      'mcp-param-region': 'us-west1',
-      'mcp-param-limit': '-7',
-      'mcp-param-dry-run': 'false',
-      'mcp-param-zone': '=?base64?SGVsbG8sIOS4lueVjA==?=',
-    },
-  );
+  t.strictSame(paramHeaders(params, { region: 'us-west1', limit: -7, dry: false, target: { zone: 'Hello, 世界' }, note: null }), {
+    'mcp-param-region': 'us-west1',
+    'mcp-param-limit': '-7',
+    'mcp-param-dry-run': 'false',
+    'mcp-param-zone': '=?base64?SGVsbG8sIOS4lueVjA==?=',
+  });
   // The spec's own encoding examples (§Value Encoding).
   const one = (v: unknown) => paramHeaders([{ path: ['v'], header: 'V' }], { v })['mcp-param-v'];
   t.equal(one(' padded '), '=?base64?IHBhZGRlZCA=?=', 'leading/trailing spaces');
@@ -120,15 +117,19 @@ t.test('withEnvelope adds the envelope and keeps the caller’s other _meta keys
     { name: 'x', _meta: { progressToken: 7, 'io.modelcontextprotocol/logLevel': 'debug', 'io.modelcontextprotocol/protocolVersion': '1999' } },
     { capabilities: { elicitation: {} }, clientInfo: { name: 'c', version: '1' } },
   );
-  t.strictSame(out, {
-    name: 'x',
-    _meta: {
-      progressToken: 7,
-      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-      'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
-      'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' },
+  t.strictSame(
+    out,
+    {
+      name: 'x',
+      _meta: {
+        progressToken: 7,
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+        'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' },
+      },
     },
-  }, 'a stale log level in params is not forwarded; the reserved keys are the gateway’s');
+    'a stale log level in params is not forwarded; the reserved keys are the gateway’s',
+  );
   t.equal(
     (withEnvelope(undefined, { capabilities: {}, clientInfo: { name: 'g', version: '0' }, logLevel: 'info' })._meta as any)['io.modelcontextprotocol/logLevel'],
     'info',
@@ -145,9 +146,16 @@ t.test('readInputRequired', async (t) => {
       inputRequests: { ask: { method: 'elicitation/create', params: { message: 'm' } }, roots: { method: 'roots/list' } },
       requestState: 's1',
     }),
-    { ok: true, value: { inputRequests: { ask: { method: 'elicitation/create', params: { message: 'm' } }, roots: { method: 'roots/list' } }, requestState: 's1' } },
+    {
+      ok: true,
+      value: { inputRequests: { ask: { method: 'elicitation/create', params: { message: 'm' } }, roots: { method: 'roots/list' } }, requestState: 's1' },
+    },
   );
-  t.strictSame(readInputRequired({ resultType: 'input_required', requestState: 's' }), { ok: true, value: { inputRequests: {}, requestState: 's' } }, 'state only');
+  t.strictSame(
+    readInputRequired({ resultType: 'input_required', requestState: 's' }),
+    { ok: true, value: { inputRequests: {}, requestState: 's' } },
+    'state only',
+  );
   const bad: Array<[string, unknown]> = [
     ['neither field', { resultType: 'input_required' }],
     ['inputRequests not an object', { resultType: 'input_required', inputRequests: [] }],
@@ -186,7 +194,11 @@ t.test('identityFromDiscover', async (t) => {
     ),
     { protocolVersion: '2026-07-28', capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'srv', version: '2' }, instructions: 'be nice' },
   );
-  t.strictSame(identityFromDiscover({ supportedVersions: ['2026-07-28'] }, fallback), { protocolVersion: '2026-07-28', capabilities: {}, serverInfo: fallback });
+  t.strictSame(identityFromDiscover({ supportedVersions: ['2026-07-28'] }, fallback), {
+    protocolVersion: '2026-07-28',
+    capabilities: {},
+    serverInfo: fallback,
+  });
   t.equal(identityFromDiscover({ supportedVersions: ['2025-11-25'] }, fallback), undefined, 'not a modern server');
   t.equal(identityFromDiscover(undefined, fallback), undefined);
 });
@@ -198,10 +210,11 @@ t.test('withoutSubscriptionId', async (t) => {
     method: 'notifications/tools/list_changed',
     params: {},
   });
-  t.strictSame(
-    withoutSubscriptionId({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'a', _meta: { [sid]: 3, other: 1 } } }),
-    { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'a', _meta: { other: 1 } } },
-  );
+  t.strictSame(withoutSubscriptionId({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'a', _meta: { [sid]: 3, other: 1 } } }), {
+    jsonrpc: '2.0',
+    method: 'notifications/resources/updated',
+    params: { uri: 'a', _meta: { other: 1 } },
+  });
   const plain = { jsonrpc: '2.0' as const, method: 'x' };
   t.equal(withoutSubscriptionId(plain), plain, 'nothing to remove');
 });
@@ -212,7 +225,13 @@ t.test('screenToolsList drops tools with invalid declarations and learns the oth
   const bad = { name: 'broken', inputSchema: obj({ n: { type: 'number', 'x-mcp-header': 'N' } }) };
   const s = screenToolsList({ tools: [good, bad, plain], nextCursor: 'c', resultType: 'complete' });
   t.strictSame(s.result, { tools: [good, plain], nextCursor: 'c', resultType: 'complete' });
-  t.strictSame([...s.headers], [['sql', [{ path: ['region'], header: 'Region' }]], ['echo', []]]);
+  t.strictSame(
+    [...s.headers],
+    [
+      ['sql', [{ path: ['region'], header: 'Region' }]],
+      ['echo', []],
+    ],
+  );
   t.equal(s.rejected.length, 1);
   t.equal(s.rejected[0]?.name, 'broken');
   const untouched = { tools: [plain] };

@@ -4,12 +4,7 @@
  */
 import { createHmac } from 'node:crypto';
 import t from 'tap';
-import {
-  decodeRequestState,
-  encodeRequestState,
-  type RequestStateClaims,
-  type RequestStateFailure,
-} from '../../src/translate/request-state.js';
+import { decodeRequestState, encodeRequestState, type RequestStateClaims, type RequestStateFailure } from '../../src/translate/request-state.js';
 
 const key = new Uint8Array(32).fill(7);
 const otherKey = new Uint8Array(32).fill(8);
@@ -27,7 +22,7 @@ function signed(payloadText: string, k: Uint8Array = key, sub = SUB): string {
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 /** Replaces the character at `i` with another base64url character whose 6-bit value differs in the high bit. */
 function flipAt(s: string, i: number): string {
-  const c = B64URL[(B64URL.indexOf(s[i] as string) ^ 0b100000)] as string;
+  const c = B64URL[B64URL.indexOf(s[i] as string) ^ 0b100000] as string;
   return s.slice(0, i) + c + s.slice(i + 1);
 }
 
@@ -35,7 +30,11 @@ t.test('encodeRequestState format', async (t) => {
   const tok = encodeRequestState(claims, SUB, key);
   t.match(tok, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/, 'base64url(json).base64url(hmac-sha256), no padding');
   const [payload] = tok.split('.');
-  t.strictSame(JSON.parse(Buffer.from(payload as string, 'base64url').toString('utf8')), { v: 2, ...claims }, 'payload is the versioned claims, without the principal');
+  t.strictSame(
+    JSON.parse(Buffer.from(payload as string, 'base64url').toString('utf8')),
+    { v: 2, ...claims },
+    'payload is the versioned claims, without the principal',
+  );
   t.notMatch(Buffer.from(payload as string, 'base64url').toString('utf8'), SUB, 'the principal is not carried');
   t.equal(tok, signed(JSON.stringify({ v: 2, ...claims })), 'the MAC covers label, principal and payload');
   t.equal(encodeRequestState(claims, SUB, key), tok, 'deterministic for the same claims, principal and key');
@@ -80,7 +79,14 @@ t.test('refusals', async (t) => {
     ['principal mismatch', tok, key, now, { ...expect, sub: 'principal-b' }, 'bad-signature'],
     ['principal prefix', tok, key, now, { ...expect, sub: 'principal-' }, 'bad-signature'],
     ['signed for another principal', signed(JSON.stringify({ v: 2, ...claims }), key, 'principal-b'), key, now, expect, 'bad-signature'],
-    ['the old format (principal in the payload, MAC without it)', `${payload}.${createHmac('sha256', key).update(payload).digest('base64url')}`, key, now, expect, 'bad-signature'],
+    [
+      'the old format (principal in the payload, MAC without it)',
+      `${payload}.${createHmac('sha256', key).update(payload).digest('base64url')}`,
+      key,
+      now,
+      expect,
+      'bad-signature',
+    ],
     ['method mismatch', tok, key, now, { ...expect, method: 'prompts/get' }, 'mismatch'],
     ['name mismatch', tok, key, now, { ...expect, name: 'deploy2' }, 'mismatch'],
     ['empty', '', key, now, expect, 'malformed'],
@@ -106,7 +112,11 @@ t.test('refusals', async (t) => {
 
 t.test('precedence of checks', async (t) => {
   const tok = encodeRequestState(claims, SUB, key);
-  t.strictSame(decodeRequestState(tok, otherKey, claims.exp + 1, { ...expect, name: 'x' }), { ok: false, reason: 'bad-signature' }, 'signature before expiry and binding');
+  t.strictSame(
+    decodeRequestState(tok, otherKey, claims.exp + 1, { ...expect, name: 'x' }),
+    { ok: false, reason: 'bad-signature' },
+    'signature before expiry and binding',
+  );
   t.strictSame(decodeRequestState(tok, key, claims.exp + 1, { ...expect, sub: 'x' }), { ok: false, reason: 'bad-signature' }, 'the principal before expiry');
   t.strictSame(decodeRequestState(tok, key, claims.exp + 1, { ...expect, name: 'x' }), { ok: false, reason: 'expired' }, 'expiry before binding');
   t.strictSame(decodeRequestState(tok, key, claims.exp - 1, expect).ok, true, 'one millisecond before exp is fine');

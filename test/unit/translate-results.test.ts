@@ -26,16 +26,24 @@ t.test('identityFromInitialize', async (t) => {
     instructions: V1.initializeResult.instructions,
   });
 
-  t.strictSame(identityFromInitialize({ protocolVersion: LEGACY, serverInfo: { name: 's', version: '1' } }), {
-    protocolVersion: LEGACY,
-    capabilities: {},
-    serverInfo: { name: 's', version: '1' },
-  }, 'capabilities default to {}, no instructions key');
-  t.strictSame(identityFromInitialize({ protocolVersion: LEGACY, serverInfo: {}, capabilities: [1], instructions: 7 }), {
-    protocolVersion: LEGACY,
-    capabilities: {},
-    serverInfo: {},
-  }, 'capabilities array → {}, non-string instructions dropped');
+  t.strictSame(
+    identityFromInitialize({ protocolVersion: LEGACY, serverInfo: { name: 's', version: '1' } }),
+    {
+      protocolVersion: LEGACY,
+      capabilities: {},
+      serverInfo: { name: 's', version: '1' },
+    },
+    'capabilities default to {}, no instructions key',
+  );
+  t.strictSame(
+    identityFromInitialize({ protocolVersion: LEGACY, serverInfo: {}, capabilities: [1], instructions: 7 }),
+    {
+      protocolVersion: LEGACY,
+      capabilities: {},
+      serverInfo: {},
+    },
+    'capabilities array → {}, non-string instructions dropped',
+  );
 
   const rejects: Array<[string, unknown]> = [
     ['undefined', undefined],
@@ -65,7 +73,12 @@ t.test('modernCapabilities', async (t) => {
     ['extension only when asked', { tools: {} }, true, { tools: {}, extensions: { [K.tasksExtension]: {} } }],
     ['empty caps, no extension', {}, false, {}],
     ['empty caps, extension', {}, true, { extensions: { [K.tasksExtension]: {} } }],
-    ['existing extensions kept and merged', { extensions: { 'com.example/x': { v: 1 } } }, true, { extensions: { 'com.example/x': { v: 1 }, [K.tasksExtension]: {} } }],
+    [
+      'existing extensions kept and merged',
+      { extensions: { 'com.example/x': { v: 1 } } },
+      true,
+      { extensions: { 'com.example/x': { v: 1 }, [K.tasksExtension]: {} } },
+    ],
     ['existing extensions kept without tasks', { extensions: { 'com.example/x': {} } }, false, { extensions: { 'com.example/x': {} } }],
     ['empty extensions object removed', { tools: {}, extensions: {} }, false, { tools: {} }],
     ['junk extensions removed', { extensions: 'x' }, false, {}],
@@ -87,16 +100,24 @@ t.test('discoverResult', async (t) => {
   t.strictSame(got, V2.discoverResult, 'modern DiscoverResult fixture');
   t.strictSame(got.supportedVersions, [MODERN_VERSION]);
 
-  const bare: UpstreamIdentity = { protocolVersion: LEGACY, capabilities: { tasks: { requests: { tools: { call: {} } } } }, serverInfo: { name: 'b', version: '0' } };
+  const bare: UpstreamIdentity = {
+    protocolVersion: LEGACY,
+    capabilities: { tasks: { requests: { tools: { call: {} } } } },
+    serverInfo: { name: 'b', version: '0' },
+  };
   const b = discoverResult(bare, { tasksExtension: false, cache });
-  t.strictSame(b, {
-    resultType: 'complete',
-    supportedVersions: [MODERN_VERSION],
-    capabilities: {},
-    ttlMs: 0,
-    cacheScope: 'private',
-    _meta: { [K.serverInfo]: { name: 'b', version: '0' } },
-  }, 'no instructions key, no tasks slot, no extension when not asked');
+  t.strictSame(
+    b,
+    {
+      resultType: 'complete',
+      supportedVersions: [MODERN_VERSION],
+      capabilities: {},
+      ttlMs: 0,
+      cacheScope: 'private',
+      _meta: { [K.serverInfo]: { name: 'b', version: '0' } },
+    },
+    'no instructions key, no tasks slot, no extension when not asked',
+  );
   t.strictSame(bare.capabilities, { tasks: { requests: { tools: { call: {} } } } }, 'identity not mutated');
 });
 
@@ -116,24 +137,84 @@ t.test('modernResult', async (t) => {
   const si = { name: 'up', version: '1' };
   // [name, method, legacy result, opts, expected]
   const table: Array<[string, string, Json, { serverInfo?: Json; cache: CacheHints }, Json]> = [
-    ['cacheable: hints added', 'prompts/list', { prompts: [] }, { cache: { ttlMs: 1000, scope: 'public' } }, { prompts: [], resultType: 'complete', ttlMs: 1000, cacheScope: 'public' }],
+    [
+      'cacheable: hints added',
+      'prompts/list',
+      { prompts: [] },
+      { cache: { ttlMs: 1000, scope: 'public' } },
+      { prompts: [], resultType: 'complete', ttlMs: 1000, cacheScope: 'public' },
+    ],
     ['cacheable: resources/read', 'resources/read', { contents: [] }, { cache }, { contents: [], resultType: 'complete', ttlMs: 0, cacheScope: 'private' }],
     ['cacheable: resources/list', 'resources/list', { resources: [] }, { cache }, { resources: [], resultType: 'complete', ttlMs: 0, cacheScope: 'private' }],
-    ['cacheable: resources/templates/list', 'resources/templates/list', { resourceTemplates: [] }, { cache }, { resourceTemplates: [], resultType: 'complete', ttlMs: 0, cacheScope: 'private' }],
-    ['cacheable: upstream hints kept', 'tools/list', { tools: [], ttlMs: 30, cacheScope: 'public' }, { cache }, { tools: [], ttlMs: 30, cacheScope: 'public', resultType: 'complete' }],
-    ['cacheable: invalid upstream hints replaced', 'tools/list', { tools: [], ttlMs: '30', cacheScope: 'shared' }, { cache }, { tools: [], ttlMs: 0, cacheScope: 'private', resultType: 'complete' }],
+    [
+      'cacheable: resources/templates/list',
+      'resources/templates/list',
+      { resourceTemplates: [] },
+      { cache },
+      { resourceTemplates: [], resultType: 'complete', ttlMs: 0, cacheScope: 'private' },
+    ],
+    [
+      'cacheable: upstream hints kept',
+      'tools/list',
+      { tools: [], ttlMs: 30, cacheScope: 'public' },
+      { cache },
+      { tools: [], ttlMs: 30, cacheScope: 'public', resultType: 'complete' },
+    ],
+    [
+      'cacheable: invalid upstream hints replaced',
+      'tools/list',
+      { tools: [], ttlMs: '30', cacheScope: 'shared' },
+      { cache },
+      { tools: [], ttlMs: 0, cacheScope: 'private', resultType: 'complete' },
+    ],
     ['not cacheable: prompts/get', 'prompts/get', { messages: [] }, { cache }, { messages: [], resultType: 'complete' }],
-    ['not cacheable: completion/complete', 'completion/complete', { completion: { values: [] } }, { cache }, { completion: { values: [] }, resultType: 'complete' }],
+    [
+      'not cacheable: completion/complete',
+      'completion/complete',
+      { completion: { values: [] } },
+      { cache },
+      { completion: { values: [] }, resultType: 'complete' },
+    ],
     ['not cacheable: unknown method', 'vendor/x', { a: 1 }, { cache }, { a: 1, resultType: 'complete' }],
     ['resultType overwritten', 'tools/call', { content: [], resultType: 'weird' }, { cache }, { content: [], resultType: 'complete' }],
     ['serverInfo added', 'tools/call', { content: [] }, { serverInfo: si, cache }, { content: [], resultType: 'complete', _meta: { [K.serverInfo]: si } }],
-    ['serverInfo not overwritten', 'tools/call', { content: [], _meta: { [K.serverInfo]: { name: 'own' } } }, { serverInfo: si, cache }, { content: [], resultType: 'complete', _meta: { [K.serverInfo]: { name: 'own' } } }],
-    ['only related-task meta → no _meta', 'tools/call', { content: [], _meta: { [K.relatedTask]: { taskId: 'x' } } }, { cache }, { content: [], resultType: 'complete' }],
-    ['related-task stripped, others kept', 'tools/call', { content: [], _meta: { [K.relatedTask]: { taskId: 'x' }, progressToken: 1 } }, { cache }, { content: [], resultType: 'complete', _meta: { progressToken: 1 } }],
+    [
+      'serverInfo not overwritten',
+      'tools/call',
+      { content: [], _meta: { [K.serverInfo]: { name: 'own' } } },
+      { serverInfo: si, cache },
+      { content: [], resultType: 'complete', _meta: { [K.serverInfo]: { name: 'own' } } },
+    ],
+    [
+      'only related-task meta → no _meta',
+      'tools/call',
+      { content: [], _meta: { [K.relatedTask]: { taskId: 'x' } } },
+      { cache },
+      { content: [], resultType: 'complete' },
+    ],
+    [
+      'related-task stripped, others kept',
+      'tools/call',
+      { content: [], _meta: { [K.relatedTask]: { taskId: 'x' }, progressToken: 1 } },
+      { cache },
+      { content: [], resultType: 'complete', _meta: { progressToken: 1 } },
+    ],
     ['empty _meta removed', 'tools/call', { content: [], _meta: {} }, { cache }, { content: [], resultType: 'complete' }],
     ['junk _meta removed', 'tools/call', { content: [], _meta: 'x' }, { cache }, { content: [], resultType: 'complete' }],
-    ['execution kept outside tools/list', 'tools/call', { content: [], execution: { x: 1 } }, { cache }, { content: [], execution: { x: 1 }, resultType: 'complete' }],
-    ['tools/list: non-object tools entries kept', 'tools/list', { tools: ['odd', null, { name: 'a', execution: {} }] }, { cache }, { tools: ['odd', null, { name: 'a' }], resultType: 'complete', ttlMs: 0, cacheScope: 'private' }],
+    [
+      'execution kept outside tools/list',
+      'tools/call',
+      { content: [], execution: { x: 1 } },
+      { cache },
+      { content: [], execution: { x: 1 }, resultType: 'complete' },
+    ],
+    [
+      'tools/list: non-object tools entries kept',
+      'tools/list',
+      { tools: ['odd', null, { name: 'a', execution: {} }] },
+      { cache },
+      { tools: ['odd', null, { name: 'a' }], resultType: 'complete', ttlMs: 0, cacheScope: 'private' },
+    ],
     ['tools/list: tools not an array', 'tools/list', { tools: 'x' }, { cache }, { tools: 'x', resultType: 'complete', ttlMs: 0, cacheScope: 'private' }],
   ];
   for (const [name, method, legacy, opts, want] of table) {
@@ -149,18 +230,48 @@ t.test('modernError', async (t) => {
   const nf = V1.resourceNotFound;
   // [name, error, request, expected]
   const table: Array<[string, JsonRpcErrorObject, { uri?: string } | undefined, JsonRpcErrorObject]> = [
-    ['-32002 → -32602, data.uri kept when present', clone(nf), { uri: 'file:///other' }, { code: -32602, message: nf.message, data: { uri: 'file:///missing.txt' } }],
-    ['-32002 → -32602, data.uri from request when absent', { code: -32002, message: 'nf' }, { uri: 'file:///req' }, { code: -32602, message: 'nf', data: { uri: 'file:///req' } }],
-    ['-32002, other data kept and uri added', { code: -32002, message: 'nf', data: { reason: 'gone' } }, { uri: 'file:///req' }, { code: -32602, message: 'nf', data: { reason: 'gone', uri: 'file:///req' } }],
-    ['-32002, non-string data.uri replaced by the request uri', { code: -32002, message: 'nf', data: { uri: 5 } }, { uri: 'file:///req' }, { code: -32602, message: 'nf', data: { uri: 'file:///req' } }],
+    [
+      '-32002 → -32602, data.uri kept when present',
+      clone(nf),
+      { uri: 'file:///other' },
+      { code: -32602, message: nf.message, data: { uri: 'file:///missing.txt' } },
+    ],
+    [
+      '-32002 → -32602, data.uri from request when absent',
+      { code: -32002, message: 'nf' },
+      { uri: 'file:///req' },
+      { code: -32602, message: 'nf', data: { uri: 'file:///req' } },
+    ],
+    [
+      '-32002, other data kept and uri added',
+      { code: -32002, message: 'nf', data: { reason: 'gone' } },
+      { uri: 'file:///req' },
+      { code: -32602, message: 'nf', data: { reason: 'gone', uri: 'file:///req' } },
+    ],
+    [
+      '-32002, non-string data.uri replaced by the request uri',
+      { code: -32002, message: 'nf', data: { uri: 5 } },
+      { uri: 'file:///req' },
+      { code: -32602, message: 'nf', data: { uri: 'file:///req' } },
+    ],
     ['-32002, no uri anywhere → no data', { code: -32002, message: 'nf' }, undefined, { code: -32602, message: 'nf' }],
     ['-32002, empty request → no data', { code: -32002, message: 'nf' }, {}, { code: -32602, message: 'nf' }],
-    ['-32002, scalar data kept when nothing to add', { code: -32002, message: 'nf', data: 'file:///x' }, undefined, { code: -32602, message: 'nf', data: 'file:///x' }],
-    ['-32042 → -32603 with the upstream code and data', clone(V1.urlElicitationRequired), { uri: 'file:///x' }, {
-      code: -32603,
-      message: V1.urlElicitationRequired.message,
-      data: { upstreamCode: -32042, upstreamData: V1.urlElicitationRequired.data },
-    }],
+    [
+      '-32002, scalar data kept when nothing to add',
+      { code: -32002, message: 'nf', data: 'file:///x' },
+      undefined,
+      { code: -32602, message: 'nf', data: 'file:///x' },
+    ],
+    [
+      '-32042 → -32603 with the upstream code and data',
+      clone(V1.urlElicitationRequired),
+      { uri: 'file:///x' },
+      {
+        code: -32603,
+        message: V1.urlElicitationRequired.message,
+        data: { upstreamCode: -32042, upstreamData: V1.urlElicitationRequired.data },
+      },
+    ],
     ['-32042 without data', { code: -32042, message: 'm' }, undefined, { code: -32603, message: 'm', data: { upstreamCode: -32042, upstreamData: undefined } }],
   ];
   for (const [name, error, request, want] of table) {
@@ -189,12 +300,36 @@ t.test('modernError: a missing resource on resources/read, whatever code the ser
   const read = { method: 'resources/read', uri: 'test://missing' };
   // [name, error, expected]
   const table: Array<[string, JsonRpcErrorObject, JsonRpcErrorObject]> = [
-    ['SDK McpServer: -32602 "Resource … not found" gains data.uri', { code: -32602, message: 'MCP error -32602: Resource test://missing not found' }, { code: -32602, message: 'MCP error -32602: Resource test://missing not found', data: { uri: 'test://missing' } }],
-    ['a plain Error: -32603 → -32602, the code kept', { code: -32603, message: 'Resource not found: test://missing' }, { code: -32602, message: 'Resource not found: test://missing', data: { uri: 'test://missing', upstreamCode: -32603 } }],
-    ['Python-style code 0 "Unknown resource"', { code: 0, message: 'Unknown resource: test://missing' }, { code: -32602, message: 'Unknown resource: test://missing', data: { uri: 'test://missing', upstreamCode: 0 } }],
-    ['an application code, "does not exist", its data kept', { code: -32001, message: 'File does not exist', data: { path: '/x' } }, { code: -32602, message: 'File does not exist', data: { path: '/x', uri: 'test://missing', upstreamCode: -32001 } }],
-    ['"doesn\'t exist"', { code: -32603, message: "That resource doesn't exist" }, { code: -32602, message: "That resource doesn't exist", data: { uri: 'test://missing', upstreamCode: -32603 } }],
-    ['the server\'s own data.uri wins', { code: -32602, message: 'Resource not found', data: { uri: 'test://canonical' } }, { code: -32602, message: 'Resource not found', data: { uri: 'test://canonical' } }],
+    [
+      'SDK McpServer: -32602 "Resource … not found" gains data.uri',
+      { code: -32602, message: 'MCP error -32602: Resource test://missing not found' },
+      { code: -32602, message: 'MCP error -32602: Resource test://missing not found', data: { uri: 'test://missing' } },
+    ],
+    [
+      'a plain Error: -32603 → -32602, the code kept',
+      { code: -32603, message: 'Resource not found: test://missing' },
+      { code: -32602, message: 'Resource not found: test://missing', data: { uri: 'test://missing', upstreamCode: -32603 } },
+    ],
+    [
+      'Python-style code 0 "Unknown resource"',
+      { code: 0, message: 'Unknown resource: test://missing' },
+      { code: -32602, message: 'Unknown resource: test://missing', data: { uri: 'test://missing', upstreamCode: 0 } },
+    ],
+    [
+      'an application code, "does not exist", its data kept',
+      { code: -32001, message: 'File does not exist', data: { path: '/x' } },
+      { code: -32602, message: 'File does not exist', data: { path: '/x', uri: 'test://missing', upstreamCode: -32001 } },
+    ],
+    [
+      '"doesn\'t exist"',
+      { code: -32603, message: "That resource doesn't exist" },
+      { code: -32602, message: "That resource doesn't exist", data: { uri: 'test://missing', upstreamCode: -32603 } },
+    ],
+    [
+      "the server's own data.uri wins",
+      { code: -32602, message: 'Resource not found', data: { uri: 'test://canonical' } },
+      { code: -32602, message: 'Resource not found', data: { uri: 'test://canonical' } },
+    ],
   ];
   for (const [name, error, want] of table) {
     const before = clone(error);
@@ -247,4 +382,3 @@ t.test('asErrorObject', async (t) => {
   ];
   for (const [name, v, want] of table) t.strictSame(asErrorObject(v), want, name);
 });
-

@@ -107,7 +107,11 @@ t.test('CreateTaskResult flat (V2) → nested (V1), _meta passed through', async
   const snap = taskSnapshotFromV2(created);
   const out = createTaskResultV1(recordOf(snap), snap.meta);
   t.ok(CreateTaskResultV1Schema.safeParse(out).success, 'valid V1');
-  t.strictSame(sameTask(out.task as JsonObject), sameTask(wire(TASK_WIRE_V1.createTaskResult.task)), 'same task as the V1 fixture (ttlMs → ttl, pollIntervalMs → pollInterval)');
+  t.strictSame(
+    sameTask(out.task as JsonObject),
+    sameTask(wire(TASK_WIRE_V1.createTaskResult.task)),
+    'same task as the V1 fixture (ttlMs → ttl, pollIntervalMs → pollInterval)',
+  );
   t.strictSame(out._meta, TASK_WIRE_V2.createTaskResult._meta, '_meta passed through');
   t.notOk('resultType' in out, 'no resultType on a legacy result');
   const asked = createTaskResultV1(recordOf(fromV2({ ...wire(TASK_WIRE_V2.createTaskResult), status: 'input_required' })));
@@ -189,12 +193,16 @@ t.test('tasks/result payload (V1) → inlined result (V2) and back, with related
   const outcome = outcomeFromPayload({ result: wire(TASK_WIRE_V1.payloadResult) });
   const inlined = detailedTaskV2(recordOf(fromV1(wire(TASK_WIRE_V1.completed)), outcome));
   t.ok(GetTaskResultV2Schema.safeParse(inlined).success, 'valid V2');
-  t.strictSame(inlined.result, TASK_WIRE_V2.completed.result, 'the V2 fixture\'s inlined result: resultType added, related-task _meta gone, vendor _meta kept');
+  t.strictSame(inlined.result, TASK_WIRE_V2.completed.result, "the V2 fixture's inlined result: resultType added, related-task _meta gone, vendor _meta kept");
   t.strictSame(inlineResult(wire(TASK_WIRE_V1.payloadResult)), TASK_WIRE_V2.completed.result, 'inlineResult alone does it');
 
   const payload = taskPayloadV1(recordOf(fromV2(wire(TASK_WIRE_V2.completed))));
   if (!('result' in payload)) return t.fail('a result');
-  t.strictSame(payload.result, { ...wire(TASK_WIRE_V1.payloadResult), _meta: { 'com.example/trace': 'abc', [RELATED_TASK]: { taskId: GW } } }, 'V2 → V1: resultType gone, related-task _meta names the gateway id');
+  t.strictSame(
+    payload.result,
+    { ...wire(TASK_WIRE_V1.payloadResult), _meta: { 'com.example/trace': 'abc', [RELATED_TASK]: { taskId: GW } } },
+    'V2 → V1: resultType gone, related-task _meta names the gateway id',
+  );
   t.equal(relatedTaskOf(payload.result), GW);
   t.strictSame(taskPayloadV1(recordOf(fromV2(wire(TASK_WIRE_V2.failed)))), { error: TASK_WIRE_V2.failed.error }, 'V2 failed → the same JSON-RPC error');
   const toolErr = taskPayloadV1(recordOf(fromV2(wire(TASK_WIRE_V2.completedToolError))));
@@ -206,8 +214,16 @@ t.test('tasks/cancel: V1 answers the cancelled Task; V2 acknowledges only', asyn
   const v1 = taskV1(cancelled);
   t.ok(CancelTaskResultV1Schema.safeParse(v1).success, 'V1: a valid CancelTaskResult');
   t.equal(v1.status, 'cancelled');
-  t.equal(taskV1({ ...cancelled, result: { resultType: 'complete', content: [], isError: true } }).status, 'cancelled', 'stays cancelled whatever arrives later');
-  t.strictSame(sameTask(v1), { ...sameTask(wire(TASK_WIRE_V1.cancelled)), statusMessage: 'step 2/5', lastUpdatedAt: '2026-01-05T10:00:09Z' }, 'the V1 cancelled fixture, statusMessage carried');
+  t.equal(
+    taskV1({ ...cancelled, result: { resultType: 'complete', content: [], isError: true } }).status,
+    'cancelled',
+    'stays cancelled whatever arrives later',
+  );
+  t.strictSame(
+    sameTask(v1),
+    { ...sameTask(wire(TASK_WIRE_V1.cancelled)), statusMessage: 'step 2/5', lastUpdatedAt: '2026-01-05T10:00:09Z' },
+    'the V1 cancelled fixture, statusMessage carried',
+  );
   t.strictSame(readTaskV1(wire(TASK_WIRE_V1.cancelled))?.status, 'cancelled', 'an upstream V1 cancel result reads as cancelled');
   t.ok(GetTaskResultV2Schema.safeParse(detailedTaskV2(cancelled)).success, 'V2: tasks/get then reports the cancelled task');
   t.equal(detailedTaskV2(cancelled).status, 'cancelled');
@@ -219,7 +235,11 @@ t.test('status notification: notifications/tasks/status (V1) ⇄ notifications/t
   const outcome = outcomeFromPayload({ result: { ...wire(TASK_WIRE_V1.payloadResult), _meta: { [RELATED_TASK]: { taskId: 'up-1' } } } });
   const v2 = taskStatusNotificationV2(recordOf(up, outcome));
   t.ok(TaskStatusNotificationV2Schema.safeParse(v2).success, 'V1 → V2 valid');
-  t.strictSame(sameTask(v2.params), sameTask(wire(TASK_WIRE_V2.statusNotification.params)), 'V1 → V2: the V2 fixture (subscription _meta is the listen stream\'s to add)');
+  t.strictSame(
+    sameTask(v2.params),
+    sameTask(wire(TASK_WIRE_V2.statusNotification.params)),
+    "V1 → V2: the V2 fixture (subscription _meta is the listen stream's to add)",
+  );
   const down = readDetailedTaskV2(wire(TASK_WIRE_V2.statusNotification.params));
   if (!down) return t.fail('not read');
   const v1 = taskStatusNotificationV1(recordOf(taskSnapshotFromV2(down)));
@@ -229,18 +249,38 @@ t.test('status notification: notifications/tasks/status (V1) ⇄ notifications/t
 
 t.test('tools/list taskSupport and capabilities', async (t) => {
   const support = toolTaskSupport(wire(TASK_WIRE_V1.toolsList));
-  t.strictSame([...support], [['render', 'optional'], ['export', 'required'], ['ping', 'forbidden'], ['echo', 'forbidden']], 'V1 tools/list read');
+  t.strictSame(
+    [...support],
+    [
+      ['render', 'optional'],
+      ['export', 'required'],
+      ['ping', 'forbidden'],
+      ['echo', 'forbidden'],
+    ],
+    'V1 tools/list read',
+  );
   // V2 → V1: a modern upstream's tools (no execution) offered to a legacy client, task support as the route decides.
-  const modernList = { tools: [{ name: 'render', inputSchema: { type: 'object' } }, { name: 'export', inputSchema: { type: 'object' } }, { name: 'ping', inputSchema: { type: 'object' } }, { name: 'echo', inputSchema: { type: 'object' } }] };
-  const legacy = withTaskSupportV1(modernList, (name) => support.get(name));
-  t.strictSame(legacy, {
+  const modernList = {
     tools: [
-      { name: 'render', inputSchema: { type: 'object' }, execution: { taskSupport: 'optional' } },
-      { name: 'export', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } },
+      { name: 'render', inputSchema: { type: 'object' } },
+      { name: 'export', inputSchema: { type: 'object' } },
       { name: 'ping', inputSchema: { type: 'object' } },
       { name: 'echo', inputSchema: { type: 'object' } },
     ],
-  }, 'each tool\'s execution.taskSupport, forbidden left out (absent means forbidden)');
+  };
+  const legacy = withTaskSupportV1(modernList, (name) => support.get(name));
+  t.strictSame(
+    legacy,
+    {
+      tools: [
+        { name: 'render', inputSchema: { type: 'object' }, execution: { taskSupport: 'optional' } },
+        { name: 'export', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } },
+        { name: 'ping', inputSchema: { type: 'object' } },
+        { name: 'echo', inputSchema: { type: 'object' } },
+      ],
+    },
+    "each tool's execution.taskSupport, forbidden left out (absent means forbidden)",
+  );
   for (const tool of legacy.tools as JsonObject[]) t.ok(ToolV1Schema.safeParse(tool).success, `${String(tool.name)}: a valid V1 tool`);
   t.ok(legacySupportsToolTasks(wire(TASK_WIRE_V1.serverCapabilities)), 'V1 capability read');
   t.ok(declaresTasks(modernCapabilities(wire(TASK_WIRE_V1.serverCapabilities), { tasksExtension: true })), 'V1 tasks capability → the V2 extension');
@@ -258,6 +298,6 @@ t.test('input exchange: task-scoped server→client request (V1) ⇄ inputReques
   t.strictSame(back, legacy.params, 'V2 → V1: the V1 fixture params, related-task _meta added');
   const answer = { action: 'accept', content: { region: 'eu-west-1' }, _meta: { [RELATED_TASK]: { taskId: 'up-1' } } };
   const response = withoutRelatedTask(answer);
-  t.ok(InputResponseV2Schema.safeParse(response).success, 'the client\'s answer → a valid V2 input response');
+  t.ok(InputResponseV2Schema.safeParse(response).success, "the client's answer → a valid V2 input response");
   t.strictSame(response, TASK_WIRE_V2.update.params.inputResponses['in-1'], 'the V2 tasks/update fixture value');
 });

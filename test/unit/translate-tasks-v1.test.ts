@@ -39,7 +39,11 @@ import { TASK_WIRE_V1, wire } from './task-wire-fixtures.js';
 
 t.test('relatedTaskMeta / relatedTaskOf', async (t) => {
   t.strictSame(relatedTaskMeta('upstream-task-1'), { [K.relatedTask]: { taskId: 'upstream-task-1' } }, 'S1 shape');
-  t.strictSame(relatedTaskMeta('upstream-task-1'), { [K.relatedTask]: V1.elicitForm.params._meta[K.relatedTask] }, 'same as the related-task entry of the wire fixture');
+  t.strictSame(
+    relatedTaskMeta('upstream-task-1'),
+    { [K.relatedTask]: V1.elicitForm.params._meta[K.relatedTask] },
+    'same as the related-task entry of the wire fixture',
+  );
 
   for (const id of ['upstream-task-1', 't-9f2c', '', 'with/slash and space', 'ünïcødé-✓']) {
     t.equal(relatedTaskOf({ _meta: relatedTaskMeta(id) }), id, `round trip ${JSON.stringify(id)}`);
@@ -71,11 +75,15 @@ t.test('relatedTaskMeta / relatedTaskOf', async (t) => {
 
 t.test('toolTaskSupport', async (t) => {
   const entries = (m: Map<string, TaskSupport>) => [...m.entries()];
-  t.strictSame(entries(toolTaskSupport(clone(V1.toolsListResult))), [
-    ['slow', 'optional'],
-    ['fast', 'forbidden'],
-    ['must', 'required'],
-  ], 'fixture: optional / absent → forbidden / required');
+  t.strictSame(
+    entries(toolTaskSupport(clone(V1.toolsListResult))),
+    [
+      ['slow', 'optional'],
+      ['fast', 'forbidden'],
+      ['must', 'required'],
+    ],
+    'fixture: optional / absent → forbidden / required',
+  );
 
   // [name, tools, expected entries]
   const table: Array<[string, unknown[], Array<[string, TaskSupport]>]> = [
@@ -90,7 +98,20 @@ t.test('toolTaskSupport', async (t) => {
     ['execution a string', [{ name: 'a', execution: 'optional' }], [['a', 'forbidden']]],
     ['execution an array', [{ name: 'a', execution: [{ taskSupport: 'optional' }] }], [['a', 'forbidden']]],
     ['taskSupport at the top level is not read', [{ name: 'a', taskSupport: 'required' }], [['a', 'forbidden']]],
-    ['junk entries skipped', [null, 'odd', 5, [], {}, { description: 'no name' }, { name: 7, execution: { taskSupport: 'required' } }, { name: 'ok', execution: { taskSupport: 'required' } }], [['ok', 'required']]],
+    [
+      'junk entries skipped',
+      [
+        null,
+        'odd',
+        5,
+        [],
+        {},
+        { description: 'no name' },
+        { name: 7, execution: { taskSupport: 'required' } },
+        { name: 'ok', execution: { taskSupport: 'required' } },
+      ],
+      [['ok', 'required']],
+    ],
     ['duplicate names: last wins', [{ name: 'a', execution: { taskSupport: 'required' } }, { name: 'a' }], [['a', 'forbidden']]],
     ['empty list', [], []],
   ];
@@ -192,17 +213,50 @@ t.test('taskSnapshotFromV1', async (t) => {
   const common = { taskId: 'up-1', createdAt: '2026-01-05T10:00:00Z', lastUpdatedAt: '2026-01-05T10:00:07Z', ttlMs: 120_000, pollIntervalMs: 2000 };
   const table: Array<[string, Json, Json | undefined, TaskSnapshot]> = [
     ['working: ttl → ttlMs, pollInterval → pollIntervalMs', wire(TASK_WIRE_V1.working), undefined, { ...common, status: 'working', statusMessage: 'step 2/5' }],
-    ['failed stays failed (only tasks/result tells which kind)', wire(TASK_WIRE_V1.failed), undefined, { ...common, status: 'failed', statusMessage: 'quota exceeded' }],
+    [
+      'failed stays failed (only tasks/result tells which kind)',
+      wire(TASK_WIRE_V1.failed),
+      undefined,
+      { ...common, status: 'failed', statusMessage: 'quota exceeded' },
+    ],
     ['cancelled', wire(TASK_WIRE_V1.cancelled), undefined, { ...common, status: 'cancelled' }],
-    ['ttl null → ttlMs null, no poll interval', wire(TASK_WIRE_V1.unlimited), undefined, { taskId: 'up-2', status: 'working', createdAt: common.createdAt, lastUpdatedAt: common.createdAt, ttlMs: null }],
-    ['CreateTaskResult _meta → meta', wire(TASK_WIRE_V1.createTaskResult.task), wire(TASK_WIRE_V1.createTaskResult._meta), {
-      ...common, lastUpdatedAt: common.createdAt, status: 'working', meta: wire(TASK_WIRE_V1.createTaskResult._meta),
-    }],
+    [
+      'ttl null → ttlMs null, no poll interval',
+      wire(TASK_WIRE_V1.unlimited),
+      undefined,
+      { taskId: 'up-2', status: 'working', createdAt: common.createdAt, lastUpdatedAt: common.createdAt, ttlMs: null },
+    ],
+    [
+      'CreateTaskResult _meta → meta',
+      wire(TASK_WIRE_V1.createTaskResult.task),
+      wire(TASK_WIRE_V1.createTaskResult._meta),
+      {
+        ...common,
+        lastUpdatedAt: common.createdAt,
+        status: 'working',
+        meta: wire(TASK_WIRE_V1.createTaskResult._meta),
+      },
+    ],
     ['empty _meta not kept', wire(TASK_WIRE_V1.cancelled), {}, { ...common, status: 'cancelled' }],
-    ['ttl 0 → 1, pollInterval 0 dropped', { ...wire(TASK_WIRE_V1.cancelled), ttl: 0, pollInterval: 0 }, undefined, { ...common, ttlMs: 1, status: 'cancelled', pollIntervalMs: undefined } as TaskSnapshot],
+    [
+      'ttl 0 → 1, pollInterval 0 dropped',
+      { ...wire(TASK_WIRE_V1.cancelled), ttl: 0, pollInterval: 0 },
+      undefined,
+      { ...common, ttlMs: 1, status: 'cancelled', pollIntervalMs: undefined } as TaskSnapshot,
+    ],
     ['ttl negative → 1', { ...wire(TASK_WIRE_V1.cancelled), ttl: -3 }, undefined, { ...common, ttlMs: 1, status: 'cancelled' }],
-    ['ttl fractional rounded, pollInterval too', { ...wire(TASK_WIRE_V1.cancelled), ttl: 1500.5, pollInterval: 99.5 }, undefined, { ...common, ttlMs: 1501, pollIntervalMs: 100, status: 'cancelled' }],
-    ['unknown keys not carried into the snapshot', wire(TASK_WIRE_V1.withExtras), undefined, { taskId: 'up-3', status: 'working', createdAt: common.createdAt, lastUpdatedAt: common.createdAt, ttlMs: 60_000 }],
+    [
+      'ttl fractional rounded, pollInterval too',
+      { ...wire(TASK_WIRE_V1.cancelled), ttl: 1500.5, pollInterval: 99.5 },
+      undefined,
+      { ...common, ttlMs: 1501, pollIntervalMs: 100, status: 'cancelled' },
+    ],
+    [
+      'unknown keys not carried into the snapshot',
+      wire(TASK_WIRE_V1.withExtras),
+      undefined,
+      { taskId: 'up-3', status: 'working', createdAt: common.createdAt, lastUpdatedAt: common.createdAt, ttlMs: 60_000 },
+    ],
   ];
   for (const [name, w, meta, want] of table) {
     const read = readTaskV1(w);
@@ -233,7 +287,7 @@ t.test('legacySupportsToolTasks', async (t) => {
   for (const [name, caps, want] of table) {
     t.equal(legacySupportsToolTasks(caps), want, name);
   }
-  t.equal(hasTaskToolCallCapabilityV1(legacyTasksCapability()), true, 'the gateway\'s own capability says tools/call (ext-tasks)');
+  t.equal(hasTaskToolCallCapabilityV1(legacyTasksCapability()), true, "the gateway's own capability says tools/call (ext-tasks)");
 });
 
 t.test('legacyTasksCapability', async (t) => {
@@ -247,13 +301,29 @@ t.test('taskV1: the flat legacy Task of a record', async (t) => {
   // [name, record, expected]
   const table: Array<[string, TaskRecord, Json]> = [
     ['working: ttlMs → ttl', record(), { ...base, status: 'working' }],
-    ['pollIntervalMs → pollInterval, statusMessage kept', record({ pollIntervalMs: 1500, statusMessage: 'step 2' }), { ...base, status: 'working', pollInterval: 1500, statusMessage: 'step 2' }],
+    [
+      'pollIntervalMs → pollInterval, statusMessage kept',
+      record({ pollIntervalMs: 1500, statusMessage: 'step 2' }),
+      { ...base, status: 'working', pollInterval: 1500, statusMessage: 'step 2' },
+    ],
     ['ttlMs null → ttl null', record({ ttlMs: null }), { ...base, ttl: null, status: 'working' }],
-    ['input_required kept (legacy has the status; the requests go as server→client requests)', record({ status: 'input_required' }), { ...base, status: 'input_required' }],
+    [
+      'input_required kept (legacy has the status; the requests go as server→client requests)',
+      record({ status: 'input_required' }),
+      { ...base, status: 'input_required' },
+    ],
     ['completed, no payload', record({ status: 'completed', result: callResult }), { ...base, status: 'completed' }],
-    ['completed + isError → failed', record({ status: 'completed', result: { resultType: 'complete', content: [], isError: true } }), { ...base, status: 'failed' }],
+    [
+      'completed + isError → failed',
+      record({ status: 'completed', result: { resultType: 'complete', content: [], isError: true } }),
+      { ...base, status: 'failed' },
+    ],
     ['failed, no error', record({ status: 'failed', error: rpcError }), { ...base, status: 'failed' }],
-    ['cancelled (tasks/cancel answers this)', record({ status: 'cancelled', statusMessage: 'by client' }), { ...base, status: 'cancelled', statusMessage: 'by client' }],
+    [
+      'cancelled (tasks/cancel answers this)',
+      record({ status: 'cancelled', statusMessage: 'by client' }),
+      { ...base, status: 'cancelled', statusMessage: 'by client' },
+    ],
   ];
   for (const [name, r, want] of table) {
     const before = clone(r);
@@ -281,9 +351,20 @@ t.test('createTaskResultV1: the nested CreateTaskResult', async (t) => {
     t.ok(CreateTaskResultV1Schema.safeParse(got).success, `${status}: valid (ext-tasks)`);
     t.strictSame(readCreateTaskResultV1(got), got, `${status}: reads back`);
   }
-  t.strictSame(createTaskResultV1(record({ pollIntervalMs: 2000 })), {
-    task: { taskId: 'gw_Q2x9', status: 'working', createdAt: '2026-08-01T09:00:00Z', lastUpdatedAt: '2026-08-01T09:00:00Z', ttl: 600_000, pollInterval: 2000 },
-  }, 'no _meta key without meta');
+  t.strictSame(
+    createTaskResultV1(record({ pollIntervalMs: 2000 })),
+    {
+      task: {
+        taskId: 'gw_Q2x9',
+        status: 'working',
+        createdAt: '2026-08-01T09:00:00Z',
+        lastUpdatedAt: '2026-08-01T09:00:00Z',
+        ttl: 600_000,
+        pollInterval: 2000,
+      },
+    },
+    'no _meta key without meta',
+  );
   t.notOk('_meta' in createTaskResultV1(record(), {}), 'an empty _meta is left out');
 });
 
@@ -295,24 +376,55 @@ t.test('taskStatusNotificationV1', async (t) => {
     t.ok(TaskStatusNotificationV1Schema.safeParse(n).success, `${status}: valid (ext-tasks)`);
     t.equal(relatedTaskOf(n.params), undefined, `${status}: no related-task _meta`);
   }
-  t.equal(taskStatusNotificationV1(record({ status: 'completed', result: { resultType: 'complete', content: [], isError: true } })).params.status, 'failed', 'a tool error is announced failed');
+  t.equal(
+    taskStatusNotificationV1(record({ status: 'completed', result: { resultType: 'complete', content: [], isError: true } })).params.status,
+    'failed',
+    'a tool error is announced failed',
+  );
 });
 
 t.test('taskPayloadV1: what tasks/result answers', async (t) => {
-  const ok = taskPayloadV1(record({ status: 'completed', result: { resultType: 'complete', content: [{ type: 'text', text: 'done' }], _meta: { 'com.example/trace': 'abc' } } }));
-  t.strictSame(ok, { result: { content: [{ type: 'text', text: 'done' }], _meta: { 'com.example/trace': 'abc', [K.relatedTask]: { taskId: 'gw_Q2x9' } } } }, 'completed: the result without resultType, related-task _meta added, other _meta kept');
+  const ok = taskPayloadV1(
+    record({ status: 'completed', result: { resultType: 'complete', content: [{ type: 'text', text: 'done' }], _meta: { 'com.example/trace': 'abc' } } }),
+  );
+  t.strictSame(
+    ok,
+    { result: { content: [{ type: 'text', text: 'done' }], _meta: { 'com.example/trace': 'abc', [K.relatedTask]: { taskId: 'gw_Q2x9' } } } },
+    'completed: the result without resultType, related-task _meta added, other _meta kept',
+  );
   const isError = taskPayloadV1(record({ status: 'completed', result: { resultType: 'complete', content: [], isError: true } }));
   t.strictSame(isError, { result: { content: [], isError: true, _meta: relatedTaskMeta('gw_Q2x9') } }, 'a tool error is a result, not an error');
-  const fromModern = taskPayloadV1(record({ status: 'completed', result: { resultType: 'complete', content: [], _meta: { [K.serverInfo]: { name: 'up', version: '1' }, 'com.example/trace': 'abc' } } }));
-  t.strictSame(fromModern, { result: { content: [], _meta: { 'com.example/trace': 'abc', [K.relatedTask]: { taskId: 'gw_Q2x9' } } } }, 'completed: the serverInfo _meta key removed, as from a synchronous call');
+  const fromModern = taskPayloadV1(
+    record({
+      status: 'completed',
+      result: { resultType: 'complete', content: [], _meta: { [K.serverInfo]: { name: 'up', version: '1' }, 'com.example/trace': 'abc' } },
+    }),
+  );
+  t.strictSame(
+    fromModern,
+    { result: { content: [], _meta: { 'com.example/trace': 'abc', [K.relatedTask]: { taskId: 'gw_Q2x9' } } } },
+    'completed: the serverInfo _meta key removed, as from a synchronous call',
+  );
   const needsExt = { code: -32021, message: 'needs tasks', data: { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } } };
-  t.match(taskPayloadV1(record({ status: 'failed', error: needsExt })), { error: { code: -32601 } }, 'failed: the error mapped as a synchronous call\'s is');
-  t.strictSame(taskPayloadV1(record({ status: 'completed' })), { result: { content: [], _meta: relatedTaskMeta('gw_Q2x9') } }, 'completed without a stored result: an empty tool result');
+  t.match(taskPayloadV1(record({ status: 'failed', error: needsExt })), { error: { code: -32601 } }, "failed: the error mapped as a synchronous call's is");
+  t.strictSame(
+    taskPayloadV1(record({ status: 'completed' })),
+    { result: { content: [], _meta: relatedTaskMeta('gw_Q2x9') } },
+    'completed without a stored result: an empty tool result',
+  );
   t.strictSame(taskPayloadV1(record({ status: 'failed', error: rpcError })), { error: rpcError }, 'failed: the JSON-RPC error exactly');
   t.strictSame(taskPayloadV1(record({ status: 'failed' })), { error: { code: -32603, message: 'Task failed' } }, 'failed without an error: -32603');
-  t.strictSame(taskPayloadV1(record({ status: 'failed', statusMessage: 'gone' })), { error: { code: -32603, message: 'gone' } }, 'failed without an error: the status message');
+  t.strictSame(
+    taskPayloadV1(record({ status: 'failed', statusMessage: 'gone' })),
+    { error: { code: -32603, message: 'gone' } },
+    'failed without an error: the status message',
+  );
   t.strictSame(taskPayloadV1(record({ status: 'cancelled' })), { error: { code: -32603, message: 'Task cancelled' } }, 'cancelled: an error saying so');
-  t.strictSame(taskPayloadV1(record({ status: 'cancelled', statusMessage: 'by user' })), { error: { code: -32603, message: 'Task cancelled: by user' } }, 'cancelled: with the reason');
+  t.strictSame(
+    taskPayloadV1(record({ status: 'cancelled', statusMessage: 'by user' })),
+    { error: { code: -32603, message: 'Task cancelled: by user' } },
+    'cancelled: with the reason',
+  );
   const r = record({ status: 'completed', result: clone(callResult) });
   const before = clone(r);
   const p = taskPayloadV1(r);
@@ -335,20 +447,37 @@ t.test('withTaskSupportV1: tools/list with execution.taskSupport', async (t) => 
   const support: Record<string, TaskSupport | undefined> = { render: 'optional', export: 'required', ping: 'forbidden', echo: undefined };
   const before = clone(list);
   const got = withTaskSupportV1(list, (name) => support[name]);
-  t.strictSame(got, {
-    tools: [
-      { name: 'render', inputSchema: { type: 'object' }, execution: { taskSupport: 'optional' } },
-      { name: 'export', inputSchema: { type: 'object' }, execution: { taskSupport: 'required', 'com.example/x': 1 } },
-      { name: 'ping', inputSchema: { type: 'object' } },
-      { name: 'echo', inputSchema: { type: 'object' } },
-      'junk',
-      { description: 'no name' },
-    ],
-    nextCursor: 'p2',
-  }, 'optional/required set, forbidden and undefined removed, other execution keys and junk kept');
+  t.strictSame(
+    got,
+    {
+      tools: [
+        { name: 'render', inputSchema: { type: 'object' }, execution: { taskSupport: 'optional' } },
+        { name: 'export', inputSchema: { type: 'object' }, execution: { taskSupport: 'required', 'com.example/x': 1 } },
+        { name: 'ping', inputSchema: { type: 'object' } },
+        { name: 'echo', inputSchema: { type: 'object' } },
+        'junk',
+        { description: 'no name' },
+      ],
+      nextCursor: 'p2',
+    },
+    'optional/required set, forbidden and undefined removed, other execution keys and junk kept',
+  );
   t.strictSame(list, before, 'input not mutated');
-  t.strictSame([...toolTaskSupport(got)], [['render', 'optional'], ['export', 'required'], ['ping', 'forbidden'], ['echo', 'forbidden']], 'reads back through toolTaskSupport');
-  t.strictSame(withTaskSupportV1({ content: [] }, () => 'optional'), { content: [] }, 'not a tools/list: unchanged');
+  t.strictSame(
+    [...toolTaskSupport(got)],
+    [
+      ['render', 'optional'],
+      ['export', 'required'],
+      ['ping', 'forbidden'],
+      ['echo', 'forbidden'],
+    ],
+    'reads back through toolTaskSupport',
+  );
+  t.strictSame(
+    withTaskSupportV1({ content: [] }, () => 'optional'),
+    { content: [] },
+    'not a tools/list: unchanged',
+  );
 });
 
 t.test('readTaskMetadataV1: a task-augmented request and its ttl', async (t) => {
@@ -373,15 +502,26 @@ t.test('readTaskMetadataV1: a task-augmented request and its ttl', async (t) => 
   for (const [name, params, want] of table) t.strictSame(readTaskMetadataV1(params), want, name);
 });
 
-t.test('taskInputParamsV1: a task\'s input request as a legacy server→client request', async (t) => {
+t.test("taskInputParamsV1: a task's input request as a legacy server→client request", async (t) => {
   const form = { method: 'elicitation/create', params: { mode: 'form', message: 'Which region?', requestedSchema: { type: 'object' } } };
   t.strictSame(taskInputParamsV1('gw_1', form, 'el-1'), { ...form.params, _meta: relatedTaskMeta('gw_1') }, 'form: related-task _meta added, no elicitationId');
   const url = { method: 'elicitation/create', params: { mode: 'url', message: 'Sign in', url: 'https://auth.example/' } };
-  t.strictSame(taskInputParamsV1('gw_1', url, 'el-1'), { ...url.params, elicitationId: 'el-1', _meta: relatedTaskMeta('gw_1') }, 'url: the minted elicitationId too');
+  t.strictSame(
+    taskInputParamsV1('gw_1', url, 'el-1'),
+    { ...url.params, elicitationId: 'el-1', _meta: relatedTaskMeta('gw_1') },
+    'url: the minted elicitationId too',
+  );
   t.strictSame(taskInputParamsV1('gw_1', { method: 'roots/list' }, 'el-1'), { _meta: relatedTaskMeta('gw_1') }, 'no params: only the _meta');
-  const withMeta = { method: 'sampling/createMessage', params: { messages: [], maxTokens: 5, _meta: { 'com.example/x': 1, [K.relatedTask]: { taskId: 'upstream-id' } } } };
+  const withMeta = {
+    method: 'sampling/createMessage',
+    params: { messages: [], maxTokens: 5, _meta: { 'com.example/x': 1, [K.relatedTask]: { taskId: 'upstream-id' } } },
+  };
   const before = clone(withMeta);
-  t.strictSame(taskInputParamsV1('gw_1', withMeta, 'el-1')._meta, { 'com.example/x': 1, ...relatedTaskMeta('gw_1') }, 'other _meta kept; the related task is the one the client knows');
+  t.strictSame(
+    taskInputParamsV1('gw_1', withMeta, 'el-1')._meta,
+    { 'com.example/x': 1, ...relatedTaskMeta('gw_1') },
+    'other _meta kept; the related task is the one the client knows',
+  );
   t.strictSame(withMeta, before, 'request not mutated');
   t.equal(relatedTaskOf(taskInputParamsV1('t', form, 'e')), 't', 'reads back with relatedTaskOf');
 });

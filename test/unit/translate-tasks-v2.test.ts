@@ -108,27 +108,59 @@ t.test('detailedTaskV2', async (t) => {
   // [name, record, expected]
   const table: Array<[string, TaskRecord, Json]> = [
     ['working', record(), { resultType: 'complete', ...fieldsV2('working') }],
-    ['working with statusMessage and pollIntervalMs', record({ statusMessage: 'step 2/5', pollIntervalMs: 1500 }), { resultType: 'complete', ...fieldsV2('working', { statusMessage: 'step 2/5', pollIntervalMs: 1500 }) }],
+    [
+      'working with statusMessage and pollIntervalMs',
+      record({ statusMessage: 'step 2/5', pollIntervalMs: 1500 }),
+      { resultType: 'complete', ...fieldsV2('working', { statusMessage: 'step 2/5', pollIntervalMs: 1500 }) },
+    ],
     ['input_required, inputRequests absent → working', record({ status: 'input_required' }), { resultType: 'complete', ...fieldsV2('working') }],
     ['input_required, inputRequests {} → working', record({ status: 'input_required', inputRequests: {} }), { resultType: 'complete', ...fieldsV2('working') }],
-    ['input_required with one request', record({ status: 'input_required', inputRequests: { confirm } }), { resultType: 'complete', ...fieldsV2('input_required', { inputRequests: { confirm } }) }],
-    ['input_required with several requests', record({ status: 'input_required', statusMessage: 'need input', inputRequests: { confirm, roots } }), {
-      resultType: 'complete',
-      ...fieldsV2('input_required', { statusMessage: 'need input', inputRequests: { confirm, roots } }),
-    }],
-    ['completed without a stored result → an empty tool result (the variant requires one)', record({ status: 'completed' }), { resultType: 'complete', ...fieldsV2('completed', { result: { resultType: 'complete', content: [] } }) }],
+    [
+      'input_required with one request',
+      record({ status: 'input_required', inputRequests: { confirm } }),
+      { resultType: 'complete', ...fieldsV2('input_required', { inputRequests: { confirm } }) },
+    ],
+    [
+      'input_required with several requests',
+      record({ status: 'input_required', statusMessage: 'need input', inputRequests: { confirm, roots } }),
+      {
+        resultType: 'complete',
+        ...fieldsV2('input_required', { statusMessage: 'need input', inputRequests: { confirm, roots } }),
+      },
+    ],
+    [
+      'completed without a stored result → an empty tool result (the variant requires one)',
+      record({ status: 'completed' }),
+      { resultType: 'complete', ...fieldsV2('completed', { result: { resultType: 'complete', content: [] } }) },
+    ],
     ['completed + result', record({ status: 'completed', result: callResult }), { resultType: 'complete', ...fieldsV2('completed', { result: callResult }) }],
-    ['completed with an isError result stays completed', record({ status: 'completed', result: { resultType: 'complete', content: [], isError: true } }), {
-      resultType: 'complete',
-      ...fieldsV2('completed', { result: { resultType: 'complete', content: [], isError: true } }),
-    }],
+    [
+      'completed with an isError result stays completed',
+      record({ status: 'completed', result: { resultType: 'complete', content: [], isError: true } }),
+      {
+        resultType: 'complete',
+        ...fieldsV2('completed', { result: { resultType: 'complete', content: [], isError: true } }),
+      },
+    ],
     ['failed + error', record({ status: 'failed', error: rpcError }), { resultType: 'complete', ...fieldsV2('failed', { error: rpcError }) }],
-    ['failed + error, statusMessage kept', record({ status: 'failed', statusMessage: 'boom', error: rpcError }), { resultType: 'complete', ...fieldsV2('failed', { statusMessage: 'boom', error: rpcError }) }],
-    ['failed without error → default -32603 "Task failed"', record({ status: 'failed' }), { resultType: 'complete', ...fieldsV2('failed', { error: noStatus }) }],
-    ['failed without error → default carries statusMessage', record({ status: 'failed', statusMessage: 'Upstream gone' }), {
-      resultType: 'complete',
-      ...fieldsV2('failed', { statusMessage: 'Upstream gone', error: { code: -32603, message: 'Upstream gone' } }),
-    }],
+    [
+      'failed + error, statusMessage kept',
+      record({ status: 'failed', statusMessage: 'boom', error: rpcError }),
+      { resultType: 'complete', ...fieldsV2('failed', { statusMessage: 'boom', error: rpcError }) },
+    ],
+    [
+      'failed without error → default -32603 "Task failed"',
+      record({ status: 'failed' }),
+      { resultType: 'complete', ...fieldsV2('failed', { error: noStatus }) },
+    ],
+    [
+      'failed without error → default carries statusMessage',
+      record({ status: 'failed', statusMessage: 'Upstream gone' }),
+      {
+        resultType: 'complete',
+        ...fieldsV2('failed', { statusMessage: 'Upstream gone', error: { code: -32603, message: 'Upstream gone' } }),
+      },
+    ],
     ['cancelled plain', record({ status: 'cancelled' }), { resultType: 'complete', ...fieldsV2('cancelled') }],
     ['ttlMs null kept', record({ ttlMs: null }), { resultType: 'complete', ...fieldsV2('working', { ttlMs: null }) }],
     // Outcome fields only for their own status; stray keys never.
@@ -145,7 +177,8 @@ t.test('detailedTaskV2', async (t) => {
       t.strictSame(got, want);
       t.equal(got.resultType, 'complete', 'always resultType "complete"');
       t.ok('ttlMs' in got, 'ttlMs key always present');
-      for (const k of ['requestState', 'task', 'ttl', 'pollInterval', 'principal', 'upstream', 'kind', 'tool', 'version', 'upstreamTaskId']) t.notOk(k in got, `no ${k}`);
+      for (const k of ['requestState', 'task', 'ttl', 'pollInterval', 'principal', 'upstream', 'kind', 'tool', 'version', 'upstreamTaskId'])
+        t.notOk(k in got, `no ${k}`);
       if (got.status === 'input_required') t.ok(Object.keys(got.inputRequests as Json).length > 0, 'input_required always has a non-empty inputRequests');
       t.strictSame(r, before, 'record not mutated');
     });
@@ -179,7 +212,11 @@ t.test('declaresTasks agrees with ext-tasks, except for settings (relaxed here)'
 
 t.test('createTaskResultV2 / detailedTaskV2 / taskStatusNotificationV2 output is what ext-tasks accepts', async (t) => {
   for (const status of STATUSES) {
-    for (const [name, r] of [['plain', record({ status })], ['kitchen sink', kitchenSink(status)], ['with message and poll', record({ status, statusMessage: 'm', pollIntervalMs: 5 })]] as Array<[string, TaskRecord]>) {
+    for (const [name, r] of [
+      ['plain', record({ status })],
+      ['kitchen sink', kitchenSink(status)],
+      ['with message and poll', record({ status, statusMessage: 'm', pollIntervalMs: 5 })],
+    ] as Array<[string, TaskRecord]>) {
       t.ok(CreateTaskResultV2Schema.safeParse(createTaskResultV2(r)).success, `CreateTaskResult: ${status} ${name}`);
       t.ok(GetTaskResultV2Schema.safeParse(detailedTaskV2(r)).success, `GetTaskResult: ${status} ${name}`);
       t.ok(TaskStatusNotificationV2Schema.safeParse(taskStatusNotificationV2(r)).success, `notifications/tasks: ${status} ${name}`);
@@ -198,7 +235,11 @@ t.test('taskStatusNotificationV2: the DetailedTask of tasks/get without resultTy
     t.strictSame(n.params, rest, `${status}: same fields as tasks/get`);
     t.notOk('resultType' in n.params, `${status}: no resultType on a notification`);
   }
-  t.strictSame(taskStatusNotificationV2(record({ status: 'completed', result: callResult })).params, fieldsV2('completed', { result: callResult }), 'result inlined');
+  t.strictSame(
+    taskStatusNotificationV2(record({ status: 'completed', result: callResult })).params,
+    fieldsV2('completed', { result: callResult }),
+    'result inlined',
+  );
 });
 
 t.test('readCreateTaskResultV2', async (t) => {
@@ -251,7 +292,11 @@ t.test('readCreateTaskResultV2', async (t) => {
 t.test('readDetailedTaskV2', async (t) => {
   const variants = ['working', 'inputRequired', 'completed', 'completedToolError', 'failed', 'cancelled', 'unlimited', 'withExtras'] as const;
   for (const v of variants) t.strictSame(readDetailedTaskV2(wire(TASK_WIRE_V2[v])), TASK_WIRE_V2[v], `fixture ${v} read whole`);
-  t.strictSame(readDetailedTaskV2(wire(TASK_WIRE_V2.statusNotification.params)), TASK_WIRE_V2.statusNotification.params, 'notifications/tasks params (no resultType, _meta kept)');
+  t.strictSame(
+    readDetailedTaskV2(wire(TASK_WIRE_V2.statusNotification.params)),
+    TASK_WIRE_V2.statusNotification.params,
+    'notifications/tasks params (no resultType, _meta kept)',
+  );
   const failedExtra = { ...wire(TASK_WIRE_V2.failed), error: { ...rpcError, 'com.example/x': 1 } };
   t.strictSame(readDetailedTaskV2(failedExtra)?.error, { ...rpcError, 'com.example/x': 1 }, 'unknown keys of the error kept');
   for (const status of STATUSES) {
@@ -265,7 +310,10 @@ t.test('readDetailedTaskV2', async (t) => {
     ['a CreateTaskResult (resultType task)', wire(TASK_WIRE_V2.createTaskResult)],
     ['resultType input_required', { ...base, resultType: 'input_required' }],
     ['input_required without inputRequests', (({ inputRequests: _i, ...rest }) => rest)(wire(TASK_WIRE_V2.inputRequired))],
-    ['input_required with a malformed sampling request (no maxTokens)', { ...wire(TASK_WIRE_V2.inputRequired), inputRequests: { k: { method: 'sampling/createMessage', params: { messages: [] } } } }],
+    [
+      'input_required with a malformed sampling request (no maxTokens)',
+      { ...wire(TASK_WIRE_V2.inputRequired), inputRequests: { k: { method: 'sampling/createMessage', params: { messages: [] } } } },
+    ],
     ['input_required with an unknown input method', { ...wire(TASK_WIRE_V2.inputRequired), inputRequests: { k: { method: 'tools/call', params: {} } } }],
     ['completed without result', (({ result: _r, ...rest }) => rest)(wire(TASK_WIRE_V2.completed))],
     ['completed with a non-object result', { ...wire(TASK_WIRE_V2.completed), result: 'done' }],
@@ -283,19 +331,50 @@ t.test('taskSnapshotFromV2', async (t) => {
   const common = { taskId: 'up-1', createdAt: '2026-01-05T10:00:00Z', lastUpdatedAt: '2026-01-05T10:00:07Z', ttlMs: 120_000, pollIntervalMs: 2000 };
   // [name, wire, expected snapshot]
   const table: Array<[string, unknown, TaskSnapshot]> = [
-    ['CreateTaskResult: _meta → meta', TASK_WIRE_V2.createTaskResult, { ...common, lastUpdatedAt: common.createdAt, status: 'working', meta: clone(TASK_WIRE_V2.createTaskResult._meta) }],
+    [
+      'CreateTaskResult: _meta → meta',
+      TASK_WIRE_V2.createTaskResult,
+      { ...common, lastUpdatedAt: common.createdAt, status: 'working', meta: clone(TASK_WIRE_V2.createTaskResult._meta) },
+    ],
     ['working', TASK_WIRE_V2.working, { ...common, status: 'working', statusMessage: 'step 2/5' }],
-    ['input_required: the requests', TASK_WIRE_V2.inputRequired, { ...common, status: 'input_required', inputRequests: clone(TASK_WIRE_V2.inputRequired.inputRequests) as TaskSnapshot['inputRequests'] }],
+    [
+      'input_required: the requests',
+      TASK_WIRE_V2.inputRequired,
+      { ...common, status: 'input_required', inputRequests: clone(TASK_WIRE_V2.inputRequired.inputRequests) as TaskSnapshot['inputRequests'] },
+    ],
     ['completed: the result', TASK_WIRE_V2.completed, { ...common, status: 'completed', result: clone(TASK_WIRE_V2.completed.result) }],
-    ['completed tool error stays completed', TASK_WIRE_V2.completedToolError, { ...common, status: 'completed', statusMessage: 'quota exceeded', result: clone(TASK_WIRE_V2.completedToolError.result) }],
+    [
+      'completed tool error stays completed',
+      TASK_WIRE_V2.completedToolError,
+      { ...common, status: 'completed', statusMessage: 'quota exceeded', result: clone(TASK_WIRE_V2.completedToolError.result) },
+    ],
     ['failed: the error', TASK_WIRE_V2.failed, { ...common, status: 'failed', statusMessage: 'quota exceeded', error: clone(TASK_WIRE_V2.failed.error) }],
     ['cancelled', TASK_WIRE_V2.cancelled, { ...common, status: 'cancelled' }],
-    ['ttlMs null kept, no poll interval', TASK_WIRE_V2.unlimited, { taskId: 'up-2', status: 'working', createdAt: common.createdAt, lastUpdatedAt: common.createdAt, ttlMs: null }],
-    ['notification params: _meta → meta', TASK_WIRE_V2.statusNotification.params, {
-      ...common, status: 'completed', result: clone(TASK_WIRE_V2.statusNotification.params.result), meta: clone(TASK_WIRE_V2.statusNotification.params._meta),
-    }],
-    ['a result without resultType gets "complete"', { ...wire(TASK_WIRE_V2.completed), result: { content: [] } }, { ...common, status: 'completed', result: { resultType: 'complete', content: [] } }],
-    ['ttlMs 0 → 1, pollIntervalMs 0 dropped', { ...wire(TASK_WIRE_V2.cancelled), ttlMs: 0, pollIntervalMs: 0 }, { ...common, ttlMs: 1, pollIntervalMs: undefined, status: 'cancelled' } as TaskSnapshot],
+    [
+      'ttlMs null kept, no poll interval',
+      TASK_WIRE_V2.unlimited,
+      { taskId: 'up-2', status: 'working', createdAt: common.createdAt, lastUpdatedAt: common.createdAt, ttlMs: null },
+    ],
+    [
+      'notification params: _meta → meta',
+      TASK_WIRE_V2.statusNotification.params,
+      {
+        ...common,
+        status: 'completed',
+        result: clone(TASK_WIRE_V2.statusNotification.params.result),
+        meta: clone(TASK_WIRE_V2.statusNotification.params._meta),
+      },
+    ],
+    [
+      'a result without resultType gets "complete"',
+      { ...wire(TASK_WIRE_V2.completed), result: { content: [] } },
+      { ...common, status: 'completed', result: { resultType: 'complete', content: [] } },
+    ],
+    [
+      'ttlMs 0 → 1, pollIntervalMs 0 dropped',
+      { ...wire(TASK_WIRE_V2.cancelled), ttlMs: 0, pollIntervalMs: 0 },
+      { ...common, ttlMs: 1, pollIntervalMs: undefined, status: 'cancelled' } as TaskSnapshot,
+    ],
     ['ttlMs negative → 1', { ...wire(TASK_WIRE_V2.cancelled), ttlMs: -5 }, { ...common, ttlMs: 1, status: 'cancelled' }],
   ];
   for (const [name, w, want] of table) {
@@ -307,5 +386,8 @@ t.test('taskSnapshotFromV2', async (t) => {
     const expected = JSON.parse(JSON.stringify(want)) as TaskSnapshot;
     t.strictSame(taskSnapshotFromV2(read), expected, name);
   }
-  t.notOk('result' in taskSnapshotFromV2(readCreateTaskResultV2({ ...wire(TASK_WIRE_V2.createTaskResult), status: 'completed', result: {} })!), 'a CreateTaskResult carries no outcome, even when a server adds one');
+  t.notOk(
+    'result' in taskSnapshotFromV2(readCreateTaskResultV2({ ...wire(TASK_WIRE_V2.createTaskResult), status: 'completed', result: {} })!),
+    'a CreateTaskResult carries no outcome, even when a server adds one',
+  );
 });

@@ -30,7 +30,11 @@ t.test('TERMINAL_STATUSES / isTerminal', async (t) => {
     ['failed', true],
     ['cancelled', true],
   ];
-  t.same(table.map(([s]) => s), STATUSES, 'the table covers all five statuses');
+  t.same(
+    table.map(([s]) => s),
+    STATUSES,
+    'the table covers all five statuses',
+  );
   for (const [status, want] of table) {
     t.equal(isTerminal(status), want, status);
     t.equal(TERMINAL_STATUSES.includes(status), want, `${status}: TERMINAL_STATUSES agrees`);
@@ -93,19 +97,35 @@ t.test('inlineResult', async (t) => {
   const rt = { [K.relatedTask]: { taskId: 'upstream-task-1' } };
   // [name, legacy payload, expected]
   const table: Array<[string, Json, Json]> = [
-    ['CallToolResult fixture: related-task stripped, other _meta kept', clone(V1.toolsCallResult) as Json, {
-      content: [{ type: 'text', text: 'done' }],
-      isError: false,
-      resultType: 'complete',
-      _meta: { 'com.example/trace': 'abc' },
-    }],
-    ['isError kept, emptied _meta dropped', clone(TASKS_V1.payloadIsError) as Json, { content: [{ type: 'text', text: 'quota exceeded' }], isError: true, resultType: 'complete' }],
+    [
+      'CallToolResult fixture: related-task stripped, other _meta kept',
+      clone(V1.toolsCallResult) as Json,
+      {
+        content: [{ type: 'text', text: 'done' }],
+        isError: false,
+        resultType: 'complete',
+        _meta: { 'com.example/trace': 'abc' },
+      },
+    ],
+    [
+      'isError kept, emptied _meta dropped',
+      clone(TASKS_V1.payloadIsError) as Json,
+      { content: [{ type: 'text', text: 'quota exceeded' }], isError: true, resultType: 'complete' },
+    ],
     ['no _meta', { content: [] }, { content: [], resultType: 'complete' }],
     ['empty _meta dropped', { content: [], _meta: {} }, { content: [], resultType: 'complete' }],
-    ['_meta without related-task kept as is', { content: [], _meta: { progressToken: 1 } }, { content: [], resultType: 'complete', _meta: { progressToken: 1 } }],
+    [
+      '_meta without related-task kept as is',
+      { content: [], _meta: { progressToken: 1 } },
+      { content: [], resultType: 'complete', _meta: { progressToken: 1 } },
+    ],
     ['several other keys kept', { content: [], _meta: { ...rt, a: 1, b: { c: 2 } } }, { content: [], resultType: 'complete', _meta: { a: 1, b: { c: 2 } } }],
     ['resultType overwritten', { content: [], resultType: 'task' }, { content: [], resultType: 'complete' }],
-    ['structuredContent and unknown keys kept', { content: [], structuredContent: { n: 1 }, 'x-vendor': true }, { content: [], structuredContent: { n: 1 }, 'x-vendor': true, resultType: 'complete' }],
+    [
+      'structuredContent and unknown keys kept',
+      { content: [], structuredContent: { n: 1 }, 'x-vendor': true },
+      { content: [], structuredContent: { n: 1 }, 'x-vendor': true, resultType: 'complete' },
+    ],
     ['empty payload', {}, { resultType: 'complete' }],
   ];
   for (const [name, legacy, want] of table) {
@@ -120,14 +140,22 @@ t.test('inlineResult', async (t) => {
 });
 
 t.test('outcomeFromPayload', async (t) => {
-  t.strictSame(outcomeFromPayload({ result: clone(TASKS_V1.payloadIsError) as Json }), {
-    status: 'completed',
-    result: { content: [{ type: 'text', text: 'quota exceeded' }], isError: true, resultType: 'complete' },
-  }, 'isError result → completed (not failed), inlined');
-  t.strictSame(outcomeFromPayload({ result: clone(V1.toolsCallResult) as Json }), {
-    status: 'completed',
-    result: inlineResult(clone(V1.toolsCallResult) as Json),
-  }, 'success result → completed, inlined like inlineResult');
+  t.strictSame(
+    outcomeFromPayload({ result: clone(TASKS_V1.payloadIsError) as Json }),
+    {
+      status: 'completed',
+      result: { content: [{ type: 'text', text: 'quota exceeded' }], isError: true, resultType: 'complete' },
+    },
+    'isError result → completed (not failed), inlined',
+  );
+  t.strictSame(
+    outcomeFromPayload({ result: clone(V1.toolsCallResult) as Json }),
+    {
+      status: 'completed',
+      result: inlineResult(clone(V1.toolsCallResult) as Json),
+    },
+    'success result → completed, inlined like inlineResult',
+  );
   t.strictSame(outcomeFromPayload({ result: {} }), { status: 'completed', result: { resultType: 'complete' } }, 'empty result');
 
   const errors: Array<[string, JsonRpcErrorObject]> = [
@@ -141,7 +169,6 @@ t.test('outcomeFromPayload', async (t) => {
     t.strictSame(error, before, `${name}: not mutated`);
   }
 });
-
 
 t.test('legacyStatus: what a 2025-11-25 requestor sees', async (t) => {
   // [name, status, result, expected]
@@ -164,13 +191,21 @@ t.test('withoutRelatedTask', async (t) => {
   const rt = { [K.relatedTask]: { taskId: 'up-1' } };
   // [name, legacy, expected]
   const table: Array<[string, Json, Json]> = [
-    ['an elicitation answer: related-task gone with its emptied _meta', { action: 'accept', content: { region: 'eu' }, _meta: rt }, { action: 'accept', content: { region: 'eu' } }],
+    [
+      'an elicitation answer: related-task gone with its emptied _meta',
+      { action: 'accept', content: { region: 'eu' }, _meta: rt },
+      { action: 'accept', content: { region: 'eu' } },
+    ],
     ['other _meta kept', { action: 'decline', _meta: { ...rt, 'com.example/x': 1 } }, { action: 'decline', _meta: { 'com.example/x': 1 } }],
     ['no _meta: unchanged', { roots: [] }, { roots: [] }],
     ['_meta without related-task kept', { roots: [], _meta: { a: 1 } }, { roots: [], _meta: { a: 1 } }],
     ['empty _meta dropped', { roots: [], _meta: {} }, { roots: [] }],
     ['malformed _meta dropped', { roots: [], _meta: 'x' }, { roots: [] }],
-    ['a tasks/result payload', clone(V1.toolsCallResult) as Json, { content: [{ type: 'text', text: 'done' }], isError: false, _meta: { 'com.example/trace': 'abc' } }],
+    [
+      'a tasks/result payload',
+      clone(V1.toolsCallResult) as Json,
+      { content: [{ type: 'text', text: 'done' }], isError: false, _meta: { 'com.example/trace': 'abc' } },
+    ],
   ];
   for (const [name, legacy, want] of table) {
     const before = clone(legacy);

@@ -50,13 +50,25 @@ t.test('readTracestate keeps printable values up to the bound and drops the rest
 
 t.test('extractTrace: _meta first, then the header; tracestate only from the source taken', async (t) => {
   t.equal(extractTrace({}, undefined), undefined, 'nothing');
-  t.same(extractTrace({ traceparent: TP, tracestate: 'h=1' }, undefined), { carrier: { traceparent: TP, tracestate: 'h=1' }, parent: parseTraceparent(TP), source: 'header' });
-  t.same(extractTrace({ traceparent: TP, tracestate: 'h=1' }, { traceparent: TP2 }), { carrier: { traceparent: TP2 }, parent: parseTraceparent(TP2), source: 'meta' }, '_meta wins, without the header tracestate');
+  t.same(extractTrace({ traceparent: TP, tracestate: 'h=1' }, undefined), {
+    carrier: { traceparent: TP, tracestate: 'h=1' },
+    parent: parseTraceparent(TP),
+    source: 'header',
+  });
+  t.same(
+    extractTrace({ traceparent: TP, tracestate: 'h=1' }, { traceparent: TP2 }),
+    { carrier: { traceparent: TP2 }, parent: parseTraceparent(TP2), source: 'meta' },
+    '_meta wins, without the header tracestate',
+  );
   t.same(extractTrace({ traceparent: TP }, { traceparent: 'junk', tracestate: 'm=1' })?.source, 'header', 'a malformed _meta value falls back to the header');
   t.equal(extractTrace({ traceparent: 'junk', tracestate: 'h=1' }, {}), undefined, 'a malformed header is no context');
   t.equal(extractTrace({ traceparent: [TP, TP2] }, undefined), undefined, 'a repeated traceparent names no one parent');
   t.equal(extractTrace({ traceparent: TP, tracestate: ['a=1', 'b=2'] }, undefined)?.carrier.tracestate, 'a=1,b=2', 'repeated tracestate lines are one list');
-  t.same(extractTrace({ traceparent: TP, tracestate: 'x'.repeat(10_000) }, undefined)?.carrier, { traceparent: TP }, 'an oversized tracestate is dropped, the parent kept');
+  t.same(
+    extractTrace({ traceparent: TP, tracestate: 'x'.repeat(10_000) }, undefined)?.carrier,
+    { traceparent: TP },
+    'an oversized tracestate is dropped, the parent kept',
+  );
 });
 
 t.test('withTraceMeta sets, replaces or strips the keys, and leaves params without them alone', async (t) => {
@@ -65,7 +77,11 @@ t.test('withTraceMeta sets, replaces or strips the keys, and leaves params witho
   t.equal(withTraceMeta(undefined, undefined), undefined);
   t.same(withTraceMeta(plain, { traceparent: TP }), { name: 'echo', _meta: { traceparent: TP } });
   t.same(withTraceMeta({ _meta: { a: 1, traceparent: 'junk', tracestate: 'x=1' } }, undefined), { _meta: { a: 1 } }, 'stripped');
-  t.same(withTraceMeta({ _meta: { traceparent: TP2, tracestate: 'x=1' } }, { traceparent: TP, tracestate: 'y=2' }), { _meta: { traceparent: TP, tracestate: 'y=2' } }, 'replaced');
+  t.same(
+    withTraceMeta({ _meta: { traceparent: TP2, tracestate: 'x=1' } }, { traceparent: TP, tracestate: 'y=2' }),
+    { _meta: { traceparent: TP, tracestate: 'y=2' } },
+    'replaced',
+  );
   t.same(setTraceHeaders({ tracestate: 'old' }, { traceparent: TP }), { traceparent: TP }, 'a stale tracestate header goes');
 });
 

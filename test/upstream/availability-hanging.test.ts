@@ -73,7 +73,12 @@ t.test('a hanging upstream: one bounded wait, then immediate 503s with Retry-Aft
       'mcp-protocol-version': '2026-07-28',
       'mcp-method': 'tools/list',
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 'second', method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'second',
+      method: 'tools/list',
+      params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+    }),
   });
   const secondBody = (await second.json()) as any;
   events.push('second answered');
@@ -85,13 +90,22 @@ t.test('a hanging upstream: one bounded wait, then immediate 503s with Retry-Aft
   t.same(events.slice(events.indexOf('first answered')), ['first answered', 'second answered'], 'nothing reached the upstream in between');
 
   const health = (await (await fetch(new URL('/healthz', url))).json()) as any;
-  t.same(health.upstreams.map((u: any) => [u.name, u.state]), [['hangs', 'down']], '/healthz says so');
+  t.same(
+    health.upstreams.map((u: any) => [u.name, u.state]),
+    [['hangs', 'down']],
+    '/healthz says so',
+  );
 
   // Legacy traffic is refused at once as well.
   const legacyInit = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'l', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'l', version: '1' } },
+    }),
   });
   t.equal(legacyInit.status, 503, 'a legacy initialize');
   await legacyInit.text();
@@ -112,21 +126,38 @@ t.test('a hanging upstream: one bounded wait, then immediate 503s with Retry-Aft
 
   const healthy = (await (await fetch(new URL('/healthz', url))).json()) as any;
   // A 2025-11-25 client came while it was down: the re-probe asked its 2025-11-25 side too.
-  t.same(healthy.upstreams.map((u: any) => [u.state, u.modern, u.legacy]), [['up', true, true]], '/healthz: up, both eras, learned by the re-probe');
+  t.same(
+    healthy.upstreams.map((u: any) => [u.state, u.modern, u.legacy]),
+    [['up', true, true]],
+    '/healthz: up, both eras, learned by the re-probe',
+  );
   const legacyBack = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'l', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'l', version: '1' } },
+    }),
   });
   t.equal(legacyBack.status, 200, 'a legacy client is served');
   await legacyBack.text();
   const both = (await (await fetch(new URL('/healthz', url))).json()) as any;
-  t.same(both.upstreams.map((u: any) => [u.state, u.modern, u.legacy]), [['up', true, true]], '/healthz: still both eras');
+  t.same(
+    both.upstreams.map((u: any) => [u.state, u.modern, u.legacy]),
+    [['up', true, true]],
+    '/healthz: still both eras',
+  );
 
   const client = new Client({ name: 'legacy-after', version: '1' }, { capabilities: {} });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   t.teardown(() => client.close());
-  t.same((await client.callTool({ name: 'greet', arguments: { name: 'L' } })).content, [{ type: 'text', text: 'Hello, L!' }], 'legacy clients pass through again');
+  t.same(
+    (await client.callTool({ name: 'greet', arguments: { name: 'L' } })).content,
+    [{ type: 'text', text: 'Hello, L!' }],
+    'legacy clients pass through again',
+  );
 });
 
 t.test('an upstream that dies after serving: the failing request triggers a re-probe, later ones are refused at once', async (t) => {
@@ -142,7 +173,10 @@ t.test('an upstream that dies after serving: the failing request triggers a re-p
   const failing = await post(url, 'tools/list', {}, { id: 'f' });
   t.equal(failing.status, 502, 'the request that finds it gone');
   t.same([failing.body.id, failing.body.error.code], ['f', -32603]);
-  const refused = await untilServed(() => post(url, 'tools/list'), (r) => r.status === 503);
+  const refused = await untilServed(
+    () => post(url, 'tools/list'),
+    (r) => r.status === 503,
+  );
   t.equal(refused.status, 503, 'then known to be down');
 });
 
@@ -153,7 +187,10 @@ t.test('while the upstream is known to be down, the gateway still answers for it
   t.equal((await pollToEnd(stack.url, task.taskId)).at(-1).status, 'completed');
 
   await stack.fixture.close();
-  const down = await untilServed(() => post(stack.url, 'tools/list'), (r) => r.status === 503);
+  const down = await untilServed(
+    () => post(stack.url, 'tools/list'),
+    (r) => r.status === 503,
+  );
   t.equal(down.status, 503, 'known to be down');
   const got = await getTask(stack.url, task.taskId);
   t.equal(got.status, 200, 'tasks/get is answered from the gateway’s records');

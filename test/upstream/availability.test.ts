@@ -71,42 +71,45 @@ function availability(t: Teardown, opts: ConstructorParameters<typeof UpstreamAv
   return a;
 }
 
-t.test('a dead upstream: the first caller gets the probe’s error, later ones UpstreamDownError at once; backoff doubles up to its bound; recovery', async (t) => {
-  const port = await closedPort();
-  const url = `http://127.0.0.1:${port}/mcp`;
-  const probe = counted(url);
-  const a = availability(t, { name: 'dead', probe: probe.probe, initialBackoffMs: 10, maxBackoffMs: 40 });
-  const seen = changes(a);
+t.test(
+  'a dead upstream: the first caller gets the probe’s error, later ones UpstreamDownError at once; backoff doubles up to its bound; recovery',
+  async (t) => {
+    const port = await closedPort();
+    const url = `http://127.0.0.1:${port}/mcp`;
+    const probe = counted(url);
+    const a = availability(t, { name: 'dead', probe: probe.probe, initialBackoffMs: 10, maxBackoffMs: 40 });
+    const seen = changes(a);
 
-  await t.rejects(a.eras(), UpstreamUnavailableError, 'the first caller: the probe’s own failure');
-  t.equal(probe.calls(), 1);
-  t.ok(a.isDown);
-  const calls = probe.calls();
-  const refusal = await a.eras().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  t.type(refusal, UpstreamDownError, 'the next caller is refused without a probe');
-  t.ok((refusal as UpstreamDownError).retryAfterMs <= 10, 'with when the gateway looks again');
-  t.equal(probe.calls(), calls, 'no probe for the refused caller');
+    await t.rejects(a.eras(), UpstreamUnavailableError, 'the first caller: the probe’s own failure');
+    t.equal(probe.calls(), 1);
+    t.ok(a.isDown);
+    const calls = probe.calls();
+    const refusal = await a.eras().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    t.type(refusal, UpstreamDownError, 'the next caller is refused without a probe');
+    t.ok((refusal as UpstreamDownError).retryAfterMs <= 10, 'with when the gateway looks again');
+    t.equal(probe.calls(), calls, 'no probe for the refused caller');
 
-  // Four failed background probes: the waits double and stop at the bound.
-  while (seen.all.length < 5) await seen.next();
-  t.same(
-    seen.all.map((c) => (c.up ? 'up' : c.retryInMs)),
-    [10, 20, 40, 40, 40],
-    'bounded exponential backoff',
-  );
+    // Four failed background probes: the waits double and stop at the bound.
+    while (seen.all.length < 5) await seen.next();
+    t.same(
+      seen.all.map((c) => (c.up ? 'up' : c.retryInMs)),
+      [10, 20, 40, 40, 40],
+      'bounded exponential backoff',
+    );
 
-  const server = await startEraServer('stateless', port);
-  t.teardown(() => server.close());
-  const up = await seen.next((c) => c.up);
-  t.same(up.up && [up.eras.modern, up.eras.legacyUnasked], [true, true], 'modern; its 2025-11-25 side not asked by the probe');
-  t.notOk(a.isDown);
-  const eras = await a.eras();
-  t.same([eras.modern, eras.legacy], [true, false], 'known again');
-  t.same(a.current?.discover?.supportedVersions, ['2026-07-28'], 'what the probe learned is kept');
-});
+    const server = await startEraServer('stateless', port);
+    t.teardown(() => server.close());
+    const up = await seen.next((c) => c.up);
+    t.same(up.up && [up.eras.modern, up.eras.legacyUnasked], [true, true], 'modern; its 2025-11-25 side not asked by the probe');
+    t.notOk(a.isDown);
+    const eras = await a.eras();
+    t.same([eras.modern, eras.legacy], [true, false], 'known again');
+    t.same(a.current?.discover?.supportedVersions, ['2026-07-28'], 'what the probe learned is kept');
+  },
+);
 
 t.test('a pinned era: no probe until traffic is suspicious; then only a liveness check, the pin stays', async (t) => {
   const fixture = await startLegacyFixture();
@@ -181,11 +184,19 @@ t.test('a question left unanswered is asked again, not taken as a "no"; a 2025-1
       const json = (payload: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
       if (body.method === 'server/discover' && ++discovers === 1) return void hung.push(res);
       if (body.method === 'server/discover') {
-        return json({ jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: {}, ttlMs: 0, cacheScope: 'private' } });
+        return json({
+          jsonrpc: '2.0',
+          id: body.id,
+          result: { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: {}, ttlMs: 0, cacheScope: 'private' },
+        });
       }
       if (body.method === 'initialize') {
         initializes.push({ headers: req.headers, meta: body.params?._meta });
-        return json({ jsonrpc: '2.0', id: body.id, result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'slow-start', version: '1' } } });
+        return json({
+          jsonrpc: '2.0',
+          id: body.id,
+          result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'slow-start', version: '1' } },
+        });
       }
       res.writeHead(405).end();
     });
@@ -197,20 +208,33 @@ t.test('a question left unanswered is asked again, not taken as a "no"; a 2025-1
   });
   const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/mcp`;
   const target = { url, headers: {}, timeoutMs: 200 };
-  const a = availability(t, { name: 'slow', probe: (signal) => probeUpstream(target, signal), probeLegacy: (signal) => probeLegacy(target, signal), minReprobeMs: 1 });
+  const a = availability(t, {
+    name: 'slow',
+    probe: (signal) => probeUpstream(target, signal),
+    probeLegacy: (signal) => probeLegacy(target, signal),
+    minReprobeMs: 1,
+  });
   const seen = changes(a);
 
   const first = await a.eras();
   t.same([first.modern, first.legacy, first.incomplete], [false, true, true], 'legacy known, modern not yet');
   t.equal(initializes.length, 1, 'initialize asked once discover got no answer');
   const second = await seen.next();
-  t.same(second.up && [second.eras.modern, second.eras.legacyUnasked, second.eras.incomplete], [true, true, undefined], 'asked again: modern, its 2025-11-25 side left for later');
+  t.same(
+    second.up && [second.eras.modern, second.eras.legacyUnasked, second.eras.incomplete],
+    [true, true, undefined],
+    'asked again: modern, its 2025-11-25 side left for later',
+  );
   t.equal(initializes.length, 1, 'no initialize to a server that answered server/discover');
   const [one, two] = await Promise.all([a.legacyEras(), a.legacyEras()]);
   t.same([one.modern, one.legacy, one.legacyUnasked], [true, true, undefined], 'a 2025-11-25 client: both eras');
   t.equal(one, two, 'concurrent callers share the answer');
   t.equal(initializes.length, 2, 'one initialize for them');
-  t.match(initializes[1], { headers: { 'mcp-protocol-version': '2025-11-25', 'mcp-method': 'initialize' }, meta: { 'io.modelcontextprotocol/protocolVersion': '2025-11-25' } }, 'marked as 2025-11-25 in its headers and _meta');
+  t.match(
+    initializes[1],
+    { headers: { 'mcp-protocol-version': '2025-11-25', 'mcp-method': 'initialize' }, meta: { 'io.modelcontextprotocol/protocolVersion': '2025-11-25' } },
+    'marked as 2025-11-25 in its headers and _meta',
+  );
   t.same((await a.eras()).identity?.serverInfo, { name: 'slow-start', version: '1' }, 'kept for everyone');
   t.equal(await a.legacyEras(), await a.eras(), 'asked once');
 });
@@ -223,7 +247,11 @@ t.test('an upstream that refuses the probe for want of credentials: reachable, e
   const probes = (authorization: string | undefined) => up.seen.filter((s) => s.rpc === 'server/discover' && s.authorization === authorization).length;
 
   // Spaced: after a refused credentialed probe, none for minReprobeMs (here longer than the test).
-  const spaced = new UpstreamAvailability({ name: 'oauth', probe: (signal, authorization) => probeUpstream(target, signal, authorization), minReprobeMs: 600_000 });
+  const spaced = new UpstreamAvailability({
+    name: 'oauth',
+    probe: (signal, authorization) => probeUpstream(target, signal, authorization),
+    minReprobeMs: 600_000,
+  });
   t.teardown(() => spaced.close());
   t.match(await spaced.eras(), { modern: false, legacy: false, refused: true }, 'no credentials: refused');
   t.equal(spaced.state, 'up', 'it answered: up');

@@ -56,7 +56,12 @@ export async function startEraServer(legacy: 'stateless' | 'reject', port = 0): 
       } catch {
         body = undefined;
       }
-      const s: SeenRequest = { httpMethod: req.method ?? '', rpcMethod: typeof body?.method === 'string' ? body.method : undefined, headers: req.headers, body };
+      const s: SeenRequest = {
+        httpMethod: req.method ?? '',
+        rpcMethod: typeof body?.method === 'string' ? body.method : undefined,
+        headers: req.headers,
+        body,
+      };
       seen.push(s);
       for (const w of [...waiters]) {
         if (w.match(s)) {
@@ -92,7 +97,11 @@ export async function startEraServer(legacy: 'stateless' | 'reject', port = 0): 
  * gateway having read that answer, which nothing outside the gateway can await: each try is a full loopback
  * exchange, no timer is involved, and the loop gives up after `boundMs` (a failed test, never a pass).
  */
-export async function untilServed<T extends { status: number }>(send: () => Promise<T>, done: (r: T) => boolean = (r) => r.status !== 503, boundMs = 10_000): Promise<T> {
+export async function untilServed<T extends { status: number }>(
+  send: () => Promise<T>,
+  done: (r: T) => boolean = (r) => r.status !== 503,
+  boundMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + boundMs;
   let last = await send();
   while (!done(last) && Date.now() < deadline) last = await send();

@@ -7,7 +7,7 @@
  * for what no real server here can be made to send: a body spread over lines, one that is neither JSON nor JSON
  * lines, a line over the byte limit.
  */
-import net from 'node:net';
+import type net from 'node:net';
 import t from 'tap';
 import { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { buildGateway } from '../../src/app.js';
@@ -58,7 +58,13 @@ function catalogError(kind: keyof typeof ERROR_CATALOG, ...args: unknown[]): { c
 async function rawCall(url: string, name: string, meta: Record<string, unknown>): Promise<{ status: number; type: string; text: string }> {
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MODERN,
+      'mcp-method': 'tools/call',
+      'mcp-name': name,
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {}, _meta: { ...envelope(), ...meta } } }),
     signal: AbortSignal.timeout(BOUND_MS),
   });
@@ -72,10 +78,17 @@ t.test('the fixture frames as the reference server: notification lines, then the
   t.match(r.type, /^application\/json/);
   const lines = r.text.split('\n');
   t.equal(lines.length, 4, 'three progress lines and the result line');
-  t.same(lines.slice(0, 3).map((l) => JSON.parse(l).method), ['notifications/progress', 'notifications/progress', 'notifications/progress']);
+  t.same(
+    lines.slice(0, 3).map((l) => JSON.parse(l).method),
+    ['notifications/progress', 'notifications/progress', 'notifications/progress'],
+  );
   t.equal(JSON.parse(lines[3] as string).id, 1, 'the result line comes last, without a newline');
   const plain = await rawCall(fixture.url, 'test_simple_text', {});
-  t.same(JSON.parse(plain.text).result.content, [{ type: 'text', text: 'This is a simple text response for testing.' }], 'an answer without notifications is one JSON body');
+  t.same(
+    JSON.parse(plain.text).result.content,
+    [{ type: 'text', text: 'This is a simple text response for testing.' }],
+    'an answer without notifications is one JSON body',
+  );
 });
 
 t.test('modern face, wrapped call: a single JSON answer, and JSON lines whose notifications are relayed before the result', async (t) => {
@@ -88,12 +101,26 @@ t.test('modern face, wrapped call: a single JSON answer, and JSON lines whose no
   const progress = await post(url, 'tools/call', { name: 'test_tool_with_progress', arguments: {}, _meta: { ...envelope(), progressToken: 'tok' } });
   t.equal(progress.status, 200);
   t.match(progress.contentType, /^text\/event-stream/, 'the notifications stream to the client');
-  t.same(progress.messages.map((m) => [m.method, m.params.progress]), [['notifications/progress', 0], ['notifications/progress', 50], ['notifications/progress', 100]]);
+  t.same(
+    progress.messages.map((m) => [m.method, m.params.progress]),
+    [
+      ['notifications/progress', 0],
+      ['notifications/progress', 50],
+      ['notifications/progress', 100],
+    ],
+  );
   t.same(progress.body.result.content, [{ type: 'text', text: 'tok' }], 'the result line is the answer');
 
-  const logged = await post(url, 'tools/call', { name: 'test_tool_with_logging', arguments: {}, _meta: envelope({}, { 'io.modelcontextprotocol/logLevel': 'info' }) });
+  const logged = await post(url, 'tools/call', {
+    name: 'test_tool_with_logging',
+    arguments: {},
+    _meta: envelope({}, { 'io.modelcontextprotocol/logLevel': 'info' }),
+  });
   t.equal(logged.status, 200);
-  t.same(logged.messages.map((m) => m.method), ['notifications/message', 'notifications/message', 'notifications/message']);
+  t.same(
+    logged.messages.map((m) => m.method),
+    ['notifications/message', 'notifications/message', 'notifications/message'],
+  );
   t.same(logged.body.result.content, [{ type: 'text', text: 'Tool with logging executed successfully' }]);
 });
 
@@ -102,7 +129,10 @@ t.test('legacy face: the result of a JSON-lines answer, with its progress and lo
   const { client } = await connectLegacy(url);
   t.teardown(() => client.close());
   const progress: number[] = [];
-  const r = await client.callTool({ name: 'test_tool_with_progress', arguments: {} }, undefined, { onprogress: (p) => progress.push(p.progress), timeout: BOUND_MS });
+  const r = await client.callTool({ name: 'test_tool_with_progress', arguments: {} }, undefined, {
+    onprogress: (p) => progress.push(p.progress),
+    timeout: BOUND_MS,
+  });
   t.same(progress, [0, 50, 100], 'every progress line reached the client');
   t.notOk(r.isError);
   t.equal((r.content as Array<{ type: string }>)[0]?.type, 'text', 'the result line is the answer');
@@ -119,7 +149,12 @@ t.test('legacy face: the result of a JSON-lines answer, with its progress and lo
 
 t.test('a JSON-lines listen: its acknowledgement is seen while the body stays open, later lines follow', async (t) => {
   const fixture = await startModernFixture({ mode: 'modern', jsonLines: true });
-  const client = new ModernUpstreamClient({ name: 'json-lines', url: fixture.url, timeoutMs: BOUND_MS, clientInfo: { name: 'mcp-tasks-gateway', version: 'test' } });
+  const client = new ModernUpstreamClient({
+    name: 'json-lines',
+    url: fixture.url,
+    timeoutMs: BOUND_MS,
+    clientInfo: { name: 'mcp-tasks-gateway', version: 'test' },
+  });
   t.teardown(async () => {
     await client.close();
     await fixture.close();
@@ -156,7 +191,10 @@ async function hostileStack(t: Teardown): Promise<{ hostile: HostileUpstream; ur
   t.teardown(() => hostile.close());
   // The rule makes every call the gateway's own on the modern face too (unwrapped calls pass through as sent).
   const tools = { '*': { task: 'auto', afterMs: 10_000 } };
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'hostile', path: '/mcp', url: hostile.url, era: 'modern', tools }] }), { logger: false });
+  const gateway = await buildGateway(
+    parseConfig({ server: { port: 0 }, upstreams: [{ name: 'hostile', path: '/mcp', url: hostile.url, era: 'modern', tools }] }),
+    { logger: false },
+  );
   t.teardown(() => gateway.close());
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   return { hostile, url: `http://127.0.0.1:${(gateway.app.server.address() as net.AddressInfo).port}/mcp` };
@@ -193,9 +231,19 @@ t.test('a body that is neither JSON nor JSON lines: the catalogued 502 naming th
   t.same(reply.body, { jsonrpc: '2.0', id: 'l', error: bad }, 'legacy face: the catalogued error');
 
   // Lines that parse, then one that does not: what came first is delivered, then the same error ends the stream.
-  hostile.script = () => ({ kind: 'sse', status: 200, contentType: 'application/json', chunks: ['{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}\n', 'garbage\n'], end: 'close' });
+  hostile.script = () => ({
+    kind: 'sse',
+    status: 200,
+    contentType: 'application/json',
+    chunks: ['{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}\n', 'garbage\n'],
+    end: 'close',
+  });
   const late = await post(url, 'tools/call', { name: 'any', arguments: {}, _meta: { ...envelope(), progressToken: 'p' } }, { id: 'late' });
-  t.same(late.messages.map((m) => m.method), ['notifications/progress'], 'the line before it was relayed');
+  t.same(
+    late.messages.map((m) => m.method),
+    ['notifications/progress'],
+    'the line before it was relayed',
+  );
   t.same(late.body, { jsonrpc: '2.0', id: 'late', error: bad }, 'then the catalogued error');
 
   hostile.script = () => ({ kind: 'sse', status: 200, contentType: 'application/json', chunks: [RESULT_LINE], end: 'close' });
@@ -206,7 +254,13 @@ t.test('a body that is neither JSON nor JSON lines: the catalogued 502 naming th
 t.test('a JSON line over the byte limit: the catalogued 502, and nothing else harmed (FAKE upstream)', async (t) => {
   const { hostile, url } = await hostileStack(t);
   const huge = `{"jsonrpc":"2.0","id":__ID__,"result":{"content":[{"type":"text","text":"${'x'.repeat(MAX_UPSTREAM_MESSAGE_BYTES)}"}]}}\n`;
-  hostile.script = () => ({ kind: 'sse', status: 200, contentType: 'application/json', chunks: ['{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}\n', huge], end: 'close' });
+  hostile.script = () => ({
+    kind: 'sse',
+    status: 200,
+    contentType: 'application/json',
+    chunks: ['{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}\n', huge],
+    end: 'close',
+  });
   const r = await post(url, 'tools/call', { name: 'any', arguments: {} }, { id: 'big' });
   t.equal(r.status, 502);
   t.same(r.body, { jsonrpc: '2.0', id: 'big', error: catalogError('GW_UPSTREAM_BAD_MESSAGE', `message larger than ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`) });
@@ -238,7 +292,9 @@ t.test('legacy face: every 2025-11-25 request type answers within the bound in f
   await answers('ping', client.ping(opts));
   await answers('tools/list', client.listTools(undefined, opts));
   await answers('tools/call', client.callTool({ name: 'test_simple_text', arguments: {} }, undefined, opts));
-  const prompts = (await answers('prompts/list', client.listPrompts(undefined, opts))) as { value?: { prompts: Array<{ name: string; arguments?: Array<{ name: string; required?: boolean }> }> } };
+  const prompts = (await answers('prompts/list', client.listPrompts(undefined, opts))) as {
+    value?: { prompts: Array<{ name: string; arguments?: Array<{ name: string; required?: boolean }> }> };
+  };
   const list = prompts.value?.prompts ?? [];
   t.ok(list.length > 0, 'the upstream lists prompts');
   const plain = list.find((p) => !(p.arguments ?? []).some((a) => a.required)) ?? list[0];
@@ -250,7 +306,9 @@ t.test('legacy face: every 2025-11-25 request type answers within the bound in f
   const sub = (await answers('resources/subscribe', client.subscribeResource({ uri: 'test://watched-resource' }, opts))) as { error?: unknown };
   await answers('resources/unsubscribe', client.unsubscribeResource({ uri: 'test://watched-resource' }, opts));
   // The upstream's server/discover offers no subscriptions (resources: {}): a refusal is the right answer then.
-  t.match(String((sub.error as Error | undefined)?.message), /-32601.*Method not found: resources\/subscribe/, 'subscribe refused: the upstream offers none', { error: sub.error });
+  t.match(String((sub.error as Error | undefined)?.message), /-32601.*Method not found: resources\/subscribe/, 'subscribe refused: the upstream offers none', {
+    error: sub.error,
+  });
   const withArg = list.find((p) => (p.arguments ?? []).length > 0);
   if (withArg) {
     const argument = { name: withArg.arguments?.[0]?.name ?? 'x', value: '' };

@@ -69,7 +69,11 @@ t.test('input asked inside the task arrives as inputRequests under the upstream 
   t.equal(req.method, 'elicitation/create');
   t.match(req.params, { message: 'Delete a.txt?' });
   t.notOk(req.params && '_meta' in req.params, 'legacy _meta (related-task, key hint) stays behind');
-  t.same(await task.answer({ nope: { action: 'accept' }, confirm: { action: 'accept', content: { confirm: true } } }), ['confirm'], 'only outstanding keys go upstream');
+  t.same(
+    await task.answer({ nope: { action: 'accept' }, confirm: { action: 'accept', content: { confirm: true } } }),
+    ['confirm'],
+    'only outstanding keys go upstream',
+  );
   t.same(await task.answer({ confirm: { action: 'accept', content: { confirm: true } } }), [], 'an answered key is ignored');
   const end = (await toEnd(task)).at(-1)!;
   t.match(end, { status: 'completed', result: { content: [{ text: 'Deleted a.txt' }] } });
@@ -93,10 +97,16 @@ t.test('two concurrent questions get two keys; a partial answer leaves the other
 t.test('a caller that did not declare elicitation is never asked: its session declares none, the server meets such a client', async (t) => {
   const task = await startTask(t, 'confirm_delete', { filename: 'b.txt' }, silent);
   const seen = await toEnd(task);
-  t.notOk(seen.some((s) => s.status === 'input_required'), 'never input_required');
+  t.notOk(
+    seen.some((s) => s.status === 'input_required'),
+    'never input_required',
+  );
   // The SDK server refuses an elicitation its client did not declare, and the tool fails, as it would directly.
   t.match(seen.at(-1), { status: 'failed' });
-  t.notOk(fx.stats().tasks.some((x) => x.tool === 'confirm_delete' && x.status === 'completed' && x.taskId === task.id), 'no confirmation reached it');
+  t.notOk(
+    fx.stats().tasks.some((x) => x.tool === 'confirm_delete' && x.status === 'completed' && x.taskId === task.id),
+    'no confirmation reached it',
+  );
 });
 
 t.test('a tool error stays completed with isError; a JSON-RPC error is failed', async (t) => {
@@ -118,7 +128,13 @@ t.test('cancel: accepted, the upstream work stops, and the task ends cancelled; 
 });
 
 t.test('a task the upstream does not know: next() and get() reject UpstreamTaskLostError, cancel says unknown', async (t) => {
-  const task = new LegacyUpstreamTask(client, asking, { taskId: 'no-such-task', status: 'working', ttl: null, createdAt: new Date(0).toISOString(), lastUpdatedAt: new Date(0).toISOString() }, undefined, { minPollMs: 50 });
+  const task = new LegacyUpstreamTask(
+    client,
+    asking,
+    { taskId: 'no-such-task', status: 'working', ttl: null, createdAt: new Date(0).toISOString(), lastUpdatedAt: new Date(0).toISOString() },
+    undefined,
+    { minPollMs: 50 },
+  );
   t.teardown(() => task.release());
   await t.rejects(task.next(new AbortController().signal), UpstreamTaskLostError);
   await t.rejects(task.get(), UpstreamTaskLostError);
@@ -127,7 +143,11 @@ t.test('a task the upstream does not know: next() and get() reject UpstreamTaskL
 
 t.test('a task of another session is unknown there (tasks are bound to the session that created them)', async (t) => {
   const task = await startTask(t, 'gated_job', { gate: 'never-2' });
-  const elsewhere = new LegacyUpstreamTask(client, { ...asking, authorization: 'Bearer someone-else' }, { taskId: task.id, status: 'working', ttl: null, createdAt: new Date(0).toISOString(), lastUpdatedAt: new Date(0).toISOString() });
+  const elsewhere = new LegacyUpstreamTask(
+    client,
+    { ...asking, authorization: 'Bearer someone-else' },
+    { taskId: task.id, status: 'working', ttl: null, createdAt: new Date(0).toISOString(), lastUpdatedAt: new Date(0).toISOString() },
+  );
   t.teardown(() => elsewhere.release());
   await t.rejects(elsewhere.get(), UpstreamTaskLostError);
   t.equal(await task.cancel(), 'cancelled');
@@ -158,7 +178,11 @@ t.test('taskAsCall: input requests become request events with the key as a hint,
   const ask = await call.next();
   t.equal(ask.kind, 'request');
   if (ask.kind !== 'request') return;
-  t.match(ask.message, { id: 'task-input-1', method: 'elicitation/create', params: { message: 'Delete c.txt?', _meta: { 'mcp-tasks-gateway/inputKey': 'confirm' } } });
+  t.match(ask.message, {
+    id: 'task-input-1',
+    method: 'elicitation/create',
+    params: { message: 'Delete c.txt?', _meta: { 'mcp-tasks-gateway/inputKey': 'confirm' } },
+  });
   await t.rejects(call.respond('task-input-9', { result: {} }), /no open input request/);
   await call.respond(ask.message.id, { result: { action: 'accept', content: { confirm: false } } });
   const end = await call.next();
@@ -227,8 +251,13 @@ t.test('cancelling a task-augmented call before its answer: no notifications/can
   await waitForStats(fx, (s) => (s.gatesWaiting['never-7'] ?? 0) === 1);
   call.cancel('client went away');
   t.match(await call.next(), { kind: 'failure' });
-  const stats = await waitForStats(fx, (s) => s.cancellations.some((c) => c.tool === 'gated_job' && c.via === 'tasks/cancel' && (s.gatesWaiting['never-7'] ?? 0) === 0));
-  t.notOk(stats.cancellations.some((c) => c.via === 'notifications/cancelled'), 'a task-augmented request is cancelled with tasks/cancel only');
+  const stats = await waitForStats(fx, (s) =>
+    s.cancellations.some((c) => c.tool === 'gated_job' && c.via === 'tasks/cancel' && (s.gatesWaiting['never-7'] ?? 0) === 0),
+  );
+  t.notOk(
+    stats.cancellations.some((c) => c.via === 'notifications/cancelled'),
+    'a task-augmented request is cancelled with tasks/cancel only',
+  );
 });
 
 t.test('a question asked before the task exists, on a cancelled call, is refused and the request is not cancelled', async (t) => {
@@ -252,7 +281,10 @@ t.test('a legacy upstream in plain-JSON response mode (tasks/result answers only
   const start = (tool: string, args: Record<string, unknown>): Promise<UpstreamTask> => startUpstreamTask(jclient, asking, tool, args, { t });
 
   await t.test('completed, and failed with the JSON-RPC error', async (t) => {
-    t.match((await toEnd(await start('slow_compute', { seconds: 0.2 }))).at(-1), { status: 'completed', result: { content: [{ text: 'Computed result after 0.2s' }] } });
+    t.match((await toEnd(await start('slow_compute', { seconds: 0.2 }))).at(-1), {
+      status: 'completed',
+      result: { content: [{ text: 'Computed result after 0.2s' }] },
+    });
     t.match((await toEnd(await start('protocol_error_job', {}))).at(-1), { status: 'failed', error: { code: -32603 } });
   });
 

@@ -51,7 +51,10 @@ function v2Server() {
   const seen: Array<{ tool: string; requestState?: unknown; responses?: unknown; envelope?: unknown; meta?: unknown }> = [];
   const handler = createMcpHandler(
     () => {
-      const s = new McpServer({ name: 'v2-upstream', version: '2.4.0' }, { capabilities: { logging: {}, tools: { listChanged: true } }, instructions: 'ask nicely' });
+      const s = new McpServer(
+        { name: 'v2-upstream', version: '2.4.0' },
+        { capabilities: { logging: {}, tools: { listChanged: true } }, instructions: 'ask nicely' },
+      );
       s.registerTool('count', { inputSchema: z.object({ to: z.number().int() }) }, async ({ to }, ctx) => {
         seen.push({ tool: 'count', envelope: ctx.mcpReq.envelope, meta: ctx.mcpReq._meta });
         const token = ctx.mcpReq._meta?.progressToken;
@@ -126,8 +129,14 @@ t.test('(a) v2 server: discover, progress and log, two MRTR rounds, x-mcp-header
     const call = await client.call({ ...caller, logLevel: 'info' }, 'tools/call', { name: 'count', arguments: { to: 3 }, _meta: { progressToken: 'p1' } });
     const { events, final } = await collect(call);
     const progress = events.filter((e) => e.kind === 'notification' && e.message.method === 'notifications/progress');
-    t.strictSame(progress.map((e) => (e as any).message.params.progress), [1, 2, 3]);
-    t.ok(events.some((e) => e.kind === 'notification' && e.message.method === 'notifications/message'), 'the log level reached the upstream');
+    t.strictSame(
+      progress.map((e) => (e as any).message.params.progress),
+      [1, 2, 3],
+    );
+    t.ok(
+      events.some((e) => e.kind === 'notification' && e.message.method === 'notifications/message'),
+      'the log level reached the upstream',
+    );
     t.equal(resultOf(final).content[0].text, 'counted to 3');
     t.equal(call.finished, true);
     const env = seen.find((s) => s.tool === 'count')?.envelope as any;
@@ -139,7 +148,7 @@ t.test('(a) v2 server: discover, progress and log, two MRTR rounds, x-mcp-header
   t.test('the gateway’s client info when the caller has none', async (t) => {
     const resp = await requestOnce(client, { capabilities: {} }, 'tools/call', { name: 'count', arguments: { to: 0 } });
     t.ok('result' in resp);
-    t.strictSame((seen.filter((s) => s.tool === 'count').at(-1)?.envelope as any)['io.modelcontextprotocol/clientInfo'], CLIENT_INFO);
+    t.strictSame((seen.filter((s) => s.tool === 'count').at(-1)?.envelope as any)?.['io.modelcontextprotocol/clientInfo'], CLIENT_INFO);
   });
 
   t.test('two MRTR rounds become two input requests, answered through respond()', async (t) => {
@@ -186,12 +195,22 @@ t.test('(a) v2 server: discover, progress and log, two MRTR rounds, x-mcp-header
     // The negative control: the same call without the headers is refused by this server.
     const raw = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'query' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'query',
+      },
       body: JSON.stringify({
         jsonrpc: '2.0',
         id: 1,
         method: 'tools/call',
-        params: { name: 'query', arguments: args, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+        params: {
+          name: 'query',
+          arguments: args,
+          _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+        },
       }),
     });
     t.equal(raw.status, 400);
@@ -273,10 +292,17 @@ t.test('(b) raw JSON server: the headers and envelope it receives', async (t) =>
   const who: UpstreamCaller = { ...caller, authorization: 'Bearer tok', logLevel: 'warning' };
 
   const listed = await requestOnce(client, who, 'tools/list', {});
-  t.strictSame((listed as any).result.tools.map((x: any) => x.name), ['query'], 'a tool with invalid x-mcp-header declarations is left out');
+  t.strictSame(
+    (listed as any).result.tools.map((x: any) => x.name),
+    ['query'],
+    'a tool with invalid x-mcp-header declarations is left out',
+  );
 
   const before = received.length;
-  const resp = await requestOnce(client, who, 'tools/call', { name: 'query', arguments: { region: ' eu west ', opts: { verbose: true }, count: 12, extra: 'x' } });
+  const resp = await requestOnce(client, who, 'tools/call', {
+    name: 'query',
+    arguments: { region: ' eu west ', opts: { verbose: true }, count: 12, extra: 'x' },
+  });
   t.equal((resp as any).result.content[0].text, 'done');
   t.equal(received.length, before + 1, 'the schema learned from tools/list: no second tools/list');
   const call = received.at(-1) as Received;
@@ -325,10 +351,14 @@ t.test('(b) a HeaderMismatch makes the client re-read the tool schema and retry 
   const { server, received } = rawServer((body, res, req) => {
     if (body.method === 'tools/list') {
       schemaVersion++;
-      const tool = schemaVersion === 1 ? { name: 'q', inputSchema: { type: 'object', properties: {} } } : { name: 'q', inputSchema: { type: 'object', properties: { r: { type: 'string', 'x-mcp-header': 'R' } } } };
+      const tool =
+        schemaVersion === 1
+          ? { name: 'q', inputSchema: { type: 'object', properties: {} } }
+          : { name: 'q', inputSchema: { type: 'object', properties: { r: { type: 'string', 'x-mcp-header': 'R' } } } };
       return json(res, 200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', tools: [tool] } });
     }
-    if (req.headers['mcp-param-r'] !== body.params.arguments.r) return json(res, 400, { jsonrpc: '2.0', id: body.id, error: { code: -32020, message: 'Mcp-Param-R missing' } });
+    if (req.headers['mcp-param-r'] !== body.params.arguments.r)
+      return json(res, 400, { jsonrpc: '2.0', id: body.id, error: { code: -32020, message: 'Mcp-Param-R missing' } });
     return json(res, 200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', content: [] } });
   });
   const url = await listen(server);
@@ -340,7 +370,10 @@ t.test('(b) a HeaderMismatch makes the client re-read the tool schema and retry 
   });
   const resp = await requestOnce(client, caller, 'tools/call', { name: 'q', arguments: { r: 'x' } });
   t.ok('result' in resp, 'answered after the retry');
-  t.strictSame(received.map((r) => r.body.method), ['tools/list', 'tools/call', 'tools/list', 'tools/call']);
+  t.strictSame(
+    received.map((r) => r.body.method),
+    ['tools/list', 'tools/call', 'tools/list', 'tools/call'],
+  );
 });
 
 t.test('-32022 naming 2026-07-28 among the supported versions: asked again once; a list without it, not', async (t) => {
@@ -352,7 +385,11 @@ t.test('-32022 naming 2026-07-28 among the supported versions: asked again once;
     const supported = name === 'other' ? ['2027-01-01'] : ['2026-07-28'];
     // 'once' is refused the first time only; 'always' and 'other' every time.
     if (name !== 'once' || n === 1) {
-      return json(res, 400, { jsonrpc: '2.0', id: body.id, error: { code: -32022, message: 'Unsupported protocol version', data: { supported, requested: '2026-07-28' } } });
+      return json(res, 400, {
+        jsonrpc: '2.0',
+        id: body.id,
+        error: { code: -32022, message: 'Unsupported protocol version', data: { supported, requested: '2026-07-28' } },
+      });
     }
     return json(res, 200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', messages: [] } });
   });
@@ -369,8 +406,17 @@ t.test('-32022 naming 2026-07-28 among the supported versions: asked again once;
   t.match(again, { error: { code: -32022 } }, 'refused twice: the refusal reaches the caller');
   const other = await requestOnce(client, caller, 'prompts/get', { name: 'other' });
   t.match(other, { error: { code: -32022 } }, 'a list without our version: no retry');
-  t.same(received.map((r) => r.body.params.name), ['once', 'once', 'always', 'always', 'other'], 'one retry each where our version is listed');
-  t.ok(received.every((r) => r.headers['mcp-protocol-version'] === '2026-07-28' && r.body.params._meta['io.modelcontextprotocol/protocolVersion'] === '2026-07-28'), 'every attempt with the version header and _meta');
+  t.same(
+    received.map((r) => r.body.params.name),
+    ['once', 'once', 'always', 'always', 'other'],
+    'one retry each where our version is listed',
+  );
+  t.ok(
+    received.every(
+      (r) => r.headers['mcp-protocol-version'] === '2026-07-28' && r.body.params._meta['io.modelcontextprotocol/protocolVersion'] === '2026-07-28',
+    ),
+    'every attempt with the version header and _meta',
+  );
 });
 
 t.test('(b) MRTR rounds are bounded; a state-only round is retried at once', async (t) => {
@@ -395,9 +441,19 @@ t.test('(b) MRTR rounds are bounded; a state-only round is retried at once', asy
   t.equal((final as any).message.error.code, -32603);
   t.match((final as any).message.error.message, /3 rounds/);
   t.equal((final as any).message.id, received[0]?.body.id, 'the final response carries the call’s first id');
-  t.strictSame(received.map((r) => r.body.params.requestState), [undefined, 's1', 's2', 's3'], 'the exact state echoed each time');
-  t.ok(received.every((r) => r.body.params.name === 'p' && r.body.params.arguments.a === '1'), 'the original params on every retry');
-  t.ok(received.every((r) => r.body.params.inputResponses === undefined), 'no inputResponses when nothing was asked');
+  t.strictSame(
+    received.map((r) => r.body.params.requestState),
+    [undefined, 's1', 's2', 's3'],
+    'the exact state echoed each time',
+  );
+  t.ok(
+    received.every((r) => r.body.params.name === 'p' && r.body.params.arguments.a === '1'),
+    'the original params on every retry',
+  );
+  t.ok(
+    received.every((r) => r.body.params.inputResponses === undefined),
+    'no inputResponses when nothing was asked',
+  );
 
   const malformed = await requestOnce(client, caller, 'tools/call', { name: 'malformed', arguments: {} });
   t.equal((malformed as any).error?.code, -32603, 'a malformed InputRequiredResult ends the call');
@@ -444,7 +500,11 @@ t.test('(c) a listen stream on a raw server: accepted subset, graceful close, re
     }
     const send = (m: unknown) => res.write(`data: ${JSON.stringify(m)}\n\n`);
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    send({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: ['file:///a'] }, _meta: { [sid]: body.id } } });
+    send({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: { resourceSubscriptions: ['file:///a'] }, _meta: { [sid]: body.id } },
+    });
     send({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///a', _meta: { [sid]: body.id, keep: 1 } } });
     send({ jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', _meta: { [sid]: body.id } } });
     send({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///after-close' } });
@@ -463,7 +523,11 @@ t.test('(c) a listen stream on a raw server: accepted subset, graceful close, re
   t.equal(received[0]?.headers['mcp-method'], 'subscriptions/listen');
   const got = [];
   for await (const n of l.notifications) got.push(n);
-  t.strictSame(got, [{ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///a', _meta: { keep: 1 } } }], 'nothing after the closing result');
+  t.strictSame(
+    got,
+    [{ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///a', _meta: { keep: 1 } } }],
+    'nothing after the closing result',
+  );
   await t.rejects(client.listen(caller, { resourceSubscriptions: ['refuse'] }, new AbortController().signal), UpstreamUnavailableError);
 });
 

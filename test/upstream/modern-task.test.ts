@@ -43,7 +43,8 @@ for (const responseMode of ['sse', 'json'] as const) {
       await fx.close();
     });
 
-    const startTask = (t: Test, tool: string, args: Record<string, unknown>): Promise<UpstreamTask> => startUpstreamTask(client, caller, tool, args, { ttlMs: 30_000, t });
+    const startTask = (t: Test, tool: string, args: Record<string, unknown>): Promise<UpstreamTask> =>
+      startUpstreamTask(client, caller, tool, args, { ttlMs: 30_000, t });
 
     await t.test('a task that completes', async (t) => {
       const task = await startTask(t, 'slow_compute', { seconds: 0.2, label: 'sum' });
@@ -55,12 +56,19 @@ for (const responseMode of ['sse', 'json'] as const) {
       t.equal(await task.next(new AbortController().signal), end, 'the terminal state again');
     });
 
-    await t.test('without CallOptions.task the caller\'s extension is not declared upstream, so the tool runs in the call', async (t) => {
+    await t.test("without CallOptions.task the caller's extension is not declared upstream, so the tool runs in the call", async (t) => {
       const call = await client.call(caller, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0.05 } });
       const e = await call.next();
       t.match(e, { kind: 'response', message: { result: { content: [{ text: 'Computed result after 0.05s' }] } } });
-      const seen = fx.stats().recent.filter((r) => r.method === 'tools/call' && r.name === 'slow_compute').at(-1);
-      t.same((seen?.envelope?.['io.modelcontextprotocol/clientCapabilities'] as any)?.extensions, { 'example.com/other': { on: true } }, 'other extensions stay');
+      const seen = fx
+        .stats()
+        .recent.filter((r) => r.method === 'tools/call' && r.name === 'slow_compute')
+        .at(-1);
+      t.same(
+        (seen?.envelope?.['io.modelcontextprotocol/clientCapabilities'] as any)?.extensions,
+        { 'example.com/other': { on: true } },
+        'other extensions stay',
+      );
     });
 
     await t.test('a task-only tool without CallOptions.task answers -32021, an ordinary response', async (t) => {
@@ -112,7 +120,14 @@ for (const responseMode of ['sse', 'json'] as const) {
     });
 
     await t.test('a task the upstream does not know: UpstreamTaskLostError; cancel says unknown', async (t) => {
-      const task = new ModernUpstreamTask(client, caller, { resultType: 'task', taskId: 'no-such-task', status: 'working', ttlMs: null, createdAt: new Date(0).toISOString(), lastUpdatedAt: new Date(0).toISOString() });
+      const task = new ModernUpstreamTask(client, caller, {
+        resultType: 'task',
+        taskId: 'no-such-task',
+        status: 'working',
+        ttlMs: null,
+        createdAt: new Date(0).toISOString(),
+        lastUpdatedAt: new Date(0).toISOString(),
+      });
       t.teardown(() => task.release());
       await t.rejects(task.get(), UpstreamTaskLostError);
       await t.rejects(task.next(new AbortController().signal), UpstreamTaskLostError);
@@ -145,13 +160,17 @@ for (const responseMode of ['sse', 'json'] as const) {
         const e = await call.next();
         events.push(e);
         if (e.kind === 'request') {
-          const answer = e.message.params?._meta && (e.message.params._meta as any)['mcp-tasks-gateway/inputKey'] === 'step1' ? { name: 'Ada' } : { color: 'green' };
+          const answer =
+            e.message.params?._meta && (e.message.params._meta as any)['mcp-tasks-gateway/inputKey'] === 'step1' ? { name: 'Ada' } : { color: 'green' };
           await call.respond(e.message.id, { result: { action: 'accept', content: answer } });
           continue;
         }
         break;
       }
-      t.same(events.map((e) => e.kind), ['request', 'request', 'response']);
+      t.same(
+        events.map((e) => e.kind),
+        ['request', 'request', 'response'],
+      );
       t.match(events.at(-1), { kind: 'response', message: { result: { content: [{ text: 'Ada likes green' }] } } });
     });
   });

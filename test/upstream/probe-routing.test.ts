@@ -49,7 +49,10 @@ t.test('dual-era upstream: a 2025-11-25 SDK client passes through untouched', as
   const client = await legacyClient(t, url);
   t.same(client.getServerVersion(), { name: 'era-test-server', version: '2.4.0' }, 'the upstream’s own initialize answer');
   const tools = await client.listTools();
-  t.same(tools.tools.map((tool) => tool.name), ['greet']);
+  t.same(
+    tools.tools.map((tool) => tool.name),
+    ['greet'],
+  );
   const result = await client.callTool({ name: 'greet', arguments: { name: 'Legacy' } });
   t.same(result.content, [{ type: 'text', text: 'Hello, Legacy!' }]);
 
@@ -59,7 +62,10 @@ t.test('dual-era upstream: a 2025-11-25 SDK client passes through untouched', as
   const call = own.find((s) => s.rpcMethod === 'tools/call');
   t.same(call?.body.params, { name: 'greet', arguments: { name: 'Legacy' } }, 'the client’s tools/call, no envelope added');
   t.notOk(call?.headers['mcp-method'], 'no modern headers added');
-  t.notOk(own.some((s) => s.body?.params?.clientInfo?.name === 'mcp-tasks-gateway'), 'no session of the gateway’s own');
+  t.notOk(
+    own.some((s) => s.body?.params?.clientInfo?.name === 'mcp-tasks-gateway'),
+    'no session of the gateway’s own',
+  );
 });
 
 t.test('dual-era upstream: a 2026-07-28 request passes through untouched', async (t) => {
@@ -91,13 +97,21 @@ t.test('modern-only upstream: modern passes through; legacy clients meet the gat
   const init = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 'i', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'i',
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    }),
   });
   t.equal(init.status, 200);
   const body = (await readReply(init)).body;
   t.same([body.id, body.result?.protocolVersion], ['i', '2025-11-25'], 'the gateway answers initialize itself');
   t.ok(init.headers.get('mcp-session-id'), 'with a session of its own');
-  t.notOk(server.seen.some((s) => s.rpcMethod === 'initialize' && !isProbe(s)), 'the upstream never saw the client’s initialize');
+  t.notOk(
+    server.seen.some((s) => s.rpcMethod === 'initialize' && !isProbe(s)),
+    'the upstream never saw the client’s initialize',
+  );
   t.equal((await fetch(url, { method: 'GET', headers: { accept: 'text/event-stream' } })).status, 400, 'GET without a session: refused by the face');
 });
 
@@ -121,7 +135,10 @@ t.test('pinned eras skip the probe', async (t) => {
     t.same((await client.callTool({ name: 'greet', arguments: { name: 'L' } })).content, [{ type: 'text', text: 'Hello, L!' }]);
     t.same((await post(url, 'tools/call', { name: 'greet', arguments: { name: 'M' } })).body.result?.content, [{ type: 'text', text: 'Hello, M!' }]);
     t.notOk(server.seen.some(isProbe), 'the upstream never saw a probe');
-    t.notOk(server.seen.some((s) => s.rpcMethod === 'server/discover'), 'nor any server/discover');
+    t.notOk(
+      server.seen.some((s) => s.rpcMethod === 'server/discover'),
+      'nor any server/discover',
+    );
   });
 
   t.test('legacy in front of a dual server: modern requests are translated, no probe', async (t) => {
@@ -132,7 +149,10 @@ t.test('pinned eras skip the probe', async (t) => {
     t.notOk(server.seen.some(isProbe), 'no probe');
     const call = server.seen.find((s) => s.rpcMethod === 'tools/call');
     t.notOk(call?.body.params._meta?.['io.modelcontextprotocol/protocolVersion'], 'the upstream got a 2025-11-25 call');
-    t.ok(server.seen.some((s) => s.rpcMethod === 'initialize' && s.body.params.clientInfo.name === 'mcp-tasks-gateway'), 'from the gateway’s own session');
+    t.ok(
+      server.seen.some((s) => s.rpcMethod === 'initialize' && s.body.params.clientInfo.name === 'mcp-tasks-gateway'),
+      'from the gateway’s own session',
+    );
   });
 
   t.test('modern in front of a dual server: legacy clients meet the legacy face, not the upstream, no probe', async (t) => {
@@ -141,13 +161,21 @@ t.test('pinned eras skip the probe', async (t) => {
     const init = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      }),
     });
     t.equal(init.status, 200, 'answered by the gateway');
     await init.text();
     t.equal((await post(url, 'tools/call', { name: 'greet', arguments: { name: 'P' } })).status, 200);
     t.notOk(server.seen.some(isProbe), 'no probe');
-    t.notOk(server.seen.some((s) => s.rpcMethod === 'initialize'), 'the upstream never saw initialize');
+    t.notOk(
+      server.seen.some((s) => s.rpcMethod === 'initialize'),
+      'the upstream never saw initialize',
+    );
   });
 });
 
@@ -164,7 +192,11 @@ t.test('a legacy upstream replaced by a modern-only one: the era is re-learned, 
   const relay = await startRelay(t);
   relay.setTarget(fixture.url);
   const url = await gatewayFor(t, relay.url);
-  t.same((await post(url, 'tools/list')).body.result?.tools.some((tool: any) => tool.name === 'greet'), true, 'translated first');
+  t.same(
+    (await post(url, 'tools/list')).body.result?.tools.some((tool: any) => tool.name === 'greet'),
+    true,
+    'translated first',
+  );
 
   const modern = await eraServer(t, 'reject');
   const probed = replaceUpstream(relay, modern.url);
@@ -172,10 +204,19 @@ t.test('a legacy upstream replaced by a modern-only one: the era is re-learned, 
   const refused = await post(url, 'tools/list');
   t.not(refused.status, 200, 'the request that finds the old era gone fails');
   await probed();
-  const back = await untilServed(() => post(url, 'tools/list', {}, { id: 'after-switch' }), (r) => r.status === 200);
+  const back = await untilServed(
+    () => post(url, 'tools/list', {}, { id: 'after-switch' }),
+    (r) => r.status === 200,
+  );
   t.equal(back.status, 200);
-  t.same(back.body.result.tools.map((tool: any) => tool.name), ['greet']);
-  t.ok(modern.seen.some((s) => s.body?.id === 'after-switch' && s.rpcMethod === 'tools/list'), 'passed through: the client’s own request');
+  t.same(
+    back.body.result.tools.map((tool: any) => tool.name),
+    ['greet'],
+  );
+  t.ok(
+    modern.seen.some((s) => s.body?.id === 'after-switch' && s.rpcMethod === 'tools/list'),
+    'passed through: the client’s own request',
+  );
 });
 
 t.test('a dual upstream replaced by a legacy-only one: modern requests are translated again', async (t) => {
@@ -184,7 +225,10 @@ t.test('a dual upstream replaced by a legacy-only one: modern requests are trans
   relay.setTarget(dual.url);
   const url = await gatewayFor(t, relay.url);
   t.equal((await post(url, 'tools/list', {}, { id: 'before' })).status, 200);
-  t.ok(dual.seen.some((s) => s.body?.id === 'before'), 'passed through first');
+  t.ok(
+    dual.seen.some((s) => s.body?.id === 'before'),
+    'passed through first',
+  );
 
   const fixture = await startLegacyFixture();
   t.teardown(() => fixture.close());
@@ -192,7 +236,13 @@ t.test('a dual upstream replaced by a legacy-only one: modern requests are trans
   const refused = await post(url, 'tools/list');
   t.equal(refused.status, 400, 'the legacy server refuses the passed-through modern request');
   await probed();
-  const back = await untilServed(() => post(url, 'tools/call', { name: 'greet', arguments: { name: 'Again' } }), (r) => r.status === 200 && !r.body.error);
+  const back = await untilServed(
+    () => post(url, 'tools/call', { name: 'greet', arguments: { name: 'Again' } }),
+    (r) => r.status === 200 && !r.body.error,
+  );
   t.same(back.body.result?.content, [{ type: 'text', text: 'Hello, Again!' }]);
-  t.ok(relay.seen.some((s) => s.rpcMethod === 'initialize' && s.body.params.clientInfo.name === 'mcp-tasks-gateway'), 'through the gateway’s own session');
+  t.ok(
+    relay.seen.some((s) => s.rpcMethod === 'initialize' && s.body.params.clientInfo.name === 'mcp-tasks-gateway'),
+    'through the gateway’s own session',
+  );
 });

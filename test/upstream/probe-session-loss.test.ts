@@ -72,7 +72,10 @@ t.test('the demo upstream (400 "no valid session") restarts: tools/list and a wr
 
   const before = await post(url, 'tools/list');
   t.equal(before.status, 200);
-  t.ok(before.body.result.tools.some((tool: any) => tool.name === 'greet'), 'served before the restart');
+  t.ok(
+    before.body.result.tools.some((tool: any) => tool.name === 'greet'),
+    'served before the restart',
+  );
   // Both callers (plain, and task-declaring) now hold an upstream session each.
   const first = await createTask(url, 'countdown', { n: 1 });
   t.equal((await pollToEnd(url, first.taskId)).at(-1).status, 'completed', 'a wrapped call before the restart');
@@ -91,7 +94,10 @@ t.test('the demo upstream (400 "no valid session") restarts: tools/list and a wr
   const list = await post(url, 'tools/list');
   t.equal(list.status, 200);
   t.notOk(list.body.error, 'not the upstream’s "no valid session"');
-  t.ok(list.body.result?.tools.some((tool: any) => tool.name === 'greet'), 'tools/list after the restart');
+  t.ok(
+    list.body.result?.tools.some((tool: any) => tool.name === 'greet'),
+    'tools/list after the restart',
+  );
 
   const greet = await post(url, 'tools/call', { name: 'greet', arguments: { name: 'Again' } });
   t.same(greet.body.result?.content, [{ type: 'text', text: 'Hello, Again!' }]);
@@ -144,8 +150,10 @@ t.test('a 400 that is not about the session stays the upstream’s own answer; t
         );
       }
       if (body.id === undefined) return void res.writeHead(202).end();
-      if (body.method === 'server/discover') return json(400, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: no valid session ID provided' } });
-      if (body.method === 'tools/call') return json(400, { jsonrpc: '2.0', id: body.id, error: { code: -32602, message: 'Invalid params: name must be a string' } });
+      if (body.method === 'server/discover')
+        return json(400, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: no valid session ID provided' } });
+      if (body.method === 'tools/call')
+        return json(400, { jsonrpc: '2.0', id: body.id, error: { code: -32602, message: 'Invalid params: name must be a string' } });
       return json(200, { jsonrpc: '2.0', id: body.id, result: { tools: [] } });
     });
   });
@@ -185,7 +193,15 @@ async function forgetfulServer(t: Teardown, message: string): Promise<{ url: str
         const sid = `s${++next}`;
         if (body.params?.clientInfo?.version !== 'probe') initializes++;
         sessions.add(sid);
-        return json(200, { jsonrpc: '2.0', id: body.id, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'forgetful', version: '1' } } }, { 'mcp-session-id': sid });
+        return json(
+          200,
+          {
+            jsonrpc: '2.0',
+            id: body.id,
+            result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'forgetful', version: '1' } },
+          },
+          { 'mcp-session-id': sid },
+        );
       }
       const sid = req.headers['mcp-session-id'];
       if (typeof sid !== 'string' || !sessions.has(sid)) return json(400, { jsonrpc: '2.0', id: body.id ?? null, error: { code: -32000, message } });

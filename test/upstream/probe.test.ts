@@ -54,7 +54,10 @@ t.test('a dual-era server whose discover lists 2026-07-28 only: modern at once, 
   const discover = server.seen.find((s) => s.rpcMethod === 'server/discover');
   t.equal(discover?.headers['mcp-protocol-version'], '2026-07-28', 'discover carries the modern headers');
   t.equal(discover?.headers['mcp-method'], 'server/discover');
-  t.notOk(server.seen.some((s) => s.rpcMethod === 'initialize'), 'no bare initialize to a server that answered server/discover');
+  t.notOk(
+    server.seen.some((s) => s.rpcMethod === 'initialize'),
+    'no bare initialize to a server that answered server/discover',
+  );
 
   const legacy = await probeLegacy(target(server.url));
   t.equal(legacy.legacy, true, 'asked, it speaks 2025-11-25 too');
@@ -62,7 +65,11 @@ t.test('a dual-era server whose discover lists 2026-07-28 only: modern at once, 
   const init = server.seen.find((s) => s.rpcMethod === 'initialize');
   t.equal(init?.headers['mcp-protocol-version'], '2025-11-25', 'the initialize says its version in the header');
   t.equal(init?.headers['mcp-method'], 'initialize');
-  t.match(init?.body.params._meta, { 'io.modelcontextprotocol/protocolVersion': '2025-11-25', 'io.modelcontextprotocol/clientCapabilities': {} }, 'and in _meta');
+  t.match(
+    init?.body.params._meta,
+    { 'io.modelcontextprotocol/protocolVersion': '2025-11-25', 'io.modelcontextprotocol/clientCapabilities': {} },
+    'and in _meta',
+  );
 });
 
 t.test('a modern-only server (initialize refused): modern only', async (t) => {
@@ -99,10 +106,14 @@ t.test('server/discover refused with -32022 listing 2026-07-28: asked again once
   const eras = await probeUpstream(target(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}/mcp`));
   t.equal(eras.modern, true);
   t.match(eras.discover, { capabilities: { tools: {} } }, 'the retry got the DiscoverResult');
-  t.same(seen, [
-    { method: 'server/discover', version: '2026-07-28' },
-    { method: 'server/discover', version: '2026-07-28' },
-  ], 'one retry, with the version its list names; no initialize');
+  t.same(
+    seen,
+    [
+      { method: 'server/discover', version: '2026-07-28' },
+      { method: 'server/discover', version: '2026-07-28' },
+    ],
+    'one retry, with the version its list names; no initialize',
+  );
 });
 
 /** A raw server answering `server/discover` with `error` (HTTP 400) and `initialize` with 400 too. */

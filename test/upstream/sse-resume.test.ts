@@ -60,7 +60,11 @@ function ofKind(fixture: PollingFixture, kind: StreamEvent['kind']): StreamEvent
 function pacedByRetry(t: Test, fixture: PollingFixture): void {
   let ended: StreamEvent | undefined;
   for (const e of fixture.events) {
-    if (e.kind === 'resume' && ended) t.ok(e.at - ended.at >= RETRY_MS - EARLY_TOLERANCE_MS, `resumed ${Math.round(e.at - ended.at)} ms after the stream ended, not before the retry of ${RETRY_MS} ms`);
+    if (e.kind === 'resume' && ended)
+      t.ok(
+        e.at - ended.at >= RETRY_MS - EARLY_TOLERANCE_MS,
+        `resumed ${Math.round(e.at - ended.at)} ms after the stream ended, not before the retry of ${RETRY_MS} ms`,
+      );
     ended = e;
   }
 }
@@ -70,8 +74,19 @@ async function streamedCall(url: string, token: string): Promise<{ until(text: s
   const stop = new AbortController();
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'test_tool_with_progress' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'test_tool_with_progress', arguments: {}, _meta: { ...envelope(), progressToken: token } } }),
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MODERN,
+      'mcp-method': 'tools/call',
+      'mcp-name': 'test_tool_with_progress',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'test_tool_with_progress', arguments: {}, _meta: { ...envelope(), progressToken: token } },
+    }),
     signal: stop.signal,
   });
   const reader = res.body!.getReader();
@@ -98,10 +113,18 @@ t.test('a tools/call whose stream the server closes completes on the resumed str
   t.same(r.body.result.content, [{ type: 'text', text: 'tok' }], 'the result came on the resumed stream');
   t.same(
     r.messages.map((m) => [m.method, m.params.progress]),
-    [['notifications/progress', 0], ['notifications/progress', 50], ['notifications/progress', 100]],
+    [
+      ['notifications/progress', 0],
+      ['notifications/progress', 50],
+      ['notifications/progress', 100],
+    ],
     'progress 0 (before the close) and 50, 100 (after it, replayed) all reached the client',
   );
-  t.same(ofKind(fixture, 'closed').map((e) => e.what), ['tools/call'], 'the server closed the call stream');
+  t.same(
+    ofKind(fixture, 'closed').map((e) => e.what),
+    ['tools/call'],
+    'the server closed the call stream',
+  );
   const resumes = ofKind(fixture, 'resume');
   t.equal(resumes.length, 1, 'one GET with Last-Event-ID resumed it');
   t.match(resumes[0]?.what, /\S/, 'the GET carried the id of the last event received');
@@ -116,7 +139,10 @@ t.test('a tasks/result stream the server closes is resumed, and the task ends wi
   const last = states.at(-1);
   t.equal(last.status, 'completed', 'the task completed');
   t.match(JSON.stringify(last.result), /resumed/, "the task's payload came through");
-  t.ok(ofKind(fixture, 'closed').some((e) => e.what === 'tasks/result'), 'the server closed the tasks/result stream');
+  t.ok(
+    ofKind(fixture, 'closed').some((e) => e.what === 'tasks/result'),
+    'the server closed the tasks/result stream',
+  );
   t.ok(ofKind(fixture, 'resume').length >= 1, 'it was resumed with GET and Last-Event-ID');
   t.equal(fixture.posted.filter((m) => m === 'tasks/result').length, 1, 'tasks/result was not POSTed again');
   pacedByRetry(t, fixture);
@@ -138,7 +164,14 @@ t.test('a call dropped by its client is not resumed', async (t) => {
 
 t.test("the session's GET stream is resumed after the server closes it, and carries what was sent meanwhile", async (t) => {
   const fixture = await startPollingFixture({ retryMs: RETRY_MS });
-  const session = new LegacySession({ url: fixture.url, headers: {}, capabilities: {}, clientInfo: { name: 'sse-resume', version: 'test' }, timeoutMs: BOUND_MS, watchStrays: true });
+  const session = new LegacySession({
+    url: fixture.url,
+    headers: {},
+    capabilities: {},
+    clientInfo: { name: 'sse-resume', version: 'test' },
+    timeoutMs: BOUND_MS,
+    watchStrays: true,
+  });
   t.teardown(async () => {
     await session.close();
     await fixture.close();
@@ -165,7 +198,11 @@ t.test('a refused resumption fails the call at once with a message saying so', a
   const { fixture, url } = await stack(t, { resume: 'refuse' });
   const r = await post(url, 'tools/call', { name: 'test_tool_with_progress', arguments: {}, _meta: { ...envelope(), progressToken: 'tok' } });
   t.same(r.body.error, unavailable('upstream closed the stream before answering; the upstream refused to resume it (HTTP 405 to GET with Last-Event-ID)'));
-  t.same(r.messages.map((m) => m.params.progress), [0], 'what came before the close was relayed');
+  t.same(
+    r.messages.map((m) => m.params.progress),
+    [0],
+    'what came before the close was relayed',
+  );
   t.equal(ofKind(fixture, 'resume').length, 1, 'one resumption was asked, none after the refusal');
 });
 
@@ -176,15 +213,31 @@ t.test('an upstream gone while its stream waits to be resumed fails the call at 
   await call.until('"progress":0');
   await fixture.close();
   const reply = await call.until('"error"');
-  const r = { body: JSON.parse(reply.split('\n').filter((l) => l.startsWith('data:')).at(-1)!.slice(5)) };
-  t.match(r.body.error, { code: ERROR_CATALOG.GW_UPSTREAM_UNAVAILABLE.rpc, message: /^Upstream unavailable: upstream closed the stream before answering; resuming it failed: upstream unreachable: connect ECONNREFUSED/ });
+  const r = {
+    body: JSON.parse(
+      reply
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .at(-1)!
+        .slice(5),
+    ),
+  };
+  t.match(r.body.error, {
+    code: ERROR_CATALOG.GW_UPSTREAM_UNAVAILABLE.rpc,
+    message: /^Upstream unavailable: upstream closed the stream before answering; resuming it failed: upstream unreachable: connect ECONNREFUSED/,
+  });
   t.equal(ofKind(fixture, 'resume').length, 0, 'nothing listened for the resumption');
 });
 
 t.test('a resumption that keeps bringing nothing fails after the bounded attempts', async (t) => {
   const { fixture, url } = await stack(t, { resume: 'empty' });
   const r = await post(url, 'tools/call', { name: 'test_tool_with_progress', arguments: {}, _meta: { ...envelope(), progressToken: 'tok' } });
-  t.same(r.body.error, unavailable(`upstream closed the stream before answering; resuming it (Last-Event-ID ${ofKind(fixture, 'resume')[0]?.what}) failed ${MAX_RESUME_ATTEMPTS} times in a row`));
+  t.same(
+    r.body.error,
+    unavailable(
+      `upstream closed the stream before answering; resuming it (Last-Event-ID ${ofKind(fixture, 'resume')[0]?.what}) failed ${MAX_RESUME_ATTEMPTS} times in a row`,
+    ),
+  );
   t.equal(ofKind(fixture, 'resume').length, MAX_RESUME_ATTEMPTS, `${MAX_RESUME_ATTEMPTS} resumptions, then no more`);
   pacedByRetry(t, fixture);
 });
@@ -220,11 +273,14 @@ t.test("a response the server sends on the session's GET stream instead of the c
       }
       if (body.id === undefined) return void res.writeHead(202).end();
       if (!sid) return json(400, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: no valid session' } });
-      if (body.method === 'tools/list') return json(200, { jsonrpc: '2.0', id: body.id, result: { tools: [{ name: 'slow', inputSchema: { type: 'object' } }] } });
+      if (body.method === 'tools/list')
+        return json(200, { jsonrpc: '2.0', id: body.id, result: { tools: [{ name: 'slow', inputSchema: { type: 'object' } }] } });
       if (body.method !== 'tools/call') return json(200, { jsonrpc: '2.0', id: body.id, result: {} });
       res.writeHead(200, { 'content-type': 'text/event-stream' }).write('id: e1\nretry: 5000\ndata: \n\n');
       const answer = () => {
-        gets.get(sid)?.write(`id: e2\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { content: [{ type: 'text', text: 'from the GET stream' }] } })}\n\n`);
+        gets
+          .get(sid)
+          ?.write(`id: e2\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { content: [{ type: 'text', text: 'from the GET stream' }] } })}\n\n`);
         res.end();
       };
       if (gets.has(sid)) answer();
@@ -233,7 +289,9 @@ t.test("a response the server sends on the session's GET stream instead of the c
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const upstreamUrl = `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}/mcp`;
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'raw', path: '/mcp', url: upstreamUrl, era: 'legacy' }] }), { logger: false });
+  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'raw', path: '/mcp', url: upstreamUrl, era: 'legacy' }] }), {
+    logger: false,
+  });
   t.teardown(async () => {
     await gateway.close();
     server.closeAllConnections();
