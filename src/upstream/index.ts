@@ -12,7 +12,8 @@ export {
 } from './errors.js';
 export { MAX_UPSTREAM_MESSAGE_BYTES, exchange, UpstreamResponse } from './http.js';
 export { QueuedCall } from './call-queue.js';
-export { LegacyCall, LegacySession, type LegacySessionOptions } from './legacy-session.js';
+export { LegacyCall } from './legacy-call.js';
+export { LegacySession, type LegacySessionOptions } from './legacy-session.js';
 export { LegacySessionPool, type PoolOptions, type SessionKey } from './pool.js';
 export { probeLegacy, probeUpstream, type ProbeTarget, type UpstreamEras } from './probe.js';
 export {

@@ -35,7 +35,8 @@ import type {
   UpstreamTaskSnapshot,
 } from './client.js';
 import { SessionExpiredError, UpstreamHttpError, UpstreamTaskLostError, UpstreamUnavailableError } from './errors.js';
-import type { LegacyCall, LegacySession } from './legacy-session.js';
+import type { LegacyCall } from './legacy-call.js';
+import type { LegacySession } from './legacy-session.js';
 import { LegacyUpstreamTask, type LegacyTaskSession } from './legacy-task.js';
 import { LegacySessionPool, type PoolOptions, type SessionHold, type SessionKey } from './pool.js';
 import { endClientSpan, startClientTrace, type ClientTrace } from './tracing.js';
