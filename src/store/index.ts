@@ -1,5 +1,5 @@
 /** Task state: the store contract and its implementations. */
-export { StoreFullError, StoreUnavailableError, type SharedValues, type TaskStore } from './task-store.js';
+export { StoreUnavailableError, type SharedValues, type TaskStore } from './task-store.js';
 export { MemoryTaskStore } from './memory-store.js';
 export { RedisTaskStore } from './redis-store.js';
 export { observeStore } from './observed-store.js';

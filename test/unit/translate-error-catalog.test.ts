@@ -12,8 +12,8 @@ import { answerOf, catalogAnswer, ERROR_CATALOG, formatMessage, GatewayError, ty
 import { AuthError } from '../../src/proxy/auth.js';
 import { exceptionToEdge, failureToEdge } from '../../src/proxy/errors.js';
 import { TooManySessionsError } from '../../src/proxy/legacy-face.js';
-import { StoreFullError, StoreUnavailableError } from '../../src/store/index.js';
-import { TaskIdClashError } from '../../src/store/task-store.js';
+import { StoreUnavailableError } from '../../src/store/index.js';
+import { StoreFullError, TaskIdClashError } from '../../src/store/task-store.js';
 import { InstanceGoneError, RemoteError } from '../../src/tasks/instance-bus.js';
 import { InvalidCursorError, TaskAlreadyTerminalError, TooManyTasksError, UnknownTaskError } from '../../src/tasks/task-limits.js';
 import { InvalidRequestStateError } from '../../src/tasks/mrtr-bridge.js';
