@@ -1,16 +1,5 @@
 /** Pure protocol knowledge: era detection, validation and mapping functions. No I/O, clock or randomness. */
-export {
-  ErrorCode,
-  GATEWAY_OWN_PATHS,
-  LEGACY_VERSION,
-  LEGACY_VERSIONS,
-  LOG_LEVELS,
-  META,
-  MODERN_VERSION,
-  OAUTH_WELL_KNOWN,
-  SUPPORTED_MODERN_VERSIONS,
-  TASKS_EXTENSION,
-} from './constants.js';
+export { ErrorCode, GATEWAY_OWN_PATHS, LEGACY_VERSION, LEGACY_VERSIONS, META, MODERN_VERSION, OAUTH_WELL_KNOWN, TASKS_EXTENSION } from './constants.js';
 export {
   errorResponse,
   isErrorResponse,
@@ -18,49 +7,24 @@ export {
   isObject,
   isRequest,
   isResponse,
-  paramsOf,
   requestIdOf,
-  resultResponse,
   type JsonObject,
   type JsonRpcErrorObject,
-  type JsonRpcErrorResponse,
   type JsonRpcMessage,
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
-  type JsonRpcResultResponse,
   type RequestId,
 } from './jsonrpc.js';
-export { methodPolicy, UNKNOWN_METHOD_POLICY, type MethodKind, type MethodPolicy } from './methods.js';
-export { decodeHeaderValue, encodeHeaderValue, singleHeader, type DecodedHeader } from './headers.js';
-export { classifyEra, metaProtocolVersion, type Era, type EraSignals } from './era.js';
-export {
-  REQUEST_FAILURE_KIND,
-  REQUEST_FAILURE_STATUS,
-  validateModernRequest,
-  type ModernHeaders,
-  type ModernRequest,
-  type RequestEnvelope,
-  type RequestFailure,
-  type RequestFailureReason,
-} from './modern-request.js';
-export {
-  asErrorObject,
-  discoverResult,
-  identityFromInitialize,
-  modernCapabilities,
-  modernError,
-  modernResult,
-  saysResourceNotFound,
-  type CacheHints,
-  type UpstreamIdentity,
-} from './results.js';
+export { methodPolicy } from './methods.js';
+export { singleHeader } from './headers.js';
+export { classifyEra, type Era } from './era.js';
+export { REQUEST_FAILURE_KIND, validateModernRequest, type ModernHeaders, type ModernRequest, type RequestFailure } from './modern-request.js';
+export { asErrorObject, discoverResult, identityFromInitialize, modernError, modernResult, type CacheHints, type UpstreamIdentity } from './results.js';
 export {
   sessionInputCapabilities,
   canonicalJson,
-  hintedInputKey,
   INPUT_KEY_HINT,
-  INPUT_METHODS,
   isInputDeclared,
   isInputMethod,
   isValidInputResponse,
@@ -73,14 +37,9 @@ export {
   type InputRequest,
 } from './input.js';
 export { KeyMinter } from './input-keys.js';
-export { checkInputAnswers, inputAnswerProblem, type AskedInput } from './input-answers.js';
-export { errorSummary, logFailure, NO_LOG, type LayerLogger, type LogMethod } from './layer-logger.js';
-export {
-  decodeRequestState,
-  encodeRequestState,
-  type RequestStateClaims,
-  type RequestStateFailure,
-} from './request-state.js';
+export { checkInputAnswers, inputAnswerProblem } from './input-answers.js';
+export { errorSummary, logFailure, NO_LOG, type LayerLogger } from './layer-logger.js';
+export { decodeRequestState, encodeRequestState } from './request-state.js';
 export {
   acceptListenFilter,
   listenAcknowledgement,
@@ -93,33 +52,14 @@ export { firstMatch, globCovers, globToRegExp } from './glob.js';
 export { raceAbort } from './abort.js';
 // Tasks: the era-neutral model and mappings (tasks.ts), 2025-11-25 core tasks (tasks-v1.ts), 2026-07-28 tasks
 // extension (tasks-v2.ts).
-export {
-  inlineResult,
-  isTerminal,
-  legacyStatus,
-  outcomeFromPayload,
-  pollIntervalMsFromLegacy,
-  pollIntervalMsFromWire,
-  TERMINAL_STATUSES,
-  ttlMsFromLegacy,
-  ttlMsFromWire,
-  withoutRelatedTask,
-  type TaskId,
-  type TaskKind,
-  type TaskRecord,
-  type TaskSnapshot,
-  type TaskStatus,
-} from './tasks.js';
+export { inlineResult, isTerminal, outcomeFromPayload, withoutRelatedTask, type TaskId, type TaskRecord, type TaskSnapshot, type TaskStatus } from './tasks.js';
 export {
   createTaskResultV1,
-  isCreateTaskResultV1,
   legacySupportsToolTasks,
   legacyTasksCapability,
   readCreateTaskResultV1,
-  readTaskMetadataV1,
   readTaskV1,
   relatedTaskMeta,
-  relatedTaskOf,
   taskInputParamsV1,
   taskPayloadV1,
   taskSnapshotFromV1,
@@ -127,7 +67,6 @@ export {
   taskV1,
   toolTaskSupport,
   withTaskSupportV1,
-  type CreateTaskResultV1,
   type TaskSupport,
   type TaskV1,
 } from './tasks-v1.js';
@@ -139,12 +78,10 @@ export {
   readDetailedTaskV2,
   TASKS_REQUIRED_CAPABILITIES,
   taskSnapshotFromV2,
-  taskStatusNotificationV2,
   type CreateTaskResultV2,
   type DetailedTaskV2,
 } from './tasks-v2.js';
 export {
-  headerParamsOf,
   identityFromDiscover,
   modernHeaders,
   refusedListingOurVersion,
@@ -155,22 +92,10 @@ export {
   screenToolsList,
   withEnvelope,
   withoutSubscriptionId,
-  X_MCP_HEADER,
   type HeaderParam,
-  type InputRequired,
-  type ModernEnvelope,
-  type ScreenedToolsList,
 } from './modern-upstream.js';
-export { legacyParams, logLevelPasses, progressTokenOf, relayedOnRequestStream } from './forwarding.js';
-export {
-  isLegacyLogLevel,
-  legacyInitializeResult,
-  legacyServerCapabilities,
-  modernClientCapabilities,
-  negotiateLegacyVersion,
-  readInitializeParams,
-  type LegacyInitializeParams,
-} from './legacy-handshake.js';
+export { legacyParams, progressTokenOf, relayedOnRequestStream } from './forwarding.js';
+export { isLegacyLogLevel, legacyInitializeResult, modernClientCapabilities, readInitializeParams } from './legacy-handshake.js';
 export {
   legacyError,
   legacyInputParams,
@@ -179,17 +104,14 @@ export {
   offersSubscriptions,
   sessionListenFilter,
   undeclaredInputError,
-  type LegacyResultFailure,
 } from './legacy-results.js';
 export {
   answerOf,
   catalogAnswer,
   ERROR_CATALOG,
-  formatMessage,
   GatewayError,
   type CatalogAnswer,
   type ErrorKind,
-  type ErrorSpec,
   type InBandKind,
   type GatewayErrorOptions,
 } from './error-catalog.js';
@@ -198,15 +120,11 @@ export { Tally } from './tally.js';
 export {
   extractTrace,
   formatTraceparent,
-  MAX_TRACESTATE_LENGTH,
   parseTraceparent,
-  readTracestate,
   setTraceHeaders,
   TRACEPARENT,
   TRACESTATE,
   withTraceMeta,
   type IncomingTrace,
   type TraceCarrier,
-  type TraceParent,
-  type TraceSource,
 } from './trace-context.js';

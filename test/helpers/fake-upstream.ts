@@ -6,17 +6,16 @@
  * the calls and their params, answers to input requests, cancels, abandons, retains.
  */
 import {
-  QueuedCall,
   UpstreamTaskLostError,
-  type CallOptions,
   type UpstreamCall,
   type UpstreamCaller,
   type UpstreamClient,
   type UpstreamListen,
-  type UpstreamStats,
   type UpstreamTask,
   type UpstreamTaskSnapshot,
 } from '../../src/upstream/index.js';
+import { QueuedCall } from '../../src/upstream/call-queue.js';
+import type { CallOptions, UpstreamStats } from '../../src/upstream/client.js';
 import type { Era, JsonObject, JsonRpcErrorObject, JsonRpcNotification, ListenFilter, RequestId, UpstreamIdentity } from '../../src/translate/index.js';
 
 /** A test's bound on waiting for something the runtime is expected to do (a failure, never a pass). */

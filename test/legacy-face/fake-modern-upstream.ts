@@ -4,7 +4,8 @@
  * with `resultType`, cache hints and `serverInfo`). It exists for what a conforming real server never does (send
  * an input kind the client did not declare) and to record what the face sends upstream. Not a test file.
  */
-import { QueuedCall, type UpstreamCall, type UpstreamCaller, type UpstreamClient, type UpstreamListen } from '../../src/upstream/index.js';
+import type { UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen } from '../../src/upstream/index.js';
+import { QueuedCall } from '../../src/upstream/call-queue.js';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcNotification, ListenFilter, RequestId, UpstreamIdentity } from '../../src/translate/index.js';
 
 const SERVER_INFO = { name: 'fake-modern', version: '9.9.9' };

@@ -16,7 +16,7 @@ import { parseConfig } from '../../src/config/index.js';
 import { MemoryTaskStore, type TaskStore } from '../../src/store/index.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
 import { readReply } from '../helpers/modern.js';
-import { LegacyFace } from '../../src/proxy/index.js';
+import { LegacyFace } from '../../src/proxy/legacy-face.js';
 import { MrtrBridge, TaskRuntime } from '../../src/tasks/index.js';
 import { ModernUpstreamClient } from '../../src/upstream/index.js';
 import { redisAvailable, redisForTest } from '../helpers/redis-server.js';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { buildGateway, type Gateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
-import { Readiness } from '../../src/proxy/index.js';
+import { Readiness } from '../../src/proxy/health.js';
 import { UpstreamAvailability } from '../../src/upstream/index.js';
 import { startLegacyFixture, type LegacyFixture } from '../fixtures/legacy-server.js';
 import { LogLines } from '../helpers/log-lines.js';

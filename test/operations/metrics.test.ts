@@ -6,7 +6,7 @@
  */
 import t, { type Test } from 'tap';
 import { ConfigError, parseConfig } from '../../src/config/index.js';
-import { BoundedLabels, methodLabel, outcomeLabel } from '../../src/proxy/index.js';
+import { BoundedLabels, methodLabel, outcomeLabel } from '../../src/proxy/metrics.js';
 import { legacyClient } from '../helpers/era-clients.js';
 import { post } from '../helpers/modern.js';
 import { startStack, type Stack } from '../helpers/stack.js';

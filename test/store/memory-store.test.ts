@@ -5,7 +5,8 @@
  */
 import { createHook } from 'node:async_hooks';
 import t from 'tap';
-import { MemoryTaskStore, StoreFullError, type TaskStore } from '../../src/store/index.js';
+import { MemoryTaskStore, type TaskStore } from '../../src/store/index.js';
+import { StoreFullError } from '../../src/store/task-store.js';
 import type { TaskRecord } from '../../src/translate/index.js';
 import { rec, storeContract } from './contract.js';
 

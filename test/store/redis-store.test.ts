@@ -8,7 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import t from 'tap';
-import { RedisTaskStore, StoreUnavailableError, type RedisStoreOptions } from '../../src/store/index.js';
+import { RedisTaskStore, StoreUnavailableError } from '../../src/store/index.js';
+import type { RedisStoreOptions } from '../../src/store/redis-store.js';
 import type { JsonObject, TaskRecord } from '../../src/translate/index.js';
 import { redisAvailable, redisForTest, serverBinaryMissing, startRedis } from '../helpers/redis-server.js';
 import { eventually, rec, rejectsUnavailable, storeContract } from './contract.js';

@@ -12,18 +12,19 @@
  * events (a FAKE pause: a frozen process is a failure a real store cannot produce on demand).
  */
 import t, { type Test } from 'tap';
-import { MemoryTaskStore, RedisTaskStore, type ExpiredLease, type ReplaceResult, type TaskListQuery, type TaskStore } from '../../src/store/index.js';
+import { MemoryTaskStore, RedisTaskStore, type TaskStore } from '../../src/store/index.js';
+import type { ExpiredLease, ReplaceResult, TaskListQuery } from '../../src/store/task-store.js';
 import {
   InstanceBus,
   MrtrBridge,
   Sealer,
-  TaskAlreadyTerminalError,
   TaskRuntime,
   mintInstanceId,
   type CallerContext,
   type TaskPolicy,
   type UpstreamRoute,
 } from '../../src/tasks/index.js';
+import { TaskAlreadyTerminalError } from '../../src/tasks/task-limits.js';
 import { isTerminal, type JsonObject, type TaskId, type TaskRecord } from '../../src/translate/index.js';
 import { LegacyUpstreamClient } from '../../src/upstream/index.js';
 import { startLegacyFixture, type LegacyFixture } from '../fixtures/legacy-server.js';

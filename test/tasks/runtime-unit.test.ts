@@ -5,15 +5,8 @@
  * cancel), the refusal of a task the client cannot take, and an upstream task hidden inside one call.
  */
 import t from 'tap';
-import {
-  MissingCapabilityError,
-  type MrtrBridge,
-  type TaskRuntime,
-  type CallerContext,
-  type ForwardHooks,
-  type TaskPolicy,
-  type UpstreamRoute,
-} from '../../src/tasks/index.js';
+import type { MrtrBridge, TaskRuntime, CallerContext, ForwardHooks, TaskPolicy, UpstreamRoute } from '../../src/tasks/index.js';
+import { MissingCapabilityError } from '../../src/tasks/conversation.js';
 import { methodPolicy, type Era, type JsonObject, type JsonRpcNotification, type ModernRequest } from '../../src/translate/index.js';
 import { FakeTask, FakeUpstream } from '../helpers/fake-upstream.js';
 import { quietRuntime, routeOver } from '../helpers/runtime-harness.js';

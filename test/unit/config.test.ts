@@ -2,7 +2,8 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { ConfigError, DEFAULTS, describeConfig, loadConfigFile, parseConfig, TASK_MODES, UPSTREAM_ERAS, type ConfigOverrides } from '../../src/config/index.js';
+import { ConfigError, DEFAULTS, describeConfig, loadConfigFile, parseConfig, type ConfigOverrides } from '../../src/config/index.js';
+import { TASK_MODES, UPSTREAM_ERAS } from '../../src/config/schema.js';
 
 const repoConfigDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config');
 const up = (extra: Record<string, unknown> = {}) => ({ name: 'a', url: 'http://127.0.0.1:3000/mcp', ...extra });

@@ -12,19 +12,13 @@ import { answerOf, catalogAnswer, ERROR_CATALOG, formatMessage, GatewayError, ty
 import { AuthError } from '../../src/proxy/auth.js';
 import { exceptionToEdge, failureToEdge } from '../../src/proxy/errors.js';
 import { TooManySessionsError } from '../../src/proxy/legacy-face.js';
-import { StoreFullError, StoreUnavailableError, TaskIdClashError } from '../../src/store/index.js';
+import { StoreUnavailableError } from '../../src/store/index.js';
+import { StoreFullError, TaskIdClashError } from '../../src/store/task-store.js';
+import { InstanceGoneError, RemoteError } from '../../src/tasks/instance-bus.js';
+import { InvalidCursorError, TaskAlreadyTerminalError, TooManyTasksError, UnknownTaskError } from '../../src/tasks/task-limits.js';
+import { InvalidRequestStateError } from '../../src/tasks/mrtr-bridge.js';
+import { MissingCapabilityError } from '../../src/tasks/conversation.js';
 import {
-  InstanceGoneError,
-  InvalidCursorError,
-  InvalidRequestStateError,
-  MissingCapabilityError,
-  RemoteError,
-  TaskAlreadyTerminalError,
-  TooManyTasksError,
-  UnknownTaskError,
-} from '../../src/tasks/index.js';
-import {
-  SessionExpiredError,
   UpstreamBusyError,
   UpstreamDownError,
   UpstreamHttpError,
@@ -32,6 +26,7 @@ import {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from '../../src/upstream/index.js';
+import { SessionExpiredError } from '../../src/upstream/errors.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const srcDir = join(here, '..', '..', 'src');

@@ -7,15 +7,8 @@
 import http from 'node:http';
 import net from 'node:net';
 import t from 'tap';
-import {
-  probeLegacy,
-  UpstreamAvailability,
-  UpstreamDownError,
-  UpstreamUnavailableError,
-  probeUpstream,
-  type AvailabilityChange,
-  type UpstreamEras,
-} from '../../src/upstream/index.js';
+import { UpstreamAvailability, UpstreamDownError, UpstreamUnavailableError, type AvailabilityChange, type UpstreamEras } from '../../src/upstream/index.js';
+import { probeLegacy, probeUpstream } from '../../src/upstream/probe.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { startEraServer } from './era-servers.js';
 

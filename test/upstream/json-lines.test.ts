@@ -13,7 +13,8 @@ import { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } f
 import { buildGateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { ERROR_CATALOG } from '../../src/translate/index.js';
-import { MAX_UPSTREAM_MESSAGE_BYTES, ModernUpstreamClient } from '../../src/upstream/index.js';
+import { ModernUpstreamClient } from '../../src/upstream/index.js';
+import { MAX_UPSTREAM_MESSAGE_BYTES } from '../../src/upstream/http.js';
 import { startHostileUpstream, type HostileUpstream } from '../fixtures/hostile-upstream.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
 import { connectLegacy, startModernStack, type ModernStack } from '../helpers/modern-stack.js';

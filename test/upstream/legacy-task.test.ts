@@ -8,7 +8,6 @@ import {
   callNow,
   hideTask,
   LegacyUpstreamClient,
-  LegacyUpstreamTask,
   taskAsCall,
   UpstreamTaskLostError,
   type CallEvent,
@@ -16,6 +15,7 @@ import {
   type UpstreamCaller,
   type UpstreamTask,
 } from '../../src/upstream/index.js';
+import { LegacyUpstreamTask } from '../../src/upstream/legacy-task.js';
 import { startLegacyFixture, type LegacyFixture } from '../fixtures/legacy-server.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
 import { nextWith, startUpstreamTask, toEnd } from '../helpers/upstream-task.js';

@@ -11,13 +11,13 @@ import {
   callNow,
   hideTask,
   ModernUpstreamClient,
-  ModernUpstreamTask,
   taskAsCall,
   UpstreamTaskLostError,
   type CallEvent,
   type UpstreamCaller,
   type UpstreamTask,
 } from '../../src/upstream/index.js';
+import { ModernUpstreamTask } from '../../src/upstream/modern-task.js';
 import { startModernFixture, type ModernFixture } from '../fixtures/modern-server.js';
 import { nextWith, startUpstreamTask, toEnd } from '../helpers/upstream-task.js';
 

@@ -8,8 +8,6 @@
 import t from 'tap';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
-  drain,
-  LegacySession,
   LegacyUpstreamClient,
   ModernUpstreamClient,
   UpstreamTaskLostError,
@@ -17,6 +15,8 @@ import {
   type UpstreamTask,
   type UpstreamTaskSnapshot,
 } from '../../src/upstream/index.js';
+import { drain } from '../../src/upstream/call-wrappers.js';
+import { LegacySession } from '../../src/upstream/legacy-session.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
 import { startModernFixture } from '../fixtures/modern-server.js';

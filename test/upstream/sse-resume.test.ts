@@ -11,7 +11,7 @@ import type { JsonRpcNotification } from '../../src/translate/index.js';
 import { buildGateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { ERROR_CATALOG } from '../../src/translate/index.js';
-import { LegacySession } from '../../src/upstream/index.js';
+import { LegacySession } from '../../src/upstream/legacy-session.js';
 import { MAX_RESUME_ATTEMPTS } from '../../src/upstream/sse-resume.js';
 import { startPollingFixture, type PollingFixture, type PollingFixtureOptions, type StreamEvent } from '../fixtures/polling-legacy-server.js';
 import { MODERN, envelope, post } from '../helpers/modern.js';
