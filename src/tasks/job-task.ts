@@ -24,7 +24,9 @@ import {
   type JsonRpcErrorObject,
 } from '../translate/index.js';
 import {
+  isFinal,
   PolledTask,
+  queuedFinal,
   requestOnce,
   type CallEvent,
   type PolledTaskOptions,
@@ -174,11 +176,6 @@ function failureText(res: JsonRpcResponse): string {
   return (isObject(res.result) && contentText(res.result)) || 'no reason given';
 }
 
-/** Whether an event ends a call. */
-function isFinal(e: CallEvent): boolean {
-  return e.kind === 'response' || e.kind === 'failure' || e.kind === 'task';
-}
-
 /**
  * The start tool's call, ending with the job as its `task` event once the tool answers with a handle. A JSON-RPC
  * error or a tool error (`isError`) is the call's answer as it is (nothing started); an answer without a handle
@@ -247,23 +244,13 @@ class JobStartCall implements UpstreamCall {
   private stop(reason: string, stopInner: () => void): void {
     if (this.final) return;
     const stopped: CallEvent = { kind: 'failure', error: new Error(`cancelled: ${reason}`) };
-    if (!this.inner.finished) {
-      this.final = stopped;
-      return stopInner();
-    }
     this.final = stopped;
+    if (!this.inner.finished) return stopInner();
     void (async () => {
-      for (;;) {
-        const e = await this.inner.nextUnless(0, undefined);
-        if (!e) return;
-        if (e.kind !== 'response') {
-          if (isFinal(e)) return;
-          continue;
-        }
-        const ended = this.started(e.message);
-        if (ended.kind === 'task') await ended.task.cancel().finally(() => ended.task.release());
-        return;
-      }
+      const e = await queuedFinal(this.inner);
+      if (e?.kind !== 'response') return;
+      const ended = this.started(e.message);
+      if (ended.kind === 'task') await ended.task.cancel().finally(() => ended.task.release());
     })().catch(logFailure(this.log, 'debug', 'a job whose start was cancelled was not cancelled upstream'));
   }
 }

@@ -23,8 +23,21 @@ import { QueuedCall } from './call-queue.js';
 import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamTask, UpstreamTaskSnapshot } from './client.js';
 
 /** Whether an event ends a call. */
-function isFinal(e: CallEvent): boolean {
+export function isFinal(e: CallEvent): boolean {
   return e.kind === 'response' || e.kind === 'failure' || e.kind === 'task';
+}
+
+/**
+ * The final event a call has queued already, taken without waiting (a pull in progress is not cut off), or undefined
+ * while it has none: what a wrapper stopped before its consumer took the end reads to stop what that end started.
+ */
+export async function queuedFinal(call: UpstreamCall): Promise<CallEvent | undefined> {
+  while (call.pending > 0 || call.finished) {
+    const e = await call.nextUnless(0, undefined);
+    if (!e) return undefined;
+    if (isFinal(e)) return e;
+  }
+  return undefined;
 }
 
 function asError(e: unknown): Error {
@@ -401,14 +414,9 @@ class HiddenTaskCall implements UpstreamCall {
     if (this.stopped) return;
     this.stopped = { kind: 'failure', error: new Error(`cancelled: ${reason}`) };
     void (async () => {
-      // Only what is queued is taken (nextUnless(0) never waits then), so a pull in progress is not cut off.
-      while (this.original.pending > 0 || this.original.finished) {
-        const e = await this.original.nextUnless(0, undefined);
-        if (!e) break;
-        if (e.kind === 'task') return stopTask(e.task);
-        if (isFinal(e)) return;
-      }
-      stopCall(this.original);
+      const e = await queuedFinal(this.original);
+      if (e?.kind === 'task') return stopTask(e.task);
+      if (!e) stopCall(this.original);
     })().catch(logFailure(this.log, 'debug', 'a hidden task was not stopped; its call ended meanwhile'));
   }
 }
