@@ -103,6 +103,11 @@ export function bounded<T>(p: Promise<T>, what: string, ms = CLIENT_BOUND_MS): P
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** Resolves once `cond` holds, looking every 10 ms: for a fixture's state, which emits no event (wrap in `bounded`). */
+export async function until(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((r) => setTimeout(r, 10));
+}
+
 /** Answers an elicitation by filling its schema: booleans true, anything else "Ada". */
 export function answerFor(requestedSchema: unknown): { action: 'accept'; content: Record<string, string | boolean> } {
   const properties = (requestedSchema as { properties?: Record<string, { type?: string }> } | undefined)?.properties ?? {};

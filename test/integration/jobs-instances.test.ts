@@ -11,7 +11,7 @@ import { startJobServer } from '../fixtures/job-server.js';
 import { startGatewayProcess, TEST_SECRET, type GatewayProcess } from '../helpers/gateway-process.js';
 import { serverBinaryMissing, startRedis } from '../helpers/redis-server.js';
 import { post } from '../helpers/modern.js';
-import { bounded } from '../helpers/era-clients.js';
+import { bounded, until } from '../helpers/era-clients.js';
 import { DECLARING, TERMINAL } from '../helpers/task-helpers.js';
 
 /** A short lease: the lost instance's tasks are claimed within it. */
@@ -22,11 +22,6 @@ t.setTimeout(300_000);
 const missing = serverBinaryMissing();
 if (missing) t.plan(0, `the multi-instance job test needs a redis-server of its own: ${missing}`);
 else t.test('a job started on an instance that dies is finished by another', (t) => main(t));
-
-/** Resolves once `cond` holds, looking every 20 ms (a fixture's state, which emits no event). */
-async function until(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 20));
-}
 
 async function main(t: Test): Promise<void> {
   const redis = await startRedis();

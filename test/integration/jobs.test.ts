@@ -15,7 +15,7 @@ import t, { type Test } from 'tap';
 import { buildGateway, type Gateway } from '../../src/app.js';
 import { loadConfigFile, parseConfig } from '../../src/config/index.js';
 import { JOB_RULES, startJobServer, type JobServer } from '../fixtures/job-server.js';
-import { bounded, connectEra, type ClientEra, type EraClient } from '../helpers/era-clients.js';
+import { bounded, connectEra, until, type ClientEra, type EraClient } from '../helpers/era-clients.js';
 import { post } from '../helpers/modern.js';
 import { DECLARING, TERMINAL } from '../helpers/task-helpers.js';
 
@@ -29,20 +29,20 @@ async function exampleRules(): Promise<Rules> {
   return cfg.upstreams[0]!.tools as Rules;
 }
 
-/** A gateway in front of `upstream` with these tool rules, listening on loopback. */
-async function gatewayFor(t: Test, upstream: string, tools: Rules, config: Record<string, unknown> = {}): Promise<{ url: string; gateway: Gateway }> {
-  const gateway = await buildGateway(parseConfig({ ...config, server: { port: 0 }, upstreams: [{ name: 'jobs', path: '/mcp', url: upstream, tools }] }), {
-    logger: false,
-  });
+/** A gateway in front of `upstream` with these tool rules (and `entry`'s other upstream settings), listening on loopback. */
+async function gatewayFor(
+  t: Test,
+  upstream: string,
+  tools: Rules,
+  config: Record<string, unknown> = {},
+  entry: Record<string, unknown> = {},
+): Promise<{ url: string; gateway: Gateway }> {
+  const upstreams = [{ ...entry, name: 'jobs', path: '/mcp', url: upstream, tools }];
+  const gateway = await buildGateway(parseConfig({ ...config, server: { port: 0 }, upstreams }), { logger: false });
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   t.teardown(() => gateway.close());
   const addr = gateway.app.server.address();
   return { url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`, gateway };
-}
-
-/** Resolves once `cond` holds, looking every 10 ms (a state of the fixture, which emits no event). */
-async function until(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 10));
 }
 
 const textOf = (result: any): string => (Array.isArray(result?.content) ? result.content.map((c: any) => c?.text ?? '').join('') : '');
@@ -294,15 +294,7 @@ t.test('a job task is bound to its principal; the upstream handle is never a tas
 t.test('a client without tasks whose job outlives the call budget gets a timeout, and the job is cancelled', async (t) => {
   const server = await startJobServer({ era: 'legacy', stepMs: 20 });
   t.teardown(() => server.close());
-  const budget = { ...(await exampleRules()) };
-  const gateway = await buildGateway(
-    parseConfig({ server: { port: 0 }, upstreams: [{ name: 'jobs', path: '/mcp', url: server.url, timeoutMs: 1_500, tools: budget }] }),
-    { logger: false },
-  );
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  t.teardown(() => gateway.close());
-  const addr = gateway.app.server.address();
-  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
+  const { url } = await gatewayFor(t, server.url, await exampleRules(), {}, { timeoutMs: 1_500 });
   for (const era of ['modern', 'legacy'] as const) {
     const topic = `budget-${era}`;
     const r = await plainCall(era, url, 'start_report', { topic, steps: 1000, stepMs: 100 });
