@@ -1,7 +1,7 @@
 /**
  * The configuration file's JSON Schema and its reference, both generated from the zod schema (src/config/schema.ts):
  * `npm run schema` writes schema/gateway.schema.json and the generated part of docs/configuration.md, and
- * test/config-schema.test.ts fails when either differs from what this makes of the schema.
+ * test/config/schema.test.ts fails when either differs from what this makes of the schema.
  *
  * What JSON Schema cannot say is left to the gateway (`--check`): the refinements across keys (exactly one of `url` and
  * `command`, `afterMs` with `task: auto`, unique paths and names, rule order, shares within their bounds, …) and the

@@ -10,7 +10,7 @@ import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { MODERN, envelope, post } from '../helpers/modern.js';
 import { startRelay, within } from '../helpers/relay.js';
-import { startEraServer, untilServed } from '../upstream/era-servers.js';
+import { startEraServer, untilServed } from '../helpers/era-servers.js';
 import { SseReader, rawRequest } from '../helpers/sse-reader.js';
 
 interface Teardown {

@@ -15,7 +15,7 @@ import { startHostileUpstream } from '../fixtures/hostile-upstream.js';
 import { startModernFixture, type ModernFixtureMode } from '../fixtures/modern-server.js';
 import { startStack } from '../helpers/stack.js';
 import { openListen } from '../helpers/sse-reader.js';
-import { LEGACY_HEADERS, rawInitialize } from '../legacy-face/face-stack.js';
+import { LEGACY_HEADERS, rawInitialize } from '../helpers/legacy-face-stack.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;

@@ -16,7 +16,7 @@ import { serverBinaryMissing, startRedis, type RedisServer } from '../helpers/re
 import { post, readReply, type RawReply } from '../helpers/modern.js';
 import { openListen } from '../helpers/sse-reader.js';
 import { DECLARING, TERMINAL } from '../helpers/task-helpers.js';
-import { LEGACY_HEADERS } from '../legacy-face/face-stack.js';
+import { LEGACY_HEADERS } from '../helpers/legacy-face-stack.js';
 
 /** A short lease: an instance lost mid-task is noticed within it (claimed by the next sweep). */
 const LEASE_MS = 1500;

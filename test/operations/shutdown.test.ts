@@ -16,7 +16,7 @@ import { envelope, MODERN, readReply } from '../helpers/modern.js';
 import { serverBinaryMissing, startRedis } from '../helpers/redis-server.js';
 import { openListen, SseReader } from '../helpers/sse-reader.js';
 import { createTask, DECLARING, pollToEnd } from '../helpers/task-helpers.js';
-import { LEGACY_HEADERS } from '../legacy-face/face-stack.js';
+import { LEGACY_HEADERS } from '../helpers/legacy-face-stack.js';
 
 /** Waits for something that must happen give up after this long (a failed test, never a pass). */
 const BOUND_MS = 20_000;

@@ -18,7 +18,7 @@ import { startModernFixture } from '../fixtures/modern-server.js';
 import { startRootsCacheServer, type RootsCacheServer } from '../fixtures/roots-cache-server.js';
 import { post, type RawReply } from '../helpers/modern.js';
 import { openListen } from '../helpers/sse-reader.js';
-import { LEGACY_HEADERS } from '../legacy-face/face-stack.js';
+import { LEGACY_HEADERS } from '../helpers/legacy-face-stack.js';
 import { redisAvailable, redisForTest } from '../helpers/redis-server.js';
 
 interface Teardown {

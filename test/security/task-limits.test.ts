@@ -13,7 +13,7 @@ import { parseConfig } from '../../src/config/index.js';
 import { ERROR_CATALOG } from '../../src/translate/index.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { envelope, readReply, type RawReply } from '../helpers/modern.js';
-import { LEGACY_HEADERS } from '../legacy-face/face-stack.js';
+import { LEGACY_HEADERS } from '../helpers/legacy-face-stack.js';
 import { redisAvailable, redisForTest } from '../helpers/redis-server.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
 import type { LegacyFixtureOptions } from '../fixtures/legacy-server.js';

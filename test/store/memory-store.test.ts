@@ -8,7 +8,7 @@ import t from 'tap';
 import { MemoryTaskStore, type TaskStore } from '../../src/store/index.js';
 import { StoreFullError } from '../../src/store/task-store.js';
 import type { TaskRecord } from '../../src/translate/index.js';
-import { rec, storeContract } from './contract.js';
+import { rec, storeContract } from '../helpers/store-contract.js';
 
 const LONG_MS = 600_000;
 

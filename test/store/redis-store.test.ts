@@ -12,7 +12,7 @@ import { RedisTaskStore, StoreUnavailableError } from '../../src/store/index.js'
 import type { RedisStoreOptions } from '../../src/store/redis-store.js';
 import type { JsonObject, TaskRecord } from '../../src/translate/index.js';
 import { redisAvailable, redisForTest, serverBinaryMissing, startRedis } from '../helpers/redis-server.js';
-import { eventually, rec, rejectsUnavailable, storeContract } from './contract.js';
+import { eventually, rec, rejectsUnavailable, storeContract } from '../helpers/store-contract.js';
 
 const LONG_MS = 600_000;
 /** Every key this run writes starts with this, whichever server it runs on. */

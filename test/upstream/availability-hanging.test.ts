@@ -15,7 +15,7 @@ import { parseConfig } from '../../src/config/index.js';
 import { post } from '../helpers/modern.js';
 import { startStack } from '../helpers/stack.js';
 import { createTask, getTask, pollToEnd } from '../helpers/task-helpers.js';
-import { startEraServer, untilServed } from './era-servers.js';
+import { startEraServer, untilServed } from '../helpers/era-servers.js';
 
 /** A TCP server that accepts connections and never answers; records each request (a socket's first bytes) in `events`. */
 async function hangingServer(events: string[]): Promise<{ port: number; requests: () => number; close(): Promise<void> }> {

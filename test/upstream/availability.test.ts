@@ -10,7 +10,7 @@ import t from 'tap';
 import { UpstreamAvailability, UpstreamDownError, UpstreamUnavailableError, type AvailabilityChange, type UpstreamEras } from '../../src/upstream/index.js';
 import { probeLegacy, probeUpstream } from '../../src/upstream/probe.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
-import { startEraServer } from './era-servers.js';
+import { startEraServer } from '../helpers/era-servers.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;

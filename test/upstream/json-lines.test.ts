@@ -19,7 +19,7 @@ import { startHostileUpstream, type HostileUpstream } from '../fixtures/hostile-
 import { startModernFixture } from '../fixtures/modern-server.js';
 import { connectLegacy, startModernStack, type ModernStack } from '../helpers/modern-stack.js';
 import { MODERN, envelope, post, readReply } from '../helpers/modern.js';
-import { LEGACY_HEADERS, rawInitialize } from '../legacy-face/face-stack.js';
+import { LEGACY_HEADERS, rawInitialize } from '../helpers/legacy-face-stack.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;

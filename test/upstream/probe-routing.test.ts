@@ -12,7 +12,7 @@ import { parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { post, readReply } from '../helpers/modern.js';
 import { startRelay, type Seen } from '../helpers/relay.js';
-import { startEraServer, untilServed, type EraServer, type SeenRequest } from './era-servers.js';
+import { startEraServer, untilServed, type EraServer, type SeenRequest } from '../helpers/era-servers.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;

@@ -13,7 +13,7 @@ import { UpstreamNotMcpError } from '../../src/upstream/errors.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { startRelay } from '../helpers/relay.js';
 import { startWrongPathServer } from '../helpers/wrong-path-server.js';
-import { startEraServer } from './era-servers.js';
+import { startEraServer } from '../helpers/era-servers.js';
 
 const target = (url: string) => ({ url, headers: {}, timeoutMs: 10_000 });
 

@@ -17,7 +17,7 @@ import {
 import { ModernUpstreamClient } from '../../src/upstream/index.js';
 import { startModernFixture, type ModernFixture } from '../fixtures/modern-server.js';
 import { SseReader } from '../helpers/sse-reader.js';
-import { connectFace, LEGACY_HEADERS, rawInitialize, startFace, type FaceStack } from './face-stack.js';
+import { connectFace, LEGACY_HEADERS, rawInitialize, startFace, type FaceStack } from '../helpers/legacy-face-stack.js';
 import type { LegacyFaceOptions } from '../../src/proxy/legacy-face.js';
 
 interface Teardown {

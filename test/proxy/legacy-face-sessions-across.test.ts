@@ -20,7 +20,7 @@ import { LegacyFace } from '../../src/proxy/legacy-face.js';
 import { MrtrBridge, TaskRuntime } from '../../src/tasks/index.js';
 import { ModernUpstreamClient } from '../../src/upstream/index.js';
 import { redisAvailable, redisForTest } from '../helpers/redis-server.js';
-import { LEGACY_HEADERS, routeOver } from './face-stack.js';
+import { LEGACY_HEADERS, routeOver } from '../helpers/legacy-face-stack.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;

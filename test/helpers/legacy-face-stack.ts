@@ -10,7 +10,7 @@ import { LegacyFace, type LegacyFaceOptions } from '../../src/proxy/legacy-face.
 import { MemoryTaskStore } from '../../src/store/index.js';
 import { MrtrBridge, TaskRuntime, type TaskPolicy, type UpstreamRoute } from '../../src/tasks/index.js';
 import type { UpstreamClient } from '../../src/upstream/index.js';
-import { routeOver } from '../helpers/runtime-harness.js';
+import { routeOver } from './runtime-harness.js';
 
 /** Re-exported: face tests built routes with it from here. */
 export { routeOver };

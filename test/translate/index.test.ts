@@ -1,6 +1,6 @@
 /**
  * Guard for the translate unit ring and the layer indexes: every module in src/translate has its own
- * translate-<module>.test.ts (a module without one is a todo), every runtime export of a tested module is exercised
+ * test/translate/<module>.test.ts (a module without one is a todo), every runtime export of a tested module is exercised
  * there by name; and every layer's index.ts exports only names some file outside that layer imports through it
  * (other layers, app.ts/cli.ts/index.ts, tests, scripts, bench, examples): an index is the layer's public surface,
  * not a list of everything (issue #24). Tests are white-box and import a layer's other names from their module.
@@ -20,21 +20,29 @@ const modules = readdirSync(srcDir)
 
 t.ok(modules.length >= 11, `found the translate modules (${modules.join(', ')})`);
 
+/**
+ * Test files named already for the name their module is getting (issue #24 renames these modules, legacy/modern
+ * rather than V1/V2): module → test file. An entry whose module is gone is inert; delete this once the renames landed.
+ */
+const NAMED_AHEAD: Record<string, string> = {
+  'tasks-v1': 'legacy-tasks',
+  'tasks-v2': 'modern-tasks',
+  results: 'results-to-modern',
+  'legacy-results': 'results-to-legacy',
+};
+
 for (const mod of modules) {
   t.test(mod, async (t) => {
-    const testFile = join(here, `translate-${mod}.test.ts`);
+    const testName = `${NAMED_AHEAD[mod] ?? mod}.test.ts`;
+    const testFile = join(here, testName);
     // A module another developer is still writing has no unit test yet: reported as todo, not as a failure.
-    t.ok(
-      existsSync(testFile),
-      `test/unit/translate-${mod}.test.ts exists`,
-      existsSync(testFile) ? {} : { todo: `no unit tests yet for src/translate/${mod}.ts` },
-    );
+    t.ok(existsSync(testFile), `test/translate/${testName} exists`, existsSync(testFile) ? {} : { todo: `no unit tests yet for src/translate/${mod}.ts` });
     if (!existsSync(testFile)) return;
     const testSource = readFileSync(testFile, 'utf8');
     const exported = Object.keys(await import(pathToFileURL(join(srcDir, `${mod}.ts`)).href));
     t.ok(exported.length > 0, `${mod} has runtime exports`);
     for (const name of exported) {
-      t.match(testSource, new RegExp(`\\b${name}\\b`), `${mod}.${name} is exercised in translate-${mod}.test.ts`);
+      t.match(testSource, new RegExp(`\\b${name}\\b`), `${mod}.${name} is exercised in ${testName}`);
     }
   });
 }

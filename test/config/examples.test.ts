@@ -1,9 +1,9 @@
 // The shipped configuration examples stay valid against the schema, and say what the defaults are.
 import { readdir } from 'node:fs/promises';
 import t from 'tap';
-import { DEFAULTS, loadConfigFile } from '../src/config/index.js';
+import { DEFAULTS, loadConfigFile } from '../../src/config/index.js';
 
-const dir = new URL('../config/', import.meta.url);
+const dir = new URL('../../config/', import.meta.url);
 
 t.test('every file in config/ loads', async (t) => {
   const files = (await readdir(dir)).filter((f) => /\.(ya?ml|json)$/.test(f));

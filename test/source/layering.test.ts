@@ -351,7 +351,7 @@ const describe = (x: Violation) => `${x.file}:${x.line} '${x.specifier}': ${x.ru
 // The real source tree
 // ---------------------------------------------------------------------------------------------------------------
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const srcDir = join(root, 'src');
 
 /** The rule: the tables of docs/architecture.md §2 (the one source; see the head of this file). */

@@ -1,7 +1,7 @@
 /**
  * V1 ⇄ V2 task mappings end to end, in both directions, the way the gateway composes them: an upstream's wire shape
  * is read with its era's reader, becomes a snapshot and then a record (as the task runtime stores it), and the record
- * is written in the client's era. Fixtures of both eras are valid for ext-tasks (translate-task-wire.test.ts), and so
+ * is written in the client's era. Fixtures of both eras are valid for ext-tasks (task-wire.test.ts), and so
  * is every output here (translation.md §4.3–4.10).
  */
 import t from 'tap';
@@ -47,7 +47,7 @@ import {
   taskSnapshotFromV2,
   taskStatusNotificationV2,
 } from '../../src/translate/tasks-v2.js';
-import { IMMEDIATE, RELATED_TASK, TASK_WIRE_V1, TASK_WIRE_V2, wire } from './task-wire-fixtures.js';
+import { IMMEDIATE, RELATED_TASK, TASK_WIRE_V1, TASK_WIRE_V2, wire } from '../helpers/task-wire-fixtures.js';
 
 const GW = 'gw_7Yk' as TaskId;
 

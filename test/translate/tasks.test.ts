@@ -19,7 +19,7 @@ import {
   type TaskStatus,
 } from '../../src/translate/tasks.js';
 import { clone, K, TASKS_V1, V1, type Json } from '../fixtures/translate-wire.js';
-import { STATUSES } from './task-records.js';
+import { STATUSES } from '../helpers/task-records.js';
 
 t.test('TERMINAL_STATUSES / isTerminal', async (t) => {
   t.same([...TERMINAL_STATUSES].sort(), ['cancelled', 'completed', 'failed']);

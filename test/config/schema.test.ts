@@ -5,10 +5,10 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import t from 'tap';
 import { parse as parseYaml } from 'yaml';
-import { ConfigError, DEFAULTS, parseConfig, WHEN_ABSENT } from '../src/config/index.js';
-import { configJsonSchema, keyRows, REFERENCE_FILE, SCHEMA_FILE, schemaText, withReference } from '../scripts/config-schema.js';
+import { ConfigError, DEFAULTS, parseConfig, WHEN_ABSENT } from '../../src/config/index.js';
+import { configJsonSchema, keyRows, REFERENCE_FILE, SCHEMA_FILE, schemaText, withReference } from '../../scripts/config-schema.js';
 
-const dir = new URL('../config/', import.meta.url);
+const dir = new URL('../../config/', import.meta.url);
 const REGENERATE = 'run `npm run schema` and commit the result';
 
 /** The committed schema, compiled as an editor would (draft 2020-12, formats, strict about the schema itself). */

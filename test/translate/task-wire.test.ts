@@ -26,7 +26,7 @@ import {
 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { readCreateTaskResultV1, readTaskV1 } from '../../src/translate/tasks-v1.js';
 import { declaresTasks, readCreateTaskResultV2, readDetailedTaskV2 } from '../../src/translate/tasks-v2.js';
-import { TASK_WIRE_V1, TASK_WIRE_V2, TASKS_EXTENSION, wire } from './task-wire-fixtures.js';
+import { TASK_WIRE_V1, TASK_WIRE_V2, TASKS_EXTENSION, wire } from '../helpers/task-wire-fixtures.js';
 
 type Schema = { safeParse(v: unknown): { success: boolean } };
 

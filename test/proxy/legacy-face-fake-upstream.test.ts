@@ -1,10 +1,10 @@
 /**
- * The legacy face with a real SDK 1.32.2 client in front of the FAKE modern upstream (fake-modern-upstream.ts),
+ * The legacy face with a real SDK 1.32.2 client in front of the FAKE modern upstream (test/helpers/fake-modern-upstream.ts),
  * for what the real modern fixture cannot show: result shapes it never sends (a typeless input schema, non-object
  * output schemas and structured content), an input kind the session did not declare asked anyway, progress for
  * another token, and a record of what the face passes upstream (per-request capabilities, client info, log
  * level, listen filters, a client's error answer). Everything else runs against the real fixture in
- * face-modern.test.ts.
+ * legacy-face.test.ts.
  */
 import t from 'tap';
 import {
@@ -14,8 +14,8 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { SseReader } from '../helpers/sse-reader.js';
-import { complete, FakeModernUpstream } from './fake-modern-upstream.js';
-import { connectFace, LEGACY_HEADERS, rawInitialize, startFace } from './face-stack.js';
+import { complete, FakeModernUpstream } from '../helpers/fake-modern-upstream.js';
+import { connectFace, LEGACY_HEADERS, rawInitialize, startFace } from '../helpers/legacy-face-stack.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;

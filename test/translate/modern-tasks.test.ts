@@ -22,8 +22,8 @@ import {
 } from '../../src/translate/tasks-v2.js';
 import type { TaskRecord, TaskSnapshot } from '../../src/translate/tasks.js';
 import { clone, K, TASKS_V2, V1, type Json } from '../fixtures/translate-wire.js';
-import { callResult, confirm, fieldsV2, kitchenSink, record, roots, rpcError, STATUSES } from './task-records.js';
-import { TASK_WIRE_V2, wire } from './task-wire-fixtures.js';
+import { callResult, confirm, fieldsV2, kitchenSink, record, roots, rpcError, STATUSES } from '../helpers/task-records.js';
+import { TASK_WIRE_V2, wire } from '../helpers/task-wire-fixtures.js';
 
 t.test('declaresTasks', async (t) => {
   const table: Array<[string, Json, boolean]> = [

@@ -2,7 +2,7 @@
  * Task wire fixtures per era, for the translate unit tests: `TASK_WIRE_V1` = 2025-11-25 core tasks, `TASK_WIRE_V2` =
  * the 2026-07-28 `io.modelcontextprotocol/tasks` extension. Each is the same task (ids aside) at the same moment, so
  * a test can map one era's fixture and compare with the other's. Every fixture is accepted by the published
- * `@modelcontextprotocol/ext-tasks` schema named in `SCHEMA_CHECKS` (test/unit/translate-task-wire.test.ts proves
+ * `@modelcontextprotocol/ext-tasks` schema named in `SCHEMA_CHECKS` (test/translate/task-wire.test.ts proves
  * it). Plain data; never run as a test.
  */
 import type { JsonObject } from '../../src/translate/jsonrpc.js';

@@ -34,8 +34,8 @@ import {
 } from '../../src/translate/tasks-v1.js';
 import type { TaskRecord, TaskSnapshot } from '../../src/translate/tasks.js';
 import { clone, K, TASKS_V1, TASKS_V2, V1, type Json } from '../fixtures/translate-wire.js';
-import { callResult, kitchenSink, record, rpcError, STATUSES } from './task-records.js';
-import { TASK_WIRE_V1, wire } from './task-wire-fixtures.js';
+import { callResult, kitchenSink, record, rpcError, STATUSES } from '../helpers/task-records.js';
+import { TASK_WIRE_V1, wire } from '../helpers/task-wire-fixtures.js';
 
 t.test('relatedTaskMeta / relatedTaskOf', async (t) => {
   t.strictSame(relatedTaskMeta('upstream-task-1'), { [K.relatedTask]: { taskId: 'upstream-task-1' } }, 'S1 shape');

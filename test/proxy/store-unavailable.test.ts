@@ -11,7 +11,7 @@ import { parseConfig } from '../../src/config/index.js';
 import { MemoryTaskStore, StoreUnavailableError, type TaskStore } from '../../src/store/index.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
 import { post } from '../helpers/modern.js';
-import { LEGACY_HEADERS } from './face-stack.js';
+import { LEGACY_HEADERS } from '../helpers/legacy-face-stack.js';
 
 /** FAKE: the memory store, failing every call while `down` (the bus heartbeat's failures are its own to ignore). */
 function switchableStore(): { store: TaskStore; setDown(down: boolean): void } {
