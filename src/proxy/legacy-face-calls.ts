@@ -24,7 +24,7 @@ import {
   singleHeader,
   toolTaskSupport,
   undeclaredInputError,
-  withTaskSupportV1,
+  withLegacyTaskSupport,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcMessage,
@@ -233,7 +233,7 @@ export class FaceCalls {
     const era = route.upstream.era;
     const extension = declaresTasks(route.upstream.knownIdentity?.capabilities ?? {});
     const own = era === 'legacy' ? toolTaskSupport(upstreamResult) : undefined;
-    return withTaskSupportV1(result, (name) =>
+    return withLegacyTaskSupport(result, (name) =>
       legacyTaskSupport(this.o.runtime.policyFor(route, name).task, era === 'modern' ? { era, extension } : { era: 'legacy', support: own?.get(name) }),
     );
   }

@@ -16,10 +16,10 @@ import {
   isInputDeclared,
   isObject,
   isTerminal,
-  taskInputParamsV1,
-  taskPayloadV1,
-  taskStatusNotificationV1,
-  taskV1,
+  legacyTaskInputParams,
+  legacyTaskPayload,
+  legacyTaskStatusNotification,
+  legacyTask,
   undeclaredInputAnswer,
   withoutRelatedTask,
   type JsonObject,
@@ -206,13 +206,13 @@ export class LegacyFaceTasks {
     // A status poll: the poll limit applies (tasks/result blocks instead, and is not polling).
     const r = await this.runtime.poll(route, taskId, caller);
     this.observe(r);
-    return taskV1(r);
+    return legacyTask(r);
   }
 
   /** `tasks/list`: a page of the caller's tasks (2025-11-25 basic/utilities/tasks §Listing Tasks). */
   async list(route: UpstreamRoute, caller: CallerContext, cursor: string | undefined): Promise<JsonObject> {
     const page = await this.runtime.list(route, caller, cursor);
-    const out: JsonObject = { tasks: page.tasks.map(taskV1) };
+    const out: JsonObject = { tasks: page.tasks.map(legacyTask) };
     if (page.nextCursor !== undefined) out.nextCursor = page.nextCursor;
     return out;
   }
@@ -221,7 +221,7 @@ export class LegacyFaceTasks {
   async cancel(route: UpstreamRoute, caller: CallerContext, taskId: string): Promise<JsonObject> {
     const r = await this.runtime.cancelTask(route, taskId, caller);
     this.observe(r);
-    return taskV1(r);
+    return legacyTask(r);
   }
 
   /**
@@ -270,7 +270,7 @@ export class LegacyFaceTasks {
       // Keys that went out on this stream and were not answered go out again elsewhere (its stream died).
       else if (latest) this.offer(taskId, latest);
     }
-    const payload = taskPayloadV1(record);
+    const payload = legacyTaskPayload(record);
     if ('error' in payload) {
       channel.error(id, payload.error, 200);
       return `task ${record.status}`;
@@ -373,7 +373,7 @@ export class LegacyFaceTasks {
       route,
       owner: undefined,
       last: record,
-      notified: taskV1(record).status as string,
+      notified: legacyTask(record).status as string,
       sent: new Map(),
       answered: new Set(),
       waiters: new Set(),
@@ -399,11 +399,11 @@ export class LegacyFaceTasks {
     const t = this.tracked.get(r.taskId);
     if (!t || r.version < t.last.version) return;
     t.last = r;
-    const status = taskV1(r).status as string;
+    const status = legacyTask(r).status as string;
     if (t.owner && status !== t.notified) {
       t.notified = status;
       // 2025-11-25 basic/utilities/tasks §Task Status Notification: the full task, no payload, no related-task _meta.
-      this.o.notify(t.owner.session, taskStatusNotificationV1(r));
+      this.o.notify(t.owner.session, legacyTaskStatusNotification(r));
     }
     if (isTerminal(r.status)) {
       if (t.waiters.size === 0) this.forget(r.taskId);
@@ -440,7 +440,7 @@ export class LegacyFaceTasks {
       const gid = inputRequestId(taskId, key, ++this.nextId);
       this.outbound.set(gid, { taskId, key, method: request.method, params: request.params, session: target.session.id, caller: target.caller });
       t.gids.add(gid);
-      const params = taskInputParamsV1(taskId, request, `${taskId.slice(-12)}-${key}`);
+      const params = legacyTaskInputParams(taskId, request, `${taskId.slice(-12)}-${key}`);
       target.send({ jsonrpc: '2.0', id: gid, method: request.method, params });
       t.sent.set(key, target.alive);
     }

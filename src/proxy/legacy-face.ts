@@ -15,7 +15,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   errorSummary,
   LEGACY_VERSIONS,
-  createTaskResultV1,
+  legacyCreateTaskResult,
   declaresTasks,
   isLegacyLogLevel,
   isNotification,
@@ -393,7 +393,7 @@ export class LegacyFace {
       void reply
         .code(200)
         .header('content-type', 'application/json')
-        .send({ jsonrpc: '2.0', id: req.id, result: createTaskResultV1(created.record, created.meta) });
+        .send({ jsonrpc: '2.0', id: req.id, result: legacyCreateTaskResult(created.record, created.meta) });
       return 'task created';
     } catch (e) {
       return failWith(request, reply, s.route.name, req, e);

@@ -10,7 +10,7 @@ import {
   GatewayError,
   TASKS_REQUIRED_CAPABILITIES,
   asErrorObject,
-  createTaskResultV2,
+  modernCreateTaskResult,
   declaresTasks,
   firstMatch,
   isObject,
@@ -609,7 +609,7 @@ export class TaskRuntime {
  * `_meta` (e.g. `io.modelcontextprotocol/model-immediate-response`) passed through.
  */
 function taskResult(record: TaskRecord, meta?: JsonObject): Outcome {
-  return { kind: 'result', result: createTaskResultV2(record, meta) };
+  return { kind: 'result', result: modernCreateTaskResult(record, meta) };
 }
 
 /**

@@ -7,7 +7,7 @@ import {
   TASKS_REQUIRED_CAPABILITIES,
   checkInputAnswers,
   declaresTasks,
-  detailedTaskV2,
+  modernDetailedTask,
   isObject,
   isTerminal,
   type JsonObject,
@@ -40,7 +40,7 @@ export class TaskService {
   async get(route: UpstreamRoute, req: ModernRequest, caller: CallerContext): Promise<JsonObject> {
     const record = await this.own(route, req, caller);
     await this.pollChecked(route, record);
-    return detailedTaskV2(this.shown(route, await this.refresh(record, { route, caller })));
+    return modernDetailedTask(this.shown(route, await this.refresh(record, { route, caller })));
   }
 
   /** tasks/update → answers outstanding input requests; the ack follows the record change (read-your-writes). */
@@ -110,7 +110,7 @@ export class TaskService {
     }
     const wanted = new Set(accepted);
     const off = this.events.on((t) => {
-      if (wanted.has(t.taskId)) listener(detailedTaskV2(t));
+      if (wanted.has(t.taskId)) listener(modernDetailedTask(t));
     });
     // Proxied tasks change upstream: poll them while someone listens.
     const timer = setInterval(() => {

@@ -20,7 +20,15 @@ export { methodPolicy } from './methods.js';
 export { singleHeader } from './headers.js';
 export { classifyEra, type Era } from './era.js';
 export { REQUEST_FAILURE_KIND, validateModernRequest, type ModernHeaders, type ModernRequest, type RequestFailure } from './modern-request.js';
-export { asErrorObject, discoverResult, identityFromInitialize, modernError, modernResult, type CacheHints, type UpstreamIdentity } from './results.js';
+export {
+  asErrorObject,
+  discoverResult,
+  identityFromInitialize,
+  modernError,
+  modernResult,
+  type CacheHints,
+  type UpstreamIdentity,
+} from './results-to-modern.js';
 export {
   sessionInputCapabilities,
   canonicalJson,
@@ -50,37 +58,37 @@ export {
 } from './listen.js';
 export { firstMatch, globCovers, globToRegExp } from './glob.js';
 export { raceAbort } from './abort.js';
-// Tasks: the era-neutral model and mappings (tasks.ts), 2025-11-25 core tasks (tasks-v1.ts), 2026-07-28 tasks
-// extension (tasks-v2.ts).
+// Tasks: the era-neutral model and mappings (tasks.ts), 2025-11-25 core tasks (legacy-tasks.ts), 2026-07-28 tasks
+// extension (modern-tasks.ts).
 export { inlineResult, isTerminal, outcomeFromPayload, withoutRelatedTask, type TaskId, type TaskRecord, type TaskSnapshot, type TaskStatus } from './tasks.js';
 export {
-  createTaskResultV1,
+  legacyCreateTaskResult,
   legacySupportsToolTasks,
+  legacyTask,
+  legacyTaskInputParams,
+  legacyTaskPayload,
   legacyTasksCapability,
-  readCreateTaskResultV1,
-  readTaskV1,
+  legacyTaskStatusNotification,
+  readLegacyCreateTaskResult,
+  readLegacyTask,
   relatedTaskMeta,
-  taskInputParamsV1,
-  taskPayloadV1,
-  taskSnapshotFromV1,
-  taskStatusNotificationV1,
-  taskV1,
+  taskSnapshotFromLegacy,
   toolTaskSupport,
-  withTaskSupportV1,
+  withLegacyTaskSupport,
+  type LegacyTask,
   type TaskSupport,
-  type TaskV1,
-} from './tasks-v1.js';
+} from './legacy-tasks.js';
 export {
-  createTaskResultV2,
   declaresTasks,
-  detailedTaskV2,
-  readCreateTaskResultV2,
-  readDetailedTaskV2,
+  modernCreateTaskResult,
+  modernDetailedTask,
+  readModernCreateTaskResult,
+  readModernDetailedTask,
   TASKS_REQUIRED_CAPABILITIES,
-  taskSnapshotFromV2,
-  type CreateTaskResultV2,
-  type DetailedTaskV2,
-} from './tasks-v2.js';
+  taskSnapshotFromModern,
+  type ModernCreateTaskResult,
+  type ModernDetailedTask,
+} from './modern-tasks.js';
 export {
   identityFromDiscover,
   modernHeaders,
@@ -104,7 +112,7 @@ export {
   offersSubscriptions,
   sessionListenFilter,
   undeclaredInputError,
-} from './legacy-results.js';
+} from './results-to-legacy.js';
 export {
   answerOf,
   catalogAnswer,

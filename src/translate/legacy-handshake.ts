@@ -6,7 +6,7 @@
  */
 import { LEGACY_VERSION, LEGACY_VERSIONS, LOG_LEVELS, TASKS_EXTENSION } from './constants.js';
 import { isObject, type JsonObject } from './jsonrpc.js';
-import type { UpstreamIdentity } from './results.js';
+import type { UpstreamIdentity } from './results-to-modern.js';
 
 /** What a legacy client declared in `initialize` (2025-11-25 lifecycle §Initialization). */
 export interface LegacyInitializeParams {

@@ -10,7 +10,7 @@ import { isObject, type JsonObject, type JsonRpcNotification } from './jsonrpc.j
 import type { InputRequest } from './input.js';
 import { methodPolicy } from './methods.js';
 import { TRACEPARENT, TRACESTATE, type TraceCarrier } from './trace-context.js';
-import type { UpstreamIdentity } from './results.js';
+import type { UpstreamIdentity } from './results-to-modern.js';
 
 /** The schema keyword that marks a tool argument to be mirrored into an `Mcp-Param-{Name}` header. */
 export const X_MCP_HEADER = 'x-mcp-header';

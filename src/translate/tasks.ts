@@ -1,7 +1,7 @@
 /**
  * Tasks, era-neutral: the task record the gateway stores, the state of a task read off either era's wire, and the
- * mappings between 2025-11-25 core tasks (legacy, "V1": `tasks-v1.ts`) and the 2026-07-28
- * `io.modelcontextprotocol/tasks` extension (modern, "V2": `tasks-v2.ts`) that do not belong to one era: statuses,
+ * mappings between 2025-11-25 core tasks (legacy: `legacy-tasks.ts`) and the 2026-07-28
+ * `io.modelcontextprotocol/tasks` extension (modern: `modern-tasks.ts`) that do not belong to one era: statuses,
  * retention and poll interval, and a task's outcome (2025-11-25 basic/utilities/tasks §Data Types; tasks extension
  * §Tasks, §Task Polling). Pure: time and ids are arguments.
  */
@@ -83,7 +83,7 @@ export interface TaskRecord {
 
 /**
  * A task as an upstream of either era reports it, in the gateway's terms: modern field names, `ttlMs` and
- * `pollIntervalMs` normalised, the outcome in modern shape. Read with `taskSnapshotFromV1` / `taskSnapshotFromV2`.
+ * `pollIntervalMs` normalised, the outcome in modern shape. Read with `taskSnapshotFromLegacy` / `taskSnapshotFromModern`.
  */
 export interface TaskSnapshot {
   taskId: string;

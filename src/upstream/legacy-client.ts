@@ -10,7 +10,7 @@ import {
   isObject,
   logFailure,
   NO_LOG,
-  readCreateTaskResultV1,
+  readLegacyCreateTaskResult,
   absentUserAnswer,
   withCallerCapabilities,
   withTraceMeta,
@@ -166,7 +166,7 @@ export class LegacyUpstreamClient implements UpstreamClient {
    */
   private taskOf(caller: UpstreamCaller, e: CallEvent, hold: SessionHold): CallEvent {
     if (e.kind !== 'response' || !('result' in e.message)) return e;
-    const created = readCreateTaskResultV1(e.message.result);
+    const created = readLegacyCreateTaskResult(e.message.result);
     if (!created) return e;
     const meta = isObject(e.message.result._meta) ? e.message.result._meta : undefined;
     const taskHold = hold.retain();

@@ -21,15 +21,15 @@ import {
   logFailure,
   modernError,
   NO_LOG,
-  readTaskV1,
+  readLegacyTask,
   relatedTaskMeta,
-  taskSnapshotFromV1,
+  taskSnapshotFromLegacy,
   undeclaredInputAnswer,
   type JsonObject,
   type JsonRpcResponse,
   type LayerLogger,
   type RequestId,
-  type TaskV1,
+  type LegacyTask,
 } from '../translate/index.js';
 import { drain } from './call-wrappers.js';
 import type { UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
@@ -81,17 +81,17 @@ export class LegacyUpstreamTask extends PolledTask {
   constructor(
     client: UpstreamClient,
     private readonly caller: UpstreamCaller,
-    task: TaskV1 | ResumedLegacyTask,
+    task: LegacyTask | ResumedLegacyTask,
     meta?: JsonObject,
     opts: LegacyTaskOptions = {},
   ) {
     const resumed = isResumed(task);
     // Modern vocabulary: `input_required` only with the requests known, and they come on tasks/result (a resumed
     // task's requests were taken by the instance that followed it: this one knows none yet).
-    const created: UpstreamTaskSnapshot = resumed ? { ...task.created } : snapshotOf(task as TaskV1);
+    const created: UpstreamTaskSnapshot = resumed ? { ...task.created } : snapshotOf(task as LegacyTask);
     delete created.inputRequests;
     if (created.status === 'input_required') created.status = 'working';
-    super(resumed ? task.resumed.id : (task as TaskV1).taskId, { ...created, ...(meta ? { meta } : {}) }, opts);
+    super(resumed ? task.resumed.id : (task as LegacyTask).taskId, { ...created, ...(meta ? { meta } : {}) }, opts);
     this.log = client.log ?? NO_LOG;
     this.input = new InputLedger(relatedTaskMeta(this.id), this.log);
     this.session = opts.session ?? pooledSession(client, caller);
@@ -127,7 +127,7 @@ export class LegacyUpstreamTask extends PolledTask {
       throw e;
     }
     if (!('error' in res)) {
-      const task = readTaskV1(res.result);
+      const task = readLegacyTask(res.result);
       this.settle({ ...this.current, ...(task ? snapshotOf(task) : {}), status: 'cancelled' });
       return 'cancelled';
     }
@@ -261,7 +261,7 @@ export class LegacyUpstreamTask extends PolledTask {
       if (res.error.code === ErrorCode.InvalidParams) this.loseTask(res.error);
       return;
     }
-    const task = readTaskV1(res.result);
+    const task = readLegacyTask(res.result);
     if (!task) return;
     if (task.status === 'cancelled') {
       this.settle({ ...this.current, ...snapshotOf(task) });
@@ -289,7 +289,7 @@ export class LegacyUpstreamTask extends PolledTask {
         if (res.error.code === ErrorCode.InvalidParams) this.loseTask(res.error);
         return 'unknown';
       }
-      return readTaskV1(res.result)?.status ?? 'unknown';
+      return readLegacyTask(res.result)?.status ?? 'unknown';
     } catch {
       return 'unknown';
     }
@@ -309,7 +309,7 @@ export class LegacyUpstreamTask extends PolledTask {
   }
 }
 
-function isResumed(task: TaskV1 | ResumedLegacyTask): task is ResumedLegacyTask {
+function isResumed(task: LegacyTask | ResumedLegacyTask): task is ResumedLegacyTask {
   return !('taskId' in task) && 'resumed' in task;
 }
 
@@ -324,7 +324,7 @@ function pooledSession(client: UpstreamClient, caller: UpstreamCaller): LegacyTa
 }
 
 /** A legacy Task in the neutral vocabulary (2025-11-25 `ttl`/`pollInterval` → `ttlMs`/`pollIntervalMs`). */
-function snapshotOf(task: TaskV1): UpstreamTaskSnapshot {
-  const { taskId: _id, ...s } = taskSnapshotFromV1(task);
+function snapshotOf(task: LegacyTask): UpstreamTaskSnapshot {
+  const { taskId: _id, ...s } = taskSnapshotFromLegacy(task);
   return s;
 }

@@ -45,7 +45,7 @@ import {
   MRTR_METHODS,
   NO_LOG,
   paramHeaders,
-  readCreateTaskResultV2,
+  readModernCreateTaskResult,
   readInputRequired,
   readListenFilter,
   retryParams,
@@ -270,7 +270,7 @@ export class ModernUpstreamClient implements UpstreamClient {
         if (isObject(response.result) && response.result.resultType === 'task') {
           // Only a tools/call that declared the extension may get one; anything else is an invalid response
           // (tasks extension §Capability Negotiation, §Supported Methods).
-          const created = readCreateTaskResultV2(response.result);
+          const created = readModernCreateTaskResult(response.result);
           const why = !asTask ? 'a task it was not allowed to create' : !created ? 'a malformed CreateTaskResult' : undefined;
           if (why || !created) {
             call.push({ kind: 'failure', error: new UpstreamUnavailableError(`upstream answered ${method} with ${why}`) });

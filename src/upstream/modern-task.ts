@@ -12,10 +12,10 @@ import {
   isTerminal,
   logFailure,
   NO_LOG,
-  readDetailedTaskV2,
-  taskSnapshotFromV2,
-  type CreateTaskResultV2,
-  type DetailedTaskV2,
+  readModernDetailedTask,
+  taskSnapshotFromModern,
+  type ModernCreateTaskResult,
+  type ModernDetailedTask,
   type InputRequest,
   type JsonObject,
   type JsonRpcResponse,
@@ -44,7 +44,7 @@ export class ModernUpstreamTask extends PolledTask {
   constructor(
     private readonly client: UpstreamClient,
     private readonly caller: UpstreamCaller,
-    created: CreateTaskResultV2 | { resumed: UpstreamTaskRef; created: UpstreamTaskSnapshot },
+    created: ModernCreateTaskResult | { resumed: UpstreamTaskRef; created: UpstreamTaskSnapshot },
     opts: PolledTaskOptions = {},
   ) {
     super(...initial(created), opts);
@@ -112,7 +112,7 @@ export class ModernUpstreamTask extends PolledTask {
         void this.poll().catch(logFailure(this.client.log ?? NO_LOG, 'debug', 'tasks/get as the listen opened failed; polling goes on'));
         for await (const n of listen.notifications) {
           if (n.method !== 'notifications/tasks') continue;
-          const detailed = readDetailedTaskV2(n.params);
+          const detailed = readModernDetailedTask(n.params);
           if (detailed?.taskId === this.id) this.apply(detailed);
           if (isTerminal(this.current.status)) return;
         }
@@ -140,12 +140,12 @@ export class ModernUpstreamTask extends PolledTask {
       if (res.error.code === ErrorCode.InvalidParams) this.loseTask(res.error);
       return;
     }
-    const detailed = readDetailedTaskV2(res.result);
+    const detailed = readModernDetailedTask(res.result);
     if (detailed) this.apply(detailed); // a malformed answer leaves the state known as it is
   }
 
   /** A DetailedTask from tasks/get or a notification, merged into the state known. */
-  private apply(detailed: DetailedTaskV2): void {
+  private apply(detailed: ModernDetailedTask): void {
     const s = snapshotOf(detailed, this.answered);
     if (isTerminal(s.status)) this.settle({ ...this.current, ...s });
     else {
@@ -163,9 +163,9 @@ export class ModernUpstreamTask extends PolledTask {
 }
 
 /** The id and first state of a task created or resumed. */
-function initial(created: CreateTaskResultV2 | { resumed: UpstreamTaskRef; created: UpstreamTaskSnapshot }): [string, UpstreamTaskSnapshot] {
+function initial(created: ModernCreateTaskResult | { resumed: UpstreamTaskRef; created: UpstreamTaskSnapshot }): [string, UpstreamTaskSnapshot] {
   if ('resumed' in created && !('taskId' in created)) return [created.resumed.id, { ...created.created }];
-  const c = created as CreateTaskResultV2;
+  const c = created as ModernCreateTaskResult;
   return [c.taskId, snapshotOf(c, new Set())];
 }
 
@@ -173,8 +173,8 @@ function initial(created: CreateTaskResultV2 | { resumed: UpstreamTaskRef; creat
  * A CreateTaskResult or DetailedTask in the neutral vocabulary (`_meta` of the creating result kept as `meta`). Keys
  * already answered are left out; an `input_required` task with no key left is `working` to the follower.
  */
-function snapshotOf(task: CreateTaskResultV2 | DetailedTaskV2, answered: ReadonlySet<string>): UpstreamTaskSnapshot {
-  const { taskId: _id, ...s } = taskSnapshotFromV2(task);
+function snapshotOf(task: ModernCreateTaskResult | ModernDetailedTask, answered: ReadonlySet<string>): UpstreamTaskSnapshot {
+  const { taskId: _id, ...s } = taskSnapshotFromModern(task);
   if (s.status !== 'input_required') return s;
   const requests: Record<string, InputRequest> = {};
   for (const [key, req] of Object.entries(s.inputRequests ?? {})) if (!answered.has(key)) requests[key] = req;

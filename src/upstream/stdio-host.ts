@@ -22,7 +22,7 @@ import {
   isRequest,
   isResponse,
   META,
-  readCreateTaskResultV1,
+  readLegacyCreateTaskResult,
   type ErrorKind,
   type GatewayErrorOptions,
   type JsonObject,
@@ -235,7 +235,7 @@ export class StdioHost implements StdioHostStatus {
     if (!p) return; // cancelled or its client went away: nothing waits for it
     // A task created in a virtual session: its later requests (elicitation, sampling) belong to that session.
     if (p.session && 'result' in m) {
-      const created = readCreateTaskResultV1(m.result);
+      const created = readLegacyCreateTaskResult(m.result);
       if (created) {
         this.taskOwners.set(created.task.taskId, p.session);
         p.session.taskIds.add(created.task.taskId);

@@ -29,7 +29,7 @@ export function record(over: Partial<TaskRecord> = {}): TaskRecord {
   return { ...clone(baseRecord), ...over };
 }
 /** The base modern task fields of `baseRecord` with a given status. */
-export function fieldsV2(status: TaskStatus, extra: Json = {}): Json {
+export function modernFields(status: TaskStatus, extra: Json = {}): Json {
   return {
     taskId: 'gw_Q2x9',
     status,

@@ -1,5 +1,5 @@
 /**
- * Task wire fixtures per era, for the translate unit tests: `TASK_WIRE_V1` = 2025-11-25 core tasks, `TASK_WIRE_V2` =
+ * Task wire fixtures per era, for the translate unit tests: `LEGACY_TASK_WIRE` = 2025-11-25 core tasks, `MODERN_TASK_WIRE` =
  * the 2026-07-28 `io.modelcontextprotocol/tasks` extension. Each is the same task (ids aside) at the same moment, so
  * a test can map one era's fixture and compare with the other's. Every fixture is accepted by the published
  * `@modelcontextprotocol/ext-tasks` schema named in `SCHEMA_CHECKS` (test/translate/task-wire.test.ts proves
@@ -28,7 +28,7 @@ const toolError = { content: [{ type: 'text', text: 'quota exceeded' }], isError
 const rpcError = { code: -32603, message: 'backend exploded', data: { retryable: false } };
 
 /** 2025-11-25 core tasks (basic/utilities/tasks), as a legacy server sends them. */
-export const TASK_WIRE_V1 = {
+export const LEGACY_TASK_WIRE = {
   /** `tasks/get` result: the flat Task. */
   working: { taskId: 'up-1', status: 'working', statusMessage: 'step 2/5', createdAt: CREATED, lastUpdatedAt: UPDATED, ttl: 120_000, pollInterval: 2000 },
   inputRequired: { taskId: 'up-1', status: 'input_required', createdAt: CREATED, lastUpdatedAt: UPDATED, ttl: 120_000, pollInterval: 2000 },
@@ -87,7 +87,7 @@ export const TASK_WIRE_V1 = {
 } as const;
 
 /** 2026-07-28 tasks extension, as a modern server sends it (tasks extension §Tasks, §Task Polling). */
-export const TASK_WIRE_V2 = {
+export const MODERN_TASK_WIRE = {
   /** The flat `CreateTaskResult` (§Task Creation). */
   createTaskResult: {
     resultType: 'task',

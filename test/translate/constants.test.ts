@@ -1,6 +1,9 @@
 /** translate/constants: the protocol constants of both eras (translation.md §3, §3.9). */
 import t from 'tap';
-import { CLIENT_CAPABILITIES_META_KEY_V2, TASKS_EXTENSION_ID_V2 } from '@modelcontextprotocol/ext-tasks/core/v2';
+import {
+  CLIENT_CAPABILITIES_META_KEY_V2 as MODERN_CLIENT_CAPABILITIES_META_KEY,
+  TASKS_EXTENSION_ID_V2 as MODERN_TASKS_EXTENSION_ID,
+} from '@modelcontextprotocol/ext-tasks/core/v2';
 import {
   ErrorCode,
   GATEWAY_OWN_PATHS,
@@ -37,8 +40,8 @@ t.test('reserved _meta keys (S2 RequestMetaObject)', async (t) => {
   for (const [k, v] of table) t.equal(META[k], v, k);
   t.same(Object.keys(META).sort(), table.map(([k]) => k).sort(), 'no untested META key');
   t.equal(TASKS_EXTENSION, 'io.modelcontextprotocol/tasks');
-  t.equal(TASKS_EXTENSION, TASKS_EXTENSION_ID_V2, 'the id ext-tasks uses');
-  t.equal(META.clientCapabilities, CLIENT_CAPABILITIES_META_KEY_V2, 'the clientCapabilities key ext-tasks uses');
+  t.equal(TASKS_EXTENSION, MODERN_TASKS_EXTENSION_ID, 'the id ext-tasks uses');
+  t.equal(META.clientCapabilities, MODERN_CLIENT_CAPABILITIES_META_KEY, 'the clientCapabilities key ext-tasks uses');
 });
 
 t.test('error codes (B2 §Error Codes, translation.md §3.9)', async (t) => {

@@ -1,7 +1,7 @@
 /** translate/era: which protocol era a request belongs to (translation.md §3.1). */
 import t from 'tap';
 import { classifyEra, metaProtocolVersion, type Era, type EraSignals } from '../../src/translate/era.js';
-import { K, LEGACY, MODERN, V2 } from '../fixtures/translate-wire.js';
+import { K, LEGACY, MODERN, MODERN_WIRE } from '../fixtures/translate-wire.js';
 
 const legacyInitialize = {
   jsonrpc: '2.0',
@@ -9,7 +9,7 @@ const legacyInitialize = {
   method: 'initialize',
   params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'old', version: '1' } },
 };
-const modernToolsList = V2.request('tools/list').body;
+const modernToolsList = MODERN_WIRE.request('tools/list').body;
 const plainToolsList = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
 const metaOnly = (v: unknown) => ({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: { _meta: { [K.protocolVersion]: v } } });
 
@@ -33,7 +33,11 @@ t.test('classifyEra', async (t) => {
       { httpMethod: 'POST', protocolVersionHeader: MODERN, body: legacyInitialize },
       'modern',
     ],
-    ['initialize with modern _meta is modern', { httpMethod: 'POST', protocolVersionHeader: undefined, body: V2.request('initialize').body }, 'modern'],
+    [
+      'initialize with modern _meta is modern',
+      { httpMethod: 'POST', protocolVersionHeader: undefined, body: MODERN_WIRE.request('initialize').body },
+      'modern',
+    ],
     ['legacy header 2025-11-25', { httpMethod: 'POST', protocolVersionHeader: '2025-11-25', body: plainToolsList }, 'legacy'],
     ['legacy header 2025-06-18', { httpMethod: 'POST', protocolVersionHeader: '2025-06-18', body: plainToolsList }, 'legacy'],
     ['legacy header 2025-03-26', { httpMethod: 'POST', protocolVersionHeader: '2025-03-26', body: plainToolsList }, 'legacy'],

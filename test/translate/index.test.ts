@@ -20,20 +20,9 @@ const modules = readdirSync(srcDir)
 
 t.ok(modules.length >= 11, `found the translate modules (${modules.join(', ')})`);
 
-/**
- * Test files named already for the name their module is getting (issue #24 renames these modules, legacy/modern
- * rather than V1/V2): module → test file. An entry whose module is gone is inert; delete this once the renames landed.
- */
-const NAMED_AHEAD: Record<string, string> = {
-  'tasks-v1': 'legacy-tasks',
-  'tasks-v2': 'modern-tasks',
-  results: 'results-to-modern',
-  'legacy-results': 'results-to-legacy',
-};
-
 for (const mod of modules) {
   t.test(mod, async (t) => {
-    const testName = `${NAMED_AHEAD[mod] ?? mod}.test.ts`;
+    const testName = `${mod}.test.ts`;
     const testFile = join(here, testName);
     // A module another developer is still writing has no unit test yet: reported as todo, not as a failure.
     t.ok(existsSync(testFile), `test/translate/${testName} exists`, existsSync(testFile) ? {} : { todo: `no unit tests yet for src/translate/${mod}.ts` });

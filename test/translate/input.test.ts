@@ -19,7 +19,7 @@ import {
   undeclaredInputAnswer,
   withCallerCapabilities,
 } from '../../src/translate/input.js';
-import { clone, K, V1, type Json } from '../fixtures/translate-wire.js';
+import { clone, K, LEGACY_WIRE, type Json } from '../fixtures/translate-wire.js';
 
 t.test('INPUT_METHODS / isInputMethod', async (t) => {
   t.same([...INPUT_METHODS].sort(), ['elicitation/create', 'roots/list', 'sampling/createMessage']);
@@ -36,11 +36,11 @@ t.test('INPUT_METHODS / isInputMethod', async (t) => {
 });
 
 t.test('isInputDeclared matrix', async (t) => {
-  const form = V1.elicitForm.params as Json;
-  const noMode = V1.elicitFormNoMode.params as Json;
-  const url = V1.elicitUrl.params as Json;
-  const samp = V1.sampling.params as Json;
-  const sampTools = V1.samplingWithTools.params as Json;
+  const form = LEGACY_WIRE.elicitForm.params as Json;
+  const noMode = LEGACY_WIRE.elicitFormNoMode.params as Json;
+  const url = LEGACY_WIRE.elicitUrl.params as Json;
+  const samp = LEGACY_WIRE.sampling.params as Json;
+  const sampTools = LEGACY_WIRE.samplingWithTools.params as Json;
   const toolChoiceOnly: Json = { messages: [], maxTokens: 1, toolChoice: { mode: 'none' } };
 
   // [name, method, params, caps, declared?]
@@ -85,7 +85,7 @@ t.test('isInputDeclared matrix', async (t) => {
 });
 
 t.test('toInputRequest', async (t) => {
-  const legacy = clone(V1.elicitForm);
+  const legacy = clone(LEGACY_WIRE.elicitForm);
   const before = clone(legacy);
   t.strictSame(
     toInputRequest(legacy.method, legacy.params as Json),
@@ -102,7 +102,7 @@ t.test('toInputRequest', async (t) => {
   t.strictSame(legacy, before, 'input not mutated');
 
   t.strictSame(
-    toInputRequest('elicitation/create', clone(V1.elicitUrl.params) as Json),
+    toInputRequest('elicitation/create', clone(LEGACY_WIRE.elicitUrl.params) as Json),
     {
       method: 'elicitation/create',
       params: { mode: 'url', message: 'Please sign in', url: 'https://auth.example/login?s=1' },
@@ -111,10 +111,10 @@ t.test('toInputRequest', async (t) => {
   );
 
   t.strictSame(
-    toInputRequest('sampling/createMessage', clone(V1.samplingWithTools.params) as Json),
+    toInputRequest('sampling/createMessage', clone(LEGACY_WIRE.samplingWithTools.params) as Json),
     {
       method: 'sampling/createMessage',
-      params: clone(V1.samplingWithTools.params) as Json,
+      params: clone(LEGACY_WIRE.samplingWithTools.params) as Json,
     },
     'sampling params kept',
   );
@@ -274,7 +274,7 @@ t.test('canonicalJson', async (t) => {
 
 t.test('hintedInputKey', async (t) => {
   t.equal(INPUT_KEY_HINT, 'mcp-tasks-gateway/inputKey');
-  t.equal(hintedInputKey(V1.elicitForm.params as Json), 'confirm', 'fixture hint');
+  t.equal(hintedInputKey(LEGACY_WIRE.elicitForm.params as Json), 'confirm', 'fixture hint');
   const withHint = (hint: unknown): Json => ({ message: 'm', _meta: { [INPUT_KEY_HINT]: hint } });
   const table: Array<[string, Json | undefined, string | undefined]> = [
     ['simple', withHint('confirm'), 'confirm'],
@@ -297,12 +297,12 @@ t.test('hintedInputKey', async (t) => {
 
 t.test('requiredCapabilityFor', async (t) => {
   const table: Array<[string, string, Json | undefined, Json]> = [
-    ['form elicitation', 'elicitation/create', V1.elicitForm.params as Json, { elicitation: {} }],
-    ['elicitation without mode', 'elicitation/create', V1.elicitFormNoMode.params as Json, { elicitation: {} }],
+    ['form elicitation', 'elicitation/create', LEGACY_WIRE.elicitForm.params as Json, { elicitation: {} }],
+    ['elicitation without mode', 'elicitation/create', LEGACY_WIRE.elicitFormNoMode.params as Json, { elicitation: {} }],
     ['elicitation without params', 'elicitation/create', undefined, { elicitation: {} }],
-    ['url elicitation', 'elicitation/create', V1.elicitUrl.params as Json, { elicitation: { url: {} } }],
-    ['plain sampling', 'sampling/createMessage', V1.sampling.params as Json, { sampling: {} }],
-    ['sampling with tools', 'sampling/createMessage', V1.samplingWithTools.params as Json, { sampling: { tools: {} } }],
+    ['url elicitation', 'elicitation/create', LEGACY_WIRE.elicitUrl.params as Json, { elicitation: { url: {} } }],
+    ['plain sampling', 'sampling/createMessage', LEGACY_WIRE.sampling.params as Json, { sampling: {} }],
+    ['sampling with tools', 'sampling/createMessage', LEGACY_WIRE.samplingWithTools.params as Json, { sampling: { tools: {} } }],
     ['sampling with toolChoice only', 'sampling/createMessage', { toolChoice: { mode: 'none' } }, { sampling: { tools: {} } }],
     ['sampling without params', 'sampling/createMessage', undefined, { sampling: {} }],
     ['roots', 'roots/list', undefined, { roots: {} }],

@@ -8,7 +8,7 @@ import {
   negotiateLegacyVersion,
   readInitializeParams,
 } from '../../src/translate/legacy-handshake.js';
-import type { UpstreamIdentity } from '../../src/translate/results.js';
+import type { UpstreamIdentity } from '../../src/translate/results-to-modern.js';
 import { K, LEGACY, MODERN } from '../fixtures/translate-wire.js';
 
 /** What a modern upstream's `server/discover` tells the modern upstream client (S2 `DiscoverResult`). */

@@ -1,47 +1,47 @@
 /**
- * translate/tasks-v1: the 2025-11-25 core tasks' wire shapes: capability, tool task support, the flat Task, the nested
+ * translate/legacy-tasks: the 2025-11-25 core tasks' wire shapes: capability, tool task support, the flat Task, the nested
  * CreateTaskResult, the tasks/result payload with related-task `_meta`, status notifications; built from a record and
- * read with the ext-tasks v1 schemas, loosely (translation.md §1.1–1.11).
+ * read with the ext-tasks `core/v1` schemas, loosely (translation.md §1.1–1.11).
  */
 import t from 'tap';
 import {
-  CancelTaskResultV1Schema,
-  CreateTaskResultV1Schema,
-  GetTaskResultV1Schema,
-  hasTaskToolCallCapabilityV1,
-  ListTasksResultV1Schema,
-  TaskStatusNotificationV1Schema,
-  TaskV1Schema,
+  CancelTaskResultV1Schema as LegacyCancelTaskResultSchema,
+  CreateTaskResultV1Schema as LegacyCreateTaskResultSchema,
+  GetTaskResultV1Schema as LegacyGetTaskResultSchema,
+  hasTaskToolCallCapabilityV1 as hasLegacyTaskToolCallCapability,
+  ListTasksResultV1Schema as LegacyListTasksResultSchema,
+  TaskStatusNotificationV1Schema as LegacyTaskStatusNotificationSchema,
+  TaskV1Schema as LegacyTaskSchema,
 } from '@modelcontextprotocol/ext-tasks/core/v1';
 import {
-  createTaskResultV1,
-  isCreateTaskResultV1,
+  legacyCreateTaskResult,
+  isLegacyCreateTaskResult,
   legacySupportsToolTasks,
   legacyTasksCapability,
-  readCreateTaskResultV1,
-  readTaskMetadataV1,
-  readTaskV1,
+  readLegacyCreateTaskResult,
+  readLegacyTaskMetadata,
+  readLegacyTask,
   relatedTaskMeta,
   relatedTaskOf,
-  taskInputParamsV1,
-  taskPayloadV1,
-  taskSnapshotFromV1,
-  taskStatusNotificationV1,
-  taskV1,
+  legacyTaskInputParams,
+  legacyTaskPayload,
+  taskSnapshotFromLegacy,
+  legacyTaskStatusNotification,
+  legacyTask,
   toolTaskSupport,
-  withTaskSupportV1,
+  withLegacyTaskSupport,
   type TaskSupport,
-} from '../../src/translate/tasks-v1.js';
+} from '../../src/translate/legacy-tasks.js';
 import type { TaskRecord, TaskSnapshot } from '../../src/translate/tasks.js';
-import { clone, K, TASKS_V1, TASKS_V2, V1, type Json } from '../fixtures/translate-wire.js';
+import { clone, K, LEGACY_TASKS, MODERN_TASKS, LEGACY_WIRE, type Json } from '../fixtures/translate-wire.js';
 import { callResult, kitchenSink, record, rpcError, STATUSES } from '../helpers/task-records.js';
-import { TASK_WIRE_V1, wire } from '../helpers/task-wire-fixtures.js';
+import { LEGACY_TASK_WIRE, wire } from '../helpers/task-wire-fixtures.js';
 
 t.test('relatedTaskMeta / relatedTaskOf', async (t) => {
   t.strictSame(relatedTaskMeta('upstream-task-1'), { [K.relatedTask]: { taskId: 'upstream-task-1' } }, 'S1 shape');
   t.strictSame(
     relatedTaskMeta('upstream-task-1'),
-    { [K.relatedTask]: V1.elicitForm.params._meta[K.relatedTask] },
+    { [K.relatedTask]: LEGACY_WIRE.elicitForm.params._meta[K.relatedTask] },
     'same as the related-task entry of the wire fixture',
   );
 
@@ -49,8 +49,8 @@ t.test('relatedTaskMeta / relatedTaskOf', async (t) => {
     t.equal(relatedTaskOf({ _meta: relatedTaskMeta(id) }), id, `round trip ${JSON.stringify(id)}`);
     t.equal(relatedTaskOf({ taskId: 'other', _meta: { ...relatedTaskMeta(id), progressToken: 3 } }), id, `round trip among other keys ${JSON.stringify(id)}`);
   }
-  t.equal(relatedTaskOf(clone(V1.elicitForm.params)), 'upstream-task-1', 'legacy elicitation fixture');
-  t.equal(relatedTaskOf(clone(V1.toolsCallResult)), 'upstream-task-1', 'a result carrying it');
+  t.equal(relatedTaskOf(clone(LEGACY_WIRE.elicitForm.params)), 'upstream-task-1', 'legacy elicitation fixture');
+  t.equal(relatedTaskOf(clone(LEGACY_WIRE.toolsCallResult)), 'upstream-task-1', 'a result carrying it');
 
   const rejects: Array<[string, unknown]> = [
     ['undefined', undefined],
@@ -68,7 +68,7 @@ t.test('relatedTaskMeta / relatedTaskOf', async (t) => {
     ['related-task without taskId', { _meta: { [K.relatedTask]: {} } }],
     ['numeric taskId', { _meta: { [K.relatedTask]: { taskId: 5 } } }],
     ['related-task at the top level', { [K.relatedTask]: { taskId: 'x' } }],
-    ['elicitation without it', clone(V1.elicitUrl.params)],
+    ['elicitation without it', clone(LEGACY_WIRE.elicitUrl.params)],
   ];
   for (const [name, v] of rejects) t.equal(relatedTaskOf(v), undefined, `rejects ${name}`);
 });
@@ -76,7 +76,7 @@ t.test('relatedTaskMeta / relatedTaskOf', async (t) => {
 t.test('toolTaskSupport', async (t) => {
   const entries = (m: Map<string, TaskSupport>) => [...m.entries()];
   t.strictSame(
-    entries(toolTaskSupport(clone(V1.toolsListResult))),
+    entries(toolTaskSupport(clone(LEGACY_WIRE.toolsListResult))),
     [
       ['slow', 'optional'],
       ['fast', 'forbidden'],
@@ -134,37 +134,41 @@ t.test('toolTaskSupport', async (t) => {
   }
 });
 
-t.test('readTaskV1', async (t) => {
+t.test('readLegacyTask', async (t) => {
   const flat = ['working', 'inputRequired', 'completed', 'failed', 'cancelled', 'unlimited', 'withExtras'] as const;
-  for (const k of flat) t.strictSame(readTaskV1(wire(TASK_WIRE_V1[k])), TASK_WIRE_V1[k], `fixture ${k} read whole (unknown keys kept)`);
-  t.strictSame(readTaskV1(wire(TASK_WIRE_V1.createTaskResult)), TASK_WIRE_V1.createTaskResult.task, 'the nested task of a CreateTaskResult');
-  t.strictSame(readTaskV1(wire(TASK_WIRE_V1.statusNotification.params)), TASK_WIRE_V1.statusNotification.params, 'notifications/tasks/status params');
-  t.strictSame(readTaskV1(clone(TASKS_V1.task)), TASKS_V1.task, 'the shared translate fixture');
-  for (const status of STATUSES) t.equal(readTaskV1({ ...wire(TASK_WIRE_V1.working), status })?.status, status, `status ${status}`);
+  for (const k of flat) t.strictSame(readLegacyTask(wire(LEGACY_TASK_WIRE[k])), LEGACY_TASK_WIRE[k], `fixture ${k} read whole (unknown keys kept)`);
+  t.strictSame(readLegacyTask(wire(LEGACY_TASK_WIRE.createTaskResult)), LEGACY_TASK_WIRE.createTaskResult.task, 'the nested task of a CreateTaskResult');
+  t.strictSame(
+    readLegacyTask(wire(LEGACY_TASK_WIRE.statusNotification.params)),
+    LEGACY_TASK_WIRE.statusNotification.params,
+    'notifications/tasks/status params',
+  );
+  t.strictSame(readLegacyTask(clone(LEGACY_TASKS.task)), LEGACY_TASKS.task, 'the shared translate fixture');
+  for (const status of STATUSES) t.equal(readLegacyTask({ ...wire(LEGACY_TASK_WIRE.working), status })?.status, status, `status ${status}`);
 
   t.test('relaxed: no ttl, no timestamps (the published schema requires them)', async (t) => {
     const bare = { taskId: 'm', status: 'working' };
-    t.notOk(TaskV1Schema.safeParse(bare).success, 'ext-tasks rejects it');
-    t.strictSame(readTaskV1(bare), bare, 'read here');
-    t.strictSame(readTaskV1({ task: bare }), bare, 'nested too');
-    t.ok(isCreateTaskResultV1({ task: bare }), 'a CreateTaskResult');
-    const snap = taskSnapshotFromV1(bare as never);
+    t.notOk(LegacyTaskSchema.safeParse(bare).success, 'ext-tasks rejects it');
+    t.strictSame(readLegacyTask(bare), bare, 'read here');
+    t.strictSame(readLegacyTask({ task: bare }), bare, 'nested too');
+    t.ok(isLegacyCreateTaskResult({ task: bare }), 'a CreateTaskResult');
+    const snap = taskSnapshotFromLegacy(bare as never);
     t.strictSame(snap, { taskId: 'm', status: 'working', ttlMs: null }, 'snapshot: unlimited, no timestamps');
   });
 
   t.test('relaxed: fractional ttl and pollInterval (TypeScript SDK 1.x types them as numbers)', async (t) => {
-    const fractional = { ...wire(TASK_WIRE_V1.working), ttl: 1500.5, pollInterval: 250.4 };
-    t.notOk(TaskV1Schema.safeParse(fractional).success, 'ext-tasks rejects it');
-    t.strictSame(readTaskV1(fractional), fractional, 'read here, raw');
+    const fractional = { ...wire(LEGACY_TASK_WIRE.working), ttl: 1500.5, pollInterval: 250.4 };
+    t.notOk(LegacyTaskSchema.safeParse(fractional).success, 'ext-tasks rejects it');
+    t.strictSame(readLegacyTask(fractional), fractional, 'read here, raw');
   });
 
-  const base = wire(TASK_WIRE_V1.working);
+  const base = wire(LEGACY_TASK_WIRE.working);
   const rejects: Array<[string, unknown]> = [
     ['undefined', undefined],
     ['null', null],
     ['string', 'up-1'],
     ['array', [base]],
-    ['a tool result', clone(V1.toolsCallResult)],
+    ['a tool result', clone(LEGACY_WIRE.toolsCallResult)],
     ['bad status', { ...base, status: 'done' }],
     ['status in the wrong case', { ...base, status: 'Working' }],
     ['taskId missing', (({ taskId: _i, ...rest }) => rest)(base)],
@@ -178,100 +182,105 @@ t.test('readTaskV1', async (t) => {
   ];
   for (const [name, v] of rejects) {
     const before = clone(v);
-    t.equal(readTaskV1(v), undefined, `rejects ${name}`);
+    t.equal(readLegacyTask(v), undefined, `rejects ${name}`);
     t.strictSame(v, before, `${name}: input not mutated`);
   }
 });
 
-t.test('readCreateTaskResultV1 / isCreateTaskResultV1', async (t) => {
-  t.strictSame(readCreateTaskResultV1(wire(TASK_WIRE_V1.createTaskResult)), TASK_WIRE_V1.createTaskResult, 'fixture whole, _meta kept');
-  t.strictSame(readCreateTaskResultV1(clone(TASKS_V1.createTaskResult)), TASKS_V1.createTaskResult, 'shared translate fixture');
-  const extra = { ...wire(TASK_WIRE_V1.createTaskResult), 'com.example/x': true };
-  t.equal(readCreateTaskResultV1(extra)?.['com.example/x'], true, 'unknown top-level key kept');
-  t.ok(isCreateTaskResultV1(wire(TASK_WIRE_V1.createTaskResult)), 'is one');
+t.test('readLegacyCreateTaskResult / isLegacyCreateTaskResult', async (t) => {
+  t.strictSame(readLegacyCreateTaskResult(wire(LEGACY_TASK_WIRE.createTaskResult)), LEGACY_TASK_WIRE.createTaskResult, 'fixture whole, _meta kept');
+  t.strictSame(readLegacyCreateTaskResult(clone(LEGACY_TASKS.createTaskResult)), LEGACY_TASKS.createTaskResult, 'shared translate fixture');
+  const extra = { ...wire(LEGACY_TASK_WIRE.createTaskResult), 'com.example/x': true };
+  t.equal(readLegacyCreateTaskResult(extra)?.['com.example/x'], true, 'unknown top-level key kept');
+  t.ok(isLegacyCreateTaskResult(wire(LEGACY_TASK_WIRE.createTaskResult)), 'is one');
 
   const rejects: Array<[string, unknown]> = [
-    ['flat Task', wire(TASK_WIRE_V1.working)],
-    ['a CallToolResult', clone(V1.toolsCallResult)],
-    ['a modern flat CreateTaskResult', clone(TASKS_V2.createTaskResult)],
+    ['flat Task', wire(LEGACY_TASK_WIRE.working)],
+    ['a CallToolResult', clone(LEGACY_WIRE.toolsCallResult)],
+    ['a modern flat CreateTaskResult', clone(MODERN_TASKS.createTaskResult)],
     ['task without taskId', { task: { status: 'working' } }],
     ['task null', { task: null }],
     ['task a string', { task: 'up-1' }],
-    ['task an array', { task: [wire(TASK_WIRE_V1.working)] }],
-    ['_meta not an object', { ...wire(TASK_WIRE_V1.createTaskResult), _meta: 'x' }],
+    ['task an array', { task: [wire(LEGACY_TASK_WIRE.working)] }],
+    ['_meta not an object', { ...wire(LEGACY_TASK_WIRE.createTaskResult), _meta: 'x' }],
     ['empty object', {}],
     ['undefined', undefined],
     ['null', null],
   ];
   for (const [name, v] of rejects) {
-    t.equal(readCreateTaskResultV1(v), undefined, `reader rejects ${name}`);
-    t.equal(isCreateTaskResultV1(v), false, `not one: ${name}`);
+    t.equal(readLegacyCreateTaskResult(v), undefined, `reader rejects ${name}`);
+    t.equal(isLegacyCreateTaskResult(v), false, `not one: ${name}`);
   }
 });
 
-t.test('taskSnapshotFromV1', async (t) => {
+t.test('taskSnapshotFromLegacy', async (t) => {
   const common = { taskId: 'up-1', createdAt: '2026-01-05T10:00:00Z', lastUpdatedAt: '2026-01-05T10:00:07Z', ttlMs: 120_000, pollIntervalMs: 2000 };
   const table: Array<[string, Json, Json | undefined, TaskSnapshot]> = [
-    ['working: ttl → ttlMs, pollInterval → pollIntervalMs', wire(TASK_WIRE_V1.working), undefined, { ...common, status: 'working', statusMessage: 'step 2/5' }],
+    [
+      'working: ttl → ttlMs, pollInterval → pollIntervalMs',
+      wire(LEGACY_TASK_WIRE.working),
+      undefined,
+      { ...common, status: 'working', statusMessage: 'step 2/5' },
+    ],
     [
       'failed stays failed (only tasks/result tells which kind)',
-      wire(TASK_WIRE_V1.failed),
+      wire(LEGACY_TASK_WIRE.failed),
       undefined,
       { ...common, status: 'failed', statusMessage: 'quota exceeded' },
     ],
-    ['cancelled', wire(TASK_WIRE_V1.cancelled), undefined, { ...common, status: 'cancelled' }],
+    ['cancelled', wire(LEGACY_TASK_WIRE.cancelled), undefined, { ...common, status: 'cancelled' }],
     [
       'ttl null → ttlMs null, no poll interval',
-      wire(TASK_WIRE_V1.unlimited),
+      wire(LEGACY_TASK_WIRE.unlimited),
       undefined,
       { taskId: 'up-2', status: 'working', createdAt: common.createdAt, lastUpdatedAt: common.createdAt, ttlMs: null },
     ],
     [
       'CreateTaskResult _meta → meta',
-      wire(TASK_WIRE_V1.createTaskResult.task),
-      wire(TASK_WIRE_V1.createTaskResult._meta),
+      wire(LEGACY_TASK_WIRE.createTaskResult.task),
+      wire(LEGACY_TASK_WIRE.createTaskResult._meta),
       {
         ...common,
         lastUpdatedAt: common.createdAt,
         status: 'working',
-        meta: wire(TASK_WIRE_V1.createTaskResult._meta),
+        meta: wire(LEGACY_TASK_WIRE.createTaskResult._meta),
       },
     ],
-    ['empty _meta not kept', wire(TASK_WIRE_V1.cancelled), {}, { ...common, status: 'cancelled' }],
+    ['empty _meta not kept', wire(LEGACY_TASK_WIRE.cancelled), {}, { ...common, status: 'cancelled' }],
     [
       'ttl 0 → 1, pollInterval 0 dropped',
-      { ...wire(TASK_WIRE_V1.cancelled), ttl: 0, pollInterval: 0 },
+      { ...wire(LEGACY_TASK_WIRE.cancelled), ttl: 0, pollInterval: 0 },
       undefined,
       { ...common, ttlMs: 1, status: 'cancelled', pollIntervalMs: undefined } as TaskSnapshot,
     ],
-    ['ttl negative → 1', { ...wire(TASK_WIRE_V1.cancelled), ttl: -3 }, undefined, { ...common, ttlMs: 1, status: 'cancelled' }],
+    ['ttl negative → 1', { ...wire(LEGACY_TASK_WIRE.cancelled), ttl: -3 }, undefined, { ...common, ttlMs: 1, status: 'cancelled' }],
     [
       'ttl fractional rounded, pollInterval too',
-      { ...wire(TASK_WIRE_V1.cancelled), ttl: 1500.5, pollInterval: 99.5 },
+      { ...wire(LEGACY_TASK_WIRE.cancelled), ttl: 1500.5, pollInterval: 99.5 },
       undefined,
       { ...common, ttlMs: 1501, pollIntervalMs: 100, status: 'cancelled' },
     ],
     [
       'unknown keys not carried into the snapshot',
-      wire(TASK_WIRE_V1.withExtras),
+      wire(LEGACY_TASK_WIRE.withExtras),
       undefined,
       { taskId: 'up-3', status: 'working', createdAt: common.createdAt, lastUpdatedAt: common.createdAt, ttlMs: 60_000 },
     ],
   ];
   for (const [name, w, meta, want] of table) {
-    const read = readTaskV1(w);
+    const read = readLegacyTask(w);
     if (!read) {
       t.fail(`${name}: not read`);
       continue;
     }
-    t.strictSame(taskSnapshotFromV1(read, meta), JSON.parse(JSON.stringify(want)), name);
+    t.strictSame(taskSnapshotFromLegacy(read, meta), JSON.parse(JSON.stringify(want)), name);
   }
 });
 
 t.test('legacySupportsToolTasks', async (t) => {
   const table: Array<[string, Json, boolean]> = [
-    ['full fixture', clone(V1.initializeResult.capabilities) as Json, true],
-    ['task wire fixture', wire(TASK_WIRE_V1.serverCapabilities), true],
+    ['full fixture', clone(LEGACY_WIRE.initializeResult.capabilities) as Json, true],
+    ['task wire fixture', wire(LEGACY_TASK_WIRE.serverCapabilities), true],
     ['minimal', { tasks: { requests: { tools: { call: {} } } } }, true],
     ['call with settings', { tasks: { requests: { tools: { call: { 'com.example/x': 1 } } } } }, true],
     ['no tasks', { tools: {} }, false],
@@ -287,7 +296,7 @@ t.test('legacySupportsToolTasks', async (t) => {
   for (const [name, caps, want] of table) {
     t.equal(legacySupportsToolTasks(caps), want, name);
   }
-  t.equal(hasTaskToolCallCapabilityV1(legacyTasksCapability()), true, "the gateway's own capability says tools/call (ext-tasks)");
+  t.equal(hasLegacyTaskToolCallCapability(legacyTasksCapability()), true, "the gateway's own capability says tools/call (ext-tasks)");
 });
 
 t.test('legacyTasksCapability', async (t) => {
@@ -296,7 +305,7 @@ t.test('legacyTasksCapability', async (t) => {
   t.not(legacyTasksCapability(), legacyTasksCapability(), 'a fresh object each time (callers may add to it)');
 });
 
-t.test('taskV1: the flat legacy Task of a record', async (t) => {
+t.test('legacyTask: the flat legacy Task of a record', async (t) => {
   const base = { taskId: 'gw_Q2x9', createdAt: '2026-08-01T09:00:00Z', lastUpdatedAt: '2026-08-01T09:00:00Z', ttl: 600_000 };
   // [name, record, expected]
   const table: Array<[string, TaskRecord, Json]> = [
@@ -327,32 +336,32 @@ t.test('taskV1: the flat legacy Task of a record', async (t) => {
   ];
   for (const [name, r, want] of table) {
     const before = clone(r);
-    const got = taskV1(r);
+    const got = legacyTask(r);
     t.strictSame(got, want, name);
-    t.ok(GetTaskResultV1Schema.safeParse(got).success, `${name}: a valid tasks/get result (ext-tasks)`);
-    t.ok(CancelTaskResultV1Schema.safeParse(got).success, `${name}: a valid tasks/cancel result shape (ext-tasks)`);
+    t.ok(LegacyGetTaskResultSchema.safeParse(got).success, `${name}: a valid tasks/get result (ext-tasks)`);
+    t.ok(LegacyCancelTaskResultSchema.safeParse(got).success, `${name}: a valid tasks/cancel result shape (ext-tasks)`);
     t.strictSame(r, before, `${name}: record not mutated`);
   }
   for (const status of STATUSES) {
-    const got = taskV1(kitchenSink(status));
+    const got = legacyTask(kitchenSink(status));
     t.strictSame(Object.keys(got).sort(), ['createdAt', 'lastUpdatedAt', 'status', 'taskId', 'ttl'], `${status}: only Task fields, no payload or modern names`);
   }
-  const list = { tasks: STATUSES.map((status) => taskV1(record({ status }))), nextCursor: 'c1' };
-  t.ok(ListTasksResultV1Schema.safeParse(list).success, 'a tasks/list page of them is valid (ext-tasks)');
+  const list = { tasks: STATUSES.map((status) => legacyTask(record({ status }))), nextCursor: 'c1' };
+  t.ok(LegacyListTasksResultSchema.safeParse(list).success, 'a tasks/list page of them is valid (ext-tasks)');
 });
 
-t.test('createTaskResultV1: the nested CreateTaskResult', async (t) => {
+t.test('legacyCreateTaskResult: the nested CreateTaskResult', async (t) => {
   const meta = { 'io.modelcontextprotocol/model-immediate-response': 'Started.' };
   for (const status of STATUSES) {
     const r = kitchenSink(status);
-    const got = createTaskResultV1(r, meta);
+    const got = legacyCreateTaskResult(r, meta);
     t.equal((got.task as Json).status, 'working', `${status}: a legacy task starts working`);
     t.strictSame(got._meta, meta, `${status}: _meta passed through`);
-    t.ok(CreateTaskResultV1Schema.safeParse(got).success, `${status}: valid (ext-tasks)`);
-    t.strictSame(readCreateTaskResultV1(got), got, `${status}: reads back`);
+    t.ok(LegacyCreateTaskResultSchema.safeParse(got).success, `${status}: valid (ext-tasks)`);
+    t.strictSame(readLegacyCreateTaskResult(got), got, `${status}: reads back`);
   }
   t.strictSame(
-    createTaskResultV1(record({ pollIntervalMs: 2000 })),
+    legacyCreateTaskResult(record({ pollIntervalMs: 2000 })),
     {
       task: {
         taskId: 'gw_Q2x9',
@@ -365,26 +374,26 @@ t.test('createTaskResultV1: the nested CreateTaskResult', async (t) => {
     },
     'no _meta key without meta',
   );
-  t.notOk('_meta' in createTaskResultV1(record(), {}), 'an empty _meta is left out');
+  t.notOk('_meta' in legacyCreateTaskResult(record(), {}), 'an empty _meta is left out');
 });
 
-t.test('taskStatusNotificationV1', async (t) => {
+t.test('legacyTaskStatusNotification', async (t) => {
   for (const status of STATUSES) {
     const r = kitchenSink(status);
-    const n = taskStatusNotificationV1(r);
-    t.strictSame(n, { jsonrpc: '2.0', method: 'notifications/tasks/status', params: taskV1(r) }, `${status}: the flat Task`);
-    t.ok(TaskStatusNotificationV1Schema.safeParse(n).success, `${status}: valid (ext-tasks)`);
+    const n = legacyTaskStatusNotification(r);
+    t.strictSame(n, { jsonrpc: '2.0', method: 'notifications/tasks/status', params: legacyTask(r) }, `${status}: the flat Task`);
+    t.ok(LegacyTaskStatusNotificationSchema.safeParse(n).success, `${status}: valid (ext-tasks)`);
     t.equal(relatedTaskOf(n.params), undefined, `${status}: no related-task _meta`);
   }
   t.equal(
-    taskStatusNotificationV1(record({ status: 'completed', result: { resultType: 'complete', content: [], isError: true } })).params.status,
+    legacyTaskStatusNotification(record({ status: 'completed', result: { resultType: 'complete', content: [], isError: true } })).params.status,
     'failed',
     'a tool error is announced failed',
   );
 });
 
-t.test('taskPayloadV1: what tasks/result answers', async (t) => {
-  const ok = taskPayloadV1(
+t.test('legacyTaskPayload: what tasks/result answers', async (t) => {
+  const ok = legacyTaskPayload(
     record({ status: 'completed', result: { resultType: 'complete', content: [{ type: 'text', text: 'done' }], _meta: { 'com.example/trace': 'abc' } } }),
   );
   t.strictSame(
@@ -392,9 +401,9 @@ t.test('taskPayloadV1: what tasks/result answers', async (t) => {
     { result: { content: [{ type: 'text', text: 'done' }], _meta: { 'com.example/trace': 'abc', [K.relatedTask]: { taskId: 'gw_Q2x9' } } } },
     'completed: the result without resultType, related-task _meta added, other _meta kept',
   );
-  const isError = taskPayloadV1(record({ status: 'completed', result: { resultType: 'complete', content: [], isError: true } }));
+  const isError = legacyTaskPayload(record({ status: 'completed', result: { resultType: 'complete', content: [], isError: true } }));
   t.strictSame(isError, { result: { content: [], isError: true, _meta: relatedTaskMeta('gw_Q2x9') } }, 'a tool error is a result, not an error');
-  const fromModern = taskPayloadV1(
+  const fromModern = legacyTaskPayload(
     record({
       status: 'completed',
       result: { resultType: 'complete', content: [], _meta: { [K.serverInfo]: { name: 'up', version: '1' }, 'com.example/trace': 'abc' } },
@@ -406,33 +415,33 @@ t.test('taskPayloadV1: what tasks/result answers', async (t) => {
     'completed: the serverInfo _meta key removed, as from a synchronous call',
   );
   const needsExt = { code: -32021, message: 'needs tasks', data: { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } } };
-  t.match(taskPayloadV1(record({ status: 'failed', error: needsExt })), { error: { code: -32601 } }, "failed: the error mapped as a synchronous call's is");
+  t.match(legacyTaskPayload(record({ status: 'failed', error: needsExt })), { error: { code: -32601 } }, "failed: the error mapped as a synchronous call's is");
   t.strictSame(
-    taskPayloadV1(record({ status: 'completed' })),
+    legacyTaskPayload(record({ status: 'completed' })),
     { result: { content: [], _meta: relatedTaskMeta('gw_Q2x9') } },
     'completed without a stored result: an empty tool result',
   );
-  t.strictSame(taskPayloadV1(record({ status: 'failed', error: rpcError })), { error: rpcError }, 'failed: the JSON-RPC error exactly');
-  t.strictSame(taskPayloadV1(record({ status: 'failed' })), { error: { code: -32603, message: 'Task failed' } }, 'failed without an error: -32603');
+  t.strictSame(legacyTaskPayload(record({ status: 'failed', error: rpcError })), { error: rpcError }, 'failed: the JSON-RPC error exactly');
+  t.strictSame(legacyTaskPayload(record({ status: 'failed' })), { error: { code: -32603, message: 'Task failed' } }, 'failed without an error: -32603');
   t.strictSame(
-    taskPayloadV1(record({ status: 'failed', statusMessage: 'gone' })),
+    legacyTaskPayload(record({ status: 'failed', statusMessage: 'gone' })),
     { error: { code: -32603, message: 'gone' } },
     'failed without an error: the status message',
   );
-  t.strictSame(taskPayloadV1(record({ status: 'cancelled' })), { error: { code: -32603, message: 'Task cancelled' } }, 'cancelled: an error saying so');
+  t.strictSame(legacyTaskPayload(record({ status: 'cancelled' })), { error: { code: -32603, message: 'Task cancelled' } }, 'cancelled: an error saying so');
   t.strictSame(
-    taskPayloadV1(record({ status: 'cancelled', statusMessage: 'by user' })),
+    legacyTaskPayload(record({ status: 'cancelled', statusMessage: 'by user' })),
     { error: { code: -32603, message: 'Task cancelled: by user' } },
     'cancelled: with the reason',
   );
   const r = record({ status: 'completed', result: clone(callResult) });
   const before = clone(r);
-  const p = taskPayloadV1(r);
+  const p = legacyTaskPayload(r);
   t.equal('result' in p && relatedTaskOf(p.result), 'gw_Q2x9', 'names the task the client knows');
   t.strictSame(r, before, 'record not mutated');
 });
 
-t.test('withTaskSupportV1: tools/list with execution.taskSupport', async (t) => {
+t.test('withLegacyTaskSupport: tools/list with execution.taskSupport', async (t) => {
   const list: Json = {
     tools: [
       { name: 'render', inputSchema: { type: 'object' } },
@@ -446,7 +455,7 @@ t.test('withTaskSupportV1: tools/list with execution.taskSupport', async (t) => 
   };
   const support: Record<string, TaskSupport | undefined> = { render: 'optional', export: 'required', ping: 'forbidden', echo: undefined };
   const before = clone(list);
-  const got = withTaskSupportV1(list, (name) => support[name]);
+  const got = withLegacyTaskSupport(list, (name) => support[name]);
   t.strictSame(
     got,
     {
@@ -474,16 +483,16 @@ t.test('withTaskSupportV1: tools/list with execution.taskSupport', async (t) => 
     'reads back through toolTaskSupport',
   );
   t.strictSame(
-    withTaskSupportV1({ content: [] }, () => 'optional'),
+    withLegacyTaskSupport({ content: [] }, () => 'optional'),
     { content: [] },
     'not a tools/list: unchanged',
   );
 });
 
-t.test('readTaskMetadataV1: a task-augmented request and its ttl', async (t) => {
+t.test('readLegacyTaskMetadata: a task-augmented request and its ttl', async (t) => {
   // [name, params, expected]
   const table: Array<[string, unknown, { ttlMs?: number } | undefined]> = [
-    ['the fixture call', wire(TASK_WIRE_V1.callAsTask).params, { ttlMs: 120_000 }],
+    ['the fixture call', wire(LEGACY_TASK_WIRE.callAsTask).params, { ttlMs: 120_000 }],
     ['task {} (the receiver picks the ttl)', { name: 'render', task: {} }, {}],
     ['ttl fractional rounded', { task: { ttl: 1500.5 } }, { ttlMs: 1501 }],
     ['ttl 0 → 1', { task: { ttl: 0 } }, { ttlMs: 1 }],
@@ -499,29 +508,33 @@ t.test('readTaskMetadataV1: a task-augmented request and its ttl', async (t) => 
     ['params undefined', undefined, undefined],
     ['params an array', [{ task: {} }], undefined],
   ];
-  for (const [name, params, want] of table) t.strictSame(readTaskMetadataV1(params), want, name);
+  for (const [name, params, want] of table) t.strictSame(readLegacyTaskMetadata(params), want, name);
 });
 
-t.test("taskInputParamsV1: a task's input request as a legacy server→client request", async (t) => {
+t.test("legacyTaskInputParams: a task's input request as a legacy server→client request", async (t) => {
   const form = { method: 'elicitation/create', params: { mode: 'form', message: 'Which region?', requestedSchema: { type: 'object' } } };
-  t.strictSame(taskInputParamsV1('gw_1', form, 'el-1'), { ...form.params, _meta: relatedTaskMeta('gw_1') }, 'form: related-task _meta added, no elicitationId');
+  t.strictSame(
+    legacyTaskInputParams('gw_1', form, 'el-1'),
+    { ...form.params, _meta: relatedTaskMeta('gw_1') },
+    'form: related-task _meta added, no elicitationId',
+  );
   const url = { method: 'elicitation/create', params: { mode: 'url', message: 'Sign in', url: 'https://auth.example/' } };
   t.strictSame(
-    taskInputParamsV1('gw_1', url, 'el-1'),
+    legacyTaskInputParams('gw_1', url, 'el-1'),
     { ...url.params, elicitationId: 'el-1', _meta: relatedTaskMeta('gw_1') },
     'url: the minted elicitationId too',
   );
-  t.strictSame(taskInputParamsV1('gw_1', { method: 'roots/list' }, 'el-1'), { _meta: relatedTaskMeta('gw_1') }, 'no params: only the _meta');
+  t.strictSame(legacyTaskInputParams('gw_1', { method: 'roots/list' }, 'el-1'), { _meta: relatedTaskMeta('gw_1') }, 'no params: only the _meta');
   const withMeta = {
     method: 'sampling/createMessage',
     params: { messages: [], maxTokens: 5, _meta: { 'com.example/x': 1, [K.relatedTask]: { taskId: 'upstream-id' } } },
   };
   const before = clone(withMeta);
   t.strictSame(
-    taskInputParamsV1('gw_1', withMeta, 'el-1')._meta,
+    legacyTaskInputParams('gw_1', withMeta, 'el-1')._meta,
     { 'com.example/x': 1, ...relatedTaskMeta('gw_1') },
     'other _meta kept; the related task is the one the client knows',
   );
   t.strictSame(withMeta, before, 'request not mutated');
-  t.equal(relatedTaskOf(taskInputParamsV1('t', form, 'e')), 't', 'reads back with relatedTaskOf');
+  t.equal(relatedTaskOf(legacyTaskInputParams('t', form, 'e')), 't', 'reads back with relatedTaskOf');
 });

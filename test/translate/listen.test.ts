@@ -9,7 +9,7 @@ import {
   readListenFilter,
   type ListenFilter,
 } from '../../src/translate/listen.js';
-import { clone, K, V1, type Json } from '../fixtures/translate-wire.js';
+import { clone, K, LEGACY_WIRE, type Json } from '../fixtures/translate-wire.js';
 
 t.test('readListenFilter', async (t) => {
   const table: Array<[string, Json, ListenFilter]> = [
@@ -60,11 +60,11 @@ t.test('acceptListenFilter vs upstream capabilities', async (t) => {
     taskIds: ['t1'],
   };
   const table: Array<[string, ListenFilter, Json, ListenFilter]> = [
-    // V1.initializeResult: tools listChanged, prompts listChanged:false, resources subscribe+listChanged
+    // LEGACY_WIRE.initializeResult: tools listChanged, prompts listChanged:false, resources subscribe+listChanged
     [
       'fixture capabilities',
       all,
-      V1.initializeResult.capabilities as Json,
+      LEGACY_WIRE.initializeResult.capabilities as Json,
       { toolsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['file:///a'] },
     ],
     [
@@ -118,7 +118,7 @@ t.test('listenClosingResult', async (t) => {
 
 t.test('listenNotification tagging and filtering', async (t) => {
   const sid = 'listen-9';
-  const n = V1.notifications;
+  const n = LEGACY_WIRE.notifications;
   const all: ListenFilter = { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['file:///watched'] };
   const tag = (m: JsonRpcNotification, params: Json = {}) => ({ jsonrpc: '2.0', method: m.method, params: { ...params, _meta: { [K.subscriptionId]: sid } } });
 

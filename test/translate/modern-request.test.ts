@@ -13,7 +13,7 @@ import {
   type ModernHeaders,
   type RequestFailureReason,
 } from '../../src/translate/modern-request.js';
-import { clone, K, LEGACY, MODERN, V2, type Json } from '../fixtures/translate-wire.js';
+import { clone, K, LEGACY, MODERN, MODERN_WIRE, type Json } from '../fixtures/translate-wire.js';
 
 const b64 = (s: string) => `=?base64?${Buffer.from(s, 'utf8').toString('base64')}?=`;
 
@@ -35,7 +35,7 @@ function accepted(t: Test, headers: ModernHeaders, body: unknown) {
 }
 
 t.test('JSON-RPC shape → invalid-request', async (t) => {
-  const ok = V2.request('tools/list');
+  const ok = MODERN_WIRE.request('tools/list');
   const table: Array<[string, unknown, string | number | null]> = [
     ['batch array', [ok.body, ok.body], null],
     ['empty batch', [], null],
@@ -63,7 +63,7 @@ t.test('JSON-RPC shape → invalid-request', async (t) => {
 });
 
 t.test('check order', async (t) => {
-  const good = V2.request('tools/call', { name: 'echo', arguments: {} });
+  const good = MODERN_WIRE.request('tools/call', { name: 'echo', arguments: {} });
   const noMeta = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo' } };
   const withMeta = (meta: Json) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', _meta: meta } });
   const h = (over: Partial<ModernHeaders>): ModernHeaders => ({ ...good.headers, ...over });
@@ -168,18 +168,18 @@ t.test('check order', async (t) => {
 
 t.test('unsupported-version carries {supported, requested}', async (t) => {
   for (const v of ['2099-01-01', LEGACY, '2025-06-18']) {
-    const req = V2.request('tools/list', { _meta: { [K.protocolVersion]: v, [K.clientCapabilities]: {} } });
+    const req = MODERN_WIRE.request('tools/list', { _meta: { [K.protocolVersion]: v, [K.clientCapabilities]: {} } });
     const f = refused(t, { ...req.headers, 'mcp-protocol-version': v }, req.body, 'unsupported-version', /Unsupported protocol version/);
     t.strictSame(f?.data, { supported: [MODERN], requested: v }, v);
   }
-  const ok = V2.request('tools/list');
+  const ok = MODERN_WIRE.request('tools/list');
   const f = refused(t, { ...ok.headers, 'mcp-method': 'x' }, ok.body, 'header-mismatch');
   t.notOk(f && 'data' in f, 'other refusals carry no data key');
 });
 
 t.test('header values may be sentinel-encoded', async (t) => {
   const name = 'café ✓';
-  const req = V2.request('tools/call', { name, arguments: {} });
+  const req = MODERN_WIRE.request('tools/call', { name, arguments: {} });
   t.test('plain non-ASCII is refused', async (t) => {
     refused(t, { ...req.headers, 'mcp-name': name }, req.body, 'header-mismatch', /base64/);
   });
@@ -195,7 +195,7 @@ t.test('header values may be sentinel-encoded', async (t) => {
   });
   t.test('a name that looks like a sentinel must itself be encoded', async (t) => {
     const odd = '=?base64?YQ==?=';
-    const r2 = V2.request('tools/call', { name: odd });
+    const r2 = MODERN_WIRE.request('tools/call', { name: odd });
     refused(t, { ...r2.headers, 'mcp-name': odd }, r2.body, 'header-mismatch', /"a" does not match/);
     accepted(t, { ...r2.headers, 'mcp-name': b64(odd) }, r2.body);
   });
@@ -213,7 +213,7 @@ t.test('Mcp-Name per method', async (t) => {
   ];
   for (const [method, params, name] of table) {
     t.test(method, async (t) => {
-      const req = V2.request(method, params);
+      const req = MODERN_WIRE.request(method, params);
       t.equal(req.headers['mcp-name'], name, 'fixture mirrors the name');
       accepted(t, req.headers, req.body);
       refused(t, { ...req.headers, 'mcp-name': undefined }, req.body, 'header-mismatch', /Mcp-Name header is absent/);
@@ -222,19 +222,19 @@ t.test('Mcp-Name per method', async (t) => {
     });
   }
   t.test('prompts/get is judged by name, not uri', async (t) => {
-    const req = V2.request('prompts/get', { name: 'p', uri: 'file:///x' }, { name: 'file:///x' });
+    const req = MODERN_WIRE.request('prompts/get', { name: 'p', uri: 'file:///x' }, { name: 'file:///x' });
     refused(t, req.headers, req.body, 'header-mismatch', /params\.name "p"/);
   });
   t.test('resources/read is judged by uri, not name', async (t) => {
-    const req = V2.request('resources/read', { uri: 'file:///x', name: 'n' }, { name: 'n' });
+    const req = MODERN_WIRE.request('resources/read', { uri: 'file:///x', name: 'n' }, { name: 'n' });
     refused(t, req.headers, req.body, 'header-mismatch', /params\.uri "file:\/\/\/x"/);
   });
   t.test('methods without a name ignore Mcp-Name', async (t) => {
-    const req = V2.request('tools/list');
+    const req = MODERN_WIRE.request('tools/list');
     accepted(t, { ...req.headers, 'mcp-name': 'whatever' }, req.body);
   });
   t.test('a repeated Mcp-Name is refused even where no name is routed', async (t) => {
-    const req = V2.request('tools/list');
+    const req = MODERN_WIRE.request('tools/list');
     refused(t, { ...req.headers, 'mcp-name': null }, req.body, 'header-mismatch', /repeated/);
   });
 });
@@ -245,7 +245,7 @@ t.test('removed methods → method-removed (after header checks)', async (t) => 
     t.test(method, async (t) => {
       const params: Json =
         method === 'resources/subscribe' || method === 'resources/unsubscribe' ? { uri: 'file:///a' } : method === 'tasks/result' ? { taskId: 't1' } : {};
-      const req = V2.request(method, params, { id: 'rm-1' });
+      const req = MODERN_WIRE.request(method, params, { id: 'rm-1' });
       const f = refused(t, req.headers, req.body, 'method-removed', new RegExp(`Method not found: ${method.replace('/', '\\/')}`));
       t.equal(f?.id, 'rm-1');
       t.equal(REQUEST_FAILURE_STATUS['method-removed'].status, 404);
@@ -253,7 +253,7 @@ t.test('removed methods → method-removed (after header checks)', async (t) => 
     });
   }
   t.test('legacy-shaped initialize with modern markers', async (t) => {
-    const req = V2.request('initialize', { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'x', version: '1' } });
+    const req = MODERN_WIRE.request('initialize', { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'x', version: '1' } });
     refused(t, req.headers, req.body, 'method-removed');
   });
 });
@@ -266,13 +266,13 @@ t.test('accepted request: envelope, params and MRTR material', async (t) => {
     inputResponses: { confirm: { action: 'accept', content: { ok: true } } },
     requestState: 'state-blob',
     _meta: {
-      ...V2.envelope(caps, { [K.logLevel]: 'debug' }),
+      ...MODERN_WIRE.envelope(caps, { [K.logLevel]: 'debug' }),
       progressToken: 'p-1',
       traceparent: '00-abc-def-01',
       'com.example/custom': { x: 1 },
     },
   };
-  const req = V2.request('tools/call', params, { id: 'req-7' });
+  const req = MODERN_WIRE.request('tools/call', params, { id: 'req-7' });
   const before = clone(req.body);
   const v = accepted(t, req.headers, req.body);
   t.strictSame(req.body, before, 'body not mutated');
@@ -282,7 +282,7 @@ t.test('accepted request: envelope, params and MRTR material', async (t) => {
   t.strictSame(v?.envelope, {
     protocolVersion: MODERN,
     clientCapabilities: caps,
-    clientInfo: V2.clientInfo,
+    clientInfo: MODERN_WIRE.clientInfo,
     logLevel: 'debug',
   });
   t.strictSame(
@@ -300,7 +300,7 @@ t.test('accepted request: envelope, params and MRTR material', async (t) => {
 
 t.test('accepted request: minimal shapes', async (t) => {
   t.test('only reserved _meta keys → no _meta in params, no optional envelope fields', async (t) => {
-    const req = V2.request('tools/list', { cursor: 'c1', _meta: { [K.protocolVersion]: MODERN, [K.clientCapabilities]: {} } }, { id: 0 });
+    const req = MODERN_WIRE.request('tools/list', { cursor: 'c1', _meta: { [K.protocolVersion]: MODERN, [K.clientCapabilities]: {} } }, { id: 0 });
     const v = accepted(t, req.headers, req.body);
     t.strictSame(v?.params, { cursor: 'c1' });
     t.strictSame(v?.envelope, { protocolVersion: MODERN, clientCapabilities: {} });
@@ -324,12 +324,12 @@ t.test('accepted request: minimal shapes', async (t) => {
       ['capabilities.extensions a number', { [K.clientCapabilities]: { extensions: 1 } }, /\.extensions must be an object/],
     ];
     for (const [name, extra, msg] of cases) {
-      const req = V2.request('tools/list', { _meta: { [K.protocolVersion]: MODERN, [K.clientCapabilities]: {}, ...(extra as Record<string, Json>) } });
+      const req = MODERN_WIRE.request('tools/list', { _meta: { [K.protocolVersion]: MODERN, [K.clientCapabilities]: {}, ...(extra as Record<string, Json>) } });
       const f = refused(t, req.headers, req.body, 'invalid-meta', msg);
       t.equal(f && REQUEST_FAILURE_STATUS[f.reason].code, -32602, `${name}: -32602`);
       t.equal(f && REQUEST_FAILURE_STATUS[f.reason].status, 400, `${name}: 400`);
     }
-    const ok = V2.request('tools/list', {
+    const ok = MODERN_WIRE.request('tools/list', {
       _meta: {
         [K.protocolVersion]: MODERN,
         [K.clientCapabilities]: { elicitation: {} },
@@ -343,42 +343,42 @@ t.test('accepted request: minimal shapes', async (t) => {
   });
   t.test('inputResponses that are not an object are refused (-32602), never dropped so that the retry runs unanswered', async (t) => {
     for (const inputResponses of [['x'], 'x', 1, null, true]) {
-      const req = V2.request('tools/call', { name: 'a', inputResponses, requestState: 'state' });
+      const req = MODERN_WIRE.request('tools/call', { name: 'a', inputResponses, requestState: 'state' });
       const f = refused(t, req.headers, req.body, 'invalid-meta', /^Invalid params: params\.inputResponses must be an object$/);
       t.equal(f && REQUEST_FAILURE_STATUS[f.reason].code, -32602, `${JSON.stringify(inputResponses)}: -32602`);
     }
-    const ok = V2.request('tools/call', { name: 'a', inputResponses: { k: { action: 'cancel' } }, requestState: 'state' });
+    const ok = MODERN_WIRE.request('tools/call', { name: 'a', inputResponses: { k: { action: 'cancel' } }, requestState: 'state' });
     const v = accepted(t, ok.headers, ok.body);
     t.strictSame(v?.params, { name: 'a' }, 'lifted out of params');
     t.strictSame(v?.inputResponses, { k: { action: 'cancel' } });
   });
   t.test('a requestState that is not a string is an invalid state (never a new call without it)', async (t) => {
     for (const requestState of [5, {}, null, [], true, ['s']]) {
-      const req = V2.request('tools/call', { name: 'a', requestState }, { id: 7 });
+      const req = MODERN_WIRE.request('tools/call', { name: 'a', requestState }, { id: 7 });
       const f = refused(t, req.headers, req.body, 'invalid-request-state', /^Invalid requestState$/);
       t.equal(f?.id, 7, `${JSON.stringify(requestState)}: the request id`);
     }
-    const other = V2.request('prompts/get', { name: 'p', requestState: 0 });
+    const other = MODERN_WIRE.request('prompts/get', { name: 'p', requestState: 0 });
     refused(t, other.headers, other.body, 'invalid-request-state');
   });
   t.test('params absent entirely → missing-envelope', async (t) => {
     refused(t, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' }, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, 'missing-envelope');
   });
   t.test('unknown methods are accepted with the unknown policy', async (t) => {
-    const req = V2.request('vendor/thing', { a: 1 });
+    const req = MODERN_WIRE.request('vendor/thing', { a: 1 });
     const v = accepted(t, req.headers, req.body);
     t.equal(v?.policy.kind, 'forward');
     t.strictSame(v?.params, { a: 1 });
   });
   t.test('a name-routed method without a string name is not header-checked', async (t) => {
-    const req = V2.request('tools/call', { arguments: {} });
+    const req = MODERN_WIRE.request('tools/call', { arguments: {} });
     t.notOk('mcp-name' in req.headers);
     accepted(t, req.headers, req.body);
   });
 });
 
 t.test('notifications (no id)', async (t) => {
-  const req = V2.request('notifications/progress', { progressToken: 'p', progress: 1 }, { id: null });
+  const req = MODERN_WIRE.request('notifications/progress', { progressToken: 'p', progress: 1 }, { id: null });
   t.notOk('id' in req.body, 'fixture has no id');
   const v = accepted(t, req.headers, req.body);
   t.notOk(v && 'id' in v, 'no id on the value');

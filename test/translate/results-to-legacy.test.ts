@@ -1,4 +1,4 @@
-/** translate/legacy-results: modern results, errors and notifications → legacy ones (translation.md §4.1–4.3, §4.11). */
+/** translate/results-to-legacy: modern results, errors and notifications → legacy ones (translation.md §4.1–4.3, §4.11). */
 import t from 'tap';
 import { ErrorCode } from '../../src/translate/constants.js';
 import {
@@ -9,7 +9,7 @@ import {
   offersSubscriptions,
   sessionListenFilter,
   undeclaredInputError,
-} from '../../src/translate/legacy-results.js';
+} from '../../src/translate/results-to-legacy.js';
 import { K } from '../fixtures/translate-wire.js';
 
 const serverInfo = { name: 'modern-fixture', version: '2.0.0' };

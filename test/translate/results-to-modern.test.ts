@@ -1,4 +1,4 @@
-/** translate/results: legacy (2025-11-25) results and errors → modern (2026-07-28) ones (translation.md §4.1–4.3, §4.11). */
+/** translate/results-to-modern: legacy (2025-11-25) results and errors → modern (2026-07-28) ones (translation.md §4.1–4.3, §4.11). */
 import t from 'tap';
 import { ErrorCode, MODERN_VERSION } from '../../src/translate/constants.js';
 import type { JsonRpcErrorObject } from '../../src/translate/jsonrpc.js';
@@ -12,18 +12,18 @@ import {
   modernResult,
   type CacheHints,
   type UpstreamIdentity,
-} from '../../src/translate/results.js';
-import { clone, K, LEGACY, V1, V2, type Json } from '../fixtures/translate-wire.js';
+} from '../../src/translate/results-to-modern.js';
+import { clone, K, LEGACY, LEGACY_WIRE, MODERN_WIRE, type Json } from '../fixtures/translate-wire.js';
 
 const cache: CacheHints = { ttlMs: 0, scope: 'private' };
 
 t.test('identityFromInitialize', async (t) => {
-  const id = identityFromInitialize(clone(V1.initializeResult));
+  const id = identityFromInitialize(clone(LEGACY_WIRE.initializeResult));
   t.strictSame(id, {
     protocolVersion: LEGACY,
-    capabilities: V1.initializeResult.capabilities,
-    serverInfo: V1.serverInfo,
-    instructions: V1.initializeResult.instructions,
+    capabilities: LEGACY_WIRE.initializeResult.capabilities,
+    serverInfo: LEGACY_WIRE.serverInfo,
+    instructions: LEGACY_WIRE.initializeResult.instructions,
   });
 
   t.strictSame(
@@ -49,10 +49,10 @@ t.test('identityFromInitialize', async (t) => {
     ['undefined', undefined],
     ['null', null],
     ['string', 'ok'],
-    ['array', [V1.initializeResult]],
+    ['array', [LEGACY_WIRE.initializeResult]],
     ['empty object', {}],
-    ['no protocolVersion', { serverInfo: V1.serverInfo, capabilities: {} }],
-    ['numeric protocolVersion', { protocolVersion: 20251125, serverInfo: V1.serverInfo }],
+    ['no protocolVersion', { serverInfo: LEGACY_WIRE.serverInfo, capabilities: {} }],
+    ['numeric protocolVersion', { protocolVersion: 20251125, serverInfo: LEGACY_WIRE.serverInfo }],
     ['no serverInfo', { protocolVersion: LEGACY, capabilities: {} }],
     ['serverInfo string', { protocolVersion: LEGACY, serverInfo: 'legacy-fixture' }],
     ['serverInfo null', { protocolVersion: LEGACY, serverInfo: null }],
@@ -62,10 +62,10 @@ t.test('identityFromInitialize', async (t) => {
 });
 
 t.test('modernCapabilities', async (t) => {
-  const legacy = clone(V1.initializeResult.capabilities) as Json;
+  const legacy = clone(LEGACY_WIRE.initializeResult.capabilities) as Json;
   const before = clone(legacy);
   const withExt = modernCapabilities(legacy, { tasksExtension: true });
-  t.strictSame(withExt, V2.discoverResult.capabilities, 'legacy tasks slot dropped, extension added');
+  t.strictSame(withExt, MODERN_WIRE.discoverResult.capabilities, 'legacy tasks slot dropped, extension added');
   t.strictSame(legacy, before, 'input not mutated');
 
   const table: Array<[string, Json, boolean, Json]> = [
@@ -95,9 +95,9 @@ t.test('modernCapabilities', async (t) => {
 });
 
 t.test('discoverResult', async (t) => {
-  const identity = identityFromInitialize(clone(V1.initializeResult)) as UpstreamIdentity;
+  const identity = identityFromInitialize(clone(LEGACY_WIRE.initializeResult)) as UpstreamIdentity;
   const got = discoverResult(identity, { tasksExtension: true, cache: { ttlMs: 60_000, scope: 'public' } });
-  t.strictSame(got, V2.discoverResult, 'modern DiscoverResult fixture');
+  t.strictSame(got, MODERN_WIRE.discoverResult, 'modern DiscoverResult fixture');
   t.strictSame(got.supportedVersions, [MODERN_VERSION]);
 
   const bare: UpstreamIdentity = {
@@ -123,15 +123,18 @@ t.test('discoverResult', async (t) => {
 
 t.test('modernResult', async (t) => {
   t.test('tools/list fixture: execution removed, cache hints, serverInfo', async (t) => {
-    const legacy = clone(V1.toolsListResult) as Json;
+    const legacy = clone(LEGACY_WIRE.toolsListResult) as Json;
     const before = clone(legacy);
-    const got = modernResult('tools/list', legacy, { serverInfo: clone(V1.serverInfo), cache });
-    t.strictSame(got, V2.toolsListResult);
+    const got = modernResult('tools/list', legacy, { serverInfo: clone(LEGACY_WIRE.serverInfo), cache });
+    t.strictSame(got, MODERN_WIRE.toolsListResult);
     t.strictSame(legacy, before, 'input (and its tools) not mutated');
   });
   t.test('tools/call fixture: related-task stripped, no cache hints', async (t) => {
-    const got = modernResult('tools/call', clone(V1.toolsCallResult) as Json, { serverInfo: clone(V1.serverInfo), cache: { ttlMs: 5, scope: 'public' } });
-    t.strictSame(got, V2.toolsCallResult);
+    const got = modernResult('tools/call', clone(LEGACY_WIRE.toolsCallResult) as Json, {
+      serverInfo: clone(LEGACY_WIRE.serverInfo),
+      cache: { ttlMs: 5, scope: 'public' },
+    });
+    t.strictSame(got, MODERN_WIRE.toolsCallResult);
   });
 
   const si = { name: 'up', version: '1' };
@@ -227,7 +230,7 @@ t.test('modernResult', async (t) => {
 });
 
 t.test('modernError', async (t) => {
-  const nf = V1.resourceNotFound;
+  const nf = LEGACY_WIRE.resourceNotFound;
   // [name, error, request, expected]
   const table: Array<[string, JsonRpcErrorObject, { uri?: string } | undefined, JsonRpcErrorObject]> = [
     [
@@ -264,12 +267,12 @@ t.test('modernError', async (t) => {
     ],
     [
       '-32042 → -32603 with the upstream code and data',
-      clone(V1.urlElicitationRequired),
+      clone(LEGACY_WIRE.urlElicitationRequired),
       { uri: 'file:///x' },
       {
         code: -32603,
-        message: V1.urlElicitationRequired.message,
-        data: { upstreamCode: -32042, upstreamData: V1.urlElicitationRequired.data },
+        message: LEGACY_WIRE.urlElicitationRequired.message,
+        data: { upstreamCode: -32042, upstreamData: LEGACY_WIRE.urlElicitationRequired.data },
       },
     ],
     ['-32042 without data', { code: -32042, message: 'm' }, undefined, { code: -32603, message: 'm', data: { upstreamCode: -32042, upstreamData: undefined } }],

@@ -18,7 +18,7 @@ import {
   withoutRelatedTask,
   type TaskStatus,
 } from '../../src/translate/tasks.js';
-import { clone, K, TASKS_V1, V1, type Json } from '../fixtures/translate-wire.js';
+import { clone, K, LEGACY_TASKS, LEGACY_WIRE, type Json } from '../fixtures/translate-wire.js';
 import { STATUSES } from '../helpers/task-records.js';
 
 t.test('TERMINAL_STATUSES / isTerminal', async (t) => {
@@ -99,7 +99,7 @@ t.test('inlineResult', async (t) => {
   const table: Array<[string, Json, Json]> = [
     [
       'CallToolResult fixture: related-task stripped, other _meta kept',
-      clone(V1.toolsCallResult) as Json,
+      clone(LEGACY_WIRE.toolsCallResult) as Json,
       {
         content: [{ type: 'text', text: 'done' }],
         isError: false,
@@ -109,7 +109,7 @@ t.test('inlineResult', async (t) => {
     ],
     [
       'isError kept, emptied _meta dropped',
-      clone(TASKS_V1.payloadIsError) as Json,
+      clone(LEGACY_TASKS.payloadIsError) as Json,
       { content: [{ type: 'text', text: 'quota exceeded' }], isError: true, resultType: 'complete' },
     ],
     ['no _meta', { content: [] }, { content: [], resultType: 'complete' }],
@@ -141,7 +141,7 @@ t.test('inlineResult', async (t) => {
 
 t.test('outcomeFromPayload', async (t) => {
   t.strictSame(
-    outcomeFromPayload({ result: clone(TASKS_V1.payloadIsError) as Json }),
+    outcomeFromPayload({ result: clone(LEGACY_TASKS.payloadIsError) as Json }),
     {
       status: 'completed',
       result: { content: [{ type: 'text', text: 'quota exceeded' }], isError: true, resultType: 'complete' },
@@ -149,17 +149,17 @@ t.test('outcomeFromPayload', async (t) => {
     'isError result → completed (not failed), inlined',
   );
   t.strictSame(
-    outcomeFromPayload({ result: clone(V1.toolsCallResult) as Json }),
+    outcomeFromPayload({ result: clone(LEGACY_WIRE.toolsCallResult) as Json }),
     {
       status: 'completed',
-      result: inlineResult(clone(V1.toolsCallResult) as Json),
+      result: inlineResult(clone(LEGACY_WIRE.toolsCallResult) as Json),
     },
     'success result → completed, inlined like inlineResult',
   );
   t.strictSame(outcomeFromPayload({ result: {} }), { status: 'completed', result: { resultType: 'complete' } }, 'empty result');
 
   const errors: Array<[string, JsonRpcErrorObject]> = [
-    ['fixture error with data', clone(TASKS_V1.payloadError) as JsonRpcErrorObject],
+    ['fixture error with data', clone(LEGACY_TASKS.payloadError) as JsonRpcErrorObject],
     ['error without data', { code: -32601, message: 'Method not found' }],
     ['application error code', { code: 42, message: 'nope', data: null }],
   ];
@@ -203,7 +203,7 @@ t.test('withoutRelatedTask', async (t) => {
     ['malformed _meta dropped', { roots: [], _meta: 'x' }, { roots: [] }],
     [
       'a tasks/result payload',
-      clone(V1.toolsCallResult) as Json,
+      clone(LEGACY_WIRE.toolsCallResult) as Json,
       { content: [{ type: 'text', text: 'done' }], isError: false, _meta: { 'com.example/trace': 'abc' } },
     ],
   ];

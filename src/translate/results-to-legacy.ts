@@ -6,7 +6,7 @@
 import { ErrorCode, META } from './constants.js';
 import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
 import type { ListenFilter } from './listen.js';
-import { declaresTasks } from './tasks-v2.js';
+import { declaresTasks } from './modern-tasks.js';
 
 /** Methods whose modern results are `CacheableResult`s (2026-07-28 server/caching): `ttlMs`/`cacheScope` are cache hints there. */
 const CACHEABLE = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover']);

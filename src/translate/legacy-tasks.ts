@@ -1,24 +1,24 @@
 /**
- * The 2025-11-25 core tasks' wire shapes ("V1"): the server `tasks` capability, a tool's `execution.taskSupport`, the
+ * The 2025-11-25 core tasks' wire shapes (legacy): the server `tasks` capability, a tool's `execution.taskSupport`, the
  * flat `Task`, the nested `CreateTaskResult`, the `tasks/result` payload with its related-task `_meta`, and
  * `notifications/tasks/status`; built from a `TaskRecord` and read with the zod schemas of
- * `@modelcontextprotocol/ext-tasks/core/v1` (2025-11-25 basic/utilities/tasks). Wire schemas are loose: unknown keys
- * pass through.
+ * `@modelcontextprotocol/ext-tasks/core/v1` (2025-11-25 basic/utilities/tasks; the package's `…V1…` names are imported
+ * as `Legacy…`). Wire schemas are loose: unknown keys pass through.
  */
 import { z } from 'zod';
 import {
-  CreateTaskResultV1Schema,
-  hasTaskToolCallCapabilityV1,
-  ServerCapabilitiesV1Schema,
-  TaskMetadataV1Schema,
-  type TaskSupportV1Schema,
-  TaskV1Schema,
-  ToolExecutionV1Schema,
+  CreateTaskResultV1Schema as LegacyCreateTaskResultSchema,
+  hasTaskToolCallCapabilityV1 as hasLegacyTaskToolCallCapability,
+  ServerCapabilitiesV1Schema as LegacyServerCapabilitiesSchema,
+  TaskMetadataV1Schema as LegacyTaskMetadataSchema,
+  type TaskSupportV1Schema as LegacyTaskSupportSchema,
+  TaskV1Schema as LegacyTaskSchema,
+  ToolExecutionV1Schema as LegacyToolExecutionSchema,
 } from '@modelcontextprotocol/ext-tasks/core/v1';
 import { META } from './constants.js';
 import type { InputRequest } from './input.js';
 import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
-import { legacyError, legacyInputParams, legacyResult } from './legacy-results.js';
+import { legacyError, legacyInputParams, legacyResult } from './results-to-legacy.js';
 import { legacyStatus, pollIntervalMsFromWire, ttlMsFromWire, type TaskRecord, type TaskSnapshot } from './tasks.js';
 
 /**
@@ -30,7 +30,7 @@ import { legacyStatus, pollIntervalMsFromWire, ttlMsFromWire, type TaskRecord, t
  *   id and status, which is all the gateway takes from it: a missing `ttl` reads as unlimited (the gateway bounds it),
  *   and the gateway keeps its own timestamps for the tasks it serves.
  */
-const TaskV1Loose = TaskV1Schema.extend({
+const LegacyTaskLoose = LegacyTaskSchema.extend({
   ttl: z.number().nullable().optional(),
   pollInterval: z.number().optional(),
   createdAt: z.string().optional(),
@@ -38,50 +38,50 @@ const TaskV1Loose = TaskV1Schema.extend({
 }).loose();
 
 /** The nested `CreateTaskResult` (`{ task, _meta? }`), unknown keys kept at both levels. */
-const CreateTaskResultV1Loose = CreateTaskResultV1Schema.extend({ task: TaskV1Loose }).loose();
+const LegacyCreateTaskResultLoose = LegacyCreateTaskResultSchema.extend({ task: LegacyTaskLoose }).loose();
 
 /**
  * One tool of a `tools/list` result, for its task support only: a tool needs a name; an `execution` that does not
  * parse counts as absent, i.e. `forbidden` (2025-11-25 server/tools: absent means forbidden).
  */
-const ToolTaskSupportV1 = z.looseObject({
+const LegacyToolTaskSupport = z.looseObject({
   name: z.string(),
-  execution: ToolExecutionV1Schema.loose().optional().catch(undefined),
+  execution: LegacyToolExecutionSchema.loose().optional().catch(undefined),
 });
 
 /**
  * The `task` of a task-augmented request (`{ ttl? }`, 2025-11-25 basic/utilities/tasks §Creating Tasks). Published,
  * `ttl` is an integer; a requestor's `ttl` that is no finite number only loses the request its TTL, not its task.
  */
-const TaskMetadataV1Loose = TaskMetadataV1Schema.extend({ ttl: z.number().optional().catch(undefined) }).loose();
+const LegacyTaskMetadataLoose = LegacyTaskMetadataSchema.extend({ ttl: z.number().optional().catch(undefined) }).loose();
 
 /** A legacy `Task` as read (flat, unknown keys kept; `ttl` and `pollInterval` raw). */
-export type TaskV1 = z.output<typeof TaskV1Loose>;
+export type LegacyTask = z.output<typeof LegacyTaskLoose>;
 
 /** A legacy `CreateTaskResult` as read (`{ task, _meta? }`, unknown keys kept). */
-export type CreateTaskResultV1 = z.output<typeof CreateTaskResultV1Loose>;
+export type LegacyCreateTaskResult = z.output<typeof LegacyCreateTaskResultLoose>;
 
 /** A legacy tool's declared task support (2025-11-25 schema `Tool.execution.taskSupport`). */
-export type TaskSupport = z.output<typeof TaskSupportV1Schema>;
+export type TaskSupport = z.output<typeof LegacyTaskSupportSchema>;
 
 /** Reads a legacy nested `CreateTaskResult` (2025-11-25 basic/utilities/tasks §Creating Tasks); `undefined` if not one. */
-export function readCreateTaskResultV1(value: unknown): CreateTaskResultV1 | undefined {
-  const parsed = CreateTaskResultV1Loose.safeParse(value);
+export function readLegacyCreateTaskResult(value: unknown): LegacyCreateTaskResult | undefined {
+  const parsed = LegacyCreateTaskResultLoose.safeParse(value);
   return parsed.success ? parsed.data : undefined;
 }
 
 /** Whether a legacy tools/call result is a `CreateTaskResult` (the task nested under `task`). */
-export function isCreateTaskResultV1(result: unknown): boolean {
-  return readCreateTaskResultV1(result) !== undefined;
+export function isLegacyCreateTaskResult(result: unknown): boolean {
+  return readLegacyCreateTaskResult(result) !== undefined;
 }
 
 /**
  * Reads a legacy `Task`: flat (`tasks/get`, `tasks/cancel`, `notifications/tasks/status` params) or the nested `task`
  * of a `CreateTaskResult`; `undefined` when it is neither.
  */
-export function readTaskV1(value: unknown): TaskV1 | undefined {
+export function readLegacyTask(value: unknown): LegacyTask | undefined {
   const v = isObject(value) && isObject(value.task) ? value.task : value;
-  const parsed = TaskV1Loose.safeParse(v);
+  const parsed = LegacyTaskLoose.safeParse(v);
   return parsed.success ? parsed.data : undefined;
 }
 
@@ -89,9 +89,9 @@ export function readTaskV1(value: unknown): TaskV1 | undefined {
  * Whether a legacy request's params ask for a task (`params.task` an object), and for how long: the requested `ttl`
  * as the gateway's `ttlMs` (normalised; absent when the requestor left it to the receiver). `undefined`: no task.
  */
-export function readTaskMetadataV1(params: unknown): { ttlMs?: number } | undefined {
+export function readLegacyTaskMetadata(params: unknown): { ttlMs?: number } | undefined {
   if (!isObject(params) || !('task' in params)) return undefined;
-  const parsed = TaskMetadataV1Loose.safeParse(params.task);
+  const parsed = LegacyTaskMetadataLoose.safeParse(params.task);
   if (!parsed.success) return undefined;
   const ttlMs = ttlMsFromWire(parsed.data.ttl);
   return ttlMs === null ? {} : { ttlMs };
@@ -101,7 +101,7 @@ export function readTaskMetadataV1(params: unknown): { ttlMs?: number } | undefi
  * A legacy task as read → the gateway's snapshot (modern names, timing normalised). A legacy `failed` stays `failed`
  * here: whether it was a tool error or a JSON-RPC error only its `tasks/result` tells (`outcomeFromPayload`).
  */
-export function taskSnapshotFromV1(task: TaskV1, meta?: JsonObject): TaskSnapshot {
+export function taskSnapshotFromLegacy(task: LegacyTask, meta?: JsonObject): TaskSnapshot {
   const s: TaskSnapshot = { taskId: task.taskId, status: task.status, ttlMs: ttlMsFromWire(task.ttl) };
   if (task.createdAt !== undefined) s.createdAt = task.createdAt;
   if (task.lastUpdatedAt !== undefined) s.lastUpdatedAt = task.lastUpdatedAt;
@@ -116,8 +116,8 @@ export function taskSnapshotFromV1(task: TaskV1, meta?: JsonObject): TaskSnapsho
 export function legacySupportsToolTasks(caps: JsonObject): boolean {
   // Without `tasks` no schema can match (this runs on every tools/call of a legacy upstream).
   if (caps.tasks === undefined) return false;
-  const parsed = ServerCapabilitiesV1Schema.safeParse(caps);
-  return parsed.success && parsed.data.tasks !== undefined && hasTaskToolCallCapabilityV1(parsed.data.tasks);
+  const parsed = LegacyServerCapabilitiesSchema.safeParse(caps);
+  return parsed.success && parsed.data.tasks !== undefined && hasLegacyTaskToolCallCapability(parsed.data.tasks);
 }
 
 /** Reads each tool's task support from a legacy tools/list result (tools without a string name are skipped). */
@@ -125,7 +125,7 @@ export function toolTaskSupport(listResult: unknown): Map<string, TaskSupport> {
   const out = new Map<string, TaskSupport>();
   if (!isObject(listResult) || !Array.isArray(listResult.tools)) return out;
   for (const entry of listResult.tools) {
-    const tool = ToolTaskSupportV1.safeParse(entry);
+    const tool = LegacyToolTaskSupport.safeParse(entry);
     if (tool.success) out.set(tool.data.name, tool.data.execution?.taskSupport ?? 'forbidden');
   }
   return out;
@@ -154,7 +154,7 @@ export function relatedTaskOf(params: unknown): string | undefined {
  * asks it: an `elicitationId` for URL mode, and the related-task `_meta` naming the task the client knows (2025-11-25
  * basic/utilities/tasks §Input Required Status: task-scoped requests MUST carry it).
  */
-export function taskInputParamsV1(taskId: string, request: InputRequest, elicitationId: string): JsonObject {
+export function legacyTaskInputParams(taskId: string, request: InputRequest, elicitationId: string): JsonObject {
   const params = legacyInputParams(request.method, request.params, elicitationId) ?? {};
   const meta = isObject(params._meta) ? params._meta : {};
   return { ...params, _meta: { ...meta, ...relatedTaskMeta(taskId) } };
@@ -164,7 +164,7 @@ export function taskInputParamsV1(taskId: string, request: InputRequest, elicita
  * A task record as the flat 2025-11-25 `Task` (`tasks/get`, `tasks/cancel`, `notifications/tasks/status`): no payload,
  * `ttl`/`pollInterval` names, and a completed tool result with `isError: true` reported as `failed` (`legacyStatus`).
  */
-export function taskV1(r: TaskRecord): JsonObject {
+export function legacyTask(r: TaskRecord): JsonObject {
   const t: JsonObject = {
     taskId: r.taskId,
     status: legacyStatus(r.status, r.result),
@@ -181,15 +181,15 @@ export function taskV1(r: TaskRecord): JsonObject {
  * The nested 2025-11-25 `CreateTaskResult` (`{ task }`; 2025-11-25 basic/utilities/tasks §Creating Tasks): a task
  * starts `working` whatever happened since (legacy tasks MUST start in working), `_meta` passed through.
  */
-export function createTaskResultV1(r: TaskRecord, meta?: JsonObject): JsonObject {
-  const task = taskV1(r);
+export function legacyCreateTaskResult(r: TaskRecord, meta?: JsonObject): JsonObject {
+  const task = legacyTask(r);
   task.status = 'working';
   return meta && Object.keys(meta).length > 0 ? { task, _meta: meta } : { task };
 }
 
 /** `notifications/tasks/status` params for a record (the flat legacy Task, no related-task `_meta`). */
-export function taskStatusNotificationV1(r: TaskRecord): { jsonrpc: '2.0'; method: string; params: JsonObject } {
-  return { jsonrpc: '2.0', method: 'notifications/tasks/status', params: taskV1(r) };
+export function legacyTaskStatusNotification(r: TaskRecord): { jsonrpc: '2.0'; method: string; params: JsonObject } {
+  return { jsonrpc: '2.0', method: 'notifications/tasks/status', params: legacyTask(r) };
 }
 
 /**
@@ -197,7 +197,7 @@ export function taskStatusNotificationV1(r: TaskRecord): { jsonrpc: '2.0'; metho
  * Retrieval): completed → the result (no `resultType`) with the related-task `_meta`; failed → the JSON-RPC error;
  * cancelled → an error saying so (the spec leaves it open).
  */
-export function taskPayloadV1(r: TaskRecord): { result: JsonObject } | { error: JsonRpcErrorObject } {
+export function legacyTaskPayload(r: TaskRecord): { result: JsonObject } | { error: JsonRpcErrorObject } {
   if (r.status === 'completed') {
     // What the synchronous tools/call would have answered through the legacy face (resultType, the serverInfo `_meta`
     // key and a non-object structuredContent removed), with the related-task `_meta` added.
@@ -222,7 +222,7 @@ export function legacyTasksCapability(): JsonObject {
  * A tools/list result with each tool's 2025-11-25 `execution.taskSupport` set from `supportOf(name)` (`undefined`:
  * the field removed, i.e. forbidden).
  */
-export function withTaskSupportV1(result: JsonObject, supportOf: (tool: string) => TaskSupport | undefined): JsonObject {
+export function withLegacyTaskSupport(result: JsonObject, supportOf: (tool: string) => TaskSupport | undefined): JsonObject {
   if (!Array.isArray(result.tools)) return result;
   const tools = result.tools.map((tool) => {
     if (!isObject(tool) || typeof tool.name !== 'string') return tool;

@@ -1,21 +1,22 @@
 /**
- * The 2026-07-28 `io.modelcontextprotocol/tasks` extension's wire shapes ("V2"): the capability, the flat
+ * The 2026-07-28 `io.modelcontextprotocol/tasks` extension's wire shapes (modern): the capability, the flat
  * `CreateTaskResult`, the `DetailedTask` of `tasks/get` and `notifications/tasks`, built from a `TaskRecord` and read
  * with the zod schemas of `@modelcontextprotocol/ext-tasks/core/v2` (tasks extension §Capability Negotiation, §Task
- * Creation, §Task Polling, §Task Status Notifications). Wire schemas are loose: unknown keys pass through.
+ * Creation, §Task Polling, §Task Status Notifications; the package's `…V2…` names are imported as `Modern…`). Wire
+ * schemas are loose: unknown keys pass through.
  */
 import { z } from 'zod';
 import {
-  CancelledTaskV2Schema,
-  ClientTaskCapabilityEnvelopeV2Schema,
-  CompletedTaskV2Schema,
-  CreateTaskResultV2Schema,
-  ErrorV2Schema,
-  FailedTaskV2Schema,
-  InputRequiredTaskV2Schema,
-  TASKS_EXTENSION_ID_V2,
-  TasksExtensionCapabilityV2Schema,
-  WorkingTaskV2Schema,
+  CancelledTaskV2Schema as ModernCancelledTaskSchema,
+  ClientTaskCapabilityEnvelopeV2Schema as ModernClientTaskCapabilityEnvelopeSchema,
+  CompletedTaskV2Schema as ModernCompletedTaskSchema,
+  CreateTaskResultV2Schema as ModernCreateTaskResultSchema,
+  ErrorV2Schema as ModernErrorSchema,
+  FailedTaskV2Schema as ModernFailedTaskSchema,
+  InputRequiredTaskV2Schema as ModernInputRequiredTaskSchema,
+  TASKS_EXTENSION_ID_V2 as MODERN_TASKS_EXTENSION_ID,
+  TasksExtensionCapabilityV2Schema as ModernTasksExtensionCapabilitySchema,
+  WorkingTaskV2Schema as ModernWorkingTaskSchema,
 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import type { JsonObject } from './jsonrpc.js';
 import { pollIntervalMsFromWire, ttlMsFromWire, type TaskRecord, type TaskSnapshot } from './tasks.js';
@@ -38,15 +39,15 @@ const lenientTiming = {
  * §Capability Negotiation), so `{"io.modelcontextprotocol/tasks": {"foo": 1}}` would not count as declaring. Any JSON
  * object counts here: a peer that sends settings of a later revision still supports the extension.
  */
-const TasksSettingsV2 = TasksExtensionCapabilityV2Schema.loose();
+const ModernTasksSettings = ModernTasksExtensionCapabilitySchema.loose();
 
 /** Client or server capabilities that name the extension (the published envelope, with the lenient settings). */
-const DeclaringCapabilitiesV2 = ClientTaskCapabilityEnvelopeV2Schema.extend({
-  extensions: z.looseObject({ [TASKS_EXTENSION_ID_V2]: TasksSettingsV2 }),
+const ModernDeclaringCapabilities = ModernClientTaskCapabilityEnvelopeSchema.extend({
+  extensions: z.looseObject({ [MODERN_TASKS_EXTENSION_ID]: ModernTasksSettings }),
 }).loose();
 
 /** The flat modern `CreateTaskResult` (tasks extension §Task Creation), unknown keys kept. */
-const CreateTaskResultV2Loose = CreateTaskResultV2Schema.extend(lenientTiming).loose();
+const ModernCreateTaskResultLoose = ModernCreateTaskResultSchema.extend(lenientTiming).loose();
 
 /**
  * `tasks/get` results (with `resultType: "complete"`, which a client MUST assume when it is missing: 2026-07-28 basic
@@ -54,19 +55,19 @@ const CreateTaskResultV2Loose = CreateTaskResultV2Schema.extend(lenientTiming).l
  * keys, and a failed task's `error` keeps its own.
  */
 const detailedExtras = { ...lenientTiming, resultType: z.literal('complete').optional() };
-const DetailedTaskV2Loose = z.discriminatedUnion('status', [
-  WorkingTaskV2Schema.extend(detailedExtras).loose(),
-  InputRequiredTaskV2Schema.extend(detailedExtras).loose(),
-  CompletedTaskV2Schema.extend(detailedExtras).loose(),
-  FailedTaskV2Schema.extend({ ...detailedExtras, error: ErrorV2Schema.loose() }).loose(),
-  CancelledTaskV2Schema.extend(detailedExtras).loose(),
+const ModernDetailedTaskLoose = z.discriminatedUnion('status', [
+  ModernWorkingTaskSchema.extend(detailedExtras).loose(),
+  ModernInputRequiredTaskSchema.extend(detailedExtras).loose(),
+  ModernCompletedTaskSchema.extend(detailedExtras).loose(),
+  ModernFailedTaskSchema.extend({ ...detailedExtras, error: ModernErrorSchema.loose() }).loose(),
+  ModernCancelledTaskSchema.extend(detailedExtras).loose(),
 ]);
 
 /** A modern flat `CreateTaskResult` as read (`resultType: "task"`, unknown keys kept). */
-export type CreateTaskResultV2 = z.output<typeof CreateTaskResultV2Loose>;
+export type ModernCreateTaskResult = z.output<typeof ModernCreateTaskResultLoose>;
 
 /** A modern `DetailedTask` as read (`tasks/get` result or `notifications/tasks` params, unknown keys kept). */
-export type DetailedTaskV2 = z.output<typeof DetailedTaskV2Loose>;
+export type ModernDetailedTask = z.output<typeof ModernDetailedTaskLoose>;
 
 /**
  * Whether capabilities (a request's `clientCapabilities`, or a server's discover capabilities) declare the tasks
@@ -75,22 +76,22 @@ export type DetailedTaskV2 = z.output<typeof DetailedTaskV2Loose>;
 export function declaresTasks(capabilities: JsonObject): boolean {
   // Without the key no schema can match: most requests end here, without a parse (this runs on every tools/call).
   const extensions = capabilities.extensions;
-  if (typeof extensions !== 'object' || extensions === null || !Object.hasOwn(extensions, TASKS_EXTENSION_ID_V2)) return false;
-  return DeclaringCapabilitiesV2.safeParse(capabilities).success;
+  if (typeof extensions !== 'object' || extensions === null || !Object.hasOwn(extensions, MODERN_TASKS_EXTENSION_ID)) return false;
+  return ModernDeclaringCapabilities.safeParse(capabilities).success;
 }
 
 /** The -32021 data naming the tasks extension (2026-07-28 schema `MissingRequiredClientCapabilityError`). */
-export const TASKS_REQUIRED_CAPABILITIES: JsonObject = { extensions: { [TASKS_EXTENSION_ID_V2]: {} } };
+export const TASKS_REQUIRED_CAPABILITIES: JsonObject = { extensions: { [MODERN_TASKS_EXTENSION_ID]: {} } };
 
 /** Reads an upstream's flat `CreateTaskResult` (a `tools/call` answered with a task); `undefined` when it is not one. */
-export function readCreateTaskResultV2(value: unknown): CreateTaskResultV2 | undefined {
-  const parsed = CreateTaskResultV2Loose.safeParse(value);
+export function readModernCreateTaskResult(value: unknown): ModernCreateTaskResult | undefined {
+  const parsed = ModernCreateTaskResultLoose.safeParse(value);
   return parsed.success ? parsed.data : undefined;
 }
 
 /** Reads a `DetailedTask` (a `tasks/get` result or `notifications/tasks` params); `undefined` when it is not one. */
-export function readDetailedTaskV2(value: unknown): DetailedTaskV2 | undefined {
-  const parsed = DetailedTaskV2Loose.safeParse(value);
+export function readModernDetailedTask(value: unknown): ModernDetailedTask | undefined {
+  const parsed = ModernDetailedTaskLoose.safeParse(value);
   return parsed.success ? parsed.data : undefined;
 }
 
@@ -99,7 +100,7 @@ export function readDetailedTaskV2(value: unknown): DetailedTaskV2 | undefined {
  * `resultType: "complete"` a modern result MUST be read with when it lacks one (2026-07-28 basic §ResultType),
  * `_meta` as `meta`.
  */
-export function taskSnapshotFromV2(task: CreateTaskResultV2 | DetailedTaskV2): TaskSnapshot {
+export function taskSnapshotFromModern(task: ModernCreateTaskResult | ModernDetailedTask): TaskSnapshot {
   const s: TaskSnapshot = { taskId: task.taskId, status: task.status, ttlMs: ttlMsFromWire(task.ttlMs) };
   if (task.createdAt !== undefined) s.createdAt = task.createdAt;
   if (task.lastUpdatedAt !== undefined) s.lastUpdatedAt = task.lastUpdatedAt;
@@ -133,7 +134,7 @@ function baseTask(r: TaskRecord): JsonObject {
  * The flat modern `CreateTaskResult` (tasks extension §Task Creation; no result, error, inputRequests or requestState),
  * `_meta` passed through (e.g. the upstream's `io.modelcontextprotocol/model-immediate-response`).
  */
-export function createTaskResultV2(r: TaskRecord, meta?: JsonObject): JsonObject {
+export function modernCreateTaskResult(r: TaskRecord, meta?: JsonObject): JsonObject {
   const t = baseTask(r);
   // A freshly created task is announced as working (input is reported through tasks/get).
   if (t.status === 'input_required') t.status = 'working';
@@ -166,7 +167,7 @@ function detailed(r: TaskRecord): JsonObject {
  * The modern `DetailedTask` for `tasks/get` (tasks extension §Task Polling): `inputRequests` while input is required
  * (reported as `working` until one is known: the variant requires them), `result` when completed, `error` when failed.
  */
-export function detailedTaskV2(r: TaskRecord): JsonObject {
+export function modernDetailedTask(r: TaskRecord): JsonObject {
   return { resultType: 'complete', ...detailed(r) };
 }
 
@@ -174,6 +175,6 @@ export function detailedTaskV2(r: TaskRecord): JsonObject {
  * `notifications/tasks` for a record: the `DetailedTask` that `tasks/get` would return now, without `resultType`
  * (a notification is no result; tasks extension §Task Status Notifications).
  */
-export function taskStatusNotificationV2(r: TaskRecord): { jsonrpc: '2.0'; method: 'notifications/tasks'; params: JsonObject } {
+export function modernTaskStatusNotification(r: TaskRecord): { jsonrpc: '2.0'; method: 'notifications/tasks'; params: JsonObject } {
   return { jsonrpc: '2.0', method: 'notifications/tasks', params: detailed(r) };
 }
