@@ -1,5 +1,5 @@
 /**
- * The cost of the stdio host's loopback hop (src/upstream/stdio-host.ts): `tools/call` of a small tool on the same
+ * The cost of the stdio host's loopback hop (src/upstream/stdio/host.ts): `tools/call` of a small tool on the same
  * kind of stdio server, one at a time, written straight to a child's stdin versus POSTed to the host's private
  * Streamable HTTP endpoint (as the gateway's sessions reach it: undici, one keep-alive connection, an SSE answer).
  * Alternating rounds; medians of each round's p50, and the difference within a round.

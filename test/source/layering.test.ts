@@ -11,8 +11,10 @@
  * - Any file under src/ outside the layers of the table is an error until the table gives it a layer.
  * - app.ts is the composition root that returns a not-yet-listening Fastify app, so it may `import type` from
  *   `fastify`; a value import of fastify outside proxy/ is still an error.
- * - A layer is imported only through its index.ts (a deep import into another layer's files is an error), and a
- *   directory layer's index.ts names what it exports (no `export *`), so that its public surface is explicit.
+ * - A file's layer is its first folder under src/ (src/upstream/legacy/pool.ts is `upstream`, and imports any file of
+ *   upstream). A layer is imported only through its index.ts (a deep import into another layer's files, subfolders
+ *   included, is an error), and a directory layer's index.ts names what it exports (no `export *`), so that its public
+ *   surface is explicit.
  * - Relative imports end in ".js", stay inside src/, and the layers form no cycle; a value import of a package must
  *   be a runtime dependency in package.json.
  */
@@ -396,6 +398,10 @@ t.test('src/ obeys the dependency rule', async (t) => {
     'export … from is parsed',
   );
   t.ok(edges.has('proxy>translate'), 'proxy → translate edge seen (multi-line imports parsed)');
+  t.ok(
+    [...files.keys()].some((f) => f.startsWith('upstream/legacy/')),
+    'files in a subfolder of a layer are read (src/upstream/legacy/)',
+  );
   t.ok(edges.has('app>proxy'), 'app → proxy edge seen');
 
   const unexpected: Violation[] = [];
@@ -467,6 +473,7 @@ t.test('parseImports', async (t) => {
   t.equal(packageName('node:fs/promises'), 'node:fs');
   t.equal(layerOf(RULES, 'translate/glob.ts'), 'translate');
   t.equal(layerOf(RULES, 'app.ts'), 'app');
+  t.equal(layerOf(RULES, 'upstream/legacy/pool.ts'), 'upstream', "a subfolder is its first folder's layer");
   t.equal(layerOf(RULES, 'metrics/x.ts'), undefined);
   t.equal(layerOf(RULES, 'extra.ts'), undefined);
 });
@@ -502,6 +509,7 @@ t.test('self-check: synthetic violations are caught', async (t) => {
         `import { c } from '../config/index.js';`,
         `import 'fastify';`,
         `import { u } from '../upstream/index.js';`,
+        `import { pool } from '../upstream/legacy/pool.js';`,
       ].join('\n'),
     ],
     [
@@ -560,6 +568,7 @@ t.test('self-check: synthetic violations are caught', async (t) => {
     ['src/upstream/index.ts', './all.js', /names its exports \(no export \*\)/],
     ['src/demo/deep.ts', '../translate/glob.js', /past translate\/index\.ts/],
     ['src/demo/deep.ts', '../translate/tasks.js', /past translate\/index\.ts/],
+    ['src/tasks/index.ts', '../upstream/legacy/pool.js', /past upstream\/index\.ts/],
     ['src/upstream/index.ts', '../tasks/index.js', /upstream may not import tasks/],
     ['src/upstream/index.ts', 'lru-cache', /only store\/ imports lru-cache/],
     ['src/proxy/index.ts', 'lru-cache', /only store\/ imports lru-cache/],
@@ -618,7 +627,15 @@ t.test('self-check: a clean tree has no findings', async (t) => {
     ['tasks/runner.ts', `import { u } from '../upstream/index.js';\nimport { near } from './near.js';`],
     ['translate/a.ts', `import { createHmac } from 'node:crypto';\nexport const a = 1;`],
     ['store/index.ts', `import type { A } from '../translate/index.js';\nimport { LRUCache } from 'lru-cache';`],
-    ['upstream/index.ts', `import { a } from '../translate/index.js';\nimport { GATEWAY_NAME } from '../version.js';`],
+    [
+      'upstream/index.ts',
+      `import { a } from '../translate/index.js';\nimport { GATEWAY_NAME } from '../version.js';\nexport { LegacyUpstreamClient } from './legacy/client.js';`,
+    ],
+    [
+      'upstream/legacy/client.ts',
+      `import { a } from '../../translate/index.js';\nimport type { UpstreamClient } from '../client.js';\nimport { pool } from './pool.js';\nimport { headers } from '../modern/tool-headers.js';`,
+    ],
+    ['upstream/stdio/host.ts', `import { exchange } from '../http.js';\nimport { GATEWAY_NAME } from '../../version.js';`],
     ['tasks/index.ts', `import { a } from '../translate/index.js';\nimport type { S } from '../store/index.js';\nimport { u } from '../upstream/index.js';`],
     ['proxy/index.ts', `import Fastify from 'fastify';\nimport { t } from '../tasks/index.js';`],
     ['config/index.ts', `import { z } from 'zod';`],

@@ -16,7 +16,7 @@ import {
   type UpstreamTaskSnapshot,
 } from '../../src/upstream/index.js';
 import { drain } from '../../src/upstream/call-wrappers.js';
-import { LegacySession } from '../../src/upstream/legacy-session.js';
+import { LegacySession } from '../../src/upstream/legacy/session.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
 import { startModernFixture } from '../fixtures/modern-server.js';

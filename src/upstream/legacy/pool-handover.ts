@@ -2,8 +2,8 @@
  * The reset of a pooled legacy session when it passes from one caller to another (2025-11-25 client/roots §List Changed
  * Notification, server/utilities/logging): roots asked again of the new holder, and its log level set.
  */
-import { isObject } from '../translate/index.js';
-import type { LegacySession } from './legacy-session.js';
+import { isObject } from '../../translate/index.js';
+import type { LegacySession } from './session.js';
 
 /** What a checkout sets up for its caller on a session that another caller held. */
 export interface Handover {

@@ -1,6 +1,6 @@
 /**
  * An stdio upstream served to the rest of the gateway as a Streamable HTTP endpoint: one supervised child per
- * upstream per gateway instance (stdio-child.ts), reached through a private loopback listener whose only route is an
+ * upstream per gateway instance (child.ts), reached through a private loopback listener whose only route is an
  * unguessable path. Everything above this file (era probe, legacy session pool, modern client, pass-through) then
  * treats the upstream as an HTTP one.
  *
@@ -30,16 +30,16 @@ import {
   type LayerLogger,
   type RequestId,
   withEnvelope,
-} from '../translate/index.js';
-import { MAX_UPSTREAM_MESSAGE_BYTES, parseUpstreamJson } from './http.js';
-import { childEnv, StdioChild, type ChildExit, type ChildState, type RestartPolicy } from './stdio-child.js';
+} from '../../translate/index.js';
+import { MAX_UPSTREAM_MESSAGE_BYTES, parseUpstreamJson } from '../http.js';
+import { childEnv, StdioChild, type ChildExit, type ChildState, type RestartPolicy } from './child.js';
 
 /** One stdio upstream as configured. */
 export interface StdioHostOptions {
   /** The upstream's name: the only identity logged (the private URL never is). */
   name: string;
   command: readonly string[];
-  /** Variables set for the child over the inherited minimum (stdio-child.ts INHERITED_ENV). */
+  /** Variables set for the child over the inherited minimum (child.ts INHERITED_ENV). */
   env?: Readonly<Record<string, string>>;
   cwd?: string;
   restart: RestartPolicy;

@@ -30,12 +30,12 @@ import {
   type LayerLogger,
   type RequestId,
   type LegacyTask,
-} from '../translate/index.js';
-import { drain } from './call-wrappers.js';
-import type { UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
-import { UpstreamTaskLostError } from './errors.js';
-import { InputLedger } from './input-ledger.js';
-import { PolledTask, type PolledTaskOptions } from './polled-task.js';
+} from '../../translate/index.js';
+import { drain } from '../call-wrappers.js';
+import type { UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamTaskRef, UpstreamTaskSnapshot } from '../client.js';
+import { UpstreamTaskLostError } from '../errors.js';
+import { InputLedger } from '../input-ledger.js';
+import { PolledTask, type PolledTaskOptions } from '../polled-task.js';
 
 /** How many times a `tasks/result` that broke before the end is asked again in a row. */
 const MAX_RESULT_ATTEMPTS = 3;

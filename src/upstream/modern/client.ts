@@ -62,7 +62,7 @@ import {
   type ListenFilter,
   type RequestId,
   type UpstreamIdentity,
-} from '../translate/index.js';
+} from '../../translate/index.js';
 import type {
   CallOptions,
   UpstreamCall,
@@ -73,13 +73,13 @@ import type {
   UpstreamTask,
   UpstreamTaskRef,
   UpstreamTaskSnapshot,
-} from './client.js';
-import { fetchFailure, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
-import { exchange, parseUpstreamJson, type UpstreamResponse } from './http.js';
-import { abortReason, ModernCall, raceSignal, readResponse } from './modern-call.js';
-import { sameHeaderParams, ToolHeaders } from './modern-tool-headers.js';
-import { startClientTrace } from './tracing.js';
-import { ModernUpstreamTask } from './modern-task.js';
+} from '../client.js';
+import { fetchFailure, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.js';
+import { exchange, parseUpstreamJson, type UpstreamResponse } from '../http.js';
+import { abortReason, ModernCall, raceSignal, readResponse } from './call.js';
+import { sameHeaderParams, ToolHeaders } from './tool-headers.js';
+import { startClientTrace } from '../tracing.js';
+import { ModernUpstreamTask } from './task.js';
 
 /** How a modern upstream is reached. */
 export interface ModernClientOptions {

@@ -20,8 +20,8 @@ import {
   type ListenFilter,
   type RequestId,
   type UpstreamIdentity,
-} from '../translate/index.js';
-import { drain } from './call-wrappers.js';
+} from '../../translate/index.js';
+import { drain } from '../call-wrappers.js';
 import type {
   CallEvent,
   CallOptions,
@@ -33,13 +33,13 @@ import type {
   UpstreamTask,
   UpstreamTaskRef,
   UpstreamTaskSnapshot,
-} from './client.js';
-import { SessionExpiredError, UpstreamHttpError, UpstreamTaskLostError, UpstreamUnavailableError } from './errors.js';
-import type { LegacyCall } from './legacy-call.js';
-import type { LegacySession } from './legacy-session.js';
-import { LegacyUpstreamTask, type LegacyTaskSession } from './legacy-task.js';
+} from '../client.js';
+import { SessionExpiredError, UpstreamHttpError, UpstreamTaskLostError, UpstreamUnavailableError } from '../errors.js';
+import type { LegacyCall } from './call.js';
+import type { LegacySession } from './session.js';
+import { LegacyUpstreamTask, type LegacyTaskSession } from './task.js';
 import { LegacySessionPool, type PoolOptions, type SessionHold, type SessionKey } from './pool.js';
-import { endClientSpan, startClientTrace, type ClientTrace } from './tracing.js';
+import { endClientSpan, startClientTrace, type ClientTrace } from '../tracing.js';
 
 /**
  * A request's params and CLIENT span on a legacy upstream: the trace context travels in the HTTP headers and, as the

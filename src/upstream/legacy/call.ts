@@ -1,8 +1,8 @@
 /** One in-flight request on a legacy (2025-11-25) session: its events, its answers to the server, its cancellation. */
-import { logFailure, type JsonObject, type JsonRpcErrorObject, type LayerLogger, type RequestId } from '../translate/index.js';
-import { QueuedCall } from './call-queue.js';
-import type { UpstreamCall } from './client.js';
-import type { UpstreamResponse } from './http.js';
+import { logFailure, type JsonObject, type JsonRpcErrorObject, type LayerLogger, type RequestId } from '../../translate/index.js';
+import { QueuedCall } from '../call-queue.js';
+import type { UpstreamCall } from '../client.js';
+import type { UpstreamResponse } from '../http.js';
 
 /** What a call needs of its session: answering the server's requests, notifying it, its log. */
 export interface CallSession {

@@ -42,9 +42,9 @@ import {
   type LayerLogger,
   type UpstreamIdentity,
   raceAbort,
-} from '../translate/index.js';
-import { SessionExpiredError, UpstreamBusyError, UpstreamUnavailableError } from './errors.js';
-import { LegacySession } from './legacy-session.js';
+} from '../../translate/index.js';
+import { SessionExpiredError, UpstreamBusyError, UpstreamUnavailableError } from '../errors.js';
+import { LegacySession } from './session.js';
 import { ANONYMOUS, groupOf, ownerOf, placeOf, type AnonymousSessionScope, type SessionKey, type SessionScope } from './pool-keys.js';
 import { WaitQueue } from './pool-waiters.js';
 import { handOver, type Handover } from './pool-handover.js';

@@ -29,12 +29,12 @@ import {
   type RequestId,
   type TraceCarrier,
   type UpstreamIdentity,
-} from '../translate/index.js';
-import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamUnavailableError } from './errors.js';
-import { exchange, parseUpstreamJson, type SseCursor, type UpstreamResponse } from './http.js';
+} from '../../translate/index.js';
+import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamUnavailableError } from '../errors.js';
+import { exchange, parseUpstreamJson, type SseCursor, type UpstreamResponse } from '../http.js';
 import { SseResumption } from './sse-resume.js';
-import { drain } from './call-wrappers.js';
-import { LegacyCall } from './legacy-call.js';
+import { drain } from '../call-wrappers.js';
+import { LegacyCall } from './call.js';
 
 /** What a session needs to know. */
 export interface LegacySessionOptions {

@@ -18,8 +18,8 @@ import {
   type CallEvent,
   type UpstreamCall,
   type UpstreamCaller,
-} from '../../src/upstream/index.js';
-import { startModernFixture } from '../fixtures/modern-server.js';
+} from '../../../src/upstream/index.js';
+import { startModernFixture } from '../../fixtures/modern-server.js';
 
 const CLIENT_INFO = { name: 'gateway-under-test', version: '0.0.1' };
 const caller: UpstreamCaller = { capabilities: { elicitation: {} }, clientInfo: { name: 'ide', version: '9' } };

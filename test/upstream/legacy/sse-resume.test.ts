@@ -7,15 +7,15 @@
  * the SDK transport with an event store), in front of it the real gateway, driven by a raw modern client.
  */
 import t, { type Test } from 'tap';
-import type { JsonRpcNotification } from '../../src/translate/index.js';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
-import { ERROR_CATALOG } from '../../src/translate/index.js';
-import { LegacySession } from '../../src/upstream/legacy-session.js';
-import { MAX_RESUME_ATTEMPTS } from '../../src/upstream/sse-resume.js';
-import { startPollingFixture, type PollingFixture, type PollingFixtureOptions, type StreamEvent } from '../fixtures/polling-legacy-server.js';
-import { MODERN, envelope, post } from '../helpers/modern.js';
-import { createTask, pollToEnd } from '../helpers/task-helpers.js';
+import type { JsonRpcNotification } from '../../../src/translate/index.js';
+import { buildGateway } from '../../../src/app.js';
+import { parseConfig } from '../../../src/config/index.js';
+import { ERROR_CATALOG } from '../../../src/translate/index.js';
+import { LegacySession } from '../../../src/upstream/legacy/session.js';
+import { MAX_RESUME_ATTEMPTS } from '../../../src/upstream/legacy/sse-resume.js';
+import { startPollingFixture, type PollingFixture, type PollingFixtureOptions, type StreamEvent } from '../../fixtures/polling-legacy-server.js';
+import { MODERN, envelope, post } from '../../helpers/modern.js';
+import { createTask, pollToEnd } from '../../helpers/task-helpers.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;

@@ -16,10 +16,10 @@ import {
   type CallEvent,
   type UpstreamCaller,
   type UpstreamTask,
-} from '../../src/upstream/index.js';
-import { ModernUpstreamTask } from '../../src/upstream/modern-task.js';
-import { startModernFixture, type ModernFixture } from '../fixtures/modern-server.js';
-import { nextWith, startUpstreamTask, toEnd } from '../helpers/upstream-task.js';
+} from '../../../src/upstream/index.js';
+import { ModernUpstreamTask } from '../../../src/upstream/modern/task.js';
+import { startModernFixture, type ModernFixture } from '../../fixtures/modern-server.js';
+import { nextWith, startUpstreamTask, toEnd } from '../../helpers/upstream-task.js';
 
 const CLIENT_INFO = { name: 'gateway-under-test', version: '0.0.1' };
 const TASKS = 'io.modelcontextprotocol/tasks';

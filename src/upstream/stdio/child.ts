@@ -4,7 +4,7 @@
  * wait twice the last up to a bound, the wait reset once a child has stayed up long enough.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { LayerLogger } from '../translate/index.js';
+import type { LayerLogger } from '../../translate/index.js';
 
 /** How a crashed child is restarted. */
 export interface RestartPolicy {

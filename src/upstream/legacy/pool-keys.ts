@@ -3,7 +3,7 @@
  * pool key its call sessions are pooled under (principal or credentials, and normalised input capabilities), and
  * whose share of the pool they count against.
  */
-import { sessionInputCapabilities, type JsonObject } from '../translate/index.js';
+import { sessionInputCapabilities, type JsonObject } from '../../translate/index.js';
 
 /** Who shares sessions among callers with credentials (see pool.ts). */
 export type SessionScope = 'principal' | 'request';

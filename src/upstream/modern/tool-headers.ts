@@ -2,9 +2,9 @@
  * The `Mcp-Param-*` header declarations (`x-mcp-header`) of a 2026-07-28 upstream's tools, learned from its `tools/list`
  * (read when a call names a tool not known or stale, shared by concurrent calls), bounded and expiring.
  */
-import { isErrorResponse, screenToolsList, type HeaderParam, type JsonObject, type JsonRpcResponse } from '../translate/index.js';
-import type { UpstreamCaller } from './client.js';
-import { raceSignal } from './modern-call.js';
+import { isErrorResponse, screenToolsList, type HeaderParam, type JsonObject, type JsonRpcResponse } from '../../translate/index.js';
+import type { UpstreamCaller } from '../client.js';
+import { raceSignal } from './call.js';
 
 const DEFAULT_TOOL_TTL_MS = 60_000;
 const DEFAULT_MAX_TOOLS = 1_000;

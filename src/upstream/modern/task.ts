@@ -20,10 +20,10 @@ import {
   type JsonObject,
   type JsonRpcResponse,
   type TaskStatus,
-} from '../translate/index.js';
-import { drain } from './call-wrappers.js';
-import type { UpstreamCaller, UpstreamClient, UpstreamTaskRef, UpstreamTaskSnapshot } from './client.js';
-import { PolledTask, type PolledTaskOptions } from './polled-task.js';
+} from '../../translate/index.js';
+import { drain } from '../call-wrappers.js';
+import type { UpstreamCaller, UpstreamClient, UpstreamTaskRef, UpstreamTaskSnapshot } from '../client.js';
+import { PolledTask, type PolledTaskOptions } from '../polled-task.js';
 
 /** While notifications come on a listen, polls are this many times rarer (a safety net: notifications are optional). */
 const LISTENING_POLL_FACTOR = 10;

@@ -5,8 +5,8 @@
  * the server last gave. This applies to a POST's answer stream (a call, a `tasks/result`) and to the session's GET
  * stream alike; the resumed stream carries the rest of the disconnected one.
  */
-import { refusedConnection, UpstreamUnavailableError } from './errors.js';
-import type { SseCursor, UpstreamResponse } from './http.js';
+import { refusedConnection, UpstreamUnavailableError } from '../errors.js';
+import type { SseCursor, UpstreamResponse } from '../http.js';
 
 /** Reconnection delay when the server gave no `retry` (the SSE default is the client's choice; kept small). */
 export const DEFAULT_RESUME_DELAY_MS = 1_000;

@@ -14,11 +14,11 @@ import {
   type UpstreamCall,
   type UpstreamCaller,
   type UpstreamTask,
-} from '../../src/upstream/index.js';
-import { LegacyUpstreamTask } from '../../src/upstream/legacy-task.js';
-import { startLegacyFixture, type LegacyFixture } from '../fixtures/legacy-server.js';
-import { waitForStats } from '../fixtures/legacy-task-tools.js';
-import { nextWith, startUpstreamTask, toEnd } from '../helpers/upstream-task.js';
+} from '../../../src/upstream/index.js';
+import { LegacyUpstreamTask } from '../../../src/upstream/legacy/task.js';
+import { startLegacyFixture, type LegacyFixture } from '../../fixtures/legacy-server.js';
+import { waitForStats } from '../../fixtures/legacy-task-tools.js';
+import { nextWith, startUpstreamTask, toEnd } from '../../helpers/upstream-task.js';
 
 const CLIENT_INFO = { name: 'gateway-under-test', version: '0.0.1' };
 const asking: UpstreamCaller = { capabilities: { elicitation: {} }, clientInfo: { name: 'ide', version: '9' } };

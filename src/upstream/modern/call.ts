@@ -1,7 +1,7 @@
 /**
  * One call to a 2026-07-28 upstream as its consumer sees it: the queue of its events, the input requests of its open
  * MRTR round and their answers, the reading of an exchange's stream up to its response, and how its abort reads as an
- * error (modern-client.ts drives it).
+ * error (client.ts drives it).
  */
 import {
   errorResponse,
@@ -16,10 +16,10 @@ import {
   type JsonRpcErrorObject,
   type JsonRpcResponse,
   type RequestId,
-} from '../translate/index.js';
-import { QueuedCall } from './call-queue.js';
-import type { UpstreamCall } from './client.js';
-import { UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
+} from '../../translate/index.js';
+import { QueuedCall } from '../call-queue.js';
+import type { UpstreamCall } from '../client.js';
+import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.js';
 
 /** One call to a modern upstream: a queue of events, and the answers of the current MRTR round. */
 export class ModernCall extends QueuedCall implements UpstreamCall {
