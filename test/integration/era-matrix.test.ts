@@ -10,7 +10,6 @@
 import t, { type Test } from 'tap';
 import { RELATED_TASK_META_KEY } from '@modelcontextprotocol/sdk/types.js';
 import { startCell, SHORT_RETENTION_MS, POLL_MS, type Cell, type TaskKind, type UpstreamEra } from '../helpers/era-cells.js';
-import { todoOptions } from '../helpers/todo.js';
 import { bounded, connectEra, CLIENT_BOUND_MS, type ClientEra, type EraClient, type Lookup } from '../helpers/era-clients.js';
 
 const CLIENTS: ClientEra[] = ['legacy', 'modern'];
@@ -27,16 +26,6 @@ interface Ctx {
 interface Scenario {
   name: string;
   run(t: Test, ctx: Ctx): Promise<void>;
-}
-
-/**
- * Cells and scenarios that cannot pass yet, with what is missing (tap `todo`: reported, not run, never counted;
- * `RUN_TODO=1` runs them). Key: `client/upstream/kind` or `client/upstream/kind/scenario` (the scenario's first word).
- */
-const TODO: Record<string, string> = {};
-
-function todoFor(era: ClientEra, upstream: UpstreamEra, kind: TaskKind, scenario: string): string | undefined {
-  return TODO[`${era}/${upstream}/${kind}/${scenario}`] ?? TODO[`${era}/${upstream}/${kind}`];
 }
 
 const textOf = (result: any): string => (Array.isArray(result?.content) ? result.content.map((c: any) => c?.text ?? '').join('') : '');
@@ -212,8 +201,7 @@ for (const upstream of UPSTREAMS) {
       for (const era of CLIENTS) {
         t.test(`${era} client × ${upstream} upstream × ${kind}`, async (t) => {
           for (const scenario of SCENARIOS) {
-            const todo = todoFor(era, upstream, kind, scenario.name.split(':')[0]!);
-            t.test(scenario.name, todoOptions(todo), async (t) => {
+            t.test(scenario.name, async (t) => {
               const clients: EraClient[] = [];
               t.teardown(async () => {
                 for (const c of clients) await c.close().catch(() => {});
