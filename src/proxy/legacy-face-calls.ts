@@ -37,7 +37,7 @@ import type { UpstreamCall } from '../upstream/index.js';
 import { channelError, exceptionToEdge, inBandError } from './errors.js';
 import { legacyTaskSupport } from './legacy-face-tasks.js';
 import { callerOf, contextOf, idKey, type BackgroundFailure, type FaceSession } from './legacy-face-session.js';
-import { noteFailure } from './operator-log.js';
+import { CANCELLED, errorOutcome, INPUT_TIMEOUT, OK, UNSUPPORTED_RESULT_TYPE, upstreamErrorOutcome, type RequestOutcome } from './request-outcome.js';
 import { ResponseChannel } from './response.js';
 
 /** What a streamed request's work gets: the response channel, whether it may stream, its cancellation, its key. */
@@ -65,7 +65,7 @@ export class FaceCalls {
   constructor(private readonly o: FaceCallsOptions) {}
 
   /** Forwards a request upstream and streams what its call produces back to the client. */
-  forward(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, trace: TraceCarrier | undefined): Promise<string> {
+  forward(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, trace: TraceCarrier | undefined): Promise<RequestOutcome> {
     // 2025-11-25 basic/transports says a disconnect is not a cancellation, but this face keeps no resumable streams:
     // nothing could reach the client any more, so the upstream work is stopped.
     return this.streamed(
@@ -101,9 +101,9 @@ export class FaceCalls {
     reply: FastifyReply,
     s: FaceSession,
     req: JsonRpcRequest,
-    run: (io: StreamedIo) => Promise<string>,
-    cancelled: (channel: ResponseChannel) => string,
-  ): Promise<string> {
+    run: (io: StreamedIo) => Promise<RequestOutcome>,
+    cancelled: (channel: ResponseChannel) => RequestOutcome,
+  ): Promise<RequestOutcome> {
     const accept = singleHeader(request.headers, 'accept') ?? '';
     const canStream = accept.includes('text/event-stream') || accept.includes('*/*');
     const channel = new ResponseChannel(reply, canStream, this.o.keepAliveMs);
@@ -119,12 +119,11 @@ export class FaceCalls {
     } catch (e) {
       if (aborter.signal.aborted) return cancelled(channel);
       const edge = exceptionToEdge(e);
-      noteFailure(request, e);
       if (edge.fault) request.log.error({ err: e, method: req.method, upstream: s.route.name }, 'legacy face: request failed');
       // An upstream's 401/403 challenge goes on the reply before the channel ends it (Retry-After is the channel's).
       if (edge.challenge !== undefined) void reply.header('www-authenticate', edge.challenge);
       channel.error(req.id, edge.error, edge.status, edge.retryAfterSeconds);
-      return `error ${edge.error.code}`;
+      return errorOutcome(edge.error.code, e);
     } finally {
       reply.raw.off('close', onClose);
       if (s.inflight.get(key) === aborter) s.inflight.delete(key);
@@ -173,7 +172,7 @@ export class FaceCalls {
     channel: ResponseChannel,
     canStream: boolean,
     signal: AbortSignal,
-  ): Promise<string> {
+  ): Promise<RequestOutcome> {
     const token = progressTokenOf(isObject(req.params) ? req.params : {});
     for (;;) {
       const waiting = s.outbound.size > 0 && [...s.outbound.values()].some((o) => o.owner === key);
@@ -185,7 +184,7 @@ export class FaceCalls {
         }
         call.cancel('the client did not answer the input request in time');
         channelError(channel, req.id, 'GW_CLIENT_ANSWER_TIMEOUT');
-        return 'input timeout';
+        return INPUT_TIMEOUT;
       }
       switch (e.kind) {
         case 'notification':
@@ -198,7 +197,7 @@ export class FaceCalls {
           if (refused) {
             call.cancel(refused.message);
             channel.error(req.id, refused, 200);
-            return `error ${refused.code}`;
+            return errorOutcome(refused.code);
           }
           break;
         }
@@ -207,19 +206,19 @@ export class FaceCalls {
           if ('error' in m) {
             const error = legacyError(asErrorObject(m.error));
             channel.error(req.id, error, 200);
-            return `upstream error ${error.code}`;
+            return upstreamErrorOutcome(error.code);
           }
           const r = legacyResult(req.method, isObject(m.result) ? m.result : {});
           if (!r.ok) {
             channelError(channel, req.id, 'GW_UNSUPPORTED_RESULT_TYPE', { args: [r.failure.resultType] });
-            return 'unsupported result type';
+            return UNSUPPORTED_RESULT_TYPE;
           }
           // A tools/list without the tools job rules hide (docs/jobs.md), with each tool's task support.
           channel.result(
             req.id,
             req.method === 'tools/list' ? withoutHiddenTools(s.route, s.tasks ? this.withTaskSupport(s, m.result, r.value) : r.value) : r.value,
           );
-          return 'ok';
+          return OK;
         }
         case 'failure':
           throw e.error;
@@ -270,9 +269,9 @@ export class FaceCalls {
   }
 
   /** A cancelled request gets no response (2025-11-25 cancellation: SHOULD NOT); a JSON reply still needs a body. */
-  private endCancelled(req: JsonRpcRequest, channel: ResponseChannel): string {
+  private endCancelled(req: JsonRpcRequest, channel: ResponseChannel): RequestOutcome {
     if (channel.isStreaming) channel.abandon();
     else channelError(channel, req.id, 'GW_REQUEST_CANCELLED');
-    return 'cancelled';
+    return CANCELLED;
   }
 }

@@ -21,6 +21,7 @@ import type { UpstreamListen } from '../upstream/index.js';
 import { inBandError, refuse } from './errors.js';
 import { answer, failInBand } from './legacy-face-replies.js';
 import { callerOf, idKey, type BackgroundFailure, type FaceSession } from './legacy-face-session.js';
+import type { RequestOutcome } from './request-outcome.js';
 import { openSse, writeSse } from './response.js';
 
 /** Longest wait of a GET stream's headers for its upstream listen's acknowledgement. */
@@ -111,8 +112,8 @@ export class FaceListens {
     return reply;
   }
 
-  /** `resources/subscribe` and `resources/unsubscribe`; returns what the operator log says. */
-  async subscription(reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, params: JsonObject): Promise<string> {
+  /** `resources/subscribe` and `resources/unsubscribe`; returns the request's outcome. */
+  async subscription(reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, params: JsonObject): Promise<RequestOutcome> {
     // An upstream that does not offer subscriptions is not asked (the face does not advertise them either).
     if (!offersSubscriptions(s.route.upstream.knownIdentity?.capabilities ?? {})) {
       return failInBand(reply, req.id, inBandError('GW_METHOD_NOT_SERVED', { args: [req.method] }));

@@ -31,6 +31,7 @@ import {
 } from '../translate/index.js';
 import { StoreUnavailableError, type CallerContext, type TaskPolicy, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { channelError } from './errors.js';
+import { CLIENT_CLOSED, EXPIRED, taskResultOutcome, type RequestOutcome } from './request-outcome.js';
 import { writeSse, type ResponseChannel } from './response.js';
 
 /** What the task relay needs of a face session. */
@@ -227,7 +228,7 @@ export class LegacyFaceTasks {
   /**
    * `tasks/result`: blocks until the task is terminal, then answers what the underlying request would have
    * (2025-11-25 basic/utilities/tasks §Result Retrieval); meanwhile the task's input requests go out on this stream.
-   * Returns the operator log's outcome.
+   * Returns the request's outcome.
    */
   async result(
     session: TaskSessionView,
@@ -239,7 +240,7 @@ export class LegacyFaceTasks {
     raw: ServerResponse,
     canStream: boolean,
     signal: AbortSignal,
-  ): Promise<string> {
+  ): Promise<RequestOutcome> {
     let record = await this.runtime.task(route, taskId, caller);
     let t = this.track(record, route);
     const waiter: Target = {
@@ -255,10 +256,10 @@ export class LegacyFaceTasks {
         this.observe(record);
         if (isTerminal(record.status)) break;
         const next = await this.runtime.changed(taskId, record.version, signal);
-        if (signal.aborted) return 'client closed';
+        if (signal.aborted) return CLIENT_CLOSED;
         if (!next) {
           channelError(channel, id, 'GW_TASK_EXPIRED');
-          return 'expired';
+          return EXPIRED;
         }
         record = next;
         t = this.tracked.get(taskId) ?? t;
@@ -273,10 +274,10 @@ export class LegacyFaceTasks {
     const payload = legacyTaskPayload(record);
     if ('error' in payload) {
       channel.error(id, payload.error, 200);
-      return `task ${record.status}`;
+      return taskResultOutcome(record.status);
     }
     channel.result(id, payload.result);
-    return `task ${record.status}`;
+    return taskResultOutcome(record.status);
   }
 
   /**

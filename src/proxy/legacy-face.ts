@@ -45,7 +45,8 @@ import { FaceListens } from './legacy-face-listens.js';
 import { answer, failInBand, failWith, storeTrouble } from './legacy-face-replies.js';
 import { contextOf, type FaceSession } from './legacy-face-session.js';
 import { FaceSessions } from './legacy-face-shared.js';
-import { infoEnabled, noteFailure, recordRequest } from './operator-log.js';
+import { infoEnabled, recordRequest } from './operator-log.js';
+import { CLIENT_CLOSED, errorOutcome, OK, outcomeText, SESSION_CREATED, spanErrorCode, TASK_CREATED, type RequestOutcome } from './request-outcome.js';
 import { identityOf } from './auth.js';
 
 export { TooManySessionsError } from './legacy-face-shared.js';
@@ -217,7 +218,7 @@ export class LegacyFace {
     // The operator line is built only when it is written (a logger at `warn` drops it anyway).
     const logs = infoEnabled(request);
     const started = Date.now();
-    let outcome = 'ok';
+    let outcome: RequestOutcome = OK;
     // The operator line names the task of task traffic (README: logs); a created task's id is learned on the way.
     const logged: { taskId?: string } = isObject(body.params) && typeof body.params.taskId === 'string' ? { taskId: body.params.taskId } : {};
     try {
@@ -225,10 +226,18 @@ export class LegacyFace {
     } finally {
       release();
       const ms = Date.now() - started;
-      if (traced) annotateTrace(traced, { ...logged, ...errorCodeOf(outcome) });
+      if (traced) annotateTrace(traced, { ...logged, errorCode: spanErrorCode(outcome) });
       if (logs)
         request.log.info(
-          { method: body.method, era: 'legacy-face', upstream: s.route.name, ...logged, outcome, ms, ...(traced ? { traceId: traced.traceId } : {}) },
+          {
+            method: body.method,
+            era: 'legacy-face',
+            upstream: s.route.name,
+            ...logged,
+            outcome: outcomeText(outcome),
+            ms,
+            ...(traced ? { traceId: traced.traceId } : {}),
+          },
           'mcp request',
         );
       recordRequest(request, {
@@ -297,14 +306,13 @@ export class LegacyFace {
       const edge = exceptionToEdge(e);
       if (edge.fault) request.log.error({ err: e }, 'legacy face: upstream identity failed');
       // Counted (an upstream failing the handshake is an upstream error by kind); its era is not known here.
-      noteFailure(request, e);
       recordRequest(request, {
         upstream: this.target.name ?? 'unknown',
         method: 'initialize',
         clientEra: 'legacy',
         upstreamEra: 'unknown',
         mode: 'gateway',
-        outcome: 'error',
+        outcome: errorOutcome(undefined, e),
         ms: Date.now() - started,
       });
       return refuseWith(reply, edge, body.id);
@@ -315,14 +323,14 @@ export class LegacyFace {
     const decided = { tasks, legacyCapabilities: init.capabilities, clientInfo: init.clientInfo, protocolVersion: init.protocolVersion };
     const created = await this.sessions.create(request, reply, body.id, principal, authorization, route, decided);
     if ('refused' in created) return created.refused;
-    request.log.info({ method: 'initialize', era: 'legacy-face', upstream: route.name, outcome: 'session created' }, 'mcp request');
+    request.log.info({ method: 'initialize', era: 'legacy-face', upstream: route.name, outcome: outcomeText(SESSION_CREATED) }, 'mcp request');
     recordRequest(request, {
       upstream: route.name,
       method: 'initialize',
       clientEra: 'legacy',
       upstreamEra: route.upstream.era,
       mode: 'gateway',
-      outcome: 'ok',
+      outcome: SESSION_CREATED,
       ms: Date.now() - started,
     });
     const result = legacyInitializeResult(identity, init.protocolVersion);
@@ -331,7 +339,7 @@ export class LegacyFace {
     return reply.code(200).header('mcp-session-id', created.entry.id).header('content-type', 'application/json').send({ jsonrpc: '2.0', id: body.id, result });
   }
 
-  /** Serves one client request; returns what the operator log says about it. */
+  /** Serves one client request; returns its outcome. */
   private async serve(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -339,7 +347,7 @@ export class LegacyFace {
     req: JsonRpcRequest,
     logged: { taskId?: string },
     trace: TraceCarrier | undefined,
-  ): Promise<string> {
+  ): Promise<RequestOutcome> {
     const params: JsonObject = isObject(req.params) ? req.params : {};
     switch (req.method) {
       case 'ping':
@@ -379,7 +387,7 @@ export class LegacyFace {
     params: JsonObject,
     logged: { taskId?: string },
     trace: TraceCarrier | undefined,
-  ): Promise<string> {
+  ): Promise<RequestOutcome> {
     const { task, ...rest } = params;
     const aborter = new AbortController();
     const onClose = () => {
@@ -394,7 +402,7 @@ export class LegacyFace {
         .code(200)
         .header('content-type', 'application/json')
         .send({ jsonrpc: '2.0', id: req.id, result: legacyCreateTaskResult(created.record, created.meta) });
-      return 'task created';
+      return TASK_CREATED;
     } catch (e) {
       return failWith(request, reply, s.route.name, req, e);
     } finally {
@@ -410,7 +418,7 @@ export class LegacyFace {
     req: JsonRpcRequest,
     params: JsonObject,
     trace: TraceCarrier | undefined,
-  ): Promise<string> {
+  ): Promise<RequestOutcome> {
     const caller = contextOf(s, trace);
     const taskId = typeof params.taskId === 'string' ? params.taskId : undefined;
     if (req.method !== 'tasks/list' && taskId === undefined) return failInBand(reply, req.id, inBandError('GW_TASK_ID_REQUIRED'));
@@ -431,7 +439,7 @@ export class LegacyFace {
   }
 
   /** tasks/result: an SSE response that stays open until the task is terminal (2025-11-25 §Result Retrieval). */
-  private taskResult(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, taskId: string): Promise<string> {
+  private taskResult(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, taskId: string): Promise<RequestOutcome> {
     // A disconnect is not a cancellation (2025-11-25 basic/transports): the task runs on; only this wait ends.
     return this.calls.streamed(
       request,
@@ -445,7 +453,7 @@ export class LegacyFace {
       },
       (channel) => {
         channel.abandon();
-        return 'client closed';
+        return CLIENT_CLOSED;
       },
     );
   }
@@ -469,10 +477,4 @@ export class LegacyFace {
     if (s.stream && !s.stream.writableEnded) s.stream.end();
     s.stream = undefined;
   }
-}
-
-/** The JSON-RPC error code an operator-log outcome names (`error -32602`, `upstream error -32603`), for the span. */
-function errorCodeOf(outcome: string): { errorCode?: number } {
-  const m = /error (-?\d+)$/.exec(outcome);
-  return m ? { errorCode: Number(m[1]) } : {};
 }

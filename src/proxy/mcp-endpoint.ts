@@ -24,7 +24,8 @@ import { decideFace, type FaceDecision, type FaceFacts, type RouteRules } from '
 import type { LegacyFace } from './legacy-face.js';
 import { logAvailability } from './health.js';
 import { ModernFace } from './modern-face.js';
-import { noteFailure, recordRequest } from './operator-log.js';
+import { recordRequest } from './operator-log.js';
+import { errorOutcome } from './request-outcome.js';
 import { registerPassThrough } from './pass-through.js';
 import { traceRequest } from './request-trace.js';
 
@@ -122,14 +123,13 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
   const unavailable = (reply: FastifyReply, e: unknown, clientEra: Era, started: number, body?: unknown) => {
     const edge = exceptionToEdge(e);
     // No operator line (a down upstream is logged once), but counted: the refusals are what an operator graphs.
-    noteFailure(reply.request, e);
     recordRequest(reply.request, {
       upstream: route.name,
       method: isObject(body) ? body.method : reply.request.method,
       clientEra,
       upstreamEra: 'unknown',
       mode: 'gateway',
-      outcome: 'error',
+      outcome: errorOutcome(undefined, e),
       ms: Date.now() - started,
     });
     // The probe's failure is logged once as the upstream's outcome ('upstream is down', logAvailability), not per

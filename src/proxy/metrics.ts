@@ -10,6 +10,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValueWithName } from 'prom-client';
 import { ERROR_CATALOG, type ErrorKind } from '../translate/index.js';
 import type { AuditEvent, AuditLog, TaskMetrics } from '../tasks/index.js';
+import { outcomeLabel, type RequestOutcome } from './request-outcome.js';
 
 /** Every metric name starts so. */
 export const METRIC_PREFIX = 'mcp_gateway_';
@@ -45,19 +46,6 @@ export const KNOWN_METHODS: ReadonlySet<string> = new Set([
   'response',
 ]);
 
-/** Outcomes of a request besides the catalog's codes (which name every error the gateway answers itself). */
-export const OUTCOME_WORDS = [
-  'ok',
-  'task_created',
-  'input_required',
-  'client_closed',
-  'cancelled',
-  'upstream_error',
-  'upstream_http_4xx',
-  'upstream_http_5xx',
-  'error',
-] as const;
-
 /** Catalog kinds that say the upstream failed (the ones counted in `mcp_gateway_upstream_errors_total`). */
 export const UPSTREAM_ERROR_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'GW_UPSTREAM_TIMEOUT',
@@ -75,46 +63,6 @@ export function methodLabel(method: unknown): string {
 /** Whether `s` is a catalog code. */
 export function isErrorKind(s: string): s is ErrorKind {
   return Object.hasOwn(ERROR_CATALOG, s);
-}
-
-/**
- * The outcome label of an operator log outcome: the catalog code when the failure's kind is known, else the outcome
- * word for what the line says (`ok`, `task_created`, …), `error` for an error of unknown kind. A bounded set whatever
- * the line held.
- */
-export function outcomeLabel(outcome: string, kind?: ErrorKind): string {
-  if (kind) return kind;
-  switch (outcome) {
-    case 'ok':
-    case 'complete':
-    case 'session created':
-    case 'subscription ended':
-      return 'ok';
-    case 'task':
-    case 'task created':
-      return 'task_created';
-    case 'input_required':
-      return 'input_required';
-    case 'client closed':
-      return 'client_closed';
-    case 'cancelled':
-      return 'cancelled';
-    case 'upstream_http_4xx':
-    case 'upstream_http_5xx':
-      return outcome;
-    case 'input timeout':
-      return 'GW_CLIENT_ANSWER_TIMEOUT';
-    case 'unsupported result type':
-      return 'GW_UNSUPPORTED_RESULT_TYPE';
-    case 'method not found':
-      return 'GW_METHOD_NOT_FOUND';
-    case 'expired':
-      return 'GW_TASK_EXPIRED';
-  }
-  if (outcome.startsWith('upstream error')) return 'upstream_error';
-  if (outcome.startsWith('error')) return 'error';
-  // A task's status (tasks/get and the legacy face's tasks/result answer with it): the request itself succeeded.
-  return 'ok';
 }
 
 /**
@@ -159,9 +107,8 @@ export interface RequestObservation {
   upstreamEra: 'legacy' | 'modern' | 'unknown';
   /** `passthrough`: forwarded unchanged; `gateway`: answered by the gateway's faces (translated or its own tasks). */
   mode: 'passthrough' | 'gateway';
-  /** The operator line's outcome, and the catalog kind of its failure when known. */
-  outcome: string;
-  kind?: ErrorKind;
+  /** What the request ended as (its label, and its failure's catalog kind when it failed with one). */
+  outcome: RequestOutcome;
   seconds: number;
 }
 
@@ -445,7 +392,7 @@ export class GatewayMetrics {
    */
   request(r: RequestObservation): void {
     const method = methodLabel(r.method);
-    const outcome = outcomeLabel(r.outcome, r.kind);
+    const outcome = outcomeLabel(r.outcome);
     const key = `${r.upstream}\u0000${method}\u0000${r.clientEra}\u0000${r.upstreamEra}\u0000${r.mode}\u0000${outcome}`;
     let s = this.series.get(key);
     if (!s) {
@@ -458,7 +405,8 @@ export class GatewayMetrics {
     }
     s.pending++;
     s.duration.observe(r.seconds);
-    if (r.kind && UPSTREAM_ERROR_KINDS.has(r.kind)) this.upstreamErrors.inc({ upstream: r.upstream, kind: r.kind });
+    const kind = r.outcome.failure;
+    if (kind && UPSTREAM_ERROR_KINDS.has(kind)) this.upstreamErrors.inc({ upstream: r.upstream, kind });
   }
 
   /** Counts a failed store call (the store observer at the composition root). */

@@ -30,7 +30,20 @@ import {
 import { annotateTrace, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, type UpstreamAvailability } from '../upstream/index.js';
 import { identityOf } from './auth.js';
 import { channelError, exceptionToEdge, failureToEdge, upstreamErrorStatus } from './errors.js';
-import { infoEnabled, noteFailure, recordRequest } from './operator-log.js';
+import { infoEnabled, recordRequest } from './operator-log.js';
+import {
+  clientClosed,
+  errorOutcome,
+  METHOD_NOT_FOUND,
+  OK,
+  outcomeText,
+  resultOutcome,
+  spanErrorCode,
+  SUBSCRIPTION_ENDED,
+  taskStatusOutcome,
+  upstreamErrorOutcome,
+  type RequestOutcome,
+} from './request-outcome.js';
 import { traceRequest } from './request-trace.js';
 import { ResponseChannel } from './response.js';
 
@@ -46,11 +59,10 @@ export interface ModernFaceOptions {
   maxListenStreamsPerPrincipal: number;
 }
 
-/** What the operator log says about one served request. */
+/** How one served request ended, and the task it created, if any. */
 interface Served {
-  outcome: string;
+  outcome: RequestOutcome;
   taskId?: string;
-  errorCode?: number;
 }
 
 /** Whether the upstream runs tool tasks itself: a modern one declares the tasks extension, a legacy one tool tasks. */
@@ -128,13 +140,13 @@ export class ModernFace {
     };
     if (aborter) reply.raw.on('close', onClose);
     const started = Date.now();
-    let outcome = 'ok';
+    let outcome: RequestOutcome = OK;
     let taskId = typeof req.params.taskId === 'string' ? req.params.taskId : undefined;
     try {
       const done = await this.dispatch(route, req, caller, channel, aborter?.signal);
       outcome = done.outcome;
       taskId ??= done.taskId;
-      if (traced && done.errorCode !== undefined) annotateTrace(traced, { errorCode: done.errorCode });
+      if (traced) annotateTrace(traced, { errorCode: spanErrorCode(outcome) });
     } catch (e) {
       const edge = exceptionToEdge(e);
       // An upstream that stopped answering, or refuses our era, may be down or replaced: learn it anew (at once;
@@ -142,9 +154,8 @@ export class ModernFace {
       // The upstream judging a caller's credentials (401/403) says nothing about the upstream.
       if (e instanceof UpstreamUnavailableError || e instanceof UpstreamTimeoutError) this.opts.availability.suspect(true);
       else if (e instanceof UpstreamHttpError && !e.refusedCredentials) this.opts.availability.suspect(e.status >= 500);
-      outcome = `error ${edge.error.code}`;
-      noteFailure(request, e);
-      if (traced) annotateTrace(traced, { errorCode: edge.error.code, errorMessage: edge.error.message });
+      outcome = errorOutcome(edge.error.code, e);
+      if (traced) annotateTrace(traced, { errorCode: spanErrorCode(outcome), errorMessage: edge.error.message });
       if (edge.fault) request.log.error({ err: e, method: req.method, upstream: route.name }, 'request failed');
       if (aborter?.signal.aborted) channel.abandon();
       else {
@@ -154,7 +165,7 @@ export class ModernFace {
       }
     } finally {
       if (aborter) reply.raw.off('close', onClose);
-      if (aborter?.signal.aborted) outcome = 'client closed';
+      if (aborter?.signal.aborted) outcome = clientClosed(outcome.failure);
       if (traced && taskId) annotateTrace(traced, { taskId });
       if (infoEnabled(request)) {
         request.log.info(
@@ -163,7 +174,7 @@ export class ModernFace {
             era: 'modern',
             upstream: route.name,
             ...(taskId ? { taskId } : {}),
-            outcome,
+            outcome: outcomeText(outcome),
             ms: Date.now() - started,
             ...(traced ? { traceId: traced.traceId } : {}),
           },
@@ -183,7 +194,7 @@ export class ModernFace {
     return reply;
   }
 
-  /** Serves one validated request; returns what the operator log says about it. */
+  /** Serves one validated request; returns how it ended. */
   private async dispatch(
     route: UpstreamRoute,
     req: ModernRequest,
@@ -199,7 +210,7 @@ export class ModernFace {
         // The extension is advertised when the upstream runs tool tasks or the gateway wraps tools (docs/tasks.md).
         const tasksExtension = upstreamRunsTasks(route, identity.capabilities) || wrapsTools(route);
         channel.result(id, discoverResult(identity, { tasksExtension, cache: route.cache }));
-        return { outcome: 'ok' };
+        return { outcome: OK };
       }
       case 'forward':
       case 'forward-input': {
@@ -209,11 +220,11 @@ export class ModernFace {
         const outcome = (await bridge.relay(route, req, caller, hooks)) ?? (await runRequest(runtime, bridge, route, req, caller, hooks));
         if (outcome.kind === 'error') {
           channel.error(id, outcome.error, upstreamErrorStatus(outcome.error));
-          return { outcome: `upstream error ${outcome.error.code}`, errorCode: outcome.error.code };
+          return { outcome: upstreamErrorOutcome(outcome.error.code) };
         }
         channel.result(id, outcome.result);
         const created = outcome.result.resultType === 'task' && typeof outcome.result.taskId === 'string' ? { taskId: outcome.result.taskId } : {};
-        return { outcome: String(outcome.result.resultType ?? 'complete'), ...created };
+        return { outcome: resultOutcome(outcome.result.resultType), ...created };
       }
       case 'listen':
         return this.listen(route, req, caller, channel, stopSignal as AbortSignal);
@@ -225,12 +236,12 @@ export class ModernFace {
               ? await runtime.update(route, req, caller)
               : await runtime.cancel(route, req, caller);
         channel.result(id, result);
-        return { outcome: typeof result.status === 'string' ? result.status : 'ok' };
+        return { outcome: taskStatusOutcome(result.status) };
       }
       case 'removed':
         // validateModernRequest already refused these; kept for exhaustiveness.
         channelError(channel, id, 'GW_METHOD_NOT_FOUND', { args: [req.method] });
-        return { outcome: 'method not found' };
+        return { outcome: METHOD_NOT_FOUND };
     }
   }
 
@@ -258,6 +269,6 @@ export class ModernFace {
       this.listenStreams--;
       this.listensOf.remove(caller.principal);
     }
-    return { outcome: 'subscription ended' };
+    return { outcome: SUBSCRIPTION_ENDED };
   }
 }

@@ -1,9 +1,8 @@
 /**
  * The operator log's per-request line, and the request metrics recorded beside it: the line is built only when it
- * will be written, the metrics are counted for every request.
+ * will be written, the metrics are counted for every request, both from the request's outcome (request-outcome.ts).
  */
 import type { FastifyRequest } from 'fastify';
-import { GatewayError, type ErrorKind } from '../translate/index.js';
 import type { GatewayMetrics, RequestObservation } from './metrics.js';
 
 declare module 'fastify' {
@@ -18,19 +17,8 @@ export function infoEnabled(req: FastifyRequest): boolean {
   return (req.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') !== false;
 }
 
-/** The catalog kind each failed request ended with, for its metrics line (a weak map: nothing outlives the request). */
-const failures = new WeakMap<FastifyRequest, ErrorKind>();
-
-/**
- * Remembers which catalog entry a request failed with (a thrown `GatewayError`'s kind; anything else is
- * GW_INTERNAL, as the edge answers it), so that its outcome is counted by catalog code.
- */
-export function noteFailure(request: FastifyRequest, e: unknown): void {
-  failures.set(request, e instanceof GatewayError ? e.kind : 'GW_INTERNAL');
-}
-
-/** Counts one request in the metrics (when they are on), with the catalog kind it failed with, if any. */
-export function recordRequest(request: FastifyRequest, r: Omit<RequestObservation, 'kind' | 'seconds'> & { ms: number }): void {
+/** Counts one request in the metrics (when they are on), by its outcome (which carries the catalog kind it failed with). */
+export function recordRequest(request: FastifyRequest, r: Omit<RequestObservation, 'seconds'> & { ms: number }): void {
   const metrics = request.server.metrics;
   if (!metrics) return;
   // Built field by field (every request passes here: no rest/spread copies).
@@ -43,7 +31,5 @@ export function recordRequest(request: FastifyRequest, r: Omit<RequestObservatio
     outcome: r.outcome,
     seconds: r.ms / 1000,
   };
-  const kind = failures.get(request);
-  if (kind) o.kind = kind;
   metrics.request(o);
 }

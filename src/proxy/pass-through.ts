@@ -6,7 +6,18 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import replyFrom from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase, RouteGenericInterface } from 'fastify';
-import { GatewayError, catalogAnswer, TRACEPARENT, TRACESTATE, errorSummary, isObject, requestIdOf, singleHeader, type Era } from '../translate/index.js';
+import {
+  GatewayError,
+  catalogAnswer,
+  TRACEPARENT,
+  TRACESTATE,
+  errorSummary,
+  isObject,
+  requestIdOf,
+  singleHeader,
+  type Era,
+  type ErrorKind,
+} from '../translate/index.js';
 import type { SharedValues, UpstreamRoute } from '../tasks/index.js';
 import {
   endHttpSpan,
@@ -19,7 +30,8 @@ import {
 } from '../upstream/index.js';
 import { identityOf } from './auth.js';
 import { exceptionToEdge, refuse, refuseWith } from './errors.js';
-import { infoEnabled, noteFailure, recordRequest } from './operator-log.js';
+import { infoEnabled, recordRequest } from './operator-log.js';
+import { failureOf, passThroughOutcome } from './request-outcome.js';
 import { PassedSessions } from './passed-sessions.js';
 import { rawBodyOf } from './raw-body.js';
 import { traceRequest } from './request-trace.js';
@@ -46,6 +58,8 @@ interface Exchange {
   initializing: boolean;
   /** Everything that waits for the answer's end (one close listener runs them all). */
   atClose: Array<() => void>;
+  /** The catalog entry the gateway answered the request with instead of the upstream's answer, if it did. */
+  failure?: ErrorKind;
 }
 
 /**
@@ -163,8 +177,7 @@ export class PassThrough {
             { method, era: 'pass-through', upstream: route.name, status: reply.statusCode, ms, ...(traced ? { traceId: traced.traceId } : {}) },
             'mcp request',
           );
-        const status = reply.statusCode;
-        const outcome = !reply.raw.writableFinished ? 'client closed' : status < 400 ? 'ok' : status >= 500 ? 'upstream_http_5xx' : 'upstream_http_4xx';
+        const outcome = passThroughOutcome(reply.raw.writableFinished, reply.statusCode, x.failure);
         recordRequest(request, { upstream: route.name, method, clientEra, upstreamEra: clientEra, mode: 'passthrough', outcome, ms });
       });
     }
@@ -213,7 +226,7 @@ export class PassThrough {
           why.statusCode === 504
             ? new UpstreamTimeoutError('upstream did not answer in time', { cause: error })
             : new UpstreamUnavailableError(why.message ?? 'upstream failed', { cause: error });
-        noteFailure(request, e);
+        x.failure = failureOf(e);
         const edge = exceptionToEdge(e);
         return rep.code(edge.status).send({ jsonrpc: '2.0', id: requestIdOf(request.body), error: edge.error });
       },
@@ -256,7 +269,7 @@ export class PassThrough {
       // Dropped, with the upstream's headers (its length and type no longer describe the body).
       stream.destroy();
       for (const h of ['content-type', 'content-length', 'content-encoding', 'transfer-encoding', 'mcp-session-id']) reply.removeHeader(h);
-      noteFailure(request, refusal);
+      x.failure = failureOf(refusal);
       return refuseWith(reply, exceptionToEdge(refusal), requestIdOf(request.body));
     }
     const opened = x.initializing && rep.statusCode < 300 ? rep.getHeader('mcp-session-id') : undefined;
