@@ -125,6 +125,7 @@ t.test('legacy face over a modern upstream; and without an incoming context the 
     'the legacy face request span',
   );
   t.equal(srv.spanContext().traceId, TRACE_ID);
+  t.equal(srv.attributes['error.type'], undefined, 'a served request: no error on its span');
   const cli = await recorder.span(childOf(srv, SpanKind.CLIENT), 'the modern upstream call span');
   const up = await stack.upstreamRequest((s) => isCall('greet')(s) && s.body.params.arguments.name === 'Bo');
   t.equal(up.headers.traceparent, traceparentOf(cli));
@@ -137,6 +138,18 @@ t.test('legacy face over a modern upstream; and without an incoming context the 
   t.match(tp, /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/, "the gateway's own trace goes upstream");
   const root = await recorder.span((s) => s.kind === SpanKind.SERVER && s.spanContext().traceId === tp.slice(3, 35), 'the root request span');
   t.equal(root.parentSpanContext, undefined, 'a root span: nothing came in');
+});
+
+t.test('a request the legacy face refuses: its span carries the JSON-RPC code the client got', async (t) => {
+  const stack = await traceStack(t, 'modern');
+  const client = await legacySession(stack.url);
+  const r = await client.request('logging/setLevel', { level: 'loudest' }, { traceparent: TP });
+  t.equal(r.body.error?.code, -32602, 'refused in-band');
+  const srv = await recorder.span(
+    (s) => s.kind === SpanKind.SERVER && s.attributes['mcp.method.name'] === 'logging/setLevel' && s.spanContext().traceId === TRACE_ID,
+    'the refused request span',
+  );
+  t.match(srv.attributes, { 'error.type': '-32602', 'rpc.response.status_code': '-32602' });
 });
 
 t.test("an upstream's own task: its id on the creating call's span, its polls in the same trace", async (t) => {

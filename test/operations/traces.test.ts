@@ -139,6 +139,11 @@ t.test('the operator log line names the trace id, and nothing else of the trace 
   t.equal(traced?.traceId, TRACE_ID, 'the trace id, for correlating');
   const others = lines.filter((l) => l.method === 'tools/list');
   t.equal(others.length, 2);
+  t.same(
+    lines.map((l) => l.outcome),
+    ['complete', 'complete', 'complete'],
+    "each line says how its request ended, in the log's words (the result's type)",
+  );
   t.ok(
     others.every((l) => !('traceId' in l)),
     'no trace id when none (or a malformed one) came',
