@@ -2,7 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { ConfigError, planReload, principalShare, redactedUrl, redisUrlProblem, wellKnownRootOwner, type GatewayConfig } from './config/index.js';
+import { ConfigError, planReload, principalShare, redactedUrl, redisUrlProblem, wellKnownRootOwner } from './config/index.js';
+import type { GatewayConfig, UpstreamConfig } from './config/index.js';
 import {
   Authenticator,
   buildEdge,
@@ -26,11 +27,13 @@ import {
   TaskRuntime,
   teeAudit,
   type AuditLog,
+  type LiveHoldLimits,
   type LiveTaskLimits,
   type TaskPolicy,
 } from './tasks/index.js';
 import { globToRegExp, NO_LOG, type LayerLogger } from './translate/index.js';
-import { LegacyUpstreamClient, ModernUpstreamClient, StdioHost, upstreamAvailability, type StdioHostStatus, type UpstreamClient } from './upstream/index.js';
+import { LegacyUpstreamClient, ModernUpstreamClient, StdioHost, upstreamAvailability } from './upstream/index.js';
+import type { SessionBounds, StdioHostStatus, UpstreamClient } from './upstream/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 
 // The package's public entry (index.ts) reaches the configuration through the composition root, which owns it: a
@@ -82,7 +85,7 @@ export interface Gateway {
   /** The configuration it runs with now (the live keys of the last reload included). */
   readonly config: Readonly<GatewayConfig>;
   /**
-   * Applies what can change without a restart (tool rules, upstream headers, limits: `LIVE_KEYS`) from `next`, a
+   * Applies what can change without a restart (tool rules, upstream headers, limits: `LIVE_SETTINGS`) from `next`, a
    * validated configuration; open connections, sessions and tasks stay. Whatever else differs is left as it is and
    * named in `needsRestart`.
    */
@@ -186,6 +189,8 @@ async function startGateway(config: Readonly<GatewayConfig>, deps: GatewayDeps, 
   const routes = config.upstreams.map((u, i) =>
     endpointOf(u, s.authenticators[i] as Authenticator, u.url ?? (hosts.get(u.name) as StdioHost).url, config, logs.upstream),
   );
+  // What a reload may not change of an upstream's rules: its retention cap, fixed as its authentication is.
+  const caps = new Map(config.upstreams.map((u) => [u.name, retentionCapOf(u)]));
   closers.add(() => Promise.all(routes.flatMap((r) => [r.route.upstream.close(), r.modernUpstream.close()])));
   const bus = new InstanceBus({ store, instanceId: deps.instanceId ?? mintInstanceId(), heartbeatMs: config.tasks.leaseMs, log: logs.tasks });
   await bus.start();
@@ -223,6 +228,7 @@ async function startGateway(config: Readonly<GatewayConfig>, deps: GatewayDeps, 
       'auth.mode is none: every caller is one anonymous principal, task ids are the only secret; task retention is capped at auth.maxTtlMs',
     );
   }
+  const parts: LiveParts = { runtime, bridge, edgeOptions, routes, caps, gateway: LIVE_SETTINGS.gateway.from(config) };
   let current: Readonly<GatewayConfig> = config;
   let closing: Promise<void> | undefined;
   let shuttingDown: Promise<void> | undefined;
@@ -237,11 +243,12 @@ async function startGateway(config: Readonly<GatewayConfig>, deps: GatewayDeps, 
     },
     reload(next) {
       const plan = planReload(current, next);
-      applyLive(plan.effective, new Set(plan.applied), { runtime, bridge, edgeOptions, routes });
+      const applied = new Set(plan.applied);
+      for (const live of Object.values(LIVE_SETTINGS)) live.reload(parts, plan.effective, applied);
       current = plan.effective;
       return { applied: plan.applied, needsRestart: plan.needsRestart };
     },
-    shutdown(graceMs = current.server.shutdownGraceMs) {
+    shutdown(graceMs = parts.gateway.shutdownGraceMs) {
       shuttingDown ??= drainThenClose(app, runtime, graceMs, stopWork, close);
       return shuttingDown;
     },
@@ -304,38 +311,88 @@ interface LiveParts {
   bridge: MrtrBridge;
   edgeOptions: EdgeOptions;
   routes: EdgeEndpoint[];
+  /** Each upstream's retention cap (`retentionCapOf`), by name. */
+  caps: ReadonlyMap<string, number | undefined>;
+  /** The gateway's own. */
+  gateway: { shutdownGraceMs: number };
 }
 
-/** Applies the live keys of `next` (the effective configuration after a reload) to the running parts. */
-function applyLive(next: Readonly<GatewayConfig>, applied: ReadonlySet<string>, { runtime, bridge, edgeOptions, routes }: LiveParts): void {
-  runtime.setLimits(liveTaskLimits(next));
-  bridge.setLimits({
-    holdMs: next.input.holdMs,
-    maxHeld: next.input.maxHeldCalls,
-    maxHeldPerPrincipal: next.input.maxHeldCallsPerPrincipal,
-    inputBounds: { maxRequestsPerRound: next.input.maxRequestsPerRound, maxRounds: next.input.maxRoundsPerTask },
-  });
-  edgeOptions.maxListenStreams = next.server.maxListenStreams;
-  edgeOptions.maxListenStreamsPerPrincipal = principalShare(next.server.maxListenStreams, next.server.maxListenStreamsPerPrincipal);
-  for (const r of routes) {
-    const u = next.upstreams.find((x) => x.name === r.route.name);
-    if (!u) continue;
-    // The rules every copy of the route reads (the edge's, the runtime's): the next lookup sees them.
-    if (applied.has(`upstreams.${u.name}.tools`)) replaceRules(r.route, rulesOf(u));
-    if (applied.has(`upstreams.${u.name}.headers`)) {
-      replaceHeaders(r.route, u.headers);
-      r.route.upstream.useStaticHeaders?.(u.headers);
-      r.modernUpstream.useStaticHeaders?.(u.headers);
-      r.availability.useHeaders(u.headers);
-    }
-    if (r.route.upstream instanceof LegacyUpstreamClient) {
-      r.route.upstream.setSessionBounds({
-        max: next.sessions.maxPerUpstream,
-        maxPerPrincipal: principalShare(next.sessions.maxPerUpstream, next.sessions.maxPerPrincipal),
-        idleMs: next.sessions.idleMs,
-        warmIdle: next.sessions.warmIdle,
-        acquireTimeoutMs: next.sessions.acquireTimeoutMs,
-      });
+/**
+ * One running part's live settings: `from` reads them from a configuration where the part is built; `reload` reads
+ * them from the effective configuration and `apply` hands them to the running part (`applied`: the keys that changed).
+ */
+function liveSetting<S>(from: (c: Readonly<GatewayConfig>) => S, apply: (p: LiveParts, settings: S, applied: ReadonlySet<string>) => void) {
+  return { from, reload: (p: LiveParts, c: Readonly<GatewayConfig>, applied: ReadonlySet<string>) => apply(p, from(c), applied) };
+}
+
+/**
+ * What a reload may change, declared once per running part (docs/operations.md § Reload): each `from` is used both
+ * where its part is built and at every reload. The keys they read are the keys the schema marks live
+ * (`test/config/reload.test.ts`).
+ */
+export const LIVE_SETTINGS = {
+  runtime: liveSetting(
+    (c): LiveTaskLimits => ({
+      defaultTtlMs: c.tasks.defaultTtlMs,
+      defaultPollIntervalMs: c.tasks.pollIntervalMs,
+      maxActivePerPrincipal: c.tasks.maxActivePerPrincipal,
+      maxResultBytes: c.tasks.maxResultBytes,
+      pollBurst: c.tasks.pollBurst,
+      inputBounds: inputBoundsOf(c),
+      pollAdvice: { enabled: c.tasks.adaptivePolling, minMs: c.tasks.minPollIntervalMs, maxMs: c.tasks.maxPollIntervalMs },
+    }),
+    (p, s) => p.runtime.setLimits(s),
+  ),
+  bridge: liveSetting(
+    (c): LiveHoldLimits => ({
+      holdMs: c.input.holdMs,
+      maxHeld: c.input.maxHeldCalls,
+      maxHeldPerPrincipal: c.input.maxHeldCallsPerPrincipal,
+      inputBounds: inputBoundsOf(c),
+    }),
+    (p, s) => p.bridge.setLimits(s),
+  ),
+  edge: liveSetting(
+    (c): Pick<EdgeOptions, 'maxListenStreams' | 'maxListenStreamsPerPrincipal'> => ({
+      maxListenStreams: c.server.maxListenStreams,
+      maxListenStreamsPerPrincipal: principalShare(c.server.maxListenStreams, c.server.maxListenStreamsPerPrincipal),
+    }),
+    (p, s) => Object.assign(p.edgeOptions, s),
+  ),
+  sessions: liveSetting(
+    ({ sessions: c }): SessionBounds => ({
+      max: c.maxPerUpstream,
+      maxPerPrincipal: principalShare(c.maxPerUpstream, c.maxPerPrincipal),
+      idleMs: c.idleMs,
+      warmIdle: c.warmIdle,
+      acquireTimeoutMs: c.acquireTimeoutMs,
+    }),
+    (p, s) => p.routes.forEach((r) => r.route.upstream.setSessionBounds?.(s)),
+  ),
+  gateway: liveSetting(
+    (c): LiveParts['gateway'] => ({ shutdownGraceMs: c.server.shutdownGraceMs }),
+    (p, s) => Object.assign(p.gateway, s),
+  ),
+  upstreams: liveSetting((c) => c.upstreams.map(routeSettingsOf), applyRouteSettings),
+};
+
+/** An upstream's live settings: its tool rules and static headers (by its name, which a reload keeps). */
+function routeSettingsOf(u: UpstreamConfig): Pick<UpstreamConfig, 'name' | 'tools' | 'headers'> {
+  return { name: u.name, tools: u.tools, headers: u.headers };
+}
+
+/** Hands each upstream's changed rules and headers to every part that reads them; the next lookup or request sees them. */
+function applyRouteSettings(p: LiveParts, list: Array<ReturnType<typeof routeSettingsOf>>, applied: ReadonlySet<string>): void {
+  for (const r of p.routes) {
+    const s = list.find((x) => x.name === r.route.name);
+    if (!s) continue;
+    // The rules every copy of the route reads (the edge's, the runtime's).
+    if (applied.has(`upstreams.${s.name}.tools`)) replaceRules(r.route, rulesOf(s.tools, p.caps.get(s.name)));
+    if (applied.has(`upstreams.${s.name}.headers`)) {
+      replaceHeaders(r.route, s.headers);
+      r.route.upstream.useStaticHeaders?.(s.headers);
+      r.modernUpstream.useStaticHeaders?.(s.headers);
+      r.availability.useHeaders(s.headers);
     }
   }
 }
@@ -347,10 +404,7 @@ function bridgeOf(
 ): MrtrBridge {
   return new MrtrBridge({
     stateKey: d.stateKey,
-    holdMs: config.input.holdMs,
-    maxHeld: config.input.maxHeldCalls,
-    maxHeldPerPrincipal: config.input.maxHeldCallsPerPrincipal,
-    inputBounds: inputBoundsOf(config),
+    ...LIVE_SETTINGS.bridge.from(config),
     gatherMs: 25,
     bus: d.bus,
     sealer: d.sealer,
@@ -371,14 +425,8 @@ function runtimeOf(
     sealer: d.sealer,
     leaseMs: config.tasks.leaseMs,
     bridge: d.bridge,
-    defaultTtlMs: config.tasks.defaultTtlMs,
     maxTtlMs: config.tasks.maxTtlMs,
-    defaultPollIntervalMs: config.tasks.pollIntervalMs,
-    pollAdvice: { enabled: config.tasks.adaptivePolling, minMs: config.tasks.minPollIntervalMs, maxMs: config.tasks.maxPollIntervalMs },
-    maxActivePerPrincipal: config.tasks.maxActivePerPrincipal,
-    maxResultBytes: config.tasks.maxResultBytes,
-    pollBurst: config.tasks.pollBurst,
-    inputBounds: inputBoundsOf(config),
+    ...LIVE_SETTINGS.runtime.from(config),
     toolSupportTtlMs: 60_000,
     audit: d.audit,
     log: d.log,
@@ -391,14 +439,15 @@ function inputBoundsOf(config: Readonly<GatewayConfig>): { maxRequestsPerRound: 
 }
 
 /** One configured upstream as the edge mounts it, at `url` (its own, or its stdio host's). */
-function endpointOf(u: GatewayConfig['upstreams'][number], auth: Authenticator, url: string, config: Readonly<GatewayConfig>, log: LayerLogger): EdgeEndpoint {
+function endpointOf(u: UpstreamConfig, auth: Authenticator, url: string, config: Readonly<GatewayConfig>, log: LayerLogger): EdgeEndpoint {
+  const live = routeSettingsOf(u);
   return {
     path: u.path,
     auth,
     modernUpstream: new ModernUpstreamClient({
       name: u.name,
       url,
-      staticHeaders: { ...u.headers },
+      staticHeaders: { ...live.headers },
       timeoutMs: u.timeoutMs,
       ackTimeoutMs: u.probeTimeoutMs,
       clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },
@@ -407,7 +456,7 @@ function endpointOf(u: GatewayConfig['upstreams'][number], auth: Authenticator, 
     availability: upstreamAvailability({
       name: u.name,
       url,
-      headers: u.headers,
+      headers: live.headers,
       era: u.era,
       probeTimeoutMs: Math.min(u.probeTimeoutMs, u.timeoutMs),
       log,
@@ -415,11 +464,11 @@ function endpointOf(u: GatewayConfig['upstreams'][number], auth: Authenticator, 
     route: {
       name: u.name,
       url,
-      staticHeaders: { ...u.headers },
+      staticHeaders: { ...live.headers },
       timeoutMs: u.timeoutMs,
       cache: { ttlMs: u.cache.ttlMs, scope: u.cache.scope },
-      rules: rulesOf(u),
-      upstream: upstreamClient(u, url, config, log),
+      rules: rulesOf(live.tools, retentionCapOf(u)),
+      upstream: upstreamClient(u, url, live.headers, config, log),
     },
   };
 }
@@ -448,8 +497,7 @@ function edgeOptionsOf(
     maxJsonDepth: config.server.maxJsonDepth,
     hostPolicy: hostPolicy(config.server.host, config.server.allowedHosts, config.server.allowedOrigins),
     keepAliveMs: config.server.keepAliveMs,
-    maxListenStreams: config.server.maxListenStreams,
-    maxListenStreamsPerPrincipal: principalShare(config.server.maxListenStreams, config.server.maxListenStreamsPerPrincipal),
+    ...LIVE_SETTINGS.edge.from(config),
     clientSessions: {
       max: config.clientSessions.max,
       idleMs: config.clientSessions.idleMs,
@@ -464,20 +512,6 @@ function edgeOptionsOf(
     version: GATEWAY_VERSION,
     ...(d.metrics ? { metrics: d.metrics, metricsPath: config.server.metrics.path } : {}),
     readiness: { store: d.store, cacheMs: config.server.readiness.storeCacheMs, upstreamCheckMs: config.server.readiness.upstreamCheckMs },
-  };
-}
-
-/** The task runtime's limits a reload may change, from a configuration. */
-function liveTaskLimits(config: Readonly<GatewayConfig>): LiveTaskLimits {
-  const t = config.tasks;
-  return {
-    defaultTtlMs: t.defaultTtlMs,
-    defaultPollIntervalMs: t.pollIntervalMs,
-    maxActivePerPrincipal: t.maxActivePerPrincipal,
-    maxResultBytes: t.maxResultBytes,
-    pollBurst: t.pollBurst,
-    inputBounds: { maxRequestsPerRound: config.input.maxRequestsPerRound, maxRounds: config.input.maxRoundsPerTask },
-    pollAdvice: { enabled: t.adaptivePolling, minMs: t.minPollIntervalMs, maxMs: t.maxPollIntervalMs },
   };
 }
 
@@ -498,15 +532,19 @@ function rootLogger(logger: GatewayDeps['logger']): Logger | undefined {
 }
 
 /**
- * An upstream's tool rules as task policies. With `auth.mode: none` every rule (and a last catch-all, for tools no
- * rule names) caps retention at `auth.maxTtlMs`, so that no task of that upstream, owned or proxied, outlives it.
+ * An upstream's tool rules as task policies. With a retention cap (`retentionCapOf`) every rule (and a last catch-all,
+ * for tools no rule names) caps retention at it, so that no task of that upstream, owned or proxied, outlives it.
  */
-function rulesOf(u: GatewayConfig['upstreams'][number]): Array<readonly [RegExp, TaskPolicy]> {
-  const rules = Object.entries(u.tools).map(([pattern, rule]) => [globToRegExp(pattern), rule as TaskPolicy] as const);
-  if (u.auth.mode !== 'none') return rules;
-  const cap = u.auth.maxTtlMs;
+function rulesOf(tools: UpstreamConfig['tools'], cap: number | undefined): Array<readonly [RegExp, TaskPolicy]> {
+  const rules = Object.entries(tools).map(([pattern, rule]) => [globToRegExp(pattern), rule as TaskPolicy] as const);
+  if (cap === undefined) return rules;
   const capped = rules.map(([re, p]) => [re, { ...p, maxTtlMs: Math.min(p.maxTtlMs ?? cap, cap) }] as const);
   return [...capped, [/^/, { task: 'native', maxTtlMs: cap }] as const];
+}
+
+/** The cap on an upstream's task retention: `auth.maxTtlMs` with `auth.mode: none`; fixed at start, as authentication is. */
+function retentionCapOf(u: UpstreamConfig): number | undefined {
+  return u.auth.mode === 'none' ? u.auth.maxTtlMs : undefined;
 }
 
 /** The authenticator of one upstream (its keys read and checked now: a bad one is a configuration error). */
@@ -527,16 +565,12 @@ function authenticatorOf(u: GatewayConfig['upstreams'][number], key: Uint8Array,
 }
 
 /** The client of one configured upstream: the one place that picks an implementation of the upstream seam. */
-function upstreamClient(u: GatewayConfig['upstreams'][number], url: string, config: Readonly<GatewayConfig>, log: LayerLogger): UpstreamClient {
+function upstreamClient(u: UpstreamConfig, url: string, headers: Record<string, string>, config: Readonly<GatewayConfig>, log: LayerLogger): UpstreamClient {
   return new LegacyUpstreamClient(u.name, {
     url,
-    staticHeaders: { ...u.headers },
+    staticHeaders: { ...headers },
     timeoutMs: u.timeoutMs,
-    max: config.sessions.maxPerUpstream,
-    maxPerPrincipal: principalShare(config.sessions.maxPerUpstream, config.sessions.maxPerPrincipal),
-    idleMs: config.sessions.idleMs,
-    warmIdle: config.sessions.warmIdle,
-    acquireTimeoutMs: config.sessions.acquireTimeoutMs,
+    ...LIVE_SETTINGS.sessions.from(config),
     scope: u.sessions.scope,
     anonymousScope: u.sessions.anonymousScope,
     clientInfo: { name: GATEWAY_NAME, version: GATEWAY_VERSION },

@@ -2,37 +2,37 @@
  * What a reload (SIGHUP) may change in a running gateway, decided key by key: the settings read per request or per
  * decision (tool rules, upstream headers, limits and bounds) change live; whatever a server, a store, a socket or a
  * key was built from (addresses, paths, URLs, the store, the secret, authentication, Node's server timeouts and
- * Fastify's body limit, upstreams added or removed) needs a restart. A key this file does not list needs a restart:
- * a new configuration key is safe by default.
+ * Fastify's body limit, upstreams added or removed) needs a restart. Which keys are live is said once, beside each key
+ * in the schema (`live`, config/schema-parts.ts); a key not marked needs a restart: a new configuration key is safe by
+ * default.
  */
-import type { GatewayConfig, UpstreamConfig } from './schema.js';
+import { z } from 'zod';
+import { ConfigSchema, type GatewayConfig, type UpstreamConfig } from './schema.js';
+import { isLive } from './schema-parts.js';
 
-/** Keys (dotted paths; `upstreams.*` for each upstream present before and after) that change live. */
-export const LIVE_KEYS: readonly string[] = [
-  'tasks.defaultTtlMs',
-  'tasks.pollIntervalMs',
-  'tasks.adaptivePolling',
-  'tasks.minPollIntervalMs',
-  'tasks.maxPollIntervalMs',
-  'tasks.maxActivePerPrincipal',
-  'tasks.maxResultBytes',
-  'tasks.pollBurst',
-  'input.holdMs',
-  'input.maxHeldCalls',
-  'input.maxHeldCallsPerPrincipal',
-  'input.maxRequestsPerRound',
-  'input.maxRoundsPerTask',
-  'sessions.maxPerUpstream',
-  'sessions.maxPerPrincipal',
-  'sessions.idleMs',
-  'sessions.warmIdle',
-  'sessions.acquireTimeoutMs',
-  'server.maxListenStreams',
-  'server.maxListenStreamsPerPrincipal',
-  'server.shutdownGraceMs',
-  'upstreams.*.tools',
-  'upstreams.*.headers',
-];
+/**
+ * Keys (dotted paths; `upstreams.*` for each upstream present before and after) that change live: those the schema
+ * marks, in schema order. A live key is one setting however deep its value (a rule list, whose order decides which rule
+ * wins; the headers, sent together).
+ */
+export const LIVE_KEYS: readonly string[] = liveKeysOf(ConfigSchema, '');
+const LIVE = new Set(LIVE_KEYS);
+
+/** The dotted paths of the keys marked live under `schema`, at `path` (an array's items at `.*`). */
+function liveKeysOf(schema: z.ZodType, path: string, out: string[] = []): string[] {
+  if (isLive(schema)) {
+    if (!out.includes(path)) out.push(path);
+  } else if (schema instanceof z.ZodDefault || schema instanceof z.ZodOptional) {
+    liveKeysOf(schema.unwrap() as z.ZodType, path, out);
+  } else if (schema instanceof z.ZodObject) {
+    for (const [k, child] of Object.entries(schema.shape)) liveKeysOf(child as z.ZodType, path ? `${path}.${k}` : k, out);
+  } else if (schema instanceof z.ZodArray) {
+    liveKeysOf(schema.element as z.ZodType, `${path}.*`, out);
+  } else if (schema instanceof z.ZodUnion) {
+    for (const option of schema.options) liveKeysOf(option as z.ZodType, path, out);
+  }
+  return out;
+}
 
 /** What a reload would do: the changed keys applied live, and the changed keys that wait for a restart. */
 export interface ReloadPlan {
@@ -48,8 +48,7 @@ export interface ReloadPlan {
 export function planReload(prev: Readonly<GatewayConfig>, next: Readonly<GatewayConfig>): ReloadPlan {
   const applied: string[] = [];
   const needsRestart: string[] = [];
-  const live = new Set(LIVE_KEYS);
-  const note = (path: string, pattern: string) => (live.has(pattern) ? applied : needsRestart).push(path);
+  const note = (path: string, pattern: string) => (LIVE.has(pattern) ? applied : needsRestart).push(path);
 
   const keys = new Set([...Object.keys(prev), ...Object.keys(next)]);
   for (const key of keys) {
@@ -67,15 +66,7 @@ export function planReload(prev: Readonly<GatewayConfig>, next: Readonly<Gateway
       needsRestart.push(`upstreams.${name}`);
       continue;
     }
-    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
-      const path = `upstreams.${name}.${k}`;
-      // A rule list is one setting (its order decides which rule wins), as are the headers.
-      if (k === 'tools' || k === 'headers') {
-        if (!same((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) note(path, `upstreams.*.${k}`);
-        continue;
-      }
-      diff((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], path, `upstreams.*.${k}`, note);
-    }
+    diff(a, b, `upstreams.${name}`, 'upstreams.*', note);
   }
   // The order of the upstreams is the order their routes are matched and logged in: a restart too.
   const common = (list: readonly UpstreamConfig[], other: Map<string, UpstreamConfig>) => list.filter((u) => other.has(u.name)).map((u) => u.name);
@@ -84,9 +75,12 @@ export function planReload(prev: Readonly<GatewayConfig>, next: Readonly<Gateway
   return { applied, needsRestart, effective: effectiveConfig(prev, next, new Set(applied)) };
 }
 
-/** Walks two values in step down to leaves (anything but a plain object); each differing leaf is noted once. */
+/**
+ * Walks two values in step down to leaves (anything but a plain object, or a live key's whole value); each differing
+ * leaf is noted once.
+ */
 function diff(a: unknown, b: unknown, path: string, pattern: string, note: (path: string, pattern: string) => void): void {
-  if (isPlain(a) && isPlain(b)) {
+  if (isPlain(a) && isPlain(b) && !LIVE.has(pattern)) {
     for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) diff(a[k], b[k], `${path}.${k}`, `${pattern}.${k}`, note);
     return;
   }
@@ -107,10 +101,11 @@ function effectiveConfig(prev: Readonly<GatewayConfig>, next: Readonly<GatewayCo
   for (const path of applied) {
     const parts = path.split('.');
     if (parts[0] === 'upstreams') {
-      const [, name, key] = parts as [string, string, 'tools' | 'headers'];
+      // An upstream's key: the upstream is found by name (`upstreams.<name>.<key…>`).
+      const [, name, ...key] = parts;
       const target = out.upstreams.find((u) => u.name === name);
       const source = next.upstreams.find((u) => u.name === name);
-      if (target && source) (target as Record<string, unknown>)[key] = structuredClone(source[key]);
+      if (target && source) setPath(target as unknown as Record<string, unknown>, key, getPath(source as unknown as Record<string, unknown>, key));
       continue;
     }
     setPath(out as unknown as Record<string, unknown>, parts, getPath(next as unknown as Record<string, unknown>, parts));

@@ -41,3 +41,22 @@ export function redisUrlProblem(value: string): string | undefined {
 }
 
 export const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** The keys a reload applies without a restart (their schemas, as they stand in their object's shape). */
+const LIVE = new WeakSet<z.ZodType>();
+
+/**
+ * Marks a key as live: a reload (SIGHUP) applies it to the running gateway (docs/operations.md § Reload). The mark is
+ * the one statement of it: `config/reload.ts` derives its list from the marks, and the key's description says so, in
+ * the JSON Schema and the reference. Applied last, to the key's schema as its object holds it.
+ */
+export function live<T extends z.ZodType>(schema: T): T {
+  const marked = schema.describe(`${schema.description ?? ''}; live on reload`) as T;
+  LIVE.add(marked);
+  return marked;
+}
+
+/** Whether `live()` marked this schema. */
+export function isLive(schema: z.ZodType): boolean {
+  return LIVE.has(schema);
+}

@@ -1,7 +1,7 @@
 /** The gateway's configuration: a strict zod schema with named defaults (a typo is an error naming its key). */
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.js';
-import { doc, positiveInt, redisUrlProblem } from './schema-parts.js';
+import { doc, live, positiveInt, redisUrlProblem } from './schema-parts.js';
 import { checkRuleOrder } from './tool-rules.js';
 import { checkPassthrough, UpstreamSchema } from './upstream-schema.js';
 
@@ -88,9 +88,12 @@ export const ConfigSchema = z
           .optional()
           .meta(doc('`Origin` allow-list (names or full origins); a request without `Origin` passes', 'loopback names when bound to loopback, else unchecked')),
         keepAliveMs: positiveInt.default(DEFAULTS.keepAliveMs).describe('SSE keep-alive comments'),
-        maxListenStreams: positiveInt.default(DEFAULTS.maxListenStreams).describe('open `subscriptions/listen` streams'),
+        maxListenStreams: positiveInt.default(DEFAULTS.maxListenStreams).describe('open `subscriptions/listen` streams').apply(live),
         /** Open `subscriptions/listen` streams per principal (default: a quarter of maxListenStreams). */
-        maxListenStreamsPerPrincipal: positiveInt.optional().meta(doc("one principal's share of them (503 past it)", 'a quarter of `maxListenStreams`')),
+        maxListenStreamsPerPrincipal: positiveInt
+          .optional()
+          .meta(doc("one principal's share of them (503 past it)", 'a quarter of `maxListenStreams`'))
+          .apply(live),
         /**
          * On SIGTERM/SIGINT, how long requests in flight and gateway-owned tasks running here may take to finish
          * while new requests are refused (503); then running tasks are handed to another instance (Redis) or end
@@ -101,7 +104,8 @@ export const ConfigSchema = z
           .describe(
             'on SIGTERM/SIGINT, how long requests in flight and wrapped tasks running here may take to finish before they are stopped ' +
               '(docs/operations.md § Shutdown)',
-          ),
+          )
+          .apply(live),
         /**
          * Prometheus metrics (docs/operations.md §Metrics), unauthenticated like `/healthz` and `/readyz`: keep the
          * port off the public network or filter the path at the proxy in front.
@@ -219,7 +223,7 @@ export const ConfigSchema = z
       .describe("The deployment's shared secret: HMAC key of principals and MRTR request states, key of sealed values."),
     tasks: z
       .strictObject({
-        defaultTtlMs: positiveInt.default(DEFAULTS.taskTtlMs).describe('retention of a task whose rule sets no `ttlMs`'),
+        defaultTtlMs: positiveInt.default(DEFAULTS.taskTtlMs).describe('retention of a task whose rule sets no `ttlMs`').apply(live),
         maxTtlMs: positiveInt
           .default(DEFAULTS.maxTaskTtlMs)
           .describe("upper bound on any task's retention (an upstream's unlimited `ttl` is reported as this)"),
@@ -229,32 +233,43 @@ export const ConfigSchema = z
          */
         pollIntervalMs: positiveInt
           .default(DEFAULTS.pollIntervalMs)
-          .describe('`pollIntervalMs` suggested for a tool whose durations are not learned yet (every task, with `adaptivePolling: false`)'),
+          .describe('`pollIntervalMs` suggested for a tool whose durations are not learned yet (every task, with `adaptivePolling: false`)')
+          .apply(live),
         /**
          * Suggest each read's pollIntervalMs from the durations of the tool's tasks seen to end (the next poll where the
          * delay it adds and the polls still needed cost least, a poll worth half the interval suggested unlearned, of delay), between
          * `minPollIntervalMs` and `maxPollIntervalMs`.
          * A proxied task is never told to poll faster than its upstream suggests.
          */
-        adaptivePolling: z.boolean().default(DEFAULTS.adaptivePolling).describe("suggest each read's `pollIntervalMs` from the tool's learned durations"),
-        minPollIntervalMs: positiveInt.default(DEFAULTS.minPollIntervalMs).describe('shortest learned suggestion (the bounds never exclude `pollIntervalMs`)'),
+        adaptivePolling: z
+          .boolean()
+          .default(DEFAULTS.adaptivePolling)
+          .describe("suggest each read's `pollIntervalMs` from the tool's learned durations")
+          .apply(live),
+        minPollIntervalMs: positiveInt
+          .default(DEFAULTS.minPollIntervalMs)
+          .describe('shortest learned suggestion (the bounds never exclude `pollIntervalMs`)')
+          .apply(live),
         maxPollIntervalMs: positiveInt
           .default(DEFAULTS.maxPollIntervalMs)
-          .describe('longest learned suggestion (a task that outlived every duration seen backs off up to this)'),
+          .describe('longest learned suggestion (a task that outlived every duration seen backs off up to this)')
+          .apply(live),
         /**
          * Live tasks one principal may have; a call that would become one more is refused (429) before the upstream
          * sees it.
          */
         maxActivePerPrincipal: positiveInt
           .default(DEFAULTS.maxActiveTasksPerPrincipal)
-          .describe('live tasks per principal (429 beyond, before the upstream sees the call)'),
+          .describe('live tasks per principal (429 beyond, before the upstream sees the call)')
+          .apply(live),
         /**
          * Largest outcome (result or error, as JSON) a task keeps; a larger one is stored as a failure naming the size
          * (never whole). With the memory store, `maxTasks` times this bounds what finished tasks may hold.
          */
         maxResultBytes: positiveInt
           .default(DEFAULTS.maxTaskResultBytes)
-          .describe('largest task outcome kept (JSON bytes); a larger one is stored as a failure naming the size'),
+          .describe('largest task outcome kept (JSON bytes); a larger one is stored as a failure naming the size')
+          .apply(live),
         /**
          * Status polls (tasks/get) of one unchanged task a principal may send within one of the task's pollIntervalMs;
          * one more is refused with 429 and Retry-After (a change to the task starts a fresh count). Counted in the
@@ -262,9 +277,8 @@ export const ConfigSchema = z
          */
         pollBurst: positiveInt
           .default(DEFAULTS.pollBurst)
-          .describe(
-            '`tasks/get` polls of one unchanged task per its `pollIntervalMs` (and at least per second), per principal (429 with `Retry-After` beyond)',
-          ),
+          .describe('`tasks/get` polls of one unchanged task per its `pollIntervalMs` (and at least per second), per principal (429 with `Retry-After` beyond)')
+          .apply(live),
         maxTasks: positiveInt.default(DEFAULTS.maxTasks).describe('task records kept (memory store)'),
         /**
          * How long an instance's claim on running work (a wrapped call, following an upstream task) lasts unless
@@ -290,21 +304,24 @@ export const ConfigSchema = z
       .describe('Tasks: retention, suggested polling, and the bounds on what they hold.'),
     input: z
       .strictObject({
-        holdMs: positiveInt.default(DEFAULTS.inputHoldMs).describe('how long a held upstream call waits for the MRTR retry'),
-        maxHeldCalls: positiveInt.default(DEFAULTS.maxHeldCalls).describe('calls held for input at once (503 with `Retry-After` beyond)'),
+        holdMs: positiveInt.default(DEFAULTS.inputHoldMs).describe('how long a held upstream call waits for the MRTR retry').apply(live),
+        maxHeldCalls: positiveInt.default(DEFAULTS.maxHeldCalls).describe('calls held for input at once (503 with `Retry-After` beyond)').apply(live),
         /**
          * Calls held for one principal's retries at once (503 with Retry-After beyond), so that one principal cannot
          * take every hold; a principal at it is refused before the upstream sees a call that may ask for input.
          */
         maxHeldCallsPerPrincipal: positiveInt
           .default(DEFAULTS.maxHeldCallsPerPrincipal)
-          .describe("calls held for one principal's MRTR retries at once (503 with `Retry-After` beyond)"),
+          .describe("calls held for one principal's MRTR retries at once (503 with `Retry-After` beyond)")
+          .apply(live),
         maxRequestsPerRound: positiveInt
           .default(DEFAULTS.maxInputRequestsPerRound)
-          .describe('input requests one upstream call may have outstanding at once (the call is cancelled beyond)'),
+          .describe('input requests one upstream call may have outstanding at once (the call is cancelled beyond)')
+          .apply(live),
         maxRoundsPerTask: positiveInt
           .default(DEFAULTS.maxInputRoundsPerTask)
-          .describe('rounds of input one call or task may ask (the call is cancelled beyond)'),
+          .describe('rounds of input one call or task may ask (the call is cancelled beyond)')
+          .apply(live),
       })
       .default({
         holdMs: DEFAULTS.inputHoldMs,
@@ -316,8 +333,8 @@ export const ConfigSchema = z
       .describe('Upstream calls held while the client answers their input requests (MRTR rounds), and the bounds on them.'),
     sessions: z
       .strictObject({
-        maxPerUpstream: positiveInt.default(DEFAULTS.maxSessionsPerUpstream).describe('legacy upstream sessions per upstream'),
-        idleMs: positiveInt.default(DEFAULTS.sessionIdleMs).describe('idle upstream sessions are closed after this'),
+        maxPerUpstream: positiveInt.default(DEFAULTS.maxSessionsPerUpstream).describe('legacy upstream sessions per upstream').apply(live),
+        idleMs: positiveInt.default(DEFAULTS.sessionIdleMs).describe('idle upstream sessions are closed after this').apply(live),
         /**
          * Upstream sessions one principal may hold on one upstream (default: a quarter of maxPerUpstream): past it the
          * principal's own idle sessions are closed first, then its requests get 503 until one of its sessions ends.
@@ -329,7 +346,8 @@ export const ConfigSchema = z
               "one principal's share of them: its own idle session makes room, else the call waits (`acquireTimeoutMs`), then 503",
               'a quarter of `maxPerUpstream`',
             ),
-          ),
+          )
+          .apply(live),
         /**
          * Idle upstream sessions kept ready per pool key (principal and declared input kinds) that has demand, within the
          * bounds; 0 opens sessions only when a call needs one.
@@ -343,7 +361,8 @@ export const ConfigSchema = z
           .describe(
             'idle upstream sessions kept ready per pool key (principal and declared input kinds) that has demand, within the bounds; `0` opens a ' +
               'session only when a call needs one',
-          ),
+          )
+          .apply(live),
         /**
          * How long a call waits for a session to come free when the bounds (or its principal's share) are full, before
          * it is refused with 503; nothing is sent upstream meanwhile.
@@ -353,7 +372,8 @@ export const ConfigSchema = z
           .describe(
             "how long a call waits for an upstream session to come free when the bounds (or its principal's share) are full, before 503; nothing is " +
               "sent upstream meanwhile (a wrapped task's background call waits within its own budget, `upstreams[].timeoutMs`)",
-          ),
+          )
+          .apply(live),
       })
       .default({
         maxPerUpstream: DEFAULTS.maxSessionsPerUpstream,

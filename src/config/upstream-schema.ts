@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { GATEWAY_OWN_PATHS, OAUTH_WELL_KNOWN } from '../translate/index.js';
 import { DEFAULTS } from './defaults.js';
-import { doc, headerName, httpUrl, positiveInt } from './schema-parts.js';
+import { doc, headerName, httpUrl, live, positiveInt } from './schema-parts.js';
 import { ToolRuleSchema } from './tool-rules.js';
 
 /**
@@ -200,7 +200,11 @@ export const UpstreamSchema = z
       })
       .refine((r) => r.initialDelayMs <= r.maxDelayMs, { path: ['initialDelayMs'], message: 'initialDelayMs must not exceed maxDelayMs' })
       .default({ initialDelayMs: DEFAULTS.restartInitialDelayMs, maxDelayMs: DEFAULTS.restartMaxDelayMs, resetAfterMs: DEFAULTS.restartResetAfterMs }),
-    headers: z.record(z.string().regex(headerName, 'an HTTP header name'), z.string()).default({}).describe('static headers sent upstream (e.g. an API key)'),
+    headers: z
+      .record(z.string().regex(headerName, 'an HTTP header name'), z.string())
+      .default({})
+      .describe('static headers sent upstream (e.g. an API key)')
+      .apply(live),
     timeoutMs: positiveInt.default(DEFAULTS.upstreamTimeoutMs).describe('budget of one upstream call, including time waiting for input'),
     era: z
       .enum(UPSTREAM_ERAS)
@@ -226,7 +230,8 @@ export const UpstreamSchema = z
       .describe(
         'per-tool rules, by exact tool name or glob (first match wins: a rule an earlier glob covers, such as one after `"*"`, is a configuration error ' +
           'naming both); each rule has the keys below',
-      ),
+      )
+      .apply(live),
     /**
      * Non-MCP HTTP paths passed through to this upstream (docs/deployment.md §OAuth and other paths). Its OAuth discovery documents
      * pass always; `paths` adds others (e.g. the token endpoint of an authorization server it hosts). `wellKnownRoot`:

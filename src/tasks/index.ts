@@ -14,7 +14,7 @@ export {
   type TaskPolicy,
   type UpstreamRoute,
 } from './route.js';
-export { MrtrBridge, type ForwardHooks, type Outcome } from './mrtr-bridge.js';
+export { MrtrBridge, type ForwardHooks, type LiveHoldLimits, type Outcome } from './mrtr-bridge.js';
 export { runListen } from './listen-bridge.js';
 export { TaskRuntime, type LiveTaskLimits } from './task-runtime.js';
 export { InstanceBus, mintInstanceId } from './instance-bus.js';

@@ -95,6 +95,9 @@ export interface MrtrOptions {
   log?: LayerLogger;
 }
 
+/** The hold limits a reload may replace (`MrtrBridge.setLimits`). */
+export type LiveHoldLimits = Pick<MrtrOptions, 'holdMs' | 'maxHeld' | 'maxHeldPerPrincipal' | 'inputBounds'>;
+
 /**
  * Runs a relayed retry on the instance holding its call exactly as the edge runs one that arrived there (the edge
  * registers it: `tools/call` through the runtime, the rest through `forward`).
@@ -201,7 +204,7 @@ export class MrtrBridge {
    * Replaces the hold limits a reload may change: holds made from now on follow them (a hold's timer already set keeps
    * its length).
    */
-  setLimits(next: Pick<MrtrOptions, 'holdMs' | 'maxHeld' | 'maxHeldPerPrincipal' | 'inputBounds'>): void {
+  setLimits(next: LiveHoldLimits): void {
     Object.assign(this.opts, next);
   }
 

@@ -200,4 +200,23 @@ export interface UpstreamClient {
    * open. Absent: the client's headers are fixed until a restart.
    */
   useStaticHeaders?(headers: Record<string, string>): void;
+  /**
+   * Admits later sessions under new bounds (a reload: `sessions.*`); sessions over a lowered bound are not closed, they
+   * end as they go idle. Absent: a client without sessions (the stateless 2026-07-28 one).
+   */
+  setSessionBounds?(bounds: SessionBounds): void;
+}
+
+/** The bounds on a client's upstream sessions, the ones a reload may change. */
+export interface SessionBounds {
+  /** Sessions held on the upstream at once. */
+  max: number;
+  /** Sessions one principal may hold at once (absent: `max`). */
+  maxPerPrincipal?: number;
+  /** An idle session is closed after this long. */
+  idleMs: number;
+  /** Idle sessions kept ready per key with demand (absent: the client's default). */
+  warmIdle?: number;
+  /** How long a call waits for a session to come free when the bounds are full (absent: the client's default). */
+  acquireTimeoutMs?: number;
 }

@@ -3,7 +3,17 @@ export { downReason, UpstreamBusyError, UpstreamHttpError, UpstreamTaskLostError
 export type { UpstreamEras } from './probe.js';
 export { upstreamAvailability, UpstreamAvailability, UpstreamDownError, type AvailabilityChange } from './availability.js';
 export { callNow, hideTask, isFinal, queuedFinal, requestOnce, taskAsCall, type TaskCallOptions } from './call-wrappers.js';
-export type { CallEvent, UpstreamTask, UpstreamTaskRef, UpstreamTaskSnapshot, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamListen } from './client.js';
+export type {
+  CallEvent,
+  SessionBounds,
+  UpstreamTask,
+  UpstreamTaskRef,
+  UpstreamTaskSnapshot,
+  UpstreamCall,
+  UpstreamCaller,
+  UpstreamClient,
+  UpstreamListen,
+} from './client.js';
 export { LegacyUpstreamClient } from './legacy/client.js';
 export { InputLedger } from './input-ledger.js';
 export { PolledTask, type PolledTaskOptions } from './polled-task.js';

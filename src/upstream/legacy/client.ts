@@ -28,6 +28,7 @@ import type {
   UpstreamCall,
   UpstreamCaller,
   UpstreamClient,
+  SessionBounds,
   UpstreamListen,
   UpstreamStats,
   UpstreamTask,
@@ -119,7 +120,7 @@ export class LegacyUpstreamClient implements UpstreamClient {
   }
 
   /** New session bounds (a reload): `sessions.maxPerUpstream`, `.maxPerPrincipal`, `.idleMs`, `.warmIdle`, `.acquireTimeoutMs`. */
-  setSessionBounds(bounds: { max: number; maxPerPrincipal?: number; idleMs: number; warmIdle?: number; acquireTimeoutMs?: number }): void {
+  setSessionBounds(bounds: SessionBounds): void {
     this.pool.setBounds(bounds);
   }
 
