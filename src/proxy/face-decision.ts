@@ -12,8 +12,8 @@ export interface RouteRules {
   wrapsTools(): boolean;
   /** The runtime serves some tool calls itself (a wrapping rule, or `native` with `afterMs`). */
   servesTools(): boolean;
-  /** A `job` rule hides tools (every `tools/list` is then screened). */
-  hidesTools(): boolean;
+  /** A `job` rule: every `tools/list` is then the gateway's (plumbing hidden, start tools' output schemas). */
+  shapesToolList(): boolean;
   /** The call of this tool is the gateway's: its rule wraps it (or `native` with `afterMs`). */
   wrapsTool(name: string): boolean;
   /** This tool is one a `job` rule hides (the runtime refuses its direct call). */
@@ -131,7 +131,7 @@ function modernFace(facts: FaceFacts, eras: UpstreamEras): FaceDecision {
       return rules.wrapsTool(name) || rules.hidesTool(name) ? OVER_MODERN : PASS;
     }
     case 'tools/list':
-      return rules.hidesTools() ? OVER_MODERN : PASS;
+      return rules.shapesToolList() ? OVER_MODERN : PASS;
     case 'subscriptions/listen': {
       const n = isObject(params.notifications) ? params.notifications : {};
       const ids = Array.isArray(n.taskIds) ? n.taskIds : [];

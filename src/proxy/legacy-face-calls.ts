@@ -32,7 +32,7 @@ import {
   type JsonRpcRequest,
   type TraceCarrier,
 } from '../translate/index.js';
-import { withoutHiddenTools, type TaskRuntime } from '../tasks/index.js';
+import type { TaskRuntime } from '../tasks/index.js';
 import type { UpstreamCall } from '../upstream/index.js';
 import { channelError, exceptionToEdge, inBandError } from './errors.js';
 import { legacyTaskSupport } from './legacy-face-tasks.js';
@@ -208,16 +208,16 @@ export class FaceCalls {
             channel.error(req.id, error, 200);
             return upstreamErrorOutcome(error.code);
           }
-          const r = legacyResult(req.method, isObject(m.result) ? m.result : {});
+          const upstream = isObject(m.result) ? m.result : {};
+          // A tools/list as job rules show it (docs/jobs.md), before the era's translation screens its schemas, with
+          // each tool's task support.
+          const listed = req.method === 'tools/list' ? await this.o.runtime.listTools(s.route, contextOf(s), upstream, signal) : upstream;
+          const r = legacyResult(req.method, listed);
           if (!r.ok) {
             channelError(channel, req.id, 'GW_UNSUPPORTED_RESULT_TYPE', { args: [r.failure.resultType] });
             return UNSUPPORTED_RESULT_TYPE;
           }
-          // A tools/list without the tools job rules hide (docs/jobs.md), with each tool's task support.
-          channel.result(
-            req.id,
-            req.method === 'tools/list' ? withoutHiddenTools(s.route, s.tasks ? this.withTaskSupport(s, m.result, r.value) : r.value) : r.value,
-          );
+          channel.result(req.id, req.method === 'tools/list' && s.tasks ? this.withTaskSupport(s, m.result, r.value) : r.value);
           return OK;
         }
         case 'failure':

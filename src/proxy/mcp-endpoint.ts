@@ -9,8 +9,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { classifyEra, declaresTasks, errorSummary, isObject, requestIdOf, singleHeader, type Era } from '../translate/index.js';
 import {
   hidesTool,
-  hidesTools,
   runtimeServesTools,
+  shapesToolList,
   wrapsTools,
   type MrtrBridge,
   type SharedValues,
@@ -73,7 +73,7 @@ function rulesOf(route: UpstreamRoute, modernRoute: UpstreamRoute, runtime: Task
   return {
     wrapsTools: () => wrapsTools(route),
     servesTools: () => runtimeServesTools(route),
-    hidesTools: () => hidesTools(modernRoute),
+    shapesToolList: () => shapesToolList(modernRoute),
     wrapsTool: (name) => {
       const policy = runtime.policyFor(modernRoute, name);
       return (

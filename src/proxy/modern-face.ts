@@ -18,7 +18,6 @@ import {
 } from '../translate/index.js';
 import {
   runListen,
-  withoutHiddenTools,
   wrapsTools,
   type CallerContext,
   type ForwardHooks,
@@ -85,8 +84,10 @@ export async function runRequest(
 ): Promise<Outcome> {
   if (req.method === 'tools/call') return runtime.callTool(route, req, caller, hooks);
   const outcome = await bridge.forward(route, req, caller, hooks);
-  // The tools a job rule hides are the gateway's plumbing, not the client's (docs/jobs.md).
-  return req.method === 'tools/list' && outcome.kind === 'result' ? { ...outcome, result: withoutHiddenTools(route, outcome.result) } : outcome;
+  // Job rules' plumbing tools are hidden and their start tools listed with their result tools' output schemas (docs/jobs.md).
+  return req.method === 'tools/list' && outcome.kind === 'result'
+    ? { ...outcome, result: await runtime.listTools(route, caller, outcome.result, hooks.signal) }
+    : outcome;
 }
 
 /** The modern face of one endpoint, with the listen streams it holds open. */

@@ -4,11 +4,10 @@
  */
 export {
   hidesTool,
-  hidesTools,
   replaceHeaders,
   replaceRules,
   runtimeServesTools,
-  withoutHiddenTools,
+  shapesToolList,
   wrapsTools,
   type CallerContext,
   type TaskPolicy,

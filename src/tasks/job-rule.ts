@@ -122,13 +122,31 @@ export function contentText(result: JsonObject): string | undefined {
 
 /** The document a path reads: the result, with its first text content parsed as JSON for a missing `structuredContent`. */
 function documentOf(result: JsonObject): JSONValue {
-  if (result.structuredContent !== undefined || !Array.isArray(result.content)) return result as JSONValue;
+  const parsed = textJson(result);
+  return (parsed === undefined ? result : { ...result, structuredContent: parsed }) as JSONValue;
+}
+
+/**
+ * A job's result as its caller receives it: one without `structuredContent` (and no tool error) gets its first text
+ * content parsed as JSON, when that is an object (both eras' `structuredContent`), as paths read it — so that the result
+ * tool's listed `outputSchema`, which the start tool is listed with (job-listing.ts), finds the structured result it
+ * demands from a server that answers with JSON text only.
+ */
+export function withStructuredContent(result: JsonObject): JsonObject {
+  if (result.isError === true) return result;
+  const parsed = textJson(result);
+  return isObject(parsed) ? { ...result, structuredContent: parsed } : result;
+}
+
+/** A result's first text content parsed as JSON when it has no `structuredContent` (else, or unparsable: `undefined`). */
+function textJson(result: JsonObject): unknown {
+  if (result.structuredContent !== undefined || !Array.isArray(result.content)) return undefined;
   const first = result.content.find((c) => isObject(c) && c.type === 'text' && typeof c.text === 'string') as { text: string } | undefined;
-  if (!first) return result as JSONValue;
+  if (!first) return undefined;
   try {
-    return { ...result, structuredContent: JSON.parse(first.text) as unknown } as JSONValue;
+    return JSON.parse(first.text) as unknown;
   } catch {
-    return result as JSONValue;
+    return undefined;
   }
 }
 

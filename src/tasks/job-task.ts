@@ -36,7 +36,7 @@ import {
   type UpstreamTask,
   type UpstreamTaskSnapshot,
 } from '../upstream/index.js';
-import { contentText, isToolError, type JobRule, type JobToolCall } from './job-rule.js';
+import { contentText, isToolError, withStructuredContent, type JobRule, type JobToolCall } from './job-rule.js';
 
 /** Status-tool errors in a row (a JSON-RPC error or `isError`) after which the job is reported failed. */
 const STATUS_ERRORS = 3;
@@ -135,12 +135,12 @@ export class JobTask extends PolledTask {
         this.fail(state.message);
         return;
       case 'cancelled':
-        this.settle({ ...this.current, status: 'cancelled', ...(state.message !== undefined ? { statusMessage: state.message } : {}), lastUpdatedAt: now });
+        this.settle(this.ended('cancelled', state.message, now));
         return;
       case 'completed': {
         const outcome = this.rule.spec.result ? await this.resultOf(this.rule.spec.result) : { result };
         if ('error' in outcome) this.fail(outcome.error);
-        else this.settle({ ...this.current, status: 'completed', result: outcome.result, lastUpdatedAt: now });
+        else this.settle({ ...this.ended('completed', state.message, now), result: withStructuredContent(outcome.result) });
         return;
       }
     }
@@ -156,6 +156,15 @@ export class JobTask extends PolledTask {
     }
     if (isErrorResponse(res) || !isObject(res.result)) return { error: `the job's result tool ${call.tool} failed: ${failureText(res)}` };
     return { result: res.result };
+  }
+
+  /**
+   * The snapshot of a job that ended `status`: its message is the final status's (a number read as its text), or none —
+   * never the progress of an earlier poll, which would describe a job still running.
+   */
+  private ended(status: 'completed' | 'cancelled', message: string | undefined, now: string): UpstreamTaskSnapshot {
+    const { statusMessage: _progress, ...rest } = this.current;
+    return { ...rest, status, ...(message !== undefined ? { statusMessage: message } : {}), lastUpdatedAt: now };
   }
 
   private fail(message: string): void {

@@ -433,7 +433,7 @@ export class ProxiedTasks {
    * A terminal task needs its upstream task no more, once its record says so: a write that fails (the store is down)
    * leaves it followed, so that the outcome is written when the store is back.
    */
-  private async finish(taskId: TaskId, outcome: TaskOutcome, statusMessage?: string): Promise<TaskRecord | undefined> {
+  private async finish(taskId: TaskId, outcome: TaskOutcome, statusMessage?: string | null): Promise<TaskRecord | undefined> {
     const after = await this.events.finish(taskId, outcome, statusMessage);
     this.drop(taskId, 'drop');
     return after;
@@ -491,7 +491,8 @@ export class ProxiedTasks {
     origin: 'legacy' | 'modern',
     opts: { inputElsewhere?: boolean } = {},
   ): Promise<TaskRecord | undefined> {
-    if (isTerminal(snap.status)) return this.finish(taskId, outcomeOf(snap, origin), snap.statusMessage);
+    // The final state's message replaces the record's, as every state's does below: none drops a running task's progress.
+    if (isTerminal(snap.status)) return this.finish(taskId, outcomeOf(snap, origin), snap.statusMessage ?? null);
     const live = this.live.get(taskId);
     const excess = live ? this.inputExcess(live, snap) : undefined;
     if (live && excess) {

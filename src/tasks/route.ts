@@ -68,9 +68,17 @@ export function hidesTool(route: UpstreamRoute, tool: string): boolean {
   return false;
 }
 
-/** Whether any `task: job` rule hides tools on this route (then every `tools/list` is screened). */
-export function hidesTools(route: UpstreamRoute): boolean {
+/** Whether any `task: job` rule hides tools on this route. */
+function hidesTools(route: UpstreamRoute): boolean {
   return route.rules.some(([, p]) => p.task === 'job' && (p.job?.hide?.length ?? 0) > 0);
+}
+
+/**
+ * Whether the route has a `task: job` rule: then every `tools/list` is the gateway's to show (the plumbing hidden, each
+ * start tool listed with its result tool's `outputSchema`; tasks/job-listing.ts).
+ */
+export function shapesToolList(route: UpstreamRoute): boolean {
+  return route.rules.some(([, p]) => p.task === 'job');
 }
 
 /** A `tools/list` result without the tools the route's job rules hide (unchanged when none are hidden). */

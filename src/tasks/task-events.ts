@@ -136,7 +136,7 @@ export class TaskEvents {
   }
 
   /** Moves a task to its terminal state, unless it already is terminal. */
-  finish(taskId: TaskId, outcome: TaskOutcome, statusMessage?: string): Promise<TaskRecord | undefined> {
+  finish(taskId: TaskId, outcome: TaskOutcome, statusMessage?: string | null): Promise<TaskRecord | undefined> {
     return this.change(taskId, (t) => (isTerminal(t.status) ? undefined : finished(t, outcome, statusMessage)));
   }
 
@@ -204,12 +204,16 @@ export function auditFieldsOf(t: TaskRecord): AuditFields {
   return { principal: t.principal, upstream: t.upstream, tool: t.tool, taskId: t.taskId, ...(t.origin ? { era: t.origin } : {}) };
 }
 
-/** The record moved to `outcome`: its input requests and any earlier outcome dropped. */
-export function finished(t: TaskRecord, outcome: TaskOutcome, statusMessage?: string): TaskRecord {
+/**
+ * The record moved to `outcome`: its input requests and any earlier outcome dropped. `statusMessage` replaces the
+ * record's; `null`: the final state has none, and an earlier one (the progress of a running task) is dropped too.
+ */
+export function finished(t: TaskRecord, outcome: TaskOutcome, statusMessage?: string | null): TaskRecord {
   const { inputRequests: _i, result: _r, error: _e, ...rest } = t;
   const next: TaskRecord = { ...rest, status: outcome.status, lastUpdatedAt: nowIso() };
   if (outcome.status === 'completed') next.result = outcome.result;
   if (outcome.status === 'failed') next.error = outcome.error;
-  if (statusMessage !== undefined) next.statusMessage = statusMessage;
+  if (statusMessage === null) delete next.statusMessage;
+  else if (statusMessage !== undefined) next.statusMessage = statusMessage;
   return next;
 }

@@ -39,6 +39,7 @@ import { TaskService } from './task-service.js';
 import { waitForChange } from './task-change-wait.js';
 import { listPage } from './task-list.js';
 import { ToolSupport } from './tool-support.js';
+import { JobListing } from './job-listing.js';
 import { InstanceBus, mintInstanceId } from './instance-bus.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { DEFAULT_POLL_ADVICE, PollAdvisor, type PollAdviceOptions } from './poll-advisor.js';
@@ -126,6 +127,8 @@ export class TaskRuntime {
   private readonly routes = new Map<string, UpstreamRoute>();
   /** The task support of each route's tools (a legacy upstream's tools/list). */
   private readonly support: ToolSupport;
+  /** tools/list as job rules show it (hidden plumbing, start tools' output schemas). */
+  private readonly listing: JobListing;
   /** Learns tools' durations from the task changes heard, and suggests each read's poll interval. */
   readonly advisor: PollAdvisor;
   /** Starts and resumes the jobs of `task: job` rules. */
@@ -139,6 +142,7 @@ export class TaskRuntime {
   constructor(private readonly o: TaskRuntimeOptions) {
     this.leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
     this.support = new ToolSupport(o.toolSupportTtlMs);
+    this.listing = new JobListing(o.toolSupportTtlMs, (route, tool) => this.policyFor(route, tool));
     this.ownBus = o.bus === undefined;
     this.bus = o.bus ?? new InstanceBus({ store: o.store, instanceId: mintInstanceId(), heartbeatMs: this.leaseMs });
     this.limits = {
@@ -253,6 +257,11 @@ export class TaskRuntime {
   /** The policy for a tool on a route. */
   policyFor(route: UpstreamRoute, tool: string): TaskPolicy {
     return firstMatch(route.rules, tool) ?? DEFAULT_POLICY;
+  }
+
+  /** One page of the upstream's tools/list as the route's job rules show it to `caller` (docs/jobs.md). */
+  listTools(route: UpstreamRoute, caller: CallerContext, result: JsonObject, signal: AbortSignal): Promise<JsonObject> {
+    return this.listing.list(route, caller, result, signal);
   }
 
   /**

@@ -2,7 +2,7 @@
  * Whether a route's upstream can run a tool as a task: its era and capabilities, and a legacy upstream's tools/list by tool name, refreshed once per
  * route at a time.
  */
-import { declaresTasks, legacySupportsToolTasks, raceAbort, toolTaskSupport, type TaskSupport } from '../translate/index.js';
+import { declaresTasks, legacySupportsToolTasks, raceAbort, toolTaskSupport, type JsonObject, type TaskSupport } from '../translate/index.js';
 import { requestOnce } from '../upstream/index.js';
 import type { CallerContext, UpstreamRoute } from './route.js';
 
@@ -44,13 +44,26 @@ export class ToolSupport {
 /** Every page of the upstream's tools/list (bounded), as one map of task support by tool name. */
 async function fetchToolSupport(route: UpstreamRoute, caller: CallerContext, signal: AbortSignal): Promise<Map<string, TaskSupport>> {
   const byName = new Map<string, TaskSupport>();
-  let cursor: string | undefined;
-  for (let page = 0; page < 50; page++) {
-    const res = await requestOnce(route.upstream, caller, 'tools/list', cursor ? { cursor } : {}, signal);
-    if (!('result' in res)) break;
-    for (const [k, v] of toolTaskSupport(res.result)) byName.set(k, v);
-    cursor = typeof res.result.nextCursor === 'string' ? res.result.nextCursor : undefined;
-    if (!cursor) break;
-  }
+  await eachToolsPage(route, caller, signal, (page) => {
+    for (const [k, v] of toolTaskSupport(page)) byName.set(k, v);
+  });
   return byName;
+}
+
+/** Pages of the upstream's tools/list one reads at most (a list longer than this is read in part). */
+const MAX_TOOLS_PAGES = 50;
+
+/**
+ * Reads every page of the upstream's tools/list for `caller` (2025-11-25 and 2026-07-28 server/utilities/pagination:
+ * `nextCursor` until none), at most `MAX_TOOLS_PAGES`; an error answer ends the walk with the pages read.
+ */
+export async function eachToolsPage(route: UpstreamRoute, caller: CallerContext, signal: AbortSignal, page: (result: JsonObject) => void): Promise<void> {
+  let cursor: string | undefined;
+  for (let n = 0; n < MAX_TOOLS_PAGES; n++) {
+    const res = await requestOnce(route.upstream, caller, 'tools/list', cursor ? { cursor } : {}, signal);
+    if (!('result' in res)) return;
+    page(res.result);
+    cursor = typeof res.result.nextCursor === 'string' ? res.result.nextCursor : undefined;
+    if (!cursor) return;
+  }
 }

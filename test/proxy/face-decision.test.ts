@@ -29,14 +29,14 @@ const RULES: Record<string, RouteRules> = {
   none: rules({}),
   wraps: rules({ wrapsTools: true, servesTools: true, wrapped: ['slow'] }),
   afterMs: rules({ servesTools: true, wrapped: ['slow'] }),
-  job: rules({ wrapsTools: true, servesTools: true, hidesTools: true, wrapped: ['start'], hidden: ['status'] }),
+  job: rules({ wrapsTools: true, servesTools: true, shapesToolList: true, wrapped: ['start'], hidden: ['status'] }),
 };
 
-function rules(r: { wrapsTools?: boolean; servesTools?: boolean; hidesTools?: boolean; wrapped?: string[]; hidden?: string[] }): RouteRules {
+function rules(r: { wrapsTools?: boolean; servesTools?: boolean; shapesToolList?: boolean; wrapped?: string[]; hidden?: string[] }): RouteRules {
   return {
     wrapsTools: () => r.wrapsTools ?? false,
     servesTools: () => r.servesTools ?? false,
-    hidesTools: () => r.hidesTools ?? false,
+    shapesToolList: () => r.shapesToolList ?? false,
     wrapsTool: (name) => (r.wrapped ?? []).includes(name),
     hidesTool: (name) => (r.hidden ?? []).includes(name),
   };
@@ -81,8 +81,8 @@ const ROWS: Row[] = [
   ['tools/call of another tool', 'modern', call('fast'), 'modern', 'wraps', undefined, PASS],
   ['tools/call without a name', 'modern', rpc('tools/call'), 'modern', 'wraps', undefined, PASS],
   ['tools/call of a hidden tool: refused by the runtime', 'modern', call('status'), 'modern', 'job', undefined, MODERN],
-  ['tools/list with hidden tools: screened', 'modern', rpc('tools/list'), 'modern', 'job', undefined, MODERN],
-  ['tools/list, nothing hidden', 'modern', rpc('tools/list'), 'modern', 'wraps', undefined, PASS],
+  ['tools/list under a job rule: the gateway shows it', 'modern', rpc('tools/list'), 'modern', 'job', undefined, MODERN],
+  ['tools/list without a job rule', 'modern', rpc('tools/list'), 'modern', 'wraps', undefined, PASS],
   ['other methods pass', 'modern', rpc('resources/list'), 'modern', 'wraps', undefined, PASS],
   // Listen streams and task requests: the gateway's own ids are its own; others depend on the upstream's tasks.
   ['listen without task ids', 'modern', listen(), 'modern', 'wraps', undefined, PASS],
@@ -128,7 +128,7 @@ t.test('the decision reads no rule it does not need', async (t) => {
   const spy: RouteRules = {
     wrapsTools: () => (asked.push('wrapsTools'), false),
     servesTools: () => (asked.push('servesTools'), false),
-    hidesTools: () => (asked.push('hidesTools'), false),
+    shapesToolList: () => (asked.push('shapesToolList'), false),
     wrapsTool: () => (asked.push('wrapsTool'), false),
     hidesTool: () => (asked.push('hidesTool'), false),
   };

@@ -1,10 +1,10 @@
 /**
  * Reading hand-rolled jobs with a `task: job` rule (src/tasks/job-rule.ts): the handle where the rule's `id` path
  * points, in structured content or in a JSON text content; the status tool's states mapped onto task statuses; a
- * failed job's message; `{{id}}` in the arguments of the job's own tools.
+ * failed job's message; `{{id}}` in the arguments of the job's own tools; a JSON text result given its structuredContent.
  */
 import t from 'tap';
-import { jobRule, type JobSpec } from '../../src/tasks/job-rule.js';
+import { jobRule, withStructuredContent, type JobSpec } from '../../src/tasks/job-rule.js';
 
 const SPEC: JobSpec = {
   id: 'structuredContent.jobId',
@@ -64,4 +64,17 @@ t.test('{{id}} in arguments: the handle itself as a whole value, its text inside
 t.test('a rule is compiled once per configured object', async (t) => {
   t.equal(jobRule('start_report', SPEC), jobRule('start_report', SPEC));
   t.not(jobRule('start_report', SPEC), jobRule('start_report', { ...SPEC }), 'a reloaded rule is a new object');
+});
+
+t.test("a job's result without structuredContent gets its JSON text as one, when that is an object", async (t) => {
+  const report = { report: { topic: 'owls', sections: 3 } };
+  t.same(withStructuredContent(text(report)), { ...text(report), structuredContent: report }, 'JSON text → structuredContent');
+  const own = { content: [{ type: 'text', text: '{"other":1}' }], structuredContent: report };
+  t.equal(withStructuredContent(own), own, 'its own structuredContent stays');
+  const plain = { content: [{ type: 'text', text: 'a report on owls' }] };
+  t.equal(withStructuredContent(plain), plain, 'text that is no JSON: unchanged');
+  const list = text([1, 2]);
+  t.equal(withStructuredContent(list), list, 'JSON that is no object (2025-11-25 structuredContent is one): unchanged');
+  const failed = { ...text(report), isError: true };
+  t.equal(withStructuredContent(failed), failed, 'a tool error: unchanged');
 });
