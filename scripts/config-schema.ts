@@ -38,20 +38,34 @@ type Node = {
 /** What the override reads of a zod schema's definition. */
 type ZodDef = { type: string; format?: string; protocol?: RegExp; defaultValue?: unknown; innerType?: z.ZodType };
 
-/** The JSON Schema (draft 2020-12) of the configuration file as written: keys with defaults may be left out. */
-export function configJsonSchema(): Record<string, unknown> {
+/**
+ * The JSON Schema (draft 2020-12) of the configuration file as written: keys with defaults may be left out. Only
+ * standard keywords, so that any validator compiles it with its default options (Ajv's strict mode refuses an unknown
+ * keyword, and a `format` it has no plugin for): what applies when a key is absent is folded into its description, and
+ * a URL's `format: uri` gives way to the pattern of the schemes it takes. `reference` keeps the absent text apart
+ * (as `WHEN_ABSENT`) for docs/configuration.md's default column; it is never written to a file.
+ */
+export function configJsonSchema(view: 'standard' | 'reference' = 'standard'): Record<string, unknown> {
   const schema = z.toJSONSchema(ConfigSchema, {
     io: 'input',
     // Refinements and transforms have no JSON Schema form: they are left out, never an error.
     unrepresentable: 'any',
     override: ({ zodSchema, jsonSchema }) => {
       const def = (zodSchema as unknown as { _zod: { def: ZodDef } })._zod.def;
-      // `z.url({ protocol })` says only `format: uri`; the protocol it allows becomes a pattern.
-      if (def.format === 'url' && def.protocol) jsonSchema.pattern = `^(?:${def.protocol.source.replace(/^\^|\$$/g, '')}):`;
+      // `z.url({ protocol })` says only `format: uri`; the protocol it allows becomes a pattern, and stands for it.
+      if (def.format === 'url' && def.protocol) {
+        jsonSchema.pattern = `^(?:${def.protocol.source.replace(/^\^|\$$/g, '')}):`;
+        delete jsonSchema.format;
+      }
       // Zod drops the default of a schema with a transform inside (`upstreams[].auth`: the header name is lowercased),
       // the default being an output; ours are valid input as well, which the inner schema confirms.
       if (def.type === 'default' && !('default' in jsonSchema) && def.innerType?.safeParse(def.defaultValue).success) {
         jsonSchema.default = JSON.parse(JSON.stringify(def.defaultValue));
+      }
+      const whenAbsent = jsonSchema[WHEN_ABSENT];
+      if (view === 'standard' && typeof whenAbsent === 'string') {
+        jsonSchema.description = `${String(jsonSchema.description ?? '')}; when absent: ${whenAbsent}`;
+        delete jsonSchema[WHEN_ABSENT];
       }
     },
   });
@@ -109,7 +123,7 @@ export function keyRows(node: Node, key: string, inherited: unknown = undefined,
 }
 
 /** The generated part of docs/configuration.md: a section per top-level key, its description, a table of its keys. */
-export function referenceTables(schema: Record<string, unknown> = configJsonSchema()): string {
+export function referenceTables(schema: Record<string, unknown> = configJsonSchema('reference')): string {
   const sections = Object.entries((schema as Node).properties ?? {}).map(([name, node]) => {
     const rows = keyRows(node, name).map((r) => `| \`${r.key}\` | ${cell(r.default)} | ${cell(r.description)} |`);
     return [`### \`${name}\``, '', node.description ?? '', '', '| key | default | meaning |', '|---|---|---|', ...rows].join('\n');

@@ -12,6 +12,9 @@ import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 /** The exit code when the task store cannot be reached at start (configuration errors exit 2, other failures 1). */
 const EXIT_STORE_UNREACHABLE = 3;
 
+/** The exit code when the listen address cannot be taken: the port in use or privileged, the host not this machine's. */
+const EXIT_CANNOT_LISTEN = 4;
+
 /** After the grace, how long closing (sessions, store) may take before the process exits anyway. */
 const CLOSE_BOUND_MS = 10_000;
 
@@ -103,9 +106,10 @@ Signals:
   SIGHUP             re-read the configuration file (with the same flags): tool rules, upstream headers and limits
                      change live without dropping connections; an invalid file is rejected (its errors logged) and
                      the running configuration stays; changes that need a restart are logged, not applied
-  SIGTERM, SIGINT    graceful shutdown: new requests get 503, requests in flight and wrapped tasks running here
-                     get up to server.shutdownGraceMs (default ${DEFAULTS.shutdownGraceMs} ms) to finish, then running
-                     tasks are handed to another instance (Redis) or fail with GW_TASK_SHUT_DOWN (memory); exit 0.
+  SIGTERM, SIGINT    graceful shutdown: new connections are refused and requests arriving on connections already
+                     open get 503 (Connection: close); requests in flight and wrapped tasks running here get up to
+                     server.shutdownGraceMs (default ${DEFAULTS.shutdownGraceMs} ms) to finish, then running tasks are
+                     handed to another instance (Redis) or fail with GW_TASK_SHUT_DOWN (memory); exit 0.
                      A second signal exits at once (exit 1). The exit never waits on standard output: a log
                      reader that went away (a closed or full pipe) does not keep the process
 
@@ -114,6 +118,8 @@ Exit codes:
   1  an unexpected failure, a second signal, or a close that hung past the grace
   2  a configuration error (each problem printed with its key path: the file, a flag, an environment variable)
   3  the task store could not be reached at start (its URL, password removed, and the cause: ECONNREFUSED, …)
+  4  the listen address could not be taken: the port is in use or needs privileges (pass --port), or the host is
+     no address of this machine (pass --host); one line says which
 
 Environment:
   LOG_LEVEL                  log level (default info)
@@ -124,7 +130,7 @@ Environment:
                              gives no store.url (store.urlEnv names another variable)
 
 Several instances share tasks, MRTR rounds and legacy sessions through one Redis: see
-config/gateway.redis.example.yaml and the README's "Deployment" (Several instances behind a load balancer).
+config/gateway.redis.example.yaml and docs/deployment.md ("Several instances behind a load balancer (Redis)").
 `;
 
 /** The flags as parsed. */
@@ -258,10 +264,13 @@ async function main(argv: string[]): Promise<number> {
   try {
     await gateway.app.listen({ host: config.server.host, port: config.server.port });
   } catch (e) {
-    log.error({ err: e }, 'cannot listen');
+    const problem = listenProblem(e, config.server.host, config.server.port);
+    // An address that cannot be taken is the operator's to fix: one line saying how, without a stack trace.
+    if (problem) process.stderr.write(`${problem}\n`);
+    else log.error({ err: e }, 'cannot listen');
     await gateway.close();
     await demoUpstream?.close();
-    return 1;
+    return problem ? EXIT_CANNOT_LISTEN : 1;
   }
   const address = gateway.app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.server.port;
@@ -283,6 +292,22 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   return -1; // keep running
+}
+
+/** What the operator can do about a listen that failed, in one line, or undefined when it is no matter of the address. */
+function listenProblem(e: unknown, host: string, port: number): string | undefined {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  switch (code) {
+    case 'EADDRINUSE':
+      return `cannot listen on ${where}: port ${port} is in use (EADDRINUSE): pass --port (or set server.port) to use another`;
+    case 'EACCES':
+      return `cannot listen on ${where}: port ${port} needs privileges (EACCES): pass --port (or set server.port) with a port above 1023`;
+    case 'EADDRNOTAVAIL':
+      return `cannot listen on ${where}: ${host} is not an address of this machine (EADDRNOTAVAIL): pass --host (or set server.host)`;
+    default:
+      return undefined;
+  }
 }
 
 /**

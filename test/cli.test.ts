@@ -40,10 +40,45 @@ t.test('--help lists every flag and exits 0', async (t) => {
   // The exit codes a supervisor or script acts on (docs/operations.md § Exit codes).
   t.match(
     p.out(),
-    /^Exit codes:\n {2}0 .*\n {2}1 .*\n {2}2 {2}a configuration error.*\n {2}3 {2}the task store could not be reached at start/m,
-    'lists exit codes 0 to 3',
+    /^Exit codes:\n {2}0 .*\n {2}1 .*\n {2}2 {2}a configuration error.*\n {2}3 {2}the task store could not be reached at start.*\n {2}4 {2}the listen address/m,
+    'lists exit codes 0 to 4',
   );
   t.match(p.out(), /MCP_GATEWAY_STATE_SECRET[^]*REQUIRED with the Redis store/, 'says the secret is required with Redis');
+});
+
+t.test('--help names files that exist, sections that are in them, and the drain as docs/operations.md says it', async (t) => {
+  const p = runCli(['--help']);
+  t.equal(await p.exited, 0);
+  const help = p.out().replace(/\n\s+/g, ' ');
+  const files = [...help.matchAll(/\b((?:config|docs)\/[\w./-]+\.(?:ya?ml|md))\b/g)].map((m) => m[1] as string);
+  t.ok(files.includes('docs/deployment.md'), `names docs/deployment.md (${files.join(', ')})`);
+  for (const file of files) {
+    const text = await readFile(join(root, file), 'utf8');
+    t.pass(`${file} exists`);
+    // A section named beside a document, as `doc.md ("Title")`, is one of its headings.
+    const section = new RegExp(`${file.replace(/[.]/g, '\\.')} \\("([^"]+)"\\)`).exec(help)?.[1];
+    if (section) t.match(text, new RegExp(`^#+ ${section.replace(/[()]/g, '\\$&')}$`, 'm'), `${file} has the section "${section}"`);
+  }
+  t.notMatch(help, /README's/, 'no README section is named: the README is a front page');
+  const operations = await readFile(join(root, 'docs/operations.md'), 'utf8');
+  t.match(operations, /stops accepting connections, answers requests arriving on open\s+keep-alive connections with 503/, 'operations.md says so');
+  t.match(help, /graceful shutdown: new connections are refused and requests arriving on connections already open get 503/, '--help says the same');
+});
+
+t.test('a listen port in use: one line naming the port and --port, no stack trace, exit 4', async (t) => {
+  const holder = createServer();
+  holder.listen(0, '127.0.0.1');
+  await once(holder, 'listening');
+  t.teardown(() => new Promise<void>((resolve) => holder.close(() => resolve())));
+  const port = (holder.address() as AddressInfo).port;
+  const p = runCli(['--port', String(port), '--host', '127.0.0.1']);
+  t.equal(await p.exited, 4, 'the documented exit code');
+  t.equal(
+    p.err(),
+    `cannot listen on 127.0.0.1:${port}: port ${port} is in use (EADDRINUSE): pass --port (or set server.port) to use another\n`,
+    'one line on standard error',
+  );
+  t.notMatch(p.out(), /cannot listen|EADDRINUSE|"stack"/, 'no log line with a stack trace');
 });
 
 t.test('an unknown flag exits 2 with the usage', async (t) => {

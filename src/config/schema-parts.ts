@@ -2,8 +2,9 @@
 import { z } from 'zod';
 
 /**
- * The JSON Schema keyword (an annotation, in the generated `schema/gateway.schema.json`) saying what applies when a key
- * without a fixed default is absent; docs/configuration.md shows it in the default column.
+ * The key of a zod schema's metadata saying what applies when a key without a fixed default is absent:
+ * docs/configuration.md shows it in the default column, and the generated `schema/gateway.schema.json` in the key's
+ * description (the file holds standard JSON Schema keywords only, so that validators take it with default options).
  */
 export const WHEN_ABSENT = 'x-when-absent';
 

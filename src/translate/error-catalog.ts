@@ -8,7 +8,24 @@
  * 2025-11-25 basic/utilities/tasks §Protocol Errors; tasks extension §Protocol Errors).
  */
 import { ErrorCode } from './constants.js';
-import type { JsonRpcErrorObject } from './jsonrpc.js';
+import { isObject, type JsonRpcErrorObject } from './jsonrpc.js';
+
+/**
+ * The gateway's own JSON-RPC codes, for what a client should retry rather than read as a server bug (-32603): a limit
+ * or something unavailable for now, always answered with HTTP 429 or 503, and with `Retry-After` and
+ * `data.retryAfterMs` whenever the wait is known. They lie outside the JSON-RPC reserved range (-32768..-32000):
+ * 2026-07-28 basic §Error Codes reserves -32020..-32099 to the specification, allows no new code in the legacy
+ * -32000..-32019, and asks for other codes outside the reserved range, the rest of the integers being the
+ * application's (JSON-RPC 2.0 §5.1). docs/security.md § Errors lists them.
+ */
+export const GatewayErrorCode = {
+  /** The caller is over a limit of its own: live tasks, held calls, sessions or streams of its own, polls of a task. */
+  CallerLimit: -31001,
+  /** The gateway is at a bound all callers share: sessions, subscriptions, held calls, task store, upstream sessions. */
+  AtCapacity: -31002,
+  /** What the request needs is unavailable for now: the task store, the upstream, the JWT key set, this instance (stopping). */
+  Unavailable: -31003,
+} as const;
 
 /** One catalog entry. */
 export interface ErrorSpec {
@@ -45,7 +62,7 @@ export const ERROR_CATALOG = {
   GW_FORBIDDEN_HOST: { rpc: ErrorCode.InvalidRequest, status: 403, message: 'Forbidden: Host or Origin not allowed' },
   GW_NOT_FOUND: { rpc: ErrorCode.InvalidRequest, status: 404, message: 'Not found' },
   GW_INTERNAL: { rpc: ErrorCode.InternalError, status: 500, message: 'Internal error', fault: true },
-  GW_SHUTTING_DOWN: { rpc: ErrorCode.InternalError, status: 503, message: 'Gateway shutting down' },
+  GW_SHUTTING_DOWN: { rpc: GatewayErrorCode.Unavailable, status: 503, message: 'Gateway shutting down' },
 
   // ── Modern face: a 2026-07-28 request refused by validation (2026-07-28 basic/transports/streamable-http §Server
   // Validation, basic §Error Codes). The validator words each refusal (which header, which key), so these take the
@@ -62,7 +79,7 @@ export const ERROR_CATALOG = {
     status: 400,
     message: 'This upstream speaks MCP 2026-07-28 only; 2025-11-25 clients are not bridged to it yet',
   },
-  GW_TOO_MANY_SUBSCRIPTIONS: { rpc: ErrorCode.InternalError, status: 503, message: 'Too many open subscriptions; try again later' },
+  GW_TOO_MANY_SUBSCRIPTIONS: { rpc: GatewayErrorCode.AtCapacity, status: 503, message: 'Too many open subscriptions; try again later' },
 
   // ── Legacy face: the gateway's own 2025-11-25 sessions (2025-11-25 basic/transports §Session Management) ──
   GW_NOT_ONE_MESSAGE: { rpc: ErrorCode.InvalidRequest, status: 400, message: 'Invalid Request: expected one JSON-RPC 2.0 message' },
@@ -75,7 +92,7 @@ export const ERROR_CATALOG = {
   GW_SESSION_NOT_FOUND: { rpc: -32001, status: 404, message: 'Session not found' },
   GW_STREAM_NOT_ACCEPTABLE: { rpc: ErrorCode.InvalidRequest, status: 406, message: 'Not Acceptable: the GET stream needs Accept: text/event-stream' },
   GW_STREAM_CONFLICT: { rpc: ErrorCode.InvalidRequest, status: 409, message: 'Conflict: only one GET stream per session' },
-  GW_TOO_MANY_SESSIONS: { rpc: ErrorCode.InternalError, status: 503, message: 'Too many sessions; try again later', retryAfterSeconds: 5 },
+  GW_TOO_MANY_SESSIONS: { rpc: GatewayErrorCode.AtCapacity, status: 503, message: 'Too many sessions; try again later', retryAfterSeconds: 5 },
   GW_INITIALIZE_PARAMS: { rpc: ErrorCode.InvalidParams, status: 400, message: 'Invalid params: initialize needs protocolVersion and clientInfo' },
   // In-band (200): a legacy client reads the body of a 200 only, as a legacy server sends its errors.
   GW_UNKNOWN_LOG_LEVEL: { rpc: ErrorCode.InvalidParams, status: 200, message: 'Invalid params: unknown log level' },
@@ -104,7 +121,7 @@ export const ERROR_CATALOG = {
   // An identity header from an address not in `trustedProxies`: only the fronting proxy may name the caller.
   GW_UNTRUSTED_SOURCE: { rpc: ErrorCode.InvalidRequest, status: 401, message: 'Unauthorized: this address may not assert an identity' },
   // The JWT key set could not be fetched (the issuer's outage, not the caller's fault).
-  GW_AUTH_UNAVAILABLE: { rpc: ErrorCode.InternalError, status: 503, message: 'Authentication unavailable; retry shortly', retryAfterSeconds: 5 },
+  GW_AUTH_UNAVAILABLE: { rpc: GatewayErrorCode.Unavailable, status: 503, message: 'Authentication unavailable; retry shortly', retryAfterSeconds: 5 },
 
   // ── Tasks ──
   GW_TASK_UNKNOWN: { rpc: ErrorCode.InvalidParams, status: 200, message: 'Unknown task' },
@@ -112,9 +129,9 @@ export const ERROR_CATALOG = {
   GW_TASK_EXPIRED: { rpc: ErrorCode.InvalidParams, status: 200, message: 'Failed to retrieve task: Task has expired' },
   GW_TASK_TERMINAL: { rpc: ErrorCode.InvalidParams, status: 200, message: "Cannot cancel task: already in terminal status '%s'" },
   GW_INVALID_CURSOR: { rpc: ErrorCode.InvalidParams, status: 200, message: 'Invalid cursor' },
-  GW_TOO_MANY_TASKS: { rpc: ErrorCode.InternalError, status: 429, message: 'Too many active tasks (limit %s); let some finish or cancel them' },
-  GW_STORE_FULL: { rpc: ErrorCode.InternalError, status: 503, message: 'The task store is full (%s live tasks); try again later' },
-  GW_STORE_UNAVAILABLE: { rpc: ErrorCode.InternalError, status: 503, message: 'The task store is unavailable; retry shortly', retryAfterSeconds: 1 },
+  GW_TOO_MANY_TASKS: { rpc: GatewayErrorCode.CallerLimit, status: 429, message: 'Too many active tasks (limit %s); let some finish or cancel them' },
+  GW_STORE_FULL: { rpc: GatewayErrorCode.AtCapacity, status: 503, message: 'The task store is full (%s live tasks); try again later' },
+  GW_STORE_UNAVAILABLE: { rpc: GatewayErrorCode.Unavailable, status: 503, message: 'The task store is unavailable; retry shortly', retryAfterSeconds: 1 },
   // 2026-07-28 schema MissingRequiredClientCapabilityError; `data.requiredCapabilities` names what is missing.
   GW_MISSING_CAPABILITY: {
     rpc: ErrorCode.MissingRequiredClientCapability,
@@ -140,7 +157,7 @@ export const ERROR_CATALOG = {
   // §Error Handling: an unknown tool is -32602).
   GW_TOOL_NOT_FOUND: { rpc: ErrorCode.InvalidParams, status: 200, message: 'Unknown tool: %s' },
   // A status poll sooner than the task's pollIntervalMs allows (beyond `tasks.pollBurst` per interval); data.retryAfterMs.
-  GW_POLL_TOO_FAST: { rpc: ErrorCode.InternalError, status: 429, message: 'Polling too fast: ask about this task again in %s ms' },
+  GW_POLL_TOO_FAST: { rpc: GatewayErrorCode.CallerLimit, status: 429, message: 'Polling too fast: ask about this task again in %s ms' },
 
   // ── MRTR (2026-07-28 basic/patterns/mrtr §Server Requirements: an invalid state is -32602) ──
   GW_INVALID_REQUEST_STATE: { rpc: ErrorCode.InvalidParams, status: 400, message: 'Invalid requestState' },
@@ -152,13 +169,18 @@ export const ERROR_CATALOG = {
 
   // One principal holds `input.maxHeldCallsPerPrincipal` calls waiting for its answers: it answers or drops some first.
   GW_TOO_MANY_HELD_CALLS: {
-    rpc: ErrorCode.InternalError,
+    rpc: GatewayErrorCode.CallerLimit,
     status: 503,
     message: 'Too many of your requests are waiting for input (limit %s); answer or abandon some, then retry',
     retryAfterSeconds: 1,
   },
   // The gateway holds `input.maxHeldCalls` calls waiting for input, all principals together.
-  GW_HELD_CALLS_FULL: { rpc: ErrorCode.InternalError, status: 503, message: 'Too many requests are waiting for input; try again later', retryAfterSeconds: 1 },
+  GW_HELD_CALLS_FULL: {
+    rpc: GatewayErrorCode.AtCapacity,
+    status: 503,
+    message: 'Too many requests are waiting for input; try again later',
+    retryAfterSeconds: 1,
+  },
   // An upstream asking more at once than `input.maxRequestsPerRound`, or more rounds than `input.maxRoundsPerTask`:
   // the upstream call is cancelled (a task fails with the same error).
   GW_INPUT_REQUESTS_EXCEEDED: { rpc: ErrorCode.InternalError, status: 502, message: 'The upstream asked for more input at once than allowed (limit %s)' },
@@ -182,8 +204,8 @@ export const ERROR_CATALOG = {
   GW_UPSTREAM_UNAUTHORIZED: { rpc: ErrorCode.InvalidRequest, status: 401, message: 'Unauthorized: the upstream requires authorization' },
   // The upstream found the credentials lacking (RFC 6750 §3.1 insufficient_scope): 403 with its challenge, likewise.
   GW_UPSTREAM_FORBIDDEN: { rpc: ErrorCode.InvalidRequest, status: 403, message: 'Forbidden: the upstream refused these credentials' },
-  GW_UPSTREAM_DOWN: { rpc: ErrorCode.InternalError, status: 503, message: 'Upstream unavailable: %s is down; retry in %s s' },
-  GW_UPSTREAM_BUSY: { rpc: ErrorCode.InternalError, status: 503, message: 'Gateway busy: %s' },
+  GW_UPSTREAM_DOWN: { rpc: GatewayErrorCode.Unavailable, status: 503, message: 'Upstream unavailable: %s is down; retry in %s s' },
+  GW_UPSTREAM_BUSY: { rpc: GatewayErrorCode.AtCapacity, status: 503, message: 'Gateway busy: %s' },
   // An upstream answer the gateway will not handle (nested too deep, too large); the exchange is dropped.
   GW_UPSTREAM_BAD_MESSAGE: { rpc: ErrorCode.InternalError, status: 502, message: 'Upstream sent an unusable message: %s' },
   // A stdio upstream's process ended (exit code or signal, or why it could not start) while the call was in flight;
@@ -194,7 +216,7 @@ export const ERROR_CATALOG = {
 
   // ── Per-principal shares: one caller cannot take a shared resource from the others; checked before any upstream call ──
   GW_PRINCIPAL_SHARE_EXHAUSTED: {
-    rpc: ErrorCode.InternalError,
+    rpc: GatewayErrorCode.CallerLimit,
     status: 503,
     message: 'Too many %s for this caller (at most %s); retry when one of them ends',
     retryAfterSeconds: 1,
@@ -255,21 +277,22 @@ export interface CatalogAnswer {
 /** A catalog entry as the client gets it. */
 export function catalogAnswer(kind: ErrorKind, opts: GatewayErrorOptions = {}): CatalogAnswer {
   const spec: ErrorSpec = ERROR_CATALOG[kind];
-  const message = formatMessage(spec.message, opts.args ?? []);
-  const error: JsonRpcErrorObject = opts.data === undefined ? { code: spec.rpc, message } : { code: spec.rpc, message, data: opts.data };
-  const retryAfterSeconds = opts.retryAfterSeconds ?? spec.retryAfterSeconds;
-  return { kind, status: spec.status, error, fault: spec.fault === true, ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) };
+  return answer(kind, formatMessage(spec.message, opts.args ?? []), opts.data, opts.retryAfterSeconds ?? spec.retryAfterSeconds);
 }
 
 /** A thrown `GatewayError` as the client gets it (its message already filled). */
 export function answerOf(e: GatewayError): CatalogAnswer {
-  const spec: ErrorSpec = ERROR_CATALOG[e.kind];
-  const error: JsonRpcErrorObject = e.data === undefined ? { code: spec.rpc, message: e.message } : { code: spec.rpc, message: e.message, data: e.data };
-  return {
-    kind: e.kind,
-    status: spec.status,
-    error,
-    fault: spec.fault === true,
-    ...(e.retryAfterSeconds !== undefined ? { retryAfterSeconds: e.retryAfterSeconds } : {}),
-  };
+  return answer(e.kind, e.message, e.data, e.retryAfterSeconds);
+}
+
+/**
+ * The answer of an entry. A known wait travels twice: as `Retry-After` for HTTP clients, and as `data.retryAfterMs` for
+ * those that see the JSON-RPC error only (an SDK's error object, an error inside an SSE stream); a finer `retryAfterMs`
+ * already in the data (a poll's, to the millisecond) stays.
+ */
+function answer(kind: ErrorKind, message: string, data: unknown, retryAfterSeconds: number | undefined): CatalogAnswer {
+  const spec: ErrorSpec = ERROR_CATALOG[kind];
+  const hinted = retryAfterSeconds !== undefined && (data === undefined || isObject(data)) ? { retryAfterMs: retryAfterSeconds * 1000, ...data } : data;
+  const error: JsonRpcErrorObject = hinted === undefined ? { code: spec.rpc, message } : { code: spec.rpc, message, data: hinted };
+  return { kind, status: spec.status, error, fault: spec.fault === true, ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) };
 }

@@ -118,6 +118,7 @@ export {
   catalogAnswer,
   ERROR_CATALOG,
   GatewayError,
+  GatewayErrorCode,
   type CatalogAnswer,
   type ErrorKind,
   type InBandKind,

@@ -10,7 +10,7 @@ import t from 'tap';
 import { startGatewayProcess } from '../helpers/gateway-process.js';
 
 const root = new URL('../..', import.meta.url).pathname;
-/** The examples the README shows in full (modern-tasks.ts it links, with the request's shape). */
+/** The examples the README shows in full (modern-tasks.ts and modern-ext-tasks.ts it links, with the request's shape). */
 const EMBEDDED = ['modern-client.ts', 'legacy-client.ts'];
 /** A run that has not ended by then failed (a test failure, not a pass). */
 const RUN_BOUND_MS = 60_000;
@@ -48,6 +48,13 @@ t.test('each client example runs against the gateway in front of the demo upstre
   t.match(tasks.out, /tools\/call: task working/, 'declaring the extension, the slow call is a task');
   t.match(tasks.out, /tasks\/get: completed/);
   t.match(tasks.out, /result: Report ready after 2s\./, 'tasks/get carried the result');
+
+  const ext = await run('modern-ext-tasks.ts', url);
+  t.equal(ext.code, 0, ext.out);
+  t.match(ext.out, /^tools\/call: task gwt_\S+$/m, 'through ext-tasks on the v2 client, the slow call is a task of the gateway');
+  t.match(ext.out, /^task: working \(next poll in \d+ ms\)$/m, 'the extension followed it at the interval it suggests');
+  t.match(ext.out, /^outcome: completed$/m);
+  t.match(ext.out, /^result: Report ready after 2s\.$/m, "the tool's result, from the task");
 });
 
 t.test("the README's client snippets are the example files, line for line", async (t) => {

@@ -338,7 +338,7 @@ t.test('dead upstream: found down at start, 503 JSON-RPC error; the other upstre
   t.equal(dead.status, 503, 'known down: answered at once');
   t.equal(dead.body.jsonrpc, '2.0');
   t.equal(dead.body.id, 'dead-1', 'the request id echoed');
-  t.equal(dead.body.error.code, -32603);
+  t.equal(dead.body.error.code, -31003, 'unavailable, to retry');
 
   const live = await post(`${base}/live`, 'tools/call', { name: 'greet', arguments: { name: 'Live' } });
   t.equal(live.status, 200);
@@ -348,7 +348,7 @@ t.test('dead upstream: found down at start, 503 JSON-RPC error; the other upstre
   const legacyGet = await fetch(`${base}/dead`, { method: 'GET' });
   t.equal(legacyGet.status, 503, 'GET on the dead upstream');
   t.ok(Number(legacyGet.headers.get('retry-after')) >= 1, 'Retry-After');
-  t.equal(((await legacyGet.json()) as any).error.code, -32603);
+  t.equal(((await legacyGet.json()) as any).error.code, -31003);
 
   // The failed probe is not cached: once something listens there (here a dual-era server), the path works again.
   const revived = await startEraServer('stateless', deadPort);

@@ -415,7 +415,8 @@ async function redisOutage(t: Test, redis: RedisServer, A: GatewayProcess, B: Ga
     t.ok(r, `${what}: answered within commandTimeoutMs + ${MARGIN_MS} ms`);
     if (!r) continue;
     t.equal(r.status, 503, `${what}: HTTP 503`, { body: r.body, exits: [A.exit, B.exit] });
-    t.equal(r.body?.error?.code, -32603, `${what}: JSON-RPC -32603`);
+    t.equal(r.body?.error?.code, -31003, `${what}: JSON-RPC -31003 (unavailable)`);
+    t.equal(r.body?.error?.data?.retryAfterMs, 1000, `${what}: data.retryAfterMs`);
     t.match(r.body?.error?.message, /task store is unavailable/i, `${what}: says the task store is unavailable`);
   }
   const legacy = await raceBound(

@@ -167,7 +167,7 @@ t.test('a wrong path (404 HTML to both era questions) is down with the reason, s
   const legacy = await legacyPost(base, 'initialize');
   t.equal(legacy.status, 503);
   t.match(legacy.contentType, /^application\/json/);
-  t.match(JSON.parse(legacy.text), { jsonrpc: '2.0', id: 7, error: { code: -32603, message: /^Upstream unavailable: fixture is down/ } });
+  t.match(JSON.parse(legacy.text), { jsonrpc: '2.0', id: 7, error: { code: -31003, message: /^Upstream unavailable: fixture is down/ } });
   t.notMatch(legacy.text, /<html/i, 'no HTML');
 
   // Requests and background re-probes (two more) find the same: nothing more is said.

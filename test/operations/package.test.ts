@@ -266,21 +266,49 @@ interface LockEntry {
   engines?: { node?: string } | string[];
 }
 
-t.test('every production dependency in package-lock.json runs on every Node version engines.node admits', async (t) => {
+/** The Node versions a contributor develops on: a current Node 20 or 22 (tap's coverage, c8, needs 20.19 or 22.12). */
+const DEV_NODE = '^20.19.0 || ^22.12.0 || >=23';
+
+t.test('every package in package-lock.json runs on the Node versions it is installed on (npm ci warns EBADENGINE otherwise)', async (t) => {
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines: { node: string } };
   const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
   const ours = pkg.engines.node;
   t.ok(semver.validRange(ours), `engines.node ${ours} is a valid range`);
+  t.ok(semver.subset(DEV_NODE, ours), `development (${DEV_NODE}) is on versions engines.node admits`);
   t.same(lock.packages['']?.engines, pkg.engines, 'the lock was written from this package.json (npm install --package-lock-only)');
-  const production = Object.entries(lock.packages).filter(([path, entry]) => path !== '' && !entry.dev);
-  t.ok(production.length > 50, `${production.length} production packages in the lock`);
-  // What npm ci prints EBADENGINE for: a package whose range leaves out a Node version ours lets in (an old
-  // lockfile's engines may be an array of strings: no node range then).
-  const narrower = production
-    .map(([path, entry]) => ({ path, version: entry.version, node: Array.isArray(entry.engines) ? undefined : entry.engines?.node }))
-    .filter((p) => p.node !== undefined && !semver.subset(ours, p.node))
+  const all = Object.entries(lock.packages).filter(([path]) => path !== '');
+  t.ok(all.filter(([, entry]) => !entry.dev).length > 50, 'the production packages are in the lock');
+  // What npm ci prints EBADENGINE for: a package whose range leaves out a Node version it is installed on (an old
+  // lockfile's engines may be an array of strings: no node range then). Production packages run wherever engines.node
+  // admits; dev ones wherever a contributor runs `npm ci` (package.json's overrides pin content-type under
+  // @octokit/request, the conformance suite's, to 2.x: 3.x parses alike but needs Node 22).
+  const narrower = all
+    .map(([path, entry]) => ({ path, dev: entry.dev, version: entry.version, node: Array.isArray(entry.engines) ? undefined : entry.engines?.node }))
+    .filter((p) => p.node !== undefined && !semver.subset(p.dev ? DEV_NODE : ours, p.node))
     .map((p) => `${p.path.replace(/^.*node_modules\//, '')}@${p.version} needs node ${p.node}`);
-  t.same(narrower, [], `no production dependency needs more than ${ours}`);
+  t.same(narrower, [], `no production package needs more than ${ours}, no dev package more than ${DEV_NODE}`);
+});
+
+t.test("every install script in package-lock.json is decided in package.json's allowScripts (npm 11 names the rest at each install)", async (t) => {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { allowScripts?: Record<string, boolean> };
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { hasInstallScript?: boolean }>;
+  };
+  const scripted = Object.entries(lock.packages)
+    .filter(([path, entry]) => path !== '' && entry.hasInstallScript)
+    .map(([path]) => path.replace(/^.*node_modules\//, ''));
+  t.ok(scripted.length > 0, `the lock names its install scripts (${scripted.join(', ')})`);
+  const decided = Object.keys(pkg.allowScripts ?? {}).map((key) => key.replace(/(?<=.)@.*$/, ''));
+  t.same(
+    scripted.filter((name) => !decided.includes(name)),
+    [],
+    'each is approved or denied',
+  );
+  t.same(
+    decided.filter((name) => !scripted.includes(name)),
+    [],
+    'and allowScripts names no package without one (npm install-scripts prune)',
+  );
 });
 
 t.test("fastify.inject sends cookies through light-my-request's cookie (the one package.json's overrides keeps on 1.x)", async (t) => {

@@ -1,5 +1,5 @@
 /**
- * A task store that cannot be reached, at the edge: both faces answer 503 with -32603 and Retry-After at once (never a
+ * A task store that cannot be reached, at the edge: both faces answer 503 with -31003 (unavailable) and Retry-After at once (never a
  * 500, never a hang), and serve again once the store is back. The store is a FAKE (the memory store behind a switch
  * that makes every call fail with StoreUnavailableError, as the Redis store does while Redis is down): the memory
  * store cannot be made unreachable.
@@ -30,7 +30,7 @@ function switchableStore(): { store: TaskStore; setDown(down: boolean): void } {
 
 const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
 
-t.test('store unavailable: 503, -32603 and Retry-After on the modern and the legacy face; served again once it is back', async (t) => {
+t.test('store unavailable: 503, -31003 and Retry-After on the modern and the legacy face; served again once it is back', async (t) => {
   const fx = await startModernFixture({ mode: 'modern', tasks: 'sync', taskJobDelayMs: 50 });
   const { store, setDown } = switchableStore();
   const cfg = parseConfig({ server: { port: 0 }, upstreams: [{ name: 'fixture', path: '/mcp', url: fx.url, tools: { '*': { task: 'always' } } }] });
@@ -58,7 +58,8 @@ t.test('store unavailable: 503, -32603 and Retry-After on the modern and the leg
   setDown(true);
   const modern = await post(url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0, label: 'x' } }, { capabilities: TASKS });
   t.equal(modern.status, 503, 'modern: a task that cannot be stored');
-  t.equal(modern.body.error.code, -32603);
+  t.equal(modern.body.error.code, -31003, 'unavailable (GatewayErrorCode.Unavailable), not an internal error');
+  t.same(modern.body.error.data, { retryAfterMs: 1000 }, 'the retry hint in the data');
   t.match(modern.body.error.message, /task store is unavailable/);
   const got = await fetch(url, {
     method: 'POST',
@@ -81,13 +82,13 @@ t.test('store unavailable: 503, -32603 and Retry-After on the modern and the leg
   });
   t.equal(got.status, 503, 'modern tasks/get');
   t.equal(got.headers.get('retry-after'), '1');
-  t.equal(((await got.json()) as { error: { code: number } }).error.code, -32603);
+  t.equal(((await got.json()) as { error: { code: number } }).error.code, -31003);
 
   const refusedInit = await legacy(init);
   t.equal(refusedInit.status, 503, 'legacy initialize: the session cannot be stored');
   t.equal(refusedInit.headers.get('retry-after'), '1');
   t.equal(refusedInit.headers.get('mcp-session-id'), null, 'no session id handed out');
-  t.equal(((await refusedInit.json()) as { error: { code: number } }).error.code, -32603);
+  t.equal(((await refusedInit.json()) as { error: { code: number } }).error.code, -31003);
 
   const unknown = await legacy({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'mcp-session-id': 'held-by-no-one-here' });
   t.equal(unknown.status, 503, 'legacy: a session this instance must read from the store');
@@ -96,7 +97,7 @@ t.test('store unavailable: 503, -32603 and Retry-After on the modern and the leg
   const taskGet = await legacy({ jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { taskId: 'gwt_unknown' } }, { 'mcp-session-id': sid });
   t.equal(taskGet.status, 503, 'legacy tasks/get on a session held here');
   t.equal(taskGet.headers.get('retry-after'), '1');
-  t.equal(((await taskGet.json()) as { error: { code: number } }).error.code, -32603);
+  t.equal(((await taskGet.json()) as { error: { code: number } }).error.code, -31003);
 
   setDown(false);
   const back = await legacy({ jsonrpc: '2.0', id: 3, method: 'tasks/get', params: { taskId: 'gwt_unknown' } }, { 'mcp-session-id': sid });

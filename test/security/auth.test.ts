@@ -276,7 +276,7 @@ t.test('jwt against a JWKS URL: keys by kid; an unknown key is refused; an unrea
   const dead = await gatewayWith(t, { mode: 'jwt', jwksUrl: deadUrl, issuer: ISSUER, audience: AUDIENCE });
   const r = await discoverRaw(dead.url, `Bearer ${await token(keys.privateKey, { kid: 'k1' })}`, 'd1');
   t.equal(r.status, 503, 'key set unreachable: 503');
-  t.match(r.body, { jsonrpc: '2.0', id: 'd1', error: { code: -32603 } });
+  t.match(r.body, { jsonrpc: '2.0', id: 'd1', error: { code: -31003, data: { retryAfterMs: 5000 } } });
 });
 
 t.test('jwt with an HMAC secret from the environment; forward: false keeps the token from the upstream', async (t) => {

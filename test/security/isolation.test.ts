@@ -75,7 +75,7 @@ const call = (url: string, name: string, headers: Record<string, string> = {}, c
 
 const textOf = (r: RawReply): string | undefined => r.body.result?.content?.[0]?.text;
 
-/** A share refusal as the catalog says: 503, Retry-After, -32603 with the share's message. */
+/** A share refusal as the catalog says: 503, Retry-After, -31001 (the caller's own limit) with the share's message. */
 function isShareRefusal(
   t: Test,
   r: { status: number; headers?: Headers | Record<string, unknown>; body: any },
@@ -84,7 +84,8 @@ function isShareRefusal(
 ): void {
   t.equal(r.status, 503, `${what}: 503`);
   t.equal(retryAfter, '1', `${what}: Retry-After`);
-  t.equal(r.body?.error?.code, -32603, `${what}: -32603`);
+  t.equal(r.body?.error?.code, -31001, `${what}: -31001`);
+  t.same(r.body?.error?.data, { retryAfterMs: 1000 }, `${what}: data.retryAfterMs`);
   t.match(r.body?.error?.message, SHARE_EXHAUSTED, `${what}: the catalogued message`);
 }
 

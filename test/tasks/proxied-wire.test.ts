@@ -602,7 +602,7 @@ t.test('maxActivePerPrincipal: the extra task is refused (429) before the upstre
   const first = await createTask(small.url, 'gated_job', { gate: 'cap-1' });
   const over = await post(small.url, 'tools/call', { name: 'gated_job', arguments: { gate: 'cap-2' } }, { capabilities: DECLARING });
   t.equal(over.status, 429);
-  t.equal(over.body.error?.code, -32603);
+  t.equal(over.body.error?.code, -31001, "the caller's own limit (GatewayErrorCode.CallerLimit)");
   t.notOk(over.body.result);
   const stats = small.fixture.stats();
   t.equal(stats.calls.gated_job, 1, 'the refused call never reached the upstream');
@@ -650,7 +650,7 @@ t.test('a store full of live tasks refuses the next one (503) and cancels the up
     { capabilities: DECLARING, headers: { authorization: 'Bearer other-full' } },
   );
   t.equal(refused.status, 503);
-  t.equal(refused.body.error?.code, -32603);
+  t.equal(refused.body.error?.code, -31002, 'the store is full (GatewayErrorCode.AtCapacity)');
   const orphan = full.fixture.stats().tasks.find((u) => !before.has(u.taskId))?.taskId;
   if (orphan) {
     // The gateway may have created it upstream before it found the store full; then it must cancel it.

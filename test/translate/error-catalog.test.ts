@@ -8,7 +8,16 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { answerOf, catalogAnswer, ERROR_CATALOG, formatMessage, GatewayError, type ErrorKind, type ErrorSpec } from '../../src/translate/error-catalog.js';
+import {
+  answerOf,
+  catalogAnswer,
+  ERROR_CATALOG,
+  formatMessage,
+  GatewayError,
+  GatewayErrorCode,
+  type ErrorKind,
+  type ErrorSpec,
+} from '../../src/translate/error-catalog.js';
 import { AuthError } from '../../src/proxy/auth.js';
 import { exceptionToEdge, failureToEdge } from '../../src/proxy/errors.js';
 import { TooManySessionsError } from '../../src/proxy/legacy-face.js';
@@ -46,7 +55,7 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_FORBIDDEN_HOST: { rpc: -32600, status: 403, message: 'Forbidden: Host or Origin not allowed' },
   GW_NOT_FOUND: { rpc: -32600, status: 404, message: 'Not found' },
   GW_INTERNAL: { rpc: -32603, status: 500, message: 'Internal error', fault: true },
-  GW_SHUTTING_DOWN: { rpc: -32603, status: 503, message: 'Gateway shutting down' },
+  GW_SHUTTING_DOWN: { rpc: -31003, status: 503, message: 'Gateway shutting down' },
   // Modern face: validation
   GW_INVALID_REQUEST: { rpc: -32600, status: 400, message: '%s' },
   GW_HEADER_MISMATCH: { rpc: -32020, status: 400, message: '%s' },
@@ -55,7 +64,7 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_METHOD_REMOVED: { rpc: -32601, status: 404, message: '%s' },
   GW_METHOD_NOT_FOUND: { rpc: -32601, status: 404, message: 'Method not found: %s' },
   GW_LEGACY_NOT_BRIDGED: { rpc: -32600, status: 400, message: 'This upstream speaks MCP 2026-07-28 only; 2025-11-25 clients are not bridged to it yet' },
-  GW_TOO_MANY_SUBSCRIPTIONS: { rpc: -32603, status: 503, message: 'Too many open subscriptions; try again later' },
+  GW_TOO_MANY_SUBSCRIPTIONS: { rpc: -31002, status: 503, message: 'Too many open subscriptions; try again later' },
   // Legacy face
   GW_NOT_ONE_MESSAGE: { rpc: -32600, status: 400, message: 'Invalid Request: expected one JSON-RPC 2.0 message' },
   GW_NOT_A_REQUEST: { rpc: -32600, status: 400, message: 'Invalid Request' },
@@ -64,7 +73,7 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_SESSION_NOT_FOUND: { rpc: -32001, status: 404, message: 'Session not found' },
   GW_STREAM_NOT_ACCEPTABLE: { rpc: -32600, status: 406, message: 'Not Acceptable: the GET stream needs Accept: text/event-stream' },
   GW_STREAM_CONFLICT: { rpc: -32600, status: 409, message: 'Conflict: only one GET stream per session' },
-  GW_TOO_MANY_SESSIONS: { rpc: -32603, status: 503, message: 'Too many sessions; try again later', retryAfterSeconds: 5 },
+  GW_TOO_MANY_SESSIONS: { rpc: -31002, status: 503, message: 'Too many sessions; try again later', retryAfterSeconds: 5 },
   GW_INITIALIZE_PARAMS: { rpc: -32602, status: 400, message: 'Invalid params: initialize needs protocolVersion and clientInfo' },
   GW_UNKNOWN_LOG_LEVEL: { rpc: -32602, status: 200, message: 'Invalid params: unknown log level' },
   GW_URI_REQUIRED: { rpc: -32602, status: 200, message: 'Invalid params: uri is required' },
@@ -83,22 +92,22 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_UNAUTHENTICATED: { rpc: -32600, status: 401, message: 'Unauthorized: credentials required' },
   GW_INVALID_TOKEN: { rpc: -32600, status: 401, message: 'Unauthorized: %s token' },
   GW_UNTRUSTED_SOURCE: { rpc: -32600, status: 401, message: 'Unauthorized: this address may not assert an identity' },
-  GW_AUTH_UNAVAILABLE: { rpc: -32603, status: 503, message: 'Authentication unavailable; retry shortly', retryAfterSeconds: 5 },
+  GW_AUTH_UNAVAILABLE: { rpc: -31003, status: 503, message: 'Authentication unavailable; retry shortly', retryAfterSeconds: 5 },
   // Tasks
   GW_TASK_UNKNOWN: { rpc: -32602, status: 200, message: 'Unknown task' },
   GW_TASK_EXPIRED: { rpc: -32602, status: 200, message: 'Failed to retrieve task: Task has expired' },
   GW_TASK_TERMINAL: { rpc: -32602, status: 200, message: "Cannot cancel task: already in terminal status '%s'" },
   GW_INVALID_CURSOR: { rpc: -32602, status: 200, message: 'Invalid cursor' },
-  GW_TOO_MANY_TASKS: { rpc: -32603, status: 429, message: 'Too many active tasks (limit %s); let some finish or cancel them' },
-  GW_STORE_FULL: { rpc: -32603, status: 503, message: 'The task store is full (%s live tasks); try again later' },
-  GW_STORE_UNAVAILABLE: { rpc: -32603, status: 503, message: 'The task store is unavailable; retry shortly', retryAfterSeconds: 1 },
+  GW_TOO_MANY_TASKS: { rpc: -31001, status: 429, message: 'Too many active tasks (limit %s); let some finish or cancel them' },
+  GW_STORE_FULL: { rpc: -31002, status: 503, message: 'The task store is full (%s live tasks); try again later' },
+  GW_STORE_UNAVAILABLE: { rpc: -31003, status: 503, message: 'The task store is unavailable; retry shortly', retryAfterSeconds: 1 },
   GW_MISSING_CAPABILITY: { rpc: -32021, status: 400, message: "The upstream needs %s, which this request's clientCapabilities do not declare" },
   GW_TASK_RESULT_TOO_LARGE: { rpc: -32603, status: 200, message: 'The task result is too large to keep (%s bytes; the limit is %s)' },
   GW_TASK_SHUT_DOWN: { rpc: -32603, status: 200, message: 'The gateway shut down before the task finished' },
   GW_JOB_NO_HANDLE: { rpc: -32603, status: 502, message: 'Job rule for tool %s: the start tool answered without a handle at %s' },
   GW_JOB_UNKNOWN_STATE: { rpc: -32603, status: 200, message: 'Job rule for tool %s: the status tool reported %s, which the rule does not map' },
   GW_TOOL_NOT_FOUND: { rpc: -32602, status: 200, message: 'Unknown tool: %s' },
-  GW_POLL_TOO_FAST: { rpc: -32603, status: 429, message: 'Polling too fast: ask about this task again in %s ms' },
+  GW_POLL_TOO_FAST: { rpc: -31001, status: 429, message: 'Polling too fast: ask about this task again in %s ms' },
   // MRTR
   GW_INVALID_REQUEST_STATE: { rpc: -32602, status: 400, message: 'Invalid requestState' },
   GW_INSTANCE_GONE: {
@@ -107,12 +116,12 @@ const PINNED: Record<string, ErrorSpec> = {
     message: 'Invalid requestState: the gateway instance holding this request is gone; send the request again without requestState',
   },
   GW_TOO_MANY_HELD_CALLS: {
-    rpc: -32603,
+    rpc: -31001,
     status: 503,
     message: 'Too many of your requests are waiting for input (limit %s); answer or abandon some, then retry',
     retryAfterSeconds: 1,
   },
-  GW_HELD_CALLS_FULL: { rpc: -32603, status: 503, message: 'Too many requests are waiting for input; try again later', retryAfterSeconds: 1 },
+  GW_HELD_CALLS_FULL: { rpc: -31002, status: 503, message: 'Too many requests are waiting for input; try again later', retryAfterSeconds: 1 },
   GW_INPUT_REQUESTS_EXCEEDED: { rpc: -32603, status: 502, message: 'The upstream asked for more input at once than allowed (limit %s)' },
   GW_INPUT_ROUNDS_EXCEEDED: { rpc: -32603, status: 502, message: 'The upstream asked for input more often than allowed (limit %s rounds)' },
   // Input validation
@@ -125,14 +134,14 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_UPSTREAM_HTTP: { rpc: -32603, status: 502, message: 'Upstream unavailable: upstream answered HTTP %s' },
   GW_UPSTREAM_UNAUTHORIZED: { rpc: -32600, status: 401, message: 'Unauthorized: the upstream requires authorization' },
   GW_UPSTREAM_FORBIDDEN: { rpc: -32600, status: 403, message: 'Forbidden: the upstream refused these credentials' },
-  GW_UPSTREAM_DOWN: { rpc: -32603, status: 503, message: 'Upstream unavailable: %s is down; retry in %s s' },
-  GW_UPSTREAM_BUSY: { rpc: -32603, status: 503, message: 'Gateway busy: %s' },
+  GW_UPSTREAM_DOWN: { rpc: -31003, status: 503, message: 'Upstream unavailable: %s is down; retry in %s s' },
+  GW_UPSTREAM_BUSY: { rpc: -31002, status: 503, message: 'Gateway busy: %s' },
   GW_UPSTREAM_BAD_MESSAGE: { rpc: -32603, status: 502, message: 'Upstream sent an unusable message: %s' },
   GW_UPSTREAM_PROCESS_EXITED: { rpc: -32603, status: 502, message: 'Upstream process %s exited (%s); it is being restarted' },
   GW_UPSTREAM_REQUEST_UNATTRIBUTED: { rpc: -32603, status: 502, message: 'Cannot tie %s to a call: %s' },
   // Per-principal shares
   GW_PRINCIPAL_SHARE_EXHAUSTED: {
-    rpc: -32603,
+    rpc: -31001,
     status: 503,
     message: 'Too many %s for this caller (at most %s); retry when one of them ends',
     retryAfterSeconds: 1,
@@ -140,6 +149,9 @@ const PINNED: Record<string, ErrorSpec> = {
 };
 
 const entries = Object.entries(ERROR_CATALOG) as Array<[ErrorKind, ErrorSpec]>;
+
+/** The gateway's own codes (docs/security.md § Errors), pinned too. */
+const ownCodes: number[] = Object.values(GatewayErrorCode);
 
 /** Every .ts file under a directory. */
 function sourcesUnder(dir: string): string[] {
@@ -181,15 +193,22 @@ t.test('statuses, JSON-RPC codes, retry hints and faults are valid', async (t) =
       `${kind}: 200 (in-band) or an error status (${spec.status})`,
     );
     // JSON-RPC 2.0 §5.1: the reserved range is -32768..-32000 (the spec's own codes and the implementation-defined
-    // server errors that MCP uses: -32000, -32001, -32002, -32020..-32022, -32042).
-    t.ok(Number.isInteger(spec.rpc) && spec.rpc >= -32768 && spec.rpc <= -32000, `${kind}: a reserved JSON-RPC code (${spec.rpc})`);
+    // server errors that MCP uses: -32000, -32001, -32002, -32020..-32022, -32042); the gateway's own codes lie outside
+    // it (2026-07-28 basic §Error Codes).
+    t.ok(
+      (Number.isInteger(spec.rpc) && spec.rpc >= -32768 && spec.rpc <= -32000) || ownCodes.includes(spec.rpc),
+      `${kind}: a reserved JSON-RPC code or one of the gateway's (${spec.rpc})`,
+    );
     t.ok(spec.message.length > 0 && spec.message.length <= 200, `${kind}: a message`);
     if (spec.retryAfterSeconds !== undefined) {
       t.ok(Number.isInteger(spec.retryAfterSeconds) && spec.retryAfterSeconds > 0, `${kind}: Retry-After in whole seconds`);
       t.ok(spec.status === 429 || spec.status === 503, `${kind}: a retry hint only on 429 or 503 (RFC 9110 §10.2.3)`);
     }
     if (spec.fault) t.ok(spec.status >= 500, `${kind}: a gateway fault is a 5xx`);
-    if (spec.status >= 500 && spec.status !== 501) t.equal(spec.rpc, -32603, `${kind}: a 5xx carries -32603 (internal error)`);
+    // A limit or an unavailability (429, 503) is one of the gateway's codes, to retry; any other 5xx is -32603.
+    if (spec.status === 429 || spec.status === 503) t.ok(ownCodes.includes(spec.rpc), `${kind}: a 429 or 503 carries a code of the gateway's (${spec.rpc})`);
+    else if (spec.status >= 500 && spec.status !== 501) t.equal(spec.rpc, -32603, `${kind}: a 5xx carries -32603 (internal error)`);
+    if (ownCodes.includes(spec.rpc)) t.ok(spec.status === 429 || spec.status === 503, `${kind}: a code of the gateway's only on 429 or 503`);
   }
   t.equal(ERROR_CATALOG.GW_INTERNAL.fault, true, 'the catch-all is the one logged as a fault');
 });
@@ -209,6 +228,32 @@ t.test('in-band entries (200) use -32602, -32601 or -32603, each for what it mea
         `${kind}: -32602 about a parameter`,
       );
   }
+});
+
+t.test("the gateway's own codes: pinned, outside the reserved ranges, each for limits or unavailability", async (t) => {
+  t.strictSame({ ...GatewayErrorCode }, { CallerLimit: -31001, AtCapacity: -31002, Unavailable: -31003 });
+  for (const code of ownCodes) t.ok(code < -32768 || code > -32000, `${code}: outside JSON-RPC's reserved -32768..-32000`);
+  const byCode = (code: number) =>
+    entries
+      .filter(([, spec]) => spec.rpc === code)
+      .map(([kind]) => kind)
+      .sort();
+  t.same(byCode(GatewayErrorCode.CallerLimit), ['GW_POLL_TOO_FAST', 'GW_PRINCIPAL_SHARE_EXHAUSTED', 'GW_TOO_MANY_HELD_CALLS', 'GW_TOO_MANY_TASKS']);
+  t.same(byCode(GatewayErrorCode.AtCapacity), ['GW_HELD_CALLS_FULL', 'GW_STORE_FULL', 'GW_TOO_MANY_SESSIONS', 'GW_TOO_MANY_SUBSCRIPTIONS', 'GW_UPSTREAM_BUSY']);
+  t.same(byCode(GatewayErrorCode.Unavailable), ['GW_AUTH_UNAVAILABLE', 'GW_SHUTTING_DOWN', 'GW_STORE_UNAVAILABLE', 'GW_UPSTREAM_DOWN']);
+});
+
+t.test('a known wait is in data.retryAfterMs as well as Retry-After; a finer one in the data stays', async (t) => {
+  for (const [kind, spec] of entries.filter(([, s]) => s.retryAfterSeconds !== undefined)) {
+    const a = catalogAnswer(kind);
+    t.same(a.error.data, { retryAfterMs: (spec.retryAfterSeconds as number) * 1000 }, `${kind}: data.retryAfterMs`);
+  }
+  const poll = answerOf(new GatewayError('GW_POLL_TOO_FAST', { args: [1234], data: { retryAfterMs: 1234 }, retryAfterSeconds: 2 }));
+  t.same([poll.error.data, poll.retryAfterSeconds], [{ retryAfterMs: 1234 }, 2], "a poll's own wait, to the millisecond");
+  const other = catalogAnswer('GW_PRINCIPAL_SHARE_EXHAUSTED', { args: ['sessions', 2], data: { share: 'sessions' } });
+  t.same(other.error.data, { retryAfterMs: 1000, share: 'sessions' }, 'beside data of its own');
+  t.equal(catalogAnswer('GW_TOO_MANY_TASKS', { args: [3] }).error.data, undefined, 'no hint without a known wait');
+  t.same(exceptionToEdge(new UpstreamDownError('u', 2_500)).error.data, { retryAfterMs: 3000 }, 'the wait rounded up, as Retry-After');
 });
 
 t.test('every GatewayError subclass answers through its declared entry', async (t) => {
@@ -287,7 +332,7 @@ t.test('catalogAnswer, answerOf and failureToEdge fill the entry', async (t) => 
   t.strictSame(a, {
     kind: 'GW_UPSTREAM_DOWN',
     status: 503,
-    error: { code: -32603, message: 'Upstream unavailable: u is down; retry in 3 s' },
+    error: { code: -31003, message: 'Upstream unavailable: u is down; retry in 3 s', data: { retryAfterMs: 3000 } },
     fault: false,
     retryAfterSeconds: 3,
   });

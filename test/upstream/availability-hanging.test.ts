@@ -84,7 +84,8 @@ t.test('a hanging upstream: one bounded wait, then immediate 503s with Retry-Aft
   events.push('second answered');
   t.equal(second.status, 503, 'known to be down: 503');
   t.ok(Number(second.headers.get('retry-after')) >= 1, `Retry-After: ${second.headers.get('retry-after')}`);
-  t.same([secondBody.id, secondBody.error.code], ['second', -32603]);
+  t.same([secondBody.id, secondBody.error.code], ['second', -31003], 'unavailable: a code to retry, not an internal error');
+  t.equal(secondBody.error.data?.retryAfterMs, Number(second.headers.get('retry-after')) * 1000, 'the wait in the data too');
   t.match(secondBody.error.message, /Upstream unavailable: hangs is down/);
   t.equal(hanging.requests(), seenBefore, 'answered without a request to the upstream');
   t.same(events.slice(events.indexOf('first answered')), ['first answered', 'second answered'], 'nothing reached the upstream in between');
