@@ -3,10 +3,13 @@
  * Node 20 shim) against the gateway in front of a fixture server, both started here on loopback port 0.
  *
  *   tsx scripts/conformance.ts [--requirements 2026-07-28|2025-11-25] [--scenario NAME] [--direct | --compare]
- *                              [--upstream legacy|modern|dual|jsonl] [--tasks native|sync|job [--task-first]]
+ *                              [--upstream legacy|modern|dual|dual-meta|jsonl] [--tasks native|sync|job [--task-first]]
  *
  * --upstream picks the fixture: `legacy` (default; test/fixtures/legacy-server.ts, 2025-11-25), `modern`
- * (test/fixtures/modern-server.ts, 2026-07-28 only), `dual` (the same server also serving 2025-11-25 itself) or
+ * (test/fixtures/modern-server.ts, 2026-07-28 only), `dual` (the same server also serving 2025-11-25 itself, its
+ * requests routed by the SDK's `isLegacyRequest`), `dual-meta` (the same, routed by `_meta` and headers as the
+ * conformance project's reference everything-server does in its dual-era mode: an `initialize` with 2026-07-28 markers
+ * meets its 2026-07-28 side) or
  * `jsonl` (the modern fixture with `jsonLines`: the framings of the conformance project's reference everything-server
  * in its 2026-07-28-only mode, JSON-lines listens and tool answers, `resources: {}`; 2026-07-28 only through the
  * gateway, and in its dual-era mode for the baseline, so that a 2025-11-25 suite through the gateway's legacy face is
@@ -127,7 +130,8 @@ interface Run {
   unscored: Set<string>;
 }
 
-type Upstream = 'legacy' | 'modern' | 'dual' | 'jsonl';
+const UPSTREAMS = ['legacy', 'modern', 'dual', 'dual-meta', 'jsonl'] as const;
+type Upstream = (typeof UPSTREAMS)[number];
 type Tasks = 'native' | 'sync' | 'job';
 
 /** Runs the suite once against `url`; the scenarios' checks as the suite wrote them. */
@@ -182,8 +186,13 @@ async function startFixture(upstream: Upstream, tasks: Tasks | undefined, baseli
   const taskFirst = values['task-first'] ? { taskFirst: true } : {};
   if (upstream === 'legacy') return startLegacyFixture(tasks ? { tasks, ...taskFirst } : {});
   // The JSON-lines server behind the gateway speaks 2026-07-28 only; its baseline also serves 2025-11-25 itself.
-  const mode = upstream === 'jsonl' ? (baseline ? 'dual' : 'modern') : upstream;
-  return startModernFixture({ mode, ...(upstream === 'jsonl' && { jsonLines: true }), ...(tasks ? { tasks, ...taskFirst } : {}) });
+  const mode = upstream === 'jsonl' ? (baseline ? 'dual' : 'modern') : upstream === 'dual-meta' ? 'dual' : upstream;
+  return startModernFixture({
+    mode,
+    ...(upstream === 'dual-meta' && { dualRouting: 'meta' as const }),
+    ...(upstream === 'jsonl' && { jsonLines: true }),
+    ...(tasks ? { tasks, ...taskFirst } : {}),
+  });
 }
 
 /** Starts the gateway in front of `fixtureUrl`; its client-facing URL and `close`. */
@@ -217,9 +226,8 @@ function differences(direct: Run, gateway: Run): Map<string, string> {
 async function main(): Promise<number> {
   const tasks = values.tasks === 'native' || values.tasks === 'sync' || values.tasks === 'job' ? values.tasks : undefined;
   if (values.tasks !== undefined && !tasks) throw new Error('--tasks takes native, sync or job');
-  const upstream = values.upstream as string;
-  if (upstream !== 'legacy' && upstream !== 'modern' && upstream !== 'dual' && upstream !== 'jsonl')
-    throw new Error('--upstream takes legacy, modern, dual or jsonl');
+  const upstream = UPSTREAMS.find((u) => u === values.upstream);
+  if (!upstream) throw new Error(`--upstream takes ${UPSTREAMS.join(', ')}`);
   if (values.direct && values.compare) throw new Error('--direct and --compare exclude each other');
   if (values['task-first'] && tasks !== 'native') throw new Error('--task-first needs --tasks native');
 
