@@ -164,9 +164,9 @@ const schemaEcho: Script = async (c) => {
 /**
  * `elicitation`: the client declares form elicitation and answers questions. `sdkCalls`: the 2026-07-28 client calls
  * tools through the v2 SDK (which mirrors `x-mcp-header` parameters into `Mcp-Param-*` headers) rather than by hand.
- * `gateway`: configuration the gateway runs with besides its defaults.
+ * `gateway`: configuration the gateway runs with besides its defaults; `upstream`: the same for its upstream entry.
  */
-const SCRIPTS: Record<string, { script: Script; elicitation?: boolean; sdkCalls?: boolean; gateway?: Json }> = {
+const SCRIPTS: Record<string, { script: Script; elicitation?: boolean; sdkCalls?: boolean; gateway?: Json; upstream?: Json }> = {
   initialize: { script: basic },
   tools_call: { script: basic },
   // Its server serves one client: it answers a resumed call on whichever GET comes next, whatever the session, so the
@@ -175,8 +175,12 @@ const SCRIPTS: Record<string, { script: Script; elicitation?: boolean; sdkCalls?
   'elicitation-sep1034-client-defaults': { script: everyTool, elicitation: true },
   'json-schema-2020-12-preservation': { script: schemaEcho },
   'json-schema-ref-no-deref': { script: async (c) => void (await c.listTools()) },
-  'request-metadata': { script: async (c) => void (await c.listTools()) },
-  'http-standard-headers': { script: everyTool },
+  // These servers score every POST as a 2026-07-28 client's. With `era: auto` the first 2025-11-25 client makes the
+  // gateway ask whether the upstream serves that era itself, with the initialize a 2025-11-25 client sends (no
+  // 2026-07-28 _meta or headers: a dual-era server routes by them), which they would score as this client's. Their
+  // upstream is known to speak 2026-07-28 alone, so the gateway is told so, as an operator would.
+  'request-metadata': { script: async (c) => void (await c.listTools()), upstream: { era: 'modern' } },
+  'http-standard-headers': { script: everyTool, upstream: { era: 'modern' } },
   'http-custom-headers': { script: contextCalls, sdkCalls: true },
   'http-invalid-tool-headers': { script: everyTool, sdkCalls: true },
   'sep-2322-client-request-state': { script: everyTool, elicitation: true },
@@ -195,7 +199,7 @@ async function main(): Promise<void> {
   let stop = async (): Promise<void> => {};
   if (mode === 'gateway') {
     const gateway = await buildGateway(
-      parseConfig({ ...entry.gateway, server: { port: 0 }, upstreams: [{ name: 'scenario', path: '/mcp', url: serverUrl }] }),
+      parseConfig({ ...entry.gateway, server: { port: 0 }, upstreams: [{ ...entry.upstream, name: 'scenario', path: '/mcp', url: serverUrl }] }),
       {
         logger: { level: 'warn' },
       },

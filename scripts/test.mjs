@@ -50,6 +50,12 @@ const suites = [
   // and in front of a dual-era server: exactly what the server gives directly, check by check, in both eras.
   ['--requirements', '2025-11-25', '--upstream', 'dual', '--compare'],
   ['--requirements', '2026-07-28', '--upstream', 'dual', '--compare'],
+  // the same in front of a dual-era server that routes by _meta and headers, as the conformance reference
+  // everything-server does (an initialize with 2026-07-28 markers meets its 2026-07-28 side),
+  ['--requirements', '2025-11-25', '--upstream', 'dual-meta', '--compare'],
+  ['--requirements', '2026-07-28', '--upstream', 'dual-meta', '--compare'],
+  // and in front of the real @modelcontextprotocol/server-everything (2025-11-25), scored by equality with it directly,
+  ['--requirements', '2025-11-25', '--upstream', 'everything', '--compare'],
   // and in front of a modern-only server framed as the reference everything-server (JSON-lines listens and tool
   // answers, resources without subscribe), compared with that server serving 2025-11-25 itself.
   ['--requirements', '2025-11-25', '--upstream', 'jsonl', '--compare'],

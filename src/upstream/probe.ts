@@ -4,10 +4,11 @@
  * 2026-07-28 client sends every request with its version header and `_meta`, 2026-07-28
  * basic/transports/streamable-http §Protocol Version Header). Whether such a server also speaks 2025-11-25 matters
  * only to 2025-11-25 clients, so it is asked when the first of them arrives (`probeLegacy`, availability.ts), with
- * that `initialize` marked as 2025-11-25 in its headers and `_meta`. A dual-era server's `supportedVersions` may list
- * 2026-07-28 alone (2026-07-28 basic/versioning §Compatibility Matrix: the era is chosen by how the client opens), so
- * the list cannot tell. An upstream that does not answer `server/discover` as a 2026-07-28 server is asked
- * `initialize` next.
+ * the `initialize` a 2025-11-25 client sends: no 2026-07-28 `_meta`, no `Mcp-Method`, no version header. A dual-era
+ * server's `supportedVersions` may list 2026-07-28 alone, and it chooses the era by how the client opens (2026-07-28
+ * basic/versioning §Compatibility Matrix): an `initialize` carrying the 2026-07-28 markers is a 2026-07-28 request
+ * to it, refused as such, so only the unmarked one can find its 2025-11-25 side. An upstream that does not answer
+ * `server/discover` as a 2026-07-28 server is asked `initialize` next.
  */
 import {
   ErrorCode,
@@ -18,7 +19,6 @@ import {
   LEGACY_VERSION,
   LEGACY_VERSIONS,
   logFailure,
-  META,
   MODERN_VERSION,
   modernHeaders,
   NO_LOG,
@@ -91,7 +91,7 @@ export async function probeUpstream(target: ProbeTarget, signal?: AbortSignal, a
   }
   // Nobody listening: the upstream is down, and asking initialize too would only delay saying so.
   if (discover.status === 'rejected' && refusedConnection(discover.reason)) throw discover.reason;
-  const [initialize] = await Promise.allSettled([askInitialize(target, signal, false)]);
+  const [initialize] = await Promise.allSettled([askInitialize(target, signal)]);
   if (discover.status === 'rejected' && initialize.status === 'rejected') {
     const errors = [discover.reason, initialize.reason];
     throw errors.find((e) => !(e instanceof UpstreamTimeoutError)) ?? errors[0];
@@ -138,15 +138,17 @@ function notMcp(discover: Heard, initialize: Heard): string | undefined {
 }
 
 /**
- * The 2025-11-25 side of an upstream that answered `server/discover` (`legacyUnasked`): one `initialize`, marked as
- * 2025-11-25 in its `MCP-Protocol-Version`/`Mcp-Method` headers and `_meta`, so that a 2026-07-28 server reads it as a
- * request in an era it may not serve (and answers so) rather than a request without the headers every 2026-07-28
- * request carries. Resolves with what it learned (`legacy`, `identity`); throws as `probeUpstream` does when no answer
- * came.
+ * The 2025-11-25 side of an upstream that answered `server/discover` (`legacyUnasked`): one `initialize` exactly as a
+ * 2025-11-25 client sends it (2025-11-25 basic/lifecycle §Initialization: no `_meta`, no `Mcp-Method`, no
+ * `MCP-Protocol-Version` before a version is negotiated). A dual-era server routes a request by those markers (the
+ * conformance reference server sends any POST with 2026-07-28 `_meta` to its 2026-07-28 handler, which refuses
+ * `initialize` with -32022), so a marked `initialize` would hide its 2025-11-25 side; a modern-only server refuses the
+ * unmarked one too (400, -32022 or -32602), which is still "no". Resolves with what it learned (`legacy`,
+ * `identity`); throws as `probeUpstream` does when no answer came.
  */
 export async function probeLegacy(target: ProbeTarget, signal?: AbortSignal, authorization?: string): Promise<Pick<UpstreamEras, 'legacy' | 'identity'>> {
   if (authorization) target = { ...target, headers: withAuthorization(target.headers, authorization) };
-  const answer = await askInitialize(target, signal, true);
+  const answer = await askInitialize(target, signal);
   return answer.identity ? { legacy: true, identity: answer.identity } : { legacy: false };
 }
 
@@ -198,15 +200,13 @@ function speaksModern(code: number, data: unknown): boolean {
 }
 
 /**
- * `initialize` for 2025-11-25 (2025-11-25 basic/lifecycle §Initialization). An `InitializeResult` for a 2025-era
- * version means legacy; the session it opened is ended at once with DELETE (best effort: the upstream expires
- * idle sessions itself).
+ * `initialize` for 2025-11-25 as a 2025-11-25 client sends it (2025-11-25 basic/lifecycle §Initialization): the
+ * params alone, no 2026-07-28 marker in body or headers. An `InitializeResult` for a 2025-era version means legacy;
+ * the session it opened is ended at once with DELETE (best effort: the upstream expires idle sessions itself).
  */
-async function askInitialize(target: ProbeTarget, signal: AbortSignal | undefined, marked: boolean): Promise<Heard & { identity?: UpstreamIdentity }> {
+async function askInitialize(target: ProbeTarget, signal: AbortSignal | undefined): Promise<Heard & { identity?: UpstreamIdentity }> {
   const params: JsonObject = { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: CLIENT_INFO };
-  if (marked) params._meta = { [META.protocolVersion]: LEGACY_VERSION, [META.clientCapabilities]: {}, [META.clientInfo]: CLIENT_INFO };
-  const headers: Record<string, string> = marked ? { 'mcp-protocol-version': LEGACY_VERSION, 'mcp-method': 'initialize' } : {};
-  const answer = await ask(target, headers, { jsonrpc: '2.0', id: 'gateway-probe-initialize', method: 'initialize', params }, signal);
+  const answer = await ask(target, {}, { jsonrpc: '2.0', id: 'gateway-probe-initialize', method: 'initialize', params }, signal);
   if (answer.sessionId) endSession(target, answer.sessionId, answer.message);
   const message = answer.message;
   const heard = heardOf(answer);

@@ -15,11 +15,6 @@
  *    and every progress notification of their call (2025-11-25 basic/utilities/progress).
  * Every wait is bounded, so a case that is wrong fails instead of hanging.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import t, { type Test } from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -29,6 +24,7 @@ import { parseConfig } from '../../src/config/index.js';
 import { startDemoUpstream } from '../../src/demo/demo-server.js';
 import { longOpText, startRootsAtStartServer, type RootsAtStartServer } from '../fixtures/roots-at-start-server.js';
 import { startRootsCacheServer } from '../fixtures/roots-cache-server.js';
+import { startServerEverything } from '../fixtures/server-everything.js';
 import { bounded } from '../helpers/era-clients.js';
 import { envelope, post, type RawReply } from '../helpers/modern.js';
 
@@ -420,40 +416,11 @@ t.test('a server that asks roots/list at start: a caller without roots is never 
 // 4. The real server-everything over Streamable HTTP.
 // ---------------------------------------------------------------------------------------------------------------
 
-/**
- * Starts `@modelcontextprotocol/server-everything`'s own Streamable HTTP launcher (`dist/index.js streamableHttp`,
- * port from `PORT`) on port 0, held to loopback by a preload (it binds every interface otherwise). Its URL.
- */
+/** The real server-everything (test/fixtures/server-everything.ts), stopped at teardown. Its URL. */
 async function startEverything(t: Teardown): Promise<string> {
-  const require = createRequire(import.meta.url);
-  const entry = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
-  const preload = pathToFileURL(fileURLToPath(new URL('../fixtures/listen-on-loopback.mjs', import.meta.url))).href;
-  // Without the test runner's loaders: the server is plain JavaScript.
-  const child = spawn(process.execPath, ['--import', preload, entry, 'streamableHttp'], {
-    env: { ...process.env, NODE_OPTIONS: '', PORT: '0' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  t.teardown(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    await bounded(exited, 'server-everything exit', 5_000).catch(() => child.kill('SIGKILL'));
-  });
-  let stderr = '';
-  const port = await bounded(
-    new Promise<number>((resolve, reject) => {
-      child.stderr.setEncoding('utf8');
-      child.stderr.on('data', (d: string) => {
-        stderr += d;
-        const m = /LISTENING (\d+)/.exec(stderr);
-        if (m) resolve(Number(m[1]));
-      });
-      child.once('exit', (code) => reject(new Error(`server-everything exited (${code}): ${stderr}`)));
-    }),
-    'server-everything listening',
-    STEP_MS,
-  );
-  return `http://127.0.0.1:${port}/mcp`;
+  const everything = await startServerEverything(STEP_MS);
+  t.teardown(() => everything.close());
+  return everything.url;
 }
 
 t.test('server-everything: trigger-long-running-operation with a progress token, with and without roots', async (t) => {

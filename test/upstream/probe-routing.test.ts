@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { buildGateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
+import { startModernFixture } from '../fixtures/modern-server.js';
 import { post, readReply } from '../helpers/modern.js';
 import { startRelay, type Seen } from '../helpers/relay.js';
 import { startEraServer, untilServed, type EraServer, type SeenRequest } from '../helpers/era-servers.js';
@@ -65,6 +66,55 @@ t.test('dual-era upstream: a 2025-11-25 SDK client passes through untouched', as
   t.notOk(
     own.some((s) => s.body?.params?.clientInfo?.name === 'mcp-tasks-gateway'),
     'no session of the gateway’s own',
+  );
+});
+
+t.test('dual-era upstream routing by _meta and headers: a 2025-11-25 SDK client gets its 2025-11-25 side, passed through', async (t) => {
+  // The fixture routes as the conformance reference everything-server does: an initialize with 2026-07-28 markers
+  // would meet its 2026-07-28 side (another serverInfo, resources without subscribe, no session).
+  const fixture = await startModernFixture({ mode: 'dual', dualRouting: 'meta' });
+  t.teardown(() => fixture.close());
+  const url = await gatewayFor(t, fixture.url);
+  const client = await legacyClient(t, url);
+  t.same(client.getServerVersion(), { name: 'modern-fixture-server', version: '1.0.0' }, 'the serverInfo of its 2025-11-25 side');
+  const caps = client.getServerCapabilities();
+  t.same(
+    [caps?.logging, caps?.completions, caps?.resources?.subscribe],
+    [{}, {}, true],
+    'the capabilities of its 2025-11-25 side: logging, completions, resource subscriptions',
+  );
+  await client.setLoggingLevel('info');
+  await client.subscribeResource({ uri: 'test://watched-resource' });
+  const result = await client.callTool({ name: 'test_simple_text', arguments: {} });
+  t.same(result.content, [{ type: 'text', text: 'This is a simple text response for testing.' }]);
+
+  const stats = fixture.stats();
+  t.same(
+    stats.recent.filter((r) => r.method === 'tools/call').map((r) => [r.era, typeof r.sessionId]),
+    [['legacy', 'string']],
+    'the call reached its 2025-11-25 side, in a session',
+  );
+  t.equal(stats.methods['resources/subscribe'], 1, 'the subscription reached it too');
+});
+
+t.test('a 2026-07-28 request in front of a legacy-pinned dual server routing by _meta: the gateway’s sessions open on its 2025-11-25 side', async (t) => {
+  const fixture = await startModernFixture({ mode: 'dual', dualRouting: 'meta' });
+  t.teardown(() => fixture.close());
+  const url = await gatewayFor(t, fixture.url, { era: 'legacy' });
+  const r = await post(url, 'tools/call', { name: 'test_simple_text', arguments: {} });
+  t.same(r.body.result?.content, [{ type: 'text', text: 'This is a simple text response for testing.' }]);
+  t.same(
+    r.body.result?._meta?.['io.modelcontextprotocol/serverInfo'],
+    { name: 'modern-fixture-server', version: '1.0.0' },
+    'translated from its 2025-11-25 side',
+  );
+  t.ok(fixture.stats().legacySessionsOpened >= 1, 'the gateway’s own session was opened there');
+  t.same(
+    fixture
+      .stats()
+      .recent.filter((x) => x.method === 'tools/call')
+      .map((x) => x.era),
+    ['legacy'],
   );
 });
 

@@ -1,6 +1,6 @@
 /**
  * The era probe against real servers: the legacy fixture (SDK 1.32.2), the bundled demo upstream, a dual-era and
- * a modern-only `@modelcontextprotocol/server` 2.4.0 server. Both questions are asked; what was learned (the
+ * a modern-only `@modelcontextprotocol/server` 2.4.0 server, and the modern fixture routing by `_meta` and headers. Both questions are asked; what was learned (the
  * discover result, the initialize identity) comes back with the verdict; the probe's own session is ended.
  */
 import http from 'node:http';
@@ -11,6 +11,7 @@ import { downReason, UpstreamTimeoutError, UpstreamUnavailableError } from '../.
 import { probeLegacy, probeUpstream } from '../../src/upstream/probe.js';
 import { UpstreamNotMcpError } from '../../src/upstream/errors.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
+import { startModernFixture } from '../fixtures/modern-server.js';
 import { startRelay } from '../helpers/relay.js';
 import { startWrongPathServer } from '../helpers/wrong-path-server.js';
 import { startEraServer } from '../helpers/era-servers.js';
@@ -65,13 +66,26 @@ t.test('a dual-era server whose discover lists 2026-07-28 only: modern at once, 
   t.equal(legacy.legacy, true, 'asked, it speaks 2025-11-25 too');
   t.equal(legacy.identity?.protocolVersion, '2025-11-25');
   const init = server.seen.find((s) => s.rpcMethod === 'initialize');
-  t.equal(init?.headers['mcp-protocol-version'], '2025-11-25', 'the initialize says its version in the header');
-  t.equal(init?.headers['mcp-method'], 'initialize');
-  t.match(
-    init?.body.params._meta,
-    { 'io.modelcontextprotocol/protocolVersion': '2025-11-25', 'io.modelcontextprotocol/clientCapabilities': {} },
-    'and in _meta',
+  t.same(
+    [init?.headers['mcp-protocol-version'], init?.headers['mcp-method'], init?.body.params._meta],
+    [undefined, undefined, undefined],
+    'the initialize a 2025-11-25 client sends: no version header, no Mcp-Method, no _meta',
   );
+  t.same(init?.body.params, { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'mcp-tasks-gateway', version: 'probe' } });
+});
+
+t.test('a dual-era server routing by _meta and headers (as the reference everything-server): its 2025-11-25 side found', async (t) => {
+  // It sends any POST with 2026-07-28 markers to its 2026-07-28 side, which refuses initialize with -32022: an
+  // initialize carrying them would find no 2025-11-25 side.
+  const fixture = await startModernFixture({ mode: 'dual', dualRouting: 'meta' });
+  t.teardown(() => fixture.close());
+  const eras = await probeUpstream(target(fixture.url));
+  t.same([eras.modern, eras.legacyUnasked], [true, true], 'modern; its 2025-11-25 side not asked yet');
+  t.same((eras.discover?._meta as any)?.['io.modelcontextprotocol/serverInfo'], { name: 'modern-fixture-stateless-server', version: '1.0.0' });
+  const legacy = await probeLegacy(target(fixture.url));
+  t.equal(legacy.legacy, true, 'asked, it speaks 2025-11-25 too');
+  t.same(legacy.identity?.serverInfo, { name: 'modern-fixture-server', version: '1.0.0' }, 'the identity of its 2025-11-25 side');
+  t.equal(fixture.stats().legacySessionsOpened, 1, 'the initialize opened a session on its 2025-11-25 side');
 });
 
 t.test('a modern-only server (initialize refused): modern only', async (t) => {

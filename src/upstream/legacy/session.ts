@@ -227,7 +227,11 @@ export class LegacySession {
     await drain(await this.request('logging/setLevel', { level }));
   }
 
-  /** Performs the `initialize` handshake and learns the upstream's identity. */
+  /**
+   * Performs the `initialize` handshake and learns the upstream's identity. Sent as a 2025-11-25 client sends it: no
+   * 2026-07-28 `_meta` or `Mcp-Method` (a dual-era server may route a request carrying them to its 2026-07-28 side,
+   * docs/upstream-seam.md "Which era, and who translates"); the version header names 2025-11-25, a session-era revision.
+   */
   async initialize(signal?: AbortSignal): Promise<UpstreamIdentity> {
     const call = await this.request(
       'initialize',
