@@ -4,10 +4,10 @@
  * and `/short` (every task's retention capped at `SHORT_RETENTION_MS`, so that the expiry scenario sees a task
  * disappear). All on loopback port 0.
  */
-import { buildGateway, type Gateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import type { Gateway } from '../../src/app.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
+import { startGateway as startListening } from './gateway.js';
 
 /** Which era the upstream fixture speaks: 2025-11-25 only, 2026-07-28 only, or both on one endpoint. */
 export type UpstreamEra = 'legacy' | 'modern' | 'dual';
@@ -56,15 +56,8 @@ export async function startFixture(upstream: UpstreamEra, kind: TaskKind, ttlMs?
 
 /** Starts a gateway (fast task polling) with `upstreams` on loopback port 0; `base` is its http://host:port. */
 export async function startGateway(upstreams: Array<Record<string, unknown>>): Promise<{ gateway: Gateway; base: string }> {
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, tasks: { pollIntervalMs: POLL_MS }, upstreams }), { logger: false });
-  try {
-    await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  } catch (e) {
-    await gateway.close();
-    throw e;
-  }
-  const addr = gateway.app.server.address();
-  return { gateway, base: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}` };
+  const { gateway, origin } = await startListening({ tasks: { pollIntervalMs: POLL_MS }, upstreams });
+  return { gateway, base: origin };
 }
 
 /**

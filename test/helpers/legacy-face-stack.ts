@@ -10,6 +10,7 @@ import { LegacyFace, type LegacyFaceOptions } from '../../src/proxy/legacy-face.
 import { MemoryTaskStore } from '../../src/store/index.js';
 import { MrtrBridge, TaskRuntime, type TaskPolicy, type UpstreamRoute } from '../../src/tasks/index.js';
 import type { UpstreamClient } from '../../src/upstream/index.js';
+import { listenLocal } from './gateway.js';
 import { routeOver } from './runtime-harness.js';
 
 /** Re-exported: face tests built routes with it from here. */
@@ -46,14 +47,12 @@ export async function startFace(upstream: UpstreamClient, opts: LegacyFaceOption
   app.post('/mcp', (req, reply) => face.post(req, reply));
   app.get('/mcp', (req, reply) => face.get(req, reply));
   app.delete('/mcp', (req, reply) => face.delete(req, reply));
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const { url } = await listenLocal(app);
   return {
     face,
     runtime,
     route,
-    url: `http://127.0.0.1:${port}/mcp`,
+    url,
     async close() {
       face.close();
       await app.close();

@@ -5,9 +5,9 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { buildGateway, type Gateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import type { Gateway } from '../../src/app.js';
 import { startModernFixture, type ModernFixture, type ModernFixtureMode, type ModernFixtureOptions } from '../fixtures/modern-server.js';
+import { startGateway } from './gateway.js';
 
 /** A running modern fixture + gateway. */
 export interface ModernStack {
@@ -47,22 +47,16 @@ export async function startModernStack(
   upstream: Record<string, unknown> = {},
 ): Promise<ModernStack> {
   const fixture = await startModernFixture({ ...fixtureOptions, mode });
-  const cfg = parseConfig({
+  const { gateway, url, origin } = await startGateway({
     ...config,
-    server: { port: 0 },
     upstreams: [{ name: 'fixture', path: '/mcp', url: fixture.url, ...upstream }],
   });
-  const gateway = await buildGateway(cfg, { logger: false });
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
-  const base = `http://127.0.0.1:${port}`;
   return {
     fixture,
     gateway,
-    url: `${base}/mcp`,
+    url,
     async health() {
-      return (await (await fetch(`${base}/healthz`)).json()) as HealthBody;
+      return (await (await fetch(`${origin}/healthz`)).json()) as HealthBody;
     },
     async close() {
       await gateway.close();

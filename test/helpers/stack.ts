@@ -2,9 +2,9 @@
  * Test stacks: a real legacy fixture server and a real gateway, both listening on loopback port 0.
  * Not a test file (tap runs only *.test.ts).
  */
-import { buildGateway, type Gateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import type { Gateway } from '../../src/app.js';
 import { startLegacyFixture, type LegacyFixture, type LegacyFixtureOptions } from '../fixtures/legacy-server.js';
+import { startGateway, type RunningGateway } from './gateway.js';
 
 /** A running fixture + gateway. */
 export interface Stack {
@@ -25,26 +25,19 @@ export async function startStack(
   fixtureOptions: LegacyFixtureOptions = {},
 ): Promise<Stack> {
   const fixture = await startLegacyFixture(fixtureOptions);
-  let gateway: Gateway;
+  let running: RunningGateway;
   try {
-    const cfg = parseConfig({
-      ...config,
-      server: { port: 0, ...((config.server as object | undefined) ?? {}) },
-      upstreams: [{ name: 'fixture', path: '/mcp', url: fixture.url, ...upstream }],
-    });
-    gateway = await buildGateway(cfg, { logger: false });
+    running = await startGateway({ ...config, upstreams: [{ name: 'fixture', path: '/mcp', url: fixture.url, ...upstream }] });
   } catch (e) {
     // A refused configuration must not leave the fixture listening: the test file would never end.
     await fixture.close();
     throw e;
   }
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const { gateway, url } = running;
   return {
     fixture,
     gateway,
-    url: `http://127.0.0.1:${port}/mcp`,
+    url,
     async close() {
       await gateway.close();
       await fixture.close();

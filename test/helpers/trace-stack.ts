@@ -4,10 +4,10 @@
  * raw legacy (2025-11-25) client whose headers the test controls.
  */
 import { Writable } from 'node:stream';
-import { buildGateway, type Gateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import type { Gateway } from '../../src/app.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { startModernFixture, type ModernFixtureMode } from '../fixtures/modern-server.js';
+import { startGateway } from './gateway.js';
 import { readReply, type RawReply } from './modern.js';
 import { startRelay, within, type Seen } from './relay.js';
 
@@ -42,19 +42,14 @@ export async function traceStack(
   t.teardown(() => fixture.close());
   const relay = await startRelay(t);
   relay.setTarget(fixture.url);
-  const cfg = parseConfig({
+  const cfg = {
     ...config,
     tasks: { pollBurst: 1_000_000, ...((config.tasks as object | undefined) ?? {}) },
-    server: { port: 0 },
     upstreams: [{ name: 'fixture', path: '/mcp', url: relay.url, ...entry }],
-  });
-  const gateway = await buildGateway(cfg, { logger: logTo ? { level: 'info', stream: logTo } : false });
-  t.teardown(() => gateway.close());
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  };
+  const { url, gateway } = await startGateway(cfg, { t, deps: { logger: logTo ? { level: 'info', stream: logTo } : false } });
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url,
     gateway,
     seen: relay.seen,
     async upstreamRequest(p) {
