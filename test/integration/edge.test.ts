@@ -4,9 +4,8 @@
  */
 import net from 'node:net';
 import t from 'tap';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
+import { startGateway } from '../helpers/gateway.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { MODERN, envelope, post } from '../helpers/modern.js';
 import { startRelay, within } from '../helpers/relay.js';
@@ -319,18 +318,11 @@ t.test('dead upstream: found down at start, 503 JSON-RPC error; the other upstre
   const fixture = await startLegacyFixture();
   t.teardown(() => fixture.close());
   const deadPort = await closedPort();
-  const cfg = parseConfig({
-    server: { port: 0 },
-    upstreams: [
-      { name: 'dead', path: '/dead', url: `http://127.0.0.1:${deadPort}/mcp`, timeoutMs: 5_000 },
-      { name: 'live', path: '/live', url: fixture.url },
-    ],
-  });
-  const gateway = await buildGateway(cfg, { logger: false });
-  t.teardown(() => gateway.close());
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const port = (gateway.app.server.address() as net.AddressInfo).port;
-  const base = `http://127.0.0.1:${port}`;
+  const upstreams = [
+    { name: 'dead', path: '/dead', url: `http://127.0.0.1:${deadPort}/mcp`, timeoutMs: 5_000 },
+    { name: 'live', path: '/live', url: fixture.url },
+  ];
+  const base = (await startGateway({ upstreams }, { t })).origin;
 
   // Probed at start, without a request: down, and why.
   t.equal(await downAtStart(base, 'dead'), 'connection refused', 'the reason, with no address in it');
@@ -361,12 +353,8 @@ t.test('dead upstream: found down at start, 503 JSON-RPC error; the other upstre
 
 t.test('a 502 for a dead upstream not probed yet (its era pinned) echoes the request id', async (t) => {
   const deadPort = await closedPort();
-  const cfg = parseConfig({ server: { port: 0 }, upstreams: [{ name: 'dead', path: '/mcp', url: `http://127.0.0.1:${deadPort}/mcp`, era: 'legacy' }] });
-  const gateway = await buildGateway(cfg, { logger: false });
-  t.teardown(() => gateway.close());
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const port = (gateway.app.server.address() as net.AddressInfo).port;
-  const r = await post(`http://127.0.0.1:${port}/mcp`, 'tools/list', {}, { id: 'dead-id' });
+  const { url } = await startGateway({ upstreams: [{ name: 'dead', path: '/mcp', url: `http://127.0.0.1:${deadPort}/mcp`, era: 'legacy' }] }, { t });
+  const r = await post(url, 'tools/list', {}, { id: 'dead-id' });
   t.equal(r.status, 502);
   t.equal(r.body.id, 'dead-id');
 });

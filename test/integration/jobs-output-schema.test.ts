@@ -13,10 +13,9 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { Client as ModernSdkClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import t, { type Test } from 'tap';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
 import { startJobServer, TYPED_JOB_RULES, type JobServer } from '../fixtures/job-server.js';
 import { bounded, legacyClient, modernClient } from '../helpers/era-clients.js';
+import { startGateway } from '../helpers/gateway.js';
 import { post } from '../helpers/modern.js';
 import { createTask, DECLARING, pollTask, pollToEnd, TERMINAL } from '../helpers/task-helpers.js';
 
@@ -26,11 +25,9 @@ type Tool = { name: string; outputSchema?: Record<string, unknown> };
 /** A gateway in front of `upstream` with these tool rules, listening on loopback. */
 async function gatewayFor(t: Test, upstream: string, tools: Rules): Promise<string> {
   const upstreams = [{ name: 'jobs', path: '/mcp', url: upstream, tools: { ...tools, '*': { task: 'native' } } }];
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams }), { logger: false });
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const gateway = await startGateway({ upstreams });
   t.teardown(() => gateway.close());
-  const addr = gateway.app.server.address();
-  return `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
+  return gateway.url;
 }
 
 /** The summary rule with its `job` changed by `change`. */

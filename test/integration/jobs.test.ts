@@ -12,10 +12,11 @@ import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextp
 import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernSdkClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import t, { type Test } from 'tap';
-import { buildGateway, type Gateway } from '../../src/app.js';
+import type { Gateway } from '../../src/app.js';
 import { loadConfigFile, parseConfig } from '../../src/config/index.js';
 import { JOB_RULES, startJobServer, type JobServer } from '../fixtures/job-server.js';
 import { bounded, connectEra, until, type ClientEra, type EraClient } from '../helpers/era-clients.js';
+import { startGateway } from '../helpers/gateway.js';
 import { post } from '../helpers/modern.js';
 import { DECLARING, TERMINAL } from '../helpers/task-helpers.js';
 
@@ -38,11 +39,9 @@ async function gatewayFor(
   entry: Record<string, unknown> = {},
 ): Promise<{ url: string; gateway: Gateway }> {
   const upstreams = [{ ...entry, name: 'jobs', path: '/mcp', url: upstream, tools }];
-  const gateway = await buildGateway(parseConfig({ ...config, server: { port: 0 }, upstreams }), { logger: false });
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const { url, gateway } = await startGateway({ ...config, upstreams });
   t.teardown(() => gateway.close());
-  const addr = gateway.app.server.address();
-  return { url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`, gateway };
+  return { url, gateway };
 }
 
 const textOf = (result: any): string => (Array.isArray(result?.content) ? result.content.map((c: any) => c?.text ?? '').join('') : '');

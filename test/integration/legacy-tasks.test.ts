@@ -21,10 +21,9 @@ import {
   type ElicitResult,
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
+import { startGateway } from '../helpers/gateway.js';
 import { connectLegacy } from '../helpers/modern-stack.js';
 
 const TASK = { ttl: 60_000 };
@@ -180,15 +179,10 @@ async function until(check: () => boolean, what: string): Promise<void> {
 for (const def of STACKS) {
   t.test(def.name, async (t) => {
     const fx = await def.start();
-    const cfg = parseConfig({
-      server: { port: 0 },
+    const { gateway, url } = await startGateway({
       tasks: { pollIntervalMs: 50 },
       upstreams: [{ name: 'fixture', path: '/mcp', url: fx.url, ...(def.tools ? { tools: def.tools } : {}) }],
     });
-    const gateway = await buildGateway(cfg, { logger: false });
-    await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-    const addr = gateway.app.server.address();
-    const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
     t.teardown(async () => {
       await gateway.close();
       await fx.close();

@@ -7,14 +7,13 @@
 import type net from 'node:net';
 import { Writable } from 'node:stream';
 import t from 'tap';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
 import { ERROR_CATALOG } from '../../src/translate/index.js';
 import { ModernUpstreamClient } from '../../src/upstream/index.js';
 import { startHostileUpstream } from '../fixtures/hostile-upstream.js';
 import { startModernFixture, type ModernFixtureMode } from '../fixtures/modern-server.js';
 import { startStack } from '../helpers/stack.js';
 import { openListen } from '../helpers/sse-reader.js';
+import { startGateway } from '../helpers/gateway.js';
 import { LEGACY_HEADERS, rawInitialize } from '../helpers/legacy-face-stack.js';
 
 interface Teardown {
@@ -53,12 +52,8 @@ async function faceStack(t: Teardown, mode: ModernFixtureMode, jsonLines: boolea
       done();
     },
   });
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'fixture', path: '/mcp', url: fixture.url }] }), {
-    logger: { level: 'debug', stream },
-  });
-  t.teardown(() => gateway.close());
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  return { url: `http://127.0.0.1:${(gateway.app.server.address() as net.AddressInfo).port}/mcp`, logs };
+  const { url } = await startGateway({ upstreams: [{ name: 'fixture', path: '/mcp', url: fixture.url }] }, { t, deps: { logger: { level: 'debug', stream } } });
+  return { url, logs };
 }
 
 async function rpc(url: string, sid: string, id: number, method: string, params: Record<string, unknown>): Promise<{ status: number; body: any }> {
@@ -203,14 +198,7 @@ async function withholdingUpstream(t: Teardown): Promise<{ url: string; listens:
 
 /** The gateway's legacy face in front of `upstreamUrl`, with a long acknowledgement bound (the probe timeout). */
 async function faceBefore(t: Teardown, upstreamUrl: string): Promise<string> {
-  const gateway = await buildGateway(
-    parseConfig({ server: { port: 0 }, upstreams: [{ name: 'withholding', path: '/mcp', url: upstreamUrl, probeTimeoutMs: 60_000 }] }),
-    { logger: false },
-  );
-  t.teardown(() => gateway.close());
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  return `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
+  return (await startGateway({ upstreams: [{ name: 'withholding', path: '/mcp', url: upstreamUrl, probeTimeoutMs: 60_000 }] }, { t })).url;
 }
 
 /** Resolves once the upstream has seen `n` listen requests. */

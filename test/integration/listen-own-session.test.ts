@@ -9,8 +9,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import t from 'tap';
-import { buildGateway, type Gateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import { startGateway } from '../helpers/gateway.js';
 import { post } from '../helpers/modern.js';
 import { serveSdkSessions, nextPushed } from '../helpers/sdk-session-server.js';
 import { openListen } from '../helpers/sse-reader.js';
@@ -60,16 +59,12 @@ async function stack(t: { teardown(fn: () => unknown): void }): Promise<{ upstre
   const upstream = await startPerSessionServer();
   // The clients here are anonymous: they share one upstream session only because the operator opted in (by default
   // each anonymous request gets a session of its own, whose changes no other request's listen hears).
-  const gateway: Gateway = await buildGateway(
-    parseConfig({ server: { port: 0 }, upstreams: [{ name: 'per-session', path: '/mcp', url: upstream.url, sessions: { anonymousScope: 'shared' } }] }),
-  );
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
+  const gateway = await startGateway({ upstreams: [{ name: 'per-session', path: '/mcp', url: upstream.url, sessions: { anonymousScope: 'shared' } }] });
   t.teardown(async () => {
     await gateway.close();
     await upstream.close();
   });
-  return { upstream, url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp` };
+  return { upstream, url: gateway.url };
 }
 
 t.test('a tools/list_changed caused by the caller’s own call reaches its listen stream', async (t) => {

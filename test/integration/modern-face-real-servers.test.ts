@@ -12,8 +12,7 @@
  */
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import t from 'tap';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import { startGateway } from '../helpers/gateway.js';
 import { post } from '../helpers/modern.js';
 import { nextPushed, serveSdkSessions } from '../helpers/sdk-session-server.js';
 import { pollToEnd, TASKS_EXT } from '../helpers/task-helpers.js';
@@ -109,19 +108,12 @@ interface Stacked {
 async function stack(t: { teardown(fn: () => unknown): void }): Promise<Stacked> {
   const docs = await startSdkServer('template-only');
   const plain = await startSdkServer('plain-error');
-  const gateway = await buildGateway(
-    parseConfig({
-      server: { port: 0 },
-      upstreams: [
-        { name: 'docs', path: '/docs', url: docs.url, tools: { ask_name_task: { task: 'always' } } },
-        { name: 'plain', path: '/plain', url: plain.url },
-      ],
-    }),
-    { logger: false },
-  );
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  const { gateway, origin: base } = await startGateway({
+    upstreams: [
+      { name: 'docs', path: '/docs', url: docs.url, tools: { ask_name_task: { task: 'always' } } },
+      { name: 'plain', path: '/plain', url: plain.url },
+    ],
+  });
   t.teardown(async () => {
     await gateway.close();
     await docs.close();

@@ -10,10 +10,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { buildGateway, type Gateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import type { Gateway } from '../../src/app.js';
 import { MemoryTaskStore, type TaskStore } from '../../src/store/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
+import { startGateway } from '../helpers/gateway.js';
 import { envelope, MODERN, post, type RawReply } from '../helpers/modern.js';
 import { redisAvailable, redisForTest } from '../helpers/redis-server.js';
 import { serveSdkSessions } from '../helpers/sdk-session-server.js';
@@ -37,20 +37,16 @@ interface Instance {
 type Backend = { kind: 'memory' } | { kind: 'redis'; url: string };
 
 async function instance(upstreamUrl: string, shared: { store: TaskStore } | { redis: Record<string, unknown> }, stateKey: Uint8Array): Promise<Instance> {
-  const cfg = parseConfig({
-    server: { port: 0 },
+  const cfg = {
     ...('redis' in shared ? { store: shared.redis } : {}),
     upstreams: [{ name: 'fixture', path: '/mcp', url: upstreamUrl }],
-  });
-  const gateway = await buildGateway(cfg, { logger: false, stateKey, ...('store' in shared ? { store: shared.store } : {}) });
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  };
+  const { gateway, url, origin } = await startGateway(cfg, { deps: { stateKey, ...('store' in shared ? { store: shared.store } : {}) } });
   return {
     gateway,
-    url: `${base}/mcp`,
+    url,
     async held() {
-      return ((await (await fetch(`${base}/healthz`)).json()) as { heldCalls: number }).heldCalls;
+      return ((await (await fetch(`${origin}/healthz`)).json()) as { heldCalls: number }).heldCalls;
     },
   };
 }

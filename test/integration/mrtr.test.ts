@@ -2,11 +2,9 @@
  * MRTR (multi round-trip requests) through the gateway, byte level: the legacy fixture's server→client requests
  * become `input_required` results; retries carry `inputResponses` and the HMAC'd `requestState`.
  */
-import type { AddressInfo } from 'node:net';
 import t from 'tap';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
+import { startGateway } from '../helpers/gateway.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { startRelay, within } from '../helpers/relay.js';
 import { envelope, post, type RawReply } from '../helpers/modern.js';
@@ -136,17 +134,11 @@ t.test('requestState bound to the upstream: a state minted on one endpoint is re
   t.teardown(() => a.close());
   const b = await startLegacyFixture();
   t.teardown(() => b.close());
-  const cfg = parseConfig({
-    server: { port: 0 },
-    upstreams: [
-      { name: 'a', path: '/a', url: a.url },
-      { name: 'b', path: '/b', url: b.url },
-    ],
-  });
-  const gateway = await buildGateway(cfg, { logger: false });
-  t.teardown(() => gateway.close());
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const base = `http://127.0.0.1:${(gateway.app.server.address() as AddressInfo).port}`;
+  const upstreams = [
+    { name: 'a', path: '/a', url: a.url },
+    { name: 'b', path: '/b', url: b.url },
+  ];
+  const base = (await startGateway({ upstreams }, { t })).origin;
   const params = { name: ELICIT_TOOL, arguments: {} };
   const r1 = await post(`${base}/a`, 'tools/call', params, { capabilities: ELICIT });
   t.equal(r1.body.result?.resultType, 'input_required');

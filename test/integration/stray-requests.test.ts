@@ -4,23 +4,20 @@
  * book_table tool is written that way.
  */
 import t, { type Test } from 'tap';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
 import { startDemoUpstream } from '../../src/demo/demo-server.js';
+import { startGateway } from '../helpers/gateway.js';
 import { post } from '../helpers/modern.js';
 
 const caps = { elicitation: { form: {} } };
 
 async function stack(t: Test) {
   const demo = await startDemoUpstream();
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'demo', url: demo.url }] }));
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
+  const gateway = await startGateway({ upstreams: [{ name: 'demo', url: demo.url }] });
   t.teardown(async () => {
     await gateway.close();
     await demo.close();
   });
-  return `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
+  return gateway.url;
 }
 
 t.test('a request on the GET stream is tied to the one call running on the session', async (t) => {

@@ -19,13 +19,12 @@ import t, { type Test } from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ElicitRequestSchema, ListRootsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
 import { startDemoUpstream } from '../../src/demo/demo-server.js';
 import { longOpText, startRootsAtStartServer, type RootsAtStartServer } from '../fixtures/roots-at-start-server.js';
 import { startRootsCacheServer } from '../fixtures/roots-cache-server.js';
 import { startServerEverything } from '../fixtures/server-everything.js';
 import { bounded } from '../helpers/era-clients.js';
+import { startGateway } from '../helpers/gateway.js';
 import { envelope, post, type RawReply } from '../helpers/modern.js';
 
 interface Teardown {
@@ -52,14 +51,7 @@ const FACE_RULE = { tools: { 'no-such-tool': { task: 'always' } } };
  * URL.
  */
 async function gatewayFor(t: Teardown, url: string, upstream: Record<string, unknown> = {}, config: Record<string, unknown> = {}): Promise<string> {
-  const gateway = await buildGateway(
-    parseConfig({ ...config, server: { port: 0 }, upstreams: [{ name: 'up', path: '/mcp', url, era: 'legacy', ...upstream }] }),
-    { logger: false },
-  );
-  t.teardown(() => gateway.close());
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  return `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
+  return (await startGateway({ ...config, upstreams: [{ name: 'up', path: '/mcp', url, era: 'legacy', ...upstream }] }, { t })).url;
 }
 
 /** One modern request, bounded. */

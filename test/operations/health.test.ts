@@ -6,11 +6,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import t, { type Test } from 'tap';
-import { buildGateway, type Gateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import type { Gateway, GatewayDeps } from '../../src/app.js';
 import { Readiness } from '../../src/proxy/health.js';
 import { UpstreamAvailability } from '../../src/upstream/index.js';
 import { startLegacyFixture, type LegacyFixture } from '../fixtures/legacy-server.js';
+import { startGateway } from '../helpers/gateway.js';
 import { LogLines } from '../helpers/log-lines.js';
 import { post } from '../helpers/modern.js';
 import { serverBinaryMissing, startRedis } from '../helpers/redis-server.js';
@@ -89,21 +89,14 @@ function redisGatewayFor(upstreamUrl: string, redisUrl: string): Promise<{ gatew
   );
 }
 
-async function gatewayFor(
-  upstreamUrl: string,
-  extra: Record<string, unknown> = {},
-  deps: Parameters<typeof buildGateway>[1] = {},
-): Promise<{ gateway: Gateway; base: string }> {
-  const cfg = parseConfig({
-    server: { port: 0, readiness: { upstreamCheckMs: 100, storeCacheMs: 0 } },
+async function gatewayFor(upstreamUrl: string, extra: Record<string, unknown> = {}, deps: GatewayDeps = {}): Promise<{ gateway: Gateway; base: string }> {
+  const cfg = {
+    server: { readiness: { upstreamCheckMs: 100, storeCacheMs: 0 } },
     ...extra,
     upstreams: [{ name: 'fixture', path: '/mcp', url: upstreamUrl }],
-  });
-  const gateway = await buildGateway(cfg, { logger: false, ...deps });
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
-  return { gateway, base: `http://127.0.0.1:${port}` };
+  };
+  const { gateway, origin } = await startGateway(cfg, { deps });
+  return { gateway, base: origin };
 }
 
 t.test('/readyz flips to 503 when the upstream goes away and back to 200 when it returns; /healthz stays 200', async (t) => {

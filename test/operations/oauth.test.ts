@@ -8,9 +8,10 @@ import { Writable } from 'node:stream';
 import t, { type Test } from 'tap';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { buildGateway, type Gateway } from '../../src/app.js';
+import type { Gateway } from '../../src/app.js';
 import { ConfigError, parseConfig } from '../../src/config/index.js';
 import { startOAuthUpstream, MCP_SCOPE, OAUTH_CLIENT, type OAuthUpstream } from '../fixtures/oauth-upstream.js';
+import { startGateway as startListening } from '../helpers/gateway.js';
 import { freePort } from '../helpers/redis-server.js';
 import { post } from '../helpers/modern.js';
 
@@ -31,11 +32,7 @@ async function startGateway(upstreams: Array<Record<string, unknown>>, server: R
       done();
     },
   });
-  const gateway = await buildGateway(parseConfig({ server: { port: 0, ...server }, upstreams }), { logger: logs ? { level: 'debug', stream } : false });
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  const origin = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-  return { gateway, origin, close: () => gateway.close() };
+  return startListening({ server, upstreams }, { deps: { logger: logs ? { level: 'debug', stream } : false } });
 }
 
 async function fixture(t: Test, inner: 'legacy' | 'modern', jsonRpcErrorBody = false): Promise<OAuthUpstream> {

@@ -6,10 +6,11 @@
  */
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
-import { buildGateway, type Gateway, type UpstreamProcess } from '../../src/app.js';
+import type { Gateway, UpstreamProcess } from '../../src/app.js';
 import { ConfigError, parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { bounded, legacyClient, modernClient } from '../helpers/era-clients.js';
+import { startGateway } from '../helpers/gateway.js';
 import { envelope, MODERN, post, readReply } from '../helpers/modern.js';
 import { LogLines } from '../helpers/log-lines.js';
 import { SseReader } from '../helpers/sse-reader.js';
@@ -30,13 +31,11 @@ interface Running {
 /** A gateway with these upstreams, listening on loopback port 0; closed at teardown. */
 async function gatewayWith(t: Test, upstreams: Array<Record<string, unknown>>): Promise<Running> {
   const log = new LogLines();
-  const config = parseConfig({ server: { port: 0 }, tasks: { pollBurst: 1_000_000 }, upstreams });
-  const gateway = await buildGateway(config, { logger: { level: 'info', stream: log.stream } as never });
-  t.teardown(() => gateway.close());
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
-  return { gateway, base: `http://127.0.0.1:${port}`, log };
+  const { gateway, origin } = await startGateway(
+    { tasks: { pollBurst: 1_000_000 }, upstreams },
+    { t, deps: { logger: { level: 'info', stream: log.stream } as never } },
+  );
+  return { gateway, base: origin, log };
 }
 
 /** Resolves once `host` is running again after at least `restarts` restarts. */

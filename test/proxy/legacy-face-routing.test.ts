@@ -8,10 +8,9 @@ import { Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ListTasksResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
+import { startGateway } from '../helpers/gateway.js';
 import { post } from '../helpers/modern.js';
 
 interface Teardown {
@@ -33,15 +32,12 @@ async function gatewayFor(t: Teardown, upstreamUrl: string, tools?: Record<strin
       done();
     },
   });
-  const cfg = parseConfig({ server: { port: 0 }, upstreams: [{ name: 'fixture', path: '/mcp', url: upstreamUrl, ...(tools ? { tools } : {}) }] });
-  const gateway = await buildGateway(cfg, { logger: { level: 'info', stream } });
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const cfg = { upstreams: [{ name: 'fixture', path: '/mcp', url: upstreamUrl, ...(tools ? { tools } : {}) }] };
+  const gateway = await startGateway(cfg, { deps: { logger: { level: 'info', stream } } });
   t.teardown(() => gateway.close());
   /** The era of the operator line logged for `method`'s most recent request. */
   const eraOf = (method: string) => logs.filter((l) => l.msg === 'mcp request' && l.method === method).at(-1)?.era;
-  return { url: `http://127.0.0.1:${port}/mcp`, eraOf };
+  return { url: gateway.url, eraOf };
 }
 
 async function legacy(t: Teardown, url: string): Promise<Client> {

@@ -11,10 +11,10 @@ import Fastify from 'fastify';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
-import { buildGateway, type Gateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import type { Gateway } from '../../src/app.js';
 import { MemoryTaskStore, type TaskStore } from '../../src/store/index.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
+import { listenLocal, startGateway } from '../helpers/gateway.js';
 import { readReply } from '../helpers/modern.js';
 import { LegacyFace } from '../../src/proxy/legacy-face.js';
 import { MrtrBridge, TaskRuntime } from '../../src/tasks/index.js';
@@ -43,16 +43,13 @@ async function instance(
   shared: { store: TaskStore } | { redis: Record<string, unknown> },
   stateKey: Uint8Array,
 ): Promise<Instance> {
-  const cfg = parseConfig({
-    server: { port: 0 },
+  const cfg = {
     tasks: { pollIntervalMs: 50 },
     ...('redis' in shared ? { store: shared.redis } : {}),
     upstreams: [{ name: 'fixture', path: '/mcp', url: upstreamUrl, ...(tasks === 'wrapped' ? { tools: { '*': { task: 'always' } } } : {}) }],
-  });
-  const gateway = await buildGateway(cfg, { logger: false, stateKey, ...('store' in shared ? { store: shared.store } : {}) });
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  return { gateway, url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp` };
+  };
+  const { gateway, url } = await startGateway(cfg, { deps: { stateKey, ...('store' in shared ? { store: shared.store } : {}) } });
+  return { gateway, url };
 }
 
 /** The modern fixture and gateways A and B over one backend and one secret. */
@@ -180,10 +177,9 @@ t.test("a task's input request sent by face A is answered through face B (one ru
     app.post('/mcp', (req, reply) => f.post(req, reply));
     app.get('/mcp', (req, reply) => f.get(req, reply));
     app.delete('/mcp', (req, reply) => f.delete(req, reply));
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    const addr = app.server.address();
+    const { url } = await listenLocal(app);
     return {
-      url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`,
+      url,
       async close() {
         f.close();
         await app.close();

@@ -5,9 +5,8 @@
  * whose tools a rule wraps into gateway tasks.
  */
 import t from 'tap';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
+import { startGateway } from '../helpers/gateway.js';
 import { SseReader } from '../helpers/sse-reader.js';
 
 const RELATED = 'io.modelcontextprotocol/related-task';
@@ -20,21 +19,15 @@ interface Teardown {
 /** The gateway under test; its polls below wait on a status, not on pollIntervalMs, so the poll limit is lifted. */
 async function stack(t: Teardown): Promise<string> {
   const fx = await startModernFixture({ mode: 'modern', tasks: 'sync' });
-  const gateway = await buildGateway(
-    parseConfig({
-      server: { port: 0 },
-      tasks: { pollBurst: 1_000_000 },
-      upstreams: [{ name: 'fixture', path: '/mcp', url: fx.url, tools: { '*': { task: 'always' } } }],
-    }),
-    { logger: false },
-  );
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
+  const gateway = await startGateway({
+    tasks: { pollBurst: 1_000_000 },
+    upstreams: [{ name: 'fixture', path: '/mcp', url: fx.url, tools: { '*': { task: 'always' } } }],
+  });
   t.teardown(async () => {
     await gateway.close();
     await fx.close();
   });
-  return `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
+  return gateway.url;
 }
 
 /** A raw 2025-11-25 session of a client that declares elicitation. */

@@ -6,10 +6,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
 import { MemoryTaskStore, StoreUnavailableError, type TaskStore } from '../../src/store/index.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
+import { startGateway } from '../helpers/gateway.js';
 import { post } from '../helpers/modern.js';
 import { LEGACY_HEADERS } from '../helpers/legacy-face-stack.js';
 
@@ -33,11 +32,8 @@ const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
 t.test('store unavailable: 503, -31003 and Retry-After on the modern and the legacy face; served again once it is back', async (t) => {
   const fx = await startModernFixture({ mode: 'modern', tasks: 'sync', taskJobDelayMs: 50 });
   const { store, setDown } = switchableStore();
-  const cfg = parseConfig({ server: { port: 0 }, upstreams: [{ name: 'fixture', path: '/mcp', url: fx.url, tools: { '*': { task: 'always' } } }] });
-  const gateway = await buildGateway(cfg, { logger: false, stateKey: randomBytes(32), store });
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
+  const cfg = { upstreams: [{ name: 'fixture', path: '/mcp', url: fx.url, tools: { '*': { task: 'always' } } }] };
+  const { gateway, url } = await startGateway(cfg, { deps: { stateKey: randomBytes(32), store } });
   t.teardown(async () => {
     setDown(false);
     await gateway.close();

@@ -12,11 +12,10 @@ import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
 import { MemoryTaskStore } from '../../src/store/index.js';
 import { principalFingerprint } from '../../src/tasks/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
+import { startGateway } from '../helpers/gateway.js';
 import { post } from '../helpers/modern.js';
 import { DECLARING, createTask, pollTask, pollToEnd, type PostOptions } from '../helpers/task-helpers.js';
 
@@ -81,8 +80,7 @@ t.test('audit trail: task and session events with fingerprints only, and nothing
   const fx = await startLegacyFixture();
   t.teardown(() => fx.close());
   const log = memoryLog();
-  const cfg = parseConfig({
-    server: { port: 0 },
+  const cfg = {
     upstreams: [
       {
         name: 'fixture',
@@ -100,14 +98,10 @@ t.test('audit trail: task and session events with fingerprints only, and nothing
       // Identity only from a fronting proxy this test is not: every request here is refused (an auth failure).
       { name: 'guarded', path: '/guarded', url: fx.url, auth: { mode: 'header', header: 'x-forwarded-user', trustedProxies: ['10.0.0.0/8'] } },
     ],
-  });
+  };
   const store = new MemoryTaskStore({ maxTasks: 1_000, maxTtlMs: 3_600_000 });
   t.teardown(() => store.close());
-  const gateway = await buildGateway(cfg, { logger: { level: 'debug', stream: log.stream }, store });
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  t.teardown(() => gateway.close());
-  const addr = gateway.app.server.address();
-  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
+  const { url } = await startGateway(cfg, { t, deps: { logger: { level: 'debug', stream: log.stream }, store } });
   const auth: PostOptions = { headers: { authorization: AUTHORIZATION } };
   const audit = (event: string, taskId?: string) => (l: AuditLine) => l.audit === event && (taskId === undefined || l.taskId === taskId);
 

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import t, { type Test } from 'tap';
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT, UnsecuredJWT, type CryptoKey } from 'jose';
-import { buildGateway, type Gateway } from '../../src/app.js';
+import type { Gateway } from '../../src/app.js';
 import { ConfigError, parseConfig } from '../../src/config/index.js';
 import { Authenticator } from '../../src/proxy/index.js';
 import type { Identity } from '../../src/proxy/auth.js';
@@ -19,6 +19,7 @@ import { MemoryTaskStore } from '../../src/store/index.js';
 import type { AuditEvent, AuditLog } from '../../src/tasks/index.js';
 import type { AuditFields } from '../../src/tasks/audit.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
+import { startGateway } from '../helpers/gateway.js';
 import { post } from '../helpers/modern.js';
 import { startRelay } from '../helpers/relay.js';
 import { createTask, DECLARING, getTask } from '../helpers/task-helpers.js';
@@ -59,10 +60,7 @@ async function gatewayWith(
     t.teardown(() => fixture.close());
     url = fixture.url;
   }
-  const cfg = parseConfig({
-    server: { port: 0 },
-    upstreams: [{ name: 'fixture', path: '/mcp', url, ...(auth ? { auth } : {}), ...(opts.tools ? { tools: opts.tools } : {}) }],
-  });
+  const cfg = { upstreams: [{ name: 'fixture', path: '/mcp', url, ...(auth ? { auth } : {}), ...(opts.tools ? { tools: opts.tools } : {}) }] };
   const store = new MemoryTaskStore({ maxTasks: 1000 });
   const audit = recordingAudit();
   const logs: string[] = [];
@@ -72,20 +70,14 @@ async function gatewayWith(
       cb();
     },
   });
-  const gateway = await buildGateway(cfg, {
-    logger: { level: 'warn', stream },
-    store,
-    audit,
-    stateKey: opts.stateKey ?? randomBytes(32),
-    ...(opts.env ? { env: opts.env } : {}),
+  const { url: gatewayUrl, gateway } = await startGateway(cfg, {
+    deps: { logger: { level: 'warn', stream }, store, audit, stateKey: opts.stateKey ?? randomBytes(32), ...(opts.env ? { env: opts.env } : {}) },
   });
   t.teardown(async () => {
     await gateway.close();
     await store.close();
   });
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const { port } = gateway.app.server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/mcp`, gateway, store, audit, logs };
+  return { url: gatewayUrl, gateway, store, audit, logs };
 }
 
 /** A legacy (2025-11-25) initialize: this upstream speaks that era, so it passes through. */
@@ -508,8 +500,7 @@ t.test('modes are per upstream: one gateway, a jwt upstream and a bearer one sid
   const fixture = await startLegacyFixture();
   t.teardown(() => fixture.close());
   const keys = await es256();
-  const cfg = parseConfig({
-    server: { port: 0 },
+  const cfg = {
     upstreams: [
       {
         name: 'guarded',
@@ -519,11 +510,8 @@ t.test('modes are per upstream: one gateway, a jwt upstream and a bearer one sid
       },
       { name: 'open', path: '/open', url: fixture.url },
     ],
-  });
-  const gateway = await buildGateway(cfg, { logger: false, stateKey: randomBytes(32) });
-  t.teardown(() => gateway.close());
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const base = `http://127.0.0.1:${(gateway.app.server.address() as AddressInfo).port}`;
+  };
+  const base = (await startGateway(cfg, { t, deps: { stateKey: randomBytes(32) } })).origin;
   t.equal((await discoverRaw(`${base}/guarded`, undefined, 'g1')).status, 401, 'the jwt upstream refuses a request without a token');
   t.equal((await discoverRaw(`${base}/guarded`, `Bearer ${await token(keys.privateKey)}`, 'g2')).status, 200, 'and serves a valid one');
   t.equal((await discoverRaw(`${base}/open`, undefined, 'o1')).status, 200, 'the bearer upstream serves an anonymous caller');

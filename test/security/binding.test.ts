@@ -12,12 +12,11 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import t, { type Test } from 'tap';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
 import { MemoryTaskStore, type TaskStore } from '../../src/store/index.js';
 import { mintTaskId } from '../../src/tasks/task-limits.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
+import { startGateway } from '../helpers/gateway.js';
 import { envelope, MODERN } from '../helpers/modern.js';
 import { redisAvailable, redisForTest } from '../helpers/redis-server.js';
 import { startRelay } from '../helpers/relay.js';
@@ -56,17 +55,12 @@ async function gateways(
   const prefix = `mcpgw-binding-${randomUUID().slice(0, 8)}:`;
   const urls: string[] = [];
   for (let i = 0; i < n; i++) {
-    const cfg = parseConfig({
+    const cfg = {
       ...config,
-      server: { port: 0 },
       ...(backend.kind === 'redis' ? { store: { kind: 'redis', url: backend.url, keyPrefix: prefix } } : {}),
       upstreams: [{ name: 'fixture', path: '/mcp', url: upstreamUrl, ...upstream }],
-    });
-    const gateway = await buildGateway(cfg, { logger: false, stateKey, ...(store ? { store } : {}) });
-    t.teardown(() => gateway.close());
-    await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-    const addr = gateway.app.server.address();
-    urls.push(`http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`);
+    };
+    urls.push((await startGateway(cfg, { t, deps: { stateKey, ...(store ? { store } : {}) } })).url);
   }
   if (store) t.teardown(() => store.close());
   return urls;

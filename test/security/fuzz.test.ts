@@ -18,13 +18,13 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import t from 'tap';
-import { buildGateway, type Gateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import type { Gateway } from '../../src/app.js';
 import { ERROR_CATALOG } from '../../src/translate/error-catalog.js';
 import { startHostileUpstream, type HostileAnswer, type HostileUpstream } from '../fixtures/hostile-upstream.js';
 import { startLegacyFixture, type LegacyFixture } from '../fixtures/legacy-server.js';
 import { startModernFixture, type ModernFixture } from '../fixtures/modern-server.js';
 import { connectEra, type EraClient } from '../helpers/era-clients.js';
+import { startGateway } from '../helpers/gateway.js';
 
 t.setTimeout(110_000);
 
@@ -75,8 +75,7 @@ t.before(async () => {
   legacy = await startLegacyFixture({ tasks: 'sync', taskJobDelayMs: 0 });
   modern = await startModernFixture({ mode: 'modern' });
   hostile = await startHostileUpstream();
-  const cfg = parseConfig({
-    server: { port: 0 },
+  const cfg = {
     // Rounds nobody continues (the hostile upstream's questions) end soon, so that what they hold is seen released.
     input: { holdMs: 1_500 },
     upstreams: [
@@ -86,11 +85,8 @@ t.before(async () => {
       { name: 'hostile', path: '/hostile', url: hostile.url, era: 'modern', timeoutMs: 1_000, tools: { '*': { task: 'auto', afterMs: 5_000 } } },
       { name: 'hostile-legacy', path: '/hostile-legacy', url: hostile.url, era: 'legacy', timeoutMs: 1_000 },
     ],
-  });
-  gateway = await buildGateway(cfg, { logger: false });
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  };
+  ({ gateway, origin: base } = await startGateway(cfg));
 });
 
 t.teardown(async () => {

@@ -11,8 +11,8 @@ import http from 'node:http';
 import net from 'node:net';
 import t from 'tap';
 import { ERROR_CATALOG } from '../../src/translate/index.js';
-import { buildGateway } from '../../src/app.js';
 import { ConfigError, DEFAULTS, parseConfig } from '../../src/config/index.js';
+import { startGateway } from '../helpers/gateway.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { MODERN, envelope, post, readReply, type RawReply } from '../helpers/modern.js';
 import { SseReader, openListen } from '../helpers/sse-reader.js';
@@ -424,10 +424,7 @@ async function startHostileUpstream(t: Teardown): Promise<string> {
 
 t.test('a hostile upstream answering 10,000 deep (JSON, SSE, SSE already streaming) → a JSON-RPC error and the response ends', async (t) => {
   const upstream = await startHostileUpstream(t);
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'hostile', url: upstream, era: 'legacy' }] }), { logger: false });
-  t.teardown(() => gateway.close());
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const url = `http://127.0.0.1:${(gateway.app.server.address() as net.AddressInfo).port}/mcp`;
+  const { url } = await startGateway({ upstreams: [{ name: 'hostile', url: upstream, era: 'legacy' }] }, { t });
   const bad = catalogError('GW_UPSTREAM_BAD_MESSAGE', 'JSON nested deeper than 1000 levels');
 
   const call = (name: string, meta: Record<string, unknown> = {}) =>

@@ -12,10 +12,10 @@
  * 503 with Retry-After, before anything reaches the upstream, while another caller is served meanwhile.
  */
 import t, { type Test } from 'tap';
-import { buildGateway } from '../../src/app.js';
 import { parseConfig, principalShare } from '../../src/config/index.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
 import { startRootsCacheServer, type RootsCacheServer } from '../fixtures/roots-cache-server.js';
+import { startGateway } from '../helpers/gateway.js';
 import { post, type RawReply } from '../helpers/modern.js';
 import { openListen } from '../helpers/sse-reader.js';
 import { LEGACY_HEADERS } from '../helpers/legacy-face-stack.js';
@@ -32,11 +32,9 @@ const ROOTS = { roots: {} };
 const ELICIT = { elicitation: {} };
 
 async function listening(t: Teardown, config: Record<string, unknown>): Promise<string> {
-  const gateway = await buildGateway(parseConfig({ server: { port: 0, ...((config.server as object) ?? {}) }, ...config }));
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
+  const gateway = await startGateway(config);
   t.teardown(() => gateway.close());
-  return `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
+  return gateway.url;
 }
 
 /** The roots fixture behind a gateway; `sessions` is the upstream's `sessions` entry, `extra` the rest of the config. */

@@ -8,9 +8,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
-import { buildGateway, type Gateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import type { Gateway } from '../../src/app.js';
 import { ERROR_CATALOG } from '../../src/translate/index.js';
+import { startGateway } from '../helpers/gateway.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { envelope, readReply, type RawReply } from '../helpers/modern.js';
 import { LEGACY_HEADERS } from '../helpers/legacy-face-stack.js';
@@ -306,19 +306,15 @@ t.test('the poll limit holds across gateway instances sharing a real Redis', { s
   const urls: string[] = [];
   const keyPrefix = `mcpgw-limits-${randomUUID().slice(0, 8)}:`;
   for (let i = 0; i < 2; i++) {
-    const cfg = parseConfig({
-      server: { port: 0 },
+    const cfg = {
       store: { kind: 'redis', url, keyPrefix },
       secret: { value: 'a-test-secret-of-at-least-32-characters!' },
       tasks: { pollBurst: 2, adaptivePolling: false },
       upstreams: [{ name: 'fixture', path: '/mcp', url: stack.fixture.url, tools: { gated_job: { task: 'always', pollIntervalMs: 60_000 } } }],
-    });
-    const g = await buildGateway(cfg, { logger: false });
-    t.teardown(() => g.close());
-    await g.app.listen({ host: '127.0.0.1', port: 0 });
-    const addr = g.app.server.address();
-    gateways.push(g);
-    urls.push(`http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`);
+    };
+    const g = await startGateway(cfg, { t });
+    gateways.push(g.gateway);
+    urls.push(g.url);
   }
   const [a, b] = urls as [string, string];
   const id = taskIdOf(await tool(a, 'gated_job', { gate: 'r1' }, ALICE));

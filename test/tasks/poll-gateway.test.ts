@@ -2,10 +2,9 @@
 // shorter interval than a slow one, a rule's interval wins), and an upstream task is asked `tasks/get` at most once per
 // the upstream's own interval however fast a client polls the gateway (counted where the upstream receives them).
 import t, { type Test } from 'tap';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
+import { startGateway } from '../helpers/gateway.js';
 import { startRelay } from '../helpers/relay.js';
 import { createTask, getTask, pollToEnd, TERMINAL } from '../helpers/task-helpers.js';
 
@@ -13,11 +12,7 @@ import { createTask, getTask, pollToEnd, TERMINAL } from '../helpers/task-helper
 async function gatewayWith(t: Test, upstreams: unknown[], tasks: Record<string, unknown> = {}): Promise<string> {
   // These tests poll faster than the interval on purpose (what the upstream sees then): the poll limit, tested in
   // test/security/task-limits.test.ts, is set out of their way.
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, tasks: { pollBurst: 1_000_000, ...tasks }, upstreams }), { logger: false });
-  t.teardown(() => gateway.close());
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  return `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  return (await startGateway({ tasks: { pollBurst: 1_000_000, ...tasks }, upstreams }, { t })).origin;
 }
 
 t.test('a tool learned fast is suggested a shorter interval than a tool learned slow; a rule’s interval wins', async (t) => {

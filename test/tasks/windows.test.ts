@@ -10,10 +10,9 @@
  * Real gateway, real legacy and modern fixtures, modern client requests by `post()`.
  */
 import t from 'tap';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
+import { startGateway } from '../helpers/gateway.js';
 import { post } from '../helpers/modern.js';
 import { DECLARING, pollTask } from '../helpers/task-helpers.js';
 
@@ -57,17 +56,12 @@ async function stack(
   taskFirst = false,
 ): Promise<{ url: string; upstream: Upstream }> {
   const upstream = await startUpstream(cell, tasks, taskFirst);
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'fixture', path: '/mcp', url: upstream.url, tools }] }), {
-    logger: false,
-  });
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const gateway = await startGateway({ upstreams: [{ name: 'fixture', path: '/mcp', url: upstream.url, tools }] });
   t.teardown(async () => {
     await gateway.close();
     await upstream.close();
   });
-  const addr = gateway.app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
-  return { url: `http://127.0.0.1:${port}/mcp`, upstream };
+  return { url: gateway.url, upstream };
 }
 
 const call = (url: string, name: string, args: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) =>

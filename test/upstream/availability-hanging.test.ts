@@ -10,8 +10,7 @@ import net from 'node:net';
 import t from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import { startGateway } from '../helpers/gateway.js';
 import { post } from '../helpers/modern.js';
 import { startStack } from '../helpers/stack.js';
 import { createTask, getTask, pollToEnd } from '../helpers/task-helpers.js';
@@ -49,14 +48,10 @@ t.test('a hanging upstream: one bounded wait, then immediate 503s with Retry-Aft
   const events: string[] = [];
   const hanging = await hangingServer(events);
   t.teardown(() => hanging.close());
-  const cfg = parseConfig({
-    server: { port: 0 },
-    upstreams: [{ name: 'hangs', path: '/mcp', url: `http://127.0.0.1:${hanging.port}/mcp`, probeTimeoutMs: 1_000 }],
-  });
-  const gateway = await buildGateway(cfg, { logger: false });
-  t.teardown(() => gateway.close());
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const url = `http://127.0.0.1:${(gateway.app.server.address() as net.AddressInfo).port}/mcp`;
+  const { url } = await startGateway(
+    { upstreams: [{ name: 'hangs', path: '/mcp', url: `http://127.0.0.1:${hanging.port}/mcp`, probeTimeoutMs: 1_000 }] },
+    { t },
+  );
 
   const first = await post(url, 'tools/list', {}, { id: 'first' });
   events.push('first answered');
@@ -163,11 +158,7 @@ t.test('a hanging upstream: one bounded wait, then immediate 503s with Retry-Aft
 
 t.test('an upstream that dies after serving: the failing request triggers a re-probe, later ones are refused at once', async (t) => {
   const server = await startEraServer('reject');
-  const cfg = parseConfig({ server: { port: 0 }, upstreams: [{ name: 'dies', path: '/mcp', url: server.url }] });
-  const gateway = await buildGateway(cfg, { logger: false });
-  t.teardown(() => gateway.close());
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const url = `http://127.0.0.1:${(gateway.app.server.address() as net.AddressInfo).port}/mcp`;
+  const { url } = await startGateway({ upstreams: [{ name: 'dies', path: '/mcp', url: server.url }] }, { t });
   t.equal((await post(url, 'tools/list')).status, 200);
 
   await server.close();

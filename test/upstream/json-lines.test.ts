@@ -7,16 +7,14 @@
  * for what no real server here can be made to send: a body spread over lines, one that is neither JSON nor JSON
  * lines, a line over the byte limit.
  */
-import type net from 'node:net';
 import t from 'tap';
 import { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
 import { ERROR_CATALOG } from '../../src/translate/index.js';
 import { ModernUpstreamClient } from '../../src/upstream/index.js';
 import { MAX_UPSTREAM_MESSAGE_BYTES } from '../../src/upstream/http.js';
 import { startHostileUpstream, type HostileUpstream } from '../fixtures/hostile-upstream.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
+import { startGateway } from '../helpers/gateway.js';
 import { connectLegacy, startModernStack, type ModernStack } from '../helpers/modern-stack.js';
 import { MODERN, envelope, post, readReply } from '../helpers/modern.js';
 import { LEGACY_HEADERS, rawInitialize } from '../helpers/legacy-face-stack.js';
@@ -192,13 +190,8 @@ async function hostileStack(t: Teardown): Promise<{ hostile: HostileUpstream; ur
   t.teardown(() => hostile.close());
   // The rule makes every call the gateway's own on the modern face too (unwrapped calls pass through as sent).
   const tools = { '*': { task: 'auto', afterMs: 10_000 } };
-  const gateway = await buildGateway(
-    parseConfig({ server: { port: 0 }, upstreams: [{ name: 'hostile', path: '/mcp', url: hostile.url, era: 'modern', tools }] }),
-    { logger: false },
-  );
-  t.teardown(() => gateway.close());
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  return { hostile, url: `http://127.0.0.1:${(gateway.app.server.address() as net.AddressInfo).port}/mcp` };
+  const { url } = await startGateway({ upstreams: [{ name: 'hostile', path: '/mcp', url: hostile.url, era: 'modern', tools }] }, { t });
+  return { hostile, url };
 }
 
 const RESULT_LINE = '{"jsonrpc":"2.0","id":__ID__,"result":{"content":[{"type":"text","text":"fine"}]}}';

@@ -3,14 +3,12 @@
  * speaks it (legacy → dual and modern → dual pass through untouched), translation only where the upstream lacks
  * the client's era. Pinned eras skip the probe. An upstream replaced by one of another era is re-learned.
  */
-import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
+import { startGateway } from '../helpers/gateway.js';
 import { post, readReply } from '../helpers/modern.js';
 import { startRelay, type Seen } from '../helpers/relay.js';
 import { startEraServer, untilServed, type EraServer, type SeenRequest } from '../helpers/era-servers.js';
@@ -21,10 +19,7 @@ interface Teardown {
 
 /** A gateway in front of `url`; `upstream` is merged into its one upstream entry. */
 async function gatewayFor(t: Teardown, url: string, upstream: Record<string, unknown> = {}): Promise<string> {
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'up', path: '/mcp', url, ...upstream }] }), { logger: false });
-  t.teardown(() => gateway.close());
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  return `http://127.0.0.1:${(gateway.app.server.address() as AddressInfo).port}/mcp`;
+  return (await startGateway({ upstreams: [{ name: 'up', path: '/mcp', url, ...upstream }] }, { t })).url;
 }
 
 async function eraServer(t: Teardown, legacy: 'stateless' | 'reject'): Promise<EraServer> {

@@ -7,10 +7,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
-import { buildGateway, type Gateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import type { Gateway } from '../../src/app.js';
 import { startDemoUpstream } from '../../src/demo/demo-server.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
+import { startGateway } from '../helpers/gateway.js';
 import { post } from '../helpers/modern.js';
 import { createTask, pollToEnd } from '../helpers/task-helpers.js';
 
@@ -20,16 +20,12 @@ interface Teardown {
 
 /** A gateway in front of `url`, with `tool` wrapped into a gateway task on every call. */
 async function gatewayFor(t: Teardown, url: string, tool: string): Promise<{ gateway: Gateway; url: string }> {
-  const cfg = parseConfig({
-    server: { port: 0 },
+  const cfg = {
     // No warm sessions: the tests count the initializes that session losses cause.
     sessions: { warmIdle: 0 },
     upstreams: [{ name: 'up', path: '/mcp', url, tools: { [tool]: { task: 'always', afterMs: 0 } } }],
-  });
-  const gateway = await buildGateway(cfg, { logger: false });
-  t.teardown(() => gateway.close());
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  return { gateway, url: `http://127.0.0.1:${(gateway.app.server.address() as AddressInfo).port}/mcp` };
+  };
+  return startGateway(cfg, { t });
 }
 
 /**

@@ -8,12 +8,11 @@
  */
 import t, { type Test } from 'tap';
 import type { JsonRpcNotification } from '../../../src/translate/index.js';
-import { buildGateway } from '../../../src/app.js';
-import { parseConfig } from '../../../src/config/index.js';
 import { ERROR_CATALOG } from '../../../src/translate/index.js';
 import { LegacySession } from '../../../src/upstream/legacy/session.js';
 import { MAX_RESUME_ATTEMPTS } from '../../../src/upstream/legacy/sse-resume.js';
 import { startPollingFixture, type PollingFixture, type PollingFixtureOptions, type StreamEvent } from '../../fixtures/polling-legacy-server.js';
+import { startGateway } from '../../helpers/gateway.js';
 import { MODERN, envelope, post } from '../../helpers/modern.js';
 import { createTask, pollToEnd } from '../../helpers/task-helpers.js';
 
@@ -31,15 +30,12 @@ const BOUND_MS = 10_000;
 /** The polling fixture and a real gateway in front of it. */
 async function stack(t: Teardown, opts: PollingFixtureOptions = {}): Promise<{ fixture: PollingFixture; url: string }> {
   const fixture = await startPollingFixture({ retryMs: RETRY_MS, ...opts });
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'polling', path: '/mcp', url: fixture.url }] }), { logger: false });
+  const gateway = await startGateway({ upstreams: [{ name: 'polling', path: '/mcp', url: fixture.url }] });
   t.teardown(async () => {
     await gateway.close();
     await fixture.close();
   });
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
-  return { fixture, url: `http://127.0.0.1:${port}/mcp` };
+  return { fixture, url: gateway.url };
 }
 
 /** The catalog's message for GW_UPSTREAM_UNAVAILABLE with `detail`, as the client must see it. */
@@ -289,17 +285,12 @@ t.test("a response the server sends on the session's GET stream instead of the c
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const upstreamUrl = `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}/mcp`;
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [{ name: 'raw', path: '/mcp', url: upstreamUrl, era: 'legacy' }] }), {
-    logger: false,
-  });
+  const { url, close } = await startGateway({ upstreams: [{ name: 'raw', path: '/mcp', url: upstreamUrl, era: 'legacy' }] });
   t.teardown(async () => {
-    await gateway.close();
+    await close();
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
   });
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
   const r = await post(url, 'tools/call', { name: 'slow', arguments: {}, _meta: envelope() });
   t.same(r.body.result?.content, [{ type: 'text', text: 'from the GET stream' }], 'the call got the response sent on the GET stream');
   t.equal(resumes, 0, 'and did not wait out the retry to resume a stream that had nothing left');
