@@ -27,10 +27,10 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
-import { buildGateway, type Gateway } from '../src/app.js';
-import { parseConfig } from '../src/config/index.js';
+import type { Gateway } from '../src/app.js';
 import { startLegacyFixture } from '../test/fixtures/legacy-server.js';
 import { startModernFixture } from '../test/fixtures/modern-server.js';
+import { startGateway } from '../test/helpers/gateway.js';
 import { createTask, getTask, TERMINAL } from '../test/helpers/task-helpers.js';
 
 /** Base durations of the workload's tools (ms); each task gets one ±JITTER. */
@@ -122,11 +122,8 @@ async function gateway(
 ): Promise<{ gateway: Gateway; url(base: number): string }> {
   const paths = oneTool ? ['/one'] : DURATIONS_MS.map((d) => `/d${d}`);
   const upstreams = paths.map((path) => ({ name: path.slice(1), path, url: upstreamUrl, tools }));
-  const gw = await buildGateway(parseConfig({ server: { port: 0 }, tasks: { adaptivePolling: mode === 'adaptive' }, upstreams }), { logger: false });
-  await gw.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gw.app.server.address();
-  const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-  return { gateway: gw, url: (d) => `${base}${oneTool ? '/one' : `/d${d}`}` };
+  const { gateway: gw, origin } = await startGateway({ tasks: { adaptivePolling: mode === 'adaptive' }, upstreams });
+  return { gateway: gw, url: (d) => `${origin}${oneTool ? '/one' : `/d${d}`}` };
 }
 
 async function wrappedLeg(mode: PollingRow['mode'], oneTool: boolean): Promise<Leg> {

@@ -17,8 +17,7 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
-import { buildGateway } from '../src/app.js';
-import { parseConfig } from '../src/config/index.js';
+import { startGateway } from '../test/helpers/gateway.js';
 
 type Era = 'legacy' | 'modern';
 type Json = Record<string, any>;
@@ -198,17 +197,11 @@ async function main(): Promise<void> {
   let era = own;
   let stop = async (): Promise<void> => {};
   if (mode === 'gateway') {
-    const gateway = await buildGateway(
-      parseConfig({ ...entry.gateway, server: { port: 0 }, upstreams: [{ ...entry.upstream, name: 'scenario', path: '/mcp', url: serverUrl }] }),
-      {
-        logger: { level: 'warn' },
-      },
-    );
-    await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-    const addr = gateway.app.server.address();
-    url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
+    const upstreams = [{ ...entry.upstream, name: 'scenario', path: '/mcp', url: serverUrl }];
+    const gateway = await startGateway({ ...entry.gateway, upstreams }, { deps: { logger: { level: 'warn' } } });
+    url = gateway.url;
     era = own === 'modern' ? 'legacy' : 'modern';
-    stop = () => gateway.close();
+    stop = gateway.close;
   }
   const elicitation = entry.elicitation ?? false;
   const client = era === 'modern' ? await modernClient(url, elicitation, entry.sdkCalls) : await legacyClient(url, elicitation);

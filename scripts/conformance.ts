@@ -39,11 +39,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { buildGateway } from '../src/app.js';
-import { parseConfig } from '../src/config/index.js';
 import { startLegacyFixture } from '../test/fixtures/legacy-server.js';
 import { startModernFixture } from '../test/fixtures/modern-server.js';
 import { startServerEverything } from '../test/fixtures/server-everything.js';
+import { startGateway as startListening } from '../test/helpers/gateway.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values } = parseArgs({
@@ -206,10 +205,7 @@ async function startFixture(upstream: Upstream, tasks: Tasks | undefined, baseli
 async function startGateway(fixtureUrl: string, tasks: Tasks | undefined): Promise<{ url: string; close(): Promise<void> }> {
   const tools = tasks === 'sync' ? TASK_RULES : tasks === 'job' ? JOB_TASK_RULES : values['task-first'] ? TASK_FIRST_RULES : undefined;
   const upstream = { name: 'fixture', path: '/mcp', url: fixtureUrl, ...(tools ? { tools } : {}) };
-  const gateway = await buildGateway(parseConfig({ server: { port: 0 }, upstreams: [upstream] }));
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  return { url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`, close: () => gateway.close() };
+  return startListening({ upstreams: [upstream] });
 }
 
 /** Every check whose status differs between the two runs, as `scenario/check-id: direct → gateway`. */
