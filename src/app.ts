@@ -29,7 +29,7 @@ import {
   type LiveTaskLimits,
   type TaskPolicy,
 } from './tasks/index.js';
-import { globToRegExp, NO_LOG, type LayerLogger } from './translate/index.js';
+import { DEFAULT_TASK_MODE, globToRegExp, NO_LOG, type LayerLogger } from './translate/index.js';
 import { LegacyUpstreamClient, ModernUpstreamClient, StdioHost, upstreamAvailability, type StdioHostStatus, type UpstreamClient } from './upstream/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 
@@ -506,7 +506,7 @@ function rulesOf(u: GatewayConfig['upstreams'][number]): Array<readonly [RegExp,
   if (u.auth.mode !== 'none') return rules;
   const cap = u.auth.maxTtlMs;
   const capped = rules.map(([re, p]) => [re, { ...p, maxTtlMs: Math.min(p.maxTtlMs ?? cap, cap) }] as const);
-  return [...capped, [/^/, { task: 'native', maxTtlMs: cap }] as const];
+  return [...capped, [/^/, { task: DEFAULT_TASK_MODE, maxTtlMs: cap }] as const];
 }
 
 /** The authenticator of one upstream (its keys read and checked now: a bad one is a configuration error). */
