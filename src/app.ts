@@ -31,7 +31,7 @@ import {
   type LiveTaskLimits,
   type TaskPolicy,
 } from './tasks/index.js';
-import { globToRegExp, NO_LOG, type LayerLogger } from './translate/index.js';
+import { DEFAULT_TASK_MODE, globToRegExp, NO_LOG, type LayerLogger } from './translate/index.js';
 import { LegacyUpstreamClient, ModernUpstreamClient, StdioHost, upstreamAvailability } from './upstream/index.js';
 import type { SessionBounds, StdioHostStatus, UpstreamClient } from './upstream/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
@@ -539,7 +539,7 @@ function rulesOf(tools: UpstreamConfig['tools'], cap: number | undefined): Array
   const rules = Object.entries(tools).map(([pattern, rule]) => [globToRegExp(pattern), rule as TaskPolicy] as const);
   if (cap === undefined) return rules;
   const capped = rules.map(([re, p]) => [re, { ...p, maxTtlMs: Math.min(p.maxTtlMs ?? cap, cap) }] as const);
-  return [...capped, [/^/, { task: 'native', maxTtlMs: cap }] as const];
+  return [...capped, [/^/, { task: DEFAULT_TASK_MODE, maxTtlMs: cap }] as const];
 }
 
 /** The cap on an upstream's task retention: `auth.maxTtlMs` with `auth.mode: none`; fixed at start, as authentication is. */

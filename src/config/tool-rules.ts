@@ -1,14 +1,26 @@
 /** One per-tool rule of an upstream (`upstreams[].tools`): the task mode, its windows and bounds, and a job's rule. */
 import { z } from 'zod';
 import { compile as compileJmesPath } from '@jmespath-community/jmespath';
-import { globCovers } from '../translate/index.js';
+import { DEFAULT_TASK_MODE, globCovers, modesWhere, modeTraits, TASK_MODES, type TaskMode } from '../translate/index.js';
 import { doc, positiveInt } from './schema-parts.js';
 
-/** Task modes per tool: how the gateway treats a tool's long calls (docs/tasks.md, "Wrapped tools"). */
-export const TASK_MODES = ['native', 'off', 'auto', 'always', 'required', 'job'] as const;
+/** Task modes per tool: how the gateway treats a tool's long calls (the table in translate/task-modes.ts). */
+export { TASK_MODES };
 
 /** The task statuses a job rule maps its server's states onto (a job cannot ask for input). */
 export const JOB_STATUSES = ['working', 'completed', 'failed', 'cancelled'] as const;
+
+/** The modes that need `afterMs`, take it as a window, refuse it; the modes that drive a job. */
+const AFTER_MS_NEEDED = modesWhere((t) => t.afterMs === 'needed');
+const AFTER_MS_WINDOW = modesWhere((t) => t.afterMs === 'window');
+const AFTER_MS_REFUSED = modesWhere((t) => typeof t.afterMs === 'object');
+const DRIVEN = modesWhere((t) => t.task === 'driven');
+
+/** Modes as the reference writes them: `a`, `b` and `c` (or `a`, `b` or `c`). */
+function codes(modes: TaskMode[], conjunction = 'and'): string {
+  const quoted = modes.map((m) => `\`${m}\``);
+  return quoted.length < 2 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} ${conjunction} ${quoted.at(-1)}`;
+}
 
 /** A JMESPath expression (jmespath.org), checked by compiling it. */
 const jmesPath = (what: string) =>
@@ -70,12 +82,8 @@ export const ToolRuleSchema = z
   .strictObject({
     task: z
       .enum(TASK_MODES)
-      .default('native')
-      .describe(
-        "`native` (the upstream's own tasks, passed through or translated), `off` (never a task), `auto` (a task when the call runs longer than " +
-          "`afterMs`; needs `afterMs`), `always` or `required` (docs/tasks.md), `job` (a hand-rolled async job driven by the server's own tools; needs " +
-          '`job`, docs/jobs.md)',
-      ),
+      .default(DEFAULT_TASK_MODE)
+      .describe(TASK_MODES.map((m) => `\`${m}\` (${modeTraits(m).doc})`).join(', ')),
     afterMs: z
       .number()
       .int()
@@ -83,9 +91,9 @@ export const ToolRuleSchema = z
       .optional()
       .meta(
         doc(
-          '`auto`: how long a call runs before the answer is a task; `native`, `always`, `required`: the window in which a first question or result is ' +
-            'answered within the creating call; not with `off`',
-          'unset (required with `auto`)',
+          `${codes(AFTER_MS_NEEDED)}: how long a call runs before the answer is a task; ${codes(AFTER_MS_WINDOW)}: the window in which a first ` +
+            `question or result is answered within the creating call; not with ${codes(AFTER_MS_REFUSED, 'or')}`,
+          `unset (required with ${codes(AFTER_MS_NEEDED, 'or')})`,
         ),
       ),
     ttlMs: positiveInt
@@ -104,33 +112,36 @@ export const ToolRuleSchema = z
       .boolean()
       .optional()
       .meta(doc('another instance runs a wrapped call again when its instance is lost; only for tools whose `idempotentHint` is true', 'unset (`false`)')),
-    job: JobSchema.optional().meta(doc('with `task: job`: how the job is read and driven (docs/jobs.md)', 'unset (required with `job`)')),
+    job: JobSchema.optional().meta(
+      doc(
+        `with ${DRIVEN.map((m) => `\`task: ${m}\``).join(' or ')}: how the job is read and driven (docs/jobs.md)`,
+        `unset (required with ${codes(DRIVEN, 'or')})`,
+      ),
+    ),
   })
   .superRefine((rule, ctx) => {
-    if (rule.task === 'auto' && rule.afterMs === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['afterMs'], message: 'task "auto" needs afterMs (milliseconds to wait before answering with a task)' });
+    const traits = modeTraits(rule.task);
+    const mode = JSON.stringify(rule.task);
+    if (traits.afterMs === 'needed' && rule.afterMs === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['afterMs'], message: `task ${mode} needs afterMs (milliseconds to wait before answering with a task)` });
     }
-    // On native, afterMs is the window in which an upstream task's first question or result is answered within the
-    // creating call; off never makes a task, so a window means nothing there.
-    if (rule.task === 'off' && rule.afterMs !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['afterMs'], message: 'afterMs applies to task "native", "auto", "always" and "required", not "off"' });
+    // Where afterMs is a window, it is the one in which a first question or result is answered within the creating
+    // call; a mode that refuses it says why (one that never makes a task, one whose task exists at once).
+    if (typeof traits.afterMs === 'object' && rule.afterMs !== undefined) {
+      const takers = modesWhere((m) => typeof m.afterMs !== 'object').map((m) => JSON.stringify(m));
+      const message = `afterMs applies to task ${takers.slice(0, -1).join(', ')} and ${takers.at(-1)}, not ${mode} (${traits.afterMs.refused})`;
+      ctx.addIssue({ code: 'custom', path: ['afterMs'], message });
     }
-    if (rule.task === 'job' && rule.job === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['job'], message: 'task "job" needs job (how to read the handle and drive the job: id, status)' });
+    const driven = traits.task === 'driven';
+    if (driven && rule.job === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['job'], message: `task ${mode} needs job (how to read the handle and drive the job: id, status)` });
     }
-    if (rule.task !== 'job' && rule.job !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['job'], message: 'job applies to task "job" only' });
+    if (!driven && rule.job !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['job'], message: `job applies to task ${DRIVEN.map((m) => JSON.stringify(m)).join(' or ')} only` });
     }
     // A job's start tool is not idempotent: it is called once, and a lost instance's job is polled again, never restarted.
-    if (rule.task === 'job' && rule.retryOnLoss !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['retryOnLoss'],
-        message: 'retryOnLoss does not apply to task "job": another instance goes on polling the same job, the start tool is never called again',
-      });
-    }
-    if (rule.task === 'job' && rule.afterMs !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['afterMs'], message: 'afterMs does not apply to task "job" (the start tool\'s handle makes the task at once)' });
+    if (typeof traits.retryOnLoss === 'object' && rule.retryOnLoss !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['retryOnLoss'], message: `retryOnLoss does not apply to task ${mode}: ${traits.retryOnLoss.refused}` });
     }
     if (rule.ttlMs !== undefined && rule.maxTtlMs !== undefined && rule.ttlMs > rule.maxTtlMs) {
       ctx.addIssue({ code: 'custom', path: ['ttlMs'], message: 'ttlMs must not exceed maxTtlMs' });

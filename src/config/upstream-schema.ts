@@ -1,7 +1,7 @@
 /** One upstream of the configuration (`upstreams[]`): where it is, how its callers authenticate, its sessions and passed-through paths. */
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { GATEWAY_OWN_PATHS, OAUTH_WELL_KNOWN } from '../translate/index.js';
+import { DEFAULT_TASK_MODE, GATEWAY_OWN_PATHS, OAUTH_WELL_KNOWN } from '../translate/index.js';
 import { DEFAULTS } from './defaults.js';
 import { doc, headerName, httpUrl, live, positiveInt } from './schema-parts.js';
 import { ToolRuleSchema } from './tool-rules.js';
@@ -226,7 +226,7 @@ export const UpstreamSchema = z
       .default({ ttlMs: DEFAULTS.cacheTtlMs, scope: DEFAULTS.cacheScope }),
     tools: z
       .record(z.string().min(1), ToolRuleSchema)
-      .default({ '*': { task: 'native' } })
+      .default({ '*': { task: DEFAULT_TASK_MODE } })
       .describe(
         'per-tool rules, by exact tool name or glob (first match wins: a rule an earlier glob covers, such as one after `"*"`, is a configuration error ' +
           'naming both); each rule has the keys below',

@@ -8,15 +8,15 @@ import type { UpstreamEras } from '../upstream/index.js';
 
 /** What a route's tool rules say, as the decision asks it (lookups, read at the moment of the decision). */
 export interface RouteRules {
-  /** A rule wraps tools into the gateway's own tasks (`auto`, `always`, `required`, `job`). */
+  /** A rule's mode makes the tool's tasks the gateway's own (`makesTasks`, translate/task-modes.ts). */
   wrapsTools(): boolean;
-  /** The runtime serves some tool calls itself (a wrapping rule, or `native` with `afterMs`). */
+  /** The runtime serves some tool calls itself (a rule that `needsGateway`: it wraps, or a window covers the upstream's tasks). */
   servesTools(): boolean;
   /** A `job` rule: every `tools/list` is then the gateway's (plumbing hidden, start tools' output schemas). */
   shapesToolList(): boolean;
   /** The call of this tool is the gateway's: its rule wraps it (or `native` with `afterMs`). */
   wrapsTool(name: string): boolean;
-  /** This tool is one a `job` rule hides (the runtime refuses its direct call). */
+  /** This tool is one a job rule hides (the runtime refuses its direct call). */
   hidesTool(name: string): boolean;
 }
 

@@ -16,6 +16,7 @@ import {
   isInputDeclared,
   isObject,
   isTerminal,
+  modeTraits,
   legacyTaskInputParams,
   legacyTaskPayload,
   legacyTaskStatusNotification,
@@ -133,27 +134,18 @@ function bareAnswer(method: string, body: JsonObject): JsonObject | undefined {
 
 /**
  * A tool's 2025-11-25 `execution.taskSupport` on a route that can run tasks (2025-11-25 basic/utilities/tasks
- * §Tool-Level Negotiation): a wrapping rule decides (`always`/`auto`/`job` → optional, `required` → required, `off` →
- * forbidden); under `native` the upstream does: a modern upstream with the tasks extension may answer any tool with a
+ * §Tool-Level Negotiation): the rule's mode says (its `legacySupport` trait, translate/task-modes.ts); under a mode that
+ * keeps the upstream's tasks the upstream does: a modern upstream with the tasks extension may answer any tool with a
  * task (the gateway cannot see which tools require one, so optional), a legacy one says per tool.
  */
 export function legacyTaskSupport(
   policy: TaskPolicy['task'],
   upstream: { era: 'modern'; extension: boolean } | { era: 'legacy'; support: TaskSupport | undefined },
 ): TaskSupport {
-  switch (policy) {
-    case 'auto':
-    case 'always':
-    case 'job':
-      return 'optional';
-    case 'required':
-      return 'required';
-    case 'off':
-      return 'forbidden';
-    case 'native':
-      if (upstream.era === 'modern') return upstream.extension ? 'optional' : 'forbidden';
-      return upstream.support ?? 'forbidden';
-  }
+  const shown = modeTraits(policy).legacySupport;
+  if (shown !== 'upstream') return shown;
+  if (upstream.era === 'modern') return upstream.extension ? 'optional' : 'forbidden';
+  return upstream.support ?? 'forbidden';
 }
 
 /** The legacy face's task relay, shared by the face's sessions. */

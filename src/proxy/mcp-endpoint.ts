@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { classifyEra, declaresTasks, errorSummary, isObject, requestIdOf, singleHeader, type Era } from '../translate/index.js';
+import { classifyEra, declaresTasks, errorSummary, isObject, needsGateway, requestIdOf, singleHeader, type Era } from '../translate/index.js';
 import {
   hidesTool,
   runtimeServesTools,
@@ -74,16 +74,7 @@ function rulesOf(route: UpstreamRoute, modernRoute: UpstreamRoute, runtime: Task
     wrapsTools: () => wrapsTools(route),
     servesTools: () => runtimeServesTools(route),
     shapesToolList: () => shapesToolList(modernRoute),
-    wrapsTool: (name) => {
-      const policy = runtime.policyFor(modernRoute, name);
-      return (
-        policy.task === 'auto' ||
-        policy.task === 'always' ||
-        policy.task === 'required' ||
-        policy.task === 'job' ||
-        (policy.task === 'native' && policy.afterMs !== undefined)
-      );
-    },
+    wrapsTool: (name) => needsGateway(runtime.policyFor(modernRoute, name)),
     hidesTool: (name) => hidesTool(modernRoute, name),
   };
 }

@@ -15,7 +15,8 @@ export {
 } from './route.js';
 export { MrtrBridge, type ForwardHooks, type LiveHoldLimits, type Outcome } from './mrtr-bridge.js';
 export { runListen } from './listen-bridge.js';
-export { TaskRuntime, type LiveTaskLimits } from './task-runtime.js';
+export { TaskRuntime } from './task-runtime.js';
+export type { LiveTaskLimits } from './runtime-options.js';
 export { InstanceBus, mintInstanceId } from './instance-bus.js';
 export { Sealer } from './sealing.js';
 /** Store errors the edge maps, re-exported so the edge depends on the runtime only. */

@@ -9,7 +9,7 @@
  * the caller and kept per route for the tool-support TTL, one read per route at a time. A schema that cannot be
  * learned is listed as none: a client that validates nothing cannot be told a result does not conform.
  */
-import { isObject, raceAbort, type JsonObject } from '../translate/index.js';
+import { drivesJob, isObject, raceAbort, type JsonObject } from '../translate/index.js';
 import type { JobSpec } from './job-rule.js';
 import { withoutHiddenTools, type CallerContext, type TaskPolicy, type UpstreamRoute } from './route.js';
 import { eachToolsPage } from './tool-support.js';
@@ -47,7 +47,7 @@ export class JobListing {
     const sources = new Map<string, string>();
     for (const name of page.keys()) {
       const policy = this.policyFor(route, name);
-      if (policy.task === 'job' && policy.job) sources.set(name, resultToolOf(policy.job));
+      if (drivesJob(policy.task) && policy.job) sources.set(name, resultToolOf(policy.job));
     }
     if (sources.size === 0) return withoutHiddenTools(route, result);
     const elsewhere = [...sources.values()].some((tool) => !page.has(tool));

@@ -1,5 +1,5 @@
 /** What the runtime knows about one upstream route. */
-import { isObject, type CacheHints, type JsonObject, type TaskSupport } from '../translate/index.js';
+import { drivesJob, isObject, makesTasks, needsGateway, type CacheHints, type JsonObject, type TaskMode, type TaskSupport } from '../translate/index.js';
 import type { UpstreamCaller, UpstreamClient } from '../upstream/index.js';
 import type { JobSpec } from './job-rule.js';
 
@@ -23,10 +23,11 @@ export interface UpstreamRoute {
   toolSupport?: { at: number; byName: Map<string, TaskSupport> };
 }
 
-/** How the gateway treats one tool's calls (the README table under "Wrapped tools"). */
+/** How the gateway treats one tool's calls (docs/tasks.md, "Wrapped tools"). */
 export interface TaskPolicy {
-  task: 'native' | 'off' | 'auto' | 'always' | 'required' | 'job';
-  /** auto: answer synchronously if the call ends within this; always/required: the first round's window. */
+  /** The mode; what each one is: translate/task-modes.ts. */
+  task: TaskMode;
+  /** How long a call runs before its answer is a task, or the first round's window (by the mode's `afterMs` trait). */
   afterMs?: number;
   ttlMs?: number;
   maxTtlMs?: number;
@@ -56,21 +57,21 @@ export function replaceHeaders(route: UpstreamRoute, next: Record<string, string
 
 /** Whether any rule makes the gateway create tasks itself. */
 export function wrapsTools(route: UpstreamRoute): boolean {
-  return route.rules.some(([, p]) => p.task === 'auto' || p.task === 'always' || p.task === 'required' || p.task === 'job');
+  return route.rules.some(([, p]) => makesTasks(p.task));
 }
 
 /**
- * Whether a tool is one a `task: job` rule hides (its status, result or cancel tool): not listed to clients, refused
+ * Whether a tool is one a job rule hides (its status, result or cancel tool): not listed to clients, refused
  * when called directly (`GW_TOOL_NOT_FOUND`). The gateway itself calls it.
  */
 export function hidesTool(route: UpstreamRoute, tool: string): boolean {
-  for (const [, p] of route.rules) if (p.task === 'job' && p.job?.hide?.includes(tool)) return true;
+  for (const [, p] of route.rules) if (drivesJob(p.task) && p.job?.hide?.includes(tool)) return true;
   return false;
 }
 
-/** Whether any `task: job` rule hides tools on this route. */
+/** Whether any job rule hides tools on this route. */
 function hidesTools(route: UpstreamRoute): boolean {
-  return route.rules.some(([, p]) => p.task === 'job' && (p.job?.hide?.length ?? 0) > 0);
+  return route.rules.some(([, p]) => drivesJob(p.task) && (p.job?.hide?.length ?? 0) > 0);
 }
 
 /**
@@ -78,7 +79,7 @@ function hidesTools(route: UpstreamRoute): boolean {
  * start tool listed with its result tool's `outputSchema`; tasks/job-listing.ts).
  */
 export function shapesToolList(route: UpstreamRoute): boolean {
-  return route.rules.some(([, p]) => p.task === 'job');
+  return route.rules.some(([, p]) => drivesJob(p.task));
 }
 
 /** A `tools/list` result without the tools the route's job rules hide (unchanged when none are hidden). */
@@ -88,12 +89,11 @@ export function withoutHiddenTools(route: UpstreamRoute, result: JsonObject): Js
 }
 
 /**
- * Whether the runtime must see this route's tool calls even when the upstream speaks the client's era: a rule wraps
- * tools, or a `native` rule's `afterMs` window covers the upstream's tasks (its questions become MRTR rounds of the
- * creating call, its tasks get gateway ids).
+ * Whether the runtime must see this route's tool calls even when the upstream speaks the client's era: some rule needs
+ * the gateway in its tool's path (`needsGateway`: it wraps the tool, or its `afterMs` window covers the upstream's tasks).
  */
 export function runtimeServesTools(route: UpstreamRoute): boolean {
-  return wrapsTools(route) || route.rules.some(([, p]) => p.task === 'native' && p.afterMs !== undefined);
+  return route.rules.some(([, p]) => needsGateway(p));
 }
 
 /** Who is calling, and what the request declared (the upstream sees it as an `UpstreamCaller`). */

@@ -12,6 +12,8 @@ import {
   asErrorObject,
   modernCreateTaskResult,
   declaresTasks,
+  DEFAULT_TASK_MODE,
+  drivesJob,
   firstMatch,
   isObject,
   legacyParams,
@@ -24,17 +26,16 @@ import {
   type ModernRequest,
   type TaskRecord,
 } from '../translate/index.js';
-import type { TaskStore } from '../store/index.js';
 import { callNow, hideTask, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
-import { NO_AUDIT, type AuditLog } from './audit.js';
-import { decideCall, type CallFacts, type CallWindow } from './call-decision.js';
+import { NO_AUDIT } from './audit.js';
+import { decideCall, supportMatters, type CallDecision, type CallFacts, type CallWindow } from './call-decision.js';
 import { Conversation, MissingCapabilityError, type PumpResult } from './conversation.js';
-import { plainOutcome, type BridgedCall, type ForwardHooks, type MrtrBridge, type Outcome } from './mrtr-bridge.js';
+import { plainOutcome, type BridgedCall, type ForwardHooks, type Outcome } from './mrtr-bridge.js';
 import { OwnedTasks } from './owned-tasks.js';
 import { ProxiedTasks } from './proxied-tasks.js';
 import { hidesTool, type CallerContext, type TaskPolicy, type UpstreamRoute } from './route.js';
 import { TaskEvents } from './task-events.js';
-import { checkPollRate, clampTtl, DEFAULT_BOUNDS, TooManyTasksError, type InputBounds, type TaskLimits } from './task-limits.js';
+import { checkPollRate, clampTtl, DEFAULT_BOUNDS, TooManyTasksError, type TaskLimits } from './task-limits.js';
 import { TaskService } from './task-service.js';
 import { waitForChange } from './task-change-wait.js';
 import { listPage } from './task-list.js';
@@ -42,63 +43,15 @@ import { ToolSupport } from './tool-support.js';
 import { JobListing } from './job-listing.js';
 import { InstanceBus, mintInstanceId } from './instance-bus.js';
 import { LeaseKeeper } from './lease-keeper.js';
-import { DEFAULT_POLL_ADVICE, PollAdvisor, type PollAdviceOptions } from './poll-advisor.js';
+import { DEFAULT_POLL_ADVICE, PollAdvisor } from './poll-advisor.js';
 import { Sealer } from './sealing.js';
 import { RuntimeJobs } from './runtime-jobs.js';
+import type { LiveTaskLimits, TaskRuntimeOptions } from './runtime-options.js';
 
 /** How long a lease on running work lasts unless renewed, when the options do not say. */
 const DEFAULT_LEASE_MS = 15_000;
 
-/** The runtime limits a reload may replace (`TaskRuntime.setLimits`). */
-export interface LiveTaskLimits {
-  defaultTtlMs: number;
-  defaultPollIntervalMs: number;
-  maxActivePerPrincipal: number;
-  maxResultBytes: number;
-  pollBurst: number;
-  inputBounds: InputBounds;
-  pollAdvice: PollAdviceOptions;
-}
-
-/** Runtime limits and defaults. */
-export interface TaskRuntimeOptions {
-  store: TaskStore;
-  /**
-   * Requests between the instances sharing the store (started by the caller); absent: this runtime is the only
-   * instance (a bus over the store is made and started by `start()`).
-   */
-  bus?: InstanceBus;
-  /** Seals what another instance needs to take work over; absent: a random key (one instance). */
-  sealer?: Sealer;
-  /** How long a claim on running work lasts unless renewed (default 15 s). */
-  leaseMs?: number;
-  bridge: MrtrBridge;
-  defaultTtlMs: number;
-  maxTtlMs: number;
-  defaultPollIntervalMs: number;
-  /** How each read's `pollIntervalMs` is learned and bounded (default: learned, 100 ms to 30 s). */
-  pollAdvice?: PollAdviceOptions;
-  maxActivePerPrincipal: number;
-  /** Largest outcome a task keeps, in bytes of JSON (`tasks.maxResultBytes`; default 4 MiB). */
-  maxResultBytes?: number;
-  /** Status polls of one task per its pollIntervalMs before 429 (`tasks.pollBurst`; default 3). */
-  pollBurst?: number;
-  /** How much input one call may ask (`input.maxRequestsPerRound`, `input.maxRoundsPerTask`). */
-  inputBounds?: InputBounds;
-  /** How long the upstream's tool list (task support) is trusted. */
-  toolSupportTtlMs: number;
-  /**
-   * The routes this instance serves (`register` adds more): a task taken over from another instance is run against
-   * its route by name.
-   */
-  routes?: Iterable<UpstreamRoute>;
-  /** Where task events are recorded (created, input requested and answered, ended, expired); default none. */
-  audit?: AuditLog;
-  /** Where the runtime logs what it does not answer to a caller (failed background work); default none. */
-  log?: LayerLogger;
-}
-
-const DEFAULT_POLICY: TaskPolicy = { task: 'native' };
+const DEFAULT_POLICY: TaskPolicy = { task: DEFAULT_TASK_MODE };
 
 /**
  * How long a legacy client's task-augmented call waits for the upstream's first answer (its task, a result, a
@@ -272,15 +225,9 @@ export class TaskRuntime {
     const tool = typeof req.params.name === 'string' ? req.params.name : '';
     if (hidesTool(route, tool)) throw new GatewayError('GW_TOOL_NOT_FOUND', { args: [tool] });
     const policy = this.policyFor(route, tool);
-    const job = policy.task === 'job';
+    const job = drivesJob(policy.task);
     const who = { tool, origin: 'modern' as const };
-    const facts: Omit<CallFacts, 'turn'> = {
-      mode: policy.task,
-      declares: declaresTasks(caller.capabilities),
-      // A job is made of the server's own tools: its task support does not matter (nor is its tools/list asked).
-      support: job ? 'forbidden' : await this.support.of(route, caller, tool, hooks.signal),
-      windowed: policy.afterMs !== undefined,
-    };
+    const facts = await this.factsOf(route, caller, tool, policy, { client: 'modern', declares: declaresTasks(caller.capabilities) }, hooks.signal);
     const resuming = req.policy.kind === 'forward-input' && req.requestState !== undefined;
     const first = decideCall({ ...facts, turn: resuming ? 'resume' : 'start' });
     if (first.action === 'refuse') throw new MissingCapabilityError(TASKS_REQUIRED_CAPABILITIES, `a task for tool ${tool}`);
@@ -306,11 +253,8 @@ export class TaskRuntime {
       }
     } else {
       if (first.owned) sent = withProgressToken(sent);
-      // A job's start tool is an ordinary call; its handle makes the task (job-task.ts).
-      const opts = job ? undefined : first.upstreamTask ? { task: { ttlMs: this.upstreamTtl(policy) } } : first.owned ? { patient: true } : undefined;
-      const upstreamCall = callNow(route.upstream, caller, 'tools/call', sent, hooks.signal, opts);
       call = {
-        conv: new Conversation(job ? this.jobs.start(route, caller, policy, tool, upstreamCall, this.upstreamTtl(policy)) : upstreamCall),
+        conv: new Conversation(this.sendCall(route, caller, policy, tool, first, sent, hooks.signal, this.upstreamTtl(policy))),
         progressToken: progressTokenOf(sent),
       };
     }
@@ -355,36 +299,29 @@ export class TaskRuntime {
   }
 
   /**
-   * A 2025-11-25 `tools/call` WITHOUT `task`, from the legacy face: the events of an ordinary call. The tool's rules
-   * do not make it a task (a legacy client cannot receive an unsolicited task); where the upstream requires or returns
-   * one anyway it is hidden (`taskAsCall`): its input requests arrive as ordinary requests of this call, its outcome
-   * as the response, and `cancel()` cancels it upstream.
+   * A 2025-11-25 `tools/call` WITHOUT `task`, from the legacy face: the events of an ordinary call, as `decideCall`
+   * says (never a task for this client, never refused for one); where the upstream requires or returns a task anyway
+   * it is hidden (`hideTask`): its input requests arrive as ordinary requests of this call, its outcome as the
+   * response, and `cancel()` cancels it upstream.
    */
   async callToolPlain(route: UpstreamRoute, params: JsonObject, caller: CallerContext, signal: AbortSignal): Promise<UpstreamCall> {
     const tool = typeof params.name === 'string' ? params.name : '';
     if (hidesTool(route, tool)) throw new GatewayError('GW_TOOL_NOT_FOUND', { args: [tool] });
     const policy = this.policyFor(route, tool);
-    if (policy.task === 'job') {
-      // A job for a client that takes no task: followed to its end inside this call, its status messages as progress.
-      const token = progressTokenOf(params);
-      const started = this.jobs.start(route, caller, policy, tool, callNow(route.upstream, caller, 'tools/call', params, signal), this.upstreamTtl(policy));
-      return hideTask(started, this.log, token !== undefined ? { progressToken: token } : {});
-    }
-    const support = await this.support.of(route, caller, tool, signal);
-    // A legacy upstream creates a task only when asked, and must be asked for a `required` tool (2025-11-25
-    // basic/utilities/tasks §Tool-Level Negotiation); a modern one with the extension decides per call, and may only
-    // when the extension is declared (tasks extension §Task Creation).
-    const mayTask = support === 'required' || (support === 'optional' && route.upstream.era === 'modern');
-    if (!mayTask) return callNow(route.upstream, caller, 'tools/call', params, signal);
-    const ttlMs = this.upstreamTtl(policy);
-    return hideTask(callNow(route.upstream, caller, 'tools/call', params, signal, { task: { ttlMs } }), this.log);
+    const first = decideCall({ ...(await this.factsOf(route, caller, tool, policy, { client: 'legacy', declares: false }, signal)), turn: 'start' });
+    if (first.action !== 'send') throw new Error(`a ${first.action} decision for a call that takes no task`);
+    const call = this.sendCall(route, caller, policy, tool, first, params, signal, this.upstreamTtl(policy));
+    if (!first.upstreamTask) return call;
+    // A job followed inside the call reports its status tool's message as the call's progress.
+    const token = drivesJob(policy.task) ? progressTokenOf(params) : undefined;
+    return hideTask(call, this.log, token !== undefined ? { progressToken: token } : {});
   }
 
   /**
    * A 2025-11-25 task-augmented `tools/call` (`params.task` removed, its `ttl` in `ttlMs`), from the legacy face: always
-   * a task, stored before this resolves. The upstream's own task (proxied) where it creates one; otherwise a
-   * gateway-owned task, completed from an immediate answer, `input_required` on an immediate question, or running.
-   * An immediate JSON-RPC error (invalid arguments, an unknown tool) is no task: it is returned as `{ error }`.
+   * a task, stored before this resolves, as `decideCall` says. The upstream's own task (proxied) where it creates one;
+   * otherwise a gateway-owned task, completed from an immediate answer, `input_required` on an immediate question, or
+   * running. An immediate JSON-RPC error (invalid arguments, an unknown tool) is no task: it is returned as `{ error }`.
    */
   async createTask(
     route: UpstreamRoute,
@@ -408,34 +345,35 @@ export class TaskRuntime {
     const tool = typeof params.name === 'string' ? params.name : '';
     if (hidesTool(route, tool)) throw new GatewayError('GW_TOOL_NOT_FOUND', { args: [tool] });
     const policy = this.policyFor(route, tool);
-    const job = policy.task === 'job';
     const who = { tool, origin: 'legacy' as const, ...(caller.session !== undefined ? { session: caller.session } : {}) };
-    // Every call here becomes a task: a principal at its limit (or a full store) is refused before the upstream sees it.
-    await this.admitTask(caller);
-    const wrapped = policy.task === 'auto' || policy.task === 'always' || policy.task === 'required';
-    const support = wrapped || job ? 'forbidden' : await this.support.of(route, caller, tool, signal);
-    // A tool shown as `forbidden` (rule `off`, or an upstream that cannot run it as a task and no rule wraps it) takes
-    // no `task` (2025-11-25 basic/utilities/tasks §Tool-Level Negotiation: SHOULD answer -32601).
-    if (policy.task === 'off' || (!wrapped && !job && support === 'forbidden')) {
-      return { error: { code: ErrorCode.MethodNotFound, message: `Tool ${tool} does not support task-augmented calls` } };
-    }
-    if (wrapped) {
-      // A gateway-owned task at once (2025-11-25 basic/utilities/tasks §Creating Tasks); the call runs in the
-      // background, past this request.
-      const sent = withProgressToken(params);
-      const conv = new Conversation(callNow(route.upstream, caller, 'tools/call', sent, undefined, { patient: true }));
-      return { record: await this.adoptOwned(route, caller, policy, conv, who, { ...opts, params: sent }) };
-    }
+    const facts = await this.factsOf(route, caller, tool, policy, { client: 'legacy', declares: true }, signal);
+    const first = decideCall({ ...facts, turn: 'start' });
+    // A tool that can be no task (its mode makes none, or the upstream cannot run it as one and no rule wraps it) takes no
+    // `task` (2025-11-25 basic/utilities/tasks §Tool-Level Negotiation: SHOULD answer -32601).
+    if (first.action === 'refuse-task') return { error: { code: ErrorCode.MethodNotFound, message: `Tool ${tool} does not support task-augmented calls` } };
+    if (first.action !== 'send') throw new Error(`a ${first.action} decision for a call that asks a task`);
+    // A call here becomes a task: a principal at its limit (or a full store) is refused before the upstream sees it.
+    if (first.refuseAtLimit) await this.admitTask(caller);
     const ttlMs = clampTtl(opts.ttlMs ?? policy.ttlMs ?? this.limits.defaultTtlMs, policy, this.limits.maxTtlMs);
-    // The upstream may run it as its own task: its first answer says what the client's task becomes. The call is not
-    // bound to this request's signal (it may outlive it as a task); the client leaving before that cancels it.
-    const sent = withProgressToken(params);
-    // A job's start tool is an ordinary call whose handle makes the upstream task (job-task.ts).
-    const conv = new Conversation(
-      job
-        ? this.jobs.start(route, caller, policy, tool, callNow(route.upstream, caller, 'tools/call', sent, undefined), ttlMs)
-        : callNow(route.upstream, caller, 'tools/call', sent, undefined, { task: { ttlMs } }),
-    );
+    // The call is not bound to this request's signal (it may outlive it as a task); the client leaving before its task
+    // exists cancels it.
+    const sent = first.owned ? withProgressToken(params) : params;
+    const conv = new Conversation(this.sendCall(route, caller, policy, tool, first, sent, undefined, ttlMs));
+    /** What a turn's decision makes of the call: its task (owned or proxied), or the error that answers it. */
+    const act = async (d: CallDecision, r?: PumpResult): Promise<{ record: TaskRecord; meta?: JsonObject } | { error: JsonRpcErrorObject }> => {
+      if (d.action === 'own-task') return { record: await this.adoptOwned(route, caller, policy, conv, who, { ttlMs, params: sent }) };
+      if (d.action === 'proxy-task' && r?.kind === 'task') {
+        // The creating result's `_meta` (e.g. io.modelcontextprotocol/model-immediate-response) is passed through.
+        const meta = r.task.created.meta;
+        const record = await this.proxied.adopt(route, caller, policy, r.task, who);
+        return meta && Object.keys(meta).length > 0 ? { record, meta } : { record };
+      }
+      if (d.action === 'answer' && r?.kind === 'response' && 'error' in r.message) return { error: asErrorObject(r.message.error) };
+      conv.cancel('gateway error');
+      throw new Error(`a ${d.action} decision for a call that asks a task`);
+    };
+    // A gateway task at once (2025-11-25 basic/utilities/tasks §Creating Tasks): the call runs in the background.
+    if (first.window === 'none') return act(decideCall({ ...facts, turn: 'window-passed', passed: 'none' }));
     let r: PumpResult;
     try {
       r = await conv.pump({
@@ -447,7 +385,7 @@ export class TaskRuntime {
         // tool synchronously, a slow one) gets a gateway-owned task, which follows an upstream task created later.
         // A job's start tool answers with its handle within the call budget: its task is then the job itself, which any
         // instance can go on polling (a gateway-owned task following it would end with this instance).
-        deadlineAt: Date.now() + (job ? route.timeoutMs : Math.min(policy.afterMs ?? CREATE_WINDOW_MS, route.timeoutMs)),
+        deadlineAt: Date.now() + this.windowMs(first.window, policy, route, Date.now()),
         gatherMs: this.limits.gatherMs,
         log: this.log,
         bounds: this.limits.input,
@@ -458,21 +396,15 @@ export class TaskRuntime {
       throw e;
     }
     switch (r.kind) {
-      case 'task': {
-        // The creating result's `_meta` (e.g. io.modelcontextprotocol/model-immediate-response) is passed through.
-        const meta = r.task.created.meta;
-        const record = await this.proxied.adopt(route, caller, policy, r.task, who);
-        return meta && Object.keys(meta).length > 0 ? { record, meta } : { record };
-      }
+      case 'task':
+        return act(decideCall({ ...facts, turn: 'task-created' }), r);
       case 'response':
-        // An immediate JSON-RPC error is the call's answer; an immediate result completes a gateway-owned task.
-        if ('error' in r.message) return { error: asErrorObject(r.message.error) };
-        return { record: await this.adoptOwned(route, caller, policy, conv, who, { ttlMs, params: sent }) };
+        return act(decideCall({ ...facts, turn: 'error' in r.message ? 'error' : 'result' }), r);
       case 'input':
         // A question before any task: the gateway's task carries it (2025-11-25 input_required).
-        return { record: await this.adoptOwned(route, caller, policy, conv, who, { ttlMs, params: sent }) };
+        return act(decideCall({ ...facts, turn: 'input' }), r);
       case 'deadline':
-        return { record: await this.adoptOwned(route, caller, policy, conv, who, { ttlMs, params: sent }) };
+        return act(decideCall({ ...facts, turn: 'window-passed', passed: first.window }), r);
       case 'aborted':
         conv.cancel('client closed the request');
         throw new Error('the client closed the request');
@@ -608,8 +540,49 @@ export class TaskRuntime {
 
   /** What is left of a round's window that started at `since` (0: none, the window has passed). */
   private windowMs(window: CallWindow, policy: TaskPolicy, route: UpstreamRoute, since: number): number {
-    const length = window === 'budget' ? route.timeoutMs : window === 'after-ms' ? (policy.afterMs ?? 0) : 0;
+    const length = {
+      budget: route.timeoutMs,
+      'after-ms': policy.afterMs ?? 0,
+      creation: Math.min(policy.afterMs ?? CREATE_WINDOW_MS, route.timeoutMs),
+      none: 0,
+    }[window];
     return Math.max(0, since + length - Date.now());
+  }
+
+  /**
+   * The facts `decideCall` decides a tool's call from. The upstream's task support is asked only when the decision
+   * can depend on it (a job is made of the server's own tools, a wrapped call a 2025-11-25 client asked as a task is a
+   * gateway task at once: no tools/list for them).
+   */
+  private async factsOf(
+    route: UpstreamRoute,
+    caller: CallerContext,
+    tool: string,
+    policy: TaskPolicy,
+    client: Pick<CallFacts, 'client' | 'declares'>,
+    signal: AbortSignal,
+  ): Promise<Omit<CallFacts, 'turn'>> {
+    const known = { mode: policy.task, ...client, upstreamDecides: route.upstream.era === 'modern', windowed: policy.afterMs !== undefined };
+    return { ...known, support: supportMatters(known) ? await this.support.of(route, caller, tool, signal) : 'forbidden' };
+  }
+
+  /**
+   * The upstream call a `send` decision makes: a job's start tool (an ordinary call whose handle makes the task,
+   * job-task.ts), a task-augmented call, or a plain one (patient where it may become a gateway-owned task).
+   */
+  private sendCall(
+    route: UpstreamRoute,
+    caller: CallerContext,
+    policy: TaskPolicy,
+    tool: string,
+    send: Extract<CallDecision, { action: 'send' }>,
+    params: JsonObject,
+    signal: AbortSignal | undefined,
+    ttlMs: number,
+  ): UpstreamCall {
+    if (drivesJob(policy.task)) return this.jobs.start(route, caller, policy, tool, callNow(route.upstream, caller, 'tools/call', params, signal), ttlMs);
+    const opts = send.upstreamTask ? { task: { ttlMs } } : send.owned ? { patient: true } : undefined;
+    return callNow(route.upstream, caller, 'tools/call', params, signal, opts);
   }
 }
 

@@ -102,6 +102,16 @@ export {
   withoutSubscriptionId,
   type HeaderParam,
 } from './modern-upstream.js';
+export {
+  DEFAULT_TASK_MODE,
+  drivesJob,
+  makesTasks,
+  modesWhere,
+  modeTraits,
+  needsGateway,
+  TASK_MODES,
+  type TaskMode,
+} from './task-modes.js';
 export { legacyParams, progressTokenOf, relayedOnRequestStream } from './forwarding.js';
 export { isLegacyLogLevel, legacyInitializeResult, modernClientCapabilities, readInitializeParams } from './legacy-handshake.js';
 export {
@@ -118,7 +128,6 @@ export {
   catalogAnswer,
   ERROR_CATALOG,
   GatewayError,
-  GatewayErrorCode,
   type CatalogAnswer,
   type ErrorKind,
   type InBandKind,

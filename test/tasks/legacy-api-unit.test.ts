@@ -304,6 +304,26 @@ t.test('callToolPlain: a task the upstream creates stays hidden; the rules make 
   t.same((await legacy.upstream.nextCall('tools/call')).opts, { task: { ttlMs: 60_000 } }, 'legacy required: task-augmented');
 });
 
+t.test('a call without task is never refused, whatever the rule; a task refused whatever the upstream is not asked of it', async (t) => {
+  const legacy = (rules: Record<string, TaskPolicy>) =>
+    harness(t, {
+      era: 'legacy',
+      rules,
+      upstreamCaps: { tools: {}, tasks: { requests: { tools: { call: {} } } } },
+      tools: [{ name: 'req', inputSchema: {}, execution: { taskSupport: 'required' } }],
+    });
+  const required = legacy({ '*': { task: 'required' } });
+  await required.runtime.callToolPlain(required.route, { name: 'req' }, required.caller, new AbortController().signal);
+  t.same((await required.upstream.nextCall('tools/call')).opts, { task: { ttlMs: 60_000 } }, 'rule required, no task: sent, its upstream task hidden');
+  const off = legacy({ '*': { task: 'off' } });
+  t.match(await off.create('req'), { error: { code: -32601 } }, 'rule off, with task: -32601');
+  t.same(
+    off.upstream.calls.map((c) => c.method),
+    [],
+    'the upstream was asked nothing: not its tools/list, not the call',
+  );
+});
+
 t.test('the upstream task’s creating _meta reaches the legacy client (e.g. model-immediate-response)', async (t) => {
   const h = harness(t);
   const pending = h.create('job');
