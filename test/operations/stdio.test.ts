@@ -124,7 +124,7 @@ t.test('both client eras through the gateway to an stdio server', async (t) => {
   t.test("the child's stderr is in the log; the private URL never is", async (t) => {
     const line = await log.waitFor((l) => typeof l.stderr === 'string' && l.stderr.startsWith('stdio-legacy-fixture ready'), 'stderr line');
     t.equal(line.upstream, 'local');
-    t.equal(line.level, 40, 'at warn');
+    t.equal(line.level, 30, 'at info: a server logs there, and not only its errors');
     t.notOk(
       log.lines.some((l) => /127\.0\.0\.1:\d+\/[0-9a-f]{32}/.test(JSON.stringify(l))),
       'no log line names the private endpoint',
@@ -289,8 +289,8 @@ t.test('the host: virtual sessions over the one session of a 2025-11-25 child', 
     warned.push({ obj, msg });
     for (const w of [...watchers]) w();
   };
-  const log = { debug: () => {}, warn: note, error: note };
-  /** Resolves once a warning matching `pred` was logged (bounded). */
+  const log = { debug: () => {}, info: note, warn: note, error: note };
+  /** Resolves once a line (info and up) matching `pred` was logged (bounded). */
   const warning = (pred: (w: { obj: any; msg: string }) => boolean, what: string): Promise<void> =>
     bounded(
       new Promise<void>((resolve) => {

@@ -23,6 +23,7 @@ import {
   isResponse,
   META,
   readLegacyCreateTaskResult,
+  sessionStartAnswer,
   type ErrorKind,
   type GatewayErrorOptions,
   type JsonObject,
@@ -69,6 +70,9 @@ const INPUT_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read', 't
  * bridges, merged with the first client's own, so that one probe's empty capabilities do not deny the others.
  */
 const DECLARED_CAPABILITIES: JsonObject = { elicitation: { form: {}, url: {} }, sampling: {}, roots: { listChanged: true } };
+
+/** `attribute`'s answer for a request while no call that may ask is running. */
+const NO_CALL = 'no call is running';
 
 interface SseStream {
   send(message: unknown): void;
@@ -251,6 +255,13 @@ export class StdioHost implements StdioHostStatus {
       return;
     }
     const target = this.attribute(m);
+    if (target === NO_CALL) {
+      // Session-start traffic (server-everything asks roots/list once initialized): answered as a client with nobody
+      // to ask would, like the HTTP session pool (legacy/pool.ts): no roots, elicitation declined, the rest refused.
+      this.log.debug({ upstream: this.name, method: m.method }, 'stdio upstream: a request outside any call was answered for the absent user');
+      this.child.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, ...sessionStartAnswer(m.method) }));
+      return;
+    }
     if (typeof target === 'string') {
       this.log.warn({ upstream: this.name, method: m.method, why: target }, 'stdio upstream: a request tied to no call was refused');
       const { error } = catalogAnswer('GW_UPSTREAM_REQUEST_UNATTRIBUTED', { args: [m.method, target] });
@@ -277,7 +288,7 @@ export class StdioHost implements StdioHostStatus {
     }
     const asking = [...this.pending.values()].filter((p) => INPUT_METHODS.has(p.method));
     if (asking.length === 1) return (asking[0] as Pending).stream;
-    return asking.length === 0 ? 'no call is running' : 'several calls are running';
+    return asking.length === 0 ? NO_CALL : 'several calls are running';
   }
 
   private childNotification(m: JsonObject & { method: string; params?: JsonObject }): void {
