@@ -184,7 +184,7 @@ async function startGateway(config: Readonly<GatewayConfig>, deps: GatewayDeps, 
   // The children last: the upstream sessions were closed against them.
   closers.add(() => Promise.all([...hosts.values()].map((h) => h.close())));
   const routes = config.upstreams.map((u, i) =>
-    endpointOf(u, s.authenticators[i] as Authenticator, u.url ?? (hosts.get(u.name) as StdioHost).url, config, logs.upstream),
+    endpointOf(u, s.authenticators[i] as Authenticator, u.url ?? (hosts.get(u.name) as StdioHost), config, logs.upstream),
   );
   closers.add(() => Promise.all(routes.flatMap((r) => [r.route.upstream.close(), r.modernUpstream.close()])));
   const bus = new InstanceBus({ store, instanceId: deps.instanceId ?? mintInstanceId(), heartbeatMs: config.tasks.leaseMs, log: logs.tasks });
@@ -390,8 +390,15 @@ function inputBoundsOf(config: Readonly<GatewayConfig>): { maxRequestsPerRound: 
   return { maxRequestsPerRound: config.input.maxRequestsPerRound, maxRounds: config.input.maxRoundsPerTask };
 }
 
-/** One configured upstream as the edge mounts it, at `url` (its own, or its stdio host's). */
-function endpointOf(u: GatewayConfig['upstreams'][number], auth: Authenticator, url: string, config: Readonly<GatewayConfig>, log: LayerLogger): EdgeEndpoint {
+/** One configured upstream as the edge mounts it, at its own URL or its stdio host's (whose process availability asks first). */
+function endpointOf(
+  u: GatewayConfig['upstreams'][number],
+  auth: Authenticator,
+  at: string | StdioHost,
+  config: Readonly<GatewayConfig>,
+  log: LayerLogger,
+): EdgeEndpoint {
+  const url = typeof at === 'string' ? at : at.url;
   return {
     path: u.path,
     auth,
@@ -411,6 +418,7 @@ function endpointOf(u: GatewayConfig['upstreams'][number], auth: Authenticator, 
       era: u.era,
       probeTimeoutMs: Math.min(u.probeTimeoutMs, u.timeoutMs),
       log,
+      ...(typeof at === 'string' ? {} : { process: at }),
     }),
     route: {
       name: u.name,
@@ -553,7 +561,8 @@ async function startStdioHosts(config: Readonly<GatewayConfig>, log: LayerLogger
   try {
     for (const u of config.upstreams) {
       if (!u.command) continue;
-      hosts.set(u.name, await StdioHost.start({ name: u.name, command: u.command, env: u.env, ...(u.cwd ? { cwd: u.cwd } : {}), restart: u.restart, log }));
+      const opts = { name: u.name, command: u.command, env: u.env, ...(u.cwd ? { cwd: u.cwd } : {}), restart: u.restart, era: u.era, log };
+      hosts.set(u.name, await StdioHost.start(opts));
     }
   } catch (e) {
     await Promise.all([...hosts.values()].map((h) => h.close()));

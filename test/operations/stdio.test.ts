@@ -10,7 +10,7 @@ import { buildGateway, type Gateway, type UpstreamProcess } from '../../src/app.
 import { ConfigError, parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { bounded, legacyClient, modernClient } from '../helpers/era-clients.js';
-import { envelope, MODERN, post, readReply } from '../helpers/modern.js';
+import { askNameOverMrtr, envelope, MODERN, post, readReply } from '../helpers/modern.js';
 import { LogLines } from '../helpers/log-lines.js';
 import { SseReader } from '../helpers/sse-reader.js';
 import { StdioHost } from '../../src/upstream/index.js';
@@ -96,22 +96,7 @@ t.test('both client eras through the gateway to an stdio server', async (t) => {
     t.ok(listed.body.result.tools.some((x: any) => x.name === 'whoami'));
     const echoed = await post(url, 'tools/call', { name: 'echo', arguments: { text: 'hey' } }, { capabilities: CAPS });
     t.equal(text(echoed.body.result), 'hey');
-    const first = await post(url, 'tools/call', { name: 'ask_name', arguments: {} }, { capabilities: CAPS });
-    t.equal(first.body.result?.resultType, 'input_required', JSON.stringify(first.body));
-    const [key, asked] = Object.entries(first.body.result.inputRequests ?? {})[0] as [string, any];
-    t.equal(asked.method, 'elicitation/create');
-    const done = await post(
-      url,
-      'tools/call',
-      {
-        name: 'ask_name',
-        arguments: {},
-        inputResponses: { [key]: { action: 'accept', content: { name: 'Grace' } } },
-        requestState: first.body.result.requestState,
-      },
-      { capabilities: CAPS },
-    );
-    t.equal(text(done.body.result), 'Hello, Grace');
+    await askNameOverMrtr(t, url, CAPS);
 
     const c = await modernClient(url);
     t.teardown(() => c.close());
@@ -263,13 +248,28 @@ t.test('a command that cannot start: the gateway starts, serves the other upstre
   const line = await log.waitFor((l) => l.upstream === 'broken' && /could not be started/.test(String(l.msg)), 'spawn failure logged');
   t.equal(line.error, 'ENOENT');
   t.equal(gateway.upstreamProcesses.get('broken')?.state, 'restarting');
+  // Operators read the command and the OS error, not the private loopback hop's "HTTP 503".
+  const down = await log.waitFor((l) => l.upstream === 'broken' && l.msg === 'upstream is down', 'the upstream found down');
+  const reason = 'command "/nonexistent/mcp-server-that-is-not-there" could not be started (ENOENT)';
+  t.equal(down.reason, reason);
+  const health = (await (await fetch(`${base}/healthz`)).json()) as { upstreams: Array<{ name: string; state: string; reason?: string }> };
+  t.match(
+    health.upstreams.find((u) => u.name === 'broken'),
+    { state: 'down', reason },
+    '/healthz names the command and the error',
+  );
+  const ready = await fetch(`${base}/readyz`);
+  t.equal(ready.status, 503);
+  const report = (await ready.json()) as any;
+  t.ok(report.failed.includes('upstream:broken'));
+  t.same(
+    report.checks.upstreams.find((u: any) => u.name === 'broken'),
+    { name: 'broken', state: 'down', reason },
+    '/readyz too',
+  );
   const a = await post(`${base}/a`, 'tools/list', {}, { capabilities: CAPS });
   t.equal(a.status, 200);
-  // The first request finds the era unknown and probes: the host's 503 fails the probe (it says nothing about eras).
-  const first = await post(`${base}/b`, 'tools/list', {}, { capabilities: CAPS });
-  t.ok(first.status === 502 || first.status === 503, JSON.stringify(first.body));
-  t.match(first.body.error?.message, /503|down/);
-  // From then on the upstream is known to be down: 503 with Retry-After, without touching it.
+  // Known to be down: 503 with Retry-After, without touching it.
   const raw = await fetch(`${base}/b`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
