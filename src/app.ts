@@ -187,7 +187,7 @@ async function startGateway(config: Readonly<GatewayConfig>, deps: GatewayDeps, 
   // The children last: the upstream sessions were closed against them.
   closers.add(() => Promise.all([...hosts.values()].map((h) => h.close())));
   const routes = config.upstreams.map((u, i) =>
-    endpointOf(u, s.authenticators[i] as Authenticator, u.url ?? (hosts.get(u.name) as StdioHost).url, config, logs.upstream),
+    endpointOf(u, s.authenticators[i] as Authenticator, u.url ?? (hosts.get(u.name) as StdioHost), config, logs.upstream),
   );
   // What a reload may not change of an upstream's rules: its retention cap, fixed as its authentication is.
   const caps = new Map(config.upstreams.map((u) => [u.name, retentionCapOf(u)]));
@@ -438,8 +438,9 @@ function inputBoundsOf(config: Readonly<GatewayConfig>): { maxRequestsPerRound: 
   return { maxRequestsPerRound: config.input.maxRequestsPerRound, maxRounds: config.input.maxRoundsPerTask };
 }
 
-/** One configured upstream as the edge mounts it, at `url` (its own, or its stdio host's). */
-function endpointOf(u: UpstreamConfig, auth: Authenticator, url: string, config: Readonly<GatewayConfig>, log: LayerLogger): EdgeEndpoint {
+/** One configured upstream as the edge mounts it, at its own URL or its stdio host's (whose process availability asks first). */
+function endpointOf(u: UpstreamConfig, auth: Authenticator, at: string | StdioHost, config: Readonly<GatewayConfig>, log: LayerLogger): EdgeEndpoint {
+  const url = typeof at === 'string' ? at : at.url;
   const live = routeSettingsOf(u);
   return {
     path: u.path,
@@ -460,6 +461,7 @@ function endpointOf(u: UpstreamConfig, auth: Authenticator, url: string, config:
       era: u.era,
       probeTimeoutMs: Math.min(u.probeTimeoutMs, u.timeoutMs),
       log,
+      ...(typeof at === 'string' ? {} : { process: at }),
     }),
     route: {
       name: u.name,
@@ -587,7 +589,8 @@ async function startStdioHosts(config: Readonly<GatewayConfig>, log: LayerLogger
   try {
     for (const u of config.upstreams) {
       if (!u.command) continue;
-      hosts.set(u.name, await StdioHost.start({ name: u.name, command: u.command, env: u.env, ...(u.cwd ? { cwd: u.cwd } : {}), restart: u.restart, log }));
+      const opts = { name: u.name, command: u.command, env: u.env, ...(u.cwd ? { cwd: u.cwd } : {}), restart: u.restart, era: u.era, log };
+      hosts.set(u.name, await StdioHost.start(opts));
     }
   } catch (e) {
     await Promise.all([...hosts.values()].map((h) => h.close()));

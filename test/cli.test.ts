@@ -138,6 +138,31 @@ t.test('--check on a broken file exits 2, naming the key path of each problem', 
   t.equal(p.out(), '', 'nothing printed as valid');
 });
 
+t.test('--check notes an stdio command that is not found (on PATH, or from its cwd), and exits 0: it may run elsewhere', async (t) => {
+  const dir = t.testdir({});
+  const file = join(dir, 'stdio.yaml');
+  await writeFile(
+    file,
+    [
+      'upstreams:',
+      '  - { name: missing, path: /a, command: [mcp-server-not-on-this-path, --stdio] }',
+      '  - { name: relative, path: /b, command: [./bin/not-there], cwd: /tmp }',
+      `  - { name: present, path: /c, command: [node, server.js] }`,
+      `  - { name: absolute, path: /d, command: [${JSON.stringify(process.execPath)}] }`,
+    ].join('\n'),
+  );
+  const p = runCli(['--check', '--config', file]);
+  t.equal(await p.exited, 0, p.err());
+  const notes = p
+    .out()
+    .split('\n')
+    .filter((l) => l.startsWith('note: '));
+  t.same(notes, [
+    'note: upstream missing: its command "mcp-server-not-on-this-path" is not found on PATH here: the start would fail (ENOENT) and retry',
+    'note: upstream relative: its command "./bin/not-there" is not found from /tmp here: the start would fail (ENOENT) and retry',
+  ]);
+});
+
 t.test('--check listens nowhere and contacts no upstream and no Redis; it works with --upstream', async (t) => {
   // One local server stands for the upstream and Redis, and holds the port the gateway would listen on.
   const connections: string[] = [];

@@ -1,8 +1,11 @@
 /**
  * What a validated configuration would serve, as `--check` prints it: the listener, the store, each upstream, the
  * paths, and each upstream's tool rules in the order they match. Reads the configuration only: nothing listens,
- * nothing is contacted. Header values, environment values and passwords are never printed (they may be credentials).
+ * nothing is contacted (an stdio command is looked for, never run). Header values, environment values and passwords
+ * are never printed (they may be credentials).
  */
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, resolve } from 'node:path';
 import { OAUTH_WELL_KNOWN } from '../translate/index.js';
 import { DEFAULTS, wellKnownRootOwner, type GatewayConfig, type ToolRule } from './schema.js';
 
@@ -58,8 +61,35 @@ function notes(config: Readonly<GatewayConfig>, env: Readonly<Record<string, str
   for (const u of config.upstreams) {
     if (u.auth.mode === 'jwt' && u.auth.secretEnv !== undefined && !env[u.auth.secretEnv])
       out.push(`${u.auth.secretEnv} is not set here: upstream ${u.name} needs it at start`);
+    const program = u.command?.[0];
+    if (program !== undefined && !runnable(program, u.cwd ?? process.cwd(), u.env.PATH ?? env.PATH ?? '', env.PATHEXT)) {
+      const where = /[\\/]/.test(program) ? `from ${u.cwd ?? 'this directory'}` : 'on PATH';
+      out.push(`upstream ${u.name}: its command ${JSON.stringify(program)} is not found ${where} here: the start would fail (ENOENT) and retry`);
+    }
   }
   return out;
+}
+
+/**
+ * Whether the process would find `program` as spawn looks it up (no shell): a name with a path separator from `cwd`,
+ * a bare name on `path` (with the extensions PATHEXT lists, on Windows); an executable file either way.
+ */
+function runnable(program: string, cwd: string, path: string, pathext: string | undefined): boolean {
+  const windows = process.platform === 'win32';
+  const exts = windows ? ['', ...(pathext ?? '.EXE;.CMD;.BAT;.COM').split(';')] : [''];
+  const dirs = /[\\/]/.test(program) ? [cwd] : path.split(delimiter).filter((d) => d !== '');
+  return dirs.some((dir) =>
+    exts.some((ext) => {
+      const file = resolve(cwd, dir, program + ext);
+      try {
+        if (!statSync(file).isFile()) return false;
+        accessSync(file, windows ? constants.F_OK : constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    }),
+  );
 }
 
 function ruleLine(rule: ToolRule): string {

@@ -4,7 +4,9 @@
  * by concurrent callers), and each upstream's era is known and it is not down (what `UpstreamAvailability` already
  * knows; readiness asks for a re-probe at most once per interval per upstream, in the background, so that an
  * upstream that went away while no traffic reached it is noticed, and never probes on the caller's time).
- * The answer names upstreams and states only: no URL, no error message (it may quote one), no principal.
+ * The answer names upstreams, their states and, for one that is down, why (`downReason`: what it answered or how it
+ * failed, as `/healthz` says it: an stdio command that could not start, a pinned era's handshake refused); no URL, no
+ * principal.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { errorSummary } from '../translate/index.js';
@@ -28,7 +30,7 @@ export interface ReadinessReport {
   status: 'ready' | 'not ready';
   /** The checks that failed: `store`, `upstream:<name>`. */
   failed: string[];
-  checks: { store: 'ok' | 'unreachable' | 'none'; upstreams: Array<{ name: string; state: 'up' | 'down' | 'unknown' }> };
+  checks: { store: 'ok' | 'unreachable' | 'none'; upstreams: Array<{ name: string; state: 'up' | 'down' | 'unknown'; reason?: string }> };
 }
 
 const DEFAULT_STORE_TIMEOUT_MS = 5_000;
@@ -56,7 +58,8 @@ export class Readiness {
         else void availability.eras().catch(() => {});
       }
       if (state !== 'up') failed.push(`upstream:${name}`);
-      return { name, state };
+      const reason = availability.downReason;
+      return { name, state, ...(reason !== undefined ? { reason } : {}) };
     });
     return {
       status: failed.length === 0 ? 'ready' : 'not ready',

@@ -40,6 +40,7 @@ export {
   toInputRequest,
   toLegacyInputResult,
   absentUserAnswer,
+  sessionStartAnswer,
   undeclaredInputAnswer,
   withCallerCapabilities,
   type InputRequest,

@@ -101,6 +101,15 @@ export function absentUserAnswer(method: string): { result: JsonObject } | { err
 }
 
 /**
+ * What the gateway answers an upstream itself for a request on a session no call holds (session-start traffic, or
+ * between calls): `roots/list` gets no roots (2025-11-25 client/roots), so nobody's are given away; the rest as for an
+ * absent user. The HTTP session pool and the stdio host answer alike.
+ */
+export function sessionStartAnswer(method: string): { result: JsonObject } | { error: JsonRpcErrorObject } {
+  return method === 'roots/list' ? { result: { roots: [] } } : absentUserAnswer(method);
+}
+
+/**
  * The input kinds a 2025-11-25 server can ask its client for, as one caller declared them (either era's shape: an empty
  * `elicitation` object means form mode, 2025-11-25 schema `ClientCapabilities`), normalised: the capabilities an
  * upstream session for that caller declares at `initialize`, and a short stable key naming the set. A server then

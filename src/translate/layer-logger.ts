@@ -12,6 +12,8 @@ export type LogMethod = (obj: object, msg: string) => void;
  */
 export interface LayerLogger {
   debug: LogMethod;
+  /** What an operator may want to see that is no fault (an stdio server's own stderr log); absent, such lines go to `debug`. */
+  info?: LogMethod;
   warn: LogMethod;
   error: LogMethod;
 }

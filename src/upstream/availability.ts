@@ -9,7 +9,7 @@
  * server, not the user).
  */
 import { GatewayError, logFailure, NO_LOG, type LayerLogger } from '../translate/index.js';
-import { downReason } from './errors.js';
+import { downReason, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
 import { probeLegacy, probeUpstream, type UpstreamEras } from './probe.js';
 
 /** A `Retry-After` in whole seconds, at least 1 (RFC 9110 §10.2.3 takes no fractions). */
@@ -59,6 +59,12 @@ export interface AvailabilityOptions {
   minReprobeMs?: number;
   /** The upstream layer's log (default nowhere). */
   log?: LayerLogger;
+  /**
+   * A source of news about the upstream (an stdio upstream's process opened, or failed to): each piece of news
+   * has it probed again at once, and a pinned upstream is probed at start too (a local process is cheap to ask, and
+   * readiness must not say `up` for one that cannot open a session). Returns the unsubscribe.
+   */
+  watch?: (news: () => void) => () => void;
 }
 
 /** The outcome of one probe: the upstream answered (with what it speaks), or not (and when it is probed next). */
@@ -115,9 +121,11 @@ export class UpstreamAvailability {
 
   /** A background probe's failure is the upstream's state (down, re-probed with backoff), said here at debug. */
   private readonly probeFailed: (e: unknown) => void;
+  private readonly unwatch: () => void;
 
   constructor(private readonly opts: AvailabilityOptions) {
     this.known = opts.pinned;
+    this.unwatch = opts.watch?.(() => this.recheck()) ?? (() => {});
     this.probeFailed = logFailure(opts.log ?? NO_LOG, 'debug', 'background probe failed; the upstream is down until one succeeds', { upstream: opts.name });
     this.initialBackoffMs = opts.initialBackoffMs ?? 1_000;
     this.maxBackoffMs = Math.max(this.initialBackoffMs, opts.maxBackoffMs ?? 30_000);
@@ -153,10 +161,10 @@ export class UpstreamAvailability {
   /**
    * The probe at start, in the background (nothing waits for it): an upstream that is dead or is no MCP server is known
    * before the first request. Callers arriving meanwhile join it. A pinned upstream is not probed (the pin's promise:
-   * no probe until traffic says something is wrong).
+   * no probe until traffic says something is wrong), unless it is watched (`watch`).
    */
   start(): void {
-    if (this.opts.pinned || this.aborter.signal.aborted || this.pending || this.down) return;
+    if ((this.opts.pinned && !this.opts.watch) || this.aborter.signal.aborted || this.pending || this.down) return;
     void this.probeNow().catch(this.probeFailed);
   }
 
@@ -231,6 +239,12 @@ export class UpstreamAvailability {
     this.reprobeAfter(failed ? 0 : Math.max(0, this.lastProbeEnd + this.minReprobeMs - Date.now()));
   }
 
+  /** News from `watch`: probed again at once, down or not, unless a probe is running. */
+  private recheck(): void {
+    if (this.aborter.signal.aborted || this.pending) return;
+    this.reprobeAfter(0);
+  }
+
   /** Probes in the background after `wait` ms (at once for 0); a probe already due keeps its time. */
   private reprobeAfter(wait: number): void {
     if (wait === 0) {
@@ -254,6 +268,7 @@ export class UpstreamAvailability {
 
   /** Stops background probes. Idempotent. */
   close(): void {
+    this.unwatch();
     this.clearTimer();
     this.aborter.abort(new Error('the gateway is closing'));
     this.listeners.clear();
@@ -389,23 +404,67 @@ export interface UpstreamAvailabilityConfig {
   probeTimeoutMs: number;
   /** The upstream layer's log (default nowhere). */
   log?: LayerLogger;
+  /** The process of an stdio upstream (stdio/host.ts), served at `url`. */
+  process?: UpstreamProcessHealth;
 }
 
-/** The availability of one configured upstream, probed with `probeUpstream` unless its era is pinned. */
+/** What availability asks of an stdio upstream's process. */
+export interface UpstreamProcessHealth {
+  /** Why it cannot serve now (could not start, exited, refused its pinned era's handshake); `undefined` when it serves. */
+  failure(): Promise<string | undefined>;
+  /** Calls `listener` each time a process has opened (or failed to); returns the unsubscribe. */
+  onOpened(listener: () => void): () => void;
+}
+
+/**
+ * The availability of one configured upstream, probed with `probeUpstream` unless its era is pinned. An stdio
+ * upstream's process answers first: one that cannot serve is down for the reason it gives (its command and the OS
+ * error, its exit, its refused handshake) rather than for the loopback's 503; a pinned one that serves is up without
+ * a question over the loopback (its opening exchange was its pinned era's handshake).
+ */
 export function upstreamAvailability(c: UpstreamAvailabilityConfig): UpstreamAvailability {
   const target = { url: c.url, headers: { ...c.headers }, timeoutMs: c.probeTimeoutMs, ...(c.log ? { log: c.log } : {}) };
   const pinned = pinnedEras(c.era);
+  const proc = c.process;
+  const probe = (signal: AbortSignal, authorization?: string): Promise<UpstreamEras> => probeUpstream(target, signal, authorization);
   const availability = new UpstreamAvailability({
     name: c.name,
-    probe: (signal, authorization) => probeUpstream(target, signal, authorization),
+    probe: proc ? (signal, authorization) => probeProcess(proc, c.probeTimeoutMs, pinned, () => probe(signal, authorization)) : probe,
     probeLegacy: (signal, authorization) => probeLegacy(target, signal, authorization),
     ...(pinned ? { pinned } : {}),
     ...(c.log ? { log: c.log } : {}),
+    ...(proc ? { watch: (news: () => void) => proc.onOpened(news) } : {}),
   });
   availability.useHeaders = (headers) => {
     target.headers = { ...headers };
   };
   return availability;
+}
+
+/** The probe of an stdio upstream: its process's failure first (bounded), then the pinned eras or the loopback probe. */
+async function probeProcess(
+  proc: UpstreamProcessHealth,
+  timeoutMs: number,
+  pinned: UpstreamEras | undefined,
+  probe: () => Promise<UpstreamEras>,
+): Promise<UpstreamEras> {
+  const failed = async (): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new UpstreamTimeoutError('the process did not answer its opening exchange')), timeoutMs);
+    });
+    const reason = await Promise.race([proc.failure(), bound]).finally(() => clearTimeout(timer));
+    if (reason !== undefined) throw new UpstreamUnavailableError(reason, { reason });
+  };
+  await failed();
+  if (pinned) return pinned;
+  try {
+    return await probe();
+  } catch (e) {
+    // The process may have gone while the probe ran: its reason says more than the loopback's.
+    await failed();
+    throw e;
+  }
 }
 
 /** The eras with the answer about the 2025-11-25 side folded in: no longer unasked. */

@@ -1,4 +1,5 @@
 /** A raw modern (2026-07-28) HTTP client for tests that need byte-level control. */
+import type { Test } from 'tap';
 
 export const MODERN = '2026-07-28';
 
@@ -66,4 +67,23 @@ export async function readReply(res: Response): Promise<RawReply> {
     return { status: res.status, contentType, body: last, messages: messages.slice(0, -1) };
   }
   return { status: res.status, contentType, body: text ? JSON.parse(text) : undefined, messages: [] };
+}
+
+/**
+ * A 2026-07-28 client's call of an `ask_name` tool (it elicits a `name`, answers "Hello, <name>"): the MRTR round
+ * asks for the name with `elicitation/create`, the retry with the answer "Grace" gets the greeting.
+ */
+export async function askNameOverMrtr(t: Test, url: string, capabilities: Record<string, unknown>): Promise<void> {
+  const first = await post(url, 'tools/call', { name: 'ask_name', arguments: {} }, { capabilities });
+  t.equal(first.body.result?.resultType, 'input_required', JSON.stringify(first.body));
+  const [key, asked] = Object.entries(first.body.result?.inputRequests ?? {})[0] as [string, any];
+  t.equal(asked?.method, 'elicitation/create', 'the elicitation is an MRTR round');
+  const answer = { [key]: { action: 'accept', content: { name: 'Grace' } } };
+  const done = await post(
+    url,
+    'tools/call',
+    { name: 'ask_name', arguments: {}, inputResponses: answer, requestState: first.body.result?.requestState },
+    { capabilities },
+  );
+  t.equal(done.body.result?.content?.[0]?.text, 'Hello, Grace', JSON.stringify(done.body));
 }

@@ -116,7 +116,7 @@ t.test('/readyz flips to 503 when the upstream goes away and back to 200 when it
   const down = await readyzBecomes(base, 503, 'upstream stopped');
   t.equal(down.body.status, 'not ready');
   t.same(down.body.failed, ['upstream:fixture'], 'the failed check is named');
-  t.same(down.body.checks.upstreams, [{ name: 'fixture', state: 'down' }]);
+  t.same(down.body.checks.upstreams, [{ name: 'fixture', state: 'down', reason: 'connection refused' }], 'named, with why');
   t.equal(down.body.checks.store, 'ok', 'the store is fine meanwhile');
   revealsNothing(t, down, [fixture.url, String(port)], 'not ready');
 
@@ -154,7 +154,11 @@ t.test('a wrong path (404 HTML to both era questions) is down with the reason, s
   revealsNothing(t, health, [relay.url, wrong], 'healthz with a reason');
   const ready = await readyzBecomes(base, 503, 'a wrong path');
   t.same(ready.body.failed, ['upstream:fixture'], 'not ready: its one upstream is no MCP server');
-  t.same(ready.body.checks.upstreams, [{ name: 'fixture', state: 'down' }]);
+  t.same(
+    ready.body.checks.upstreams,
+    [{ name: 'fixture', state: 'down', reason: 'HTTP 404 text/html to server/discover and initialize' }],
+    'named, with what it answered',
+  );
 
   // A 2025-11-25 client gets the catalogued JSON-RPC error with its status, never the upstream's page.
   const legacy = await legacyPost(base, 'initialize');

@@ -11,7 +11,7 @@ import { ConfigError, parseConfig } from '../../src/config/index.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { bounded, legacyClient, modernClient } from '../helpers/era-clients.js';
 import { startGateway } from '../helpers/gateway.js';
-import { envelope, MODERN, post, readReply } from '../helpers/modern.js';
+import { askNameOverMrtr, envelope, MODERN, post, readReply } from '../helpers/modern.js';
 import { LogLines } from '../helpers/log-lines.js';
 import { SseReader } from '../helpers/sse-reader.js';
 import { StdioHost } from '../../src/upstream/index.js';
@@ -95,22 +95,7 @@ t.test('both client eras through the gateway to an stdio server', async (t) => {
     t.ok(listed.body.result.tools.some((x: any) => x.name === 'whoami'));
     const echoed = await post(url, 'tools/call', { name: 'echo', arguments: { text: 'hey' } }, { capabilities: CAPS });
     t.equal(text(echoed.body.result), 'hey');
-    const first = await post(url, 'tools/call', { name: 'ask_name', arguments: {} }, { capabilities: CAPS });
-    t.equal(first.body.result?.resultType, 'input_required', JSON.stringify(first.body));
-    const [key, asked] = Object.entries(first.body.result.inputRequests ?? {})[0] as [string, any];
-    t.equal(asked.method, 'elicitation/create');
-    const done = await post(
-      url,
-      'tools/call',
-      {
-        name: 'ask_name',
-        arguments: {},
-        inputResponses: { [key]: { action: 'accept', content: { name: 'Grace' } } },
-        requestState: first.body.result.requestState,
-      },
-      { capabilities: CAPS },
-    );
-    t.equal(text(done.body.result), 'Hello, Grace');
+    await askNameOverMrtr(t, url, CAPS);
 
     const c = await modernClient(url);
     t.teardown(() => c.close());
@@ -123,7 +108,7 @@ t.test('both client eras through the gateway to an stdio server', async (t) => {
   t.test("the child's stderr is in the log; the private URL never is", async (t) => {
     const line = await log.waitFor((l) => typeof l.stderr === 'string' && l.stderr.startsWith('stdio-legacy-fixture ready'), 'stderr line');
     t.equal(line.upstream, 'local');
-    t.equal(line.level, 40, 'at warn');
+    t.equal(line.level, 30, 'at info: a server logs there, and not only its errors');
     t.notOk(
       log.lines.some((l) => /127\.0\.0\.1:\d+\/[0-9a-f]{32}/.test(JSON.stringify(l))),
       'no log line names the private endpoint',
@@ -262,13 +247,28 @@ t.test('a command that cannot start: the gateway starts, serves the other upstre
   const line = await log.waitFor((l) => l.upstream === 'broken' && /could not be started/.test(String(l.msg)), 'spawn failure logged');
   t.equal(line.error, 'ENOENT');
   t.equal(gateway.upstreamProcesses.get('broken')?.state, 'restarting');
+  // Operators read the command and the OS error, not the private loopback hop's "HTTP 503".
+  const down = await log.waitFor((l) => l.upstream === 'broken' && l.msg === 'upstream is down', 'the upstream found down');
+  const reason = 'command "/nonexistent/mcp-server-that-is-not-there" could not be started (ENOENT)';
+  t.equal(down.reason, reason);
+  const health = (await (await fetch(`${base}/healthz`)).json()) as { upstreams: Array<{ name: string; state: string; reason?: string }> };
+  t.match(
+    health.upstreams.find((u) => u.name === 'broken'),
+    { state: 'down', reason },
+    '/healthz names the command and the error',
+  );
+  const ready = await fetch(`${base}/readyz`);
+  t.equal(ready.status, 503);
+  const report = (await ready.json()) as any;
+  t.ok(report.failed.includes('upstream:broken'));
+  t.same(
+    report.checks.upstreams.find((u: any) => u.name === 'broken'),
+    { name: 'broken', state: 'down', reason },
+    '/readyz too',
+  );
   const a = await post(`${base}/a`, 'tools/list', {}, { capabilities: CAPS });
   t.equal(a.status, 200);
-  // The first request finds the era unknown and probes: the host's 503 fails the probe (it says nothing about eras).
-  const first = await post(`${base}/b`, 'tools/list', {}, { capabilities: CAPS });
-  t.ok(first.status === 502 || first.status === 503, JSON.stringify(first.body));
-  t.match(first.body.error?.message, /503|down/);
-  // From then on the upstream is known to be down: 503 with Retry-After, without touching it.
+  // Known to be down: 503 with Retry-After, without touching it.
   const raw = await fetch(`${base}/b`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
@@ -288,8 +288,8 @@ t.test('the host: virtual sessions over the one session of a 2025-11-25 child', 
     warned.push({ obj, msg });
     for (const w of [...watchers]) w();
   };
-  const log = { debug: () => {}, warn: note, error: note };
-  /** Resolves once a warning matching `pred` was logged (bounded). */
+  const log = { debug: () => {}, info: note, warn: note, error: note };
+  /** Resolves once a line (info and up) matching `pred` was logged (bounded). */
   const warning = (pred: (w: { obj: any; msg: string }) => boolean, what: string): Promise<void> =>
     bounded(
       new Promise<void>((resolve) => {

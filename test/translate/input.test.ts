@@ -16,6 +16,7 @@ import {
   toInputRequest,
   toLegacyInputResult,
   absentUserAnswer,
+  sessionStartAnswer,
   undeclaredInputAnswer,
   withCallerCapabilities,
 } from '../../src/translate/input.js';
@@ -200,6 +201,11 @@ t.test('undeclaredInputAnswer', async (t) => {
 t.test('absentUserAnswer: an elicitation declined, anything else refused as undeclared', async (t) => {
   t.strictSame(absentUserAnswer('elicitation/create'), { result: { action: 'decline' } });
   for (const m of ['sampling/createMessage', 'roots/list', 'vendor/x']) t.strictSame(absentUserAnswer(m), undeclaredInputAnswer(m), m);
+});
+
+t.test('sessionStartAnswer: no roots for roots/list, otherwise what an absent user answers', async (t) => {
+  t.strictSame(sessionStartAnswer('roots/list'), { result: { roots: [] } });
+  for (const m of ['elicitation/create', 'sampling/createMessage', 'vendor/x']) t.strictSame(sessionStartAnswer(m), absentUserAnswer(m), m);
 });
 
 t.test('sessionInputCapabilities: the input kinds a caller declared, normalised to what a session declares', async (t) => {

@@ -8,7 +8,7 @@
  * requests to one session-wide handler without that association.
  */
 import {
-  absentUserAnswer,
+  sessionStartAnswer,
   ErrorCode,
   GatewayError,
   identityFromInitialize,
@@ -330,7 +330,7 @@ export class LegacySession {
       else if (!only) {
         // Nobody holds the session for a call (warm-up, between calls, a task's own requests): answered as a client
         // with nobody to ask would, never attached to a call.
-        await this.respond(m.id, m.method === 'roots/list' ? NO_ROOTS : absentUserAnswer(m.method)).catch(
+        await this.respond(m.id, sessionStartAnswer(m.method)).catch(
           logFailure(this.log, 'debug', 'answer to an upstream request outside a call not delivered'),
         );
       } else {
@@ -562,9 +562,6 @@ export class LegacySession {
 
 /** Why a call failed whose stream ended without its response and could not be resumed. */
 const CLOSED_EARLY = 'upstream closed the stream before answering';
-
-/** The roots a session no call holds reports (2025-11-25 client/roots): none, so nobody's are given away. */
-const NO_ROOTS = { result: { roots: [] } };
 
 /** Words with which servers say a session is gone: "no valid session ID provided", "Session not found", "invalid session". */
 const SESSION_GONE = /\bsession\b/i;

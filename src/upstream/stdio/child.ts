@@ -1,7 +1,7 @@
 /**
  * One supervised child process speaking MCP over stdio (2025-11-25 and 2026-07-28 basic/transports/stdio): messages
- * are newline-delimited JSON on stdin/stdout, stderr is the server's log. The child is restarted when it exits, each
- * wait twice the last up to a bound, the wait reset once a child has stayed up long enough.
+ * are newline-delimited JSON on stdin/stdout, stderr is the server's log (logged at info). The child is restarted when
+ * it exits, each wait twice the last up to a bound, the wait reset once a child has stayed up long enough.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { LayerLogger } from '../../translate/index.js';
@@ -173,7 +173,11 @@ export class StdioChild {
     proc.stderr?.setEncoding('utf8');
     const logLine = (line: string): void => {
       if (line.trim() === '') return;
-      log.warn({ upstream: name, stderr: line.length > MAX_STDERR_LINE ? `${line.slice(0, MAX_STDERR_LINE)}…` : line }, 'stdio upstream stderr');
+      // The server's log, of any level (2025-11-25 basic/transports §stdio: the client SHOULD NOT take stderr output for
+      // an error condition): at info, so that a server's start banner is not a warning of the gateway's.
+      const fields = { upstream: name, stderr: line.length > MAX_STDERR_LINE ? `${line.slice(0, MAX_STDERR_LINE)}…` : line };
+      if (log.info) log.info(fields, 'stdio upstream stderr');
+      else log.debug(fields, 'stdio upstream stderr');
     };
     proc.stderr?.on('data', (chunk: string) => {
       err += chunk;

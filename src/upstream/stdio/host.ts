@@ -21,8 +21,10 @@ import {
   isObject,
   isRequest,
   isResponse,
+  LEGACY_VERSION,
   META,
   readLegacyCreateTaskResult,
+  sessionStartAnswer,
   type ErrorKind,
   type GatewayErrorOptions,
   type JsonObject,
@@ -32,6 +34,8 @@ import {
   withEnvelope,
 } from '../../translate/index.js';
 import { MAX_UPSTREAM_MESSAGE_BYTES, parseUpstreamJson } from '../http.js';
+import type { EraSetting } from '../availability.js';
+import { json, openSse, readBody, refuse, type SseStream } from './loopback.js';
 import { childEnv, StdioChild, type ChildExit, type ChildState, type RestartPolicy } from './child.js';
 
 /** One stdio upstream as configured. */
@@ -48,6 +52,8 @@ export interface StdioHostOptions {
   baseEnv?: NodeJS.ProcessEnv;
   /** Bound on stopping the child (default 5 s). */
   stopTimeoutMs?: number;
+  /** The upstream's `era` setting: which handshake opens each new process (see `opening`). Default `auto`. */
+  era?: EraSetting;
 }
 
 /** What other parts may watch: whether the child is up, and how often it was restarted. */
@@ -70,11 +76,8 @@ const INPUT_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read', 't
  */
 const DECLARED_CAPABILITIES: JsonObject = { elicitation: { form: {}, url: {} }, sampling: {}, roots: { listChanged: true } };
 
-interface SseStream {
-  send(message: unknown): void;
-  end(): void;
-  readonly ended: boolean;
-}
+/** `attribute`'s answer for a request while no call that may ask is running. */
+const NO_CALL = 'no call is running';
 
 interface VirtualSession {
   id: string;
@@ -116,12 +119,21 @@ export class StdioHost implements StdioHostStatus {
   /** The child's answer to the one real `initialize` (legacy), shared by every virtual session. */
   private init: Promise<JsonObject | undefined> | undefined;
   private lastExit: ChildExit | undefined;
+  private readonly era: EraSetting;
+  private readonly command: readonly string[];
+  /** The current process's opening exchange, settled (answered, refused, or the process gone). */
+  private opened: Promise<void> = Promise.resolve();
+  /** Why the current process refused the handshake of its pinned era (`opening`); `undefined` otherwise. */
+  private refusal: string | undefined;
   private readonly listeners = new Set<(s: StdioHostStatus) => void>();
+  private readonly openedListeners = new Set<() => void>();
   private closing: Promise<void> | undefined;
 
   private constructor(opts: StdioHostOptions) {
     this.name = opts.name;
     this.log = opts.log;
+    this.era = opts.era ?? 'auto';
+    this.command = opts.command;
     this.server = createServer((req, res) => this.serve(req, res));
     this.child = new StdioChild({
       name: opts.name,
@@ -172,6 +184,15 @@ export class StdioHost implements StdioHostStatus {
     return this.child.restarts;
   }
 
+  /**
+   * Calls `listener` each time a process's opening exchange has settled (answered, refused, or the process could not
+   * start), when `failure()` has news; returns the unsubscribe.
+   */
+  onOpened(listener: () => void): () => void {
+    this.openedListeners.add(listener);
+    return () => this.openedListeners.delete(listener);
+  }
+
   /** Calls `listener` on every state change; returns the unsubscribe. */
   onChange(listener: (s: StdioHostStatus) => void): () => void {
     this.listeners.add(listener);
@@ -183,6 +204,7 @@ export class StdioHost implements StdioHostStatus {
     this.closing ??= (async () => {
       await this.child.close();
       this.listeners.clear();
+      this.openedListeners.clear();
       this.failAll('GW_SHUTTING_DOWN', {});
       this.server.closeAllConnections();
       await new Promise<void>((r) => this.server.close(() => r()));
@@ -191,19 +213,62 @@ export class StdioHost implements StdioHostStatus {
   }
 
   /**
-   * The first message every new process reads: `server/discover` (2026-07-28 basic/transports/stdio §Backward
-   * Compatibility: the client probes with it). A server that serves both eras pins its era on the opening exchange,
-   * so this keeps the gateway's own probe (which asks `server/discover` and `initialize` at once) from racing it; a
-   * 2025-11-25 server answers it with an error and goes on. Its answer is only logged: the gateway's probe, through
-   * this endpoint, is what learns the eras.
+   * Why this upstream cannot serve now, for readiness and `/healthz` (never an address, never the command's
+   * arguments): its command could not be started, its process exited and waits for a restart, or it refused the
+   * handshake of its pinned era; `undefined` when it serves. Waits for the current process's opening exchange.
+   */
+  async failure(): Promise<string | undefined> {
+    await this.opened;
+    const state = this.child.state;
+    if (state === 'restarting' || state === 'closed') return this.lastExit ? exitReason(this.command, this.lastExit) : `process ${state}`;
+    return this.refusal;
+  }
+
+  /**
+   * The first message every new process reads: the handshake of the era the upstream is pinned to (`era: legacy`:
+   * `initialize`, 2025-11-25 basic/lifecycle §Initialization), else `server/discover` (2026-07-28
+   * basic/transports/stdio §Backward Compatibility: the client probes with it). A server that serves both eras pins
+   * its era on the opening exchange (the Python SDK 2.x refuses a later `initialize` with -32022), so the opening
+   * decides which era this process serves, and the gateway's own probe (which asks `server/discover` and
+   * `initialize` at once) does not race it. The opening `initialize` is the one real session every virtual session
+   * shares (see `initialize`). A pinned era refused is remembered for `failure()`; with `auto` a refusal only tells
+   * the probe, through this endpoint, what the process does not speak.
    */
   private opening(): void {
-    void this.ask('server/discover', withEnvelope(undefined, { capabilities: {}, clientInfo: { name: GATEWAY_CLIENT, version: 'stdio' } })).then((answer) => {
-      const modern = isResponse(answer) && 'result' in answer;
-      this.log.debug(
-        { upstream: this.name, discover: answer === undefined ? 'no answer' : modern ? 'answered' : 'refused' },
-        'stdio upstream: opening server/discover',
-      );
+    this.refusal = undefined;
+    const legacy = this.era === 'legacy';
+    const method = legacy ? 'initialize' : 'server/discover';
+    const clientInfo = { name: GATEWAY_CLIENT, version: 'stdio' };
+    const asked = legacy
+      ? (this.init = this.ask(method, { protocolVersion: LEGACY_VERSION, capabilities: DECLARED_CAPABILITIES, clientInfo }))
+      : this.ask(method, withEnvelope(undefined, { capabilities: {}, clientInfo }));
+    this.opened = asked.then(async (answer) => {
+      const refused = answer === undefined ? undefined : refusalOf(method, answer);
+      if (legacy && answer !== undefined) {
+        if (refused) this.init = undefined;
+        else this.child.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+      }
+      if (refused && this.era !== 'auto') {
+        this.refusal = refused;
+        this.log.error(
+          { upstream: this.name, era: this.era, reason: refused },
+          `stdio upstream: the process refused the handshake of its pinned era (${refused})`,
+        );
+      } else
+        this.log.debug({ upstream: this.name, opening: method, answer: answer === undefined ? 'none' : (refused ?? 'accepted') }, 'stdio upstream: opened');
+      // A process that never started has its failure reported by the supervisor a moment later: wait for it.
+      if (answer === undefined && this.child.state === 'starting') await this.nextChange();
+      for (const l of [...this.openedListeners]) l();
+    });
+  }
+
+  /** Resolves at the next change of the child's state. */
+  private nextChange(): Promise<void> {
+    return new Promise((resolve) => {
+      const off = this.onChange(() => {
+        off();
+        resolve();
+      });
     });
   }
 
@@ -251,6 +316,13 @@ export class StdioHost implements StdioHostStatus {
       return;
     }
     const target = this.attribute(m);
+    if (target === NO_CALL) {
+      // Session-start traffic (server-everything asks roots/list once initialized): answered as a client with nobody
+      // to ask would, like the HTTP session pool (legacy/pool.ts): no roots, elicitation declined, the rest refused.
+      this.log.debug({ upstream: this.name, method: m.method }, 'stdio upstream: a request outside any call was answered for the absent user');
+      this.child.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, ...sessionStartAnswer(m.method) }));
+      return;
+    }
     if (typeof target === 'string') {
       this.log.warn({ upstream: this.name, method: m.method, why: target }, 'stdio upstream: a request tied to no call was refused');
       const { error } = catalogAnswer('GW_UPSTREAM_REQUEST_UNATTRIBUTED', { args: [m.method, target] });
@@ -277,7 +349,7 @@ export class StdioHost implements StdioHostStatus {
     }
     const asking = [...this.pending.values()].filter((p) => INPUT_METHODS.has(p.method));
     if (asking.length === 1) return (asking[0] as Pending).stream;
-    return asking.length === 0 ? 'no call is running' : 'several calls are running';
+    return asking.length === 0 ? NO_CALL : 'several calls are running';
   }
 
   private childNotification(m: JsonObject & { method: string; params?: JsonObject }): void {
@@ -432,7 +504,10 @@ export class StdioHost implements StdioHostStatus {
     return refuse(res, 'GW_BAD_REQUEST', { args: ['not a JSON-RPC message'] }, undefined);
   }
 
-  /** `initialize`: the child's first answer, else the cached one, each with a fresh virtual session. */
+  /**
+   * `initialize`: the child's first answer (or the opening's, `era: legacy`), else the cached one, each with a fresh
+   * virtual session.
+   */
   private async initialize(m: JsonRpcRequest, res: ServerResponse): Promise<void> {
     const params = isObject(m.params) ? m.params : {};
     const first = this.init === undefined;
@@ -538,55 +613,22 @@ function relatedTaskId(params: unknown): string | undefined {
   return isObject(related) && typeof related.taskId === 'string' ? related.taskId : undefined;
 }
 
+/** Why a process cannot serve after `exit`, for operators: the program (never its arguments) and the OS error or exit. */
+function exitReason(command: readonly string[], exit: ChildExit): string {
+  if (exit.spawnError) return `command ${JSON.stringify(command[0])} could not be started (${exit.spawnError})`;
+  return `process exited (${describeExit(exit)}); restarting`;
+}
+
+/** Why an answer to the opening `method` is a refusal (its JSON-RPC error, bounded), or `undefined`. */
+function refusalOf(method: string, answer: JsonObject): string | undefined {
+  if (!isErrorResponse(answer)) return undefined;
+  const { code, message } = answer.error as { code: unknown; message: unknown };
+  return `${method} refused (${String(code)}: ${String(message).slice(0, 200)})`;
+}
+
 /** An exit as an error message names it: no paths, no environment. */
 export function describeExit(exit: ChildExit): string {
   if (exit.spawnError) return `could not start: ${exit.spawnError}`;
   if (exit.signal) return `signal ${exit.signal}`;
   return `code ${exit.code ?? 'unknown'}`;
-}
-
-function openSse(res: ServerResponse, headers: Record<string, string>, onClientGone: () => void): SseStream {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers });
-  res.flushHeaders();
-  let ended = false;
-  res.on('close', () => {
-    if (ended) return;
-    ended = true;
-    onClientGone();
-  });
-  return {
-    get ended() {
-      return ended;
-    },
-    send(message) {
-      if (!ended) res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
-    },
-    end() {
-      if (ended) return;
-      ended = true;
-      res.end();
-    },
-  };
-}
-
-function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
-}
-
-function refuse(res: ServerResponse, kind: ErrorKind, opts: GatewayErrorOptions, id: RequestId | undefined): void {
-  const a = catalogAnswer(kind, opts);
-  const headers: Record<string, string> = a.retryAfterSeconds !== undefined ? { 'retry-after': String(a.retryAfterSeconds) } : {};
-  json(res, a.status, { jsonrpc: '2.0', id: id ?? null, error: a.error }, headers);
-}
-
-/** The body as text; `undefined` past the message bound. */
-async function readBody(req: IncomingMessage): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_UPSTREAM_MESSAGE_BYTES) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
