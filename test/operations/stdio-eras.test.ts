@@ -11,8 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import { startGateway } from '../helpers/gateway.js';
 import { bounded, legacyClient } from '../helpers/era-clients.js';
 import { LogLines } from '../helpers/log-lines.js';
 import { askNameOverMrtr, post } from '../helpers/modern.js';
@@ -27,13 +26,9 @@ const text = (result: any): string => String(result?.content?.[0]?.text);
 /** A gateway with one stdio upstream at /mcp, listening on loopback port 0; closed at teardown. */
 async function gatewayWith(t: Test, upstream: Record<string, unknown>): Promise<{ url: string; base: string; log: LogLines }> {
   const log = new LogLines();
-  const config = parseConfig({ server: { port: 0 }, upstreams: [{ name: 'dual', path: '/mcp', cwd: ROOT, ...upstream }] });
-  const gateway = await buildGateway(config, { logger: { level: 'info', stream: log.stream } as never });
-  t.teardown(() => gateway.close());
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-  return { url: `${base}/mcp`, base, log };
+  const config = { upstreams: [{ name: 'dual', path: '/mcp', cwd: ROOT, ...upstream }] };
+  const { url, origin } = await startGateway(config, { t, deps: { logger: { level: 'info', stream: log.stream } as never } });
+  return { url, base: origin, log };
 }
 
 /** The recipe, against one dual-era server command: both client eras list and call, elicitation included; ready. */

@@ -7,8 +7,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import t from 'tap';
-import { buildGateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import { startGateway } from '../helpers/gateway.js';
 import { bounded, legacyClient } from '../helpers/era-clients.js';
 import { LogLines } from '../helpers/log-lines.js';
 
@@ -17,12 +16,8 @@ const EVERYTHING = join(dirname(require.resolve('@modelcontextprotocol/server-ev
 
 t.test('stdio server-everything: its session-start roots/list is answered (no roots), and nothing is logged at warn', async (t) => {
   const log = new LogLines();
-  const config = parseConfig({ server: { port: 0 }, upstreams: [{ name: 'everything', path: '/mcp', command: [process.execPath, EVERYTHING, 'stdio'] }] });
-  const gateway = await buildGateway(config, { logger: { level: 'debug', stream: log.stream } as never });
-  t.teardown(() => gateway.close());
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = gateway.app.server.address();
-  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/mcp`;
+  const config = { upstreams: [{ name: 'everything', path: '/mcp', command: [process.execPath, EVERYTHING, 'stdio'] }] };
+  const { url } = await startGateway(config, { t, deps: { logger: { level: 'debug', stream: log.stream } as never } });
 
   // The era probe at start opens the one session (initialize, then notifications/initialized); the server then asks.
   const answered = await log.waitFor(
