@@ -423,7 +423,7 @@ t.test('describeConfig (--check) names each upstream, its paths and its rules in
       { name: 'web', path: '/', url: 'https://web.internal/mcp', headers: { 'x-api-key': 'header-secret' }, passthrough: { paths: ['/oauth/*'] } },
     ],
   });
-  const out = describeConfig(cfg, { MCP_GATEWAY_STATE_SECRET: 'x'.repeat(32) }).join('\n');
+  const out = describeConfig(cfg, { MCP_GATEWAY_STATE_SECRET: 'x'.repeat(32), PATH: process.env.PATH }).join('\n');
   t.match(out, 'store: redis at rediss://:***@redis.internal:6380/1');
   t.match(out, '  - files: command ["node","server.js"], path /files, era legacy');
   t.match(out, '  - web: url https://web.internal/mcp, path /, era auto');
@@ -434,6 +434,6 @@ t.test('describeConfig (--check) names each upstream, its paths and its rules in
     'the upstream at / takes the root documents',
   );
   t.match(out, /files:\n {4}1\. read_\*: task off\n {4}2\. \*: task auto, afterMs 500\n/);
-  t.notMatch(out, /note:/, 'the secret is set, the URL given');
+  t.notMatch(out, /note:/, 'the secret is set, the URL given, the command on PATH');
   t.notMatch(out, /pa55word|env-secret|header-secret/, 'no password, environment or header value');
 });
