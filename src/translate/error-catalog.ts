@@ -74,11 +74,6 @@ export const ERROR_CATALOG = {
   GW_METHOD_REMOVED: { rpc: ErrorCode.MethodNotFound, status: 404, message: '%s' },
   // A method the modern face does not serve (2026-07-28 basic/transports/streamable-http: 404).
   GW_METHOD_NOT_FOUND: { rpc: ErrorCode.MethodNotFound, status: 404, message: 'Method not found: %s' },
-  GW_LEGACY_NOT_BRIDGED: {
-    rpc: ErrorCode.InvalidRequest,
-    status: 400,
-    message: 'This upstream speaks MCP 2026-07-28 only; 2025-11-25 clients are not bridged to it yet',
-  },
   GW_TOO_MANY_SUBSCRIPTIONS: { rpc: GatewayErrorCode.AtCapacity, status: 503, message: 'Too many open subscriptions; try again later' },
 
   // ── Legacy face: the gateway's own 2025-11-25 sessions (2025-11-25 basic/transports §Session Management) ──

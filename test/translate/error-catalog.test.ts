@@ -63,7 +63,6 @@ const PINNED: Record<string, ErrorSpec> = {
   GW_MISSING_ENVELOPE: { rpc: -32602, status: 400, message: '%s' },
   GW_METHOD_REMOVED: { rpc: -32601, status: 404, message: '%s' },
   GW_METHOD_NOT_FOUND: { rpc: -32601, status: 404, message: 'Method not found: %s' },
-  GW_LEGACY_NOT_BRIDGED: { rpc: -32600, status: 400, message: 'This upstream speaks MCP 2026-07-28 only; 2025-11-25 clients are not bridged to it yet' },
   GW_TOO_MANY_SUBSCRIPTIONS: { rpc: -31002, status: 503, message: 'Too many open subscriptions; try again later' },
   // Legacy face
   GW_NOT_ONE_MESSAGE: { rpc: -32600, status: 400, message: 'Invalid Request: expected one JSON-RPC 2.0 message' },
