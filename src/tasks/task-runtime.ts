@@ -6,7 +6,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
-  ErrorCode,
   GatewayError,
   TASKS_REQUIRED_CAPABILITIES,
   asErrorObject,
@@ -23,6 +22,7 @@ import {
   type LayerLogger,
   type ModernRequest,
   type TaskRecord,
+  catalogError,
 } from '../translate/index.js';
 import type { TaskStore } from '../store/index.js';
 import { callNow, hideTask, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
@@ -417,7 +417,7 @@ export class TaskRuntime {
     // A tool shown as `forbidden` (rule `off`, or an upstream that cannot run it as a task and no rule wraps it) takes
     // no `task` (2025-11-25 basic/utilities/tasks §Tool-Level Negotiation: SHOULD answer -32601).
     if (policy.task === 'off' || (!wrapped && !job && support === 'forbidden')) {
-      return { error: { code: ErrorCode.MethodNotFound, message: `Tool ${tool} does not support task-augmented calls` } };
+      return { error: catalogError('GW_TASK_NOT_SUPPORTED', { args: [tool] }) };
     }
     if (wrapped) {
       // A gateway-owned task at once (2025-11-25 basic/utilities/tasks §Creating Tasks); the call runs in the
