@@ -113,7 +113,7 @@ export {
   sessionListenFilter,
   undeclaredInputError,
 } from './results-to-legacy.js';
-export { ERROR_CATALOG, GatewayErrorCode, type ErrorKind, type InBandKind } from './error-catalog.js';
+export { ERROR_CATALOG, GatewayErrorCode, type ErrorKind, type ErrorSpec, type InBandKind } from './error-catalog.js';
 export { answerOf, catalogAnswer, catalogError, GatewayError, taskFailure, type CatalogAnswer, type GatewayErrorOptions } from './gateway-error.js';
 export { jsonTooDeep } from './json-depth.js';
 export { Tally } from './tally.js';
