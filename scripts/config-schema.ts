@@ -11,6 +11,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { ConfigSchema, WHEN_ABSENT } from '../src/config/index.js';
+import { withGeneratedPart } from './generated-part.js';
 
 /** Where the generated files live, from the repository root. */
 export const SCHEMA_FILE = new URL('../schema/gateway.schema.json', import.meta.url);
@@ -138,10 +139,7 @@ function cell(text: string): string {
 
 /** docs/configuration.md with its generated part made anew from the schema (the text around it kept). */
 export function withReference(doc: string, tables: string = referenceTables()): string {
-  const begin = doc.indexOf(BEGIN);
-  const end = doc.indexOf(END);
-  if (begin < 0 || end < begin) throw new Error(`docs/configuration.md lacks the markers of its generated part (${BEGIN} … ${END})`);
-  return doc.slice(0, begin) + tables + doc.slice(end + END.length);
+  return withGeneratedPart(doc, tables, BEGIN, END, 'docs/configuration.md');
 }
 
 async function main(): Promise<void> {

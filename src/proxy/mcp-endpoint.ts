@@ -19,7 +19,7 @@ import {
 } from '../tasks/index.js';
 import { UpstreamDownError, type UpstreamAvailability, type UpstreamEras } from '../upstream/index.js';
 import { Authenticator, identityOf, registerAuth } from './auth.js';
-import { exceptionToEdge, refuse } from './errors.js';
+import { exceptionToEdge } from './errors.js';
 import { decideFace, type FaceDecision, type FaceFacts, type RouteRules } from './face-decision.js';
 import type { LegacyFace } from './legacy-face.js';
 import { logAvailability } from './health.js';
@@ -49,8 +49,8 @@ export interface EndpointOptions {
   maxListenStreamsPerPrincipal: number;
   /** What the upstream speaks and whether it is up (probed or pinned; re-learned when traffic says it changed). */
   availability: UpstreamAvailability;
-  /** Serves legacy clients when the upstream speaks 2026-07-28 only (absent: they are refused). */
-  legacyFace?: LegacyFace;
+  /** Serves legacy clients the upstream cannot take as they are (it speaks 2026-07-28 only, or rules wrap tools). */
+  legacyFace: LegacyFace;
   /**
    * Who the callers are (one hook for every path of the endpoint). Absent: the default `bearer` mode under a random
    * per-process key.
@@ -132,27 +132,17 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
 
   /**
    * Legacy (2025-11-25) traffic the upstream cannot take as it is (it speaks only 2026-07-28, or rules wrap tools):
-   * the legacy face answers it (the gateway's own sessions and tasks). Without one: a clear refusal.
+   * the legacy face answers it (the gateway's own sessions and tasks).
    */
   const legacyFace = (request: FastifyRequest, reply: FastifyReply) => {
     const face = opts.legacyFace;
-    const traced = face ? traceRequest(request, reply, 'legacy-face', 'legacy', route.name) : undefined;
+    const traced = traceRequest(request, reply, 'legacy-face', 'legacy', route.name);
     // The face's 502/504 say the upstream failed it (gone, restarted, or now refusing our era): learn it anew at
     // once, as the modern face does, so a dead upstream is remembered and a restarted one re-probed.
-    if (face) {
-      reply.raw.once('finish', () => {
-        if (reply.statusCode === 502 || reply.statusCode === 504) availability.suspect(true);
-      });
-      return request.method === 'GET'
-        ? face.get(request, reply)
-        : request.method === 'DELETE'
-          ? face.delete(request, reply)
-          : face.post(request, reply, traced);
-    }
-    // 2026-07-28 basic/transports/streamable-http: GET and DELETE are gone in the modern era; a modern upstream would
-    // answer 405 itself.
-    if (request.method !== 'POST') return reply.code(405).header('allow', 'POST').send();
-    return refuse(reply, 'GW_LEGACY_NOT_BRIDGED', requestIdOf(request.body));
+    reply.raw.once('finish', () => {
+      if (reply.statusCode === 502 || reply.statusCode === 504) availability.suspect(true);
+    });
+    return request.method === 'GET' ? face.get(request, reply) : request.method === 'DELETE' ? face.delete(request, reply) : face.post(request, reply, traced);
   };
 
   await app.register(async (scope) => {

@@ -257,7 +257,7 @@ export class ModernFace {
       throw new GatewayError('GW_PRINCIPAL_SHARE_EXHAUSTED', { args: ['open subscriptions', this.opts.maxListenStreamsPerPrincipal] });
     }
     if (this.listenStreams >= this.opts.maxListenStreams) {
-      throw new GatewayError('GW_TOO_MANY_SUBSCRIPTIONS', { retryAfterSeconds: 1 });
+      throw new GatewayError('GW_TOO_MANY_SUBSCRIPTIONS');
     }
     this.listenStreams++;
     this.listensOf.add(caller.principal);

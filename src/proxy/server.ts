@@ -211,7 +211,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
 
   for (const [i, e] of opts.endpoints.entries()) {
     const endpointStats = await registerMcpEndpoint(app, {
-      legacyFace: faces[i],
+      legacyFace: faces[i] as LegacyFace,
       route: e.route,
       modernRoute: modernRoutes[i] as UpstreamRoute,
       path: e.path,

@@ -5,7 +5,6 @@
  * move from one to the other (an `auto` wrap that outlives `afterMs`).
  */
 import {
-  ErrorCode,
   GatewayError,
   isInputDeclared,
   isInputMethod,
@@ -21,6 +20,7 @@ import {
   type JsonRpcNotification,
   type JsonRpcResponse,
   type LayerLogger,
+  catalogError,
 } from '../translate/index.js';
 import { InputLedger, taskAsCall, type TaskCallOptions, type UpstreamCall, type UpstreamTask } from '../upstream/index.js';
 
@@ -143,9 +143,7 @@ export class Conversation {
           const { id, method } = event.message;
           const params = isObject(event.message.params) ? event.message.params : undefined;
           if (!o.inputAllowed || !isInputMethod(method)) {
-            const answer = isInputMethod(method)
-              ? undeclaredInputAnswer(method)
-              : { error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${method}` } };
+            const answer = isInputMethod(method) ? undeclaredInputAnswer(method) : { error: catalogError('GW_METHOD_NOT_SERVED', { args: [method] }) };
             await this.call.respond(id, answer).catch(unanswered);
             break;
           }

@@ -10,7 +10,6 @@
  */
 import {
   catalogAnswer,
-  ErrorCode,
   GatewayError,
   isErrorResponse,
   isObject,
@@ -22,6 +21,7 @@ import {
   type LayerLogger,
   type RequestId,
   type JsonRpcErrorObject,
+  catalogError,
 } from '../translate/index.js';
 import {
   isFinal,
@@ -168,7 +168,7 @@ export class JobTask extends PolledTask {
   }
 
   private fail(message: string): void {
-    const error: JsonRpcErrorObject = { code: ErrorCode.InternalError, message };
+    const error = catalogError('GW_TASK_FAILED_BECAUSE', { args: [message] });
     this.settle({ ...this.current, status: 'failed', error, statusMessage: message, lastUpdatedAt: new Date().toISOString() });
   }
 

@@ -12,7 +12,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
-  ErrorCode,
   ERROR_CATALOG,
   GatewayError,
   META,
@@ -36,6 +35,7 @@ import {
   type LayerLogger,
   type ModernRequest,
   Tally,
+  catalogError,
 } from '../translate/index.js';
 import {
   callNow,
@@ -520,7 +520,7 @@ export function nameOf(req: ModernRequest): string {
 }
 
 /** The outcome of a request whose client went away (never sent: the edge abandons the response). */
-const CANCELLED: Outcome = { kind: 'error', error: { code: ErrorCode.InternalError, message: 'Request cancelled' } };
+const CANCELLED: Outcome = { kind: 'error', error: catalogError('GW_REQUEST_CANCELLED') };
 
 function isOutcome(v: unknown): v is Outcome {
   return isObject(v) && ((v.kind === 'result' && isObject(v.result)) || (v.kind === 'error' && isObject(v.error)));

@@ -16,10 +16,8 @@
  * instance bus.
  */
 import {
-  ErrorCode,
   GatewayError,
   answerOf,
-  catalogAnswer,
   asErrorObject,
   isObject,
   isTerminal,
@@ -31,6 +29,7 @@ import {
   type JsonRpcNotification,
   type TaskId,
   type TaskRecord,
+  catalogError,
 } from '../translate/index.js';
 import { StoreUnavailableError } from '../store/index.js';
 import { callNow, UpstreamTimeoutError } from '../upstream/index.js';
@@ -45,13 +44,14 @@ import { clampTtl, mintTaskId, nowIso, TaskAlreadyTerminalError, TooManyTasksErr
 /** How long a running task's record change waits for an unavailable store to come back. */
 const STORE_RETRY_MS = 5 * 60_000;
 
-const TIMED_OUT = 'The upstream call timed out';
+/** The error of an owned task whose upstream call outlived its budget. */
+const TIMED_OUT = catalogError('GW_TASK_TIMED_OUT');
 
 /** The error of an owned task whose instance was lost and whose tool may not run twice. */
-export const LOST_MESSAGE = 'The gateway instance running this task was lost; the task did not finish';
+const LOST_ERROR = catalogError('GW_TASK_INSTANCE_LOST');
 
 /** The error of an owned task still running when a one-instance gateway shuts down (`GW_TASK_SHUT_DOWN`). */
-export const SHUTDOWN_ERROR = catalogAnswer('GW_TASK_SHUT_DOWN').error;
+export const SHUTDOWN_ERROR = catalogError('GW_TASK_SHUT_DOWN');
 
 /** The sealing purpose of an owned task's call (what another instance needs to run it again). */
 const SEAL_PURPOSE = 'owned-task';
@@ -305,9 +305,7 @@ export class OwnedTasks {
     const attempt = record.attempt ?? 1;
     const unchanged = (t: TaskRecord) => !isTerminal(t.status) && t.owner === record.owner && (t.attempt ?? 1) === attempt;
     if (!route || !policy || !call) {
-      await this.events.change(record.taskId, (t) =>
-        unchanged(t) ? finished(t, { status: 'failed', error: { code: ErrorCode.InternalError, message: LOST_MESSAGE } }, LOST_MESSAGE) : undefined,
-      );
+      await this.events.change(record.taskId, (t) => (unchanged(t) ? finished(t, { status: 'failed', error: LOST_ERROR }, LOST_ERROR.message) : undefined));
       await store.releaseLease(record.taskId, this.me, 'drop');
       return;
     }
@@ -476,7 +474,7 @@ export class OwnedTasks {
         }
         if (r.kind === 'deadline') {
           conv.cancel('task timed out');
-          await this.finishRun(taskId, attempt, { status: 'failed', error: { code: ErrorCode.InternalError, message: TIMED_OUT } }, TIMED_OUT);
+          await this.finishRun(taskId, attempt, { status: 'failed', error: TIMED_OUT }, TIMED_OUT.message);
           return;
         }
         const m = r.message;
@@ -501,7 +499,9 @@ export class OwnedTasks {
       const error =
         limit && e instanceof GatewayError
           ? answerOf(e).error
-          : { code: ErrorCode.InternalError, message: e instanceof UpstreamTimeoutError ? TIMED_OUT : upstreamFailureMessage(e) };
+          : e instanceof UpstreamTimeoutError
+            ? TIMED_OUT
+            : catalogError('GW_TASK_FAILED_BECAUSE', { args: [upstreamFailureMessage(e)] });
       // A run never rejects (nobody awaits a background run): an outcome that cannot be stored, even after the store's
       // retries, is left to the lease (another instance takes the task over when this one lets it lapse).
       await this.finishRun(taskId, attempt, { status: 'failed', error }, error.message).catch(

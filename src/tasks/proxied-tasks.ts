@@ -14,7 +14,6 @@
  * the follower disappears, the instance whose reaper claims its lease takes the task over (`takeOver`).
  */
 import {
-  ErrorCode,
   catalogAnswer,
   inlineResult,
   isTerminal,
@@ -23,9 +22,10 @@ import {
   logFailure,
   type InputRequest,
   type JsonObject,
-  type JsonRpcErrorObject,
   type TaskId,
   type TaskRecord,
+  catalogError,
+  taskFailure,
 } from '../translate/index.js';
 import { UpstreamTaskLostError, type UpstreamCaller, type UpstreamTask, type UpstreamTaskSnapshot } from '../upstream/index.js';
 import type { InstanceBus } from './instance-bus.js';
@@ -351,8 +351,8 @@ export class ProxiedTasks {
     const caller = this.reach.sealedCaller(record);
     const task = r && caller && this.reach.transient(record, r, caller);
     if (!task) {
-      const message = 'The gateway instance following this task is gone and this one cannot reach its upstream task';
-      await this.events.finish(taskId, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message);
+      const error = catalogError('GW_TASK_UNREACHABLE');
+      await this.events.finish(taskId, { status: 'failed', error }, error.message);
       await this.events.store
         .releaseLease(taskId, this.o.instanceId, 'drop')
         .catch(logFailure(this.events.log, 'debug', 'lease not released; it lapses', { taskId }));
@@ -477,7 +477,7 @@ export class ProxiedTasks {
   }
 
   private lost(taskId: TaskId): Promise<TaskRecord | undefined> {
-    const error: JsonRpcErrorObject = { code: ErrorCode.InternalError, message: 'The upstream no longer knows this task' };
+    const error = catalogError('GW_UPSTREAM_TASK_LOST');
     return this.finish(taskId, { status: 'failed', error }, error.message);
   }
 
@@ -558,8 +558,8 @@ export class ProxiedTasks {
         }
         // The seam retries its own waits; a failure that reaches here repeatedly means the upstream is gone.
         if (++failures >= FOLLOW_ATTEMPTS) {
-          const message = upstreamFailureMessage(e);
-          await this.written(live, () => this.finish(taskId, { status: 'failed', error: { code: ErrorCode.InternalError, message } }, message));
+          const error = catalogError('GW_TASK_FAILED_BECAUSE', { args: [upstreamFailureMessage(e)] });
+          await this.written(live, () => this.finish(taskId, { status: 'failed', error }, error.message));
           return;
         }
         continue;
@@ -579,7 +579,7 @@ export class ProxiedTasks {
 function outcomeOf(snap: UpstreamTaskSnapshot, origin: 'legacy' | 'modern'): TaskOutcome {
   if (snap.status === 'completed') return { status: 'completed', result: inlineResult(snap.result ?? { content: [] }) };
   if (snap.status === 'failed') {
-    const error = snap.error ?? { code: ErrorCode.InternalError, message: snap.statusMessage ?? 'Task failed' };
+    const error = snap.error ?? taskFailure(snap.statusMessage);
     return { status: 'failed', error: origin === 'modern' ? modernError(error) : error };
   }
   return { status: 'cancelled' };

@@ -1,6 +1,6 @@
 /** What every task lifecycle shares: the runtime's limits, task ids, TTL clamping and the errors the edge maps. */
 import { createHash, randomBytes } from 'node:crypto';
-import { catalogAnswer, GatewayError, isTerminal, type JsonRpcErrorObject, type TaskId, type TaskRecord } from '../translate/index.js';
+import { catalogAnswer, catalogError, GatewayError, isTerminal, type JsonRpcErrorObject, type TaskId, type TaskRecord } from '../translate/index.js';
 import type { TaskStore } from '../store/index.js';
 import type { TaskPolicy } from './route.js';
 
@@ -141,5 +141,5 @@ export function clampTtl(requested: number | null, policy: TaskPolicy, maxTtlMs:
  */
 export function upstreamFailureMessage(e: unknown): string {
   if (e instanceof GatewayError) return e.message;
-  return `Upstream unavailable: ${e instanceof Error ? e.message : String(e)}`;
+  return catalogError('GW_UPSTREAM_UNAVAILABLE', { args: [e instanceof Error ? e.message : String(e)] }).message;
 }

@@ -6,7 +6,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
-  ErrorCode,
   GatewayError,
   TASKS_REQUIRED_CAPABILITIES,
   asErrorObject,
@@ -25,6 +24,7 @@ import {
   type LayerLogger,
   type ModernRequest,
   type TaskRecord,
+  catalogError,
 } from '../translate/index.js';
 import { callNow, hideTask, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
 import { NO_AUDIT } from './audit.js';
@@ -350,7 +350,7 @@ export class TaskRuntime {
     const first = decideCall({ ...facts, turn: 'start' });
     // A tool that can be no task (its mode makes none, or the upstream cannot run it as one and no rule wraps it) takes no
     // `task` (2025-11-25 basic/utilities/tasks §Tool-Level Negotiation: SHOULD answer -32601).
-    if (first.action === 'refuse-task') return { error: { code: ErrorCode.MethodNotFound, message: `Tool ${tool} does not support task-augmented calls` } };
+    if (first.action === 'refuse-task') return { error: catalogError('GW_TASK_NOT_SUPPORTED', { args: [tool] }) };
     if (first.action !== 'send') throw new Error(`a ${first.action} decision for a call that asks a task`);
     // A call here becomes a task: a principal at its limit (or a full store) is refused before the upstream sees it.
     if (first.refuseAtLimit) await this.admitTask(caller);

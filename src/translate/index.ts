@@ -124,16 +124,8 @@ export {
   sessionListenFilter,
   undeclaredInputError,
 } from './results-to-legacy.js';
-export {
-  answerOf,
-  catalogAnswer,
-  ERROR_CATALOG,
-  GatewayError,
-  type CatalogAnswer,
-  type ErrorKind,
-  type InBandKind,
-  type GatewayErrorOptions,
-} from './error-catalog.js';
+export { ERROR_CATALOG, GatewayErrorCode, type ErrorKind, type ErrorSpec, type InBandKind } from './error-catalog.js';
+export { answerOf, catalogAnswer, catalogError, GatewayError, taskFailure, type CatalogAnswer, type GatewayErrorOptions } from './gateway-error.js';
 export { jsonTooDeep } from './json-depth.js';
 export { Tally } from './tally.js';
 export {

@@ -8,7 +8,7 @@
  * where a wrong value would reach an upstream as something it did not ask for.
  */
 import { z } from 'zod';
-import { GatewayError } from './error-catalog.js';
+import { GatewayError } from './gateway-error.js';
 import { isObject, type JsonObject } from './jsonrpc.js';
 
 /**

@@ -3,9 +3,10 @@
  * `inputResponses` (2026-07-28 basic/patterns/mrtr §Server Requirements; 2025-11-25 client/elicitation,
  * client/sampling, client/roots).
  */
-import { ErrorCode, META } from './constants.js';
+import { META } from './constants.js';
 import { inputAnswerProblem } from './input-answers.js';
 import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
+import { catalogError } from './gateway-error.js';
 
 /** Server→client request methods that become modern input requests. */
 export const INPUT_METHODS: readonly string[] = ['elicitation/create', 'sampling/createMessage', 'roots/list'];
@@ -87,7 +88,7 @@ export function isValidInputResponse(method: string, response: unknown, params?:
  * method the receiver does not offer).
  */
 export function undeclaredInputAnswer(method: string): { error: JsonRpcErrorObject } {
-  return { error: { code: ErrorCode.MethodNotFound, message: `Client does not support ${method}` } };
+  return { error: catalogError('GW_CLIENT_LACKS_INPUT', { args: [method] }) };
 }
 
 /**

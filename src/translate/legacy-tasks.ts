@@ -20,6 +20,7 @@ import type { InputRequest } from './input.js';
 import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
 import { legacyError, legacyInputParams, legacyResult } from './results-to-legacy.js';
 import { legacyStatus, pollIntervalMsFromWire, ttlMsFromWire, type TaskRecord, type TaskSnapshot } from './tasks.js';
+import { catalogError, taskFailure } from './gateway-error.js';
 
 /**
  * The flat `Task`, relaxed where servers and hand-built tasks differ from the published schema:
@@ -206,8 +207,8 @@ export function legacyTaskPayload(r: TaskRecord): { result: JsonObject } | { err
     const meta = isObject(rest._meta) ? rest._meta : {};
     return { result: { ...rest, _meta: { ...meta, ...relatedTaskMeta(r.taskId) } } };
   }
-  if (r.status === 'failed') return { error: r.error ? legacyError(r.error) : { code: -32603, message: r.statusMessage ?? 'Task failed' } };
-  return { error: { code: -32603, message: r.statusMessage ? `Task cancelled: ${r.statusMessage}` : 'Task cancelled' } };
+  if (r.status === 'failed') return { error: r.error ? legacyError(r.error) : taskFailure(r.statusMessage) };
+  return { error: r.statusMessage ? catalogError('GW_TASK_CANCELLED_BECAUSE', { args: [r.statusMessage] }) : catalogError('GW_TASK_CANCELLED') };
 }
 
 /**

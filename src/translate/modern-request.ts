@@ -5,7 +5,8 @@
  * to an HTTP status and JSON-RPC code.
  */
 import { LOG_LEVELS, META, SUPPORTED_MODERN_VERSIONS } from './constants.js';
-import { ERROR_CATALOG, formatMessage, type ErrorKind } from './error-catalog.js';
+import { ERROR_CATALOG, type ErrorKind } from './error-catalog.js';
+import { formatMessage } from './gateway-error.js';
 import { decodeHeaderValue } from './headers.js';
 import { isObject, requestIdOf, type JsonObject, type RequestId } from './jsonrpc.js';
 import { methodPolicy, type MethodPolicy } from './methods.js';
@@ -166,7 +167,7 @@ export function validateModernRequest(headers: ModernHeaders, body: unknown): { 
   }
 
   // 5. Methods removed from the modern era.
-  if (policy.kind === 'removed') return fail('method-removed', `Method not found: ${method}`, id);
+  if (policy.kind === 'removed') return fail('method-removed', formatMessage(ERROR_CATALOG.GW_METHOD_NOT_FOUND.message, [method]), id);
 
   // 6. A `requestState` is the string the server issued (2026-07-28 basic/patterns/mrtr); any other value is an invalid
   // state like a forged one, with the same answer, never a new call without it.

@@ -20,6 +20,7 @@ import {
 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import type { JsonObject } from './jsonrpc.js';
 import { pollIntervalMsFromWire, ttlMsFromWire, type TaskRecord, type TaskSnapshot } from './tasks.js';
+import { taskFailure } from './gateway-error.js';
 
 /**
  * Retention, poll interval and timestamps, relaxed where servers differ from the published schemas: integers there,
@@ -155,7 +156,7 @@ function detailed(r: TaskRecord): JsonObject {
       t.result = r.result ?? { resultType: 'complete', content: [] };
       break;
     case 'failed':
-      t.error = r.error ?? { code: -32603, message: r.statusMessage ?? 'Task failed' };
+      t.error = r.error ?? taskFailure(r.statusMessage);
       break;
     default:
       break;

@@ -7,6 +7,7 @@ import { ErrorCode, META } from './constants.js';
 import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
 import type { ListenFilter } from './listen.js';
 import { declaresTasks } from './modern-tasks.js';
+import { catalogError } from './gateway-error.js';
 
 /** Methods whose modern results are `CacheableResult`s (2026-07-28 server/caching): `ttlMs`/`cacheScope` are cache hints there. */
 const CACHEABLE = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover']);
@@ -83,11 +84,7 @@ export function legacyError(error: JsonRpcErrorObject): JsonRpcErrorObject {
     return withData({ code: ErrorCode.MethodNotFound, message: error.message }, error.data);
   }
   if (error.code === ErrorCode.HeaderMismatch || error.code === ErrorCode.UnsupportedProtocolVersion) {
-    return {
-      code: ErrorCode.InternalError,
-      message: `Upstream refused the gateway's request: ${error.message}`,
-      data: { upstreamCode: error.code, upstreamData: error.data },
-    };
+    return catalogError('GW_UPSTREAM_REFUSED_GATEWAY', { args: [error.message], data: { upstreamCode: error.code, upstreamData: error.data } });
   }
   return error;
 }
@@ -105,11 +102,7 @@ function withData(e: JsonRpcErrorObject, data: unknown): JsonRpcErrorObject {
  * `requiredCapabilities`).
  */
 export function undeclaredInputError(method: string, requiredCapabilities: JsonObject): JsonRpcErrorObject {
-  return {
-    code: ErrorCode.MissingRequiredClientCapability,
-    message: `The client did not declare the capability ${method} needs`,
-    data: { requiredCapabilities },
-  };
+  return catalogError('GW_UNDECLARED_INPUT', { args: [method], data: { requiredCapabilities } });
 }
 
 /**

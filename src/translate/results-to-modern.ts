@@ -5,6 +5,7 @@
 import { ErrorCode, META, MODERN_VERSION, TASKS_EXTENSION } from './constants.js';
 import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
 import { methodPolicy } from './methods.js';
+import { catalogError } from './gateway-error.js';
 
 /** Cache hints stamped on cacheable modern results (2026-07-28 server/utilities/caching). */
 export interface CacheHints {
@@ -155,5 +156,5 @@ export function asErrorObject(value: unknown): JsonRpcErrorObject {
     if ('data' in value) e.data = value.data;
     return e;
   }
-  return { code: ErrorCode.InternalError, message: 'Malformed error from upstream' };
+  return catalogError('GW_UPSTREAM_MALFORMED_ERROR');
 }

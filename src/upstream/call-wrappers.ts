@@ -6,7 +6,6 @@
  */
 import {
   absentUserAnswer,
-  ErrorCode,
   errorResponse,
   INPUT_KEY_HINT,
   isObject,
@@ -18,6 +17,8 @@ import {
   type JsonRpcResponse,
   type LayerLogger,
   type RequestId,
+  catalogError,
+  taskFailure,
 } from '../translate/index.js';
 import { QueuedCall } from './call-queue.js';
 import type { CallEvent, CallOptions, UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamTask, UpstreamTaskSnapshot } from './client.js';
@@ -261,15 +262,15 @@ class TaskCall extends QueuedCall implements UpstreamCall {
     else if (s.status === 'failed') {
       this.push({
         kind: 'response',
-        message: errorResponse(id, s.error ?? { code: ErrorCode.InternalError, message: s.statusMessage ?? 'The upstream task failed' }),
+        message: errorResponse(id, s.error ?? taskFailure(s.statusMessage, 'GW_UPSTREAM_TASK_FAILED')),
       });
     } else {
       this.push({
         kind: 'response',
-        message: errorResponse(id, {
-          code: ErrorCode.InternalError,
-          message: s.statusMessage ? `The upstream task was cancelled: ${s.statusMessage}` : 'The upstream task was cancelled',
-        }),
+        message: errorResponse(
+          id,
+          s.statusMessage ? catalogError('GW_UPSTREAM_TASK_CANCELLED_BECAUSE', { args: [s.statusMessage] }) : catalogError('GW_UPSTREAM_TASK_CANCELLED'),
+        ),
       });
     }
     return true;
@@ -441,7 +442,7 @@ export async function drain(call: UpstreamCall, log: LayerLogger = NO_LOG): Prom
     if (e.kind === 'task') return drain(taskAsCall(e.task), log);
     if (e.kind === 'request') {
       await call
-        .respond(e.message.id, { error: { code: ErrorCode.MethodNotFound, message: 'not supported here' } })
+        .respond(e.message.id, { error: catalogError('GW_UPSTREAM_REQUEST_NOT_RELAYED') })
         .catch(logFailure(log, 'debug', 'refusal of an upstream request not delivered', { method: e.message.method }));
     }
   }

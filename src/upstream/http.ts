@@ -9,7 +9,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import { createParser } from 'eventsource-parser';
 import { Agent, request, type Dispatcher } from 'undici';
-import { GatewayError, jsonTooDeep, logFailure, NO_LOG, type LayerLogger } from '../translate/index.js';
+import { catalogError, GatewayError, jsonTooDeep, logFailure, NO_LOG, type LayerLogger } from '../translate/index.js';
 
 /** Largest single SSE event or JSON body accepted from an upstream. */
 /** How long an upstream's error answer (a non-2xx status) may take to end before it is dropped unread. */
@@ -32,7 +32,7 @@ export function parseUpstreamJson(text: string): unknown {
 }
 
 function tooDeep(): GatewayError {
-  return new GatewayError('GW_UPSTREAM_BAD_MESSAGE', { args: [`JSON nested deeper than ${MAX_UPSTREAM_JSON_DEPTH} levels`] });
+  return new GatewayError('GW_UPSTREAM_BAD_MESSAGE', { args: [catalogError('GW_TOO_DEEP', { args: [MAX_UPSTREAM_JSON_DEPTH] }).message] });
 }
 
 /**

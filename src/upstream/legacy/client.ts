@@ -5,7 +5,6 @@
  */
 import {
   acceptListenFilter,
-  ErrorCode,
   isInputMethod,
   isObject,
   logFailure,
@@ -20,6 +19,7 @@ import {
   type ListenFilter,
   type RequestId,
   type UpstreamIdentity,
+  catalogError,
 } from '../../translate/index.js';
 import { drain } from '../call-wrappers.js';
 import type {
@@ -491,7 +491,7 @@ class TaskAugmentedCall extends HeldCall {
     // cancelled).
     const refuse = (id: RequestId, method: string) =>
       this.inner
-        .respond(id, isInputMethod(method) ? absentUserAnswer(method) : { error: { code: ErrorCode.MethodNotFound, message: 'cancelled' } })
+        .respond(id, isInputMethod(method) ? absentUserAnswer(method) : { error: catalogError('GW_UPSTREAM_REQUEST_AFTER_CANCEL') })
         .catch(logFailure(this.log, 'debug', 'refusal of a question of a cancelled call not delivered'));
     try {
       for (const [id, method] of this.asked) await refuse(id, method);

@@ -29,6 +29,7 @@ import {
   type RequestId,
   type TraceCarrier,
   type UpstreamIdentity,
+  catalogError,
 } from '../../translate/index.js';
 import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamUnavailableError } from '../errors.js';
 import { exchange, parseUpstreamJson, type SseCursor, type UpstreamResponse } from '../http.js';
@@ -336,7 +337,7 @@ export class LegacySession {
       } else {
         const why = 'several calls are running on this session';
         this.log.warn({ method: m.method, why }, 'upstream request on the session stream tied to no call; refused');
-        await this.respond(m.id, { error: { code: ErrorCode.InternalError, message: `Cannot tie ${m.method} to a call: ${why}` } }).catch(
+        await this.respond(m.id, { error: catalogError('GW_UPSTREAM_REQUEST_UNATTRIBUTED', { args: [m.method, why] }) }).catch(
           logFailure(this.log, 'debug', 'refusal of a stray upstream request not delivered'),
         );
       }

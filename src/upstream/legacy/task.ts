@@ -30,6 +30,7 @@ import {
   type LayerLogger,
   type RequestId,
   type LegacyTask,
+  catalogError,
 } from '../../translate/index.js';
 import { drain } from '../call-wrappers.js';
 import type { UpstreamCall, UpstreamCaller, UpstreamClient, UpstreamTaskRef, UpstreamTaskSnapshot } from '../client.js';
@@ -215,7 +216,7 @@ export class LegacyUpstreamTask extends PolledTask {
   private async ask(call: UpstreamCall, id: RequestId, method: string, params: JsonObject | undefined): Promise<void> {
     if (!isInputMethod(method)) {
       await call
-        .respond(id, { error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${method}` } })
+        .respond(id, { error: catalogError('GW_METHOD_NOT_SERVED', { args: [method] }) })
         .catch(logFailure(this.log, 'debug', 'refusal of a task request not delivered', { method }));
       return;
     }

@@ -62,6 +62,7 @@ import {
   type ListenFilter,
   type RequestId,
   type UpstreamIdentity,
+  catalogError,
 } from '../../translate/index.js';
 import type {
   CallOptions,
@@ -288,17 +289,14 @@ export class ModernUpstreamClient implements UpstreamClient {
         if (!input.ok) {
           call.push({
             kind: 'response',
-            message: errorResponse(call.requestId, {
-              code: ErrorCode.InternalError,
-              message: `upstream sent a malformed InputRequiredResult: ${input.message}`,
-            }),
+            message: errorResponse(call.requestId, catalogError('GW_UPSTREAM_BAD_INPUT_REQUIRED', { args: [input.message] })),
           });
           return;
         }
         if (round > this.maxRounds) {
           call.push({
             kind: 'response',
-            message: errorResponse(call.requestId, { code: ErrorCode.InternalError, message: `upstream still asked for input after ${this.maxRounds} rounds` }),
+            message: errorResponse(call.requestId, catalogError('GW_UPSTREAM_ENDLESS_INPUT', { args: [this.maxRounds] })),
           });
           return;
         }

@@ -622,8 +622,8 @@ function exitReason(command: readonly string[], exit: ChildExit): string {
 /** Why an answer to the opening `method` is a refusal (its JSON-RPC error, bounded), or `undefined`. */
 function refusalOf(method: string, answer: JsonObject): string | undefined {
   if (!isErrorResponse(answer)) return undefined;
-  const { code, message } = answer.error as { code: unknown; message: unknown };
-  return `${method} refused (${String(code)}: ${String(message).slice(0, 200)})`;
+  const error = answer.error as { code: unknown; message: unknown };
+  return `${method} refused (${String(error.code)}: ${String(error.message).slice(0, 200)})`;
 }
 
 /** An exit as an error message names it: no paths, no environment. */
