@@ -20,7 +20,7 @@ import {
 } from '../../src/translate/error-catalog.js';
 import { AuthError } from '../../src/proxy/auth.js';
 import { exceptionToEdge, failureToEdge } from '../../src/proxy/errors.js';
-import { TooManySessionsError } from '../../src/proxy/legacy-face.js';
+import { TooManySessionsError } from '../../src/proxy/legacy-face/face.js';
 import { StoreUnavailableError } from '../../src/store/index.js';
 import { StoreFullError, TaskIdClashError } from '../../src/store/task-store.js';
 import { InstanceGoneError, RemoteError } from '../../src/tasks/instance-bus.js';

@@ -31,14 +31,14 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   type TraceCarrier,
-} from '../translate/index.js';
-import type { TaskRuntime } from '../tasks/index.js';
-import type { UpstreamCall } from '../upstream/index.js';
-import { channelError, exceptionToEdge, inBandError } from './errors.js';
-import { legacyTaskSupport } from './legacy-face-tasks.js';
-import { callerOf, contextOf, idKey, type BackgroundFailure, type FaceSession } from './legacy-face-session.js';
-import { CANCELLED, errorOutcome, INPUT_TIMEOUT, OK, UNSUPPORTED_RESULT_TYPE, upstreamErrorOutcome, type RequestOutcome } from './request-outcome.js';
-import { ResponseChannel } from './response.js';
+} from '../../translate/index.js';
+import type { TaskRuntime } from '../../tasks/index.js';
+import type { UpstreamCall } from '../../upstream/index.js';
+import { channelError, exceptionToEdge, inBandError } from '../errors.js';
+import { legacyTaskSupport } from './tasks.js';
+import { callerOf, contextOf, idKey, type BackgroundFailure, type FaceSession } from './session.js';
+import { CANCELLED, errorOutcome, INPUT_TIMEOUT, OK, UNSUPPORTED_RESULT_TYPE, upstreamErrorOutcome, type RequestOutcome } from '../request-outcome.js';
+import { ResponseChannel } from '../response.js';
 
 /** What a streamed request's work gets: the response channel, whether it may stream, its cancellation, its key. */
 export interface StreamedIo {

@@ -8,13 +8,13 @@
  * sessions held here.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, isObject, singleHeader, type Era, type JsonObject, type RequestId } from '../translate/index.js';
-import type { AuditLog, UpstreamRoute } from '../tasks/index.js';
-import { refuse } from './errors.js';
-import { identityOf } from './auth.js';
-import { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionStore } from './legacy-face-sessions.js';
-import { callerOf, newSession, setLogLevel, type BackgroundFailure, type FaceSession, type SessionDecisions } from './legacy-face-session.js';
-import { storeTrouble } from './legacy-face-replies.js';
+import { GatewayError, isObject, singleHeader, type Era, type JsonObject, type RequestId } from '../../translate/index.js';
+import type { AuditLog, UpstreamRoute } from '../../tasks/index.js';
+import { refuse } from '../errors.js';
+import { identityOf } from '../auth.js';
+import { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionStore } from './registry.js';
+import { callerOf, newSession, setLogLevel, type BackgroundFailure, type FaceSession, type SessionDecisions } from './session.js';
+import { storeTrouble } from './replies.js';
 
 /** The store key of a session's shared copy. */
 const sharedKey = (id: string): string => `lsess:${id}`;

@@ -29,11 +29,11 @@ import {
   type JsonRpcNotification,
   type TaskRecord,
   type TaskSupport,
-} from '../translate/index.js';
-import { StoreUnavailableError, type CallerContext, type TaskPolicy, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
-import { channelError } from './errors.js';
-import { CLIENT_CLOSED, EXPIRED, taskResultOutcome, type RequestOutcome } from './request-outcome.js';
-import { writeSse, type ResponseChannel } from './response.js';
+} from '../../translate/index.js';
+import { StoreUnavailableError, type CallerContext, type TaskPolicy, type TaskRuntime, type UpstreamRoute } from '../../tasks/index.js';
+import { channelError } from '../errors.js';
+import { CLIENT_CLOSED, EXPIRED, taskResultOutcome, type RequestOutcome } from '../request-outcome.js';
+import { writeSse, type ResponseChannel } from '../response.js';
 
 /** What the task relay needs of a face session. */
 export interface TaskSessionView {

@@ -16,13 +16,13 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   Tally,
-} from '../translate/index.js';
-import type { UpstreamListen } from '../upstream/index.js';
-import { inBandError, refuse } from './errors.js';
-import { answer, failInBand } from './legacy-face-replies.js';
-import { callerOf, idKey, type BackgroundFailure, type FaceSession } from './legacy-face-session.js';
-import type { RequestOutcome } from './request-outcome.js';
-import { openSse, writeSse } from './response.js';
+} from '../../translate/index.js';
+import type { UpstreamListen } from '../../upstream/index.js';
+import { inBandError, refuse } from '../errors.js';
+import { answer, failInBand } from './replies.js';
+import { callerOf, idKey, type BackgroundFailure, type FaceSession } from './session.js';
+import type { RequestOutcome } from '../request-outcome.js';
+import { openSse, writeSse } from '../response.js';
 
 /** Longest wait of a GET stream's headers for its upstream listen's acknowledgement. */
 const GET_LISTEN_WAIT_MS = 1_000;

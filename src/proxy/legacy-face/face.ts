@@ -6,10 +6,9 @@
  * `logging/setLevel`, and hands everything else to the part that serves it, on the session's route (the upstream's
  * 2026-07-28 client when it speaks that era, else its legacy sessions) with the session's capabilities, client info
  * and log level (2026-07-28 basic §Per-request metadata); tool calls go through the task runtime, so that the tool
- * rules apply. The parts: sessions held and shared (legacy-face-shared.ts, over the registry of
- * legacy-face-sessions.ts, with each session's state in legacy-face-session.ts), calls in flight and their
- * server→client requests (legacy-face-calls.ts), the GET stream and subscriptions (legacy-face-listens.ts), tasks
- * (legacy-face-tasks.ts).
+ * rules apply. The parts, beside this file in proxy/legacy-face/: sessions held and shared (shared.ts, over the
+ * registry of registry.ts, with each session's state in session.ts), calls in flight and their server→client requests
+ * (calls.ts), the GET stream and subscriptions (listens.ts), tasks (tasks.ts), plain answers (replies.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -34,22 +33,22 @@ import {
   type JsonObject,
   type JsonRpcRequest,
   type TraceCarrier,
-} from '../translate/index.js';
-import { NO_AUDIT, wrapsTools, type AuditLog, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
-import { annotateTrace, type RequestTrace, type UpstreamCaller } from '../upstream/index.js';
-import { exceptionToEdge, inBandError, refuse, refuseWith } from './errors.js';
-import { LegacyFaceTasks } from './legacy-face-tasks.js';
-import type { SessionStore } from './legacy-face-sessions.js';
-import { FaceCalls } from './legacy-face-calls.js';
-import { FaceListens } from './legacy-face-listens.js';
-import { answer, failInBand, failWith, storeTrouble } from './legacy-face-replies.js';
-import { contextOf, type FaceSession } from './legacy-face-session.js';
-import { FaceSessions } from './legacy-face-shared.js';
-import { infoEnabled, recordRequest } from './operator-log.js';
-import { CLIENT_CLOSED, errorOutcome, OK, outcomeText, SESSION_CREATED, spanErrorCode, TASK_CREATED, type RequestOutcome } from './request-outcome.js';
-import { identityOf } from './auth.js';
+} from '../../translate/index.js';
+import { NO_AUDIT, wrapsTools, type AuditLog, type TaskRuntime, type UpstreamRoute } from '../../tasks/index.js';
+import { annotateTrace, type RequestTrace, type UpstreamCaller } from '../../upstream/index.js';
+import { exceptionToEdge, inBandError, refuse, refuseWith } from '../errors.js';
+import { LegacyFaceTasks } from './tasks.js';
+import type { SessionStore } from './registry.js';
+import { FaceCalls } from './calls.js';
+import { FaceListens } from './listens.js';
+import { answer, failInBand, failWith, storeTrouble } from './replies.js';
+import { contextOf, type FaceSession } from './session.js';
+import { FaceSessions } from './shared.js';
+import { infoEnabled, recordRequest } from '../operator-log.js';
+import { CLIENT_CLOSED, errorOutcome, OK, outcomeText, SESSION_CREATED, spanErrorCode, TASK_CREATED, type RequestOutcome } from '../request-outcome.js';
+import { identityOf } from '../auth.js';
 
-export { TooManySessionsError } from './legacy-face-shared.js';
+export { TooManySessionsError } from './shared.js';
 
 /** What the face works over. */
 export interface LegacyFaceTarget {

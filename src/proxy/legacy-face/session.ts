@@ -11,10 +11,10 @@ import {
   type ListenFilter,
   type RequestId,
   type TraceCarrier,
-} from '../translate/index.js';
-import type { CallerContext, UpstreamRoute } from '../tasks/index.js';
-import type { UpstreamCall, UpstreamCaller } from '../upstream/index.js';
-import { ANONYMOUS } from './principal.js';
+} from '../../translate/index.js';
+import type { CallerContext, UpstreamRoute } from '../../tasks/index.js';
+import type { UpstreamCall, UpstreamCaller } from '../../upstream/index.js';
+import { ANONYMOUS } from '../principal.js';
 
 /** A server→client request the gateway sent for a call, waiting for the client's POSTed response. */
 export interface Outbound {
