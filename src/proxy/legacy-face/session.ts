@@ -1,80 +1,16 @@
 /**
- * One legacy-face session's state on this instance: what it decided at `initialize`, its live parts (requests in
- * flight, server→client requests of its calls, its GET stream and upstream listen), and how it shows to the upstream
- * and to the task runtime (its caller, built once per log level).
+ * One legacy-face session on this instance: its identity (what it decided at `initialize`), how it shows to the
+ * upstream and to the task runtime (its caller, built once per log level), and its live parts, each owned by the file
+ * that serves it (calls.ts: requests in flight and their server→client requests; listens.ts: the GET stream and the
+ * upstream listen; tasks.ts: the task relay's following of it), which it ends through their own `end()`.
  */
-import type { ServerResponse } from 'node:http';
-import {
-  modernClientCapabilities,
-  type JsonObject,
-  type JsonRpcNotification,
-  type ListenFilter,
-  type RequestId,
-  type TraceCarrier,
-} from '../../translate/index.js';
+import { modernClientCapabilities, type JsonObject, type JsonRpcNotification, type TraceCarrier } from '../../translate/index.js';
 import type { CallerContext, UpstreamRoute } from '../../tasks/index.js';
-import type { UpstreamCall, UpstreamCaller } from '../../upstream/index.js';
+import type { UpstreamCaller } from '../../upstream/index.js';
 import { ANONYMOUS } from '../principal.js';
-
-/** A server→client request the gateway sent for a call, waiting for the client's POSTed response. */
-export interface Outbound {
-  call: UpstreamCall;
-  upstreamId: RequestId;
-  /** The client request whose call asked. */
-  owner: string;
-  /** What was asked: the client's answer is checked against it before it goes upstream. */
-  method: string;
-  params: JsonObject | undefined;
-}
-
-/** Per-session state of the face. */
-export interface FaceSession {
-  id: string;
-  principal: string;
-  authorization: string | undefined;
-  /** The upstream route the session works over (picked at initialize). */
-  route: UpstreamRoute;
-  /** Whether `initialize` advertised tasks (the route can run them). */
-  tasks: boolean;
-  /** What the client declared in `initialize`, as it declared it (decides which input requests it may get). */
-  legacyCapabilities: JsonObject;
-  /** The same in the modern per-request shape. */
-  capabilities: JsonObject;
-  clientInfo: JsonObject;
-  /** The version the client asked for at initialize. */
-  protocolVersion: string;
-  /** Set through setLogLevel, which drops the callers built with the old level. */
-  logLevel: string | undefined;
-  /** The session as its upstream caller and as the runtime's caller, built once (until the log level changes). */
-  caller: UpstreamCaller | undefined;
-  context: CallerContext | undefined;
-  /** When the shared copy's idle time last restarted (the registry's clock). */
-  sharedAt: number;
-  subscriptions: Set<string>;
-  /** Client requests in flight, by request id key: aborting one cancels its upstream call. */
-  inflight: Map<string, AbortController>;
-  outbound: Map<string, Outbound>;
-  nextOutbound: number;
-  /** The open GET stream, if any. */
-  stream: ServerResponse | undefined;
-  /** A GET stream is open or opening: the upstream listen carries list changes. */
-  streamWanted: boolean;
-  backlog: JsonRpcNotification[];
-  /** The upstream listen serving the session and the filter it was opened with. */
-  listen: AbortController | undefined;
-  listenKey: string;
-  /** What the upstream's acknowledgement granted of that filter. */
-  listenAccepted: ListenFilter | undefined;
-  /** Orders listen changes (subscribe, unsubscribe, GET open and close). */
-  listenChain: Promise<void>;
-  /** The change still setting up its listen, if any: a newer change supersedes it (refreshListen). */
-  listenSetup: AbortController | undefined;
-  /** What the latest change's caller awaits; a superseded change's caller awaits it too. */
-  listenLatest: Promise<void>;
-  listenFailures: number;
-  /** Aborted when the session ends. */
-  ended: AbortController;
-}
+import type { SessionCalls } from './calls.js';
+import type { SessionStream } from './listens.js';
+import type { StreamSink, TaskSessionView } from './tasks.js';
 
 /** What a session decided at `initialize` besides its principal and route. */
 export interface SessionDecisions {
@@ -85,82 +21,125 @@ export interface SessionDecisions {
   logLevel?: string;
 }
 
+/** A live part of a session, ended with it. */
+export interface SessionPart {
+  end(): void;
+}
+
+/** Where a session's parts are made: each by the file that owns it. */
+export interface SessionPartMakers {
+  calls(): SessionCalls;
+  stream(s: ClientSession): SessionStream;
+  tasks(s: TaskSessionView): SessionPart;
+}
+
 /**
  * A rejection handler for background work of a session (the face logs it with the upstream and the error's name and
  * message, never the session id).
  */
-export type BackgroundFailure = (level: 'debug' | 'warn', msg: string, s: FaceSession) => (e: unknown) => void;
+export type BackgroundFailure = (level: 'debug' | 'warn', msg: string, s: ClientSession) => (e: unknown) => void;
 
-/** The key of a client request id in a session's maps (a number and a string id of the same digits differ). */
-export const idKey = (id: RequestId): string => `${typeof id}:${id}`;
+/** One session's identity and its live parts. */
+export class ClientSession implements TaskSessionView {
+  readonly id: string;
+  readonly principal: string;
+  /** The upstream route the session works over (picked at initialize). */
+  readonly route: UpstreamRoute;
+  /** Whether `initialize` advertised tasks (the route can run them). */
+  readonly tasks: boolean;
+  /** What the client declared in `initialize`, as it declared it (decides which input requests it may get). */
+  readonly legacyCapabilities: JsonObject;
+  /** The same in the modern per-request shape. */
+  readonly capabilities: JsonObject;
+  readonly clientInfo: JsonObject;
+  /** The version the client asked for at initialize. */
+  readonly protocolVersion: string;
+  /** Its client requests in flight and the server→client requests of their calls (calls.ts). */
+  readonly calls: SessionCalls;
+  /** Its GET stream, subscriptions and upstream listen (listens.ts). */
+  readonly stream: SessionStream;
+  /** The task relay's following of the session (tasks.ts). */
+  private readonly taskPart: SessionPart;
+  private readonly authorization: string | undefined;
+  /** Set through setLogLevel, which drops the callers built with the old level. */
+  private level: string | undefined;
+  /** The session as its upstream caller and as the runtime's caller, built once (until the log level changes). */
+  private caller: UpstreamCaller | undefined;
+  private context: CallerContext | undefined;
+  /** Aborted when the session ends. */
+  private readonly endedController = new AbortController();
 
-/** A session's per-instance state, fresh: what it decided at initialize, nothing live yet. */
-export function newSession(
-  id: string,
-  principal: string,
-  authorization: string | undefined,
-  route: UpstreamRoute,
-  d: SessionDecisions,
-  sharedAt: number,
-): FaceSession {
-  return {
-    id,
-    principal,
-    authorization,
-    route,
-    tasks: d.tasks,
-    legacyCapabilities: d.legacyCapabilities,
-    capabilities: modernClientCapabilities(d.legacyCapabilities),
-    clientInfo: d.clientInfo,
-    protocolVersion: d.protocolVersion,
-    logLevel: d.logLevel,
-    caller: undefined,
-    context: undefined,
-    sharedAt,
-    subscriptions: new Set(),
-    inflight: new Map(),
-    outbound: new Map(),
-    nextOutbound: 0,
-    stream: undefined,
-    backlog: [],
-    listen: undefined,
-    listenKey: '',
-    listenAccepted: undefined,
-    streamWanted: false,
-    listenChain: Promise.resolve(),
-    listenSetup: undefined,
-    listenLatest: Promise.resolve(),
-    listenFailures: 0,
-    ended: new AbortController(),
-  };
-}
+  constructor(id: string, principal: string, authorization: string | undefined, route: UpstreamRoute, d: SessionDecisions, parts: SessionPartMakers) {
+    this.id = id;
+    this.principal = principal;
+    this.authorization = authorization;
+    this.route = route;
+    this.tasks = d.tasks;
+    this.legacyCapabilities = d.legacyCapabilities;
+    this.capabilities = modernClientCapabilities(d.legacyCapabilities);
+    this.clientInfo = d.clientInfo;
+    this.protocolVersion = d.protocolVersion;
+    this.level = d.logLevel;
+    this.calls = parts.calls();
+    this.stream = parts.stream(this);
+    this.taskPart = parts.tasks(this);
+  }
 
-/** Changes a session's log level; the callers built with the old one are built again. */
-export function setLogLevel(s: FaceSession, level: string): void {
-  s.logLevel = level;
-  s.caller = undefined;
-  s.context = undefined;
-}
+  /** The log level the client set (logging/setLevel), if any. */
+  get logLevel(): string | undefined {
+    return this.level;
+  }
 
-/** The session as its upstream's caller. */
-export function callerOf(s: FaceSession, trace?: TraceCarrier): UpstreamCaller {
-  // Built once per session (not per request): nothing downstream changes a caller, and its parts change only with
-  // the log level. A request's trace context is its own (a copy, only for a traced request).
-  if (trace) return { ...callerOf(s), trace };
-  return (s.caller ??= {
-    principal: s.principal,
-    capabilities: s.capabilities,
-    clientInfo: s.clientInfo,
-    ...(s.authorization ? { authorization: s.authorization } : {}),
-    ...(s.logLevel ? { logLevel: s.logLevel } : {}),
-  });
-}
+  /** Aborted when the session ends. */
+  get ended(): AbortSignal {
+    return this.endedController.signal;
+  }
 
-/**
- * The session as the runtime's caller: its principal, and the session itself when it has no identity (its tasks
- * are then its own, 2025-11-25 basic/utilities/tasks §Security Considerations).
- */
-export function contextOf(s: FaceSession, trace?: TraceCarrier): CallerContext {
-  if (trace) return { ...contextOf(s), trace };
-  return (s.context ??= { ...callerOf(s), principal: s.principal, ...(s.principal === ANONYMOUS ? { session: s.id } : {}) });
+  /** Changes the session's log level; the callers built with the old one are built again. */
+  setLogLevel(level: string): void {
+    this.level = level;
+    this.caller = undefined;
+    this.context = undefined;
+  }
+
+  /** The session as its upstream's caller. */
+  callerOf(trace?: TraceCarrier): UpstreamCaller {
+    // Built once per session (not per request): nothing downstream changes a caller, and its parts change only with
+    // the log level. A request's trace context is its own (a copy, only for a traced request).
+    if (trace) return { ...this.callerOf(), trace };
+    return (this.caller ??= {
+      principal: this.principal,
+      capabilities: this.capabilities,
+      clientInfo: this.clientInfo,
+      ...(this.authorization ? { authorization: this.authorization } : {}),
+      ...(this.level ? { logLevel: this.level } : {}),
+    });
+  }
+
+  /**
+   * The session as the runtime's caller: its principal, and the session itself when it has no identity (its tasks
+   * are then its own, 2025-11-25 basic/utilities/tasks §Security Considerations).
+   */
+  contextOf(trace?: TraceCarrier): CallerContext {
+    if (trace) return { ...this.contextOf(), trace };
+    return (this.context ??= { ...this.callerOf(), principal: this.principal, ...(this.principal === ANONYMOUS ? { session: this.id } : {}) });
+  }
+
+  /** A notification for the session's GET stream (kept for it while none is open). */
+  notify(n: JsonRpcNotification): void {
+    this.stream.deliver(n);
+  }
+
+  /** The session's open GET stream as a place to send to, if one is open. */
+  openStream(): StreamSink | undefined {
+    return this.stream.sink();
+  }
+
+  /** The session's copy here ended: its live parts (task relay, calls, server→client requests, listen, GET stream) end. */
+  end(): void {
+    this.endedController.abort();
+    this.taskPart.end();
+    this.calls.end();
+    this.stream.end();
+  }
 }
