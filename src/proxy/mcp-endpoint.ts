@@ -1,7 +1,7 @@
 /**
  * The MCP endpoint of one upstream, for both eras on one URL (2026-07-28 basic/versioning §Compatibility Matrix): its
  * routes, which ask the face decision (face-decision.ts) who serves each request and hand it over — to the upstream
- * as it is (pass-through.ts), to the legacy face (legacy-face.ts) or to the modern face (modern-face.ts) — or refuse it
+ * as it is (pass-through.ts), to the legacy face (legacy-face/face.ts) or to the modern face (modern-face.ts) — or refuse it
  * while the upstream's eras cannot be learned (docs/how-it-works.md §Routing).
  */
 import { randomBytes } from 'node:crypto';
@@ -21,7 +21,7 @@ import { UpstreamDownError, type UpstreamAvailability, type UpstreamEras } from 
 import { Authenticator, identityOf, registerAuth } from './auth.js';
 import { exceptionToEdge } from './errors.js';
 import { decideFace, type FaceDecision, type FaceFacts, type RouteRules } from './face-decision.js';
-import type { LegacyFace } from './legacy-face.js';
+import type { LegacyFace } from './legacy-face/face.js';
 import { logAvailability } from './health.js';
 import { ModernFace } from './modern-face.js';
 import { recordRequest } from './operator-log.js';

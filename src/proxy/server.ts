@@ -14,8 +14,8 @@ import type { UpstreamAvailability, UpstreamClient, UpstreamEras } from '../upst
 import type { Authenticator } from './auth.js';
 import { EdgeDrain } from './drain.js';
 import { checkHostOrigin, isLocalProbe, type HostPolicy } from './host-check.js';
-import { LegacyFace } from './legacy-face.js';
-import type { SessionStore } from './legacy-face-sessions.js';
+import { LegacyFace } from './legacy-face/face.js';
+import type { SessionStore } from './legacy-face/registry.js';
 import { Readiness } from './health.js';
 import { registerMcpEndpoint, type EndpointStats } from './mcp-endpoint.js';
 import { runRequest } from './modern-face.js';

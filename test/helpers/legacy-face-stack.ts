@@ -6,7 +6,7 @@ import Fastify from 'fastify';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { randomBytes } from 'node:crypto';
-import { LegacyFace, type LegacyFaceOptions } from '../../src/proxy/legacy-face.js';
+import { LegacyFace, type LegacyFaceOptions } from '../../src/proxy/legacy-face/face.js';
 import { MemoryTaskStore } from '../../src/store/index.js';
 import { MrtrBridge, TaskRuntime, type TaskPolicy, type UpstreamRoute } from '../../src/tasks/index.js';
 import type { UpstreamClient } from '../../src/upstream/index.js';

@@ -11,7 +11,7 @@ import { ERROR_CATALOG, type ErrorKind, type ErrorSpec } from '../../src/transla
 import { answerOf, catalogAnswer, catalogError, formatMessage, GatewayError, taskFailure } from '../../src/translate/gateway-error.js';
 import { AuthError } from '../../src/proxy/auth.js';
 import { exceptionToEdge, failureToEdge } from '../../src/proxy/errors.js';
-import { TooManySessionsError } from '../../src/proxy/legacy-face.js';
+import { TooManySessionsError } from '../../src/proxy/legacy-face/face.js';
 import { StoreUnavailableError } from '../../src/store/index.js';
 import { StoreFullError, TaskIdClashError } from '../../src/store/task-store.js';
 import { InstanceGoneError, RemoteError } from '../../src/tasks/instance-bus.js';

@@ -4,9 +4,9 @@
  * request's outcome.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, RequestId } from '../translate/index.js';
-import { edgeHeaders, exceptionToEdge, refuseWith } from './errors.js';
-import { errorOutcome, OK, type RequestOutcome } from './request-outcome.js';
+import type { JsonObject, JsonRpcErrorObject, JsonRpcRequest, RequestId } from '../../translate/index.js';
+import { edgeHeaders, exceptionToEdge, refuseWith } from '../errors.js';
+import { errorOutcome, OK, type RequestOutcome } from '../request-outcome.js';
 
 /** Answers a request with a result (a JSON body); returns its outcome. */
 export function answer(reply: FastifyReply, id: RequestId, result: JsonObject): RequestOutcome {

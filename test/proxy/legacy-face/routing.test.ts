@@ -8,10 +8,10 @@ import { Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ListTasksResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startLegacyFixture } from '../fixtures/legacy-server.js';
-import { startModernFixture } from '../fixtures/modern-server.js';
-import { startGateway } from '../helpers/gateway.js';
-import { post } from '../helpers/modern.js';
+import { startLegacyFixture } from '../../fixtures/legacy-server.js';
+import { startModernFixture } from '../../fixtures/modern-server.js';
+import { startGateway } from '../../helpers/gateway.js';
+import { post } from '../../helpers/modern.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;

@@ -8,13 +8,13 @@
  * sessions held here.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, isObject, singleHeader, type Era, type JsonObject, type RequestId } from '../translate/index.js';
-import type { AuditLog, UpstreamRoute } from '../tasks/index.js';
-import { refuse } from './errors.js';
-import { identityOf } from './auth.js';
-import { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionStore } from './legacy-face-sessions.js';
-import { callerOf, newSession, setLogLevel, type BackgroundFailure, type FaceSession, type SessionDecisions } from './legacy-face-session.js';
-import { storeTrouble } from './legacy-face-replies.js';
+import { GatewayError, isObject, singleHeader, type Era, type JsonObject, type RequestId } from '../../translate/index.js';
+import type { AuditLog, UpstreamRoute } from '../../tasks/index.js';
+import { refuse } from '../errors.js';
+import { identityOf } from '../auth.js';
+import { LegacySessionRegistry, type SessionEndReason, type SessionEntry, type SessionStore } from './registry.js';
+import { ClientSession, type BackgroundFailure, type SessionDecisions, type SessionPartMakers } from './session.js';
+import { storeTrouble } from './replies.js';
 
 /** The store key of a session's shared copy. */
 const sharedKey = (id: string): string => `lsess:${id}`;
@@ -33,7 +33,7 @@ interface SharedSession extends SessionDecisions {
   era: Era;
 }
 
-function sharedOf(s: FaceSession): JsonObject {
+function sharedOf(s: ClientSession): JsonObject {
   const v: JsonObject = {
     v: 1,
     principal: s.principal,
@@ -81,10 +81,10 @@ export class TooManySessionsError extends GatewayError {
 }
 
 /** A session found for a request, or the refusal already sent. */
-export type SessionFound = { entry: SessionEntry<FaceSession> } | { refused: FastifyReply };
+export type SessionFound = { entry: SessionEntry<ClientSession> } | { refused: FastifyReply };
 
 /** What the face's sessions work with; every setting has a default. */
-export interface FaceSessionsOptions {
+export interface ClientSessionsOptions {
   /** Where sessions are shared with the other instances (absent: sessions live in this instance alone). */
   store?: SessionStore;
   /** Most sessions held at once (the registry's default when absent). */
@@ -103,35 +103,37 @@ export interface FaceSessionsOptions {
   routeOf?: (era: Era) => UpstreamRoute | undefined;
   /** Background failures of a session. */
   failed: BackgroundFailure;
-  /** A session's copy here ended, after its share and its shared copy were seen to: its live parts end. */
-  ended: (s: FaceSession) => void;
+  /** Where a new session's live parts are made (each ends with the session's copy here). */
+  parts: SessionPartMakers;
 }
 
 /** The sessions held here, their shared copies, the announcements between instances and each principal's share. */
-export class FaceSessions {
+export class ClientSessions {
   readonly maxSessionsPerPrincipal: number;
-  private readonly registry: LegacySessionRegistry<FaceSession>;
+  private readonly registry: LegacySessionRegistry<ClientSession>;
   private readonly store: SessionStore | undefined;
   private readonly idleMs: number;
   private readonly touchEveryMs: number;
   private readonly audit: AuditLog;
   private readonly routeOf: ((era: Era) => UpstreamRoute | undefined) | undefined;
   private readonly failed: BackgroundFailure;
-  private readonly ended: (s: FaceSession) => void;
+  private readonly parts: SessionPartMakers;
   /** The subscription to session changes announced by other instances (made at the first session). */
   private sessionTopic: Promise<() => void> | undefined;
   /** Sessions being read from the store, so that concurrent requests of one rebuild it once. */
-  private readonly loading = new Map<string, Promise<SessionEntry<FaceSession> | undefined>>();
+  private readonly loading = new Map<string, Promise<SessionEntry<ClientSession> | undefined>>();
   private readonly keepShared: NodeJS.Timeout | undefined;
   private closing = false;
   /** Session ids held here per principal (entries removed when empty), for the principal's share. */
   private readonly sessionsOf = new Map<string, Set<string>>();
+  /** When each held session's shared copy last had its idle time restarted (the registry's clock), by session id. */
+  private readonly sharedAt = new Map<string, number>();
 
-  constructor(opts: FaceSessionsOptions) {
+  constructor(opts: ClientSessionsOptions) {
     this.audit = opts.audit;
     this.routeOf = opts.routeOf;
     this.failed = opts.failed;
-    this.ended = opts.ended;
+    this.parts = opts.parts;
     this.maxSessionsPerPrincipal = opts.maxSessionsPerPrincipal ?? opts.maxSessions ?? 1000;
     this.store = opts.store;
     this.idleMs = opts.idleMs ?? 30 * 60_000;
@@ -141,7 +143,7 @@ export class FaceSessions {
       this.keepShared = setInterval(() => this.keepBusyShared(), Math.max(1_000, Math.min(Math.floor(this.idleMs / 2), 60_000)));
       this.keepShared.unref();
     }
-    this.registry = new LegacySessionRegistry<FaceSession>({
+    this.registry = new LegacySessionRegistry<ClientSession>({
       ...(opts.maxSessions !== undefined ? { maxSessions: opts.maxSessions } : {}),
       ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}),
       ...(opts.now ? { now: opts.now } : {}),
@@ -171,12 +173,12 @@ export class FaceSessions {
   }
 
   /** Notes activity that is not a request in flight (a notification, a POSTed response, a GET stream opening). */
-  touch(entry: SessionEntry<FaceSession>): void {
+  touch(entry: SessionEntry<ClientSession>): void {
     this.registry.touch(entry);
   }
 
   /** Marks a request of the session in flight; the returned function marks it done. */
-  acquire(entry: SessionEntry<FaceSession>): () => void {
+  acquire(entry: SessionEntry<ClientSession>): () => void {
     return this.registry.acquire(entry);
   }
 
@@ -189,7 +191,7 @@ export class FaceSessions {
     if (!sid) return { refused: refuse(reply, 'GW_SESSION_ID_REQUIRED', id) };
     const held = this.registry.lookup(sid, principal);
     // Held here, and its shared copy's idle time restarted recently enough (or sessions are not shared): no store.
-    if (held && (!this.store || this.registry.clock - held.data.sharedAt < this.touchEveryMs)) return { entry: held };
+    if (held && (!this.store || this.fresh(held.id, this.registry.clock))) return { entry: held };
     return this.fromStore(request, reply, id, principal, sid, held);
   }
 
@@ -212,7 +214,7 @@ export class FaceSessions {
     if (!this.roomFor(principal)) {
       return { refused: refuse(reply, 'GW_PRINCIPAL_SHARE_EXHAUSTED', id, { args: ['sessions', this.maxSessionsPerPrincipal] }) };
     }
-    const created = this.registry.create(principal, (sid) => newSession(sid, principal, authorization, route, decided, at));
+    const created = this.registry.create(principal, (sid) => this.make(sid, principal, authorization, route, decided, at));
     if (!created) return { refused: storeTrouble(request, reply, id, new TooManySessionsError()) };
     const entry = this.counted(created);
     // Never the session id: it is a bearer credential of the session.
@@ -230,7 +232,7 @@ export class FaceSessions {
   }
 
   /** Ends a session its client deleted, everywhere: the shared copy goes first (a store failure is thrown). */
-  async delete(entry: SessionEntry<FaceSession>): Promise<void> {
+  async delete(entry: SessionEntry<ClientSession>): Promise<void> {
     if (this.store) {
       await this.store.deleteValue(sharedKey(entry.id));
       // Instances holding a copy end theirs (its GET stream, its calls) at once.
@@ -241,11 +243,11 @@ export class FaceSessions {
   }
 
   /** Changes a session's log level, in its shared copy and in the copies other instances hold (a store failure is thrown). */
-  async setLevel(s: FaceSession, level: string): Promise<void> {
-    setLogLevel(s, level);
+  async setLevel(s: ClientSession, level: string): Promise<void> {
+    s.setLogLevel(level);
     if (!this.store) return;
     await this.store.putValue(sharedKey(s.id), sharedOf(s), this.idleMs);
-    s.sharedAt = this.registry.clock;
+    this.restarted(s.id, this.registry.clock);
     await this.store.publish(SESSION_TOPIC, { id: s.id, t: 'level', level });
   }
 
@@ -256,7 +258,7 @@ export class FaceSessions {
   roomFor(principal: string): boolean {
     const mine = this.sessionsOf.get(principal);
     if (!mine || mine.size < this.maxSessionsPerPrincipal) return true;
-    let oldest: SessionEntry<FaceSession> | undefined;
+    let oldest: SessionEntry<ClientSession> | undefined;
     for (const id of mine) {
       const e = this.registry.peek(id);
       if (e && e.busy === 0 && (!oldest || e.lastSeen < oldest.lastSeen)) oldest = e;
@@ -273,9 +275,9 @@ export class FaceSessions {
     id: RequestId | null,
     principal: string,
     sid: string,
-    held: SessionEntry<FaceSession> | undefined,
+    held: SessionEntry<ClientSession> | undefined,
   ): Promise<SessionFound> {
-    let entry: SessionEntry<FaceSession> | undefined;
+    let entry: SessionEntry<ClientSession> | undefined;
     try {
       entry = held;
       if (entry) entry = await this.stillShared(entry, request);
@@ -292,10 +294,10 @@ export class FaceSessions {
    * copy is gone (deleted through another instance, or idle too long everywhere). A store that cannot be reached does
    * not end a session held here.
    */
-  private async stillShared(entry: SessionEntry<FaceSession>, request: FastifyRequest): Promise<SessionEntry<FaceSession> | undefined> {
+  private async stillShared(entry: SessionEntry<ClientSession>, request: FastifyRequest): Promise<SessionEntry<ClientSession> | undefined> {
     const s = entry.data;
     const now = this.registry.clock;
-    if (!this.store || now - s.sharedAt < this.touchEveryMs) return entry;
+    if (!this.store || this.fresh(s.id, now)) return entry;
     let alive: boolean;
     try {
       alive = await this.store.touchValue(sharedKey(s.id), this.idleMs);
@@ -304,7 +306,7 @@ export class FaceSessions {
       return entry;
     }
     if (alive) {
-      s.sharedAt = now;
+      this.restarted(s.id, now);
       return entry;
     }
     this.registry.end(s.id, 'ended-elsewhere');
@@ -315,7 +317,7 @@ export class FaceSessions {
    * Rebuilds a session another instance minted from its shared copy: only for the principal that initialized it (any
    * other is told 404, as for an unknown id) and on the route it picked. Concurrent requests rebuild it once.
    */
-  private load(sid: string, principal: string, authorization: string | undefined): Promise<SessionEntry<FaceSession> | undefined> {
+  private load(sid: string, principal: string, authorization: string | undefined): Promise<SessionEntry<ClientSession> | undefined> {
     const pending = this.loading.get(sid);
     if (pending) return pending.then((e) => (e && e.principal === principal ? e : undefined));
     const store = this.store as SessionStore;
@@ -329,13 +331,13 @@ export class FaceSessions {
       const at = this.registry.clock;
       // Reading it is activity: its idle time restarts everywhere.
       if (!(await store.touchValue(sharedKey(sid), this.idleMs))) return undefined;
-      const adopted = this.registry.adopt(sid, principal, (id) => newSession(id, principal, authorization, route, shared, at));
+      const adopted = this.registry.adopt(sid, principal, (id) => this.make(id, principal, authorization, route, shared, at));
       if (!adopted) throw new TooManySessionsError();
       const entry = this.counted(adopted);
       // What the session's answers read of the upstream (task support in tools/list, what a listen may ask for) this
       // instance learns now if it never met the upstream; a failure shows on the request that needs it.
       if (!route.upstream.knownIdentity) {
-        await route.upstream.identity(callerOf(entry.data)).catch(this.failed('debug', 'upstream identity not learned for a rebuilt session', entry.data));
+        await route.upstream.identity(entry.data.callerOf()).catch(this.failed('debug', 'upstream identity not learned for a rebuilt session', entry.data));
       }
       return entry;
     })();
@@ -351,7 +353,7 @@ export class FaceSessions {
       if (m.t === 'ended') this.registry.end(m.id, 'ended-elsewhere');
       else if (m.t === 'level' && typeof m.level === 'string') {
         const held = this.registry.peek(m.id);
-        if (held) setLogLevel(held.data, m.level);
+        if (held) held.data.setLogLevel(m.level);
       }
     });
     // A failed subscription is tried again by the next session.
@@ -367,21 +369,40 @@ export class FaceSessions {
     if (!store) return;
     const now = this.registry.clock;
     for (const e of this.registry.busy()) {
-      if (now - e.data.sharedAt < this.touchEveryMs) continue;
-      e.data.sharedAt = now;
+      if (this.fresh(e.id, now)) continue;
+      this.restarted(e.id, now);
       void store.touchValue(sharedKey(e.id), this.idleMs).catch(this.failed('warn', 'shared session not kept alive; it may expire elsewhere', e.data));
     }
   }
 
+  /**
+   * A session's copy here, fresh: what it decided at initialize, its shared copy's idle time restarted at `at`, its
+   * live parts made (nothing live in them yet).
+   */
+  private make(id: string, principal: string, authorization: string | undefined, route: UpstreamRoute, d: SessionDecisions, at: number): ClientSession {
+    this.sharedAt.set(id, at);
+    return new ClientSession(id, principal, authorization, route, d, this.parts);
+  }
+
+  /** Whether the shared copy's idle time restarted recently enough that it needs no touch at `now`. */
+  private fresh(id: string, now: number): boolean {
+    return now - (this.sharedAt.get(id) ?? Number.NEGATIVE_INFINITY) < this.touchEveryMs;
+  }
+
+  /** Notes that a held session's shared copy had its idle time restarted at `now` (a session that ended meanwhile stays gone). */
+  private restarted(id: string, now: number): void {
+    if (this.sharedAt.has(id)) this.sharedAt.set(id, now);
+  }
+
   /** Counts a session held here against its principal's share. */
-  private counted(entry: SessionEntry<FaceSession>): SessionEntry<FaceSession> {
+  private counted(entry: SessionEntry<ClientSession>): SessionEntry<ClientSession> {
     let mine = this.sessionsOf.get(entry.principal);
     if (!mine) this.sessionsOf.set(entry.principal, (mine = new Set()));
     mine.add(entry.id);
     return entry;
   }
 
-  private onEnd(s: FaceSession, reason: SessionEndReason): void {
+  private onEnd(s: ClientSession, reason: SessionEndReason): void {
     // The session ends for its client when evicted, or when it expires or closes with no other instance to serve it;
     // a DELETE is recorded where it was served (its announcement may end this copy first), an end announced by
     // another instance there.
@@ -390,6 +411,7 @@ export class FaceSessions {
     }
     const mine = this.sessionsOf.get(s.principal);
     if (mine?.delete(s.id) && mine.size === 0) this.sessionsOf.delete(s.principal);
+    this.sharedAt.delete(s.id);
     // An evicted session ends everywhere (its client re-initializes on 404), as it did with one instance; one that
     // expired here, or closed with this instance, lives on in the store for the other instances.
     if (reason === 'evicted' && this.store) {
@@ -399,6 +421,6 @@ export class FaceSessions {
         .then(() => store.publish(SESSION_TOPIC, { id: s.id, t: 'ended' }))
         .catch(this.failed('warn', 'evicted session not ended in the shared store; it expires there', s));
     }
-    this.ended(s);
+    s.end();
   }
 }

@@ -7,7 +7,7 @@
  * re-initializes on 404).
  */
 import { randomBytes } from 'node:crypto';
-import type { SharedValues } from '../tasks/index.js';
+import type { SharedValues } from '../../tasks/index.js';
 
 /** One session as the registry holds it; `data` is the face's per-session state. */
 export interface SessionEntry<T> {

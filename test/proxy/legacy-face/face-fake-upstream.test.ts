@@ -4,7 +4,7 @@
  * output schemas and structured content), an input kind the session did not declare asked anyway, progress for
  * another token, and a record of what the face passes upstream (per-request capabilities, client info, log
  * level, listen filters, a client's error answer). Everything else runs against the real fixture in
- * legacy-face.test.ts.
+ * face.test.ts.
  */
 import t from 'tap';
 import {
@@ -13,9 +13,9 @@ import {
   ToolListChangedNotificationSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
-import { SseReader } from '../helpers/sse-reader.js';
-import { complete, FakeModernUpstream } from '../helpers/fake-modern-upstream.js';
-import { connectFace, LEGACY_HEADERS, rawInitialize, startFace } from '../helpers/legacy-face-stack.js';
+import { SseReader } from '../../helpers/sse-reader.js';
+import { complete, FakeModernUpstream } from '../../helpers/fake-modern-upstream.js';
+import { connectFace, LEGACY_HEADERS, rawInitialize, startFace } from '../../helpers/legacy-face-stack.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;

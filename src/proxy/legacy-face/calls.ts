@@ -3,7 +3,8 @@
  * own POST response (SSE when the client accepts it). The request is cancellable (its `notifications/cancelled`, or
  * the connection closing); the call's notifications are relayed; its input requests (MRTR rounds, whatever the
  * upstream era) become legacy server→client requests on that stream with gateway-minted ids, and the client's POSTed
- * responses are checked and routed back to the call by id.
+ * responses are checked and routed back to the call by id. Each session's share (its requests in flight, its calls'
+ * server→client requests) is its own SessionCalls, made here and ended with the session.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -30,15 +31,97 @@ import {
   type JsonRpcMessage,
   type JsonRpcNotification,
   type JsonRpcRequest,
+  type RequestId,
   type TraceCarrier,
-} from '../translate/index.js';
-import type { TaskRuntime } from '../tasks/index.js';
-import type { UpstreamCall } from '../upstream/index.js';
-import { channelError, exceptionToEdge, inBandError } from './errors.js';
-import { legacyTaskSupport } from './legacy-face-tasks.js';
-import { callerOf, contextOf, idKey, type BackgroundFailure, type FaceSession } from './legacy-face-session.js';
-import { CANCELLED, errorOutcome, INPUT_TIMEOUT, OK, UNSUPPORTED_RESULT_TYPE, upstreamErrorOutcome, type RequestOutcome } from './request-outcome.js';
-import { ResponseChannel } from './response.js';
+} from '../../translate/index.js';
+import type { TaskRuntime } from '../../tasks/index.js';
+import type { UpstreamCall } from '../../upstream/index.js';
+import { channelError, exceptionToEdge, inBandError } from '../errors.js';
+import { legacyTaskSupport } from './tasks.js';
+import type { BackgroundFailure, ClientSession } from './session.js';
+import { CANCELLED, errorOutcome, INPUT_TIMEOUT, OK, UNSUPPORTED_RESULT_TYPE, upstreamErrorOutcome, type RequestOutcome } from '../request-outcome.js';
+import { ResponseChannel } from '../response.js';
+
+/** The key of a client request id in a session's maps (a number and a string id of the same digits differ). */
+export const idKey = (id: RequestId): string => `${typeof id}:${id}`;
+
+/** A server→client request the gateway sent for a call, waiting for the client's POSTed response. */
+interface Outbound {
+  call: UpstreamCall;
+  upstreamId: RequestId;
+  /** The client request whose call asked. */
+  owner: string;
+  /** What was asked: the client's answer is checked against it before it goes upstream. */
+  method: string;
+  params: JsonObject | undefined;
+}
+
+/** One session's calls: its client requests in flight and the server→client requests their calls sent. */
+export class SessionCalls {
+  /** Client requests in flight, by request id key: aborting one cancels its upstream call. */
+  private readonly inflight = new Map<string, AbortController>();
+  private readonly outbound = new Map<string, Outbound>();
+  private nextOutbound = 0;
+
+  /**
+   * Marks a client request in flight under `key` (its `notifications/cancelled` or the session's end aborts it); the
+   * returned function marks it done.
+   */
+  track(key: string, aborter: AbortController): () => void {
+    this.inflight.set(key, aborter);
+    return () => {
+      if (this.inflight.get(key) === aborter) this.inflight.delete(key);
+    };
+  }
+
+  /** Aborts the client request `id` names, if it is in flight. */
+  cancel(id: RequestId, reason: string): void {
+    this.inflight.get(idKey(id))?.abort(new Error(reason));
+  }
+
+  /** Records a server→client request a call of request `o.owner` sent; returns the id minted for it. */
+  asked(o: Outbound): string {
+    const gid = `gw-${++this.nextOutbound}`;
+    this.outbound.set(gid, o);
+    return gid;
+  }
+
+  /** Whether a call of request `owner` waits for the client to answer one of its server→client requests. */
+  waitsOnClient(owner: string): boolean {
+    return this.outbound.size > 0 && [...this.outbound.values()].some((o) => o.owner === owner);
+  }
+
+  /** Drops what request `owner` asked and was not answered (the request ended). */
+  dropAsked(owner: string): void {
+    if (this.outbound.size > 0) for (const [gid, o] of this.outbound) if (o.owner === owner) this.outbound.delete(gid);
+  }
+
+  /** A client's POSTed response to a server→client request, routed to the waiting call. */
+  async answer(body: JsonObject): Promise<void> {
+    const id = body.id;
+    if (typeof id !== 'string') return;
+    const o = this.outbound.get(id);
+    if (!o) return;
+    if (!('error' in body)) {
+      // An answer that does not fit the question is refused (400, -32602) before it reaches the upstream; the request
+      // stays outstanding, so the client can send a correct one (2025-11-25 basic/transports §Sending Messages).
+      const problem = inputAnswerProblem(o.method, o.params, body.result);
+      if (problem !== undefined) throw new GatewayError('GW_INVALID_INPUT_RESPONSE', { args: [JSON.stringify(id), problem] });
+    }
+    this.outbound.delete(id);
+    const payload = 'error' in body ? { error: asErrorObject(body.error) } : { result: body.result as JsonObject };
+    await o.call.respond(o.upstreamId, payload).catch(() => {
+      // The call ended meanwhile; its request's response says so.
+    });
+  }
+
+  /** The session ended: its requests in flight are aborted (their calls cancelled), their server→client requests dropped. */
+  end(): void {
+    for (const c of this.inflight.values()) c.abort(new Error('session ended'));
+    this.inflight.clear();
+    this.outbound.clear();
+  }
+}
 
 /** What a streamed request's work gets: the response channel, whether it may stream, its cancellation, its key. */
 export interface StreamedIo {
@@ -65,7 +148,7 @@ export class FaceCalls {
   constructor(private readonly o: FaceCallsOptions) {}
 
   /** Forwards a request upstream and streams what its call produces back to the client. */
-  forward(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, trace: TraceCarrier | undefined): Promise<RequestOutcome> {
+  forward(request: FastifyRequest, reply: FastifyReply, s: ClientSession, req: JsonRpcRequest, trace: TraceCarrier | undefined): Promise<RequestOutcome> {
     // 2025-11-25 basic/transports says a disconnect is not a cancellation, but this face keeps no resumable streams:
     // nothing could reach the client any more, so the upstream work is stopped.
     return this.streamed(
@@ -79,8 +162,8 @@ export class FaceCalls {
           // A tools/call goes through the runtime: its rules apply, and a task the upstream insists on is hidden.
           call =
             req.method === 'tools/call'
-              ? await this.o.runtime.callToolPlain(s.route, modernParamsFromLegacy(isObject(req.params) ? req.params : {}) ?? {}, contextOf(s, trace), signal)
-              : await s.route.upstream.call(callerOf(s, trace), req.method, modernParamsFromLegacy(req.params), signal);
+              ? await this.o.runtime.callToolPlain(s.route, modernParamsFromLegacy(isObject(req.params) ? req.params : {}) ?? {}, s.contextOf(trace), signal)
+              : await s.route.upstream.call(s.callerOf(trace), req.method, modernParamsFromLegacy(req.params), signal);
           return await this.pump(s, req, key, call, channel, canStream, signal);
         } catch (e) {
           call?.cancel('gateway error');
@@ -99,7 +182,7 @@ export class FaceCalls {
   async streamed(
     request: FastifyRequest,
     reply: FastifyReply,
-    s: FaceSession,
+    s: ClientSession,
     req: JsonRpcRequest,
     run: (io: StreamedIo) => Promise<RequestOutcome>,
     cancelled: (channel: ResponseChannel) => RequestOutcome,
@@ -109,7 +192,7 @@ export class FaceCalls {
     const channel = new ResponseChannel(reply, canStream, this.o.keepAliveMs);
     const key = idKey(req.id);
     const aborter = new AbortController();
-    s.inflight.set(key, aborter);
+    const release = s.calls.track(key, aborter);
     const onClose = () => {
       if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));
     };
@@ -126,38 +209,19 @@ export class FaceCalls {
       return errorOutcome(edge.error.code, e);
     } finally {
       reply.raw.off('close', onClose);
-      if (s.inflight.get(key) === aborter) s.inflight.delete(key);
-      if (s.outbound.size > 0) for (const [gid, o] of s.outbound) if (o.owner === key) s.outbound.delete(gid);
+      release();
+      s.calls.dropAsked(key);
     }
-  }
-
-  /** A client's POSTed response to a server→client request, routed to the waiting call. */
-  async routeResponse(s: FaceSession, body: JsonObject): Promise<void> {
-    const id = body.id;
-    if (typeof id !== 'string') return;
-    const o = s.outbound.get(id);
-    if (!o) return;
-    if (!('error' in body)) {
-      // An answer that does not fit the question is refused (400, -32602) before it reaches the upstream; the request
-      // stays outstanding, so the client can send a correct one (2025-11-25 basic/transports §Sending Messages).
-      const problem = inputAnswerProblem(o.method, o.params, body.result);
-      if (problem !== undefined) throw new GatewayError('GW_INVALID_INPUT_RESPONSE', { args: [JSON.stringify(id), problem] });
-    }
-    s.outbound.delete(id);
-    const payload = 'error' in body ? { error: asErrorObject(body.error) } : { result: body.result as JsonObject };
-    await o.call.respond(o.upstreamId, payload).catch(() => {
-      // The call ended meanwhile; its request's response says so.
-    });
   }
 
   /** A client notification: `notifications/cancelled` aborts the request it names; others are dropped. */
-  onNotification(s: FaceSession, n: JsonRpcNotification): void {
+  onNotification(s: ClientSession, n: JsonRpcNotification): void {
     if (n.method !== 'notifications/cancelled') return;
     // 2025-11-25 basic/utilities/cancellation → the upstream call is aborted (2026-07-28: the stream is closed).
     const p = isObject(n.params) ? n.params : {};
     const rid = p.requestId;
     if (typeof rid !== 'string' && typeof rid !== 'number') return;
-    s.inflight.get(idKey(rid))?.abort(new Error(typeof p.reason === 'string' ? p.reason : 'cancelled by the client'));
+    s.calls.cancel(rid, typeof p.reason === 'string' ? p.reason : 'cancelled by the client');
   }
 
   /**
@@ -165,7 +229,7 @@ export class FaceCalls {
    * level), input requests go to the client on this request's stream, the outcome ends the response.
    */
   private async pump(
-    s: FaceSession,
+    s: ClientSession,
     req: JsonRpcRequest,
     key: string,
     call: UpstreamCall,
@@ -175,8 +239,7 @@ export class FaceCalls {
   ): Promise<RequestOutcome> {
     const token = progressTokenOf(isObject(req.params) ? req.params : {});
     for (;;) {
-      const waiting = s.outbound.size > 0 && [...s.outbound.values()].some((o) => o.owner === key);
-      const e = await call.nextUnless(waiting ? this.o.inputTimeoutMs : undefined, signal);
+      const e = await call.nextUnless(s.calls.waitsOnClient(key) ? this.o.inputTimeoutMs : undefined, signal);
       if (e === undefined) {
         if (signal.aborted) {
           call.cancel(String((signal.reason as Error | undefined)?.message ?? 'cancelled'));
@@ -211,7 +274,7 @@ export class FaceCalls {
           const upstream = isObject(m.result) ? m.result : {};
           // A tools/list as job rules show it (docs/jobs.md), before the era's translation screens its schemas, with
           // each tool's task support.
-          const listed = req.method === 'tools/list' ? await this.o.runtime.listTools(s.route, contextOf(s), upstream, signal) : upstream;
+          const listed = req.method === 'tools/list' ? await this.o.runtime.listTools(s.route, s.contextOf(), upstream, signal) : upstream;
           const r = legacyResult(req.method, listed);
           if (!r.ok) {
             channelError(channel, req.id, 'GW_UNSUPPORTED_RESULT_TYPE', { args: [r.failure.resultType] });
@@ -227,7 +290,7 @@ export class FaceCalls {
   }
 
   /** A tools/list result with each tool's 2025-11-25 `execution.taskSupport` (legacyTaskSupport). */
-  private withTaskSupport(s: FaceSession, upstreamResult: unknown, result: JsonObject): JsonObject {
+  private withTaskSupport(s: ClientSession, upstreamResult: unknown, result: JsonObject): JsonObject {
     const route = s.route;
     const era = route.upstream.era;
     const extension = declaresTasks(route.upstream.knownIdentity?.capabilities ?? {});
@@ -243,7 +306,7 @@ export class FaceCalls {
    * Requirements; the upstream would answer -32021 itself).
    */
   private ask(
-    s: FaceSession,
+    s: ClientSession,
     owner: string,
     call: UpstreamCall,
     m: JsonRpcRequest,
@@ -259,8 +322,7 @@ export class FaceCalls {
     }
     if (!isInputDeclared(m.method, params, s.legacyCapabilities)) return undeclaredInputError(m.method, requiredCapabilityFor(m.method, params));
     if (!canStream) return inBandError('GW_NEEDS_STREAM', { args: [m.method] });
-    const gid = `gw-${++s.nextOutbound}`;
-    s.outbound.set(gid, { call, upstreamId: m.id, owner, method: m.method, params });
+    const gid = s.calls.asked({ call, upstreamId: m.id, owner, method: m.method, params });
     const out: JsonRpcMessage = { jsonrpc: '2.0', id: gid, method: m.method };
     const p = legacyInputParams(m.method, params, `${s.id.slice(0, 8)}-${gid}`);
     if (p) out.params = p;

@@ -14,11 +14,11 @@ import {
   McpError,
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { ModernUpstreamClient } from '../../src/upstream/index.js';
-import { startModernFixture, type ModernFixture } from '../fixtures/modern-server.js';
-import { SseReader } from '../helpers/sse-reader.js';
-import { connectFace, LEGACY_HEADERS, rawInitialize, startFace, type FaceStack } from '../helpers/legacy-face-stack.js';
-import type { LegacyFaceOptions } from '../../src/proxy/legacy-face.js';
+import { ModernUpstreamClient } from '../../../src/upstream/index.js';
+import { startModernFixture, type ModernFixture } from '../../fixtures/modern-server.js';
+import { SseReader } from '../../helpers/sse-reader.js';
+import { connectFace, LEGACY_HEADERS, rawInitialize, startFace, type FaceStack } from '../../helpers/legacy-face-stack.js';
+import type { LegacyFaceOptions } from '../../../src/proxy/legacy-face/face.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;

@@ -29,11 +29,17 @@ import {
   type JsonRpcNotification,
   type TaskRecord,
   type TaskSupport,
-} from '../translate/index.js';
-import { StoreUnavailableError, type CallerContext, type TaskPolicy, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
-import { channelError } from './errors.js';
-import { CLIENT_CLOSED, EXPIRED, taskResultOutcome, type RequestOutcome } from './request-outcome.js';
-import { writeSse, type ResponseChannel } from './response.js';
+} from '../../translate/index.js';
+import { StoreUnavailableError, type CallerContext, type TaskPolicy, type TaskRuntime, type UpstreamRoute } from '../../tasks/index.js';
+import { channelError } from '../errors.js';
+import { CLIENT_CLOSED, EXPIRED, taskResultOutcome, type RequestOutcome } from '../request-outcome.js';
+import type { ResponseChannel } from '../response.js';
+
+/** An open stream to send server→client messages on, while it stays open. */
+export interface StreamSink {
+  alive(): boolean;
+  send(m: JsonRpcMessage): void;
+}
 
 /** What the task relay needs of a face session. */
 export interface TaskSessionView {
@@ -41,7 +47,9 @@ export interface TaskSessionView {
   /** What the client declared in `initialize` (decides which input kinds it may be sent). */
   readonly legacyCapabilities: JsonObject;
   /** The session's open GET stream, if any. */
-  readonly stream: ServerResponse | undefined;
+  openStream(): StreamSink | undefined;
+  /** Sends a notification on the session's GET stream (or keeps it for it). */
+  notify(n: JsonRpcNotification): void;
 }
 
 /** Where one input request went: a `tasks/result` stream or a GET stream. */
@@ -83,8 +91,6 @@ interface TaskOutbound {
 
 /** Relay settings. */
 export interface LegacyFaceTasksOptions {
-  /** Sends a notification on a session's GET stream (or keeps it for it). */
-  notify(session: TaskSessionView, n: JsonRpcNotification): void;
   /** Logs a failure the client cannot be told about. */
   warn(err: unknown, msg: string): void;
   /** Most tasks followed at once (default 10 000; the oldest is forgotten first). */
@@ -329,8 +335,13 @@ export class LegacyFaceTasks {
     for (const [taskId, t] of this.tracked) if (t.owner?.session === session) this.offer(taskId, t);
   }
 
+  /** A new session's part of the relay: ending it stops the relay's following of the session. */
+  open(session: TaskSessionView): { end(): void } {
+    return { end: () => this.sessionEnded(session) };
+  }
+
   /** The session ended: its watch stops, its tasks are no longer followed for it (they run on). */
-  sessionEnded(session: TaskSessionView): void {
+  private sessionEnded(session: TaskSessionView): void {
     this.watches.get(session.id)?.();
     this.watches.delete(session.id);
     for (const [gid, o] of this.outbound) if (o.session === session.id) this.outbound.delete(gid);
@@ -396,7 +407,7 @@ export class LegacyFaceTasks {
     if (t.owner && status !== t.notified) {
       t.notified = status;
       // 2025-11-25 basic/utilities/tasks §Task Status Notification: the full task, no payload, no related-task _meta.
-      this.o.notify(t.owner.session, legacyTaskStatusNotification(r));
+      t.owner.session.notify(legacyTaskStatusNotification(r));
     }
     if (isTerminal(r.status)) {
       if (t.waiters.size === 0) this.forget(r.taskId);
@@ -442,8 +453,8 @@ export class LegacyFaceTasks {
   private targetOf(t: Tracked): Target | undefined {
     for (const w of t.waiters) if (w.alive()) return w;
     const owner = t.owner;
-    const raw = owner?.session.stream;
-    if (!owner || !raw || raw.destroyed || raw.writableEnded) return undefined;
-    return { session: owner.session, caller: owner.caller, alive: () => !raw.destroyed && !raw.writableEnded, send: (m) => writeSse(raw, m) };
+    const sink = owner?.session.openStream();
+    if (!owner || !sink) return undefined;
+    return { session: owner.session, caller: owner.caller, alive: sink.alive, send: sink.send };
   }
 }

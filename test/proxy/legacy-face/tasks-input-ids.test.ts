@@ -1,6 +1,6 @@
 /** The ids of task input requests the legacy face sends: they name the task and the key, so any instance reads them. */
 import t from 'tap';
-import { readInputRequestId } from '../../src/proxy/legacy-face-tasks.js';
+import { readInputRequestId } from '../../../src/proxy/legacy-face/tasks.js';
 
 t.test('a minted id names its task and key; anything else is not one', async (t) => {
   const key = (k: string) => Buffer.from(k, 'utf8').toString('base64url');

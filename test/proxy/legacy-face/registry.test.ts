@@ -1,6 +1,6 @@
 /** The legacy face's session registry: minted ids, principal binding, idle expiry, the bound on sessions. */
 import t from 'tap';
-import { LegacySessionRegistry, type SessionEndReason } from '../../src/proxy/legacy-face-sessions.js';
+import { LegacySessionRegistry, type SessionEndReason } from '../../../src/proxy/legacy-face/registry.js';
 
 function registry(opts: { maxSessions?: number; idleMs?: number } = {}) {
   let clock = 1_000;

@@ -11,16 +11,16 @@ import Fastify from 'fastify';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { Gateway } from '../../src/app.js';
-import { MemoryTaskStore, type TaskStore } from '../../src/store/index.js';
-import { startModernFixture } from '../fixtures/modern-server.js';
-import { listenLocal, startGateway } from '../helpers/gateway.js';
-import { readReply } from '../helpers/modern.js';
-import { LegacyFace } from '../../src/proxy/legacy-face.js';
-import { MrtrBridge, TaskRuntime } from '../../src/tasks/index.js';
-import { ModernUpstreamClient } from '../../src/upstream/index.js';
-import { redisAvailable, redisForTest } from '../helpers/redis-server.js';
-import { LEGACY_HEADERS, routeOver } from '../helpers/legacy-face-stack.js';
+import type { Gateway } from '../../../src/app.js';
+import { MemoryTaskStore, type TaskStore } from '../../../src/store/index.js';
+import { startModernFixture } from '../../fixtures/modern-server.js';
+import { listenLocal, startGateway } from '../../helpers/gateway.js';
+import { readReply } from '../../helpers/modern.js';
+import { LegacyFace } from '../../../src/proxy/legacy-face/face.js';
+import { MrtrBridge, TaskRuntime } from '../../../src/tasks/index.js';
+import { ModernUpstreamClient } from '../../../src/upstream/index.js';
+import { redisAvailable, redisForTest } from '../../helpers/redis-server.js';
+import { LEGACY_HEADERS, routeOver } from '../../helpers/legacy-face-stack.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;

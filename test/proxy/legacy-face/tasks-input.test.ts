@@ -5,9 +5,9 @@
  * whose tools a rule wraps into gateway tasks.
  */
 import t from 'tap';
-import { startModernFixture } from '../fixtures/modern-server.js';
-import { startGateway } from '../helpers/gateway.js';
-import { SseReader } from '../helpers/sse-reader.js';
+import { startModernFixture } from '../../fixtures/modern-server.js';
+import { startGateway } from '../../helpers/gateway.js';
+import { SseReader } from '../../helpers/sse-reader.js';
 
 const RELATED = 'io.modelcontextprotocol/related-task';
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };

@@ -6,10 +6,11 @@
  * `logging/setLevel`, and hands everything else to the part that serves it, on the session's route (the upstream's
  * 2026-07-28 client when it speaks that era, else its legacy sessions) with the session's capabilities, client info
  * and log level (2026-07-28 basic §Per-request metadata); tool calls go through the task runtime, so that the tool
- * rules apply. The parts: sessions held and shared (legacy-face-shared.ts, over the registry of
- * legacy-face-sessions.ts, with each session's state in legacy-face-session.ts), calls in flight and their
- * server→client requests (legacy-face-calls.ts), the GET stream and subscriptions (legacy-face-listens.ts), tasks
- * (legacy-face-tasks.ts).
+ * rules apply. The parts, beside this file in proxy/legacy-face/: sessions held and shared (shared.ts, over the
+ * registry of registry.ts), each session's identity in session.ts, calls in flight and their server→client requests
+ * (calls.ts), the GET stream and subscriptions (listens.ts), tasks (tasks.ts), plain answers (replies.ts). A session's
+ * live state is split the same way: each of those files makes its own part of a session and keeps its fields; the
+ * session holds the parts and ends each through its own `end()`.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -34,22 +35,22 @@ import {
   type JsonObject,
   type JsonRpcRequest,
   type TraceCarrier,
-} from '../translate/index.js';
-import { NO_AUDIT, wrapsTools, type AuditLog, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
-import { annotateTrace, type RequestTrace, type UpstreamCaller } from '../upstream/index.js';
-import { exceptionToEdge, inBandError, refuse, refuseWith } from './errors.js';
-import { LegacyFaceTasks } from './legacy-face-tasks.js';
-import type { SessionStore } from './legacy-face-sessions.js';
-import { FaceCalls } from './legacy-face-calls.js';
-import { FaceListens } from './legacy-face-listens.js';
-import { answer, failInBand, failWith, storeTrouble } from './legacy-face-replies.js';
-import { contextOf, type FaceSession } from './legacy-face-session.js';
-import { FaceSessions } from './legacy-face-shared.js';
-import { infoEnabled, recordRequest } from './operator-log.js';
-import { CLIENT_CLOSED, errorOutcome, OK, outcomeText, SESSION_CREATED, spanErrorCode, TASK_CREATED, type RequestOutcome } from './request-outcome.js';
-import { identityOf } from './auth.js';
+} from '../../translate/index.js';
+import { NO_AUDIT, wrapsTools, type AuditLog, type TaskRuntime, type UpstreamRoute } from '../../tasks/index.js';
+import { annotateTrace, type RequestTrace, type UpstreamCaller } from '../../upstream/index.js';
+import { exceptionToEdge, inBandError, refuse, refuseWith } from '../errors.js';
+import { LegacyFaceTasks } from './tasks.js';
+import type { SessionStore } from './registry.js';
+import { FaceCalls, SessionCalls } from './calls.js';
+import { FaceListens } from './listens.js';
+import { answer, failInBand, failWith, storeTrouble } from './replies.js';
+import type { ClientSession } from './session.js';
+import { ClientSessions } from './shared.js';
+import { infoEnabled, recordRequest } from '../operator-log.js';
+import { CLIENT_CLOSED, errorOutcome, OK, outcomeText, SESSION_CREATED, spanErrorCode, TASK_CREATED, type RequestOutcome } from '../request-outcome.js';
+import { identityOf } from '../auth.js';
 
-export { TooManySessionsError } from './legacy-face-shared.js';
+export { TooManySessionsError } from './shared.js';
 
 /** What the face works over. */
 export interface LegacyFaceTarget {
@@ -116,7 +117,7 @@ function runsTasks(route: UpstreamRoute, upstreamCaps: JsonObject): boolean {
 
 /** The legacy face of one upstream. */
 export class LegacyFace {
-  private readonly sessions: FaceSessions;
+  private readonly sessions: ClientSessions;
   private readonly tasks: LegacyFaceTasks;
   private readonly calls: FaceCalls;
   private readonly listens: FaceListens;
@@ -129,14 +130,11 @@ export class LegacyFace {
     opts: LegacyFaceOptions = {},
   ) {
     this.audit = opts.audit ?? NO_AUDIT;
-    const failed = (level: 'debug' | 'warn', msg: string, s: FaceSession) => this.failed(level, msg, s);
-    this.tasks = new LegacyFaceTasks(target.runtime, {
-      notify: (s, n) => this.listens.deliver(s as FaceSession, n),
-      warn: (err, msg) => this.log?.warn({ err }, msg),
-    });
+    const failed = (level: 'debug' | 'warn', msg: string, s: ClientSession) => this.failed(level, msg, s);
+    this.tasks = new LegacyFaceTasks(target.runtime, { warn: (err, msg) => this.log?.warn({ err }, msg) });
     const keepAliveMs = opts.keepAliveMs ?? 15_000;
     this.calls = new FaceCalls({ runtime: target.runtime, keepAliveMs, inputTimeoutMs: opts.inputTimeoutMs ?? 10 * 60_000, failed });
-    this.sessions = new FaceSessions({
+    this.sessions = new ClientSessions({
       ...(opts.store ? { store: opts.store } : {}),
       ...(opts.maxSessions !== undefined ? { maxSessions: opts.maxSessions } : {}),
       ...(opts.maxSessionsPerPrincipal !== undefined ? { maxSessionsPerPrincipal: opts.maxSessionsPerPrincipal } : {}),
@@ -146,7 +144,8 @@ export class LegacyFace {
       routeOf: (era: Era) => target.routeOf?.(era),
       audit: this.audit,
       failed,
-      ended: (s) => this.endLive(s),
+      // Each part of a session is made by the file that serves it, and ends with the session (ClientSession.end).
+      parts: { calls: () => new SessionCalls(), stream: (s) => this.listens.open(s), tasks: (s) => this.tasks.open(s) },
     });
     this.listens = new FaceListens({
       keepAliveMs,
@@ -200,7 +199,7 @@ export class LegacyFace {
     if (isResponse(body)) {
       this.sessions.touch(entry);
       try {
-        if (!(await this.tasks.response(s, body as JsonObject, s.route, contextOf(s)))) await this.calls.routeResponse(s, body as JsonObject);
+        if (!(await this.tasks.response(s, body as JsonObject, s.route, s.contextOf()))) await s.calls.answer(body as JsonObject);
       } catch (e) {
         // The answer could not be taken (the store is unavailable): the client may send it again.
         return storeTrouble(request, reply, null, e);
@@ -343,7 +342,7 @@ export class LegacyFace {
   private async serve(
     request: FastifyRequest,
     reply: FastifyReply,
-    s: FaceSession,
+    s: ClientSession,
     req: JsonRpcRequest,
     logged: { taskId?: string },
     trace: TraceCarrier | undefined,
@@ -382,7 +381,7 @@ export class LegacyFace {
   private async createTask(
     request: FastifyRequest,
     reply: FastifyReply,
-    s: FaceSession,
+    s: ClientSession,
     req: JsonRpcRequest,
     params: JsonObject,
     logged: { taskId?: string },
@@ -395,7 +394,7 @@ export class LegacyFace {
     };
     reply.raw.on('close', onClose);
     try {
-      const created = await this.tasks.create(s, s.route, contextOf(s, trace), rest, isObject(task) ? task.ttl : undefined, aborter.signal);
+      const created = await this.tasks.create(s, s.route, s.contextOf(trace), rest, isObject(task) ? task.ttl : undefined, aborter.signal);
       if ('error' in created) return failInBand(reply, req.id, legacyError(created.error));
       logged.taskId = created.record.taskId;
       void reply
@@ -414,12 +413,12 @@ export class LegacyFace {
   private async serveTask(
     request: FastifyRequest,
     reply: FastifyReply,
-    s: FaceSession,
+    s: ClientSession,
     req: JsonRpcRequest,
     params: JsonObject,
     trace: TraceCarrier | undefined,
   ): Promise<RequestOutcome> {
-    const caller = contextOf(s, trace);
+    const caller = s.contextOf(trace);
     const taskId = typeof params.taskId === 'string' ? params.taskId : undefined;
     if (req.method !== 'tasks/list' && taskId === undefined) return failInBand(reply, req.id, inBandError('GW_TASK_ID_REQUIRED'));
     try {
@@ -439,7 +438,7 @@ export class LegacyFace {
   }
 
   /** tasks/result: an SSE response that stays open until the task is terminal (2025-11-25 §Result Retrieval). */
-  private taskResult(request: FastifyRequest, reply: FastifyReply, s: FaceSession, req: JsonRpcRequest, taskId: string): Promise<RequestOutcome> {
+  private taskResult(request: FastifyRequest, reply: FastifyReply, s: ClientSession, req: JsonRpcRequest, taskId: string): Promise<RequestOutcome> {
     // A disconnect is not a cancellation (2025-11-25 basic/transports): the task runs on; only this wait ends.
     return this.calls.streamed(
       request,
@@ -447,7 +446,7 @@ export class LegacyFace {
       s,
       req,
       async ({ channel, canStream, signal }) => {
-        const outcome = await this.tasks.result(s, s.route, contextOf(s), taskId, req.id, channel, reply.raw, canStream, signal);
+        const outcome = await this.tasks.result(s, s.route, s.contextOf(), taskId, req.id, channel, reply.raw, canStream, signal);
         if (signal.aborted) channel.abandon();
         return outcome;
       },
@@ -462,19 +461,7 @@ export class LegacyFace {
    * A rejection handler for background work of a session: logged (to the first request's logger) with the upstream
    * and the error's name and message, never the session id.
    */
-  private failed(level: 'debug' | 'warn', msg: string, s: FaceSession): (e: unknown) => void {
+  private failed(level: 'debug' | 'warn', msg: string, s: ClientSession): (e: unknown) => void {
     return (e) => this.log?.[level]({ upstream: s.route.name, err: errorSummary(e) }, `legacy face: ${msg}`);
-  }
-
-  /** A session's copy here ended: its live parts (calls, server→client requests, listen, GET stream, task relay) end. */
-  private endLive(s: FaceSession): void {
-    s.ended.abort();
-    this.tasks.sessionEnded(s);
-    for (const c of s.inflight.values()) c.abort(new Error('session ended'));
-    s.inflight.clear();
-    s.outbound.clear();
-    s.listen?.abort();
-    if (s.stream && !s.stream.writableEnded) s.stream.end();
-    s.stream = undefined;
   }
 }
