@@ -23,7 +23,7 @@ export interface ConfigOverrides {
 }
 
 /** Formats zod issues as `key.path: message` lines. */
-export function formatIssues(error: ZodError): string[] {
+function formatIssues(error: ZodError): string[] {
   return error.issues.map((issue) => {
     const path = issue.path.map(String).join('.') || '(root)';
     return `${path}: ${issue.message}`;

@@ -34,7 +34,7 @@ export interface EdgeError {
 }
 
 /** A catalog entry as the client gets it (the edge's refusals that are not thrown). */
-export function edgeError(kind: ErrorKind, opts?: GatewayErrorOptions): EdgeError {
+function edgeError(kind: ErrorKind, opts?: GatewayErrorOptions): EdgeError {
   return withoutKind(catalogAnswer(kind, opts));
 }
 

@@ -91,7 +91,7 @@ export function decideFace(facts: FaceFacts): FaceDecision {
 }
 
 /** A request about tasks (`tasks/get`, `tasks/update`, `tasks/cancel`). */
-export function isTaskRequest(body: unknown): boolean {
+function isTaskRequest(body: unknown): boolean {
   return isObject(body) && typeof body.method === 'string' && TASK_METHODS.has(body.method);
 }
 

@@ -13,14 +13,14 @@ import type { AuditEvent, AuditLog, TaskMetrics } from '../tasks/index.js';
 import { outcomeLabel, type RequestOutcome } from './request-outcome.js';
 
 /** Every metric name starts so. */
-export const METRIC_PREFIX = 'mcp_gateway_';
+const METRIC_PREFIX = 'mcp_gateway_';
 
 /**
  * The MCP methods a request line may name, of both eras (2025-11-25 and 2026-07-28 method lists), plus the HTTP
  * methods of legacy session traffic (`GET` streams, `DELETE`) and `response` (a client's answer to a server request).
  * Anything else is `other`: a client may send any string as a method.
  */
-export const KNOWN_METHODS: ReadonlySet<string> = new Set([
+const KNOWN_METHODS: ReadonlySet<string> = new Set([
   'initialize',
   'ping',
   'server/discover',
@@ -47,7 +47,7 @@ export const KNOWN_METHODS: ReadonlySet<string> = new Set([
 ]);
 
 /** Catalog kinds that say the upstream failed (the ones counted in `mcp_gateway_upstream_errors_total`). */
-export const UPSTREAM_ERROR_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
+const UPSTREAM_ERROR_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'GW_UPSTREAM_TIMEOUT',
   'GW_UPSTREAM_UNAVAILABLE',
   'GW_UPSTREAM_HTTP',

@@ -111,7 +111,7 @@ export async function registerPassThrough(scope: FastifyInstance, opts: PassThro
 }
 
 /** Forwards requests to one upstream as they are. */
-export class PassThrough {
+class PassThrough {
   private readonly route: UpstreamRoute;
   private readonly availability: UpstreamAvailability;
   private readonly passedSessions: PassedSessions;

@@ -49,7 +49,7 @@ function trimmed(path: string): string {
  * the gateway's `/.well-known/oauth-protected-resource/a` from its `/.well-known/oauth-protected-resource/mcp`. The
  * root documents go to the root ones; configured paths go to the same path on the upstream's origin.
  */
-export function passthroughRoutes(u: PassthroughUpstream): PassthroughRoute[] {
+function passthroughRoutes(u: PassthroughUpstream): PassthroughRoute[] {
   const mount = trimmed(u.mountPath);
   const upstreamPath = trimmed(new URL(u.url).pathname);
   const routes: PassthroughRoute[] = [];

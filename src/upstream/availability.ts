@@ -381,7 +381,7 @@ export class UpstreamAvailability {
 export type EraSetting = 'auto' | 'modern' | 'legacy' | 'dual';
 
 /** The eras a pinned setting stands for; `undefined` for `auto`. */
-export function pinnedEras(setting: EraSetting): UpstreamEras | undefined {
+function pinnedEras(setting: EraSetting): UpstreamEras | undefined {
   switch (setting) {
     case 'auto':
       return undefined;

@@ -13,7 +13,7 @@ import { catalogError, GatewayError, jsonTooDeep, logFailure, NO_LOG, type Layer
 
 /** Largest single SSE event or JSON body accepted from an upstream. */
 /** How long an upstream's error answer (a non-2xx status) may take to end before it is dropped unread. */
-export const ERROR_BODY_WAIT_MS = 5_000;
+const ERROR_BODY_WAIT_MS = 5_000;
 
 export const MAX_UPSTREAM_MESSAGE_BYTES = 16 * 1024 * 1024;
 
@@ -23,7 +23,7 @@ export const MAX_UPSTREAM_MESSAGE_BYTES = 16 * 1024 * 1024;
  * a message deeper than this fails its exchange (GW_UPSTREAM_BAD_MESSAGE) instead. Generous for real results (a
  * client's own requests are held to `server.maxJsonDepth`, at most 1000 too).
  */
-export const MAX_UPSTREAM_JSON_DEPTH = 1000;
+const MAX_UPSTREAM_JSON_DEPTH = 1000;
 
 /** Parses one upstream JSON text, refusing one nested deeper than MAX_UPSTREAM_JSON_DEPTH. */
 export function parseUpstreamJson(text: string): unknown {

@@ -25,7 +25,7 @@ import { GATEWAY_NAME, GATEWAY_VERSION } from '../version.js';
 import type { CallEvent } from './client.js';
 
 /** Span attribute names: the OpenTelemetry semantic conventions for MCP and GenAI, then the gateway's own. */
-export const ATTR = {
+const ATTR = {
   methodName: 'mcp.method.name',
   protocolVersion: 'mcp.protocol.version',
   toolName: 'gen_ai.tool.name',
@@ -50,7 +50,7 @@ export const ATTR = {
  * The gateway's tracer from a registered SDK, or `undefined` when none is (the API's no-op). Asked per use, not
  * cached: an SDK registered or disabled later is seen at once, and the question costs no allocation.
  */
-export function sdkTracer(): Tracer | undefined {
+function sdkTracer(): Tracer | undefined {
   const provider = trace.getTracerProvider();
   return provider instanceof ProxyTracerProvider
     ? provider.getDelegateTracer(GATEWAY_NAME, GATEWAY_VERSION)
@@ -61,7 +61,7 @@ export function sdkTracer(): Tracer | undefined {
  * The span name of an MCP operation (semantic conventions for MCP: `{mcp.method.name} {target}`, the target a tool or
  * prompt name, low in cardinality; a resource URI is left out by default).
  */
-export function spanName(method: string, params: unknown): string {
+function spanName(method: string, params: unknown): string {
   // A client's method name is not trusted to be short either (the span name must stay low in cardinality).
   if (method.length > 64) return 'other';
   const target = targetOf(method, params);
@@ -75,7 +75,7 @@ function targetOf(method: string, params: unknown): string | undefined {
 }
 
 /** Sets the target attributes of an MCP operation on a recording span (tool or prompt name, execute_tool). */
-export function setTargetAttributes(span: Span, method: string, params: unknown): void {
+function setTargetAttributes(span: Span, method: string, params: unknown): void {
   const target = targetOf(method, params);
   if (target === undefined) return;
   if (method === 'tools/call') {
@@ -140,7 +140,7 @@ export function endClientSpan(span: Span, event: CallEvent): void {
 }
 
 /** A low-cardinality name for an error (its class, or the gateway's error kind). */
-export function errorTypeOf(e: unknown): string {
+function errorTypeOf(e: unknown): string {
   if (isObject(e) && typeof (e as { kind?: unknown }).kind === 'string') return (e as { kind: string }).kind;
   return e instanceof Error ? e.name : 'Error';
 }

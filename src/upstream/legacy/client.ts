@@ -82,7 +82,7 @@ const LISTEN_METHODS = new Set([
 const MAX_QUEUED_NOTIFICATIONS = 1_000;
 
 /** The session key of a caller: its principal, the credentials its requests carry upstream, what it can answer. */
-export function sessionKeyOf(caller: UpstreamCaller): SessionKey {
+function sessionKeyOf(caller: UpstreamCaller): SessionKey {
   const key: SessionKey = { capabilities: caller.capabilities };
   if (caller.principal !== undefined) key.principal = caller.principal;
   if (caller.authorization) key.authorization = caller.authorization;

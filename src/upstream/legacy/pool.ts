@@ -53,9 +53,9 @@ export type { AnonymousSessionScope, SessionKey, SessionScope } from './pool-key
 export type { Handover } from './pool-handover.js';
 
 /** Idle sessions kept ready per key with demand, by default. */
-export const DEFAULT_WARM_IDLE = 2;
+const DEFAULT_WARM_IDLE = 2;
 /** How long a checkout waits for a session when the bounds are full, by default. */
-export const DEFAULT_ACQUIRE_TIMEOUT_MS = 5_000;
+const DEFAULT_ACQUIRE_TIMEOUT_MS = 5_000;
 
 /** Options of one upstream's pool. */
 export interface PoolOptions {

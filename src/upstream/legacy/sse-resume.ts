@@ -9,7 +9,7 @@ import { refusedConnection, UpstreamUnavailableError } from '../errors.js';
 import type { SseCursor, UpstreamResponse } from '../http.js';
 
 /** Reconnection delay when the server gave no `retry` (the SSE default is the client's choice; kept small). */
-export const DEFAULT_RESUME_DELAY_MS = 1_000;
+const DEFAULT_RESUME_DELAY_MS = 1_000;
 
 /** Reconnections in a row that may bring no event (failed, refused for a passing reason, or ended empty). */
 export const MAX_RESUME_ATTEMPTS = 3;

@@ -627,7 +627,7 @@ function refusalOf(method: string, answer: JsonObject): string | undefined {
 }
 
 /** An exit as an error message names it: no paths, no environment. */
-export function describeExit(exit: ChildExit): string {
+function describeExit(exit: ChildExit): string {
   if (exit.spawnError) return `could not start: ${exit.spawnError}`;
   if (exit.signal) return `signal ${exit.signal}`;
   return `code ${exit.code ?? 'unknown'}`;
