@@ -211,7 +211,8 @@ export const UpstreamSchema = z
       .default(DEFAULTS.era)
       .describe(
         'which eras the upstream speaks: `auto` probes it (`server/discover` for 2026-07-28; `initialize` for 2025-11-25 when it does not answer that, ' +
-          'or, for one that does, when the first 2025-11-25 client arrives, asked exactly as a 2025-11-25 client asks: no 2026-07-28 headers or `_meta`); `modern`, `legacy` or ' +
+          'or, for one that does, when the first 2025-11-25 client arrives, asked exactly as a 2025-11-25 client asks: no 2026-07-28 headers or ' +
+          '`_meta`); `modern`, `legacy` or ' +
           '`dual` pin the answer and skip the probe. A client whose era the upstream speaks is passed through untouched. An stdio process is opened ' +
           "with its pinned era's handshake (`initialize` for `legacy`, else `server/discover`), and `/readyz` says when it refuses it. Pin `legacy` " +
           'for a dual-era server whose 2026-07-28 side is weaker (docs/configuration.md § Pinning an era)',
