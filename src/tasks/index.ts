@@ -13,12 +13,12 @@ export {
   type TaskPolicy,
   type UpstreamRoute,
 } from './route.js';
-export { MrtrBridge, type ForwardHooks, type LiveHoldLimits, type Outcome } from './mrtr-bridge.js';
-export { runListen } from './listen-bridge.js';
+export { MrtrBridge, type ForwardHooks, type LiveHoldLimits, type Outcome } from './calls/mrtr-bridge.js';
+export { runListen } from './calls/listen-bridge.js';
 export { TaskRuntime } from './task-runtime.js';
 export type { LiveTaskLimits } from './runtime-options.js';
-export { InstanceBus, mintInstanceId } from './instance-bus.js';
-export { Sealer } from './sealing.js';
+export { InstanceBus, mintInstanceId } from './instances/instance-bus.js';
+export { Sealer } from './instances/sealing.js';
 /** Store errors the edge maps, re-exported so the edge depends on the runtime only. */
 export { StoreUnavailableError, type SharedValues } from '../store/index.js';
 export { NO_AUDIT, principalFingerprint, teeAudit, type AuditEvent, type AuditLog } from './audit.js';

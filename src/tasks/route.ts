@@ -1,7 +1,7 @@
 /** What the runtime knows about one upstream route. */
 import { drivesJob, isObject, makesTasks, needsGateway, type CacheHints, type JsonObject, type TaskMode, type TaskSupport } from '../translate/index.js';
 import type { UpstreamCaller, UpstreamClient } from '../upstream/index.js';
-import type { JobSpec } from './job-rule.js';
+import type { JobSpec } from './jobs/job-rule.js';
 
 /** One upstream as the runtime sees it. */
 export interface UpstreamRoute {
@@ -76,7 +76,7 @@ function hidesTools(route: UpstreamRoute): boolean {
 
 /**
  * Whether the route has a `task: job` rule: then every `tools/list` is the gateway's to show (the plumbing hidden, each
- * start tool listed with its result tool's `outputSchema`; tasks/job-listing.ts).
+ * start tool listed with its result tool's `outputSchema`; tasks/jobs/job-listing.ts).
  */
 export function shapesToolList(route: UpstreamRoute): boolean {
   return route.rules.some(([, p]) => drivesJob(p.task));

@@ -1,12 +1,12 @@
 /** The task runtime's options: what it is built with (`TaskRuntimeOptions`), and the part a reload may replace. */
 import type { TaskStore } from '../store/index.js';
 import type { AuditLog } from './audit.js';
-import type { InstanceBus } from './instance-bus.js';
-import type { MrtrBridge } from './mrtr-bridge.js';
-import type { PollAdviceOptions } from './poll-advisor.js';
+import type { InstanceBus } from './instances/instance-bus.js';
+import type { MrtrBridge } from './calls/mrtr-bridge.js';
+import type { PollAdviceOptions } from './records/poll-advisor.js';
 import type { UpstreamRoute } from './route.js';
-import type { Sealer } from './sealing.js';
-import type { InputBounds } from './task-limits.js';
+import type { Sealer } from './instances/sealing.js';
+import type { InputBounds } from './records/task-limits.js';
 import type { LayerLogger } from '../translate/index.js';
 
 /** The runtime limits a reload may replace (`TaskRuntime.setLimits`). */

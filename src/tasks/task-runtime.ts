@@ -1,8 +1,9 @@
 /**
  * The task runtime of one gateway: runs each modern `tools/call` as `decideCall` says (a plain call, an MRTR
  * exchange, a proxied upstream task, an upstream task hidden inside the call, or a gateway-owned task), and
- * serves the task methods through the task service. The lifecycles live in their own modules (owned-tasks,
- * proxied-tasks, task-service, task-events); records live in the TaskStore, open upstream calls in this process.
+ * serves the task methods through the task service. The lifecycles live in their own modules (kinds/owned-tasks,
+ * kinds/proxied-tasks, records/task-service, records/task-events); records live in the TaskStore, open upstream calls
+ * in this process.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -28,24 +29,24 @@ import {
 } from '../translate/index.js';
 import { callNow, hideTask, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
 import { NO_AUDIT } from './audit.js';
-import { decideCall, supportMatters, type CallDecision, type CallFacts, type CallWindow } from './call-decision.js';
-import { Conversation, MissingCapabilityError, type PumpResult } from './conversation.js';
-import { plainOutcome, type BridgedCall, type ForwardHooks, type Outcome } from './mrtr-bridge.js';
-import { OwnedTasks } from './owned-tasks.js';
-import { ProxiedTasks } from './proxied-tasks.js';
+import { decideCall, supportMatters, type CallDecision, type CallFacts, type CallWindow } from './calls/call-decision.js';
+import { Conversation, MissingCapabilityError, type PumpResult } from './calls/conversation.js';
+import { plainOutcome, type BridgedCall, type ForwardHooks, type Outcome } from './calls/mrtr-bridge.js';
+import { OwnedTasks } from './kinds/owned-tasks.js';
+import { ProxiedTasks } from './kinds/proxied-tasks.js';
 import { hidesTool, type CallerContext, type TaskPolicy, type UpstreamRoute } from './route.js';
-import { TaskEvents } from './task-events.js';
-import { checkPollRate, clampTtl, DEFAULT_BOUNDS, TooManyTasksError, type TaskLimits } from './task-limits.js';
-import { TaskService } from './task-service.js';
-import { waitForChange } from './task-change-wait.js';
-import { listPage } from './task-list.js';
-import { ToolSupport } from './tool-support.js';
-import { JobListing } from './job-listing.js';
-import { InstanceBus, mintInstanceId } from './instance-bus.js';
-import { LeaseKeeper } from './lease-keeper.js';
-import { DEFAULT_POLL_ADVICE, PollAdvisor } from './poll-advisor.js';
-import { Sealer } from './sealing.js';
-import { RuntimeJobs } from './runtime-jobs.js';
+import { TaskEvents } from './records/task-events.js';
+import { checkPollRate, clampTtl, DEFAULT_BOUNDS, TooManyTasksError, type TaskLimits } from './records/task-limits.js';
+import { TaskService } from './records/task-service.js';
+import { waitForChange } from './records/task-change-wait.js';
+import { listPage } from './records/task-list.js';
+import { ToolSupport } from './calls/tool-support.js';
+import { JobListing } from './jobs/job-listing.js';
+import { InstanceBus, mintInstanceId } from './instances/instance-bus.js';
+import { LeaseKeeper } from './instances/lease-keeper.js';
+import { DEFAULT_POLL_ADVICE, PollAdvisor } from './records/poll-advisor.js';
+import { Sealer } from './instances/sealing.js';
+import { RuntimeJobs } from './jobs/runtime-jobs.js';
 import type { LiveTaskLimits, TaskRuntimeOptions } from './runtime-options.js';
 
 /** How long a lease on running work lasts unless renewed, when the options do not say. */
@@ -568,7 +569,7 @@ export class TaskRuntime {
 
   /**
    * The upstream call a `send` decision makes: a job's start tool (an ordinary call whose handle makes the task,
-   * job-task.ts), a task-augmented call, or a plain one (patient where it may become a gateway-owned task).
+   * jobs/job-task.ts), a task-augmented call, or a plain one (patient where it may become a gateway-owned task).
    */
   private sendCall(
     route: UpstreamRoute,

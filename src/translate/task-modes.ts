@@ -1,6 +1,6 @@
 /**
  * The task modes of a tool rule (configuration `upstreams[].tools[].task`) and their traits: the one place a mode is
- * named. The configuration validates rules by these traits, the runtime's call decision (tasks/call-decision.ts) routes
+ * named. The configuration validates rules by these traits, the runtime's call decision (tasks/calls/call-decision.ts) routes
  * calls by them, and the edge reads them to know when the gateway must stand in a tool's path and what a 2025-11-25
  * client is shown. A new mode is a new row here, plus the code of its own behaviour (docs/tasks.md, "Wrapped tools").
  */

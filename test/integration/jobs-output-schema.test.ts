@@ -1,6 +1,6 @@
 /**
  * A job rule's start tool is listed with the `outputSchema` of the tool whose result its callers receive (the result
- * tool, else the status tool, else none; src/tasks/job-listing.ts, docs/jobs.md), so that the official clients, which
+ * tool, else the status tool, else none; src/tasks/jobs/job-listing.ts, docs/jobs.md), so that the official clients, which
  * check a tool's structured result against the schema it was listed with, accept every answer: the job fixture's
  * summary shape (test/fixtures/job-server.ts, `typed`: start, status and result registered with `outputSchema`) behind
  * the real gateway, in front of servers of both eras, called by SDK 1.32.2 with and without `task` and by the v2 client

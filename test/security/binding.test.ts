@@ -13,7 +13,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import t, { type Test } from 'tap';
 import { MemoryTaskStore, type TaskStore } from '../../src/store/index.js';
-import { mintTaskId } from '../../src/tasks/task-limits.js';
+import { mintTaskId } from '../../src/tasks/records/task-limits.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
 import { startGateway } from '../helpers/gateway.js';

@@ -24,7 +24,7 @@ import {
   type TaskPolicy,
   type UpstreamRoute,
 } from '../../src/tasks/index.js';
-import { TaskAlreadyTerminalError } from '../../src/tasks/task-limits.js';
+import { TaskAlreadyTerminalError } from '../../src/tasks/records/task-limits.js';
 import { isTerminal, type JsonObject, type TaskId, type TaskRecord } from '../../src/translate/index.js';
 import { LegacyUpstreamClient } from '../../src/upstream/index.js';
 import { startLegacyFixture, type LegacyFixture } from '../fixtures/legacy-server.js';

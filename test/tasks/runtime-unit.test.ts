@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import type { MrtrBridge, TaskRuntime, CallerContext, ForwardHooks, TaskPolicy, UpstreamRoute } from '../../src/tasks/index.js';
-import { MissingCapabilityError } from '../../src/tasks/conversation.js';
+import { MissingCapabilityError } from '../../src/tasks/calls/conversation.js';
 import { methodPolicy, type Era, type JsonObject, type JsonRpcNotification, type ModernRequest } from '../../src/translate/index.js';
 import { FakeTask, FakeUpstream } from '../helpers/fake-upstream.js';
 import { quietRuntime, routeOver } from '../helpers/runtime-harness.js';

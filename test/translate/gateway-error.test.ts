@@ -14,10 +14,10 @@ import { exceptionToEdge, failureToEdge } from '../../src/proxy/errors.js';
 import { TooManySessionsError } from '../../src/proxy/legacy-face/face.js';
 import { StoreUnavailableError } from '../../src/store/index.js';
 import { StoreFullError, TaskIdClashError } from '../../src/store/task-store.js';
-import { InstanceGoneError, RemoteError } from '../../src/tasks/instance-bus.js';
-import { InvalidCursorError, TaskAlreadyTerminalError, TooManyTasksError, UnknownTaskError } from '../../src/tasks/task-limits.js';
-import { InvalidRequestStateError } from '../../src/tasks/mrtr-bridge.js';
-import { MissingCapabilityError } from '../../src/tasks/conversation.js';
+import { InstanceGoneError, RemoteError } from '../../src/tasks/instances/instance-bus.js';
+import { InvalidCursorError, TaskAlreadyTerminalError, TooManyTasksError, UnknownTaskError } from '../../src/tasks/records/task-limits.js';
+import { InvalidRequestStateError } from '../../src/tasks/calls/mrtr-bridge.js';
+import { MissingCapabilityError } from '../../src/tasks/calls/conversation.js';
 import {
   UpstreamBusyError,
   UpstreamDownError,

@@ -16,9 +16,9 @@ import {
   type LayerLogger,
   type TaskId,
   type TaskRecord,
-} from '../translate/index.js';
-import type { TaskStore } from '../store/index.js';
-import { NO_AUDIT, type AuditFields, type AuditLog } from './audit.js';
+} from '../../translate/index.js';
+import type { TaskStore } from '../../store/index.js';
+import { NO_AUDIT, type AuditFields, type AuditLog } from '../audit.js';
 import { boundedOutcome, nowIso } from './task-limits.js';
 
 /** A task's terminal outcome. */

@@ -21,8 +21,8 @@ import {
   type JsonRpcResponse,
   type LayerLogger,
   catalogError,
-} from '../translate/index.js';
-import { InputLedger, taskAsCall, type TaskCallOptions, type UpstreamCall, type UpstreamTask } from '../upstream/index.js';
+} from '../../translate/index.js';
+import { InputLedger, taskAsCall, type TaskCallOptions, type UpstreamCall, type UpstreamTask } from '../../upstream/index.js';
 
 /**
  * The -32021 a client gets when the upstream needs an input kind it did not declare (GW_MISSING_CAPABILITY; 2026-07-28

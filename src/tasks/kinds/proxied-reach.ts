@@ -3,11 +3,11 @@
  * the route by name and era, the caller sealed into the record, a transient `UpstreamTask` resumed from the record's
  * ref, answers forwarded over the instance bus to the follower, and the polls such reads made.
  */
-import { isObject, type JsonObject, type TaskId, type TaskRecord } from '../translate/index.js';
-import { UpstreamBusyError, type UpstreamCaller, type UpstreamTask, type UpstreamTaskRef, type UpstreamTaskSnapshot } from '../upstream/index.js';
-import { InstanceGoneError, type InstanceBus } from './instance-bus.js';
-import type { CallerContext, UpstreamRoute } from './route.js';
-import type { Sealer } from './sealing.js';
+import { isObject, type JsonObject, type TaskId, type TaskRecord } from '../../translate/index.js';
+import { UpstreamBusyError, type UpstreamCaller, type UpstreamTask, type UpstreamTaskRef, type UpstreamTaskSnapshot } from '../../upstream/index.js';
+import { InstanceGoneError, type InstanceBus } from '../instances/instance-bus.js';
+import type { CallerContext, UpstreamRoute } from '../route.js';
+import type { Sealer } from '../instances/sealing.js';
 
 /** Where a request on a task came from: the route and, when there is one, the caller that asked. */
 export interface TaskAccess {

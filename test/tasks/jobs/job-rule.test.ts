@@ -1,10 +1,10 @@
 /**
- * Reading hand-rolled jobs with a `task: job` rule (src/tasks/job-rule.ts): the handle where the rule's `id` path
+ * Reading hand-rolled jobs with a `task: job` rule (src/tasks/jobs/job-rule.ts): the handle where the rule's `id` path
  * points, in structured content or in a JSON text content; the status tool's states mapped onto task statuses; a
  * failed job's message; `{{id}}` in the arguments of the job's own tools; a JSON text result given its structuredContent.
  */
 import t from 'tap';
-import { jobRule, withStructuredContent, type JobSpec } from '../../src/tasks/job-rule.js';
+import { jobRule, withStructuredContent, type JobSpec } from '../../../src/tasks/jobs/job-rule.js';
 
 const SPEC: JobSpec = {
   id: 'structuredContent.jobId',

@@ -11,7 +11,7 @@
  * it the same way.
  */
 import { compile, TreeInterpreter, type JSONValue } from '@jmespath-community/jmespath';
-import { isObject, type JsonObject, type TaskStatus } from '../translate/index.js';
+import { isObject, type JsonObject, type TaskStatus } from '../../translate/index.js';
 
 /** One call of a job's own tool. */
 export interface JobToolCall {

@@ -1,5 +1,5 @@
 /**
- * tasks/call-decision: what a tools/call becomes, as tables. The route tables give the route for every combination
+ * tasks/calls/call-decision: what a tools/call becomes, as tables. The route tables give the route for every combination
  * of the route facts: for a 2026-07-28 client (the modern face, `callTool`), mode × declares × upstream task support
  * (all 36); for a 2025-11-25 client (the legacy face: `callToolPlain` without `task`, `createTask` with it), the same
  * against a legacy upstream (36) and against a modern one that decides per call (24). The decision table gives the
@@ -7,8 +7,16 @@
  * window that passed): 10 × 14. Together they cover every row of decideCall.
  */
 import t from 'tap';
-import { callRoute, decideCall, supportMatters, type CallDecision, type CallFacts, type CallRoute, type RouteFacts } from '../../src/tasks/call-decision.js';
-import { TASK_MODES, type TaskMode, type TaskSupport } from '../../src/translate/index.js';
+import {
+  callRoute,
+  decideCall,
+  supportMatters,
+  type CallDecision,
+  type CallFacts,
+  type CallRoute,
+  type RouteFacts,
+} from '../../../src/tasks/calls/call-decision.js';
+import { TASK_MODES, type TaskMode, type TaskSupport } from '../../../src/translate/index.js';
 
 const SUPPORTS: TaskSupport[] = ['forbidden', 'optional', 'required'];
 /** The turns, each with the facts beyond the route that may change its decision. */

@@ -2,10 +2,10 @@
  * The leases of one instance over a shared store: renews the leases of the work running here (owned calls, followed
  * upstream tasks) and, in a reaper round, claims the leases other instances let lapse and takes their work over.
  */
-import { isTerminal, logFailure, type LayerLogger, type TaskId } from '../translate/index.js';
-import type { TaskStore } from '../store/index.js';
-import type { OwnedTasks } from './owned-tasks.js';
-import type { ProxiedTasks } from './proxied-tasks.js';
+import { isTerminal, logFailure, type LayerLogger, type TaskId } from '../../translate/index.js';
+import type { TaskStore } from '../../store/index.js';
+import type { OwnedTasks } from '../kinds/owned-tasks.js';
+import type { ProxiedTasks } from '../kinds/proxied-tasks.js';
 
 /** How many lapsed leases one reaper round claims at most (the rest wait for the next round, or another instance). */
 const CLAIM_BATCH = 16;

@@ -5,7 +5,7 @@
  * value sealed for one use does not open for another.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import type { JsonObject } from '../translate/index.js';
+import type { JsonObject } from '../../translate/index.js';
 
 /** Seals and opens JSON values with one key. */
 export class Sealer {

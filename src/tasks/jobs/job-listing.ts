@@ -9,10 +9,10 @@
  * the caller and kept per route for the tool-support TTL, one read per route at a time. A schema that cannot be
  * learned is listed as none: a client that validates nothing cannot be told a result does not conform.
  */
-import { drivesJob, isObject, raceAbort, type JsonObject } from '../translate/index.js';
+import { drivesJob, isObject, raceAbort, type JsonObject } from '../../translate/index.js';
 import type { JobSpec } from './job-rule.js';
-import { withoutHiddenTools, type CallerContext, type TaskPolicy, type UpstreamRoute } from './route.js';
-import { eachToolsPage } from './tool-support.js';
+import { withoutHiddenTools, type CallerContext, type TaskPolicy, type UpstreamRoute } from '../route.js';
+import { eachToolsPage } from '../calls/tool-support.js';
 
 /** The upstream's tools by name, each with its listed `outputSchema` (`undefined`: it lists none). */
 type Schemas = Map<string, unknown>;

@@ -2,13 +2,13 @@
  * The runtime's job plumbing (rule `task: job`, docs/jobs.md): a start tool's call that ends with the job as its task,
  * and a job, new or resumed from its record, as an upstream task polled at the interval the poll advisor suggests.
  */
-import type { LayerLogger, TaskRecord } from '../translate/index.js';
-import type { UpstreamCall, UpstreamCaller, UpstreamTaskSnapshot } from '../upstream/index.js';
+import type { LayerLogger, TaskRecord } from '../../translate/index.js';
+import type { UpstreamCall, UpstreamCaller, UpstreamTaskSnapshot } from '../../upstream/index.js';
 import { jobRule, type JobRule, type JobSpec } from './job-rule.js';
 import { JobTask, startAsJob } from './job-task.js';
-import type { PollAdvisor } from './poll-advisor.js';
-import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
-import { nowIso, type TaskLimits } from './task-limits.js';
+import type { PollAdvisor } from '../records/poll-advisor.js';
+import type { CallerContext, TaskPolicy, UpstreamRoute } from '../route.js';
+import { nowIso, type TaskLimits } from '../records/task-limits.js';
 
 /** What the job plumbing reads: the runtime's live limits, its poll advisor, its log. */
 export interface RuntimeJobsOptions {

@@ -30,16 +30,16 @@ import {
   type TaskId,
   type TaskRecord,
   catalogError,
-} from '../translate/index.js';
-import { StoreUnavailableError } from '../store/index.js';
-import { callNow, UpstreamTimeoutError } from '../upstream/index.js';
-import { Conversation } from './conversation.js';
-import { InstanceGoneError, type InstanceBus } from './instance-bus.js';
+} from '../../translate/index.js';
+import { StoreUnavailableError } from '../../store/index.js';
+import { callNow, UpstreamTimeoutError } from '../../upstream/index.js';
+import { Conversation } from '../calls/conversation.js';
+import { InstanceGoneError, type InstanceBus } from '../instances/instance-bus.js';
 import type { TaskOrigin } from './proxied-tasks.js';
-import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
-import type { Sealer } from './sealing.js';
-import { finished, type TaskEvents, type TaskOutcome } from './task-events.js';
-import { clampTtl, mintTaskId, nowIso, TaskAlreadyTerminalError, TooManyTasksError, upstreamFailureMessage, type TaskLimits } from './task-limits.js';
+import type { CallerContext, TaskPolicy, UpstreamRoute } from '../route.js';
+import type { Sealer } from '../instances/sealing.js';
+import { finished, type TaskEvents, type TaskOutcome } from '../records/task-events.js';
+import { clampTtl, mintTaskId, nowIso, TaskAlreadyTerminalError, TooManyTasksError, upstreamFailureMessage, type TaskLimits } from '../records/task-limits.js';
 
 /** How long a running task's record change waits for an unavailable store to come back. */
 const STORE_RETRY_MS = 5 * 60_000;

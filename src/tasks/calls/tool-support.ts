@@ -2,9 +2,9 @@
  * Whether a route's upstream can run a tool as a task: its era and capabilities, and a legacy upstream's tools/list by tool name, refreshed once per
  * route at a time.
  */
-import { declaresTasks, legacySupportsToolTasks, raceAbort, toolTaskSupport, type JsonObject, type TaskSupport } from '../translate/index.js';
-import { requestOnce } from '../upstream/index.js';
-import type { CallerContext, UpstreamRoute } from './route.js';
+import { declaresTasks, legacySupportsToolTasks, raceAbort, toolTaskSupport, type JsonObject, type TaskSupport } from '../../translate/index.js';
+import { requestOnce } from '../../upstream/index.js';
+import type { CallerContext, UpstreamRoute } from '../route.js';
 
 /** The task support of each route's tools, learned from its upstream. */
 export class ToolSupport {

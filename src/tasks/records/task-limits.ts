@@ -1,8 +1,8 @@
 /** What every task lifecycle shares: the runtime's limits, task ids, TTL clamping and the errors the edge maps. */
 import { createHash, randomBytes } from 'node:crypto';
-import { catalogAnswer, catalogError, GatewayError, isTerminal, type JsonRpcErrorObject, type TaskId, type TaskRecord } from '../translate/index.js';
-import type { TaskStore } from '../store/index.js';
-import type { TaskPolicy } from './route.js';
+import { catalogAnswer, catalogError, GatewayError, isTerminal, type JsonRpcErrorObject, type TaskId, type TaskRecord } from '../../translate/index.js';
+import type { TaskStore } from '../../store/index.js';
+import type { TaskPolicy } from '../route.js';
 
 /** How much input one upstream call may ask (`input.maxRequestsPerRound`, `input.maxRoundsPerTask`). */
 export interface InputBounds {

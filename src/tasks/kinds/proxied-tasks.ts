@@ -26,17 +26,17 @@ import {
   type TaskRecord,
   catalogError,
   taskFailure,
-} from '../translate/index.js';
-import { UpstreamTaskLostError, type UpstreamCaller, type UpstreamTask, type UpstreamTaskSnapshot } from '../upstream/index.js';
-import type { InstanceBus } from './instance-bus.js';
+} from '../../translate/index.js';
+import { UpstreamTaskLostError, type UpstreamCaller, type UpstreamTask, type UpstreamTaskSnapshot } from '../../upstream/index.js';
+import type { InstanceBus } from '../instances/instance-bus.js';
 import { ProxiedReach, type TaskAccess } from './proxied-reach.js';
-import type { CallerContext, TaskPolicy, UpstreamRoute } from './route.js';
-import { JobTask } from './job-task.js';
-import type { Sealer } from './sealing.js';
-import type { TaskEvents, TaskOutcome } from './task-events.js';
+import type { CallerContext, TaskPolicy, UpstreamRoute } from '../route.js';
+import { JobTask } from '../jobs/job-task.js';
+import type { Sealer } from '../instances/sealing.js';
+import type { TaskEvents, TaskOutcome } from '../records/task-events.js';
 
 export type { TaskAccess } from './proxied-reach.js';
-import { clampTtl, mintTaskId, nowIso, TaskAlreadyTerminalError, TooManyTasksError, upstreamFailureMessage, type TaskLimits } from './task-limits.js';
+import { clampTtl, mintTaskId, nowIso, TaskAlreadyTerminalError, TooManyTasksError, upstreamFailureMessage, type TaskLimits } from '../records/task-limits.js';
 
 /** Who a task is created for, beyond the caller's principal. */
 export interface TaskOrigin {

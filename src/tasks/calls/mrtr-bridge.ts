@@ -36,7 +36,7 @@ import {
   type ModernRequest,
   Tally,
   catalogError,
-} from '../translate/index.js';
+} from '../../translate/index.js';
 import {
   callNow,
   UpstreamBusyError,
@@ -45,13 +45,13 @@ import {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
   type UpstreamTask,
-} from '../upstream/index.js';
-import { NO_AUDIT, type AuditLog } from './audit.js';
-import { NO_TASK_METRICS, type TaskMetrics } from './metrics.js';
+} from '../../upstream/index.js';
+import { NO_AUDIT, type AuditLog } from '../audit.js';
+import { NO_TASK_METRICS, type TaskMetrics } from '../metrics.js';
 import { Conversation } from './conversation.js';
-import { InstanceGoneError, RemoteError, type InstanceBus } from './instance-bus.js';
-import type { CallerContext, UpstreamRoute } from './route.js';
-import type { Sealer } from './sealing.js';
+import { InstanceGoneError, RemoteError, type InstanceBus } from '../instances/instance-bus.js';
+import type { CallerContext, UpstreamRoute } from '../route.js';
+import type { Sealer } from '../instances/sealing.js';
 
 /** The outcome of a forwarded request, already in modern shape. */
 export type Outcome = { kind: 'result'; result: JsonObject } | { kind: 'error'; error: JsonRpcErrorObject };

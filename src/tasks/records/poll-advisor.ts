@@ -14,8 +14,8 @@
  * Several instances sharing a store each learn on their own, from every task change they hear (their own and, over
  * the store's `task` topic, the other instances'), so their suggestions agree closely without sharing any state.
  */
-import { isTerminal, type TaskRecord } from '../translate/index.js';
-import type { TaskPolicy } from './route.js';
+import { isTerminal, type TaskRecord } from '../../translate/index.js';
+import type { TaskPolicy } from '../route.js';
 
 /** Durations kept per tool (the most recent ones: a tool that gets slower is followed within a window). */
 const WINDOW = 64;
@@ -128,7 +128,7 @@ export class PollAdvisor {
     if (!learned || learned.count < MIN_SAMPLES) return stored;
     const age = Math.max(0, now - Date.parse(t.createdAt));
     const ms = Number.isFinite(age) ? clamp(nextPollIn(learned.ascending(), age, stored * POLL_WORTH), this.minMs, this.maxMs) : stored;
-    // A job's status tool is the gateway's to call when it likes (job-task.ts asks this same suggestion): learned.
+    // A job's status tool is the gateway's to call when it likes (jobs/job-task.ts asks this same suggestion): learned.
     return t.kind === 'proxied' && t.job === undefined ? Math.max(ms, stored) : ms;
   }
 

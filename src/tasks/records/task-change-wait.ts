@@ -1,6 +1,6 @@
 /** Waits for a task record's next change (a version above one known, or its end), from change events and the store. */
-import { isTerminal, type TaskId, type TaskRecord } from '../translate/index.js';
-import type { TaskStore } from '../store/index.js';
+import { isTerminal, type TaskId, type TaskRecord } from '../../translate/index.js';
+import type { TaskStore } from '../../store/index.js';
 import type { TaskEvents } from './task-events.js';
 
 /** How often a `changed` wait looks whether its record expired (an expiry sends no change). */

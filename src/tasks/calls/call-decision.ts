@@ -12,7 +12,7 @@
  * request: one that sends `task` gets a task (2025-11-25 basic/utilities/tasks §Creating Tasks) or -32601 where the tool
  * can be none (§Tool-Level Negotiation); one that does not gets none and is not refused for it.
  */
-import { modeTraits, type Era, type TaskMode, type TaskSupport } from '../translate/index.js';
+import { modeTraits, type Era, type TaskMode, type TaskSupport } from '../../translate/index.js';
 
 /** What the call has produced when the decision is asked. */
 export type CallTurn =

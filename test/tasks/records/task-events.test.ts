@@ -1,9 +1,9 @@
 // Task events across instances: changes of other instances reach this one's listeners, never older than what was told.
 import t from 'tap';
-import { MemoryTaskStore } from '../../src/store/index.js';
-import type { JsonObject, TaskId, TaskRecord } from '../../src/translate/index.js';
+import { MemoryTaskStore } from '../../../src/store/index.js';
+import type { JsonObject, TaskId, TaskRecord } from '../../../src/translate/index.js';
 // TaskEvents is internal to the runtime layer: tested through its own module.
-import { TASK_TOPIC, TaskEvents } from '../../src/tasks/task-events.js';
+import { TASK_TOPIC, TaskEvents } from '../../../src/tasks/records/task-events.js';
 
 function record(version: number, status: TaskRecord['status']): TaskRecord {
   return {

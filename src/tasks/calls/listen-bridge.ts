@@ -16,10 +16,10 @@ import {
   type JsonObject,
   type JsonRpcNotification,
   type ModernRequest,
-} from '../translate/index.js';
+} from '../../translate/index.js';
 import { MissingCapabilityError } from './conversation.js';
-import type { CallerContext, UpstreamRoute } from './route.js';
-import type { TaskRuntime } from './task-runtime.js';
+import type { CallerContext, UpstreamRoute } from '../route.js';
+import type { TaskRuntime } from '../task-runtime.js';
 
 /** The client side of one listen stream. */
 export interface ListenHooks {

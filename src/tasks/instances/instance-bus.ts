@@ -9,8 +9,8 @@
  * that hears no `ack` within `ackMs` treats the target as gone.
  */
 import { randomBytes } from 'node:crypto';
-import { GatewayError, isObject, logFailure, NO_LOG, type JsonObject, type LayerLogger } from '../translate/index.js';
-import type { TaskStore } from '../store/index.js';
+import { GatewayError, isObject, logFailure, NO_LOG, type JsonObject, type LayerLogger } from '../../translate/index.js';
+import type { TaskStore } from '../../store/index.js';
 
 /**
  * The instance a request was addressed to is gone (no heartbeat, or no acknowledgement in time). A client gets it when

@@ -14,11 +14,11 @@ import {
   type ModernRequest,
   type TaskId,
   type TaskRecord,
-} from '../translate/index.js';
-import { MissingCapabilityError } from './conversation.js';
-import type { OwnedTasks } from './owned-tasks.js';
-import type { ProxiedTasks, TaskAccess } from './proxied-tasks.js';
-import type { CallerContext, UpstreamRoute } from './route.js';
+} from '../../translate/index.js';
+import { MissingCapabilityError } from '../calls/conversation.js';
+import type { OwnedTasks } from '../kinds/owned-tasks.js';
+import type { ProxiedTasks, TaskAccess } from '../kinds/proxied-tasks.js';
+import type { CallerContext, UpstreamRoute } from '../route.js';
 import type { TaskEvents } from './task-events.js';
 import { UnknownTaskError } from './task-limits.js';
 

@@ -1,6 +1,6 @@
 /**
  * A hand-rolled async job seen as an upstream task (docs/jobs.md): the era-neutral `UpstreamTask` over the server's
- * own tools, so that everything that follows, serves, hides and takes over an upstream task (proxied-tasks.ts, the
+ * own tools, so that everything that follows, serves, hides and takes over an upstream task (kinds/proxied-tasks.ts, the
  * MRTR bridge, `taskAsCall`) does so for a job too. A poll is one call of the rule's status tool (shared by every
  * reader and at most one per interval, `PolledTask`), the outcome comes from the result tool or the final status, a
  * cancel calls the cancel tool. A job asks no input.
@@ -22,7 +22,7 @@ import {
   type RequestId,
   type JsonRpcErrorObject,
   catalogError,
-} from '../translate/index.js';
+} from '../../translate/index.js';
 import {
   isFinal,
   PolledTask,
@@ -35,7 +35,7 @@ import {
   type UpstreamClient,
   type UpstreamTask,
   type UpstreamTaskSnapshot,
-} from '../upstream/index.js';
+} from '../../upstream/index.js';
 import { contentText, isToolError, withStructuredContent, type JobRule, type JobToolCall } from './job-rule.js';
 
 /** Status-tool errors in a row (a JSON-RPC error or `isError`) after which the job is reported failed. */

@@ -1,7 +1,7 @@
 /** One `tasks/list` page of a caller's tasks on a route, read from the store, with the opaque cursor of where it ended. */
-import { isObject, type TaskRecord } from '../translate/index.js';
-import type { TaskStore } from '../store/index.js';
-import type { CallerContext, UpstreamRoute } from './route.js';
+import { isObject, type TaskRecord } from '../../translate/index.js';
+import type { TaskStore } from '../../store/index.js';
+import type { CallerContext, UpstreamRoute } from '../route.js';
 import { InvalidCursorError } from './task-limits.js';
 
 /** A `tasks/list` page (2025-11-25 basic/utilities/tasks §Listing Tasks: the page size is the server's choice). */

@@ -1,8 +1,8 @@
 // The poll advisor on its own: what it learns from task records and what it suggests for a read (times are arguments).
 import t from 'tap';
-import { PollAdvisor } from '../../src/tasks/poll-advisor.js';
-import type { TaskPolicy } from '../../src/tasks/index.js';
-import type { TaskId, TaskRecord } from '../../src/translate/index.js';
+import { PollAdvisor } from '../../../src/tasks/records/poll-advisor.js';
+import type { TaskPolicy } from '../../../src/tasks/index.js';
+import type { TaskId, TaskRecord } from '../../../src/translate/index.js';
 
 const T0 = Date.parse('2026-08-01T00:00:00.000Z');
 const NATIVE: TaskPolicy = { task: 'native' };
