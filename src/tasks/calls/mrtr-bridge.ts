@@ -513,7 +513,7 @@ export class MrtrBridge {
 }
 
 /** The name a request state is bound to: the tool or prompt name, or the resource URI. */
-export function nameOf(req: ModernRequest): string {
+function nameOf(req: ModernRequest): string {
   const p = req.policy.nameParam;
   const v = p ? req.params[p] : undefined;
   return typeof v === 'string' ? v : '';

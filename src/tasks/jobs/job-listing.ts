@@ -18,7 +18,7 @@ import { eachToolsPage } from '../calls/tool-support.js';
 type Schemas = Map<string, unknown>;
 
 /** The tool whose result a job's caller receives: the rule's result tool, else its status tool (the final status). */
-export function resultToolOf(spec: JobSpec): string {
+function resultToolOf(spec: JobSpec): string {
   return spec.result?.tool ?? spec.status.tool;
 }
 

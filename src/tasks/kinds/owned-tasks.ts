@@ -51,7 +51,7 @@ const TIMED_OUT = catalogError('GW_TASK_TIMED_OUT');
 const LOST_ERROR = catalogError('GW_TASK_INSTANCE_LOST');
 
 /** The error of an owned task still running when a one-instance gateway shuts down (`GW_TASK_SHUT_DOWN`). */
-export const SHUTDOWN_ERROR = catalogError('GW_TASK_SHUT_DOWN');
+const SHUTDOWN_ERROR = catalogError('GW_TASK_SHUT_DOWN');
 
 /** The sealing purpose of an owned task's call (what another instance needs to run it again). */
 const SEAL_PURPOSE = 'owned-task';

@@ -200,7 +200,7 @@ export class TaskEvents {
 }
 
 /** What an audit line says about a task: who, where, which tool, which id, through which era; never its payload. */
-export function auditFieldsOf(t: TaskRecord): AuditFields {
+function auditFieldsOf(t: TaskRecord): AuditFields {
   return { principal: t.principal, upstream: t.upstream, tool: t.tool, taskId: t.taskId, ...(t.origin ? { era: t.origin } : {}) };
 }
 

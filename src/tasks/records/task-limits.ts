@@ -61,7 +61,7 @@ export function boundedOutcome(next: TaskRecord, maxBytes: number): TaskRecord {
  * The shortest window the poll limit counts in: a suggested interval may be as short as 100 ms, and clients that poll
  * at a fixed pace of their own (the conformance suite's client polls every 200 ms) are eager, not hostile.
  */
-export const POLL_WINDOW_FLOOR_MS = 1_000;
+const POLL_WINDOW_FLOOR_MS = 1_000;
 
 /**
  * The poll limit (`tasks.pollBurst` status polls of one task per its pollIntervalMs, and at least per second; tasks extension §Task Polling:
