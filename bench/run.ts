@@ -759,7 +759,7 @@ async function main(): Promise<void> {
       md += callersTable(paths, pathResults);
       md += shimTable(shimLegs, await phase('upstream 20 ms away', () => runShim(loader, shimLegs)));
       md += initCountTable(await phase('initialize count', () => runInitCount(loader, gwCount.url, countUp.url)));
-      md += taskTable(await phase('tasks', () => runTasks(loader, { memory: memGw.url, redis: redisGw?.url })), noRedis);
+      md += taskTable(await phase('tasks', () => runTasks(loader, { memory: memGw.url, ...(redisGw ? { redis: redisGw.url } : {}) })), noRedis);
     } finally {
       await redis?.stop();
     }

@@ -128,7 +128,7 @@ const START_BOUND_MS = 60_000;
 export async function startServer(
   name: string,
   argv: string[],
-  opts: { pinning: Pinning; logFile: string; ready: RegExp | { port: number; url: string }; env?: NodeJS.ProcessEnv },
+  opts: { pinning: Pinning; logFile: string; ready: RegExp | { port: number; url: string }; env?: NodeJS.ProcessEnv | undefined },
 ): Promise<ServerProcess> {
   const fd = openSync(opts.logFile, 'w');
   const full = [...opts.pinning.start, ...argv];

@@ -239,7 +239,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
 /** The Fastify instance with its server bounds, its decorations and its JSON parser. */
 function createApp(opts: EdgeOptions): FastifyInstance {
   const app = Fastify({
-    ...(opts.loggerInstance ? { loggerInstance: opts.loggerInstance } : { logger: opts.logger }),
+    ...(opts.loggerInstance ? { loggerInstance: opts.loggerInstance } : opts.logger !== undefined ? { logger: opts.logger } : {}),
     bodyLimit: opts.bodyLimitBytes,
     // Node bounds receiving a request (its headers, then all of it) and idle keep-alive connections; Fastify passes
     // `http` to http.createServer and sets requestTimeout and keepAliveTimeout itself. The request timeout stops at the

@@ -151,7 +151,7 @@ function valueProblem(property: JsonObject, value: unknown): string | undefined 
 }
 
 /** What a key of an answer map stands for: the request still waiting for it, one answered already, or nothing asked. */
-export type AskedInput = { method: string; params?: JsonObject } | 'answered' | undefined;
+export type AskedInput = { method: string; params?: JsonObject | undefined } | 'answered' | undefined;
 
 /** A client-chosen key as an error message may name it: quoted, bounded, without control characters. */
 function shownKey(key: string): string {

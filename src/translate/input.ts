@@ -14,7 +14,8 @@ export const INPUT_METHODS: readonly string[] = ['elicitation/create', 'sampling
 /** One modern input request (2026-07-28 schema `InputRequest`). */
 export interface InputRequest {
   method: string;
-  params?: JsonObject;
+  /** As read by the wire schemas, whose optional keys may hold `undefined`. */
+  params?: JsonObject | undefined;
 }
 
 /** True when `method` is an input kind the modern era expresses as an input request. */

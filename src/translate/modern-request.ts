@@ -50,11 +50,11 @@ export interface ModernRequest {
   requestState?: string;
 }
 
-/** The headers the validator reads (lower-case names, already de-duplicated; `null` = repeated). */
+/** The headers the validator reads (lower-case names, already de-duplicated; `undefined` = absent, `null` = repeated). */
 export interface ModernHeaders {
-  'mcp-protocol-version'?: string | null;
-  'mcp-method'?: string | null;
-  'mcp-name'?: string | null;
+  'mcp-protocol-version'?: string | null | undefined;
+  'mcp-method'?: string | null | undefined;
+  'mcp-name'?: string | null | undefined;
 }
 
 const RESERVED_META = new Set<string>([META.protocolVersion, META.clientCapabilities, META.clientInfo, META.logLevel]);

@@ -45,9 +45,9 @@ export interface UpstreamCaller {
    * The W3C trace context of the request this is made for (docs/operations.md §Traces): the request's SERVER span when
    * an OpenTelemetry SDK is registered, else the client's own `traceparent` as it came. Each upstream call carries
    * its own CLIENT span's (or, without an SDK, this one) in `traceparent`/`tracestate` headers and `params._meta`.
-   * Absent: no trace context goes upstream.
+   * Absent (or `undefined`, a parent that could not be read): no trace context goes upstream.
    */
-  trace?: TraceCarrier;
+  trace?: TraceCarrier | undefined;
 }
 
 /** An event on one call. `response`, `task` and `failure` are final. */

@@ -378,7 +378,8 @@ export interface HttpExchange {
   method: 'POST' | 'GET' | 'DELETE';
   headers: Record<string, string>;
   body?: string;
-  signal?: AbortSignal;
+  /** A caller's own signal, when it has one. */
+  signal?: AbortSignal | undefined;
   /**
    * Bound on the wait for the answer's headers (undici's own timer: no controller or timer per exchange); it fails
    * with undici's HeadersTimeoutError, which `fetchFailure` reads as a timeout. Absent: unbounded (callers then
@@ -396,8 +397,8 @@ export async function exchange(url: string, x: HttpExchange): Promise<UpstreamRe
   const res = await request(url, {
     method: x.method,
     headers: x.headers,
-    body: x.body,
-    signal: x.signal,
+    ...(x.body !== undefined ? { body: x.body } : {}),
+    ...(x.signal ? { signal: x.signal } : {}),
     dispatcher: agent,
     ...(x.headersTimeoutMs !== undefined ? { headersTimeout: x.headersTimeoutMs } : {}),
   });

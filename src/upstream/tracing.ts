@@ -209,7 +209,7 @@ export function startServerTrace(
 }
 
 /** What a request's span learns on the way: the task it created or addressed, its JSON-RPC error. */
-export function annotateTrace(t: RequestTrace | undefined, note: { taskId?: string; errorCode?: number; errorMessage?: string }): void {
+export function annotateTrace(t: RequestTrace | undefined, note: { taskId?: string; errorCode?: number | undefined; errorMessage?: string }): void {
   const span = t?.span;
   if (!span?.isRecording()) return;
   if (note.taskId !== undefined) span.setAttribute(ATTR.taskId, note.taskId);

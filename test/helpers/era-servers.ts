@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { z } from 'zod';
+import { sdkRequest } from './sdk-request.js';
 
 /** One request as the server received it. */
 export interface SeenRequest {
@@ -69,7 +70,7 @@ export async function startEraServer(legacy: 'stateless' | 'reject', port = 0): 
           w.resolve(s);
         }
       }
-      void node(req, res, body);
+      void node(sdkRequest(req), res, body);
     });
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));

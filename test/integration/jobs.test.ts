@@ -80,7 +80,7 @@ async function plainCall(
   args: Record<string, unknown>,
 ): Promise<{ result?: any; error?: string; progress: string[] }> {
   const progress: string[] = [];
-  const onprogress = (p: { message?: string }) => void (p.message !== undefined && progress.push(p.message));
+  const onprogress = (p: { message?: string | undefined }) => void (p.message !== undefined && progress.push(p.message));
   if (era === 'legacy') {
     const client = await legacyPlain(url);
     try {

@@ -102,6 +102,6 @@ const python = (() => {
 
 t.test(
   'pinned era: legacy, the real Python SDK 2.x server serves clients of both eras, elicitation included',
-  python.python ? {} : { skip: python.skip },
+  python.skip === undefined ? {} : { skip: python.skip },
   (t) => pinnedLegacyServes(t, [python.python as string, fixture('python-dual-era-server.py')], ['ask_name', 'echo']),
 );

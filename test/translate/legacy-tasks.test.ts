@@ -215,6 +215,7 @@ t.test('readLegacyCreateTaskResult / isLegacyCreateTaskResult', async (t) => {
 
 t.test('taskSnapshotFromLegacy', async (t) => {
   const common = { taskId: 'up-1', createdAt: '2026-01-05T10:00:00Z', lastUpdatedAt: '2026-01-05T10:00:07Z', ttlMs: 120_000, pollIntervalMs: 2000 };
+  const { pollIntervalMs: _dropped, ...unpolled } = common;
   const table: Array<[string, Json, Json | undefined, TaskSnapshot]> = [
     [
       'working: ttl → ttlMs, pollInterval → pollIntervalMs',
@@ -251,7 +252,7 @@ t.test('taskSnapshotFromLegacy', async (t) => {
       'ttl 0 → 1, pollInterval 0 dropped',
       { ...wire(LEGACY_TASK_WIRE.cancelled), ttl: 0, pollInterval: 0 },
       undefined,
-      { ...common, ttlMs: 1, status: 'cancelled', pollIntervalMs: undefined } as TaskSnapshot,
+      { ...unpolled, ttlMs: 1, status: 'cancelled' },
     ],
     ['ttl negative → 1', { ...wire(LEGACY_TASK_WIRE.cancelled), ttl: -3 }, undefined, { ...common, ttlMs: 1, status: 'cancelled' }],
     [

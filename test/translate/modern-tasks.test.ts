@@ -347,6 +347,7 @@ t.test('readModernDetailedTask', async (t) => {
 
 t.test('taskSnapshotFromModern', async (t) => {
   const common = { taskId: 'up-1', createdAt: '2026-01-05T10:00:00Z', lastUpdatedAt: '2026-01-05T10:00:07Z', ttlMs: 120_000, pollIntervalMs: 2000 };
+  const { pollIntervalMs: _dropped, ...unpolled } = common;
   // [name, wire, expected snapshot]
   const table: Array<[string, unknown, TaskSnapshot]> = [
     [
@@ -358,7 +359,7 @@ t.test('taskSnapshotFromModern', async (t) => {
     [
       'input_required: the requests',
       MODERN_TASK_WIRE.inputRequired,
-      { ...common, status: 'input_required', inputRequests: clone(MODERN_TASK_WIRE.inputRequired.inputRequests) as TaskSnapshot['inputRequests'] },
+      { ...common, status: 'input_required', inputRequests: clone(MODERN_TASK_WIRE.inputRequired.inputRequests) as NonNullable<TaskSnapshot['inputRequests']> },
     ],
     ['completed: the result', MODERN_TASK_WIRE.completed, { ...common, status: 'completed', result: clone(MODERN_TASK_WIRE.completed.result) }],
     [
@@ -395,7 +396,7 @@ t.test('taskSnapshotFromModern', async (t) => {
     [
       'ttlMs 0 → 1, pollIntervalMs 0 dropped',
       { ...wire(MODERN_TASK_WIRE.cancelled), ttlMs: 0, pollIntervalMs: 0 },
-      { ...common, ttlMs: 1, pollIntervalMs: undefined, status: 'cancelled' } as TaskSnapshot,
+      { ...unpolled, ttlMs: 1, status: 'cancelled' },
     ],
     ['ttlMs negative → 1', { ...wire(MODERN_TASK_WIRE.cancelled), ttlMs: -5 }, { ...common, ttlMs: 1, status: 'cancelled' }],
   ];

@@ -20,6 +20,7 @@ import {
   type UpstreamCaller,
 } from '../../../src/upstream/index.js';
 import { startModernFixture } from '../../fixtures/modern-server.js';
+import { sdkRequest } from '../../helpers/sdk-request.js';
 
 const CLIENT_INFO = { name: 'gateway-under-test', version: '0.0.1' };
 const caller: UpstreamCaller = { capabilities: { elicitation: {} }, clientInfo: { name: 'ide', version: '9' } };
@@ -97,7 +98,8 @@ function v2Server() {
     },
     { legacy: 'reject' },
   );
-  const server = http.createServer(toNodeHandler(handler));
+  const node = toNodeHandler(handler);
+  const server = http.createServer((req, res) => void node(sdkRequest(req), res));
   return { server, handler, seen };
 }
 
