@@ -7,6 +7,7 @@
 import {
   answerOf,
   catalogAnswer,
+  catalogError,
   ErrorCode,
   GatewayError,
   REQUEST_FAILURE_KIND,
@@ -38,9 +39,12 @@ function edgeError(kind: ErrorKind, opts?: GatewayErrorOptions): EdgeError {
   return withoutKind(catalogAnswer(kind, opts));
 }
 
-/** A catalog entry that travels in-band (inside a 200, or as the gateway's answer to an upstream's request). */
+/**
+ * A catalog entry that travels in-band (inside a 200, or as the gateway's answer to an upstream's request): `catalogError`,
+ * held by its type to the entries that may.
+ */
 export function inBandError(kind: InBandKind, opts?: GatewayErrorOptions): JsonRpcErrorObject {
-  return catalogAnswer(kind, opts).error;
+  return catalogError(kind, opts);
 }
 
 /** Refuses a request with a catalog entry: its status, `Retry-After` when it has one, and a JSON-RPC error body. */
