@@ -16,7 +16,7 @@ import { BlockList, isIP } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { answerOf, GatewayError, requestIdOf, type GatewayErrorOptions } from '../translate/index.js';
-import { NO_AUDIT, type AuditLog } from '../tasks/index.js';
+import { NO_AUDIT, type AuditLog, type CallerSubject } from '../tasks/index.js';
 import { ANONYMOUS, PrincipalHasher, principalOf } from './principal.js';
 
 /** An upstream's authentication settings (the validated `upstreams[].auth` of the configuration). */
@@ -42,6 +42,8 @@ export interface Identity {
   readonly principal: string;
   /** The `Authorization` header to forward upstream (absent: none, or `forward: false`). */
   readonly authorization: string | undefined;
+  /** Who the caller is as an operator names it, for access rules (`header`: its name; `jwt`: `sub`, scopes, claims). */
+  readonly subject?: CallerSubject;
 }
 
 /** Why a request was refused (the audit trail's `reason`; never anything from the credential itself). */
@@ -111,7 +113,7 @@ export class Authenticator {
     forward: boolean;
   };
   /** Verified tokens: principal and until when it may be reused without verifying again. */
-  private readonly verified = new Map<string, { principal: string; until: number }>();
+  private readonly verified = new Map<string, { principal: string; subject: CallerSubject; until: number }>();
 
   constructor(settings: AuthSettings, opts: AuthenticatorOptions) {
     this.mode = settings.mode;
@@ -174,7 +176,7 @@ export class Authenticator {
         // A missing (or repeated) identity header from the proxy is a refusal, not an anonymous caller: the proxy
         // vouches for every request it lets through, so a request without a name is a misconfiguration to see.
         if (!name) throw this.fail('GW_UNAUTHENTICATED', 'missing', `Bearer realm="${REALM}"`);
-        return { principal: this.hasher.of('h', name), authorization };
+        return { principal: this.hasher.of('h', name), authorization, subject: { name } };
       }
       case 'jwt':
         return this.verifyJwt(authorization);
@@ -188,12 +190,12 @@ export class Authenticator {
     if (!token) throw this.fail('GW_UNAUTHENTICATED', 'missing', `Bearer realm="${REALM}"`);
     const forwarded = jwt.forward ? authorization : undefined;
     const known = this.verified.get(token);
-    if (known && known.until > this.now()) return { principal: known.principal, authorization: forwarded };
+    if (known && known.until > this.now()) return { principal: known.principal, authorization: forwarded, subject: known.subject };
     return this.verifyJwtSlow(jwt, token, forwarded);
   }
 
   private async verifyJwtSlow(jwt: NonNullable<Authenticator['jwt']>, token: string, forwarded: string | undefined): Promise<Identity> {
-    let payload: { iss?: string; sub?: string; exp?: number };
+    let payload: { iss?: string; sub?: string; exp?: number; scope?: unknown; scp?: unknown };
     try {
       // The two overloads (a key, a key-set function) take the same options.
       payload = (await jwtVerify(token, jwt.key as KeyObject, { ...jwt.options, currentDate: new Date(this.now()) })).payload;
@@ -204,8 +206,9 @@ export class Authenticator {
     const now = this.now();
     const until = Math.min(now + JWT_MEMO_MS, typeof payload.exp === 'number' ? payload.exp * 1000 : now + JWT_MEMO_MS);
     if (this.verified.size >= JWT_MEMO_MAX) this.verified.clear();
-    this.verified.set(token, { principal, until });
-    return { principal, authorization: forwarded };
+    const subject = subjectOf(payload);
+    this.verified.set(token, { principal, subject, until });
+    return { principal, authorization: forwarded, subject };
   }
 
   /** A failed verification → its class: expired, invalid, or the key set could not be had (not the caller's fault). */
@@ -222,6 +225,12 @@ export class Authenticator {
     this.audit.record('auth.failed', { upstream: this.upstream, reason });
     return new AuthError(kind, reason, challengeValue, { args, ...(cause !== undefined ? { cause } : {}) });
   }
+}
+
+/** What access rules read of a verified JWT: `sub`, the scopes (`scope`, RFC 8693 §4.2; or `scp`), every claim. */
+function subjectOf(payload: { sub?: string; scope?: unknown; scp?: unknown }): CallerSubject {
+  const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : Array.isArray(payload.scp) ? payload.scp.filter((x): x is string => typeof x === 'string') : [];
+  return { ...(payload.sub !== undefined ? { name: payload.sub } : {}), scopes, claims: payload as Record<string, unknown> };
 }
 
 /** A bearer challenge with an error (RFC 6750 §3): the description names the class only. */

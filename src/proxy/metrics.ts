@@ -257,6 +257,7 @@ export class GatewayMetrics {
   private readonly rounds: Counter<'upstream'>;
   private readonly storeErrors: Counter<'operation' | 'kind'>;
   private readonly upstreamErrors: Counter<'upstream' | 'kind'>;
+  private readonly collisions: Counter<'endpoint' | 'kept' | 'hidden'>;
   private sources: ScrapeSources | undefined;
 
   constructor(settings: MetricsSettings) {
@@ -369,6 +370,12 @@ export class GatewayMetrics {
       labelNames: ['operation', 'kind'],
       registers,
     });
+    this.collisions = new Counter({
+      name: `${METRIC_PREFIX}federation_collisions_total`,
+      help: 'Names a federated member showed that an earlier member of the same path already shows (hidden; docs/federation.md), by path and members.',
+      labelNames: ['endpoint', 'kept', 'hidden'],
+      registers,
+    });
     this.upstreamErrors = new Counter({
       name: `${METRIC_PREFIX}upstream_errors_total`,
       help:
@@ -407,6 +414,11 @@ export class GatewayMetrics {
     s.duration.observe(r.seconds);
     const kind = r.outcome.failure;
     if (kind && UPSTREAM_ERROR_KINDS.has(kind)) this.upstreamErrors.inc({ upstream: r.upstream, kind });
+  }
+
+  /** Counts a name hidden on a federated path because an earlier member shows it (told once per name and pair). */
+  federationCollision(endpoint: string, kept: string, hidden: string): void {
+    this.collisions.inc({ endpoint, kept, hidden });
   }
 
   /** Counts a failed store call (the store observer at the composition root). */

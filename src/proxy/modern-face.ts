@@ -50,8 +50,8 @@ import { ResponseChannel } from './response.js';
 export interface ModernFaceOptions {
   bridge: MrtrBridge;
   runtime: TaskRuntime;
-  /** Learns the upstream anew when a request says it may have changed. */
-  availability: UpstreamAvailability;
+  /** Learns the upstream anew when a request says it may have changed (a federated endpoint's members learn it themselves). */
+  availability: Pick<UpstreamAvailability, 'suspect'>;
   keepAliveMs: number;
   maxListenStreams: number;
   /** A principal's share of `maxListenStreams`. */
@@ -122,9 +122,10 @@ export class ModernFace {
     if (req.id === undefined) return reply.code(202).send();
 
     const traced = traceRequest(request, reply, 'modern-face', 'modern', route.name);
-    const { principal, authorization } = identityOf(request);
+    const { principal, authorization, subject } = identityOf(request);
     const caller: CallerContext = {
       principal,
+      ...(subject ? { subject } : {}),
       capabilities: req.envelope.clientCapabilities,
       ...(authorization ? { authorization } : {}),
       ...(req.envelope.clientInfo ? { clientInfo: req.envelope.clientInfo } : {}),

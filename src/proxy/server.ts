@@ -17,6 +17,7 @@ import { checkHostOrigin, isLocalProbe, type HostPolicy } from './host-check.js'
 import { LegacyFace } from './legacy-face/face.js';
 import type { SessionStore } from './legacy-face/registry.js';
 import { Readiness } from './health.js';
+import { registerFederatedEndpoint } from './federated-endpoint.js';
 import { registerMcpEndpoint, type EndpointStats } from './mcp-endpoint.js';
 import { runRequest } from './modern-face.js';
 import type { GatewayMetrics } from './metrics.js';
@@ -33,6 +34,16 @@ export interface EdgeEndpoint {
   /** The stateless 2026-07-28 client the faces use when the upstream speaks that era. */
   modernUpstream: UpstreamClient;
   /** Who the endpoint's callers are (absent: the default `bearer` mode under a per-process key). */
+  auth?: Authenticator;
+  /** A member of a federated path: mounted by its federation, not on its own; `required`: `/readyz` needs it. */
+  member?: { required: boolean };
+}
+
+/** A federated path (docs/federation.md): its members are endpoints with `member` set. */
+export interface EdgeFederation {
+  path: string;
+  /** The federated route (its client merges and routes; its `federation` resolves tool calls and tasks). */
+  route: UpstreamRoute;
   auth?: Authenticator;
 }
 
@@ -77,6 +88,8 @@ export interface EdgeOptions {
   /** Where those sessions are shared with the other instances (the task store); absent: this instance alone. */
   sessionStore?: SessionStore;
   endpoints: EdgeEndpoint[];
+  /** The federated paths (absent: none). */
+  federations?: EdgeFederation[];
   /** Non-MCP paths passed through to HTTP upstreams (OAuth discovery, configured paths); absent: none. */
   passthrough?: readonly PassthroughUpstream[];
   version: string;
@@ -210,6 +223,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
   if (opts.metrics) registerMetrics(app, opts, opts.metrics, faces, stats);
 
   for (const [i, e] of opts.endpoints.entries()) {
+    if (e.member) continue;
     const endpointStats = await registerMcpEndpoint(app, {
       legacyFace: faces[i] as LegacyFace,
       route: e.route,
@@ -231,6 +245,25 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       sessionIdleMs: opts.clientSessions.idleMs,
     });
     stats[i] = endpointStats;
+  }
+  for (const f of opts.federations ?? []) {
+    const face = federatedFace(opts, f, audit);
+    app.addHook('onClose', async () => face.close());
+    await registerFederatedEndpoint(app, {
+      path: f.path,
+      route: f.route,
+      bridge: opts.bridge,
+      runtime: opts.runtime,
+      keepAliveMs: opts.keepAliveMs,
+      get maxListenStreams() {
+        return opts.maxListenStreams;
+      },
+      get maxListenStreamsPerPrincipal() {
+        return opts.maxListenStreamsPerPrincipal ?? opts.maxListenStreams;
+      },
+      legacyFace: face,
+      ...(f.auth ? { auth: f.auth } : {}),
+    });
   }
   await registerPassthroughPaths(app, opts.passthrough ?? [], { bodyLimitBytes: opts.bodyLimitBytes });
   return app;
@@ -353,6 +386,22 @@ function legacyFacesOf(opts: EdgeOptions, modernRoutes: UpstreamRoute[], audit: 
   );
 }
 
+/** The legacy face of a federated path: its sessions' route is the federated one, whatever era each member speaks. */
+function federatedFace(opts: EdgeOptions, f: EdgeFederation, audit: AuditLog): LegacyFace {
+  return new LegacyFace(
+    { name: f.route.name, runtime: opts.runtime, routeFor: async () => f.route, routeOf: () => f.route },
+    {
+      keepAliveMs: opts.keepAliveMs,
+      maxSessions: opts.clientSessions.max,
+      idleMs: opts.clientSessions.idleMs,
+      ...(opts.clientSessions.maxPerPrincipal !== undefined ? { maxSessionsPerPrincipal: opts.clientSessions.maxPerPrincipal } : {}),
+      ...(opts.clientSessions.maxStreamsPerPrincipal !== undefined ? { maxStreamsPerPrincipal: opts.clientSessions.maxStreamsPerPrincipal } : {}),
+      ...(opts.sessionStore ? { store: opts.sessionStore } : {}),
+      audit,
+    },
+  );
+}
+
 /** `/healthz` (liveness and a few gauges, from memory) and `/readyz` (the store and every upstream answer). */
 function registerHealth(app: FastifyInstance, opts: EdgeOptions, faces: LegacyFace[]): void {
   // Liveness plus a few gauges for operators (no per-caller data); answered from memory, nothing is asked.
@@ -378,7 +427,8 @@ function registerHealth(app: FastifyInstance, opts: EdgeOptions, faces: LegacyFa
   // Readiness: the store answers and every upstream is reachable (health.ts); 503 naming the failed checks otherwise.
   const readiness = new Readiness({
     ...(opts.readiness?.store ? { store: opts.readiness.store } : {}),
-    upstreams: opts.endpoints.map((e) => ({ name: e.route.name, availability: e.availability })),
+    // A federated path's members not marked required do not make the gateway unready (docs/federation.md).
+    upstreams: opts.endpoints.filter((e) => e.member?.required !== false).map((e) => ({ name: e.route.name, availability: e.availability })),
     cacheMs: opts.readiness?.cacheMs ?? 1_000,
     upstreamCheckMs: opts.readiness?.upstreamCheckMs ?? 10_000,
   });

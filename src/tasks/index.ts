@@ -10,12 +10,17 @@ export {
   shapesToolList,
   wrapsTools,
   type CallerContext,
+  type CallerSubject,
   type TaskPolicy,
   type UpstreamRoute,
 } from './route.js';
 export { MrtrBridge, type ForwardHooks, type LiveHoldLimits, type Outcome } from './calls/mrtr-bridge.js';
 export { runListen } from './calls/listen-bridge.js';
+export { legacyTaskSupport } from './calls/tool-support.js';
 export { TaskRuntime } from './task-runtime.js';
+export { federatedRoute, type FederatedRouteOptions } from './federation/federated-client.js';
+export type { Collision, MemberSpec } from './federation/federation.js';
+export type { AccessRule, NameRules } from './federation/naming.js';
 export type { LiveTaskLimits } from './runtime-options.js';
 export { InstanceBus, mintInstanceId } from './instances/instance-bus.js';
 export { Sealer } from './instances/sealing.js';

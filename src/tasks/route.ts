@@ -21,6 +21,32 @@ export interface UpstreamRoute {
   rules: ReadonlyArray<readonly [RegExp, TaskPolicy]>;
   /** The upstream's tools' task support, learned from its tools/list (refreshed by the runtime). */
   toolSupport?: { at: number; byName: Map<string, TaskSupport> };
+  /**
+   * Present on the route of a federated endpoint (several upstreams on one path, docs/federation.md): its tool calls
+   * and tasks are its members' routes'; `upstream` is the federated client that merges and routes the rest.
+   */
+  federation?: FederationRouting;
+}
+
+/** What the runtime asks of a federated endpoint's route (tasks/federation/federation.ts). */
+export interface FederationRouting {
+  /** Whether `upstream` (a configured upstream's name) is a member: its tasks are this endpoint's. */
+  has(upstream: string): boolean;
+  /** The members' upstream names, in configuration order. */
+  readonly members: readonly string[];
+  /**
+   * The member route and the upstream's own name of a tool or prompt as this caller sees it; `undefined` when the caller
+   * sees no such name (unknown, filtered or denied: one answer). Rejects with the member's `UpstreamDownError` when
+   * the name is a member's that is known to be down.
+   */
+  target(kind: 'tool' | 'prompt', name: string, caller: CallerContext, signal?: AbortSignal): Promise<{ route: UpstreamRoute; name: string } | undefined>;
+  /** A member's call failed with `e`: the member is asked again at once when the failure says it may be down. */
+  failed(upstream: string, e: unknown): void;
+}
+
+/** Whether a task of `upstream` belongs to the route: its own, or a member's of a federated route. */
+export function servesUpstream(route: UpstreamRoute, upstream: string): boolean {
+  return route.name === upstream || (route.federation?.has(upstream) ?? false);
 }
 
 /** How the gateway treats one tool's calls (docs/tasks.md, "Wrapped tools"). */
@@ -105,4 +131,16 @@ export interface CallerContext extends UpstreamCaller {
    * 2025-11-25 basic/utilities/tasks §Security Considerations).
    */
   session?: string;
+  /** What access rules read of the caller (docs/federation.md §Access): set by the edge from its credentials. */
+  subject?: CallerSubject;
+}
+
+/**
+ * Who the caller is as an operator names it: the `header` mode's identity, a JWT's `sub` (with its scopes and claims);
+ * absent for `bearer` and `none` callers.
+ */
+export interface CallerSubject {
+  name?: string;
+  scopes?: readonly string[];
+  claims?: JsonObject;
 }

@@ -34,7 +34,7 @@ import { Conversation, MissingCapabilityError, type PumpResult } from './calls/c
 import { plainOutcome, type BridgedCall, type ForwardHooks, type Outcome } from './calls/mrtr-bridge.js';
 import { OwnedTasks } from './kinds/owned-tasks.js';
 import { ProxiedTasks } from './kinds/proxied-tasks.js';
-import { hidesTool, type CallerContext, type TaskPolicy, type UpstreamRoute } from './route.js';
+import { hidesTool, servesUpstream, type CallerContext, type FederationRouting, type TaskPolicy, type UpstreamRoute } from './route.js';
 import { TaskEvents } from './records/task-events.js';
 import { checkPollRate, clampTtl, DEFAULT_BOUNDS, TooManyTasksError, type TaskLimits } from './records/task-limits.js';
 import { TaskService } from './records/task-service.js';
@@ -224,6 +224,10 @@ export class TaskRuntime {
    */
   async callTool(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks): Promise<Outcome> {
     const tool = typeof req.params.name === 'string' ? req.params.name : '';
+    if (route.federation) {
+      const m = await this.member(route, tool, caller, hooks.signal);
+      return this.onMember(route, m.route, () => this.callTool(m.route, { ...req, params: { ...req.params, name: m.name } }, caller, hooks));
+    }
     if (hidesTool(route, tool)) throw new GatewayError('GW_TOOL_NOT_FOUND', { args: [tool] });
     const policy = this.policyFor(route, tool);
     const job = drivesJob(policy.task);
@@ -307,6 +311,10 @@ export class TaskRuntime {
    */
   async callToolPlain(route: UpstreamRoute, params: JsonObject, caller: CallerContext, signal: AbortSignal): Promise<UpstreamCall> {
     const tool = typeof params.name === 'string' ? params.name : '';
+    if (route.federation) {
+      const m = await this.member(route, tool, caller, signal);
+      return this.onMember(route, m.route, () => this.callToolPlain(m.route, { ...params, name: m.name }, caller, signal));
+    }
     if (hidesTool(route, tool)) throw new GatewayError('GW_TOOL_NOT_FOUND', { args: [tool] });
     const policy = this.policyFor(route, tool);
     const first = decideCall({ ...(await this.factsOf(route, caller, tool, policy, { client: 'legacy', declares: false }, signal)), turn: 'start' });
@@ -331,6 +339,10 @@ export class TaskRuntime {
     opts: { ttlMs?: number },
     signal: AbortSignal,
   ): Promise<{ record: TaskRecord; meta?: JsonObject } | { error: JsonRpcErrorObject }> {
+    if (route.federation) {
+      const m = await this.member(route, typeof params.name === 'string' ? params.name : '', caller, signal);
+      return this.onMember(route, m.route, () => this.createTask(m.route, { ...params, name: m.name }, caller, opts, signal));
+    }
     const created = await this.createRecord(route, params, caller, opts, signal);
     return 'record' in created ? { ...created, record: this.shown(route, created.record) } : created;
   }
@@ -445,7 +457,8 @@ export class TaskRuntime {
 
   /** A record as a read shows it: its `pollIntervalMs` suggested now, from the tool's learned durations (poll-advisor). */
   shown(route: UpstreamRoute, record: TaskRecord): TaskRecord {
-    return this.advisor.advise(record, this.policyFor(route, record.tool));
+    const own = route.name === record.upstream ? route : (this.routes.get(record.upstream) ?? route);
+    return this.advisor.advise(record, this.policyFor(own, record.tool));
   }
 
   /**
@@ -486,7 +499,7 @@ export class TaskRuntime {
   /** Every applied change of a task record of this principal on this route; returns the remover. */
   watch(route: UpstreamRoute, principal: string, listener: (t: TaskRecord) => void): () => void {
     return this.events.on((t) => {
-      if (t.principal === principal && t.upstream === route.name) listener(t);
+      if (t.principal === principal && servesUpstream(route, t.upstream)) listener(t);
     });
   }
 
@@ -508,6 +521,26 @@ export class TaskRuntime {
   /** Task notifications for a listen stream (see TaskService.subscribe). */
   subscribe(route: UpstreamRoute, principal: string, taskIds: string[], listener: (t: JsonObject) => void): Promise<{ accepted: string[]; stop: () => void }> {
     return this.service.subscribe(route, principal, taskIds, listener);
+  }
+
+  /**
+   * The member route and own name of a federated endpoint's tool (docs/federation.md): a name the caller does not see
+   * is answered as an unknown tool, whoever's it is.
+   */
+  private async member(route: UpstreamRoute, tool: string, caller: CallerContext, signal: AbortSignal): Promise<{ route: UpstreamRoute; name: string }> {
+    const m = await (route.federation as FederationRouting).target('tool', tool, caller, signal);
+    if (!m) throw new GatewayError('GW_TOOL_NOT_FOUND', { args: [tool] });
+    return m;
+  }
+
+  /** Runs a federated call on its member; a failure that says the member may be down has it asked again. */
+  private async onMember<T>(route: UpstreamRoute, member: UpstreamRoute, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (e) {
+      route.federation?.failed(member.name, e);
+      throw e;
+    }
   }
 
   /**

@@ -414,7 +414,13 @@ export const ERROR_CATALOG = {
     rpc: ErrorCode.InvalidParams,
     status: 200,
     message: 'Unknown tool: %s',
-    doc: 'A tool a `task: job` rule hides (its status, result or cancel tool) called directly (2026-07-28 server/tools §Error Handling).',
+    doc: 'A tool a `task: job` rule hides (its status, result or cancel tool) called directly, or a tool a federated endpoint does not show the caller: unknown, filtered out or denied by an access rule (2026-07-28 server/tools §Error Handling; docs/federation.md).',
+  },
+  GW_PROMPT_NOT_FOUND: {
+    rpc: ErrorCode.InvalidParams,
+    status: 200,
+    message: 'Unknown prompt: %s',
+    doc: 'A federated endpoint has no prompt of that name for the caller: unknown, filtered out or denied by an access rule (docs/federation.md).',
   },
   GW_POLL_TOO_FAST: {
     rpc: GatewayErrorCode.CallerLimit,

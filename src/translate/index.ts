@@ -23,6 +23,7 @@ export { REQUEST_FAILURE_KIND, validateModernRequest, type ModernHeaders, type M
 export {
   asErrorObject,
   discoverResult,
+  modernCapabilities,
   identityFromInitialize,
   modernError,
   modernResult,

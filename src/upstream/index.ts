@@ -5,6 +5,8 @@ export { upstreamAvailability, UpstreamAvailability, UpstreamDownError, type Ava
 export { callNow, hideTask, isFinal, queuedFinal, requestOnce, taskAsCall, type TaskCallOptions } from './call-wrappers.js';
 export type {
   CallEvent,
+  CallOptions,
+  UpstreamStats,
   SessionBounds,
   UpstreamTask,
   UpstreamTaskRef,

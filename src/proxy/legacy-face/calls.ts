@@ -37,7 +37,7 @@ import {
 import type { TaskRuntime } from '../../tasks/index.js';
 import type { UpstreamCall } from '../../upstream/index.js';
 import { channelError, exceptionToEdge, inBandError } from '../errors.js';
-import { legacyTaskSupport } from './tasks.js';
+import { legacyTaskSupport } from '../../tasks/index.js';
 import type { BackgroundFailure, ClientSession } from './session.js';
 import { CANCELLED, errorOutcome, INPUT_TIMEOUT, OK, UNSUPPORTED_RESULT_TYPE, upstreamErrorOutcome, type RequestOutcome } from '../request-outcome.js';
 import { ResponseChannel } from '../response.js';
@@ -292,6 +292,8 @@ export class FaceCalls {
   /** A tools/list result with each tool's 2025-11-25 `execution.taskSupport` (legacyTaskSupport). */
   private withTaskSupport(s: ClientSession, upstreamResult: unknown, result: JsonObject): JsonObject {
     const route = s.route;
+    // A federated route's tools carry each member's support already (tasks/federation: its rule and its era).
+    if (route.federation) return withLegacyTaskSupport(result, (name) => toolTaskSupport(upstreamResult).get(name) ?? 'forbidden');
     const era = route.upstream.era;
     const extension = declaresTasks(route.upstream.knownIdentity?.capabilities ?? {});
     const own = era === 'legacy' ? toolTaskSupport(upstreamResult) : undefined;

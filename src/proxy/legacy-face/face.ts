@@ -195,6 +195,8 @@ export class LegacyFace {
       return refuse(reply, 'GW_LEGACY_UNSUPPORTED_VERSION', requestIdOf(body), { args: [version] });
     }
     const s = entry.data;
+    // Access rules read who the caller is now (its token's claims may change while its principal stays).
+    s.useSubject(identityOf(request).subject);
 
     if (isResponse(body)) {
       this.sessions.touch(entry);

@@ -5,7 +5,7 @@
  * upstream listen; tasks.ts: the task relay's following of it), which it ends through their own `end()`.
  */
 import { modernClientCapabilities, type JsonObject, type JsonRpcNotification, type TraceCarrier } from '../../translate/index.js';
-import type { CallerContext, UpstreamRoute } from '../../tasks/index.js';
+import type { CallerContext, CallerSubject, UpstreamRoute } from '../../tasks/index.js';
 import type { UpstreamCaller } from '../../upstream/index.js';
 import { ANONYMOUS } from '../principal.js';
 import type { SessionCalls } from './calls.js';
@@ -66,6 +66,7 @@ export class ClientSession implements TaskSessionView {
   /** The session as its upstream caller and as the runtime's caller, built once (until the log level changes). */
   private caller: UpstreamCaller | undefined;
   private context: CallerContext | undefined;
+  private subject: CallerSubject | undefined;
   /** Aborted when the session ends. */
   private readonly endedController = new AbortController();
 
@@ -102,6 +103,13 @@ export class ClientSession implements TaskSessionView {
     this.context = undefined;
   }
 
+  /** What access rules read of the caller (docs/federation.md §Access): the latest request's. */
+  useSubject(subject: CallerSubject | undefined): void {
+    if (subject === this.subject || (subject?.name === this.subject?.name && subject?.claims === this.subject?.claims)) return;
+    this.subject = subject;
+    this.context = undefined;
+  }
+
   /** The session as its upstream's caller. */
   callerOf(trace?: TraceCarrier): UpstreamCaller {
     // Built once per session (not per request): nothing downstream changes a caller, and its parts change only with
@@ -122,7 +130,12 @@ export class ClientSession implements TaskSessionView {
    */
   contextOf(trace?: TraceCarrier): CallerContext {
     if (trace) return { ...this.contextOf(), trace };
-    return (this.context ??= { ...this.callerOf(), principal: this.principal, ...(this.principal === ANONYMOUS ? { session: this.id } : {}) });
+    return (this.context ??= {
+      ...this.callerOf(),
+      principal: this.principal,
+      ...(this.principal === ANONYMOUS ? { session: this.id } : {}),
+      ...(this.subject ? { subject: this.subject } : {}),
+    });
   }
 
   /** A notification for the session's GET stream (kept for it while none is open). */

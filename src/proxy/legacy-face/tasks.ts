@@ -16,7 +16,6 @@ import {
   isInputDeclared,
   isObject,
   isTerminal,
-  modeTraits,
   legacyTaskInputParams,
   legacyTaskPayload,
   legacyTaskStatusNotification,
@@ -28,9 +27,8 @@ import {
   type JsonRpcMessage,
   type JsonRpcNotification,
   type TaskRecord,
-  type TaskSupport,
 } from '../../translate/index.js';
-import { StoreUnavailableError, type CallerContext, type TaskPolicy, type TaskRuntime, type UpstreamRoute } from '../../tasks/index.js';
+import { StoreUnavailableError, type CallerContext, type TaskRuntime, type UpstreamRoute } from '../../tasks/index.js';
 import { channelError } from '../errors.js';
 import { CLIENT_CLOSED, EXPIRED, taskResultOutcome, type RequestOutcome } from '../request-outcome.js';
 import type { ResponseChannel } from '../response.js';
@@ -136,22 +134,6 @@ function bareAnswer(method: string, body: JsonObject): JsonObject | undefined {
     return method === 'elicitation/create' ? { action: 'cancel' } : undefined;
   }
   return withoutRelatedTask(isObject(body.result) ? body.result : {});
-}
-
-/**
- * A tool's 2025-11-25 `execution.taskSupport` on a route that can run tasks (2025-11-25 basic/utilities/tasks
- * §Tool-Level Negotiation): the rule's mode says (its `legacySupport` trait, translate/task-modes.ts); under a mode that
- * keeps the upstream's tasks the upstream does: a modern upstream with the tasks extension may answer any tool with a
- * task (the gateway cannot see which tools require one, so optional), a legacy one says per tool.
- */
-export function legacyTaskSupport(
-  policy: TaskPolicy['task'],
-  upstream: { era: 'modern'; extension: boolean } | { era: 'legacy'; support: TaskSupport | undefined },
-): TaskSupport {
-  const shown = modeTraits(policy).legacySupport;
-  if (shown !== 'upstream') return shown;
-  if (upstream.era === 'modern') return upstream.extension ? 'optional' : 'forbidden';
-  return upstream.support ?? 'forbidden';
 }
 
 /** The legacy face's task relay, shared by the face's sessions. */

@@ -2,9 +2,9 @@
  * Whether a route's upstream can run a tool as a task: its era and capabilities, and a legacy upstream's tools/list by tool name, refreshed once per
  * route at a time.
  */
-import { declaresTasks, legacySupportsToolTasks, raceAbort, toolTaskSupport, type JsonObject, type TaskSupport } from '../../translate/index.js';
+import { declaresTasks, legacySupportsToolTasks, modeTraits, raceAbort, toolTaskSupport, type JsonObject, type TaskSupport } from '../../translate/index.js';
 import { requestOnce } from '../../upstream/index.js';
-import type { CallerContext, UpstreamRoute } from '../route.js';
+import type { CallerContext, TaskPolicy, UpstreamRoute } from '../route.js';
 
 /** The task support of each route's tools, learned from its upstream. */
 export class ToolSupport {
@@ -66,4 +66,20 @@ export async function eachToolsPage(route: UpstreamRoute, caller: CallerContext,
     cursor = typeof res.result.nextCursor === 'string' ? res.result.nextCursor : undefined;
     if (!cursor) return;
   }
+}
+
+/**
+ * A tool's 2025-11-25 `execution.taskSupport` on a route that can run tasks (2025-11-25 basic/utilities/tasks
+ * §Tool-Level Negotiation): the rule's mode says (its `legacySupport` trait, translate/task-modes.ts); under a mode that
+ * keeps the upstream's tasks the upstream does: a modern upstream with the tasks extension may answer any tool with a
+ * task (the gateway cannot see which tools require one, so optional), a legacy one says per tool.
+ */
+export function legacyTaskSupport(
+  policy: TaskPolicy['task'],
+  upstream: { era: 'modern'; extension: boolean } | { era: 'legacy'; support: TaskSupport | undefined },
+): TaskSupport {
+  const shown = modeTraits(policy).legacySupport;
+  if (shown !== 'upstream') return shown;
+  if (upstream.era === 'modern') return upstream.extension ? 'optional' : 'forbidden';
+  return upstream.support ?? 'forbidden';
 }

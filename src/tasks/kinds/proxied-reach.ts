@@ -68,7 +68,9 @@ export class ProxiedReach {
   }
 
   /** The route of a task: the request's, unless another era's client created the task and that route is known. */
-  routeOf(record: TaskRecord, access: TaskAccess): UpstreamRoute | undefined {
+  routeOf(record: TaskRecord, given: TaskAccess): UpstreamRoute | undefined {
+    // A federated endpoint's request reaches its member's task over the member's own route (docs/federation.md).
+    const access = given.route?.federation ? { ...given, route: undefined } : given;
     if (access.route) this.knowRoute(access.route);
     const era = this.sealedEra(record);
     if (access.route && (era === undefined || access.route.upstream.era === era)) return access.route;

@@ -19,15 +19,28 @@ export async function listPage(
 ): Promise<{ tasks: TaskRecord[]; nextCursor?: string }> {
   const after = cursor === undefined ? undefined : decodeCursor(cursor);
   if (cursor !== undefined && !after) throw new InvalidCursorError();
-  const page = await store.list({
-    principal: caller.principal,
-    upstream: route.name,
-    ...(caller.session !== undefined ? { session: caller.session } : {}),
-    ...(after ? { after } : {}),
-    limit: LIST_PAGE_SIZE,
-  });
+  const upstreams = route.federation ? route.federation.members : [route.name];
+  // A federated endpoint's tasks are its members' (docs/federation.md): each member's page, merged in the one order.
+  const pages = await Promise.all(
+    upstreams.map((upstream) =>
+      store.list({
+        principal: caller.principal,
+        upstream,
+        ...(caller.session !== undefined ? { session: caller.session } : {}),
+        ...(after ? { after } : {}),
+        limit: LIST_PAGE_SIZE,
+      }),
+    ),
+  );
+  const page = pages.length === 1 ? (pages[0] as (typeof pages)[number]) : mergePages(pages);
   const last = page.tasks.at(-1);
   return { tasks: page.tasks, ...(page.more && last ? { nextCursor: encodeCursor(last) } : {}) };
+}
+
+/** Several pages in creation order, cut to one page: more when any page had more or some were cut. */
+function mergePages(pages: Array<{ tasks: TaskRecord[]; more: boolean }>): { tasks: TaskRecord[]; more: boolean } {
+  const all = pages.flatMap((p) => p.tasks).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.taskId < b.taskId ? -1 : 1));
+  return { tasks: all.slice(0, LIST_PAGE_SIZE), more: all.length > LIST_PAGE_SIZE || pages.some((p) => p.more) };
 }
 
 /** A `tasks/list` cursor: where the page ended, opaque to the client. */

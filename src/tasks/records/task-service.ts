@@ -18,7 +18,7 @@ import {
 import { MissingCapabilityError } from '../calls/conversation.js';
 import type { OwnedTasks } from '../kinds/owned-tasks.js';
 import type { ProxiedTasks, TaskAccess } from '../kinds/proxied-tasks.js';
-import type { CallerContext, UpstreamRoute } from '../route.js';
+import { servesUpstream, type CallerContext, type UpstreamRoute } from '../route.js';
 import type { TaskEvents } from './task-events.js';
 import { UnknownTaskError } from './task-limits.js';
 
@@ -68,7 +68,7 @@ export class TaskService {
     const record = await this.events.store.get(taskId as TaskId);
     // A foreign task is indistinguishable from an unknown one (tasks extension §Security Considerations;
     // 2025-11-25 basic/utilities/tasks §Security Considerations).
-    if (!record || record.principal !== caller.principal || record.upstream !== route.name) throw new UnknownTaskError();
+    if (!record || record.principal !== caller.principal || !servesUpstream(route, record.upstream)) throw new UnknownTaskError();
     if (caller.session !== undefined && record.session !== undefined && record.session !== caller.session) throw new UnknownTaskError();
     return record;
   }
@@ -106,7 +106,7 @@ export class TaskService {
     const accepted: string[] = [];
     for (const id of taskIds) {
       const r = await this.events.store.get(id as TaskId);
-      if (r && r.principal === principal && r.upstream === route.name) accepted.push(id);
+      if (r && r.principal === principal && servesUpstream(route, r.upstream)) accepted.push(id);
     }
     const wanted = new Set(accepted);
     const off = this.events.on((t) => {

@@ -1,6 +1,6 @@
 /** A tool's 2025-11-25 `execution.taskSupport` as the legacy face shows it: the rule first, else the upstream. */
 import t from 'tap';
-import { legacyTaskSupport } from '../../../src/proxy/legacy-face/tasks.js';
+import { legacyTaskSupport } from '../../../src/tasks/index.js';
 
 t.test('wrapping rules decide whatever the upstream says', async (t) => {
   for (const upstream of [
