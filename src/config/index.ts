@@ -22,4 +22,5 @@ export {
 } from './schema.js';
 export { ConfigError, loadConfigFile, parseConfig, type ConfigOverrides } from './load.js';
 export { planReload } from './reload.js';
+export { shellWords, upstreamsFromFlags } from './upstream-flags.js';
 export { describeConfig } from './summary.js';
