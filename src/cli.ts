@@ -87,7 +87,16 @@ Usage: mcp-tasks-gateway [options]
 
 Options:
   -c, --config FILE   configuration file (YAML or JSON); see config/gateway.example.yaml
-  -u, --upstream URL  one Streamable HTTP upstream, mounted at /mcp (replaces the file's upstreams)
+  -u, --upstream URL  one Streamable HTTP upstream, mounted at /mcp (replaces the file's upstreams). Repeatable:
+                      several make one federated endpoint at /mcp, the union of their tools and prompts. Forms:
+                        URL            an HTTP upstream (http:// or https://), named upstream (then upstream2, …)
+                        NAME=URL       an HTTP upstream named NAME
+                        NAME=COMMAND   an stdio upstream; COMMAND is split into words as a shell would ('…', "…",
+                                       \\ escapes; no variables, no globbing)
+                        NAME=--        an stdio upstream whose command is the rest of the command line (a
+                                       standalone -- first is skipped); only the last --upstream
+                      With several, each NAME prefixes its tools and prompts (NAME_tool); bare URLs keep theirs.
+                      e.g. --upstream a=http://127.0.0.1:3001/mcp --upstream b=-- npx -y @modelcontextprotocol/server-everything
       --host HOST     listen address (default ${DEFAULTS.host}); 0.0.0.0 listens on every interface, and then
                       the Host/Origin checks admit anything unless server.allowedHosts is set
   -p, --port PORT     listen port (default ${DEFAULTS.port}; 0 picks a free port)
@@ -136,7 +145,7 @@ config/gateway.redis.example.yaml and docs/deployment.md ("Several instances beh
 /** The flags as parsed. */
 interface Flags {
   config?: string | undefined;
-  upstream?: string | undefined;
+  upstream?: string[] | undefined;
   host?: string | undefined;
   port?: string | undefined;
   check?: boolean | undefined;
@@ -150,13 +159,16 @@ type DemoUpstream = { url: string; close(): Promise<void> } | undefined;
 
 /** The flags and the configuration overrides they make, or the exit code (help, version, a bad flag). */
 function readFlags(argv: string[]): { args: Flags; overrides: ConfigOverrides } | number {
+  // Everything after `--upstream NAME=--` (or after a standalone `--`) is that upstream's command, never flags of the gateway.
+  const cut = commandCut(argv);
+  const rest = cut === undefined ? undefined : argv.slice(cut.rest);
   let args: Flags;
   try {
     args = parseArgs({
-      args: argv,
+      args: cut === undefined ? argv : argv.slice(0, cut.flags),
       options: {
         config: { type: 'string', short: 'c' },
-        upstream: { type: 'string', short: 'u' },
+        upstream: { type: 'string', short: 'u', multiple: true },
         host: { type: 'string' },
         port: { type: 'string', short: 'p' },
         check: { type: 'boolean' },
@@ -191,7 +203,27 @@ function readFlags(argv: string[]): { args: Flags; overrides: ConfigOverrides } 
     overrides.port = port;
   }
   if (args.upstream !== undefined) overrides.upstream = args.upstream;
+  if (rest !== undefined) overrides.upstreamCommand = rest;
   return { args, overrides };
+}
+
+/**
+ * Where the gateway's flags end and the command of `--upstream NAME=--` begins: after that flag's value (a standalone
+ * `--` right after it is skipped), else after a standalone `--`; undefined when the command line has neither.
+ */
+function commandCut(argv: readonly string[]): { flags: number; rest: number } | undefined {
+  const tail = /^[^=]+=--$/;
+  const after = (end: number) => ({ flags: end, rest: argv[end] === '--' ? end + 1 : end });
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === '--') return { flags: i, rest: i + 1 };
+    const joined = /^(?:--upstream=|-u)(.+)$/.exec(a)?.[1];
+    if (joined !== undefined && tail.test(joined)) return after(i + 1);
+    if ((a === '--upstream' || a === '-u') && tail.test(argv[i + 1] ?? '')) return after(i + 2);
+    // A flag's value is never a flag: skip it.
+    if (a === '--upstream' || a === '-u' || a === '--config' || a === '-c' || a === '--host' || a === '--port' || a === '-p') i++;
+  }
+  return undefined;
 }
 
 /** A configuration without upstreams runs in front of the demo upstream (at start, and again at each reload). */

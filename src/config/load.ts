@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import type { ZodError } from 'zod';
 import { ConfigSchema, type GatewayConfig } from './schema.js';
+import { UpstreamFlagError, upstreamsFromFlags } from './upstream-flags.js';
 
 /** A configuration that failed validation; `problems` names each key path. */
 export class ConfigError extends Error {
@@ -19,7 +20,10 @@ export class ConfigError extends Error {
 export interface ConfigOverrides {
   host?: string;
   port?: number;
-  upstream?: string;
+  /** `--upstream` values in order (config/upstream-flags.ts); they replace the file's upstreams. */
+  upstream?: string | readonly string[];
+  /** The command line after a standalone `--`: the command of the `--upstream NAME=--` upstream. */
+  upstreamCommand?: readonly string[];
 }
 
 /** Formats zod issues as `key.path: message` lines. */
@@ -42,15 +46,20 @@ export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}): Read
     if (overrides.port !== undefined) server.port = overrides.port;
     base.server = server;
   }
-  if (overrides.upstream !== undefined) {
-    base.upstreams = [{ name: 'upstream', path: '/mcp', url: overrides.upstream }];
+  const flagged = overrides.upstream !== undefined || overrides.upstreamCommand !== undefined;
+  if (flagged) {
+    const values = typeof overrides.upstream === 'string' ? [overrides.upstream] : (overrides.upstream ?? []);
+    try {
+      base.upstreams = upstreamsFromFlags(values, overrides.upstreamCommand);
+    } catch (e) {
+      if (!(e instanceof UpstreamFlagError)) throw e;
+      throw new ConfigError([`${e.index === undefined ? 'upstreams' : `upstreams.${e.index}`} (--upstream): ${e.message}`], { cause: e });
+    }
   }
   const parsed = ConfigSchema.safeParse(base);
   if (!parsed.success) {
-    // The upstream `--upstream` gave is named by its flag too: the file the operator may look at does not hold it.
-    const problems = formatIssues(parsed.error).map((p) =>
-      overrides.upstream !== undefined && p.startsWith('upstreams.0.url:') ? p.replace('upstreams.0.url:', 'upstreams.0.url (--upstream):') : p,
-    );
+    // The upstreams `--upstream` gave are named by the flag too: the file the operator may look at does not hold them.
+    const problems = formatIssues(parsed.error).map((p) => (flagged ? p.replace(/^(upstreams\.[^:]*):/, '$1 (--upstream):') : p));
     throw new ConfigError(problems, { cause: parsed.error });
   }
   return deepFreeze(parsed.data);

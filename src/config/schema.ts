@@ -1,11 +1,27 @@
 /** The gateway's configuration: a strict zod schema with named defaults (a typo is an error naming its key). */
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.js';
+import { checkFederation, EndpointSchema } from './federation.js';
 import { doc, live, positiveInt, redisUrlProblem } from './schema-parts.js';
 import { checkRuleOrder } from './tool-rules.js';
 import { checkPassthrough, UpstreamSchema } from './upstream-schema.js';
 
 export { DEFAULTS, principalShare } from './defaults.js';
+export {
+  AccessRuleSchema,
+  EndpointSchema,
+  ExposeSchema,
+  federatedPaths,
+  isFederatedPath,
+  LIST_CACHES,
+  MCP_NAME,
+  NAMESPACE,
+  shapesItsNames,
+  sharedPaths,
+  type AccessRule,
+  type EndpointConfig,
+  type ExposeConfig,
+} from './federation.js';
 export { redactedUrl, redisUrlProblem, WHEN_ABSENT } from './schema-parts.js';
 export { JOB_STATUSES, JobSchema, TASK_MODES, ToolRuleSchema, type ToolRule } from './tool-rules.js';
 export {
@@ -15,6 +31,7 @@ export {
   JWT_HMAC_ALGORITHMS,
   SESSION_SCOPES,
   UPSTREAM_ERAS,
+  oauthCapable,
   UpstreamSchema,
   wellKnownRootOwner,
   type AuthConfig,
@@ -413,15 +430,18 @@ export const ConfigSchema = z
     upstreams: z
       .array(UpstreamSchema)
       .default([])
-      .describe('The MCP servers behind the gateway, each on its own path (none: the bundled demo upstream at `/mcp`).'),
+      .describe(
+        'The MCP servers behind the gateway, each on a path; several on one path form one federated endpoint, the union of their tools and prompts ' +
+          '(none: the bundled demo upstream at `/mcp`).',
+      ),
+    endpoints: z
+      .array(EndpointSchema)
+      .default([])
+      .describe("How federated paths introduce themselves to clients (`serverInfo`, instructions); each on an upstream's path, once."),
   })
   .superRefine((cfg, ctx) => {
-    const paths = new Map<string, number>();
-    cfg.upstreams.forEach((u, i) => {
-      const prev = paths.get(u.path);
-      if (prev !== undefined) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'path'], message: `path ${u.path} is already used by upstreams.${prev}` });
-      paths.set(u.path, i);
-    });
+    // Several upstreams on one path are one federated endpoint: their namespaces, authenticator and pass-through agree.
+    checkFederation(cfg.upstreams, cfg.endpoints, ctx);
     // The operations paths are the gateway's own: an upstream mounted there would never be reached.
     const own = new Set(['/healthz', '/readyz', ...(cfg.server.metrics.enabled ? [cfg.server.metrics.path] : [])]);
     cfg.upstreams.forEach((u, i) => {

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { DEFAULT_TASK_MODE, GATEWAY_OWN_PATHS, OAUTH_WELL_KNOWN } from '../translate/index.js';
 import { DEFAULTS } from './defaults.js';
+import { AccessRuleSchema, ExposeSchema, sharedPaths } from './federation.js';
 import { doc, headerName, httpUrl, live, positiveInt } from './schema-parts.js';
 import { ToolRuleSchema } from './tool-rules.js';
 
@@ -287,6 +288,18 @@ export const UpstreamSchema = z
           ),
       })
       .default({ scope: DEFAULTS.sessionScope, anonymousScope: DEFAULTS.anonymousSessionScope }),
+    expose: ExposeSchema,
+    /**
+     * Per-principal access to this member's tools and prompts on a federated path: the first rule whose `when`
+     * matches the caller decides; no rule matching, or none given: everything shown.
+     */
+    access: z
+      .array(AccessRuleSchema)
+      .default([])
+      .describe(
+        'on a federated path, which of its tools and prompts each caller may list and call: the first rule whose `when` matches the caller decides ' +
+          '(none matching: all)',
+      ),
   })
   .refine((u) => (u.url === undefined) !== (u.command === undefined), {
     message: 'give exactly one of url (an HTTP upstream) and command (an stdio upstream)',
@@ -323,8 +336,8 @@ export function checkPassthrough(upstreams: ReadonlyArray<z.infer<typeof Upstrea
     });
   });
   // The root documents: claimed explicitly, by an upstream mounted at / (its path-suffixed documents are the root
-  // ones), or by the only HTTP upstream.
-  const http = upstreams.map((u, i) => [u, i] as const).filter(([u]) => u.url !== undefined);
+  // ones), or by the only HTTP upstream; never by a member of a shared path (checkFederation refuses the claim).
+  const http = oauthCapable(upstreams);
   const claimants = http.filter(([u]) => u.passthrough.wellKnownRoot === true || (u.path === '/' && u.passthrough.wellKnownRoot !== false));
   if (claimants.length > 1) {
     for (const [, i] of claimants.slice(1)) {
@@ -337,9 +350,19 @@ export function checkPassthrough(upstreams: ReadonlyArray<z.infer<typeof Upstrea
   }
 }
 
+/**
+ * The upstreams (with their index) whose OAuth documents may be passed through: HTTP ones alone on their path. A path
+ * several upstreams share is one endpoint with one authenticator and no single authorization server: no OAuth
+ * document of it is passed through, neither its path-suffixed ones nor the root ones.
+ */
+export function oauthCapable<U extends Pick<z.infer<typeof UpstreamSchema>, 'url' | 'path'>>(upstreams: readonly U[]): Array<readonly [U, number]> {
+  const shared = sharedPaths(upstreams);
+  return upstreams.map((u, i) => [u, i] as const).filter(([u]) => u.url !== undefined && !shared.has(u.path));
+}
+
 /** Which upstream (index) answers the root OAuth well-known documents, if any (docs/deployment.md §OAuth and other paths). */
 export function wellKnownRootOwner(upstreams: ReadonlyArray<Pick<z.infer<typeof UpstreamSchema>, 'url' | 'path' | 'passthrough'>>): number | undefined {
-  const http = upstreams.map((u, i) => [u, i] as const).filter(([u]) => u.url !== undefined);
+  const http = oauthCapable(upstreams);
   const claimant = http.find(([u]) => u.passthrough.wellKnownRoot === true || (u.path === '/' && u.passthrough.wellKnownRoot !== false));
   if (claimant) return claimant[1];
   const only = http.length === 1 ? http[0] : undefined;

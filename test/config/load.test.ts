@@ -68,6 +68,13 @@ t.test('defaults', async (t) => {
       passthrough: { paths: [] },
       env: {},
       restart: { initialDelayMs: 100, maxDelayMs: 30_000, resetAfterMs: 60_000 },
+      expose: {
+        tools: { include: ['*'], exclude: [], rename: {} },
+        prompts: { include: ['*'], exclude: [], rename: {} },
+        required: true,
+        listCache: 'principal',
+      },
+      access: [],
     },
     'upstream defaults, tools default {"*":{task:"native"}}, era probed, auth bearer',
   );
@@ -245,8 +252,6 @@ t.test('value problems', async (t) => {
       { upstreams: [up({ tools: { 'slow_*': { task: 'off' }, slow_report: { task: 'always' } } })] },
       /^upstreams\.0\.tools\.slow_report: rule "slow_report" can never apply: the earlier rule "slow_\*"/,
     ],
-    ['duplicate path', { upstreams: [up({ path: '/x' }), up({ name: 'b', path: '/x' })] }, /^upstreams\.1\.path: path \/x is already used by upstreams\.0/],
-    ['duplicate path via the default', { upstreams: [up(), up({ name: 'b' })] }, /^upstreams\.1\.path: path \/mcp is already used/],
     ['duplicate name', { upstreams: [up({ path: '/x' }), up({ path: '/y' })] }, /^upstreams\.1\.name: duplicate upstream name a/],
     ['bad URL', { upstreams: [up({ url: 'not a url' })] }, /^upstreams\.0\.url: /],
     ['non-http URL', { upstreams: [up({ url: 'ftp://example.com/mcp' })] }, /^upstreams\.0\.url: /],
@@ -297,7 +302,6 @@ t.test('every problem is listed at once', async (t) => {
     /^upstreams\.0\.tools\.s\.afterMs: task "auto" needs afterMs/,
     /^upstreams\.0\.tools\.u\.afterMs: afterMs applies .*not "off"/,
     /^upstreams\.0\.tools\.v\.ttlMs: ttlMs must not exceed maxTtlMs/,
-    /^upstreams\.1\.path: path \/mcp is already used/,
     /^upstreams\.1\.name: duplicate upstream name a/,
   ];
   for (const re of wanted)
