@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { ConfigError, planReload, principalShare, redactedUrl, redisUrlProblem, wellKnownRootOwner } from './config/index.js';
+import { ConfigError, federatedPaths, planReload, principalShare, redactedUrl, redisUrlProblem, wellKnownRootOwner } from './config/index.js';
 import type { GatewayConfig, UpstreamConfig } from './config/index.js';
 import {
   Authenticator,
@@ -11,11 +11,13 @@ import {
   GatewayMetrics,
   hostPolicy,
   type EdgeEndpoint,
+  type EdgeFederation,
   type EdgeOptions,
   type PassthroughUpstream,
 } from './proxy/index.js';
 import { MemoryTaskStore, observeStore, RedisTaskStore, type TaskStore } from './store/index.js';
 import {
+  federatedRoute,
   InstanceBus,
   mintInstanceId,
   MrtrBridge,
@@ -214,7 +216,9 @@ async function startGateway(config: Readonly<GatewayConfig>, deps: GatewayDeps, 
     runtime.proxied.knowRoute({ ...r.route, upstream: r.modernUpstream });
   }
   await runtime.start();
-  const edgeOptions = edgeOptionsOf(config, { root: logs.root, audit, store, bridge, runtime, routes, metrics });
+  const federations = federationsOf(config, routes, runtime, { log: logs.tasks, metrics });
+  closers.add(() => Promise.all(federations.map((f) => f.route.upstream.close())));
+  const edgeOptions = { ...edgeOptionsOf(config, { root: logs.root, audit, store, bridge, runtime, routes, metrics }), federations };
   const app = await buildEdge(edgeOptions);
   closers.add(() => app.close());
   // Every upstream on `era: auto` probed now, in the background (the listen does not wait): a dead upstream, or one that
@@ -475,6 +479,46 @@ function endpointOf(u: UpstreamConfig, auth: Authenticator, at: string | StdioHo
   };
 }
 
+/**
+ * The federated paths (docs/federation.md): each one route over its members, whose own endpoints are then not mounted
+ * (they still count in /healthz, /readyz when required, and the metrics).
+ */
+function federationsOf(
+  config: Readonly<GatewayConfig>,
+  routes: EdgeEndpoint[],
+  runtime: TaskRuntime,
+  d: { log: LayerLogger; metrics: GatewayMetrics | undefined },
+): EdgeFederation[] {
+  return [...federatedPaths(config)].map(([path, members]) => {
+    const at = members.map((u) => routes[config.upstreams.indexOf(u)] as EdgeEndpoint);
+    const specs = members.map((u, i) => {
+      const e = at[i] as EdgeEndpoint;
+      e.member = { required: u.expose.required };
+      const { namespace, resourcePrefix, ...expose } = u.expose;
+      return {
+        ...expose,
+        name: u.name,
+        namespace,
+        resourcePrefix,
+        access: u.access,
+        route: e.route,
+        modernRoute: { ...e.route, upstream: e.modernUpstream },
+        availability: e.availability,
+      };
+    });
+    const shown = config.endpoints.find((x) => x.path === path);
+    const route = federatedRoute({
+      path,
+      identity: { serverInfo: { name: shown?.name ?? GATEWAY_NAME, version: shown?.version ?? GATEWAY_VERSION }, instructions: shown?.instructions },
+      members: specs,
+      runtime,
+      log: d.log,
+      onCollision: (c) => d.metrics?.federationCollision(path, c.kept, c.hidden),
+    });
+    return { path, route, ...(at[0]?.auth ? { auth: at[0].auth } : {}) };
+  });
+}
+
 /** The edge's options from the configuration and the parts built for it. */
 function edgeOptionsOf(
   config: Readonly<GatewayConfig>,
@@ -520,8 +564,12 @@ function edgeOptionsOf(
 /** The non-MCP paths of the HTTP upstreams (docs/deployment.md §OAuth and other paths); stdio upstreams have none. */
 function passthroughOf(upstreams: GatewayConfig['upstreams']): PassthroughUpstream[] {
   const root = wellKnownRootOwner(upstreams);
+  // A federated path has no one authorization server: its members' OAuth documents are not passed through.
+  const federated = federatedPaths({ upstreams });
   return upstreams.flatMap((u, i) =>
-    u.url === undefined ? [] : [{ name: u.name, mountPath: u.path, url: u.url, timeoutMs: u.timeoutMs, paths: u.passthrough.paths, wellKnownRoot: root === i }],
+    u.url === undefined || federated.has(u.path)
+      ? []
+      : [{ name: u.name, mountPath: u.path, url: u.url, timeoutMs: u.timeoutMs, paths: u.passthrough.paths, wellKnownRoot: root === i }],
   );
 }
 

@@ -229,7 +229,12 @@ export class Authenticator {
 
 /** What access rules read of a verified JWT: `sub`, the scopes (`scope`, RFC 8693 §4.2; or `scp`), every claim. */
 function subjectOf(payload: { sub?: string; scope?: unknown; scp?: unknown }): CallerSubject {
-  const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : Array.isArray(payload.scp) ? payload.scp.filter((x): x is string => typeof x === 'string') : [];
+  const scopes =
+    typeof payload.scope === 'string'
+      ? payload.scope.split(' ').filter(Boolean)
+      : Array.isArray(payload.scp)
+        ? payload.scp.filter((x): x is string => typeof x === 'string')
+        : [];
   return { ...(payload.sub !== undefined ? { name: payload.sub } : {}), scopes, claims: payload as Record<string, unknown> };
 }
 

@@ -2,6 +2,6 @@
 export { hostPolicy } from './host-check.js';
 export { Authenticator } from './auth.js';
 export { createAuditLog } from './audit-sink.js';
-export { buildEdge, type EdgeEndpoint, type EdgeOptions } from './server.js';
+export { buildEdge, type EdgeEndpoint, type EdgeFederation, type EdgeOptions } from './server.js';
 export type { PassthroughUpstream } from './passthrough-paths.js';
 export { GatewayMetrics } from './metrics.js';

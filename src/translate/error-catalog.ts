@@ -318,7 +318,12 @@ export const ERROR_CATALOG = {
     message: "Cannot cancel task: already in terminal status '%s'",
     doc: 'A 2025-11-25 `tasks/cancel` of a task that already ended.',
   },
-  GW_INVALID_CURSOR: { rpc: ErrorCode.InvalidParams, status: 200, message: 'Invalid cursor', doc: 'A `tasks/list` cursor this gateway did not issue.' },
+  GW_INVALID_CURSOR: {
+    rpc: ErrorCode.InvalidParams,
+    status: 200,
+    message: 'Invalid cursor',
+    doc: "A `tasks/list` cursor, or a federated endpoint's list cursor, this gateway did not issue (or one of a list that has changed since).",
+  },
   GW_TOO_MANY_TASKS: {
     rpc: GatewayErrorCode.CallerLimit,
     status: 429,
@@ -415,6 +420,12 @@ export const ERROR_CATALOG = {
     status: 200,
     message: 'Unknown tool: %s',
     doc: 'A tool a `task: job` rule hides (its status, result or cancel tool) called directly, or a tool a federated endpoint does not show the caller: unknown, filtered out or denied by an access rule (2026-07-28 server/tools §Error Handling; docs/federation.md).',
+  },
+  GW_RESOURCE_NOT_SERVED: {
+    rpc: ErrorCode.InvalidParams,
+    status: 200,
+    message: 'Resource not found: %s',
+    doc: 'No member of a federated endpoint lists the URI, has a template that matches it or a `resourcePrefix` that covers it (2026-07-28 server/resources §Error Handling; docs/federation.md).',
   },
   GW_PROMPT_NOT_FOUND: {
     rpc: ErrorCode.InvalidParams,

@@ -7,7 +7,6 @@
 import {
   catalogError,
   declaresTasks,
-  ErrorCode,
   isObject,
   legacySupportsToolTasks,
   MODERN_VERSION,
@@ -75,7 +74,7 @@ function decodeCursor(cursor: unknown): { offset: number; generation: number } |
   }
 }
 
-const INVALID_CURSOR: JsonRpcErrorObject = { code: ErrorCode.InvalidParams, message: 'Invalid cursor' };
+const INVALID_CURSOR: JsonRpcErrorObject = catalogError('GW_INVALID_CURSOR');
 
 export class FederatedClient implements UpstreamClient {
   readonly era = 'modern' as const;
@@ -155,7 +154,7 @@ export class FederatedClient implements UpstreamClient {
       case 'resources/unsubscribe': {
         const uri = typeof p.uri === 'string' ? p.uri : '';
         const member = await this.fed.resourceMember(uri, who, signal);
-        if (member === undefined) return answered({ error: { code: ErrorCode.InvalidParams, message: `Resource not found: ${uri}`, data: { uri } } });
+        if (member === undefined) return answered({ error: catalogError('GW_RESOURCE_NOT_SERVED', { args: [uri], data: { uri } }) });
         return this.forward(await this.fed.routeOf(member, caller), caller, method, p, signal, opts);
       }
       case 'completion/complete':
@@ -207,7 +206,7 @@ export class FederatedClient implements UpstreamClient {
     }
     const uri = typeof ref.uri === 'string' ? ref.uri : '';
     const member = await this.fed.templateMember(uri, who, signal);
-    if (member === undefined) return answered({ error: { code: ErrorCode.InvalidParams, message: `Resource not found: ${uri}`, data: { uri } } });
+    if (member === undefined) return answered({ error: catalogError('GW_RESOURCE_NOT_SERVED', { args: [uri], data: { uri } }) });
     return this.forward(await this.fed.routeOf(member, caller), caller, 'completion/complete', p, signal);
   }
 

@@ -18,11 +18,15 @@ export interface NameRules {
 
 /** One access rule: callers that match `when` see the names `allow` admits and `deny` does not. */
 export interface AccessRule {
-  when: { subjects?: readonly string[]; scopes?: readonly string[]; claims?: Readonly<Record<string, string | readonly string[]>> };
+  when: {
+    subjects?: readonly string[] | undefined;
+    scopes?: readonly string[] | undefined;
+    claims?: Readonly<Record<string, string | readonly string[]>> | undefined;
+  };
   /** Globs over the names as clients see them (absent: all). */
-  allow?: readonly string[];
+  allow?: readonly string[] | undefined;
   /** Globs over the names as clients see them (absent: none). */
-  deny?: readonly string[];
+  deny?: readonly string[] | undefined;
 }
 
 /** The MCP tool-name rule (2025-11-25 and 2026-07-28 server/tools §Tool Names): 1–128 of `A-Za-z0-9_-.`. */
