@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { ConfigError, federatedPaths, planReload, principalShare, redactedUrl, redisUrlProblem, wellKnownRootOwner } from './config/index.js';
+import { ConfigError, federatedPaths, sharedPaths, planReload, principalShare, redactedUrl, redisUrlProblem, wellKnownRootOwner } from './config/index.js';
 import type { GatewayConfig, UpstreamConfig } from './config/index.js';
 import {
   Authenticator,
@@ -224,6 +224,7 @@ async function startGateway(config: Readonly<GatewayConfig>, deps: GatewayDeps, 
   // Every upstream on `era: auto` probed now, in the background (the listen does not wait): a dead upstream, or one that
   // is no MCP server, is known and logged before the first request; its outcome is logged by the edge (logAvailability).
   for (const r of routes) r.availability.start();
+  await refuseCollisions(federations);
   for (const u of config.upstreams) {
     if (u.auth.mode !== 'none') continue;
     // Without identities a task id is the only secret: said once, loudly, at start.
@@ -519,6 +520,21 @@ function federationsOf(
   });
 }
 
+/**
+ * A name two members of a federated path would both show is refused at start, naming both (docs/federation.md
+ * §Collisions): the members that answer now are listed with the operator's credentials; one that is down is checked
+ * when it comes up, and a collision then hides the later member's name with a warning.
+ */
+async function refuseCollisions(federations: EdgeFederation[]): Promise<void> {
+  const problems: string[] = [];
+  for (const f of federations) {
+    const found = (await f.route.federation?.collisionsNow({ principal: 'gateway', capabilities: {} }, AbortSignal.timeout(f.route.timeoutMs))) ?? [];
+    for (const c of found)
+      problems.push(`upstreams.${c.hidden}: ${c.kind} ${c.name} at ${f.path} is also upstreams.${c.kept}'s; give one a namespace or a rename (expose)`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+}
+
 /** The edge's options from the configuration and the parts built for it. */
 function edgeOptionsOf(
   config: Readonly<GatewayConfig>,
@@ -564,7 +580,7 @@ function edgeOptionsOf(
 /** The non-MCP paths of the HTTP upstreams (docs/deployment.md §OAuth and other paths); stdio upstreams have none. */
 function passthroughOf(upstreams: GatewayConfig['upstreams']): PassthroughUpstream[] {
   const root = wellKnownRootOwner(upstreams);
-  // A federated path has no one authorization server: its members' OAuth documents are not passed through.
+  // A path several upstreams share has no one authorization server: its members' OAuth documents are not passed through.
   const federated = federatedPaths({ upstreams });
   return upstreams.flatMap((u, i) =>
     u.url === undefined || federated.has(u.path)

@@ -218,8 +218,15 @@ export class ModernFace {
       case 'forward-input': {
         const signal = stopSignal as AbortSignal;
         const hooks = { signal, notify: (n: JsonRpcNotification) => channel.notify(n) };
+        // A federated endpoint's tool call is its member's, under the member's own name (docs/federation.md), from here
+        // on: its held rounds and their states are the member route's wherever the retry lands.
+        const on = route.federation && req.method === 'tools/call' ? await runtime.memberCall(route, req, caller, signal) : { route, req };
         // A retry whose held call another instance holds is answered there (2026-07-28 basic/patterns/mrtr).
-        const outcome = (await bridge.relay(route, req, caller, hooks)) ?? (await runRequest(runtime, bridge, route, req, caller, hooks));
+        const outcome = await runtime.onMember(
+          route,
+          on.route,
+          async () => (await bridge.relay(on.route, on.req, caller, hooks)) ?? (await runRequest(runtime, bridge, on.route, on.req, caller, hooks)),
+        );
         if (outcome.kind === 'error') {
           channel.error(id, outcome.error, upstreamErrorStatus(outcome.error));
           return { outcome: upstreamErrorOutcome(outcome.error.code) };

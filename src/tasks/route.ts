@@ -40,6 +40,8 @@ export interface FederationRouting {
    * the name is a member's that is known to be down.
    */
   target(kind: 'tool' | 'prompt', name: string, caller: CallerContext, signal?: AbortSignal): Promise<{ route: UpstreamRoute; name: string } | undefined>;
+  /** Every name two members would both show to `caller` now (members that are down are not asked). */
+  collisionsNow(caller: CallerContext, signal?: AbortSignal): Promise<Array<{ kind: 'tool' | 'prompt'; name: string; kept: string; hidden: string }>>;
   /** A member's call failed with `e`: the member is asked again at once when the failure says it may be down. */
   failed(upstream: string, e: unknown): void;
 }

@@ -533,8 +533,20 @@ export class TaskRuntime {
     return m;
   }
 
+  /** A federated endpoint's `tools/call` as its member's: the member route, the request under the member's own name. */
+  async memberCall(
+    route: UpstreamRoute,
+    req: ModernRequest,
+    caller: CallerContext,
+    signal: AbortSignal,
+  ): Promise<{ route: UpstreamRoute; req: ModernRequest }> {
+    const m = await this.member(route, typeof req.params.name === 'string' ? req.params.name : '', caller, signal);
+    return { route: m.route, req: { ...req, params: { ...req.params, name: m.name } } };
+  }
+
   /** Runs a federated call on its member; a failure that says the member may be down has it asked again. */
-  private async onMember<T>(route: UpstreamRoute, member: UpstreamRoute, run: () => Promise<T>): Promise<T> {
+  async onMember<T>(route: UpstreamRoute, member: UpstreamRoute, run: () => Promise<T>): Promise<T> {
+    if (member === route) return run();
     try {
       return await run();
     } catch (e) {
