@@ -11,13 +11,14 @@ import {
   GatewayMetrics,
   hostPolicy,
   type EdgeEndpoint,
-  type EdgeFederation,
+  drainThenClose,
   type EdgeOptions,
+  type FederationPlan,
   type PassthroughUpstream,
 } from './proxy/index.js';
 import { MemoryTaskStore, observeStore, RedisTaskStore, type TaskStore } from './store/index.js';
 import {
-  federatedRoute,
+  FederationCollisionError,
   InstanceBus,
   mintInstanceId,
   MrtrBridge,
@@ -103,9 +104,6 @@ export interface Gateway {
   /** Closes at once, in order: stop accepting → stop work (held calls, tasks) → upstream sessions and hosts → store. Idempotent. */
   close(): Promise<void>;
 }
-
-/** How long a shutdown waits for the last writes to open streams to be flushed before connections are closed. */
-const STREAM_FLUSH_MS = 1_000;
 
 /** What others may watch of an stdio upstream's process (never its private URL). */
 export interface UpstreamProcess extends StdioHostStatus {
@@ -216,15 +214,15 @@ async function startGateway(config: Readonly<GatewayConfig>, deps: GatewayDeps, 
     runtime.proxied.knowRoute({ ...r.route, upstream: r.modernUpstream });
   }
   await runtime.start();
-  const federations = federationsOf(config, routes, runtime, { log: logs.tasks, metrics });
-  closers.add(() => Promise.all(federations.map((f) => f.route.upstream.close())));
-  const edgeOptions = { ...edgeOptionsOf(config, { root: logs.root, audit, store, bridge, runtime, routes, metrics }), federations };
-  const app = await buildEdge(edgeOptions);
+  const edgeOptions = { ...edgeOptionsOf(config, { root: logs.root, audit, store, bridge, runtime, routes, metrics }), federations: federationPlans(config) };
+  const app = await buildEdge(edgeOptions).catch((e: unknown) => {
+    // Two members of a federated path showing one name (asked at start): a configuration error naming both.
+    throw e instanceof FederationCollisionError ? new ConfigError(e.problems) : e;
+  });
   closers.add(() => app.close());
   // Every upstream on `era: auto` probed now, in the background (the listen does not wait): a dead upstream, or one that
   // is no MCP server, is known and logged before the first request; its outcome is logged by the edge (logAvailability).
   for (const r of routes) r.availability.start();
-  await refuseCollisions(federations);
   for (const u of config.upstreams) {
     if (u.auth.mode !== 'none') continue;
     // Without identities a task id is the only secret: said once, loudly, at start.
@@ -276,38 +274,6 @@ class Closers {
   async run(): Promise<void> {
     for (let i = this.list.length - 1; i >= 0; i--) await (this.list[i] as () => unknown)();
   }
-}
-
-/**
- * A graceful shutdown's steps: refuse new requests, let those in flight and the owned calls running here finish
- * within `graceMs`, stop what still runs, let open streams flush, then close.
- */
-async function drainThenClose(
-  app: FastifyInstance,
-  runtime: TaskRuntime,
-  graceMs: number,
-  stopWork: () => Promise<void>,
-  close: () => Promise<void>,
-): Promise<void> {
-  const drain = app.drain;
-  drain.start();
-  // Requests in flight and owned calls running here may finish within the grace; each end looks again.
-  const deadline = Date.now() + graceMs;
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
-  while ((drain.inFlight > 0 || runtime.ownedRunning > 0) && Date.now() < deadline) {
-    await Promise.race([drain.changed(), runtime.ownedRunning > 0 ? runtime.ownedIdle() : new Promise<void>(() => {}), expired]);
-  }
-  clearTimeout(timer);
-  drain.wake();
-  if (drain.inFlight > 0 || runtime.ownedRunning > 0) {
-    app.log.warn({ inFlight: drain.inFlight, ownedTasks: runtime.ownedRunning, graceMs }, 'shutdown grace over: stopping what still runs');
-  }
-  // What still runs stops now; clients still connected (listen streams, task result waits) are told here, and
-  // their streams then end cleanly before the connections close.
-  await stopWork();
-  await drain.endOpen(STREAM_FLUSH_MS);
-  await close();
 }
 
 /** The running parts a reload changes. */
@@ -480,59 +446,17 @@ function endpointOf(u: UpstreamConfig, auth: Authenticator, at: string | StdioHo
   };
 }
 
-/**
- * The federated paths (docs/federation.md): each one route over its members, whose own endpoints are then not mounted
- * (they still count in /healthz, /readyz when required, and the metrics).
- */
-function federationsOf(
-  config: Readonly<GatewayConfig>,
-  routes: EdgeEndpoint[],
-  runtime: TaskRuntime,
-  d: { log: LayerLogger; metrics: GatewayMetrics | undefined },
-): EdgeFederation[] {
+/** The federated paths as the edge builds them (docs/federation.md): each path's members, as each shows itself. */
+function federationPlans(config: Readonly<GatewayConfig>): FederationPlan[] {
   return [...federatedPaths(config)].map(([path, members]) => {
-    const at = members.map((u) => routes[config.upstreams.indexOf(u)] as EdgeEndpoint);
-    const specs = members.map((u, i) => {
-      const e = at[i] as EdgeEndpoint;
-      e.member = { required: u.expose.required };
-      const { namespace, resourcePrefix, ...expose } = u.expose;
-      return {
-        ...expose,
-        name: u.name,
-        namespace,
-        resourcePrefix,
-        access: u.access,
-        route: e.route,
-        modernRoute: { ...e.route, upstream: e.modernUpstream },
-        availability: e.availability,
-      };
-    });
     const shown = config.endpoints.find((x) => x.path === path);
-    const route = federatedRoute({
+    const serverInfo = { name: shown?.name ?? GATEWAY_NAME, version: shown?.version ?? GATEWAY_VERSION };
+    return {
       path,
-      identity: { serverInfo: { name: shown?.name ?? GATEWAY_NAME, version: shown?.version ?? GATEWAY_VERSION }, instructions: shown?.instructions },
-      members: specs,
-      runtime,
-      log: d.log,
-      onCollision: (c) => d.metrics?.federationCollision(path, c.kept, c.hidden),
-    });
-    return { path, route, ...(at[0]?.auth ? { auth: at[0].auth } : {}) };
+      identity: { serverInfo, instructions: shown?.instructions },
+      members: members.map((u) => ({ ...u.expose, name: u.name, access: u.access })),
+    };
   });
-}
-
-/**
- * A name two members of a federated path would both show is refused at start, naming both (docs/federation.md
- * §Collisions): the members that answer now are listed with the operator's credentials; one that is down is checked
- * when it comes up, and a collision then hides the later member's name with a warning.
- */
-async function refuseCollisions(federations: EdgeFederation[]): Promise<void> {
-  const problems: string[] = [];
-  for (const f of federations) {
-    const found = (await f.route.federation?.collisionsNow({ principal: 'gateway', capabilities: {} }, AbortSignal.timeout(f.route.timeoutMs))) ?? [];
-    for (const c of found)
-      problems.push(`upstreams.${c.hidden}: ${c.kind} ${c.name} at ${f.path} is also upstreams.${c.kept}'s; give one a namespace or a rename (expose)`);
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
 }
 
 /** The edge's options from the configuration and the parts built for it. */

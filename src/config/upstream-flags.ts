@@ -28,7 +28,7 @@ export class UpstreamFlagError extends Error {
  * `'…'` keeps everything literally, `"…"` keeps everything but `\` before `"`, `\`, `$`, `` ` `` or a newline, and a `\`
  * outside quotes keeps the next character. An unclosed quote or a trailing `\` is an error.
  */
-export function shellWords(text: string): string[] {
+function shellWords(text: string): string[] {
   const words: string[] = [];
   let word = '';
   let inWord = false;

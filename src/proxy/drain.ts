@@ -9,6 +9,10 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { catalogAnswer, isObject } from '../translate/index.js';
+import type { TaskRuntime } from '../tasks/index.js';
+
+/** How long a shutdown waits for the last writes to open streams to be flushed before connections are closed. */
+const STREAM_FLUSH_MS = 1_000;
 
 /** A response not ended yet: a node of the drain's list. */
 interface OpenResponse {
@@ -138,4 +142,36 @@ export class EdgeDrain {
     await Promise.race([Promise.all(flushing), new Promise<void>((r) => (timer = setTimeout(r, boundMs)))]);
     clearTimeout(timer);
   }
+}
+
+/**
+ * A graceful shutdown's steps: refuse new requests, let those in flight and the owned calls running here finish
+ * within `graceMs`, stop what still runs, let open streams flush, then close.
+ */
+export async function drainThenClose(
+  app: FastifyInstance,
+  runtime: Pick<TaskRuntime, 'ownedRunning' | 'ownedIdle'>,
+  graceMs: number,
+  stopWork: () => Promise<void>,
+  close: () => Promise<void>,
+): Promise<void> {
+  const drain = app.drain;
+  drain.start();
+  // Requests in flight and owned calls running here may finish within the grace; each end looks again.
+  const deadline = Date.now() + graceMs;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+  while ((drain.inFlight > 0 || runtime.ownedRunning > 0) && Date.now() < deadline) {
+    await Promise.race([drain.changed(), runtime.ownedRunning > 0 ? runtime.ownedIdle() : new Promise<void>(() => {}), expired]);
+  }
+  clearTimeout(timer);
+  drain.wake();
+  if (drain.inFlight > 0 || runtime.ownedRunning > 0) {
+    app.log.warn({ inFlight: drain.inFlight, ownedTasks: runtime.ownedRunning, graceMs }, 'shutdown grace over: stopping what still runs');
+  }
+  // What still runs stops now; clients still connected (listen streams, task result waits) are told here, and
+  // their streams then end cleanly before the connections close.
+  await stopWork();
+  await drain.endOpen(STREAM_FLUSH_MS);
+  await close();
 }

@@ -2,6 +2,7 @@
 export { hostPolicy } from './host-check.js';
 export { Authenticator } from './auth.js';
 export { createAuditLog } from './audit-sink.js';
-export { buildEdge, type EdgeEndpoint, type EdgeFederation, type EdgeOptions } from './server.js';
+export { buildEdge, type EdgeEndpoint, type EdgeOptions, type FederationPlan } from './server.js';
+export { drainThenClose } from './drain.js';
 export type { PassthroughUpstream } from './passthrough-paths.js';
 export { GatewayMetrics } from './metrics.js';

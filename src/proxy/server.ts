@@ -9,7 +9,17 @@ import Fastify, {
   type FastifyServerOptions,
 } from 'fastify';
 import { catalogAnswer, GatewayError, jsonTooDeep, answerOf, type CatalogAnswer, type ErrorKind } from '../translate/index.js';
-import { NO_AUDIT, type AuditLog, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
+import {
+  federatedRoute,
+  NO_AUDIT,
+  refuseCollisions,
+  type AuditLog,
+  type FederatedIdentity,
+  type MemberExposure,
+  type MrtrBridge,
+  type TaskRuntime,
+  type UpstreamRoute,
+} from '../tasks/index.js';
 import type { UpstreamAvailability, UpstreamClient, UpstreamEras } from '../upstream/index.js';
 import type { Authenticator } from './auth.js';
 import { EdgeDrain } from './drain.js';
@@ -39,12 +49,11 @@ export interface EdgeEndpoint {
   member?: { required: boolean };
 }
 
-/** A federated path (docs/federation.md): its members are endpoints with `member` set. */
-export interface EdgeFederation {
+/** A federated path as the composition root plans it (docs/federation.md): its members by upstream name, and how each shows itself. */
+export interface FederationPlan {
   path: string;
-  /** The federated route (its client merges and routes; its `federation` resolves tool calls and tasks). */
-  route: UpstreamRoute;
-  auth?: Authenticator;
+  identity: FederatedIdentity;
+  members: MemberExposure[];
 }
 
 declare module 'fastify' {
@@ -54,6 +63,13 @@ declare module 'fastify' {
     /** The edge's side of a graceful shutdown (refuse new requests, count those in flight). */
     drain: EdgeDrain;
   }
+}
+
+/** A federated path as the edge serves it. */
+interface EdgeFederation {
+  path: string;
+  route: UpstreamRoute;
+  auth?: Authenticator;
 }
 
 /** What the edge is built from. */
@@ -88,8 +104,8 @@ export interface EdgeOptions {
   /** Where those sessions are shared with the other instances (the task store); absent: this instance alone. */
   sessionStore?: SessionStore;
   endpoints: EdgeEndpoint[];
-  /** The federated paths (absent: none). */
-  federations?: EdgeFederation[];
+  /** The federated paths (absent: none); their members are endpoints of `endpoints`, mounted by their federation only. */
+  federations?: FederationPlan[];
   /** Non-MCP paths passed through to HTTP upstreams (OAuth discovery, configured paths); absent: none. */
   passthrough?: readonly PassthroughUpstream[];
   version: string;
@@ -219,6 +235,13 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
   app.setNotFoundHandler((_request, reply) => sendAnswer(reply, catalogAnswer('GW_NOT_FOUND')));
   registerHealth(app, opts, faces);
 
+  // Federated paths first: their members are then mounted by them alone (`member`).
+  const federated = (opts.federations ?? []).map((plan) => federationOf(opts, plan, modernRoutes, app.log));
+  app.addHook('onClose', async () => {
+    for (const f of federated) await f.route.upstream.close();
+  });
+  // A name two members would both show is refused before the gateway serves (docs/federation.md §Collisions).
+  await refuseCollisions(federated.map((f) => f.route));
   const stats: EndpointStats[] = [];
   if (opts.metrics) registerMetrics(app, opts, opts.metrics, faces, stats);
 
@@ -246,7 +269,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
     });
     stats[i] = endpointStats;
   }
-  for (const f of opts.federations ?? []) {
+  for (const f of federated) {
     const face = federatedFace(opts, f, audit);
     app.addHook('onClose', async () => face.close());
     await registerFederatedEndpoint(app, {
@@ -384,6 +407,26 @@ function legacyFacesOf(opts: EdgeOptions, modernRoutes: UpstreamRoute[], audit: 
         },
       ),
   );
+}
+
+/** A federated path: its route over its members' endpoints, which are then mounted by it alone (`member`). */
+function federationOf(opts: EdgeOptions, plan: FederationPlan, modernRoutes: UpstreamRoute[], log: FastifyBaseLogger): EdgeFederation {
+  const members = plan.members.map((x) => {
+    const i = opts.endpoints.findIndex((e) => e.route.name === x.name);
+    const e = opts.endpoints[i] as EdgeEndpoint;
+    e.member = { required: x.required };
+    return { ...x, route: e.route, modernRoute: modernRoutes[i] as UpstreamRoute, availability: e.availability, auth: e.auth };
+  });
+  const route = federatedRoute({
+    path: plan.path,
+    identity: plan.identity,
+    members,
+    runtime: opts.runtime,
+    log,
+    onCollision: (c) => opts.metrics?.federationCollision(plan.path, c.kept, c.hidden),
+  });
+  const auth = members[0]?.auth;
+  return { path: plan.path, route, ...(auth ? { auth } : {}) };
 }
 
 /** The legacy face of a federated path: its sessions' route is the federated one, whatever era each member speaks. */

@@ -18,9 +18,8 @@ export { MrtrBridge, type ForwardHooks, type LiveHoldLimits, type Outcome } from
 export { runListen } from './calls/listen-bridge.js';
 export { legacyTaskSupport } from './calls/tool-support.js';
 export { TaskRuntime } from './task-runtime.js';
-export { federatedRoute, type FederatedRouteOptions } from './federation/federated-client.js';
-export type { Collision, MemberSpec } from './federation/federation.js';
-export type { AccessRule, NameRules } from './federation/naming.js';
+export { federatedRoute, FederationCollisionError, refuseCollisions, type FederatedIdentity } from './federation/federated-client.js';
+export type { MemberExposure } from './federation/federation.js';
 export type { LiveTaskLimits } from './runtime-options.js';
 export { InstanceBus, mintInstanceId } from './instances/instance-bus.js';
 export { Sealer } from './instances/sealing.js';

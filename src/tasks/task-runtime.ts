@@ -224,10 +224,7 @@ export class TaskRuntime {
    */
   async callTool(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks): Promise<Outcome> {
     const tool = typeof req.params.name === 'string' ? req.params.name : '';
-    if (route.federation) {
-      const m = await this.member(route, tool, caller, hooks.signal);
-      return this.onMember(route, m.route, () => this.callTool(m.route, { ...req, params: { ...req.params, name: m.name } }, caller, hooks));
-    }
+    if (route.federation) return this.viaMember(route, req.params, caller, hooks.signal, (r, params) => this.callTool(r, { ...req, params }, caller, hooks));
     if (hidesTool(route, tool)) throw new GatewayError('GW_TOOL_NOT_FOUND', { args: [tool] });
     const policy = this.policyFor(route, tool);
     const job = drivesJob(policy.task);
@@ -311,10 +308,7 @@ export class TaskRuntime {
    */
   async callToolPlain(route: UpstreamRoute, params: JsonObject, caller: CallerContext, signal: AbortSignal): Promise<UpstreamCall> {
     const tool = typeof params.name === 'string' ? params.name : '';
-    if (route.federation) {
-      const m = await this.member(route, tool, caller, signal);
-      return this.onMember(route, m.route, () => this.callToolPlain(m.route, { ...params, name: m.name }, caller, signal));
-    }
+    if (route.federation) return this.viaMember(route, params, caller, signal, (r, own) => this.callToolPlain(r, own, caller, signal));
     if (hidesTool(route, tool)) throw new GatewayError('GW_TOOL_NOT_FOUND', { args: [tool] });
     const policy = this.policyFor(route, tool);
     const first = decideCall({ ...(await this.factsOf(route, caller, tool, policy, { client: 'legacy', declares: false }, signal)), turn: 'start' });
@@ -339,10 +333,7 @@ export class TaskRuntime {
     opts: { ttlMs?: number },
     signal: AbortSignal,
   ): Promise<{ record: TaskRecord; meta?: JsonObject } | { error: JsonRpcErrorObject }> {
-    if (route.federation) {
-      const m = await this.member(route, typeof params.name === 'string' ? params.name : '', caller, signal);
-      return this.onMember(route, m.route, () => this.createTask(m.route, { ...params, name: m.name }, caller, opts, signal));
-    }
+    if (route.federation) return this.viaMember(route, params, caller, signal, (r, own) => this.createTask(r, own, caller, opts, signal));
     const created = await this.createRecord(route, params, caller, opts, signal);
     return 'record' in created ? { ...created, record: this.shown(route, created.record) } : created;
   }
@@ -524,13 +515,31 @@ export class TaskRuntime {
   }
 
   /**
-   * The member route and own name of a federated endpoint's tool (docs/federation.md): a name the caller does not see
-   * is answered as an unknown tool, whoever's it is.
+   * A federated endpoint's tool call (docs/federation.md) on its member's route, under the member's own name: a name the
+   * caller does not see is answered as an unknown tool, whoever's it is.
    */
-  private async member(route: UpstreamRoute, tool: string, caller: CallerContext, signal: AbortSignal): Promise<{ route: UpstreamRoute; name: string }> {
+  private async member(
+    route: UpstreamRoute,
+    params: JsonObject,
+    caller: CallerContext,
+    signal: AbortSignal,
+  ): Promise<{ route: UpstreamRoute; params: JsonObject }> {
+    const tool = typeof params.name === 'string' ? params.name : '';
     const m = await (route.federation as FederationRouting).target('tool', tool, caller, signal);
     if (!m) throw new GatewayError('GW_TOOL_NOT_FOUND', { args: [tool] });
-    return m;
+    return { route: m.route, params: { ...params, name: m.name } };
+  }
+
+  /** `run` on the member of a federated endpoint's tool call (`member`), its failures told to the federation. */
+  private async viaMember<T>(
+    route: UpstreamRoute,
+    params: JsonObject,
+    caller: CallerContext,
+    signal: AbortSignal,
+    run: (r: UpstreamRoute, own: JsonObject) => Promise<T>,
+  ): Promise<T> {
+    const m = await this.member(route, params, caller, signal);
+    return this.onMember(route, m.route, () => run(m.route, m.params));
   }
 
   /** A federated endpoint's `tools/call` as its member's: the member route, the request under the member's own name. */
@@ -540,8 +549,8 @@ export class TaskRuntime {
     caller: CallerContext,
     signal: AbortSignal,
   ): Promise<{ route: UpstreamRoute; req: ModernRequest }> {
-    const m = await this.member(route, typeof req.params.name === 'string' ? req.params.name : '', caller, signal);
-    return { route: m.route, req: { ...req, params: { ...req.params, name: m.name } } };
+    const m = await this.member(route, req.params, caller, signal);
+    return { route: m.route, req: { ...req, params: m.params } };
   }
 
   /** Runs a federated call on its member; a failure that says the member may be down has it asked again. */

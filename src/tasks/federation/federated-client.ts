@@ -402,3 +402,26 @@ export function federatedRoute(o: FederatedRouteOptions): UpstreamRoute & { fede
     federation,
   };
 }
+
+/** Names two members of a federated path would both show (docs/federation.md §Collisions): each problem names both. */
+export class FederationCollisionError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('; '));
+    this.name = 'FederationCollisionError';
+  }
+}
+
+/**
+ * Refuses names two members of one federated path would both show, asked of the members that answer now with the
+ * operator's credentials; a member that is down is checked when it comes up, and a collision then hides the later
+ * member's name with a warning (`Federation.list`).
+ */
+export async function refuseCollisions(routes: readonly UpstreamRoute[]): Promise<void> {
+  const problems: string[] = [];
+  for (const r of routes) {
+    const found = (await r.federation?.collisionsNow({ principal: 'gateway', capabilities: {} }, AbortSignal.timeout(r.timeoutMs))) ?? [];
+    for (const c of found)
+      problems.push(`upstreams.${c.hidden}: ${c.kind} ${c.name} at ${r.name} is also upstreams.${c.kept}'s; give one a namespace or a rename (expose)`);
+  }
+  if (problems.length > 0) throw new FederationCollisionError(problems);
+}

@@ -31,6 +31,9 @@ import { legacyTaskSupport } from '../calls/tool-support.js';
 import type { CallerContext, FederationRouting, TaskPolicy, UpstreamRoute } from '../route.js';
 import { MemberNames, nameOf, renamed, type AccessRule, type NameRules } from './naming.js';
 
+/** How a member shows itself (its `expose` and `access`), by its upstream's name. */
+export type MemberExposure = Omit<MemberSpec, 'route' | 'modernRoute' | 'availability'>;
+
 /** One member as the composition root describes it. */
 export interface MemberSpec {
   /** The upstream's configured name (its routes', its task records'). */
@@ -480,7 +483,7 @@ function offers(route: UpstreamRoute, capability: string): boolean {
  * Whether a URI matches an RFC 6570 template as resource templates use it: each `{expression}` matches one path
  * segment (`{+x}`, `{#x}`: any run; `{?x}`, `{&x}`: a query part), the rest literally.
  */
-export function templateMatches(template: string, uri: string): boolean {
+function templateMatches(template: string, uri: string): boolean {
   let re = '^';
   let last = 0;
   for (const m of template.matchAll(/\{([+#./;?&]?)[^}]*\}/g)) {

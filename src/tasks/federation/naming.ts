@@ -30,7 +30,7 @@ export interface AccessRule {
 }
 
 /** The MCP tool-name rule (2025-11-25 and 2026-07-28 server/tools §Tool Names): 1–128 of `A-Za-z0-9_-.`. */
-export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
 type Kind = 'tool' | 'prompt';
 
