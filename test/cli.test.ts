@@ -194,6 +194,37 @@ t.test('--check listens nowhere and contacts no upstream and no Redis; it works 
   t.same(connections, [], 'no connection to the upstream or Redis');
 });
 
+t.test('--upstream is repeatable: NAME=URL, NAME=COMMAND and NAME=-- with the rest of the command line make one federated /mcp', async (t) => {
+  const p = runCli([
+    '--check',
+    '--upstream',
+    'a=http://127.0.0.1:9/mcp',
+    '-u',
+    "ev=node 'my server.js' --flag",
+    '--upstream',
+    'b=--',
+    'npx',
+    '-y',
+    '@modelcontextprotocol/server-everything',
+    '--port',
+    '1',
+  ]);
+  t.equal(await p.exited, 0, p.err());
+  t.match(p.out(), 'listen: http://127.0.0.1:8080', "--port after NAME=-- is the command's, not the gateway's");
+  t.match(p.out(), '  - a: url http://127.0.0.1:9/mcp, path /mcp, era auto');
+  t.match(p.out(), '  - ev: command ["node","my server.js","--flag"], path /mcp, era auto');
+  t.match(p.out(), '  - b: command ["npx","-y","@modelcontextprotocol/server-everything","--port","1"], path /mcp, era auto');
+  t.match(p.out(), /^ {2}\/mcp +federated MCP endpoint of a, ev, b$/m);
+
+  const dashes = runCli(['--check', '--upstream', 'b=--', '--', 'node', '--inspect']);
+  t.equal(await dashes.exited, 0, dashes.err());
+  t.match(dashes.out(), '  - b: command ["node","--inspect"], path /mcp', 'a standalone -- after NAME=-- is skipped');
+
+  const stray = runCli(['--check', '--upstream', 'http://127.0.0.1:9/mcp', '--', 'node']);
+  t.equal(await stray.exited, 2);
+  t.match(stray.err(), 'upstreams (--upstream): arguments after -- ("node") are the command of an --upstream NAME=--, and none is given');
+});
+
 t.test('--port must be a port number', async (t) => {
   const p = runCli(['--port', 'http']);
   t.equal(await p.exited, 2);
