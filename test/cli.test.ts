@@ -113,7 +113,7 @@ t.test('--check on every file in config/ exits 0 and prints the upstreams, paths
       /^upstreams:\n {2}(- [\w.-]+: (url https?:\/\/\S+|command \[.*\]), path \/\S*, era \w+|\(none: the bundled demo upstream)/m,
       `${f}: the upstreams`,
     );
-    t.match(out, /^paths:\n {2}\/mcp +MCP endpoint of /m, `${f}: the paths`);
+    t.match(out, /^paths:\n {2}\/mcp +(federated )?MCP endpoint of /m, `${f}: the paths`);
     t.match(out, /^tool rules \(per upstream, first match wins\):\n/m, `${f}: the rules`);
     t.notMatch(out, /"level"/, `${f}: nothing started (no log lines)`);
   }
@@ -260,7 +260,7 @@ t.test('--help names exactly the flags the CLI parses, each with its short form 
   // The parser's option table, read from the source (cli.ts runs when imported, so it cannot be imported here).
   const source = await readFile(cli, 'utf8');
   const table = /parseArgs\(\{[^]*?options: \{([^]*?)\n\s*\},\n\s*strict/.exec(source)?.[1] ?? '';
-  const parsed = [...table.matchAll(/^\s*['"]?([\w-]+)['"]?: \{ type: '(string|boolean)'(?:, short: '(\w)')? \}/gm)].map((m) => ({
+  const parsed = [...table.matchAll(/^\s*['"]?([\w-]+)['"]?: \{ type: '(string|boolean)'(?:, short: '(\w)')?(?:, multiple: true)? \}/gm)].map((m) => ({
     long: m[1],
     short: m[3],
     value: m[2] === 'string',
