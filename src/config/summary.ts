@@ -67,6 +67,11 @@ function notes(config: Readonly<GatewayConfig>, env: Readonly<Record<string, str
     if (config.secret.value === undefined && !env[config.secret.env])
       out.push(`${config.secret.env} is not set here: the Redis store needs the shared secret at start`);
   }
+  const federated = federatedPaths(config);
+  config.endpoints.forEach((e, i) => {
+    if (!federated.has(e.path))
+      out.push(`endpoints.${i} (${e.path}): one upstream, passed through as it is: clients see its own serverInfo and instructions, not these`);
+  });
   for (const u of config.upstreams) {
     if (u.auth.mode === 'jwt' && u.auth.secretEnv !== undefined && !env[u.auth.secretEnv])
       out.push(`${u.auth.secretEnv} is not set here: upstream ${u.name} needs it at start`);

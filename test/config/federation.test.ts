@@ -192,6 +192,13 @@ t.test('endpoints: each on an upstream path, once', async (t) => {
     'endpoints.1.path: path /mcp is already described by endpoints.0',
   ]);
   t.strictSame(parseConfig({ upstreams: [up('a'), up('b')], endpoints: [{ path: '/mcp' }] }).endpoints, [{ path: '/mcp' }], 'name, version: absent');
+  const plain = parseConfig({ upstreams: [up('a')], endpoints: [{ path: '/mcp', name: 'x' }] });
+  t.ok(
+    describeConfig(plain).includes(
+      'note: endpoints.0 (/mcp): one upstream, passed through as it is: clients see its own serverInfo and instructions, not these',
+    ),
+    'an endpoint on a path that is not federated is taken, with a note',
+  );
 });
 
 t.test('federatedPaths: shared paths, and single members that shape their names, in configuration order', async (t) => {
