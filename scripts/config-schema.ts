@@ -4,8 +4,8 @@
  * test/config/schema.test.ts fails when either differs from what this makes of the schema.
  *
  * What JSON Schema cannot say is left to the gateway (`--check`): the refinements across keys (exactly one of `url` and
- * `command`, `afterMs` with `task: auto`, unique paths and names, rule order, shares within their bounds, …) and the
- * checks in code (an IP address or CIDR block, no `.`/`..` path segments).
+ * `command`, `afterMs` with `task: auto`, unique names, the members of a shared path, rule order, shares within their
+ * bounds, …) and the checks in code (an IP address or CIDR block, no `.`/`..` path segments).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';

@@ -113,7 +113,7 @@ t.test('--check on every file in config/ exits 0 and prints the upstreams, paths
       /^upstreams:\n {2}(- [\w.-]+: (url https?:\/\/\S+|command \[.*\]), path \/\S*, era \w+|\(none: the bundled demo upstream)/m,
       `${f}: the upstreams`,
     );
-    t.match(out, /^paths:\n {2}\/mcp +MCP endpoint of /m, `${f}: the paths`);
+    t.match(out, /^paths:\n {2}\/mcp +(federated )?MCP endpoint of /m, `${f}: the paths`);
     t.match(out, /^tool rules \(per upstream, first match wins\):\n/m, `${f}: the rules`);
     t.notMatch(out, /"level"/, `${f}: nothing started (no log lines)`);
   }
@@ -194,6 +194,37 @@ t.test('--check listens nowhere and contacts no upstream and no Redis; it works 
   t.same(connections, [], 'no connection to the upstream or Redis');
 });
 
+t.test('--upstream is repeatable: NAME=URL, NAME=COMMAND and NAME=-- with the rest of the command line make one federated /mcp', async (t) => {
+  const p = runCli([
+    '--check',
+    '--upstream',
+    'a=http://127.0.0.1:9/mcp',
+    '-u',
+    "ev=node 'my server.js' --flag",
+    '--upstream',
+    'b=--',
+    'npx',
+    '-y',
+    '@modelcontextprotocol/server-everything',
+    '--port',
+    '1',
+  ]);
+  t.equal(await p.exited, 0, p.err());
+  t.match(p.out(), 'listen: http://127.0.0.1:8080', "--port after NAME=-- is the command's, not the gateway's");
+  t.match(p.out(), '  - a: url http://127.0.0.1:9/mcp, path /mcp, era auto');
+  t.match(p.out(), '  - ev: command ["node","my server.js","--flag"], path /mcp, era auto');
+  t.match(p.out(), '  - b: command ["npx","-y","@modelcontextprotocol/server-everything","--port","1"], path /mcp, era auto');
+  t.match(p.out(), /^ {2}\/mcp +federated MCP endpoint of a, ev, b$/m);
+
+  const dashes = runCli(['--check', '--upstream', 'b=--', '--', 'node', '--inspect']);
+  t.equal(await dashes.exited, 0, dashes.err());
+  t.match(dashes.out(), '  - b: command ["node","--inspect"], path /mcp', 'a standalone -- after NAME=-- is skipped');
+
+  const stray = runCli(['--check', '--upstream', 'http://127.0.0.1:9/mcp', '--', 'node']);
+  t.equal(await stray.exited, 2);
+  t.match(stray.err(), 'upstreams (--upstream): arguments after -- ("node") are the command of an --upstream NAME=--, and none is given');
+});
+
 t.test('--port must be a port number', async (t) => {
   const p = runCli(['--port', 'http']);
   t.equal(await p.exited, 2);
@@ -229,7 +260,7 @@ t.test('--help names exactly the flags the CLI parses, each with its short form 
   // The parser's option table, read from the source (cli.ts runs when imported, so it cannot be imported here).
   const source = await readFile(cli, 'utf8');
   const table = /parseArgs\(\{[^]*?options: \{([^]*?)\n\s*\},\n\s*strict/.exec(source)?.[1] ?? '';
-  const parsed = [...table.matchAll(/^\s*['"]?([\w-]+)['"]?: \{ type: '(string|boolean)'(?:, short: '(\w)')? \}/gm)].map((m) => ({
+  const parsed = [...table.matchAll(/^\s*['"]?([\w-]+)['"]?: \{ type: '(string|boolean)'(?:, short: '(\w)')?(?:, multiple: true)? \}/gm)].map((m) => ({
     long: m[1],
     short: m[3],
     value: m[2] === 'string',

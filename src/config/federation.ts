@@ -136,7 +136,6 @@ export type EndpointConfig = z.infer<typeof EndpointSchema>;
 interface Member {
   name: string;
   path: string;
-  url?: string | undefined;
   auth: unknown;
   passthrough: { paths: readonly string[]; wellKnownRoot?: boolean | undefined };
   expose: z.infer<typeof ExposeSchema>;

@@ -1,13 +1,14 @@
 /**
  * What a validated configuration would serve, as `--check` prints it: the listener, the store, each upstream, the
- * paths, and each upstream's tool rules in the order they match. Reads the configuration only: nothing listens,
+ * paths, the federated endpoints and their members, and each upstream's tool rules in the order they match. Reads the configuration only: nothing listens,
  * nothing is contacted (an stdio command is looked for, never run). Header values, environment values and passwords
  * are never printed (they may be credentials).
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, resolve } from 'node:path';
 import { OAUTH_WELL_KNOWN } from '../translate/index.js';
-import { DEFAULTS, wellKnownRootOwner, type GatewayConfig, type ToolRule } from './schema.js';
+import { federationLines } from './summary-federation.js';
+import { DEFAULTS, federatedPaths, oauthCapable, wellKnownRootOwner, type GatewayConfig, type ToolRule } from './schema.js';
 
 /** The summary's lines, for a configuration that passed validation; `env` is read for what only the start checks. */
 export function describeConfig(config: Readonly<GatewayConfig>, env: Readonly<Record<string, string | undefined>> = {}): string[] {
@@ -22,19 +23,27 @@ export function describeConfig(config: Readonly<GatewayConfig>, env: Readonly<Re
     lines.push(`  - ${u.name}: ${u.url !== undefined ? `url ${u.url}` : `command ${JSON.stringify(u.command)}`}, path ${u.path}, era ${u.era}`);
 
   lines.push('paths:');
-  const paths: Array<[string, string]> = upstreams.map((u) => [u.path, `MCP endpoint of ${u.name}`]);
+  const federated = federatedPaths(config);
+  const paths: Array<[string, string]> = [];
+  for (const u of upstreams) {
+    const members = federated.get(u.path);
+    if (!members) paths.push([u.path, `MCP endpoint of ${u.name}`]);
+    else if (members[0] === u) paths.push([u.path, `federated MCP endpoint of ${members.map((m) => m.name).join(', ')}`]);
+  }
   if (upstreams.length === 0) paths.push([DEFAULTS.path, 'MCP endpoint of the bundled demo upstream']);
   paths.push(['/healthz', 'health'], ['/readyz', 'readiness']);
   if (server.metrics.enabled) paths.push([server.metrics.path, 'metrics']);
   const root = wellKnownRootOwner(upstreams);
-  upstreams.forEach((u, i) => {
-    if (u.url === undefined) return;
+  // A path several upstreams share has no OAuth documents passed through (one endpoint, no single authorization server).
+  for (const [u, i] of oauthCapable(upstreams)) {
     paths.push([`/.well-known/…${u.path === '/' ? '' : u.path}`, `OAuth discovery documents of ${u.path}, passed through to ${u.name}`]);
     if (root === i) for (const w of OAUTH_WELL_KNOWN) paths.push([w, `root OAuth discovery document, passed through to ${u.name}`]);
     for (const p of u.passthrough.paths) paths.push([p, `passed through to ${u.name}`]);
-  });
+  }
   const width = Math.max(...paths.map(([p]) => p.length));
   for (const [path, what] of paths) lines.push(`  ${path.padEnd(width)}  ${what}`);
+
+  if (federated.size > 0) lines.push('federated endpoints:', ...federationLines(config, federated));
 
   lines.push('tool rules (per upstream, first match wins):');
   if (upstreams.length === 0) lines.push("  (none: the bundled demo upstream's own)");
@@ -58,6 +67,11 @@ function notes(config: Readonly<GatewayConfig>, env: Readonly<Record<string, str
     if (config.secret.value === undefined && !env[config.secret.env])
       out.push(`${config.secret.env} is not set here: the Redis store needs the shared secret at start`);
   }
+  const federated = federatedPaths(config);
+  config.endpoints.forEach((e, i) => {
+    if (!federated.has(e.path))
+      out.push(`endpoints.${i} (${e.path}): one upstream, passed through as it is: clients see its own serverInfo and instructions, not these`);
+  });
   for (const u of config.upstreams) {
     if (u.auth.mode === 'jwt' && u.auth.secretEnv !== undefined && !env[u.auth.secretEnv])
       out.push(`${u.auth.secretEnv} is not set here: upstream ${u.name} needs it at start`);
