@@ -179,11 +179,6 @@ export function federatedPaths<U extends Pick<Member, 'path' | 'expose' | 'acces
   return out;
 }
 
-/** Whether `path` is a federated endpoint of this configuration. */
-export function isFederatedPath(config: { readonly upstreams: ReadonlyArray<Pick<Member, 'path' | 'expose' | 'access'>> }, path: string): boolean {
-  return federatedPaths(config).has(path);
-}
-
 /** The paths several upstreams share (one endpoint, one authenticator, no OAuth pass-through). */
 export function sharedPaths(upstreams: ReadonlyArray<Pick<Member, 'path'>>): Set<string> {
   return new Set([...byPath(upstreams)].filter(([, members]) => members.length > 1).map(([path]) => path));

@@ -12,7 +12,6 @@ export {
   EndpointSchema,
   ExposeSchema,
   federatedPaths,
-  isFederatedPath,
   LIST_CACHES,
   MCP_NAME,
   NAMESPACE,
