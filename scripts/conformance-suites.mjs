@@ -1,8 +1,9 @@
 // The official conformance suites the gateway runs, in one list: `npm test` runs them all after tap (scripts/test.mjs),
 // and `npm run conformance[:group]` runs all of them or one group through this file:
 //
-//   node scripts/conformance-suites.mjs [group …]     groups: 2026, 2025, tasks, legacy-clients, modern-tasks,
-//                                                      task-first, jobs, clients (none: every suite, in this order)
+//   node scripts/conformance-suites.mjs [group …]     groups: 2026, 2025, tasks, legacy-clients, federation,
+//                                                      modern-tasks, task-first, jobs, clients (none: every suite, in
+//                                                      this order)
 //
 // Each suite is one run of scripts/conformance.ts (or scripts/conformance-client.ts for the client scenarios), which
 // prints `conformance …: N passed, M failed`; this runner adds them up, repeats what failed, and exits non-zero when
@@ -32,6 +33,10 @@ export const SUITES = [
   // and in front of a modern-only server framed as the reference everything-server (JSON-lines listens and tool
   // answers, resources without subscribe), compared with that server serving 2025-11-25 itself.
   { group: 'legacy-clients', args: ['--requirements', '2025-11-25', '--upstream', 'jsonl', '--compare'] },
+  // A federated endpoint: the same dual-era server mounted without a namespace beside a 2025-11-25 and a 2026-07-28
+  // member with one, compared check by check with that server through a single-upstream endpoint, in both eras.
+  { group: 'federation', args: ['--requirements', '2025-11-25', '--upstream', 'dual-meta', '--compare', '--federated'] },
+  { group: 'federation', args: ['--requirements', '2026-07-28', '--upstream', 'dual-meta', '--compare', '--federated'] },
   // Modern clients in front of a modern-only server with the tasks extension: its tasks-* results unchanged,
   { group: 'modern-tasks', args: ['--requirements', '2026-07-28', '--upstream', 'modern', '--tasks', 'native', '--compare'] },
   // and in front of a modern-only server whose tools are all synchronous, wrapped into tasks by the rules.

@@ -4,6 +4,7 @@
  *
  *   tsx scripts/conformance.ts [--requirements 2026-07-28|2025-11-25] [--scenario NAME] [--direct | --compare]
  *                              [--upstream legacy|modern|dual|dual-meta|everything|jsonl] [--tasks native|sync|job [--task-first]]
+ *                              [--federated]
  *
  * --upstream picks the fixture: `legacy` (default; test/fixtures/legacy-server.ts, 2025-11-25), `modern`
  * (test/fixtures/modern-server.ts, 2026-07-28 only), `dual` (the same server also serving 2025-11-25 itself, its
@@ -30,6 +31,10 @@
  * the other kind of "question before the task" (the scenario tasks-mrtr-composition wants an MRTR round first, so it
  * fails directly by design; through the gateway, TASK_FIRST_RULES give that tool a native window that turns the
  * question into that round).
+ * --federated (with --compare) puts the fixture on a federated `/mcp` without a namespace, beside two more members with
+ * one (FEDERATED_MEMBERS: the legacy fixture as `a`, the 2026-07-28 fixture as `b`), and compares that run with the same
+ * fixture through a single-upstream gateway endpoint, check by check: a federated endpoint must answer the suite as a
+ * plain endpoint in front of the same server does, its extra prefixed members notwithstanding.
  * Prints one line per scenario and ends with `conformance <set>: N passed, M failed` counting the checks of
  * scored scenarios; exits 1 if any scored check failed. Other unscored scenarios are reported, not counted.
  */
@@ -54,6 +59,7 @@ const { values } = parseArgs({
     upstream: { type: 'string', default: 'legacy' },
     tasks: { type: 'string' },
     'task-first': { type: 'boolean', default: false },
+    federated: { type: 'boolean', default: false },
   },
 });
 
@@ -118,6 +124,18 @@ const EXPLAINED: Partial<Record<Upstream, Record<string, string>>> = {
       'the legacy face answers a request that streams nothing in plain JSON, which the suite records as information',
     'resources-subscribe/resources-subscribe': 'the 2026-07-28 server offers no resource subscriptions (resources: {}); only its 2025-11-25 self does',
     'resources-unsubscribe/resources-unsubscribe': 'the 2026-07-28 server offers no resource subscriptions (resources: {}); only its 2025-11-25 self does',
+  },
+};
+
+/**
+ * With --federated, the checks that differ between a single-upstream endpoint and the federated one for a stated reason:
+ * listed with it, not counted. A federated path never passes through, so a 2025-11-25 client meets the legacy face where
+ * a single-upstream endpoint passes it through to a dual-era server's own 2025-11-25 side.
+ */
+const FEDERATED_EXPLAINED: Partial<Record<Upstream, Record<string, string>>> = {
+  'dual-meta': {
+    'server-sse-multiple-streams/server-sse-streams-functional':
+      'the legacy face answers a request that streams nothing in plain JSON (the suite records it as information, as for --upstream jsonl), where the single-upstream endpoint passes the client through to the server, which answers in SSE',
   },
 };
 
@@ -208,6 +226,44 @@ async function startGateway(fixtureUrl: string, tasks: Tasks | undefined): Promi
   return startListening({ upstreams: [upstream] });
 }
 
+/**
+ * With --federated: the members put beside the suite's fixture on the federated path, each with a namespace (so that
+ * their names, many the same as the fixture's, are shown as `a_…` and `b_…` and hide none of the fixture's).
+ */
+const FEDERATED_MEMBERS = [
+  { name: 'a', namespace: 'a', start: () => startLegacyFixture() },
+  { name: 'b', namespace: 'b', start: () => startModernFixture({ mode: 'modern' }) },
+] as const;
+
+/**
+ * The gateway with the fixture on a federated `/mcp`, first and without a namespace, and FEDERATED_MEMBERS after it;
+ * `close` stops the gateway and the members it started. The endpoint keeps the gateway's own serverInfo (no
+ * `endpoints[]` entry): no check of either suite compares it with the server's (both runs measured equal without it).
+ */
+async function startFederatedGateway(fixtureUrl: string, tasks: Tasks | undefined): Promise<{ url: string; close(): Promise<void> }> {
+  const tools = tasks === 'sync' ? TASK_RULES : tasks === 'job' ? JOB_TASK_RULES : values['task-first'] ? TASK_FIRST_RULES : undefined;
+  const members: Array<{ close(): Promise<void> }> = [];
+  try {
+    const upstreams: Record<string, unknown>[] = [{ name: 'fixture', path: '/mcp', url: fixtureUrl, ...(tools ? { tools } : {}) }];
+    for (const m of FEDERATED_MEMBERS) {
+      const started = await m.start();
+      members.push(started);
+      upstreams.push({ name: m.name, path: '/mcp', url: started.url, expose: { namespace: m.namespace } });
+    }
+    const gateway = await startListening({ upstreams });
+    return {
+      url: gateway.url,
+      close: async () => {
+        await gateway.close();
+        await Promise.all(members.map((m) => m.close()));
+      },
+    };
+  } catch (e) {
+    await Promise.all(members.map((m) => m.close()));
+    throw e;
+  }
+}
+
 /** Every check whose status differs between the two runs, as `scenario/check-id: direct → gateway`. */
 function differences(direct: Run, gateway: Run): Map<string, string> {
   const index = (run: Run) => {
@@ -221,7 +277,7 @@ function differences(direct: Run, gateway: Run): Map<string, string> {
   for (const key of [...new Set([...a.keys(), ...b.keys()])].sort()) {
     const x = a.get(key) ?? 'ABSENT';
     const y = b.get(key) ?? 'ABSENT';
-    if (x !== y) diffs.set(key, `${x} direct → ${y} through the gateway`);
+    if (x !== y) diffs.set(key, values.federated ? `${x} single → ${y} federated` : `${x} direct → ${y} through the gateway`);
   }
   return diffs;
 }
@@ -237,13 +293,15 @@ async function main(): Promise<number> {
   if (byEquality && (tasks || !values.compare)) throw new Error('--upstream everything takes --compare and no --tasks');
   if (values.direct && values.compare) throw new Error('--direct and --compare exclude each other');
   if (values['task-first'] && tasks !== 'native') throw new Error('--task-first needs --tasks native');
+  if (values.federated && !values.compare) throw new Error('--federated takes --compare (it is scored against a single-upstream endpoint)');
 
-  // Each run gets a fresh fixture, so the direct run cannot leave state behind for the gateway run.
+  // Each run gets a fresh fixture, so the direct run cannot leave state behind for the gateway run. With --federated,
+  // the baseline is the fixture through a single-upstream endpoint, the counted run through the federated one.
   const runAgainst = async (throughGateway: boolean): Promise<Run> => {
-    const fixture = await startFixture(upstream, tasks, !throughGateway);
+    const fixture = await startFixture(upstream, tasks, !throughGateway && !values.federated);
     try {
-      if (!throughGateway) return await runSuite(fixture.url);
-      const gateway = await startGateway(fixture.url, tasks);
+      if (!throughGateway && !values.federated) return await runSuite(fixture.url);
+      const gateway = throughGateway && values.federated ? await startFederatedGateway(fixture.url, tasks) : await startGateway(fixture.url, tasks);
       try {
         return await runSuite(gateway.url);
       } finally {
@@ -259,7 +317,7 @@ async function main(): Promise<number> {
   // Explained differences leave the count (the check neither passes nor fails); they are listed below with why.
   const explained = new Map<string, string>();
   for (const [key, what] of diffs) {
-    const why = EXPLAINED[upstream]?.[key];
+    const why = (values.federated ? FEDERATED_EXPLAINED : EXPLAINED)[upstream]?.[key];
     if (why === undefined) continue;
     explained.set(key, `${what}: ${why}`);
     diffs.delete(key);
@@ -296,7 +354,9 @@ async function main(): Promise<number> {
     scoredDiffs = scoredKeys.length;
     const every = explained.size === 0 ? 'every scored check' : 'every scored check not explained below';
     lines.push(
-      scoredDiffs === 0 ? `compare: ${every} has the same status directly and through the gateway` : `compare: ${scoredDiffs} scored check(s) differ:`,
+      scoredDiffs === 0
+        ? `compare: ${every} has the same status ${values.federated ? 'through a single-upstream endpoint and through the federated one' : 'directly and through the gateway'}`
+        : `compare: ${scoredDiffs} scored check(s) differ:`,
     );
     for (const key of scoredKeys) lines.push(`    ${key}: ${diffs.get(key)}`);
     const other = [...diffs.keys()].filter((k) => !isScored(scenarioOf(k)));
@@ -306,7 +366,7 @@ async function main(): Promise<number> {
     for (const [key, why] of explained) lines.push(`    ${key}: ${why}`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
-  const mode = values.direct ? ' (direct)' : values.compare ? ' (compare)' : '';
+  const mode = values.direct ? ' (direct)' : values.federated ? ' (compare federated)' : values.compare ? ' (compare)' : '';
   const label = `${values.requirements}${upstream === 'legacy' ? '' : ` upstream=${upstream}`}${mode}${tasks ? ` tasks=${tasks}` : ''}${values['task-first'] ? ' task-first' : ''}${values.scenario ? ` ${values.scenario}` : ''}`;
   process.stdout.write(`conformance ${label}: ${passed} passed, ${failed} failed\n`);
   return failed === 0 && scoredDiffs === 0 && passed > 0 ? 0 : 1;

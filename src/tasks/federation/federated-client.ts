@@ -12,6 +12,7 @@ import {
   MODERN_VERSION,
   modernCapabilities,
   NO_LOG,
+  offersSubscriptions,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcNotification,
@@ -155,7 +156,9 @@ export class FederatedClient implements UpstreamClient {
         const uri = typeof p.uri === 'string' ? p.uri : '';
         const member = await this.fed.resourceMember(uri, who, signal);
         if (member === undefined) return answered({ error: catalogError('GW_RESOURCE_NOT_SERVED', { args: [uri], data: { uri } }) });
-        return this.forward(await this.fed.routeOf(member, caller), caller, method, p, signal, opts);
+        const route = await this.fed.routeOf(member, caller);
+        const to = method === 'resources/read' ? route : await this.subscriptionRoute(member, route, caller, signal);
+        return this.forward(to, caller, method, p, signal, opts);
       }
       case 'completion/complete':
         return this.complete(caller, p, signal);
@@ -252,18 +255,30 @@ export class FederatedClient implements UpstreamClient {
         if (!mine.toolsListChanged && !mine.promptsListChanged && !mine.resourcesListChanged && !mine.resourceSubscriptions) return;
         try {
           const route = await this.fed.routeOf(m.name, caller);
-          const l = await route.upstream.listen(caller, mine, signal);
-          mergeFilter(accepted, l.accepted);
-          void (async () => {
-            try {
-              for await (const n of l.notifications) {
-                this.fed.heard(m.name, n);
-                queue.push(n);
+          // Subscriptions a dual-era member offers only on its 2025-11-25 side are listened to there (its lists still
+          // on the route it is reached by), as a single-upstream endpoint passes a 2025-11-25 client through to it.
+          const other = uris ? await this.subscriptionRoute(m.name, route, caller, signal) : route;
+          const listens: Array<[UpstreamRoute, ListenFilter]> =
+            other === route
+              ? [[route, mine]]
+              : [
+                  ...(mine.toolsListChanged || mine.promptsListChanged || mine.resourcesListChanged ? [[route, lists] as [UpstreamRoute, ListenFilter]] : []),
+                  [other, { resourceSubscriptions: uris ?? [] }],
+                ];
+          for (const [r, f] of listens) {
+            const l = await r.upstream.listen(caller, f, signal);
+            mergeFilter(accepted, l.accepted);
+            void (async () => {
+              try {
+                for await (const n of l.notifications) {
+                  this.fed.heard(m.name, n);
+                  queue.push(n);
+                }
+              } catch {
+                // The member's stream broke: the others go on.
               }
-            } catch {
-              // The member's stream broke: the others go on.
-            }
-          })();
+            })();
+          }
         } catch (e) {
           this.fed.failed(m.name, e);
         }
@@ -274,6 +289,23 @@ export class FederatedClient implements UpstreamClient {
     if (filter.promptsListChanged) accepted.promptsListChanged = true;
     if (filter.resourcesListChanged) accepted.resourcesListChanged = true;
     return { accepted, notifications: queue };
+  }
+
+  /**
+   * The route a member's resource subscriptions go to: the one it is reached by, unless that one (its 2026-07-28 side)
+   * offers no subscriptions while the member also speaks 2025-11-25 and offers them there (a dual-era server such as
+   * the reference everything-server, whose 2026-07-28 side declares `resources: {}`).
+   */
+  private async subscriptionRoute(member: string, route: UpstreamRoute, caller: UpstreamCaller, signal?: AbortSignal): Promise<UpstreamRoute> {
+    const spec = this.fed.specs.find((m) => m.name === member);
+    if (!spec || spec.route === route || spec.route.upstream.era !== 'legacy') return route;
+    const mine = route.upstream.knownIdentity ?? (await route.upstream.identity(caller, signal));
+    if (offersSubscriptions(mine.capabilities)) return route;
+    // Its 2025-11-25 side is asked now if the probe left it unasked (a server that answered server/discover).
+    const eras = await spec.availability.legacyEras(caller.authorization);
+    if (!eras.legacy) return route;
+    const legacy = spec.route.upstream.knownIdentity ?? (await spec.route.upstream.identity(caller, signal));
+    return offersSubscriptions(legacy.capabilities) ? spec.route : route;
   }
 
   resumeTask(_caller: UpstreamCaller, ref: UpstreamTaskRef, _created: UpstreamTaskSnapshot): UpstreamTask {
