@@ -125,8 +125,10 @@ for (const kind of KINDS) {
     }
     for (const a of ASKING) {
       const before = c.asked.length;
-      const { result } = await c.call(a.tool, {});
+      const { result, progress } = await c.call(a.tool, {});
       t.strictSame(c.asked.slice(before), [a.question], `${a.tool}: the client was asked once, the member's question`);
+      // The v2 client reports each MRTR round it fulfils as progress (round 1, …): one round, and no other progress.
+      t.strictSame(progress, kind.startsWith('modern') ? [1] : [], `${a.tool}: ${kind.startsWith('modern') ? 'one MRTR round' : 'no MRTR round'}`);
       t.match(textOf(result), a.says, `${a.tool}: the answer used the form the client filled`, { result });
     }
     for (const p of PROGRESSING) {
@@ -141,7 +143,14 @@ for (const kind of KINDS) {
 }
 
 /** A task of every kind: the member's own (each era), the gateway's wrapped one and a job; how each ends. */
-const TASKS: Array<{ kind: string; tool: string; args: (tag: string) => Record<string, unknown>; says: (tag: string) => string }> = [
+const TASKS: Array<{
+  kind: string;
+  tool: string;
+  args: (tag: string) => Record<string, unknown>;
+  says: (tag: string) => string;
+  /** The question the task asks the client on its way. */
+  asks?: (tag: string) => string;
+}> = [
   {
     kind: "a 2025-11-25 member's own task (core tasks)",
     tool: 'l_slow_compute',
@@ -153,6 +162,20 @@ const TASKS: Array<{ kind: string; tool: string; args: (tag: string) => Record<s
     tool: 'm_slow_compute',
     args: (tag) => ({ seconds: 0.05, label: tag }),
     says: (tag) => `Computed ${tag} after 0.05s`,
+  },
+  {
+    kind: "a 2025-11-25 member's own task that asks for input",
+    tool: 'l_confirm_delete',
+    args: (tag) => ({ filename: tag }),
+    says: (tag) => `Deleted ${tag}`,
+    asks: (tag) => `Delete ${tag}?`,
+  },
+  {
+    kind: "a 2026-07-28 member's own task that asks for input",
+    tool: 'm_confirm_delete',
+    args: (tag) => ({ filename: tag }),
+    says: (tag) => `Deleted ${tag}`,
+    asks: (tag) => `Delete ${tag}?`,
   },
   {
     kind: "server-everything's own 2025-11-25 task",
@@ -196,6 +219,8 @@ for (const kind of ['modern+tasks', 'legacy+task'] as const) {
       l: stack.legacy.stats().tasksCreated.slow_compute ?? 0,
       m: stack.modern.stats().tasksCreated.slow_compute ?? 0,
       j: stack.jobs.calls.start_report ?? 0,
+      lAsk: stack.legacy.stats().tasksCreated.confirm_delete ?? 0,
+      mAsk: stack.modern.stats().tasksCreated.confirm_delete ?? 0,
     };
     const ran = await Promise.all(
       TASKS.map(async (x) => {
@@ -206,10 +231,13 @@ for (const kind of ['modern+tasks', 'legacy+task'] as const) {
     for (const r of ran) {
       t.equal(r.outcome.status, 'completed', `${r.kind}: completed`, { outcome: r.outcome });
       t.match(textOf(r.outcome.result), r.says(r.tag), `${r.kind}: the member's result`);
+      if (r.asks) t.equal(c.asked.filter((q) => q === r.asks!(r.tag)).length, 1, `${r.kind}: the client was asked once`, { asked: c.asked });
     }
     t.equal(new Set(ran.map((r) => r.taskId)).size, TASKS.length, 'one task id each');
     t.equal((stack.legacy.stats().tasksCreated.slow_compute ?? 0) - before.l, 1, 'the 2025-11-25 member ran its own task');
     t.equal((stack.modern.stats().tasksCreated.slow_compute ?? 0) - before.m, 1, 'the 2026-07-28 member ran its own task');
+    t.equal((stack.legacy.stats().tasksCreated.confirm_delete ?? 0) - before.lAsk, 1, 'the 2025-11-25 member ran its own asking task');
+    t.equal((stack.modern.stats().tasksCreated.confirm_delete ?? 0) - before.mAsk, 1, 'the 2026-07-28 member ran its own asking task');
     t.equal((stack.jobs.calls.start_report ?? 0) - before.j, 1, 'the job was started once');
   });
 }
