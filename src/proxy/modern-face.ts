@@ -17,6 +17,8 @@ import {
   Tally,
 } from '../translate/index.js';
 import {
+  memberCall,
+  onMember,
   runListen,
   wrapsTools,
   type CallerContext,
@@ -220,9 +222,9 @@ export class ModernFace {
         const hooks = { signal, notify: (n: JsonRpcNotification) => channel.notify(n) };
         // A federated endpoint's tool call is its member's, under the member's own name (docs/federation.md), from here
         // on: its held rounds and their states are the member route's wherever the retry lands.
-        const on = route.federation && req.method === 'tools/call' ? await runtime.memberCall(route, req, caller, signal) : { route, req };
+        const on = route.federation && req.method === 'tools/call' ? await memberCall(route, req, caller, signal) : { route, req };
         // A retry whose held call another instance holds is answered there (2026-07-28 basic/patterns/mrtr).
-        const outcome = await runtime.onMember(
+        const outcome = await onMember(
           route,
           on.route,
           async () => (await bridge.relay(on.route, on.req, caller, hooks)) ?? (await runRequest(runtime, bridge, on.route, on.req, caller, hooks)),

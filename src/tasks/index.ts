@@ -20,6 +20,7 @@ export { legacyTaskSupport } from './calls/tool-support.js';
 export { TaskRuntime } from './task-runtime.js';
 export { federatedRoute, FederationCollisionError, refuseCollisions, type FederatedIdentity } from './federation/federated-client.js';
 export type { MemberExposure } from './federation/federation.js';
+export { memberCall, onMember } from './federation/member-calls.js';
 export type { LiveTaskLimits } from './runtime-options.js';
 export { InstanceBus, mintInstanceId } from './instances/instance-bus.js';
 export { Sealer } from './instances/sealing.js';

@@ -34,7 +34,8 @@ import { Conversation, MissingCapabilityError, type PumpResult } from './calls/c
 import { plainOutcome, type BridgedCall, type ForwardHooks, type Outcome } from './calls/mrtr-bridge.js';
 import { OwnedTasks } from './kinds/owned-tasks.js';
 import { ProxiedTasks } from './kinds/proxied-tasks.js';
-import { hidesTool, servesUpstream, type CallerContext, type FederationRouting, type TaskPolicy, type UpstreamRoute } from './route.js';
+import { hidesTool, servesUpstream, type CallerContext, type TaskPolicy, type UpstreamRoute } from './route.js';
+import { viaMember } from './federation/member-calls.js';
 import { TaskEvents } from './records/task-events.js';
 import { checkPollRate, clampTtl, DEFAULT_BOUNDS, TooManyTasksError, type TaskLimits } from './records/task-limits.js';
 import { TaskService } from './records/task-service.js';
@@ -224,7 +225,7 @@ export class TaskRuntime {
    */
   async callTool(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks): Promise<Outcome> {
     const tool = typeof req.params.name === 'string' ? req.params.name : '';
-    if (route.federation) return this.viaMember(route, req.params, caller, hooks.signal, (r, params) => this.callTool(r, { ...req, params }, caller, hooks));
+    if (route.federation) return viaMember(route, req.params, caller, hooks.signal, (r, params) => this.callTool(r, { ...req, params }, caller, hooks));
     if (hidesTool(route, tool)) throw new GatewayError('GW_TOOL_NOT_FOUND', { args: [tool] });
     const policy = this.policyFor(route, tool);
     const job = drivesJob(policy.task);
@@ -308,7 +309,7 @@ export class TaskRuntime {
    */
   async callToolPlain(route: UpstreamRoute, params: JsonObject, caller: CallerContext, signal: AbortSignal): Promise<UpstreamCall> {
     const tool = typeof params.name === 'string' ? params.name : '';
-    if (route.federation) return this.viaMember(route, params, caller, signal, (r, own) => this.callToolPlain(r, own, caller, signal));
+    if (route.federation) return viaMember(route, params, caller, signal, (r, own) => this.callToolPlain(r, own, caller, signal));
     if (hidesTool(route, tool)) throw new GatewayError('GW_TOOL_NOT_FOUND', { args: [tool] });
     const policy = this.policyFor(route, tool);
     const first = decideCall({ ...(await this.factsOf(route, caller, tool, policy, { client: 'legacy', declares: false }, signal)), turn: 'start' });
@@ -333,7 +334,7 @@ export class TaskRuntime {
     opts: { ttlMs?: number },
     signal: AbortSignal,
   ): Promise<{ record: TaskRecord; meta?: JsonObject } | { error: JsonRpcErrorObject }> {
-    if (route.federation) return this.viaMember(route, params, caller, signal, (r, own) => this.createTask(r, own, caller, opts, signal));
+    if (route.federation) return viaMember(route, params, caller, signal, (r, own) => this.createTask(r, own, caller, opts, signal));
     const created = await this.createRecord(route, params, caller, opts, signal);
     return 'record' in created ? { ...created, record: this.shown(route, created.record) } : created;
   }
@@ -512,56 +513,6 @@ export class TaskRuntime {
   /** Task notifications for a listen stream (see TaskService.subscribe). */
   subscribe(route: UpstreamRoute, principal: string, taskIds: string[], listener: (t: JsonObject) => void): Promise<{ accepted: string[]; stop: () => void }> {
     return this.service.subscribe(route, principal, taskIds, listener);
-  }
-
-  /**
-   * A federated endpoint's tool call (docs/federation.md) on its member's route, under the member's own name: a name the
-   * caller does not see is answered as an unknown tool, whoever's it is.
-   */
-  private async member(
-    route: UpstreamRoute,
-    params: JsonObject,
-    caller: CallerContext,
-    signal: AbortSignal,
-  ): Promise<{ route: UpstreamRoute; params: JsonObject }> {
-    const tool = typeof params.name === 'string' ? params.name : '';
-    const m = await (route.federation as FederationRouting).target('tool', tool, caller, signal);
-    if (!m) throw new GatewayError('GW_TOOL_NOT_FOUND', { args: [tool] });
-    return { route: m.route, params: { ...params, name: m.name } };
-  }
-
-  /** `run` on the member of a federated endpoint's tool call (`member`), its failures told to the federation. */
-  private async viaMember<T>(
-    route: UpstreamRoute,
-    params: JsonObject,
-    caller: CallerContext,
-    signal: AbortSignal,
-    run: (r: UpstreamRoute, own: JsonObject) => Promise<T>,
-  ): Promise<T> {
-    const m = await this.member(route, params, caller, signal);
-    return this.onMember(route, m.route, () => run(m.route, m.params));
-  }
-
-  /** A federated endpoint's `tools/call` as its member's: the member route, the request under the member's own name. */
-  async memberCall(
-    route: UpstreamRoute,
-    req: ModernRequest,
-    caller: CallerContext,
-    signal: AbortSignal,
-  ): Promise<{ route: UpstreamRoute; req: ModernRequest }> {
-    const m = await this.member(route, req.params, caller, signal);
-    return { route: m.route, req: { ...req, params: m.params } };
-  }
-
-  /** Runs a federated call on its member; a failure that says the member may be down has it asked again. */
-  async onMember<T>(route: UpstreamRoute, member: UpstreamRoute, run: () => Promise<T>): Promise<T> {
-    if (member === route) return run();
-    try {
-      return await run();
-    } catch (e) {
-      route.federation?.failed(member.name, e);
-      throw e;
-    }
   }
 
   /**

@@ -435,9 +435,7 @@ export const ERROR_CATALOG = {
     rpc: ErrorCode.InvalidParams,
     status: 200,
     message: 'Unknown prompt: %s',
-    doc:
-      'A federated endpoint has no prompt of that name for the caller: unknown, filtered out or denied by an access rule ' +
-      '(docs/federation.md).',
+    doc: 'A federated endpoint has no prompt of that name for the caller: unknown, filtered out or denied by an access rule ' + '(docs/federation.md).',
   },
   GW_POLL_TOO_FAST: {
     rpc: GatewayErrorCode.CallerLimit,

@@ -13,6 +13,7 @@ import {
   modernCapabilities,
   NO_LOG,
   offersSubscriptions,
+  TASKS_EXTENSION,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcNotification,
@@ -128,6 +129,11 @@ export class FederatedClient implements UpstreamClient {
     if (!tasks) {
       const ext = isObject(capabilities.extensions) ? capabilities.extensions : undefined;
       if (ext) for (const k of Object.keys(ext)) if (k.includes('tasks')) delete ext[k];
+    } else {
+      // A member whose rules make tasks (wrapped tools, jobs) runs tasks though its upstream declares none: the faces
+      // read task support from these capabilities alone (a federated route has no rules of its own), so say it here.
+      const ext = isObject(capabilities.extensions) ? capabilities.extensions : {};
+      capabilities.extensions = { ...ext, [TASKS_EXTENSION]: ext[TASKS_EXTENSION] ?? {} };
     }
     const id: UpstreamIdentity = { protocolVersion: MODERN_VERSION, capabilities, serverInfo: this.who.serverInfo };
     if (instructions.length > 0) id.instructions = instructions.join('\n\n');
