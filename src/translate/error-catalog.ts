@@ -419,23 +419,19 @@ export const ERROR_CATALOG = {
     rpc: ErrorCode.InvalidParams,
     status: 200,
     message: 'Unknown tool: %s',
-    doc:
-      'A tool a `task: job` rule hides (its status, result or cancel tool) called directly, or a tool a federated endpoint does not show ' +
-      'the caller: unknown, filtered out or denied by an access rule (2026-07-28 server/tools §Error Handling; docs/federation.md).',
+    doc: 'A tool a `task: job` rule hides called directly, or one a federated endpoint does not show the caller (2026-07-28 server/tools).',
   },
   GW_RESOURCE_NOT_SERVED: {
     rpc: ErrorCode.InvalidParams,
     status: 200,
     message: 'Resource not found: %s',
-    doc:
-      'No member of a federated endpoint lists the URI, has a template that matches it or a `resourcePrefix` that covers it ' +
-      '(2026-07-28 server/resources §Error Handling; docs/federation.md).',
+    doc: 'No member of a federated endpoint serves the URI.',
   },
   GW_PROMPT_NOT_FOUND: {
     rpc: ErrorCode.InvalidParams,
     status: 200,
     message: 'Unknown prompt: %s',
-    doc: 'A federated endpoint has no prompt of that name for the caller: unknown, filtered out or denied by an access rule ' + '(docs/federation.md).',
+    doc: 'A federated endpoint shows the caller no such prompt.',
   },
   GW_POLL_TOO_FAST: {
     rpc: GatewayErrorCode.CallerLimit,

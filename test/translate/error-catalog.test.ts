@@ -82,6 +82,8 @@ const PINNED: Record<string, Omit<ErrorSpec, 'doc'>> = {
   GW_JOB_NO_HANDLE: { rpc: -32603, status: 502, message: 'Job rule for tool %s: the start tool answered without a handle at %s' },
   GW_JOB_UNKNOWN_STATE: { rpc: -32603, status: 200, message: 'Job rule for tool %s: the status tool reported %s, which the rule does not map' },
   GW_TOOL_NOT_FOUND: { rpc: -32602, status: 200, message: 'Unknown tool: %s' },
+  GW_RESOURCE_NOT_SERVED: { rpc: -32602, status: 200, message: 'Resource not found: %s' },
+  GW_PROMPT_NOT_FOUND: { rpc: -32602, status: 200, message: 'Unknown prompt: %s' },
   GW_TASK_INSTANCE_LOST: { rpc: -32603, status: 200, message: 'The gateway instance running this task was lost; the task did not finish' },
   GW_TASK_UNREACHABLE: {
     rpc: -32603,
@@ -231,11 +233,12 @@ t.test('in-band entries (200) use -32602, -32601 or -32603, each for what it mea
         `${kind}: -32601 says what is not offered`,
       );
     // Invalid params name the parameter or the task it points at (2025-11-25 basic/utilities/tasks §Protocol Errors),
-    // or the tool a call names (2026-07-28 server/tools §Error Handling: "Unknown tool").
+    // or the tool, prompt or resource a request names (2026-07-28 server/tools §Error Handling: "Unknown tool";
+    // server/resources §Error Handling: "Resource not found").
     if (spec.rpc === -32602)
       t.match(
         spec.message,
-        /^(Invalid params|Unknown task|Unknown tool|Invalid cursor|Cannot cancel task|Failed to retrieve task)/,
+        /^(Invalid params|Unknown task|Unknown tool|Unknown prompt|Resource not found|Invalid cursor|Cannot cancel task|Failed to retrieve task)/,
         `${kind}: -32602 about a parameter`,
       );
   }
