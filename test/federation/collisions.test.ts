@@ -87,7 +87,7 @@ t.test('a reload that would make two members collide applies nothing of it: it w
 
   // The namespace of the second member dropped: its greet would be shown as `greet`, and with the first's namespace
   // dropped as well, both would show `greet`.
-  const [first, second] = file({}).upstreams as [Record<string, any>, Record<string, any>];
+  const [first, second] = file({}).upstreams as unknown as [Record<string, any>, Record<string, any>];
   const colliding = parseConfig({ ...file({}), upstreams: [{ ...first, expose: { tools: first.expose.tools } }, second] });
   const outcome = gw.gateway.reload(colliding);
   t.strictSame(outcome.applied, [], 'nothing applied live');
