@@ -107,6 +107,7 @@ export class ClientSession implements TaskSessionView {
   useSubject(subject: CallerSubject | undefined): void {
     if (subject === this.subject || (subject?.name === this.subject?.name && subject?.claims === this.subject?.claims)) return;
     this.subject = subject;
+    this.caller = undefined;
     this.context = undefined;
   }
 
@@ -121,6 +122,8 @@ export class ClientSession implements TaskSessionView {
       clientInfo: this.clientInfo,
       ...(this.authorization ? { authorization: this.authorization } : {}),
       ...(this.level ? { logLevel: this.level } : {}),
+      // A federated route reads it for its access rules on every request that is not a tool call (tools/list above all).
+      ...(this.subject ? { subject: this.subject } : {}),
     });
   }
 

@@ -224,7 +224,7 @@ export class Federation implements FederationRouting {
    * `stale`: lists past their time are used as they are (routing a call needs the names, not the freshest list).
    */
   async list(method: ListMethod, caller: CallerContext, signal?: AbortSignal, opts: { stale?: boolean; missed?: boolean } = {}): Promise<MergedList> {
-    const key = `${method}\n${caller.principal}`;
+    const key = `${method}\n${caller.principal}${this.accessKey(caller)}`;
     const known = this.merged.get(key);
     const fresh = opts.stale ? known !== undefined && known.from === this.generationNo : known !== undefined && this.allFresh(method, caller);
     if (known && fresh && !opts.missed) return known;
@@ -326,6 +326,16 @@ export class Federation implements FederationRouting {
 
   private tell(n: JsonRpcNotification, member: string): void {
     for (const l of this.listeners) l(n, member);
+  }
+
+  /**
+   * What of the caller the access rules read, as part of a merged list's cache key: two tokens of one principal (one
+   * JWT `sub`) may carry other scopes or claims, and one's merged list (which also routes its calls) is not the other's.
+   */
+  private accessKey(caller: CallerContext): string {
+    if (!this.ordered.some((m) => m.names.hasAccessRules)) return '';
+    const s = caller.subject;
+    return `\n${JSON.stringify(s ? [s.name ?? null, s.scopes ?? null, s.claims ?? null] : null)}`;
   }
 
   private member(name: string): Member {
