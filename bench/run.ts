@@ -574,7 +574,15 @@ async function startFederation(pinning: Pinning): Promise<{ legs: FedLeg[] } | {
       try {
         federated = await gateway(`gw-federated-${era}`, pinning, { config });
       } catch (e) {
-        const why = ((e as Error).message.split('\n').find((x) => /path|upstream|expose|invalid|error/i.test(x) && !x.includes(gatewayCli)) ?? '').trim();
+        // Its first line names the command; then its output, where a configuration error lists its issues (`- …`).
+        const lines = (e as Error).message
+          .split('\n')
+          .slice(1)
+          .map((x) => x.trim())
+          .filter(Boolean);
+        const issues = lines.filter((x) => x.startsWith('- ')).map((x) => x.slice(2));
+        const why =
+          issues.find((x) => /path .*already used/i.test(x)) ?? (issues.slice(0, 2).join('; ') || lines.find((x) => /fatal|error/i.test(x)) || lines[0]) ?? '';
         return { skipped: `the gateway under test refused ${FED_MEMBERS} upstreams on one path${why ? ` (${why.slice(0, 300)})` : ''}` };
       }
       return { era, single, federated };
