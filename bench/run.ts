@@ -13,6 +13,9 @@
  *   the plain proxy's (issue #20's acceptance: at most +1 ms);
  * - how many `initialize` requests reach a raw legacy upstream over 10,000 sequential anonymous calls of a modern client
  *   through a gateway of its own (500 with `--quick`), read from the upstream's counts (`GET /bench/counts`);
+ * - a federated endpoint (5 upstreams of 50 tools on one path, each with a namespace) against a single-upstream endpoint,
+ *   per era of the members and of the client: `tools/call` p50 ratio at one connection and throughput cost at 16, and
+ *   `tools/list` from the federated endpoint's cache (p50 added); skipped when the gateway under test refuses a shared path;
  * - `tasks/get` throughput on completed tasks and task creation rate (a tool wrapped `always`), memory and Redis store;
  * - heap per stored terminal task (bench/heap.ts);
  * - polls per task with adaptive intervals, when bench/polling.ts exists.
@@ -97,14 +100,14 @@ const TOOL_ARGS: Record<Size, { tool: string; args: object; expect: string }> = 
 };
 
 /** A 2026-07-28 request: the envelope in `_meta`, the routing headers. */
-function modernShape(method: string, params: Record<string, unknown>, name: string, capabilities: object = {}): RequestShape {
+function modernShape(method: string, params: Record<string, unknown>, name: string | undefined, capabilities: object = {}): RequestShape {
   const meta = {
     'io.modelcontextprotocol/protocolVersion': MODERN,
     'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
     'io.modelcontextprotocol/clientCapabilities': capabilities,
   };
   return {
-    headers: { ...ACCEPT, 'mcp-protocol-version': MODERN, 'mcp-method': method, 'mcp-name': name },
+    headers: { ...ACCEPT, 'mcp-protocol-version': MODERN, 'mcp-method': method, ...(name === undefined ? {} : { 'mcp-name': name }) },
     body: JSON.stringify({ jsonrpc: '2.0', id: '__ID__', method, params: { ...params, _meta: meta } }),
   };
 }
@@ -185,8 +188,10 @@ async function server(
 
 const LISTENING = /listening (\S+)/;
 
-function rawUpstream(era: 'legacy' | 'modern', pinning: Pinning, name = `upstream-${era}`): Promise<ServerProcess> {
-  return server(name, [NODE, ...TSX, join(ROOT, 'bench/fixtures/raw-upstreams.ts'), era, '0'], pinning, LISTENING);
+/** A raw upstream (bench/fixtures/raw-upstreams.ts); `tools`: how many tools its list shows (greet, big, then fillers). */
+function rawUpstream(era: 'legacy' | 'modern', pinning: Pinning, name = `upstream-${era}`, tools?: number): Promise<ServerProcess> {
+  const argv = [NODE, ...TSX, join(ROOT, 'bench/fixtures/raw-upstreams.ts'), era, '0', ...(tools === undefined ? [] : [String(tools)])];
+  return server(name, argv, pinning, LISTENING);
 }
 
 /** A gateway process as a user runs it: `--upstream URL` or a configuration file, LOG_LEVEL as given (default info). */
@@ -494,6 +499,192 @@ function initCountTable(c: InitCount): string {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// Federation: one endpoint over several upstreams on one path (docs/federation.md)
+
+/** Members of each federated endpoint. */
+const FED_MEMBERS = 5;
+/** Tools each member shows, and the single upstream compared with it: greet, big, then fillers (raw-upstreams.ts). */
+const FED_TOOLS = 50;
+/** One connection for p50; 16 for throughput. */
+const FED_CONNS = [1, 16];
+/** Member i's namespace (the called tool is the first member's: `m1_greet` on a federated endpoint, `greet` on a single one). */
+const fedNamespace = (i: number): string => `m${i + 1}`;
+/** The last tool of a member's list (its name shows that the whole list came back). */
+const FED_LAST_TOOL = `tool_${String(FED_TOOLS).padStart(2, '0')}`;
+
+type Era = 'legacy' | 'modern';
+interface FedLeg {
+  method: 'call' | 'list';
+  /** A single-upstream endpoint (as a user runs it: `--upstream URL`), or the federated endpoint of FED_MEMBERS. */
+  endpoint: 'single' | 'federated';
+  /** The era of the upstream(s) behind it. */
+  members: Era;
+  client: Era;
+  url: string;
+  session?: string;
+}
+const fedKey = (l: Pick<FedLeg, 'method' | 'endpoint' | 'members' | 'client'>): string => `${l.method}-${l.endpoint}-${l.members}-${l.client}`;
+
+/** How a leg's client reaches the upstream(s). */
+function fedLabel(l: FedLeg): string {
+  if (l.endpoint === 'federated') return `federated, ${FED_MEMBERS} ${l.members} members (${l.client === 'legacy' ? 'legacy face' : 'modern face'})`;
+  if (l.client === l.members) return `single ${l.members} upstream (pass-through)`;
+  return `single ${l.members} upstream (translated${l.client === 'legacy' ? ', legacy face' : ''})`;
+}
+
+function fedRequest(l: FedLeg): { shape: RequestShape; expect: string } {
+  const federated = l.endpoint === 'federated';
+  if (l.method === 'call') {
+    const tool = federated ? `${fedNamespace(0)}_greet` : 'greet';
+    const params = { name: tool, arguments: { name: 'bench' } };
+    return { shape: l.client === 'legacy' ? legacyShape(l.session!, 'tools/call', params) : modernShape('tools/call', params, tool), expect: 'Hello, bench!' };
+  }
+  return {
+    shape: l.client === 'legacy' ? legacyShape(l.session!, 'tools/list', {}) : modernShape('tools/list', {}, undefined),
+    expect: `"${federated ? `${fedNamespace(FED_MEMBERS - 1)}_${FED_LAST_TOOL}` : FED_LAST_TOOL}"`,
+  };
+}
+
+function fedSpec(l: FedLeg, conns: number, durationMs: number): LoadSpec {
+  const r = fedRequest(l);
+  return { engine: conns === 1 ? 'hrtime' : 'autocannon', url: l.url, connections: conns, durationMs, requests: [r.shape], expect: r.expect };
+}
+
+/** results[leg key][conns] = one Cell per round. */
+type FedResults = Record<string, Record<number, Cell[]>>;
+
+/**
+ * Starts FED_MEMBERS raw upstreams of FED_TOOLS tools per era, a gateway in front of the first alone and a gateway
+ * federating all (each member with a namespace); undefined and why when the gateway under test refuses a shared path
+ * (a gateway from before federation) or does not merge the members' lists.
+ */
+async function startFederation(pinning: Pinning): Promise<{ legs: FedLeg[] } | { skipped: string }> {
+  const eras: Era[] = ['legacy', 'modern'];
+  const members = await Promise.all(
+    eras.map((era) => Promise.all(Array.from({ length: FED_MEMBERS }, (_, i) => rawUpstream(era, pinning, `fed-${era}-member-${i + 1}`, FED_TOOLS)))),
+  );
+  const gateways = await Promise.all(
+    eras.map(async (era, e) => {
+      const ups = members[e]!;
+      const single = await gateway(`gw-single-${era}-50`, pinning, { upstream: ups[0]!.url });
+      const config = {
+        upstreams: ups.map((u, i) => ({ name: `${era}-${i + 1}`, url: u.url, path: '/mcp', expose: { namespace: fedNamespace(i) } })),
+      };
+      let federated: ServerProcess;
+      try {
+        federated = await gateway(`gw-federated-${era}`, pinning, { config });
+      } catch (e) {
+        // Its first line names the command; then its output, where a configuration error lists its issues (`- …`).
+        const lines = (e as Error).message
+          .split('\n')
+          .slice(1)
+          .map((x) => x.trim())
+          .filter(Boolean);
+        const issues = lines.filter((x) => x.startsWith('- ')).map((x) => x.slice(2));
+        const why =
+          issues.find((x) => /path .*already used/i.test(x)) ?? (issues.slice(0, 2).join('; ') || lines.find((x) => /fatal|error/i.test(x)) || lines[0]) ?? '';
+        return { skipped: `the gateway under test refused ${FED_MEMBERS} upstreams on one path${why ? ` (${why.slice(0, 300)})` : ''}` };
+      }
+      return { era, single, federated };
+    }),
+  );
+  const refused = gateways.find((g): g is { skipped: string } => 'skipped' in g);
+  if (refused) return refused;
+  const legs: FedLeg[] = [];
+  for (const g of gateways as { era: Era; single: ServerProcess; federated: ServerProcess }[]) {
+    // A gateway that starts but serves one member (or none) on the shared path is not federating: its list shows it.
+    const probe = modernShape('tools/list', {}, undefined);
+    const res = await fetch(g.federated.url, { method: 'POST', headers: probe.headers, body: probe.body.replace('__ID__', 'probe') });
+    const text = await res.text();
+    const want = `"${fedNamespace(FED_MEMBERS - 1)}_${FED_LAST_TOOL}"`;
+    if (!text.includes(want))
+      return {
+        skipped: `the gateway under test does not federate ${FED_MEMBERS} upstreams on one path (its tools/list lacks ${want}: HTTP ${res.status} ${text.slice(0, 200)})`,
+      };
+    for (const method of ['call', 'list'] as const)
+      for (const client of eras) {
+        legs.push({ method, endpoint: 'single', members: g.era, client, url: g.single.url });
+        legs.push({ method, endpoint: 'federated', members: g.era, client, url: g.federated.url });
+      }
+  }
+  for (const l of legs) if (l.client === 'legacy') l.session = await openSession(l.url);
+  return { legs };
+}
+
+async function runFederation(loader: Loader, legs: FedLeg[]): Promise<FedResults> {
+  const results: FedResults = Object.fromEntries(legs.map((l) => [fedKey(l), Object.fromEntries(FED_CONNS.map((c) => [c, []]))]));
+  // The warm-up also fills the federated endpoints' list caches: the measured lists are served from them.
+  for (const l of legs) checkClean(`warm-up ${l.method} ${fedLabel(l)}`, await loader.run(fedSpec(l, 16, WARMUP_MS)), true);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const conns of FED_CONNS) {
+      for (const l of rotate(legs, round + conns)) {
+        const r = await loader.run(fedSpec(l, conns, DURATION_MS));
+        checkClean(`${l.method} ${fedLabel(l)}, ${l.client} client, ${conns} conns`, r);
+        results[fedKey(l)]![conns]!.push(r);
+      }
+    }
+    process.stdout.write(`federation: round ${round + 1}/${ROUNDS} done (load ${load()})\n`);
+  }
+  return results;
+}
+
+/** The acceptance bounds: a federated call costs at most 5 % more; a cached federated list adds at most 1 ms of p50. */
+const FED_CALL_BUDGET = 1.05;
+const FED_LIST_BUDGET_MS = 1;
+
+function federationTables(legs: FedLeg[], r: FedResults): string {
+  const at = (l: Pick<FedLeg, 'method' | 'endpoint' | 'members' | 'client'>, conns: number): Cell[] => r[fedKey(l)]?.[conns] ?? [];
+  const many = FED_CONNS.filter((c) => c > 1);
+  const pairs = legs.filter((l) => l.endpoint === 'federated').map((f) => ({ f, s: { ...f, endpoint: 'single' as const } }));
+  let md = `\n## Federated endpoint (${FED_MEMBERS} members × ${FED_TOOLS} tools)\n`;
+
+  md += `\n### \`tools/call\`, small result: federated against single-upstream\n\n`;
+  md += `| client | members' era | federated against | same face on both | 1 conn p50 ms, single → federated | p50 ratio | p50 added, ms |${many.map((c) => ` ${c} conns req/s, single → federated | cost (single ÷ federated req/s) |`).join('')}\n`;
+  md += `|---|---|---|---|---:|---:|---:|${many.map(() => '---:|---:|').join('')}\n`;
+  for (const { f, s } of pairs.filter((p) => p.f.method === 'call')) {
+    const one = at(f, 1);
+    const base = at(s, 1);
+    const ratio = one.map((x, i) => x.p50 / (base[i]?.p50 ?? NaN));
+    let row = `| ${f.client} | ${f.members} | ${fedLabel(s as FedLeg)} | ${f.client === f.members ? 'no: the single endpoint is a pass-through' : 'yes'} | ${fixed(median(base.map((x) => x.p50)), 3)} → ${fixed(median(one.map((x) => x.p50)), 3)} | ${withSpread(ratio, 3, '×')} | ${withSpread(p50Over(one, base), 3)} |`;
+    for (const c of many) {
+      const mine = at(f, c);
+      const theirs = at(s, c);
+      row += ` ${int(median(theirs.map((x) => x.rps)))} → ${int(median(mine.map((x) => x.rps)))} | ${withSpread(
+        mine.map((x, i) => (theirs[i]?.rps ?? NaN) / x.rps),
+        3,
+        '×',
+      )} |`;
+    }
+    md += `${row}\n`;
+  }
+  md += `\nAcceptance, a call through the federated endpoint costs at most ${Math.round((FED_CALL_BUDGET - 1) * 100)} % more than through a single-upstream endpoint (median of the per-round p50 ratios at one connection; the throughput cost at ${many.join(', ')} connections beside it):\n\n`;
+  for (const { f, s } of pairs.filter((p) => p.f.method === 'call')) {
+    const p50 = median(at(f, 1).map((x, i) => x.p50 / (at(s, 1)[i]?.p50 ?? NaN)));
+    const rps = many.map((c) => median(at(f, c).map((x, i) => (at(s, c)[i]?.rps ?? NaN) / x.rps)));
+    const verdict = (x: number) => (Number.isFinite(x) ? `${x.toFixed(3)}× (${x <= FED_CALL_BUDGET ? 'met' : 'not met'})` : 'not measured');
+    md += `- ${f.client} client, ${f.members} members, against the ${fedLabel(s as FedLeg)}: p50 ${verdict(p50)}; throughput ${rps.map(verdict).join(', ')}\n`;
+  }
+
+  md += `\n### \`tools/list\` (${FED_MEMBERS} × ${FED_TOOLS} tools from the federated endpoint's cache, against ${FED_TOOLS} tools from a single-upstream endpoint)\n\n`;
+  md += `| client | members' era | federated against | 1 conn p50 ms, single → federated | p50 added, ms |${many.map((c) => ` ${c} conns req/s, single → federated |`).join('')} within ${FED_LIST_BUDGET_MS} ms |\n`;
+  md += `|---|---|---|---:|---:|${many.map(() => '---:|').join('')}---|\n`;
+  for (const { f, s } of pairs.filter((p) => p.f.method === 'list')) {
+    const added = p50Over(at(f, 1), at(s, 1));
+    const d = median(added);
+    let row = `| ${f.client} | ${f.members} | ${fedLabel(s as FedLeg)} | ${fixed(median(at(s, 1).map((x) => x.p50)), 3)} → ${fixed(median(at(f, 1).map((x) => x.p50)), 3)} | ${withSpread(added, 3)} |`;
+    for (const c of many) row += ` ${int(median(at(s, c).map((x) => x.rps)))} → ${int(median(at(f, c).map((x) => x.rps)))} |`;
+    md += `${row} ${Number.isFinite(d) ? (d <= FED_LIST_BUDGET_MS ? 'met' : 'not met') : 'not measured'} |\n`;
+  }
+  md +=
+    `\nPer era of the members, ${FED_MEMBERS} raw upstreams (bench/fixtures/raw-upstreams.ts) of ${FED_TOOLS} tools each (\`greet\`, \`big\` and fillers with a description and an input schema); a gateway in front of the first alone (\`--upstream URL\`, the default configuration) and a gateway with all ${FED_MEMBERS} on \`/mcp\`, namespaces ${Array.from({ length: FED_MEMBERS }, (_, i) => `\`${fedNamespace(i)}\``).join(', ')} (the call is \`${fedNamespace(0)}_greet\` there, \`greet\` on the single endpoint). ` +
+    `Anonymous callers (no \`Authorization\`); a legacy client holds one 2025-11-25 session per endpoint. ` +
+    `A single-upstream endpoint in front of an upstream of the client's era is a plain pass-through, a federated endpoint always answers through a face: the rows whose single endpoint is translated compare the same face with and without federation (federation's own cost); the pass-through rows add the face's cost. ` +
+    `The federated lists are served from the endpoint's cache, filled by the warm-up (a cached member list is trusted 30 s unless its member says otherwise; a leg lasts ${DURATION_MS / 1000} s); the single endpoints' lists come from the upstream (or the face's own cache). ` +
+    `Medians over ${ROUNDS} round(s) of ${DURATION_MS / 1000} s per leg, leg order rotated per round; ratios and differences are computed within each round (range in parentheses). 1 connection: undici Pool + \`process.hrtime.bigint()\`; ${many.join(', ')} connections: autocannon.\n`;
+  return md;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // Tasks
 
 type TaskLeg = 'get-memory' | 'get-redis' | 'create-memory' | 'create-redis';
@@ -759,6 +950,12 @@ async function main(): Promise<void> {
       md += callersTable(paths, pathResults);
       md += shimTable(shimLegs, await phase('upstream 20 ms away', () => runShim(loader, shimLegs)));
       md += initCountTable(await phase('initialize count', () => runInitCount(loader, gwCount.url, countUp.url)));
+      // Started last (its servers idle until then would cost the others nothing, but a refusal is clearer here).
+      const fed = await phase('starting the federation', () => startFederation(pinning));
+      md +=
+        'skipped' in fed
+          ? `\n## Federated endpoint (${FED_MEMBERS} members × ${FED_TOOLS} tools)\n\nNot measured: ${fed.skipped}.\n`
+          : federationTables(fed.legs, await phase('federation', () => runFederation(loader, fed.legs)));
       md += taskTable(await phase('tasks', () => runTasks(loader, { memory: memGw.url, ...(redisGw ? { redis: redisGw.url } : {}) })), noRedis);
     } finally {
       await redis?.stop();
@@ -787,7 +984,7 @@ async function main(): Promise<void> {
     `- machine: ${m.nproc} cores (${m.cpuModel}), ${fixed(m.memoryGiB, 1)} GiB, ${m.platform}, node ${m.node}\n` +
     `- load average (1/5/15 min): before ${loadBefore}, after ${loadAfter}\n` +
     `- pinning: ${pinning.describe}\n` +
-    `- every server is a process of its own on loopback: raw upstreams (bench/fixtures/raw-upstreams.ts), the plain proxy (bench/plain-proxy.ts), one gateway per upstream (serving clients of both eras); for the upstream ${SHIM_DELAY_MS} ms away, the delay shim (bench/fixtures/delay-shim.ts) with a plain proxy and a gateway of their own in front; for the initialize count, a raw legacy upstream and a gateway of their own\n`;
+    `- every server is a process of its own on loopback: raw upstreams (bench/fixtures/raw-upstreams.ts), the plain proxy (bench/plain-proxy.ts), one gateway per upstream (serving clients of both eras); for the upstream ${SHIM_DELAY_MS} ms away, the delay shim (bench/fixtures/delay-shim.ts) with a plain proxy and a gateway of their own in front; for the initialize count, a raw legacy upstream and a gateway of their own; for the federated endpoint, ${FED_MEMBERS} raw upstreams of ${FED_TOOLS} tools per era, a gateway federating them and a gateway in front of the first alone\n`;
   writeFileSync(OUT, `${head}${md}`);
   process.stdout.write(`${head}${md}\nwritten to ${OUT}\n`);
   rmSync(logDir, { recursive: true, force: true });
