@@ -126,7 +126,21 @@ export function fetchFailure(cause: unknown, caller?: AbortSignal, timeout?: Abo
   if (timeout?.aborted || (cause as { code?: unknown } | undefined)?.code === 'UND_ERR_HEADERS_TIMEOUT') {
     return new UpstreamTimeoutError('upstream did not answer in time', { cause });
   }
-  return new UpstreamUnavailableError(`upstream unreachable: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+  return new UpstreamUnavailableError(`upstream unreachable: ${withoutAddress(cause)}`, { cause });
+}
+
+/**
+ * What a connection failure says without where it went (docs/errors.md: the client is never told the upstream's
+ * address): its code (`ECONNREFUSED`, `ENOTFOUND`, `UND_ERR_SOCKET`, …) as the socket layer names it, else its message
+ * with any host:port taken out.
+ */
+function withoutAddress(cause: unknown): string {
+  for (let e = cause, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== '') return `connect ${code}`;
+  }
+  const text = cause instanceof Error ? cause.message : String(cause);
+  return text.replace(/\s*(?:\[[0-9a-fA-F:.]+\]|[\w.-]+):\d+/g, '');
 }
 
 /** Whether a failure found nobody listening (connection refused): the upstream process is gone, not slow. */
