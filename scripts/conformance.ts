@@ -60,6 +60,8 @@ const { values } = parseArgs({
     tasks: { type: 'string' },
     'task-first': { type: 'boolean', default: false },
     federated: { type: 'boolean', default: false },
+    // By hand: a server already running (the conformance repository's everything-server) instead of the fixture.
+    'upstream-url': { type: 'string' },
   },
 });
 
@@ -207,6 +209,8 @@ async function runSuite(url: string): Promise<Run> {
 /** Starts the chosen fixture (`baseline`: for the direct run); `close` stops it. */
 async function startFixture(upstream: Upstream, tasks: Tasks | undefined, baseline: boolean): Promise<{ url: string; close(): Promise<void> }> {
   const taskFirst = values['task-first'] ? { taskFirst: true } : {};
+  const given = values['upstream-url'];
+  if (given !== undefined) return { url: given, close: async () => {} };
   if (upstream === 'legacy') return startLegacyFixture(tasks ? { tasks, ...taskFirst } : {});
   if (upstream === 'everything') return startServerEverything();
   // The JSON-lines server behind the gateway speaks 2026-07-28 only; its baseline also serves 2025-11-25 itself.
