@@ -229,19 +229,19 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
   app.addHook('onClose', async () => {
     for (const f of faces) f.close();
   });
-  // MRTR retries that landed on another instance come here to the call this instance holds, and run as if they had
-  // arrived here (the hold names its route).
-  opts.bridge.serveRelayed((route, req, caller, hooks) => runRequest(opts.runtime, opts.bridge, route, req, caller, hooks));
-  app.setNotFoundHandler((_request, reply) => sendAnswer(reply, catalogAnswer('GW_NOT_FOUND')));
-  registerHealth(app, opts, faces);
-
-  // Federated paths first: their members are then mounted by them alone (`member`).
+  // Federated paths first: their members are then mounted by them alone, and /readyz needs only the required ones (`member`).
   const federated = (opts.federations ?? []).map((plan) => federationOf(opts, plan, modernRoutes, app.log));
   app.addHook('onClose', async () => {
     for (const f of federated) await f.route.upstream.close();
   });
   // A name two members would both show is refused before the gateway serves (docs/federation.md §Collisions).
   await refuseCollisions(federated.map((f) => f.route));
+  // MRTR retries that landed on another instance come here to the call this instance holds, and run as if they had
+  // arrived here (the hold names its route).
+  opts.bridge.serveRelayed((route, req, caller, hooks) => runRequest(opts.runtime, opts.bridge, route, req, caller, hooks));
+  app.setNotFoundHandler((_request, reply) => sendAnswer(reply, catalogAnswer('GW_NOT_FOUND')));
+  registerHealth(app, opts, faces);
+
   const stats: EndpointStats[] = [];
   if (opts.metrics) registerMetrics(app, opts, opts.metrics, faces, stats);
 

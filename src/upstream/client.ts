@@ -35,6 +35,11 @@ export interface UpstreamCaller {
    * a session.
    */
   principal?: string;
+  /**
+   * The era of the client the request is made for (absent: 2026-07-28). A federated endpoint reaches a member that
+   * speaks both eras on the client's own side, as a single endpoint passes the client through (docs/federation.md).
+   */
+  clientEra?: Era;
   /** The client's declared capabilities (`elicitation`, `sampling`, `roots`, `extensions`, …). */
   capabilities: JsonObject;
   /** The client's identity (a modern upstream gets it as `io.modelcontextprotocol/clientInfo`). */

@@ -8,10 +8,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
-  GatewayError,
   asErrorObject,
   declaresTasks,
-  inputAnswerProblem,
   isInputDeclared,
   isInputMethod,
   isObject,
@@ -102,12 +100,10 @@ export class SessionCalls {
     if (typeof id !== 'string') return;
     const o = this.outbound.get(id);
     if (!o) return;
-    if (!('error' in body)) {
-      // An answer that does not fit the question is refused (400, -32602) before it reaches the upstream; the request
-      // stays outstanding, so the client can send a correct one (2025-11-25 basic/transports §Sending Messages).
-      const problem = inputAnswerProblem(o.method, o.params, body.result);
-      if (problem !== undefined) throw new GatewayError('GW_INVALID_INPUT_RESPONSE', { args: [JSON.stringify(id), problem] });
-    }
+    // The answer goes to the upstream as it came, fitting the question or not: the upstream judges it, as it would
+    // had the client been passed through to it. Refusing it here would leave the question open for a client that
+    // does not read the refusal (SDK 1.32.2 drops a 400 to its answer), and its call would wait for ever where a
+    // pass-through serves it (the conformance suite's tools-call-elicitation through a federated path).
     this.outbound.delete(id);
     const payload = 'error' in body ? { error: asErrorObject(body.error) } : { result: body.result as JsonObject };
     await o.call.respond(o.upstreamId, payload).catch(() => {

@@ -292,7 +292,7 @@ export class LegacyFace {
       return refuse(reply, 'GW_PRINCIPAL_SHARE_EXHAUSTED', body.id, { args: ['sessions', this.sessions.maxSessionsPerPrincipal] });
     }
     const capabilities = modernClientCapabilities(init.capabilities);
-    const caller: UpstreamCaller = { principal, capabilities, clientInfo: init.clientInfo, ...(authorization ? { authorization } : {}) };
+    const caller: UpstreamCaller = { clientEra: 'legacy', principal, capabilities, clientInfo: init.clientInfo, ...(authorization ? { authorization } : {}) };
     const aborter = new AbortController();
     const onClose = () => {
       if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));

@@ -117,6 +117,7 @@ export class ClientSession implements TaskSessionView {
     // the log level. A request's trace context is its own (a copy, only for a traced request).
     if (trace) return { ...this.callerOf(), trace };
     return (this.caller ??= {
+      clientEra: 'legacy',
       principal: this.principal,
       capabilities: this.capabilities,
       clientInfo: this.clientInfo,

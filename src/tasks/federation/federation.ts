@@ -145,9 +145,14 @@ export class Federation implements FederationRouting {
     this.members = this.ordered.map((m) => m.spec.name);
     // A member that goes down leaves the lists, and comes back into them when it returns: both are list changes.
     for (const m of this.ordered) {
+      // Told when it flips (left or came back), not when it is first learned or re-learned while up.
+      let up: boolean | undefined = m.spec.availability.isDown ? false : m.spec.availability.current ? true : undefined;
       this.unwatch.push(
-        m.spec.availability.onChange(() => {
+        m.spec.availability.onChange((change) => {
           this.forget(m.spec.name);
+          const was = up;
+          up = change.up;
+          if (was === undefined || was === change.up) return;
           for (const method of ['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed'])
             this.tell({ jsonrpc: '2.0', method }, m.spec.name);
         }),
@@ -172,6 +177,13 @@ export class Federation implements FederationRouting {
   /** The member route a caller reaches a member over: its stateless 2026-07-28 client when it speaks that era. */
   async routeOf(member: string, caller: UpstreamCaller): Promise<UpstreamRoute> {
     const m = this.member(member);
+    // A member that speaks the client's era is reached in it (a single endpoint would pass the client through): a
+    // dual-era server's 2025-11-25 side for a 2025-11-25 client, with its sessions, its input requests and its own
+    // subscriptions, however weaker its 2026-07-28 side (docs/federation.md §Eras and tasks).
+    if (caller.clientEra === 'legacy') {
+      const eras = await m.spec.availability.legacyEras(caller.authorization);
+      return eras.legacy || !eras.modern ? m.spec.route : m.spec.modernRoute;
+    }
     const eras = await m.spec.availability.eras(caller.authorization);
     return eras.modern ? m.spec.modernRoute : m.spec.route;
   }
@@ -208,7 +220,20 @@ export class Federation implements FederationRouting {
       if (own === undefined || !m.lastSeen[kind].has(own) || !m.names.allows(name, caller.subject)) continue;
       await m.spec.availability.eras(caller.authorization);
     }
+    // A name nobody lists goes as it is to the one member shown as it is, if there is one (no namespace, filter, rename
+    // or access rule) and the name is in no other member's namespace: it answers it, as through a single endpoint (a
+    // tool it serves but does not list, or its own "unknown tool"). A name in a namespace, or on a path without such
+    // a member, is the gateway's unknown name: a denied one answers exactly the same.
+    const open = this.openMember;
+    if (open && !this.ordered.some((m) => m.spec.namespace && name.startsWith(`${m.spec.namespace}_`)) && !open.spec.availability.isDown)
+      return { route: await this.routeOf(open.spec.name, caller), name };
     return undefined;
+  }
+
+  /** The one member shown exactly as it is (see `target`), or `undefined`. */
+  private get openMember(): Member | undefined {
+    const open = this.ordered.filter((m) => m.names.showsAllAsIs);
+    return open.length === 1 ? open[0] : undefined;
   }
 
   failed(upstream: string, e: unknown): void {
@@ -224,7 +249,7 @@ export class Federation implements FederationRouting {
    * `stale`: lists past their time are used as they are (routing a call needs the names, not the freshest list).
    */
   async list(method: ListMethod, caller: CallerContext, signal?: AbortSignal, opts: { stale?: boolean; missed?: boolean } = {}): Promise<MergedList> {
-    const key = `${method}\n${caller.principal}${this.accessKey(caller)}`;
+    const key = `${method}\n${viewOf(caller)}\n${caller.principal}${this.accessKey(caller)}`;
     const known = this.merged.get(key);
     const fresh = opts.stale ? known !== undefined && known.from === this.generationNo : known !== undefined && this.allFresh(method, caller);
     if (known && fresh && !opts.missed) return known;
@@ -345,7 +370,7 @@ export class Federation implements FederationRouting {
   }
 
   private cacheKey(m: Member, method: ListMethod, caller: CallerContext): string {
-    return `${m.spec.name}\n${method}\n${m.spec.listCache === 'shared' ? '*' : caller.principal}`;
+    return `${m.spec.name}\n${method}\n${viewOf(caller)}\n${m.spec.listCache === 'shared' ? '*' : caller.principal}`;
   }
 
   private allFresh(method: ListMethod, caller: CallerContext): boolean {
@@ -481,6 +506,17 @@ export class Federation implements FederationRouting {
     );
     this.o.onCollision?.(c);
   }
+}
+
+/**
+ * What a member may show differently to different clients besides who they are: their era (a dual-era member is
+ * reached on the client's side) and the kinds of input they declared (a server may list a tool only to a client that
+ * can answer it: server-everything's sampling tool), as the legacy session pool keys its sessions.
+ */
+function viewOf(caller: UpstreamCaller): string {
+  const caps = caller.capabilities;
+  const kinds = ['elicitation', 'sampling', 'roots'].filter((k) => caps[k] !== undefined).join(',');
+  return `${caller.clientEra ?? 'modern'} ${kinds}`;
 }
 
 /** Whether the route's upstream offers a capability (`tools`, `prompts`, `resources`); unknown: assumed to. */

@@ -74,8 +74,12 @@ export class MemberNames {
   private readonly kinds: Record<Kind, KindNames>;
   private readonly access: Array<{ rule: AccessRule; allow?: RegExp[]; deny?: RegExp[] }>;
 
+  private readonly plain: boolean;
+
   constructor(o: { namespace?: string | undefined; tools: NameRules; prompts: NameRules; access: readonly AccessRule[] }) {
     const prefix = o.namespace ? `${o.namespace}_` : '';
+    const asIs = (r: NameRules) => r.include.length === 1 && r.include[0] === '*' && r.exclude.length === 0 && Object.keys(r.rename).length === 0;
+    this.plain = prefix === '' && asIs(o.tools) && asIs(o.prompts) && o.access.length === 0;
     this.kinds = { tool: new KindNames(o.tools, prefix), prompt: new KindNames(o.prompts, prefix) };
     this.access = o.access.map((rule) => ({
       rule,
@@ -102,6 +106,11 @@ export class MemberNames {
       return !a.deny?.some((re) => re.test(shown));
     }
     return true;
+  }
+
+  /** Whether every name of the upstream is shown as it is, to everyone: no namespace, filter, rename or access rule. */
+  get showsAllAsIs(): boolean {
+    return this.plain;
   }
 
   /** Whether access rules apply at all (a list without them is the same for every caller who reads it). */
