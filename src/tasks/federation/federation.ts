@@ -230,10 +230,13 @@ export class Federation implements FederationRouting {
     return undefined;
   }
 
-  /** The one member shown exactly as it is (see `target`), or `undefined`. */
+  /**
+   * The one member shown exactly as it is (see `target`), or `undefined`: only when every other member has a namespace,
+   * so that a name denied to the caller is always inside one and answers as an unknown name does.
+   */
   private get openMember(): Member | undefined {
-    const open = this.ordered.filter((m) => m.names.showsAllAsIs);
-    return open.length === 1 ? open[0] : undefined;
+    const bare = this.ordered.filter((m) => !m.spec.namespace);
+    return bare.length === 1 && bare[0]?.names.showsAllAsIs ? bare[0] : undefined;
   }
 
   failed(upstream: string, e: unknown): void {
