@@ -44,7 +44,7 @@ export class ToolSupport {
 /** Every page of the upstream's tools/list (bounded), as one map of task support by tool name. */
 async function fetchToolSupport(route: UpstreamRoute, caller: CallerContext, signal: AbortSignal): Promise<Map<string, TaskSupport>> {
   const byName = new Map<string, TaskSupport>();
-  await eachToolsPage(route, caller, signal, (page) => {
+  await eachListPage(route, caller, signal, (page) => {
     for (const [k, v] of toolTaskSupport(page)) byName.set(k, v);
   });
   return byName;
@@ -54,15 +54,22 @@ async function fetchToolSupport(route: UpstreamRoute, caller: CallerContext, sig
 const MAX_TOOLS_PAGES = 50;
 
 /**
- * Reads every page of the upstream's tools/list for `caller` (2025-11-25 and 2026-07-28 server/utilities/pagination:
- * `nextCursor` until none), at most `MAX_TOOLS_PAGES`; an error answer ends the walk with the pages read.
+ * Reads every page of one of the upstream's lists (`tools/list` unless said) for `caller` (2025-11-25 and 2026-07-28
+ * server/utilities/pagination: `nextCursor` until none), at most `MAX_TOOLS_PAGES`; an error answer ends the walk with
+ * the pages read. Each page is handed over, and awaited, before the next is asked.
  */
-export async function eachToolsPage(route: UpstreamRoute, caller: CallerContext, signal: AbortSignal, page: (result: JsonObject) => void): Promise<void> {
+export async function eachListPage(
+  route: UpstreamRoute,
+  caller: CallerContext,
+  signal: AbortSignal,
+  page: (result: JsonObject) => void | Promise<void>,
+  method = 'tools/list',
+): Promise<void> {
   let cursor: string | undefined;
   for (let n = 0; n < MAX_TOOLS_PAGES; n++) {
-    const res = await requestOnce(route.upstream, caller, 'tools/list', cursor ? { cursor } : {}, signal);
+    const res = await requestOnce(route.upstream, caller, method, cursor ? { cursor } : {}, signal);
     if (!('result' in res)) return;
-    page(res.result);
+    await page(res.result);
     cursor = typeof res.result.nextCursor === 'string' ? res.result.nextCursor : undefined;
     if (!cursor) return;
   }

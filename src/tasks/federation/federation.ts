@@ -19,7 +19,6 @@ import {
   type TaskSupport,
 } from '../../translate/index.js';
 import {
-  requestOnce,
   UpstreamDownError,
   UpstreamHttpError,
   UpstreamTimeoutError,
@@ -27,7 +26,7 @@ import {
   type UpstreamAvailability,
   type UpstreamCaller,
 } from '../../upstream/index.js';
-import { legacyTaskSupport } from '../calls/tool-support.js';
+import { eachListPage, legacyTaskSupport } from '../calls/tool-support.js';
 import type { CallerContext, FederationRouting, TaskPolicy, UpstreamRoute } from '../route.js';
 import { MemberNames, nameOf, renamed, type AccessRule, type NameRules } from './naming.js';
 
@@ -90,8 +89,6 @@ export type ListMethod = keyof typeof LISTS;
 const DEFAULT_LIST_TTL_MS = 30_000;
 /** A name not found is looked for again in fresh lists at most this often per member list. */
 const MISS_REFRESH_MS = 2_000;
-/** Pages of one member's list read at most. */
-const MAX_PAGES = 50;
 /** Cached lists kept at most (per member, kind and principal): the oldest go first. */
 const MAX_CACHED = 4_096;
 /** Entries per page of a merged list. */
@@ -432,18 +429,18 @@ export class Federation implements FederationRouting {
     const signal = AbortSignal.timeout(route.timeoutMs);
     const entries: JsonObject[] = [];
     let ttlMs = DEFAULT_LIST_TTL_MS;
-    let cursor: string | undefined;
-    for (let n = 0; n < MAX_PAGES; n++) {
-      const res = await requestOnce(route.upstream, caller, method, cursor ? { cursor } : {}, signal);
-      if (!('result' in res)) break;
-      let page = res.result;
-      if (method === 'tools/list') page = await this.o.listTools(route, caller as CallerContext, page, signal);
-      if (typeof page.ttlMs === 'number' && page.ttlMs >= 0) ttlMs = Math.min(ttlMs, page.ttlMs);
-      const items = page[field];
-      if (Array.isArray(items)) for (const e of items) if (isObject(e)) entries.push(method === 'tools/list' ? this.withTaskSupport(m, route, e) : e);
-      cursor = typeof page.nextCursor === 'string' ? page.nextCursor : undefined;
-      if (!cursor) break;
-    }
+    await eachListPage(
+      route,
+      caller,
+      signal,
+      async (result) => {
+        const page = method === 'tools/list' ? await this.o.listTools(route, caller, result, signal) : result;
+        if (typeof page.ttlMs === 'number' && page.ttlMs >= 0) ttlMs = Math.min(ttlMs, page.ttlMs);
+        const items = page[field];
+        if (Array.isArray(items)) for (const e of items) if (isObject(e)) entries.push(method === 'tools/list' ? this.withTaskSupport(m, route, e) : e);
+      },
+      method,
+    );
     if (method === 'tools/list' || method === 'prompts/list') {
       const seen = m.lastSeen[method === 'tools/list' ? 'tool' : 'prompt'];
       seen.clear();

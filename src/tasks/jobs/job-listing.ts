@@ -12,7 +12,7 @@
 import { drivesJob, isObject, raceAbort, type JsonObject } from '../../translate/index.js';
 import type { JobSpec } from './job-rule.js';
 import { withoutHiddenTools, type CallerContext, type TaskPolicy, type UpstreamRoute } from '../route.js';
-import { eachToolsPage } from '../calls/tool-support.js';
+import { eachListPage } from '../calls/tool-support.js';
 
 /** The upstream's tools by name, each with its listed `outputSchema` (`undefined`: it lists none). */
 type Schemas = Map<string, unknown>;
@@ -87,7 +87,7 @@ export class JobListing {
 /** Every page of the upstream's tools/list, as each tool's listed `outputSchema` by name. */
 async function readSchemas(route: UpstreamRoute, caller: CallerContext, signal: AbortSignal): Promise<Schemas> {
   const schemas: Schemas = new Map();
-  await eachToolsPage(route, caller, signal, (page) => {
+  await eachListPage(route, caller, signal, (page) => {
     if (!Array.isArray(page.tools)) return;
     for (const t of page.tools) if (isObject(t) && typeof t.name === 'string') schemas.set(t.name, t.outputSchema);
   });
