@@ -224,8 +224,9 @@ export class TaskRuntime {
    * window counts from the moment the call is sent (`callNow`), whatever the upstream's response mode.
    */
   async callTool(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks): Promise<Outcome> {
+    // A federated endpoint's call comes here already on its member's route (the modern face's `memberCall`, before the
+    // relay of a retry, which needs the member's hold).
     const tool = typeof req.params.name === 'string' ? req.params.name : '';
-    if (route.federation) return viaMember(route, req.params, caller, hooks.signal, (r, params) => this.callTool(r, { ...req, params }, caller, hooks));
     if (hidesTool(route, tool)) throw new GatewayError('GW_TOOL_NOT_FOUND', { args: [tool] });
     const policy = this.policyFor(route, tool);
     const job = drivesJob(policy.task);
