@@ -12,7 +12,6 @@ import { Authenticator, registerAuth } from './auth.js';
 import type { EndpointStats } from './mcp-endpoint.js';
 import type { LegacyFace } from './legacy-face/face.js';
 import { ModernFace } from './modern-face.js';
-import { traceRequest } from './request-trace.js';
 
 /** What a federated endpoint needs. */
 export interface FederatedEndpointOptions {
@@ -36,11 +35,7 @@ const NO_AVAILABILITY = { suspect: () => {} };
 export async function registerFederatedEndpoint(app: FastifyInstance, opts: FederatedEndpointOptions): Promise<EndpointStats> {
   const { route } = opts;
   const modern = new ModernFace({ ...opts, availability: NO_AVAILABILITY });
-  const legacy = (request: FastifyRequest, reply: FastifyReply) => {
-    const face = opts.legacyFace;
-    const traced = traceRequest(request, reply, 'legacy-face', 'legacy', route.name);
-    return request.method === 'GET' ? face.get(request, reply) : request.method === 'DELETE' ? face.delete(request, reply) : face.post(request, reply, traced);
-  };
+  const legacy = (request: FastifyRequest, reply: FastifyReply) => opts.legacyFace.handle(request, reply, route.name);
   await app.register(async (scope) => {
     registerAuth(scope, opts.auth ?? new Authenticator({ mode: 'bearer' }, { key: randomBytes(32), upstream: route.name }));
     scope.route({ method: ['GET', 'DELETE'], url: opts.path, handler: legacy });

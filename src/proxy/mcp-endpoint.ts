@@ -27,7 +27,6 @@ import { ModernFace } from './modern-face.js';
 import { recordRequest } from './operator-log.js';
 import { errorOutcome } from './request-outcome.js';
 import { registerPassThrough } from './pass-through.js';
-import { traceRequest } from './request-trace.js';
 
 export { runRequest } from './modern-face.js';
 
@@ -135,14 +134,12 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
    * the legacy face answers it (the gateway's own sessions and tasks).
    */
   const legacyFace = (request: FastifyRequest, reply: FastifyReply) => {
-    const face = opts.legacyFace;
-    const traced = traceRequest(request, reply, 'legacy-face', 'legacy', route.name);
     // The face's 502/504 say the upstream failed it (gone, restarted, or now refusing our era): learn it anew at
     // once, as the modern face does, so a dead upstream is remembered and a restarted one re-probed.
     reply.raw.once('finish', () => {
       if (reply.statusCode === 502 || reply.statusCode === 504) availability.suspect(true);
     });
-    return request.method === 'GET' ? face.get(request, reply) : request.method === 'DELETE' ? face.delete(request, reply) : face.post(request, reply, traced);
+    return opts.legacyFace.handle(request, reply, route.name);
   };
 
   await app.register(async (scope) => {

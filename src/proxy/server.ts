@@ -24,7 +24,7 @@ import type { UpstreamAvailability, UpstreamClient, UpstreamEras } from '../upst
 import type { Authenticator } from './auth.js';
 import { EdgeDrain } from './drain.js';
 import { checkHostOrigin, isLocalProbe, type HostPolicy } from './host-check.js';
-import { LegacyFace } from './legacy-face/face.js';
+import { LegacyFace, type LegacyFaceOptions } from './legacy-face/face.js';
 import type { SessionStore } from './legacy-face/registry.js';
 import { Readiness } from './health.js';
 import { registerFederatedEndpoint } from './federated-endpoint.js';
@@ -381,6 +381,19 @@ function registerGuards(app: FastifyInstance, opts: EdgeOptions): void {
   });
 }
 
+/** What every legacy face of the edge is bounded by: the client sessions' bounds and shares, their store, the audit trail. */
+function faceOptionsOf(opts: EdgeOptions, audit: AuditLog): LegacyFaceOptions {
+  return {
+    keepAliveMs: opts.keepAliveMs,
+    maxSessions: opts.clientSessions.max,
+    idleMs: opts.clientSessions.idleMs,
+    ...(opts.clientSessions.maxPerPrincipal !== undefined ? { maxSessionsPerPrincipal: opts.clientSessions.maxPerPrincipal } : {}),
+    ...(opts.clientSessions.maxStreamsPerPrincipal !== undefined ? { maxStreamsPerPrincipal: opts.clientSessions.maxStreamsPerPrincipal } : {}),
+    ...(opts.sessionStore ? { store: opts.sessionStore } : {}),
+    audit,
+  };
+}
+
 /**
  * One legacy face per upstream; it holds sessions only once a 2025-11-25 client meets the face (docs/how-it-works.md
  * §How the legacy face works: a 2026-07-28-only upstream, or rules that wrap tools).
@@ -396,15 +409,7 @@ function legacyFacesOf(opts: EdgeOptions, modernRoutes: UpstreamRoute[], audit: 
           // A session another instance minted works over the client of the era it picked there.
           routeOf: (era) => [e.route, modernRoutes[i] as UpstreamRoute].find((r) => r.upstream.era === era),
         },
-        {
-          keepAliveMs: opts.keepAliveMs,
-          maxSessions: opts.clientSessions.max,
-          idleMs: opts.clientSessions.idleMs,
-          ...(opts.clientSessions.maxPerPrincipal !== undefined ? { maxSessionsPerPrincipal: opts.clientSessions.maxPerPrincipal } : {}),
-          ...(opts.clientSessions.maxStreamsPerPrincipal !== undefined ? { maxStreamsPerPrincipal: opts.clientSessions.maxStreamsPerPrincipal } : {}),
-          ...(opts.sessionStore ? { store: opts.sessionStore } : {}),
-          audit,
-        },
+        faceOptionsOf(opts, audit),
       ),
   );
 }
@@ -431,18 +436,7 @@ function federationOf(opts: EdgeOptions, plan: FederationPlan, modernRoutes: Ups
 
 /** The legacy face of a federated path: its sessions' route is the federated one, whatever era each member speaks. */
 function federatedFace(opts: EdgeOptions, f: EdgeFederation, audit: AuditLog): LegacyFace {
-  return new LegacyFace(
-    { name: f.route.name, runtime: opts.runtime, routeFor: async () => f.route, routeOf: () => f.route },
-    {
-      keepAliveMs: opts.keepAliveMs,
-      maxSessions: opts.clientSessions.max,
-      idleMs: opts.clientSessions.idleMs,
-      ...(opts.clientSessions.maxPerPrincipal !== undefined ? { maxSessionsPerPrincipal: opts.clientSessions.maxPerPrincipal } : {}),
-      ...(opts.clientSessions.maxStreamsPerPrincipal !== undefined ? { maxStreamsPerPrincipal: opts.clientSessions.maxStreamsPerPrincipal } : {}),
-      ...(opts.sessionStore ? { store: opts.sessionStore } : {}),
-      audit,
-    },
-  );
+  return new LegacyFace({ name: f.route.name, runtime: opts.runtime, routeFor: async () => f.route, routeOf: () => f.route }, faceOptionsOf(opts, audit));
 }
 
 /** `/healthz` (liveness and a few gauges, from memory) and `/readyz` (the store and every upstream answer). */

@@ -49,6 +49,7 @@ import { ClientSessions } from './shared.js';
 import { infoEnabled, recordRequest } from '../operator-log.js';
 import { CLIENT_CLOSED, errorOutcome, OK, outcomeText, SESSION_CREATED, spanErrorCode, TASK_CREATED, type RequestOutcome } from '../request-outcome.js';
 import { identityOf } from '../auth.js';
+import { traceRequest } from '../request-trace.js';
 
 export { TooManySessionsError } from './shared.js';
 
@@ -171,6 +172,15 @@ export class LegacyFace {
     // The shared copies stay: other instances go on serving the sessions.
     this.sessions.close();
     this.tasks.close();
+  }
+
+  /**
+   * Serves one request of the face's path, traced under `upstream`'s name: a GET (the session's stream), a DELETE (its
+   * end) or a POST.
+   */
+  handle(request: FastifyRequest, reply: FastifyReply, upstream: string): Promise<FastifyReply> {
+    const traced = traceRequest(request, reply, 'legacy-face', 'legacy', upstream);
+    return request.method === 'GET' ? this.get(request, reply) : request.method === 'DELETE' ? this.delete(request, reply) : this.post(request, reply, traced);
   }
 
   /** Serves one POST: `initialize`, a request, a notification or a response of the client. */
