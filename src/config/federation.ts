@@ -216,18 +216,11 @@ export function checkFederation(upstreams: readonly Member[], endpoints: readonl
             `upstream ${u.name} authenticates its callers otherwise than upstream ${first.name} (upstreams.${firstAt}) on ${path}: ` +
             'the members of one path share one endpoint, so one authenticator (give them the same auth)',
         });
-      if (u.passthrough.paths.length > 0)
+      const passing = [...(u.passthrough.paths.length > 0 ? ['paths'] : []), ...(u.passthrough.wellKnownRoot === true ? ['wellKnownRoot'] : [])];
+      for (const key of passing)
         ctx.addIssue({
           code: 'custom',
-          path: ['upstreams', i, 'passthrough', 'paths'],
-          message:
-            `upstream ${u.name} shares ${path} with ${others(members, u)}: OAuth pass-through needs one authorization server per endpoint: ` +
-            'keep it for single-member endpoints',
-        });
-      if (u.passthrough.wellKnownRoot === true)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['upstreams', i, 'passthrough', 'wellKnownRoot'],
+          path: ['upstreams', i, 'passthrough', key],
           message:
             `upstream ${u.name} shares ${path} with ${others(members, u)}: OAuth pass-through needs one authorization server per endpoint: ` +
             'keep it for single-member endpoints',
