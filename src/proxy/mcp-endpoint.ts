@@ -79,7 +79,7 @@ function rulesOf(route: UpstreamRoute, modernRoute: UpstreamRoute, runtime: Task
 }
 
 /** Whether the 2026-07-28 upstream declares the tasks extension (its own tasks pass through untouched). */
-async function upstreamHasTasks(modernRoute: UpstreamRoute): Promise<boolean> {
+export async function upstreamHasTasks(modernRoute: UpstreamRoute): Promise<boolean> {
   try {
     const identity = modernRoute.upstream.knownIdentity ?? (await modernRoute.upstream.identity({ capabilities: {} }));
     return declaresTasks(identity.capabilities);

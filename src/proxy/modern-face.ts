@@ -92,6 +92,15 @@ export async function runRequest(
     : outcome;
 }
 
+/** The request's 2026-07-28 routing headers, as the request's validation reads them. */
+export function modernHeadersOf(request: FastifyRequest): ModernHeaders {
+  return {
+    'mcp-protocol-version': singleHeader(request.headers, 'mcp-protocol-version'),
+    'mcp-method': singleHeader(request.headers, 'mcp-method'),
+    'mcp-name': singleHeader(request.headers, 'mcp-name'),
+  };
+}
+
 /** The modern face of one endpoint, with the listen streams it holds open. */
 export class ModernFace {
   /** `subscriptions/listen` streams open now. */
@@ -104,12 +113,7 @@ export class ModernFace {
   /** Serves one modern request over `route`. */
   // biome-ignore lint/suspicious/noConfusingVoidType: fastify handlers answer with the reply or with nothing
   async handle(request: FastifyRequest, reply: FastifyReply, route: UpstreamRoute): Promise<FastifyReply | void> {
-    const headers: ModernHeaders = {
-      'mcp-protocol-version': singleHeader(request.headers, 'mcp-protocol-version'),
-      'mcp-method': singleHeader(request.headers, 'mcp-method'),
-      'mcp-name': singleHeader(request.headers, 'mcp-name'),
-    };
-    const v = validateModernRequest(headers, request.body);
+    const v = validateModernRequest(modernHeadersOf(request), request.body);
     const accept = singleHeader(request.headers, 'accept') ?? '';
     if (!v.ok) {
       const edge = failureToEdge(v.failure);

@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase, Rout
 import {
   GatewayError,
   catalogAnswer,
+  encodeHeaderValue,
   TRACEPARENT,
   TRACESTATE,
   errorSummary,
@@ -21,10 +22,10 @@ import {
 import type { SharedValues, UpstreamRoute } from '../tasks/index.js';
 import {
   endHttpSpan,
+  fetchFailure,
   startClientTrace,
   UpstreamHttpError,
   UpstreamTimeoutError,
-  UpstreamUnavailableError,
   type RequestTrace,
   type UpstreamAvailability,
 } from '../upstream/index.js';
@@ -32,6 +33,7 @@ import { identityOf } from './auth.js';
 import { exceptionToEdge, refuse, refuseWith } from './errors.js';
 import { infoEnabled, recordRequest } from './operator-log.js';
 import { failureOf, passThroughOutcome } from './request-outcome.js';
+import { relayJsonAnswer } from './json-lines.js';
 import { PassedSessions } from './passed-sessions.js';
 import { rawBodyOf } from './raw-body.js';
 import { traceRequest } from './request-trace.js';
@@ -60,6 +62,16 @@ interface Exchange {
   atClose: Array<() => void>;
   /** The catalog entry the gateway answered the request with instead of the upstream's answer, if it did. */
   failure?: ErrorKind;
+  /** A federated call under its member's own name: the body sent instead of the client's, and its `Mcp-Name`. */
+  renamed?: Renamed;
+  /** A federated endpoint's call on its member (whose `application/json` answer may be JSON lines). */
+  member?: true;
+}
+
+/** A request forwarded under another name (a federated endpoint's member's own): its new body and `Mcp-Name`. */
+export interface Renamed {
+  body: string;
+  name: string;
 }
 
 /**
@@ -107,11 +119,24 @@ export async function registerPassThrough(scope: FastifyInstance, opts: PassThro
     disableRequestLogging: true,
     undici: { connections: 128, pipelining: 1, bodyTimeout: 0, headersTimeout: opts.route.timeoutMs },
   });
-  return new PassThrough(opts, upstreamUrl);
+  return new PassThrough(opts, upstreamUrl, upstreamUrl.pathname + upstreamUrl.search);
+}
+
+/**
+ * Registers one forwarding client for several upstreams (a federated path's members: a pool per origin, each request
+ * naming its upstream's whole URL) and returns the maker of each upstream's pass-through over it. Each answer waits
+ * for its headers within its own upstream's budget (`budget` below), not the client's.
+ */
+export async function registerMembersPassThrough(scope: FastifyInstance): Promise<(opts: PassThroughOptions) => PassThrough> {
+  await scope.register(replyFrom, { disableRequestLogging: true, undici: { connections: 128, pipelining: 1, bodyTimeout: 0, headersTimeout: 0 } });
+  return (opts) => {
+    const url = new URL(opts.route.url);
+    return new PassThrough(opts, url, url.href);
+  };
 }
 
 /** Forwards requests to one upstream as they are. */
-class PassThrough {
+export class PassThrough {
   private readonly route: UpstreamRoute;
   private readonly availability: UpstreamAvailability;
   private readonly passedSessions: PassedSessions;
@@ -119,6 +144,8 @@ class PassThrough {
   constructor(
     opts: PassThroughOptions,
     private readonly upstreamUrl: URL,
+    /** What reply-from is asked for: the path (its client's base is the upstream) or the whole URL (it has none). */
+    private readonly source: string,
   ) {
     this.route = opts.route;
     this.availability = opts.availability;
@@ -154,6 +181,17 @@ class PassThrough {
     }
     const initializing = clientEra === 'legacy' && request.method === 'POST' && isObject(request.body) && request.body.method === 'initialize';
     return this.forward({ request, reply, clientEra, session, initializing, atClose: [] }, traced);
+  }
+
+  /**
+   * A federated endpoint's 2026-07-28 request on this member (docs/federation.md §Eras and tasks): forwarded as a single
+   * endpoint passes it, under the member's own name when `renamed`, the answer passed back as it comes.
+   */
+  serveModern(request: FastifyRequest, reply: FastifyReply, renamed: Renamed | undefined): Promise<FastifyReply> | FastifyReply {
+    const traced = traceRequest(request, reply, 'pass-through', 'modern', this.route.name);
+    const x: Exchange = { request, reply, clientEra: 'modern', session: undefined, initializing: false, atClose: [], member: true };
+    if (renamed) x.renamed = renamed;
+    return this.forward(x, traced);
   }
 
   private forward(x: Exchange, traced: RequestTrace | undefined): Promise<FastifyReply> | FastifyReply {
@@ -195,8 +233,8 @@ class PassThrough {
     const clientSpan = upstreamTrace?.span;
     if (clientSpan) atClose.push(() => endHttpSpan(clientSpan, reply.statusCode));
     const carried = upstreamTrace?.carrier;
-    const text = rawBodyOf(request);
-    return reply.from(this.upstreamUrl.pathname + this.upstreamUrl.search, {
+    const text = x.renamed?.body ?? rawBodyOf(request);
+    return reply.from(this.source, {
       // The body as it arrived (not serialized again from the parsed object), with its own Content-Type.
       ...(text !== undefined ? { body: text, contentType: String(request.headers['content-type']) } : {}),
       rewriteRequestHeaders: (_req, headers) => {
@@ -216,16 +254,15 @@ class PassThrough {
         // 2026-07-28 has no sessions: a session id on a modern request would reach a dual-era upstream's legacy
         // sessions without the binding check above.
         if (clientEra === 'modern') delete out['mcp-session-id'];
+        if (x.renamed) out['mcp-name'] = encodeHeaderValue(x.renamed.name);
         return out;
       },
       onError: (rep, { error }) => {
         this.availability.suspect(true);
         // reply-from's own errors name the cause (503 refused, 504 timed out, …); the client gets the one table's.
-        const why = error as { statusCode?: number; message?: string };
-        const e =
-          why.statusCode === 504
-            ? new UpstreamTimeoutError('upstream did not answer in time', { cause: error })
-            : new UpstreamUnavailableError(why.message ?? 'upstream failed', { cause: error });
+        // reply-from wraps the socket's error: its own is what says what failed, without the upstream's address.
+        const why = error as { statusCode?: number; cause?: unknown };
+        const e = why.statusCode === 504 ? new UpstreamTimeoutError('upstream did not answer in time', { cause: error }) : fetchFailure(why.cause ?? error);
         x.failure = failureOf(e);
         const edge = exceptionToEdge(e);
         return rep.code(edge.status).send({ jsonrpc: '2.0', id: requestIdOf(request.body), error: edge.error });
@@ -242,8 +279,11 @@ class PassThrough {
     // An SSE answer (a GET stream, a POST stream) may stay silent for a long time: send its headers now, not
     // with the first body byte (Fastify sets stream headers lazily, and Node sends them with the first write).
     const sendUpstream = () => {
-      const sse = String(rep.getHeader('content-type') ?? '').startsWith('text/event-stream');
+      const type = String(rep.getHeader('content-type') ?? '');
+      const sse = type.startsWith('text/event-stream');
       this.budget(request, rep.raw as ServerResponse, stream, sse, atClose);
+      // A federated member's answer may be JSON lines (json-lines.ts): re-framed as the modern face would.
+      if (!sse && x.member && type.startsWith('application/json')) return relayJsonAnswer(rep, stream, atClose);
       if (!sse) return rep.send(stream);
       rep.hijack();
       rep.raw.writeHead(rep.statusCode, rep.getHeaders() as OutgoingHttpHeaders);

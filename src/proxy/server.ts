@@ -286,6 +286,7 @@ export async function buildEdge(opts: EdgeOptions): Promise<FastifyInstance> {
       },
       legacyFace: face,
       ...(f.auth ? { auth: f.auth } : {}),
+      sessionIdleMs: opts.clientSessions.idleMs,
     });
   }
   await registerPassthroughPaths(app, opts.passthrough ?? [], { bodyLimitBytes: opts.bodyLimitBytes });

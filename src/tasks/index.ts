@@ -11,6 +11,7 @@ export {
   wrapsTools,
   type CallerContext,
   type CallerSubject,
+  type FederationRouting,
   type TaskPolicy,
   type UpstreamRoute,
 } from './route.js';

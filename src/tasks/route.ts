@@ -1,6 +1,6 @@
 /** What the runtime knows about one upstream route. */
 import { drivesJob, isObject, makesTasks, needsGateway, type CacheHints, type JsonObject, type TaskMode, type TaskSupport } from '../translate/index.js';
-import type { UpstreamCaller, UpstreamClient } from '../upstream/index.js';
+import type { UpstreamAvailability, UpstreamCaller, UpstreamClient } from '../upstream/index.js';
 import type { JobSpec } from './jobs/job-rule.js';
 
 /** One upstream as the runtime sees it. */
@@ -44,6 +44,8 @@ export interface FederationRouting {
   collisionsNow(caller: CallerContext, signal?: AbortSignal): Promise<Array<{ kind: 'tool' | 'prompt'; name: string; kept: string; hidden: string }>>;
   /** A member's call failed with `e`: the member is asked again at once when the failure says it may be down. */
   failed(upstream: string, e: unknown): void;
+  /** What a member speaks and whether it is up (what a call passed through to it learns anew from). */
+  availabilityOf(member: string): UpstreamAvailability;
 }
 
 /** Whether a task of `upstream` belongs to the route: its own, or a member's of a federated route. */

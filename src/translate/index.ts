@@ -17,7 +17,7 @@ export {
   type RequestId,
 } from './jsonrpc.js';
 export { methodPolicy } from './methods.js';
-export { singleHeader } from './headers.js';
+export { encodeHeaderValue, singleHeader } from './headers.js';
 export { classifyEra, type Era } from './era.js';
 export { REQUEST_FAILURE_KIND, validateModernRequest, type ModernHeaders, type ModernRequest, type RequestFailure } from './modern-request.js';
 export {

@@ -1,5 +1,13 @@
 /** Clients of upstream MCP servers behind one seam (UpstreamClient): era probe and availability, legacy sessions and their pool, both eras' clients. */
-export { downReason, UpstreamBusyError, UpstreamHttpError, UpstreamTaskLostError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
+export {
+  downReason,
+  fetchFailure,
+  UpstreamBusyError,
+  UpstreamHttpError,
+  UpstreamTaskLostError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+} from './errors.js';
 export type { UpstreamEras } from './probe.js';
 export { upstreamAvailability, UpstreamAvailability, UpstreamDownError, type AvailabilityChange } from './availability.js';
 export { callNow, hideTask, isFinal, queuedFinal, requestOnce, taskAsCall, type TaskCallOptions } from './call-wrappers.js';

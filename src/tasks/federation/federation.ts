@@ -236,6 +236,10 @@ export class Federation implements FederationRouting {
     return bare.length === 1 && bare[0]?.names.showsAllAsIs ? bare[0] : undefined;
   }
 
+  availabilityOf(member: string): UpstreamAvailability {
+    return this.member(member).spec.availability;
+  }
+
   failed(upstream: string, e: unknown): void {
     const m = this.byName.get(upstream);
     if (!m) return;

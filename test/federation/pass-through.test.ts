@@ -1,0 +1,122 @@
+/**
+ * A federated endpoint passes a 2026-07-28 `tools/call` through to a member that speaks 2026-07-28 when nothing of the
+ * gateway is needed (docs/federation.md §Eras and tasks): under the member's own name (body and `Mcp-Name`), its
+ * progress and MRTR rounds as the member sends them, a JSON-lines answer (the conformance everything-server's
+ * 2026-07-28 framing) re-framed as SSE. What needs the gateway still goes through the modern face: a member task the
+ * client could take, a wrapped tool, a client that takes only JSON, an unknown name. Real fixture servers: the modern
+ * fixture in its 2026-07-28-only mode, once with JSON lines and once with its own tasks.
+ */
+import t from 'tap';
+import { startModernFixture } from '../fixtures/modern-server.js';
+import { startGateway } from '../helpers/gateway.js';
+import { envelope, post } from '../helpers/modern.js';
+import { DECLARING } from '../helpers/task-helpers.js';
+
+/** The `mcp_gateway_requests_total` samples of `tools/call` by upstream and mode, read from `/metrics`. */
+async function callCounts(base: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const out: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const m = /^mcp_gateway_requests_total\{(.*)\} (\d+)$/.exec(line);
+    if (!m?.[1]?.includes('method="tools/call"')) continue;
+    const upstream = /upstream="([^"]*)"/.exec(m[1])?.[1];
+    const mode = /mode="([^"]*)"/.exec(m[1])?.[1];
+    const key = `${upstream} ${mode}`;
+    out[key] = (out[key] ?? 0) + Number(m[2]);
+  }
+  return out;
+}
+
+t.test('a federated 2026-07-28 call passes through to its 2026-07-28 member unless it needs the gateway', async (t) => {
+  const lines = await startModernFixture({ mode: 'modern', jsonLines: true });
+  t.teardown(() => lines.close());
+  const tasks = await startModernFixture({ mode: 'modern', tasks: 'native' });
+  t.teardown(() => tasks.close());
+  const gw = await startGateway(
+    {
+      upstreams: [
+        { name: 'a', url: lines.url, path: '/mcp', expose: { namespace: 'a' } },
+        { name: 'b', url: tasks.url, path: '/mcp', expose: { namespace: 'b' }, tools: { test_simple_text: { task: 'always' } } },
+      ],
+    },
+    { t },
+  );
+  const base = gw.url.replace(/\/mcp$/, '');
+  let before = await callCounts(base);
+  const counted = async (what: string, want: Record<string, number>) => {
+    const now = await callCounts(base);
+    const delta: Record<string, number> = {};
+    for (const [k, v] of Object.entries(now)) if (v !== (before[k] ?? 0)) delta[k] = v - (before[k] ?? 0);
+    t.strictSame(delta, want, what);
+    before = now;
+  };
+
+  // A plain call: the member gets its own name, in the body and in Mcp-Name (its SDK refuses a mismatch with -32020).
+  const simple = await post(gw.url, 'tools/call', { name: 'a_test_simple_text', arguments: {} });
+  t.equal(simple.status, 200);
+  t.strictSame(simple.body.result?.content, [{ type: 'text', text: 'This is a simple text response for testing.' }], 'the member answered');
+  t.equal(lines.stats().recent.at(-1)?.name, 'test_simple_text', 'the member saw its own name');
+  await counted('passed through, counted under the member', { 'a passthrough': 1 });
+
+  // A JSON-lines answer with progress: the client reads an SSE stream, the progress first, the result last.
+  const progress = await post(gw.url, 'tools/call', { name: 'a_test_tool_with_progress', arguments: {}, _meta: { ...envelope(), progressToken: 'p1' } });
+  t.match(progress.contentType, /^text\/event-stream/, 'JSON lines re-framed as SSE');
+  t.strictSame(
+    progress.messages.map((m: any) => m.params?.progress),
+    [0, 50, 100],
+    "the member's progress, in order",
+  );
+  t.strictSame(progress.body.result?.content, [{ type: 'text', text: 'p1' }], "then the result, with the client's own token");
+  await counted('passed through', { 'a passthrough': 1 });
+
+  // An MRTR round: the member's own round and state; the retry names the same tool and reaches the same member.
+  const asking = { capabilities: { elicitation: {} } };
+  const asked = await post(gw.url, 'tools/call', { name: 'a_test_input_required_result_elicitation', arguments: {} }, asking);
+  t.equal(asked.body.result?.resultType, 'input_required', 'the member asks');
+  t.ok(asked.body.result?.inputRequests?.user_name, 'its question, under its own key');
+  const answered = await post(
+    gw.url,
+    'tools/call',
+    {
+      name: 'a_test_input_required_result_elicitation',
+      arguments: {},
+      inputResponses: { user_name: { action: 'accept', content: { name: 'Ada' } } },
+      ...(asked.body.result?.requestState ? { requestState: asked.body.result.requestState } : {}),
+    },
+    asking,
+  );
+  t.strictSame(answered.body.result?.content, [{ type: 'text', text: 'Hello, Ada!' }], 'the retry completes on the member');
+  await counted('both rounds passed through', { 'a passthrough': 2 });
+
+  // The face's requests are counted under the endpoint (its path), a pass-through's under the member.
+  // A client that takes only JSON: the face answers (it drops what JSON cannot carry), not a pass-through.
+  const jsonOnly = await post(gw.url, 'tools/call', { name: 'a_test_simple_text', arguments: {} }, { headers: { accept: 'application/json' } });
+  t.equal(jsonOnly.status, 200);
+  t.match(jsonOnly.contentType, /^application\/json/);
+  await counted('a JSON-only client goes through the face', { '/mcp gateway': 1 });
+
+  // A member that runs its own tasks, for a client that takes tasks: the face (the task id must be the endpoint's).
+  const task = await post(gw.url, 'tools/call', { name: 'b_slow_compute', arguments: { seconds: 0, label: 'x' } }, { capabilities: DECLARING });
+  t.equal(task.status, 200);
+  await counted('a call that may become a member task goes through the face', { '/mcp gateway': 1 });
+  // The same member for a client that takes no tasks: nothing of the gateway is needed.
+  const plain = await post(gw.url, 'tools/call', { name: 'b_test_simple_text_nope', arguments: {} });
+  t.equal(plain.body.error?.code, -32602, "an unknown name is the endpoint's unknown tool");
+  t.strictSame(plain.body.error, { code: -32602, message: 'Unknown tool: b_test_simple_text_nope' });
+  await counted('an unknown name goes through the face', { '/mcp gateway': 1 });
+  const slow = await post(gw.url, 'tools/call', { name: 'b_slow_compute', arguments: { seconds: 0, label: 'y' } });
+  t.match(JSON.stringify(slow.body.result?.content), /Computed y/, 'the member ran it in the call');
+  await counted('a client without the tasks extension passes through', { 'b passthrough': 1 });
+
+  // A tool a rule wraps is the gateway's, for every client.
+  const wrapped = await post(gw.url, 'tools/call', { name: 'b_test_simple_text', arguments: {} }, { capabilities: DECLARING });
+  t.match(wrapped.body.result?.task?.taskId ?? wrapped.body.result?.taskId, /^gwt_/, "the gateway's own task");
+  await counted('a wrapped tool goes through the face', { '/mcp gateway': 1 });
+
+  // The member gone: the catalogued answer, which never says where the member was.
+  await lines.close();
+  const gone = await post(gw.url, 'tools/call', { name: 'a_test_simple_text', arguments: {} });
+  t.ok(gone.status === 502 || gone.status === 503, `refused (${gone.status})`);
+  t.equal(gone.body.error?.code, -32603);
+  t.notMatch(gone.body.error?.message, /127\.0\.0\.1|localhost|:\d{2,5}\b/, 'no address in the answer');
+});
