@@ -17,6 +17,7 @@ import {
   firstMatch,
   isObject,
   legacyParams,
+  needsGateway,
   logFailure,
   NO_LOG,
   progressTokenOf,
@@ -320,6 +321,18 @@ export class TaskRuntime {
     // A job followed inside the call reports its status tool's message as the call's progress.
     const token = drivesJob(policy.task) ? progressTokenOf(params) : undefined;
     return hideTask(call, this.log, token !== undefined ? { progressToken: token } : {});
+  }
+
+  /**
+   * Whether a plain call of `tool` (no task asked for) needs nothing of the gateway: no rule of the route's hides it or
+   * makes it the gateway's, and the upstream does not insist on running it as a task. Such a call may pass through to
+   * the upstream as it came (a federated endpoint's 2025-11-25 call on its member).
+   */
+  async passesPlainCall(route: UpstreamRoute, tool: string, caller: CallerContext, signal: AbortSignal): Promise<boolean> {
+    const policy = this.policyFor(route, tool);
+    if (hidesTool(route, tool) || needsGateway(policy)) return false;
+    const first = decideCall({ ...(await this.factsOf(route, caller, tool, policy, { client: 'legacy', declares: false }, signal)), turn: 'start' });
+    return first.action === 'send' && !first.upstreamTask;
   }
 
   /**

@@ -210,6 +210,25 @@ export interface UpstreamClient {
    * end as they go idle. Absent: a client without sessions (the stateless 2026-07-28 one).
    */
   setSessionBounds?(bounds: SessionBounds): void;
+  /**
+   * Sends `text`, a client's request as it came, on the caller's session and hands the answer back unread, the
+   * session held until the answer is done with (a federated endpoint's 2025-11-25 call passed through to its member).
+   * Absent: a client without sessions of its own to pass a request on (the stateless 2026-07-28 one).
+   */
+  passRequest?(caller: UpstreamCaller, text: string, signal?: AbortSignal): Promise<PassedRequest>;
+}
+
+/** A request passed on as it came (`UpstreamClient.passRequest`): its answer, unread, and its session's hold. */
+export interface PassedRequest {
+  /** The HTTP status and headers of the answer. */
+  status: number;
+  header(name: string): string | undefined;
+  /** The answer's body as it arrives (empty when it had none). */
+  body: NodeJS.ReadableStream & { destroy(): void; destroyed?: boolean };
+  /** Tells the upstream the request is cancelled (2025-11-25 basic/utilities/cancellation). */
+  cancel(requestId: string | number, reason: string): void;
+  /** Gives the session back; `broken`: the exchange did not end cleanly, so the session is not reused. */
+  release(broken?: boolean): void;
 }
 
 /** The bounds on a client's upstream sessions, the ones a reload may change. */

@@ -7,6 +7,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
+import { Readable } from 'node:stream';
 import { createParser } from 'eventsource-parser';
 import { Agent, request, type Dispatcher } from 'undici';
 import { catalogError, GatewayError, jsonTooDeep, logFailure, NO_LOG, type LayerLogger } from '../translate/index.js';
@@ -75,6 +76,16 @@ export class UpstreamResponse {
   cancel(): void {
     this.body = undefined;
     if (this.stream && !this.stream.readableEnded) this.stream.destroy();
+  }
+
+  /** The body as it arrives, for a caller that passes it on unread (what was read of it already, as it was). */
+  takeBody(): Readable {
+    const body = this.body;
+    this.body = undefined;
+    if (body) return body;
+    const text = this.buffered ?? '';
+    this.buffered = undefined;
+    return Readable.from(text === '' ? [] : [Buffer.from(text)]);
   }
 
   /** A 2xx status. */

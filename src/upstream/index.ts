@@ -14,6 +14,7 @@ export { callNow, hideTask, isFinal, queuedFinal, requestOnce, taskAsCall, type 
 export type {
   CallEvent,
   CallOptions,
+  PassedRequest,
   UpstreamStats,
   SessionBounds,
   UpstreamTask,

@@ -6,10 +6,13 @@
  * client could take, a wrapped tool, a client that takes only JSON, an unknown name. Real fixture servers: the modern
  * fixture in its 2026-07-28-only mode, once with JSON lines and once with its own tasks.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
+import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
 import { startGateway } from '../helpers/gateway.js';
 import { envelope, post } from '../helpers/modern.js';
+import { legacySession } from '../helpers/trace-stack.js';
+import { connectLegacy } from '../helpers/modern-stack.js';
 import { DECLARING } from '../helpers/task-helpers.js';
 
 /** The `mcp_gateway_requests_total` samples of `tools/call` by upstream and mode, read from `/metrics`. */
@@ -27,6 +30,19 @@ async function callCounts(base: string): Promise<Record<string, number>> {
   return out;
 }
 
+/** Checks how many `tools/call` each upstream and mode counted since the last check (or since it was made). */
+async function callCounter(t: Test, url: string): Promise<(what: string, want: Record<string, number>) => Promise<void>> {
+  const base = url.replace(/\/mcp$/, '');
+  let before = await callCounts(base);
+  return async (what, want) => {
+    const now = await callCounts(base);
+    const delta: Record<string, number> = {};
+    for (const [k, v] of Object.entries(now)) if (v !== (before[k] ?? 0)) delta[k] = v - (before[k] ?? 0);
+    t.strictSame(delta, want, what);
+    before = now;
+  };
+}
+
 t.test('a federated 2026-07-28 call passes through to its 2026-07-28 member unless it needs the gateway', async (t) => {
   const lines = await startModernFixture({ mode: 'modern', jsonLines: true });
   t.teardown(() => lines.close());
@@ -41,15 +57,7 @@ t.test('a federated 2026-07-28 call passes through to its 2026-07-28 member unle
     },
     { t },
   );
-  const base = gw.url.replace(/\/mcp$/, '');
-  let before = await callCounts(base);
-  const counted = async (what: string, want: Record<string, number>) => {
-    const now = await callCounts(base);
-    const delta: Record<string, number> = {};
-    for (const [k, v] of Object.entries(now)) if (v !== (before[k] ?? 0)) delta[k] = v - (before[k] ?? 0);
-    t.strictSame(delta, want, what);
-    before = now;
-  };
+  const counted = await callCounter(t, gw.url);
 
   // A plain call: the member gets its own name, in the body and in Mcp-Name (its SDK refuses a mismatch with -32020).
   const simple = await post(gw.url, 'tools/call', { name: 'a_test_simple_text', arguments: {} });
@@ -119,4 +127,68 @@ t.test('a federated 2026-07-28 call passes through to its 2026-07-28 member unle
   t.ok(gone.status === 502 || gone.status === 503, `refused (${gone.status})`);
   t.equal(gone.body.error?.code, -32603);
   t.notMatch(gone.body.error?.message, /127\.0\.0\.1|localhost|:\d{2,5}\b/, 'no address in the answer');
+});
+
+t.test('a federated 2025-11-25 call passes through to its 2025-11-25 member on the pool session unless it needs the gateway', async (t) => {
+  const legacy = await startLegacyFixture({ tasks: 'native' });
+  t.teardown(() => legacy.close());
+  const other = await startLegacyFixture({});
+  t.teardown(() => other.close());
+  const gw = await startGateway(
+    {
+      upstreams: [
+        { name: 'l', url: legacy.url, path: '/mcp', expose: { namespace: 'l' }, tools: { test_error_handling: { task: 'always' } } },
+        { name: 'o', url: other.url, path: '/mcp', expose: { namespace: 'o' } },
+      ],
+    },
+    { t },
+  );
+  const counted = await callCounter(t, gw.url);
+
+  // A real 2025-11-25 client (SDK 1.32.2) that declares no input kind: its calls pass through, its session stays the
+  // gateway's (the member's session id never reaches it).
+  const c = await connectLegacy(gw.url);
+  t.teardown(() => c.client.close());
+  const sessionId = c.transport.sessionId;
+  const simple = await c.client.callTool({ name: 'l_test_simple_text', arguments: {} });
+  t.strictSame(simple.content, [{ type: 'text', text: 'This is a simple text response for testing.' }], 'the member answered');
+  const seen: number[] = [];
+  const progress = await c.client.callTool({ name: 'o_test_tool_with_progress', arguments: {} }, undefined, {
+    onprogress: (p) => seen.push(p.progress),
+  });
+  t.strictSame(seen, [0, 50, 100], "the member's progress reached the client");
+  t.notOk(progress.isError, 'and its answer');
+  t.equal(c.transport.sessionId, sessionId, "the client's session is still the gateway's");
+  await counted('passed through, counted under each member', { 'l passthrough': 1, 'o passthrough': 1 });
+
+  // The answer carries no session id of the member's, in either framing.
+  const raw = await legacySession(gw.url);
+  const call = (name: string, more: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+    raw.request('tools/call', { name, arguments: {}, ...more }, headers);
+  for (const accept of ['application/json, text/event-stream', '*/*']) {
+    const reply = await call('l_test_simple_text', {}, { accept });
+    t.equal(reply.headers.get('mcp-session-id'), null, `no member session id in the answer (${accept})`);
+    t.equal(reply.body.result?.content?.[0]?.text, 'This is a simple text response for testing.');
+  }
+  await counted('passed through', { 'l passthrough': 2 });
+
+  // What needs the face: a rule's tool, a task-augmented call, a client that may be asked, one that takes only JSON,
+  // an unknown name.
+  t.ok((await call('l_test_error_handling')).body.result, 'a wrapped tool answers');
+  t.ok((await call('l_slow_compute', { arguments: { seconds: 0, label: 'x' }, task: {} })).body.result, 'a task-augmented call answers');
+  const jsonOnly = await call('l_test_simple_text', {}, { accept: 'application/json' });
+  t.equal(jsonOnly.body.result?.content?.[0]?.text, 'This is a simple text response for testing.');
+  const asking = await legacySession(gw.url, { elicitation: {} });
+  const asked = await asking.request('tools/call', { name: 'l_test_simple_text', arguments: {} });
+  t.equal(asked.body.result?.content?.[0]?.text, 'This is a simple text response for testing.');
+  t.equal((await call('l_nope')).body.error?.code, -32602, "an unknown name is the endpoint's unknown tool");
+  await counted('each through the face, counted under the endpoint', { '/mcp gateway': 5 });
+
+  // The member gone: the catalogued answer, which never says where the member was, and the session lives on.
+  await other.close();
+  const gone = await call('o_test_simple_text');
+  t.ok(gone.body.error, `refused (${gone.status})`);
+  t.notMatch(gone.body.error?.message ?? '', /127\.0\.0\.1|localhost|:\d{2,5}\b/, 'no address in the answer');
+  const still = await call('l_test_simple_text');
+  t.equal(still.body.result?.content?.[0]?.text, 'This is a simple text response for testing.', "the other member's calls go on");
 });

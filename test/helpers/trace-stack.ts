@@ -60,10 +60,14 @@ export async function traceStack(
   };
 }
 
-/** A raw 2025-11-25 client: `initialize` (+ `notifications/initialized`), then requests with headers of its choice. */
+/**
+ * A raw 2025-11-25 client: `initialize` declaring `capabilities` (+ `notifications/initialized`), then requests with
+ * headers of its choice; each reply with its HTTP headers.
+ */
 export async function legacySession(
   url: string,
-): Promise<{ request(method: string, params: Record<string, unknown>, headers?: Record<string, string>): Promise<RawReply> }> {
+  capabilities: Record<string, unknown> = {},
+): Promise<{ request(method: string, params: Record<string, unknown>, headers?: Record<string, string>): Promise<RawReply & { headers: Headers }> }> {
   let id = 1;
   const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   const init = await fetch(url, {
@@ -73,7 +77,7 @@ export async function legacySession(
       jsonrpc: '2.0',
       id: id++,
       method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'trace-test', version: '1.0.0' } },
+      params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'trace-test', version: '1.0.0' } },
     }),
   });
   const sessionId = init.headers.get('mcp-session-id');
@@ -84,7 +88,7 @@ export async function legacySession(
   return {
     async request(method, params, headers = {}) {
       const res = await fetch(url, { method: 'POST', headers: { ...session, ...headers }, body: JSON.stringify({ jsonrpc: '2.0', id: id++, method, params }) });
-      return readReply(res);
+      return { ...(await readReply(res)), headers: res.headers };
     },
   };
 }

@@ -46,6 +46,7 @@ import { FaceListens } from './listens.js';
 import { answer, failInBand, failWith, storeTrouble } from './replies.js';
 import type { ClientSession } from './session.js';
 import { ClientSessions } from './shared.js';
+import { passToMember } from './member-pass.js';
 import { infoEnabled, recordRequest } from '../operator-log.js';
 import { CLIENT_CLOSED, errorOutcome, OK, outcomeText, SESSION_CREATED, spanErrorCode, TASK_CREATED, type RequestOutcome } from '../request-outcome.js';
 import { identityOf } from '../auth.js';
@@ -117,6 +118,12 @@ function runsTasks(route: UpstreamRoute, upstreamCaps: JsonObject): boolean {
 }
 
 /** The legacy face of one upstream. */
+/** What the operator line says of a request beyond its method: the task it names, the member it passed through to. */
+interface Logged {
+  taskId?: string;
+  member?: string;
+}
+
 export class LegacyFace {
   private readonly sessions: ClientSessions;
   private readonly tasks: LegacyFaceTasks;
@@ -231,7 +238,7 @@ export class LegacyFace {
     const started = Date.now();
     let outcome: RequestOutcome = OK;
     // The operator line names the task of task traffic (README: logs); a created task's id is learned on the way.
-    const logged: { taskId?: string } = isObject(body.params) && typeof body.params.taskId === 'string' ? { taskId: body.params.taskId } : {};
+    const logged: Logged = isObject(body.params) && typeof body.params.taskId === 'string' ? { taskId: body.params.taskId } : {};
     try {
       outcome = await this.serve(request, reply, s, body, logged, traced?.carrier);
     } finally {
@@ -242,9 +249,9 @@ export class LegacyFace {
         request.log.info(
           {
             method: body.method,
-            era: 'legacy-face',
-            upstream: s.route.name,
-            ...logged,
+            era: logged.member ? 'pass-through' : 'legacy-face',
+            upstream: logged.member ?? s.route.name,
+            ...(logged.taskId ? { taskId: logged.taskId } : {}),
             outcome: outcomeText(outcome),
             ms,
             ...(traced ? { traceId: traced.traceId } : {}),
@@ -252,11 +259,11 @@ export class LegacyFace {
           'mcp request',
         );
       recordRequest(request, {
-        upstream: s.route.name,
+        upstream: logged.member ?? s.route.name,
         method: body.method,
         clientEra: 'legacy',
-        upstreamEra: s.route.upstream.era,
-        mode: 'gateway',
+        upstreamEra: logged.member ? 'legacy' : s.route.upstream.era,
+        mode: logged.member ? 'passthrough' : 'gateway',
         outcome,
         ms,
       });
@@ -356,7 +363,7 @@ export class LegacyFace {
     reply: FastifyReply,
     s: ClientSession,
     req: JsonRpcRequest,
-    logged: { taskId?: string },
+    logged: Logged,
     trace: TraceCarrier | undefined,
   ): Promise<RequestOutcome> {
     const params: JsonObject = isObject(req.params) ? req.params : {};
@@ -380,6 +387,14 @@ export class LegacyFace {
         // 2025-11-25 basic/utilities/tasks §Behavior Requirements #1: a receiver that did not declare task support
         // processes the request normally and ignores `task`.
         if (s.tasks && isObject(params.task)) return this.createTask(request, reply, s, req, params, logged, trace);
+        if (s.route.federation) {
+          // A federated call its member serves itself in this era passes through to it (member-pass.ts).
+          const passed = await passToMember(this.target.runtime, request, reply, s, req, params, trace);
+          if (passed) {
+            logged.member = passed.member;
+            return passed.outcome;
+          }
+        }
         return this.calls.forward(request, reply, s, req, trace);
       default:
         if (NOT_SERVED.has(req.method) || (TASK_METHODS.has(req.method) && !s.tasks))
@@ -396,7 +411,7 @@ export class LegacyFace {
     s: ClientSession,
     req: JsonRpcRequest,
     params: JsonObject,
-    logged: { taskId?: string },
+    logged: Logged,
     trace: TraceCarrier | undefined,
   ): Promise<RequestOutcome> {
     const { task, ...rest } = params;

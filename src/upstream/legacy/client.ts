@@ -25,6 +25,7 @@ import { drain } from '../call-wrappers.js';
 import type {
   CallEvent,
   CallOptions,
+  PassedRequest,
   UpstreamCall,
   UpstreamCaller,
   UpstreamClient,
@@ -158,6 +159,27 @@ export class LegacyUpstreamClient implements UpstreamClient {
     );
     const release = (broken?: boolean) => hold.release(broken);
     return asTask ? new TaskAugmentedCall(call, release, (e) => this.taskOf(caller, e, hold), this.log) : new HeldCall(call, release);
+  }
+
+  /**
+   * Sends `text`, a client's request as it came, on a session checked out for the caller, and hands the answer back
+   * unread with the session held until `release()` (a federated endpoint's 2025-11-25 call passed through to its member,
+   * docs/federation.md §Eras and tasks). A session the upstream forgot is replaced and the request sent once more, as
+   * for `call`: a 404 means the upstream did not process it.
+   */
+  async passRequest(caller: UpstreamCaller, text: string, signal?: AbortSignal): Promise<PassedRequest> {
+    const handover = caller.logLevel !== undefined ? { logLevel: caller.logLevel } : {};
+    const { value: res, hold } = await this.pool.withHeldSession(sessionKeyOf(caller), (s) => s.send(text, signal), signal, handover);
+    const session = hold.session;
+    return {
+      status: res.status,
+      header: (name) => res.header(name),
+      body: res.takeBody(),
+      cancel: (requestId, reason) => {
+        session.notify('notifications/cancelled', { requestId, reason }).catch(() => {});
+      },
+      release: (broken) => hold.release(broken),
+    };
   }
 
   /**

@@ -181,12 +181,21 @@ export class LegacySession {
    * own: `signal` (the caller's) goes to the pool, which also keeps the headers deadline (signals are costly to
    * create on this path).
    */
-  private async post(body: unknown, signal?: AbortSignal, timeoutMs = this.opts.timeoutMs, trace?: TraceCarrier): Promise<UpstreamResponse> {
+  /** POSTs `text`, a client's request as it came (passed through), and returns the answer unread. */
+  send(text: string, signal?: AbortSignal): Promise<UpstreamResponse> {
+    return this.postText(text, signal, this.opts.timeoutMs);
+  }
+
+  private post(body: unknown, signal?: AbortSignal, timeoutMs = this.opts.timeoutMs, trace?: TraceCarrier): Promise<UpstreamResponse> {
+    return this.postText(JSON.stringify(body), signal, timeoutMs, trace);
+  }
+
+  private async postText(text: string, signal: AbortSignal | undefined, timeoutMs: number, trace?: TraceCarrier): Promise<UpstreamResponse> {
     // The session's headers are shared by every request on it; a request's trace context is its own (a copy, then).
     const headers = trace ? setTraceHeaders({ ...this.headers() }, trace) : this.headers();
     let res: UpstreamResponse;
     try {
-      res = await exchange(this.opts.url, { method: 'POST', headers, body: JSON.stringify(body), signal, headersTimeoutMs: timeoutMs });
+      res = await exchange(this.opts.url, { method: 'POST', headers, body: text, signal, headersTimeoutMs: timeoutMs });
     } catch (cause) {
       // The signal's reason says who aborted; a headers timeout is the pool's.
       throw fetchFailure(cause, signal);
