@@ -328,7 +328,7 @@ export class TaskRuntime {
    * makes it the gateway's, and the upstream does not insist on running it as a task. Such a call may pass through to
    * the upstream as it came (a federated endpoint's 2025-11-25 call on its member).
    */
-  async passesPlainCall(route: UpstreamRoute, tool: string, caller: CallerContext, signal: AbortSignal): Promise<boolean> {
+  async passesPlainCall(route: UpstreamRoute, tool: string, caller: CallerContext, signal?: AbortSignal): Promise<boolean> {
     const policy = this.policyFor(route, tool);
     if (hidesTool(route, tool) || needsGateway(policy)) return false;
     const first = decideCall({ ...(await this.factsOf(route, caller, tool, policy, { client: 'legacy', declares: false }, signal)), turn: 'start' });
@@ -580,7 +580,7 @@ export class TaskRuntime {
     tool: string,
     policy: TaskPolicy,
     client: Pick<CallFacts, 'client' | 'declares'>,
-    signal: AbortSignal,
+    signal: AbortSignal | undefined,
   ): Promise<Omit<CallFacts, 'turn'>> {
     const known = { mode: policy.task, ...client, upstreamDecides: route.upstream.era === 'modern', windowed: policy.afterMs !== undefined };
     return { ...known, support: supportMatters(known) ? await this.support.of(route, caller, tool, signal) : 'forbidden' };

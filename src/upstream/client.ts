@@ -24,6 +24,7 @@ import type {
   TraceCarrier,
   UpstreamIdentity,
 } from '../translate/index.js';
+import type { ExchangeStop } from './http.js';
 
 /** On whose behalf an upstream request is made. Era-neutral: capabilities in the modern per-request shape. */
 export interface UpstreamCaller {
@@ -215,7 +216,7 @@ export interface UpstreamClient {
    * session held until the answer is done with (a federated endpoint's 2025-11-25 call passed through to its member).
    * Absent: a client without sessions of its own to pass a request on (the stateless 2026-07-28 one).
    */
-  passRequest?(caller: UpstreamCaller, text: string, signal?: AbortSignal): Promise<PassedRequest>;
+  passRequest?(caller: UpstreamCaller, text: string, requestId: string | number, stop?: ExchangeStop): Promise<PassedRequest>;
 }
 
 /** A request passed on as it came (`UpstreamClient.passRequest`): its answer, unread, and its session's hold. */
@@ -226,7 +227,7 @@ export interface PassedRequest {
   /** The answer's body as it arrives (empty when it had none). */
   body: NodeJS.ReadableStream & { destroy(): void; destroyed?: boolean };
   /** Tells the upstream the request is cancelled (2025-11-25 basic/utilities/cancellation). */
-  cancel(requestId: string | number, reason: string): void;
+  cancel(reason: string): void;
   /** Gives the session back; `broken`: the exchange did not end cleanly, so the session is not reused. */
   release(broken?: boolean): void;
 }

@@ -120,7 +120,7 @@ export class UpstreamTaskLostError extends GatewayError {
 }
 
 /** Maps a failed exchange to the right upstream error, given the signals that may have fired. */
-export function fetchFailure(cause: unknown, caller?: AbortSignal, timeout?: AbortSignal): Error {
+export function fetchFailure(cause: unknown, caller?: { readonly aborted: boolean; readonly reason: unknown }, timeout?: AbortSignal): Error {
   if (caller?.aborted) return caller.reason instanceof Error ? caller.reason : new Error('aborted', { cause });
   // undici's own headers deadline (`headersTimeoutMs` of an exchange) is a timeout like the caller's.
   if (timeout?.aborted || (cause as { code?: unknown } | undefined)?.code === 'UND_ERR_HEADERS_TIMEOUT') {

@@ -7,6 +7,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
+import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
 import { createParser } from 'eventsource-parser';
 import { Agent, request, type Dispatcher } from 'undici';
@@ -385,12 +386,29 @@ function follow(cursor: SseCursor, id: string | undefined): void {
 }
 
 /** What one exchange sends. */
+/**
+ * A stop for one exchange that costs no AbortController: undici takes an EventEmitter that emits `abort` as a request's
+ * signal. For a passed-through request's hot path, where a controller (and its signal's listeners) per request showed
+ * as twice the collector's work in the profile.
+ */
+export class ExchangeStop extends EventEmitter {
+  aborted = false;
+  reason: unknown;
+
+  abort(reason?: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.emit('abort');
+  }
+}
+
 export interface HttpExchange {
   method: 'POST' | 'GET' | 'DELETE';
   headers: Record<string, string>;
   body?: string;
-  /** A caller's own signal, when it has one. */
-  signal?: AbortSignal | undefined;
+  /** A caller's own signal (or stop), when it has one. */
+  signal?: AbortSignal | ExchangeStop | undefined;
   /**
    * Bound on the wait for the answer's headers (undici's own timer: no controller or timer per exchange); it fails
    * with undici's HeadersTimeoutError, which `fetchFailure` reads as a timeout. Absent: unbounded (callers then

@@ -9,6 +9,7 @@ export {
   UpstreamUnavailableError,
 } from './errors.js';
 export type { UpstreamEras } from './probe.js';
+export { ExchangeStop } from './http.js';
 export { upstreamAvailability, UpstreamAvailability, UpstreamDownError, type AvailabilityChange } from './availability.js';
 export { callNow, hideTask, isFinal, queuedFinal, requestOnce, taskAsCall, type TaskCallOptions } from './call-wrappers.js';
 export type {

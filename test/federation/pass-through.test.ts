@@ -8,6 +8,7 @@
  */
 import t, { type Test } from 'tap';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
+import { waitForStats } from '../fixtures/legacy-task-tools.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
 import { startGateway } from '../helpers/gateway.js';
 import { envelope, post } from '../helpers/modern.js';
@@ -134,11 +135,14 @@ t.test('a federated 2025-11-25 call passes through to its 2025-11-25 member on t
   t.teardown(() => legacy.close());
   const other = await startLegacyFixture({});
   t.teardown(() => other.close());
+  const plain = await startLegacyFixture({ tasks: 'sync', responseMode: 'json' });
+  t.teardown(() => plain.close());
   const gw = await startGateway(
     {
       upstreams: [
         { name: 'l', url: legacy.url, path: '/mcp', expose: { namespace: 'l' }, tools: { test_error_handling: { task: 'always' } } },
         { name: 'o', url: other.url, path: '/mcp', expose: { namespace: 'o' } },
+        { name: 'j', url: plain.url, path: '/mcp', expose: { namespace: 'j' } },
       ],
     },
     { t },
@@ -160,6 +164,38 @@ t.test('a federated 2025-11-25 call passes through to its 2025-11-25 member on t
   t.notOk(progress.isError, 'and its answer');
   t.equal(c.transport.sessionId, sessionId, "the client's session is still the gateway's");
   await counted('passed through, counted under each member', { 'l passthrough': 1, 'o passthrough': 1 });
+
+  // A passed call its client cancels: the member is told, on the session the call went on.
+  const controller = new AbortController();
+  const pending = c.client.callTool({ name: 'l_gated_job', arguments: { gate: 'never' } }, undefined, { signal: controller.signal });
+  await waitForStats(legacy, (x) => x.gatesWaiting.never === 1);
+  controller.abort(new Error('stop'));
+  await t.rejects(pending, 'the client stopped waiting');
+  const stats = await waitForStats(legacy, (x) => x.cancellations.some((r) => r.tool === 'gated_job'));
+  t.match(
+    stats.cancellations.find((r) => r.tool === 'gated_job'),
+    { via: 'notifications/cancelled' },
+    'the member got notifications/cancelled',
+  );
+  await counted('the cancelled call passed through', { 'l passthrough': 1 });
+
+  // Cancelled before the member answered at all (a member answering plain JSON sends nothing until its result): the
+  // exchange is dropped and the member told; the gateway goes on serving.
+  const early = new AbortController();
+  const unanswered = c.client.callTool({ name: 'j_gated_job', arguments: { gate: 'late' } }, undefined, { signal: early.signal });
+  await waitForStats(plain, (x) => x.gatesWaiting.late === 1);
+  early.abort(new Error('stop'));
+  await t.rejects(unanswered, 'the client stopped waiting');
+  // The member stops waiting: its exchange was dropped and the request cancelled on its session (whichever it
+  // reads first; without either it would wait at the gate for ever).
+  await waitForStats(plain, (x) => !x.gatesWaiting.late);
+  t.pass('the member stopped the call');
+  t.strictSame(
+    (await c.client.callTool({ name: 'j_test_simple_text', arguments: {} })).content,
+    [{ type: 'text', text: 'This is a simple text response for testing.' }],
+    'the gateway serves on',
+  );
+  await counted('both passed through', { 'j passthrough': 2 });
 
   // The answer carries no session id of the member's, in either framing.
   const raw = await legacySession(gw.url);

@@ -41,6 +41,11 @@ import { CANCELLED, errorOutcome, INPUT_TIMEOUT, OK, UNSUPPORTED_RESULT_TYPE, up
 import { ResponseChannel } from '../response.js';
 
 /** The key of a client request id in a session's maps (a number and a string id of the same digits differ). */
+/** What stops a client request in flight: an AbortController, or anything else that can be told to stop. */
+export interface Abortable {
+  abort(reason?: unknown): void;
+}
+
 export const idKey = (id: RequestId): string => `${typeof id}:${id}`;
 
 /** A server→client request the gateway sent for a call, waiting for the client's POSTed response. */
@@ -57,7 +62,7 @@ interface Outbound {
 /** One session's calls: its client requests in flight and the server→client requests their calls sent. */
 export class SessionCalls {
   /** Client requests in flight, by request id key: aborting one cancels its upstream call. */
-  private readonly inflight = new Map<string, AbortController>();
+  private readonly inflight = new Map<string, Abortable>();
   private readonly outbound = new Map<string, Outbound>();
   private nextOutbound = 0;
 
@@ -65,7 +70,7 @@ export class SessionCalls {
    * Marks a client request in flight under `key` (its `notifications/cancelled` or the session's end aborts it); the
    * returned function marks it done.
    */
-  track(key: string, aborter: AbortController): () => void {
+  track(key: string, aborter: Abortable): () => void {
     this.inflight.set(key, aborter);
     return () => {
       if (this.inflight.get(key) === aborter) this.inflight.delete(key);

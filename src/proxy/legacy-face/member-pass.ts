@@ -18,17 +18,38 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { catalogAnswer, GatewayError, singleHeader, type JsonObject, type JsonRpcRequest, type TraceCarrier } from '../../translate/index.js';
 import type { TaskRuntime, UpstreamRoute } from '../../tasks/index.js';
-import { UpstreamHttpError, type PassedRequest } from '../../upstream/index.js';
+import { ExchangeStop, UpstreamHttpError, type PassedRequest } from '../../upstream/index.js';
 import { rawBodyOf } from '../raw-body.js';
 import { passThroughOutcome, type RequestOutcome } from '../request-outcome.js';
 import { idKey } from './calls.js';
 import { failWith } from './replies.js';
 import type { ClientSession } from './session.js';
 
+const ignore = () => {};
+
 /** A passed call's outcome and the member that served it. */
 export interface MemberPassed {
   outcome: RequestOutcome;
   member: string;
+}
+
+/**
+ * How a passed call is stopped: its `notifications/cancelled`, the session's end or the client leaving. Before the
+ * answer arrives, the exchange is aborted (and the member told, by `passRequest`); after it, the relay ends the answer.
+ */
+class Stop {
+  readonly exchange = new ExchangeStop();
+  /** Why the call was stopped, once it was. */
+  why: string | undefined;
+  /** What ends the relayed answer (set once the answer arrives). */
+  onStop: (() => void) | undefined;
+
+  abort(reason?: unknown): void {
+    if (this.why !== undefined) return;
+    this.why = reason instanceof Error ? reason.message : 'cancelled';
+    this.onStop?.();
+    this.exchange.abort(reason);
+  }
 }
 
 /** The member route and own name of a call that may pass through, or `undefined` when the face serves it. */
@@ -38,7 +59,6 @@ async function passable(
   s: ClientSession,
   params: JsonObject,
   trace: TraceCarrier | undefined,
-  signal: AbortSignal,
 ): Promise<{ member: UpstreamRoute; own: string } | undefined> {
   const federation = s.route.federation;
   const name = params.name;
@@ -50,14 +70,14 @@ async function passable(
   const caller = s.contextOf(trace);
   let target: { route: UpstreamRoute; name: string } | undefined;
   try {
-    target = await federation.target('tool', name, caller, signal);
+    target = await federation.target('tool', name, caller);
   } catch {
     // A member known to be down, a list that could not be read: the face answers it.
     return undefined;
   }
   const member = target?.route;
   if (!target || member?.upstream.era !== 'legacy' || !member.upstream.passRequest) return undefined;
-  if (!(await runtime.passesPlainCall(member, target.name, caller, signal))) return undefined;
+  if (!(await runtime.passesPlainCall(member, target.name, caller))) return undefined;
   return { member, own: target.name };
 }
 
@@ -74,26 +94,29 @@ export async function passToMember(
   params: JsonObject,
   trace: TraceCarrier | undefined,
 ): Promise<MemberPassed | undefined> {
-  const aborter = new AbortController();
-  const hop = await passable(runtime, request, s, params, trace, aborter.signal);
+  const hop = await passable(runtime, request, s, params, trace);
   if (!hop) return undefined;
   const { member, own } = hop;
   const text = own === params.name ? (rawBodyOf(request) ?? JSON.stringify(req)) : JSON.stringify({ ...req, params: { ...params, name: own } });
   // Its `notifications/cancelled` (or the session's end) reaches the member; a client that leaves drops the answer.
-  const untrack = s.calls.track(idKey(req.id), aborter);
+  const stop = new Stop();
+  const untrack = s.calls.track(idKey(req.id), stop);
   const onClose = () => {
-    if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));
+    if (!reply.raw.writableFinished) stop.abort(new Error('client closed the request'));
   };
   reply.raw.on('close', onClose);
   try {
     let passed: PassedRequest;
     try {
-      passed = await (member.upstream.passRequest as NonNullable<typeof member.upstream.passRequest>)(s.callerOf(trace), text, aborter.signal);
+      passed = await (member.upstream.passRequest as NonNullable<typeof member.upstream.passRequest>)(s.callerOf(trace), text, req.id, stop.exchange);
     } catch (e) {
+      // Stopped before the member answered: as the face ends a cancelled request (GW_REQUEST_CANCELLED, or nothing
+      // to a client that left).
+      if (stop.why !== undefined) return { outcome: failWith(request, reply, member.name, req, new GatewayError('GW_REQUEST_CANCELLED')), member: member.name };
       s.route.federation?.failed(member.name, e);
       return { outcome: failWith(request, reply, member.name, req, e), member: member.name };
     }
-    return { outcome: await relay(request, reply, req, member, passed, aborter.signal), member: member.name };
+    return { outcome: await relay(request, reply, req, member, passed, stop), member: member.name };
   } finally {
     reply.raw.off('close', onClose);
     untrack();
@@ -107,14 +130,23 @@ function relay(
   req: JsonRpcRequest,
   member: UpstreamRoute,
   passed: PassedRequest,
-  signal: AbortSignal,
+  stop: Stop,
 ): Promise<RequestOutcome> {
+  const body = passed.body;
+  // A body destroyed before it ended emits an error (undici's "Request aborted"): with no listener it would take the
+  // process down. Every destroy below is one of those; the relay's own listener ends the client's answer.
+  body.on('error', ignore);
   const type = (passed.header('content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   const sse = type === 'text/event-stream';
-  if (!sse && type !== 'application/json') {
-    // No MCP answer (a proxy's error page, a wrong path): the catalogued error instead, as the face would answer.
-    passed.body.destroy();
+  if (stop.why !== undefined || (!sse && type !== 'application/json')) {
+    body.destroy();
     passed.release(true);
+    if (stop.why !== undefined) {
+      // Stopped as the answer arrived: the member is told, and the request ends as the face ends a cancelled one.
+      passed.cancel(stop.why);
+      return Promise.resolve(failWith(request, reply, member.name, req, new GatewayError('GW_REQUEST_CANCELLED')));
+    }
+    // No MCP answer (a proxy's error page, a wrong path): the catalogued error instead, as the face would answer.
     const e =
       passed.status >= 400
         ? new UpstreamHttpError(passed.status, '')
@@ -122,7 +154,6 @@ function relay(
     return Promise.resolve(failWith(request, reply, member.name, req, e));
   }
   const raw = reply.raw as ServerResponse;
-  const body = passed.body;
   reply.hijack();
   const headers: Record<string, string> = { 'content-type': passed.header('content-type') as string };
   const length = passed.header('content-length');
@@ -132,28 +163,31 @@ function relay(
   if (sse) raw.flushHeaders();
   return new Promise<RequestOutcome>((resolve) => {
     let ended = false;
-    // The member's budget bounds the answer, as for a call the face carries: a stream ends with the catalogued timeout.
-    const timer = setTimeout(() => stop('GW_UPSTREAM_TIMEOUT'), member.timeoutMs);
-    timer.unref();
-    const stop = (why: 'GW_UPSTREAM_TIMEOUT' | 'cancelled') => {
+    const end = (timedOut: boolean) => {
       if (raw.writableEnded) return;
       body.unpipe?.(raw);
       body.destroy();
-      if (why === 'cancelled') passed.cancel(req.id, signal.reason instanceof Error ? signal.reason.message : 'cancelled');
-      if (sse && !raw.destroyed && why === 'GW_UPSTREAM_TIMEOUT')
-        raw.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: req.id, error: catalogAnswer(why).error })}\n\n`);
+      if (!timedOut) passed.cancel(stop.why ?? 'cancelled');
+      if (sse && !raw.destroyed && timedOut)
+        raw.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: req.id, error: catalogAnswer('GW_UPSTREAM_TIMEOUT').error })}\n\n`);
       else if (sse && !raw.destroyed) raw.end();
       else raw.destroy();
     };
-    const onAbort = () => stop('cancelled');
-    signal.addEventListener('abort', onAbort, { once: true });
+    // The member's budget bounds the answer, as for a call the face carries: a stream ends with the catalogued timeout.
+    const timer = setTimeout(() => end(true), member.timeoutMs);
+    timer.unref();
+    stop.onStop = () => end(false);
     body.once('end', () => {
       ended = true;
     });
-    body.once('error', () => raw.destroy());
+    // A body that breaks before the answer is whole cuts the client's answer; one destroyed after the answer was
+    // ended here (a stop) must not: the client's connection is whole and may carry its next request.
+    body.on('error', () => {
+      if (!raw.writableEnded) raw.destroy();
+    });
     raw.once('close', () => {
       clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
+      stop.onStop = undefined;
       if (!body.destroyed) body.destroy();
       // A session whose answer did not end cleanly is not reused: its connection may still carry the rest.
       passed.release(!ended);

@@ -19,7 +19,7 @@ export class ToolSupport {
    * call (`optional` for every tool; tasks extension §Task Creation), a legacy one says per tool in its tools/list
    * (2025-11-25 basic/utilities/tasks §Tool-Level Negotiation).
    */
-  async of(route: UpstreamRoute, caller: CallerContext, tool: string, signal: AbortSignal): Promise<TaskSupport> {
+  async of(route: UpstreamRoute, caller: CallerContext, tool: string, signal?: AbortSignal): Promise<TaskSupport> {
     const identity = route.upstream.knownIdentity ?? (await route.upstream.identity(caller, signal));
     if (route.upstream.era === 'modern') return declaresTasks(identity.capabilities) ? 'optional' : 'forbidden';
     if (!legacySupportsToolTasks(identity.capabilities)) return 'forbidden';

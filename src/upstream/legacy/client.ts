@@ -40,6 +40,7 @@ import { SessionExpiredError, UpstreamHttpError, UpstreamTaskLostError, Upstream
 import type { LegacyCall } from './call.js';
 import type { LegacySession } from './session.js';
 import { LegacyUpstreamTask, type LegacyTaskSession } from './task.js';
+import type { ExchangeStop } from '../http.js';
 import { LegacySessionPool, type PoolOptions, type SessionHold, type SessionKey } from './pool.js';
 import { endClientSpan, startClientTrace, type ClientTrace } from '../tracing.js';
 
@@ -165,21 +166,38 @@ export class LegacyUpstreamClient implements UpstreamClient {
    * Sends `text`, a client's request as it came, on a session checked out for the caller, and hands the answer back
    * unread with the session held until `release()` (a federated endpoint's 2025-11-25 call passed through to its member,
    * docs/federation.md §Eras and tasks). A session the upstream forgot is replaced and the request sent once more, as
-   * for `call`: a 404 means the upstream did not process it.
+   * for `call`: a 404 means the upstream did not process it. Stopped (`stop`) before its answer, the exchange is dropped
+   * and the request cancelled on its session (2025-11-25 basic/utilities/cancellation), as a call is; waiting for a
+   * session is bounded by the pool's own acquire timeout.
    */
-  async passRequest(caller: UpstreamCaller, text: string, signal?: AbortSignal): Promise<PassedRequest> {
+  async passRequest(caller: UpstreamCaller, text: string, requestId: string | number, stop?: ExchangeStop): Promise<PassedRequest> {
     const handover = caller.logLevel !== undefined ? { logLevel: caller.logLevel } : {};
-    const { value: res, hold } = await this.pool.withHeldSession(sessionKeyOf(caller), (s) => s.send(text, signal), signal, handover);
-    const session = hold.session;
-    return {
-      status: res.status,
-      header: (name) => res.header(name),
-      body: res.takeBody(),
-      cancel: (requestId, reason) => {
-        session.notify('notifications/cancelled', { requestId, reason }).catch(() => {});
-      },
-      release: (broken) => hold.release(broken),
+    let sentOn: LegacySession | undefined;
+    const cancel = (session: LegacySession, reason: string) => {
+      session.notify('notifications/cancelled', { requestId, reason }).catch(() => {});
     };
+    try {
+      const { value: res, hold } = await this.pool.withHeldSession(
+        sessionKeyOf(caller),
+        (s) => {
+          sentOn = s;
+          return s.send(text, stop);
+        },
+        undefined,
+        handover,
+      );
+      const session = hold.session;
+      return {
+        status: res.status,
+        header: (name) => res.header(name),
+        body: res.takeBody(),
+        cancel: (reason) => cancel(session, reason),
+        release: (broken) => hold.release(broken),
+      };
+    } catch (e) {
+      if (stop?.aborted && sentOn) cancel(sentOn, stop.reason instanceof Error ? stop.reason.message : 'cancelled');
+      throw e;
+    }
   }
 
   /**

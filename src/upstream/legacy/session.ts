@@ -32,7 +32,7 @@ import {
   catalogError,
 } from '../../translate/index.js';
 import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamUnavailableError } from '../errors.js';
-import { exchange, parseUpstreamJson, type SseCursor, type UpstreamResponse } from '../http.js';
+import { exchange, parseUpstreamJson, type ExchangeStop, type SseCursor, type UpstreamResponse } from '../http.js';
 import { SseResumption } from './sse-resume.js';
 import { drain } from '../call-wrappers.js';
 import { LegacyCall } from './call.js';
@@ -182,15 +182,15 @@ export class LegacySession {
    * create on this path).
    */
   /** POSTs `text`, a client's request as it came (passed through), and returns the answer unread. */
-  send(text: string, signal?: AbortSignal): Promise<UpstreamResponse> {
-    return this.postText(text, signal, this.opts.timeoutMs);
+  send(text: string, stop?: ExchangeStop): Promise<UpstreamResponse> {
+    return this.postText(text, stop, this.opts.timeoutMs);
   }
 
   private post(body: unknown, signal?: AbortSignal, timeoutMs = this.opts.timeoutMs, trace?: TraceCarrier): Promise<UpstreamResponse> {
     return this.postText(JSON.stringify(body), signal, timeoutMs, trace);
   }
 
-  private async postText(text: string, signal: AbortSignal | undefined, timeoutMs: number, trace?: TraceCarrier): Promise<UpstreamResponse> {
+  private async postText(text: string, signal: AbortSignal | ExchangeStop | undefined, timeoutMs: number, trace?: TraceCarrier): Promise<UpstreamResponse> {
     // The session's headers are shared by every request on it; a request's trace context is its own (a copy, then).
     const headers = trace ? setTraceHeaders({ ...this.headers() }, trace) : this.headers();
     let res: UpstreamResponse;
