@@ -181,7 +181,7 @@ export class LegacyUpstreamClient implements UpstreamClient {
         sessionKeyOf(caller),
         (s) => {
           sentOn = s;
-          return s.send(text, stop);
+          return s.send(text, stop, caller.trace);
         },
         undefined,
         handover,

@@ -182,8 +182,8 @@ export class LegacySession {
    * create on this path).
    */
   /** POSTs `text`, a client's request as it came (passed through), and returns the answer unread. */
-  send(text: string, stop?: ExchangeStop): Promise<UpstreamResponse> {
-    return this.postText(text, stop, this.opts.timeoutMs);
+  send(text: string, stop?: ExchangeStop, trace?: TraceCarrier): Promise<UpstreamResponse> {
+    return this.postText(text, stop, this.opts.timeoutMs, trace);
   }
 
   private post(body: unknown, signal?: AbortSignal, timeoutMs = this.opts.timeoutMs, trace?: TraceCarrier): Promise<UpstreamResponse> {
