@@ -7,12 +7,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { classifyEra, declaresTasks, isObject, needsGateway, singleHeader, validateModernRequest } from '../translate/index.js';
+import { classifyEra, declaresTasks, isObject, META, needsGateway, singleHeader } from '../translate/index.js';
 import { hidesTool, runtimeServesTools, type FederationRouting, type MrtrBridge, type TaskRuntime, type UpstreamRoute } from '../tasks/index.js';
 import { Authenticator, identityOf, registerAuth } from './auth.js';
 import { upstreamHasTasks, type EndpointStats } from './mcp-endpoint.js';
 import type { LegacyFace } from './legacy-face/face.js';
-import { ModernFace, modernHeadersOf } from './modern-face.js';
+import { ModernFace } from './modern-face.js';
 import { registerMembersPassThrough, type PassThrough, type PassThroughOptions, type Renamed } from './pass-through.js';
 
 /** What a federated endpoint needs. */
@@ -96,17 +96,18 @@ class MemberPassThrough {
     // A member's JSON-lines answer is re-framed as SSE (json-lines.ts): a client that takes only JSON gets the face.
     const accept = singleHeader(request.headers, 'accept') ?? '';
     if (!accept.includes('text/event-stream') && !accept.includes('*/*')) return undefined;
-    // A request the face would refuse is refused by the face, with its answer.
-    const v = validateModernRequest(modernHeadersOf(request), body);
-    if (!v.ok || v.value.id === undefined || typeof v.value.params.name !== 'string') return undefined;
-    const name = v.value.params.name;
+    // What a single endpoint would pass through unread, this one does too: the member judges the request. The face
+    // takes what the rewriting would hide or cannot route: a request without an id or a name, no envelope's
+    // capabilities (the member's view of the caller), an `Mcp-Name` that is not the body's name as it stands.
+    const params = body.params;
+    if (body.id === undefined || body.id === null || !isObject(params) || typeof params.name !== 'string') return undefined;
+    const name = params.name;
+    if (singleHeader(request.headers, 'mcp-name') !== name) return undefined;
+    const meta = isObject(params._meta) ? params._meta : undefined;
+    const capabilities = meta?.[META.clientCapabilities];
+    if (!isObject(capabilities)) return undefined;
     const { principal, authorization, subject } = identityOf(request);
-    const caller = {
-      principal,
-      ...(subject ? { subject } : {}),
-      capabilities: v.value.envelope.clientCapabilities,
-      ...(authorization ? { authorization } : {}),
-    };
+    const caller = { principal, ...(subject ? { subject } : {}), capabilities, ...(authorization ? { authorization } : {}) };
     let target: { route: UpstreamRoute; name: string } | undefined;
     try {
       target = await this.federation.target('tool', name, caller);
@@ -125,6 +126,6 @@ class MemberPassThrough {
       this.byMember.set(member.name, pass);
     }
     if (own === name) return { pass, renamed: undefined };
-    return { pass, renamed: { body: JSON.stringify({ ...body, params: { ...(body.params as object), name: own } }), name: own } };
+    return { pass, renamed: { body: JSON.stringify({ ...body, params: { ...params, name: own } }), name: own } };
   }
 }

@@ -93,7 +93,7 @@ export async function runRequest(
 }
 
 /** The request's 2026-07-28 routing headers, as the request's validation reads them. */
-export function modernHeadersOf(request: FastifyRequest): ModernHeaders {
+function modernHeadersOf(request: FastifyRequest): ModernHeaders {
   return {
     'mcp-protocol-version': singleHeader(request.headers, 'mcp-protocol-version'),
     'mcp-method': singleHeader(request.headers, 'mcp-method'),

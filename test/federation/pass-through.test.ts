@@ -97,6 +97,15 @@ t.test('a federated 2026-07-28 call passes through to its 2026-07-28 member unle
   t.strictSame(answered.body.result?.content, [{ type: 'text', text: 'Hello, Ada!' }], 'the retry completes on the member');
   await counted('both rounds passed through', { 'a passthrough': 2 });
 
+  // What renaming would hide goes to the face, which refuses it as it would on a single endpoint: an Mcp-Name that
+  // is not the body's name, a request without the envelope.
+  const mismatch = await post(gw.url, 'tools/call', { name: 'a_test_simple_text', arguments: {} }, { headers: { 'mcp-name': 'a_test_image_content' } });
+  t.equal(mismatch.status, 400, 'a mismatched Mcp-Name is refused');
+  t.match(mismatch.body.error?.message, /Mcp-Name header "a_test_image_content" does not match/);
+  const bare = await post(gw.url, 'tools/call', { name: 'a_test_simple_text', arguments: {}, _meta: {} });
+  t.equal(bare.body.error?.code, -32602, 'a request without the envelope is refused');
+  await counted('neither reached a member (the face refuses before counting)', {});
+
   // The face's requests are counted under the endpoint (its path), a pass-through's under the member.
   // A client that takes only JSON: the face answers (it drops what JSON cannot carry), not a pass-through.
   const jsonOnly = await post(gw.url, 'tools/call', { name: 'a_test_simple_text', arguments: {} }, { headers: { accept: 'application/json' } });
