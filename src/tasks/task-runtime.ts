@@ -30,7 +30,7 @@ import {
 } from '../translate/index.js';
 import { callNow, hideTask, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
 import { NO_AUDIT } from './audit.js';
-import { decideCall, supportMatters, type CallDecision, type CallFacts, type CallWindow } from './calls/call-decision.js';
+import { callRoute, decideCall, supportMatters, type CallDecision, type CallFacts, type CallWindow } from './calls/call-decision.js';
 import { Conversation, MissingCapabilityError, type PumpResult } from './calls/conversation.js';
 import { plainOutcome, type BridgedCall, type ForwardHooks, type Outcome } from './calls/mrtr-bridge.js';
 import { OwnedTasks } from './kinds/owned-tasks.js';
@@ -331,8 +331,9 @@ export class TaskRuntime {
   async passesPlainCall(route: UpstreamRoute, tool: string, caller: CallerContext, signal?: AbortSignal): Promise<boolean> {
     const policy = this.policyFor(route, tool);
     if (hidesTool(route, tool) || needsGateway(policy)) return false;
-    const first = decideCall({ ...(await this.factsOf(route, caller, tool, policy, { client: 'legacy', declares: false }, signal)), turn: 'start' });
-    return first.action === 'send' && !first.upstreamTask;
+    // The route `callToolPlain`'s decision takes, asked once (its facts without `supportMatters`' three askings).
+    const support = await this.support.of(route, caller, tool, signal);
+    return callRoute({ mode: policy.task, declares: false, client: 'legacy', support, upstreamDecides: route.upstream.era === 'modern' }) === 'plain';
   }
 
   /**
