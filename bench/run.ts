@@ -615,9 +615,15 @@ async function runFederation(loader: Loader, legs: FedLeg[]): Promise<FedResults
   const results: FedResults = Object.fromEntries(legs.map((l) => [fedKey(l), Object.fromEntries(FED_CONNS.map((c) => [c, []]))]));
   // The warm-up also fills the federated endpoints' list caches: the measured lists are served from them.
   for (const l of legs) checkClean(`warm-up ${l.method} ${fedLabel(l)}`, await loader.run(fedSpec(l, 16, WARMUP_MS)), true);
+  // Each federated leg runs right beside its single-upstream twin, which of the two first alternating by round: the
+  // 5 % bound is read from ratios within a round, and the machine drifting between two legs far apart in a round
+  // would read as federation's cost.
+  const twins = legs
+    .filter((l) => l.endpoint === 'federated')
+    .map((f) => [legs.find((x) => x.endpoint === 'single' && x.method === f.method && x.members === f.members && x.client === f.client) as FedLeg, f] as const);
   for (let round = 0; round < ROUNDS; round++) {
     for (const conns of FED_CONNS) {
-      for (const l of rotate(legs, round + conns)) {
+      for (const l of rotate(twins, round + conns).flatMap(([single, federated]) => ((round + conns) % 2 ? [federated, single] : [single, federated]))) {
         const r = await loader.run(fedSpec(l, conns, DURATION_MS));
         checkClean(`${l.method} ${fedLabel(l)}, ${l.client} client, ${conns} conns`, r);
         results[fedKey(l)]![conns]!.push(r);
@@ -639,13 +645,13 @@ function federationTables(legs: FedLeg[], r: FedResults): string {
   let md = `\n## Federated endpoint (${FED_MEMBERS} members × ${FED_TOOLS} tools)\n`;
 
   md += `\n### \`tools/call\`, small result: federated against single-upstream\n\n`;
-  md += `| client | members' era | federated against | same face on both | 1 conn p50 ms, single → federated | p50 ratio | p50 added, ms |${many.map((c) => ` ${c} conns req/s, single → federated | cost (single ÷ federated req/s) |`).join('')}\n`;
+  md += `| client | members' era | federated against | how both serve it | 1 conn p50 ms, single → federated | p50 ratio | p50 added, ms |${many.map((c) => ` ${c} conns req/s, single → federated | cost (single ÷ federated req/s) |`).join('')}\n`;
   md += `|---|---|---|---|---:|---:|---:|${many.map(() => '---:|---:|').join('')}\n`;
   for (const { f, s } of pairs.filter((p) => p.f.method === 'call')) {
     const one = at(f, 1);
     const base = at(s, 1);
     const ratio = one.map((x, i) => x.p50 / (base[i]?.p50 ?? NaN));
-    let row = `| ${f.client} | ${f.members} | ${fedLabel(s as FedLeg)} | ${f.client === f.members ? 'no: the single endpoint is a pass-through' : 'yes'} | ${fixed(median(base.map((x) => x.p50)), 3)} → ${fixed(median(one.map((x) => x.p50)), 3)} | ${withSpread(ratio, 3, '×')} | ${withSpread(p50Over(one, base), 3)} |`;
+    let row = `| ${f.client} | ${f.members} | ${fedLabel(s as FedLeg)} | ${f.client === f.members ? 'pass-through on both' : 'the same face on both'} | ${fixed(median(base.map((x) => x.p50)), 3)} → ${fixed(median(one.map((x) => x.p50)), 3)} | ${withSpread(ratio, 3, '×')} | ${withSpread(p50Over(one, base), 3)} |`;
     for (const c of many) {
       const mine = at(f, c);
       const theirs = at(s, c);
@@ -678,9 +684,9 @@ function federationTables(legs: FedLeg[], r: FedResults): string {
   md +=
     `\nPer era of the members, ${FED_MEMBERS} raw upstreams (bench/fixtures/raw-upstreams.ts) of ${FED_TOOLS} tools each (\`greet\`, \`big\` and fillers with a description and an input schema); a gateway in front of the first alone (\`--upstream URL\`, the default configuration) and a gateway with all ${FED_MEMBERS} on \`/mcp\`, namespaces ${Array.from({ length: FED_MEMBERS }, (_, i) => `\`${fedNamespace(i)}\``).join(', ')} (the call is \`${fedNamespace(0)}_greet\` there, \`greet\` on the single endpoint). ` +
     `Anonymous callers (no \`Authorization\`); a legacy client holds one 2025-11-25 session per endpoint. ` +
-    `A single-upstream endpoint in front of an upstream of the client's era is a plain pass-through, a federated endpoint always answers through a face: the rows whose single endpoint is translated compare the same face with and without federation (federation's own cost); the pass-through rows add the face's cost. ` +
+    `A single-upstream endpoint in front of an upstream of the client's era is a plain pass-through, and so is a federated endpoint's call to a member of the client's era (docs/federation.md §Eras and tasks: the name rewritten, a 2025-11-25 call on the caller's pooled member session); the rows whose single endpoint is translated compare the same face with and without federation. Either way the difference is federation's own cost. ` +
     `The federated lists are served from the endpoint's cache, filled by the warm-up (a cached member list is trusted 30 s unless its member says otherwise; a leg lasts ${DURATION_MS / 1000} s); the single endpoints' lists come from the upstream (or the face's own cache). ` +
-    `Medians over ${ROUNDS} round(s) of ${DURATION_MS / 1000} s per leg, leg order rotated per round; ratios and differences are computed within each round (range in parentheses). 1 connection: undici Pool + \`process.hrtime.bigint()\`; ${many.join(', ')} connections: autocannon.\n`;
+    `Medians over ${ROUNDS} round(s) of ${DURATION_MS / 1000} s per leg; each federated leg runs right beside its single-upstream twin (which first alternates by round), the pairs' order rotated per round; ratios and differences are computed within each round (range in parentheses). 1 connection: undici Pool + \`process.hrtime.bigint()\`; ${many.join(', ')} connections: autocannon.\n`;
   return md;
 }
 
