@@ -124,8 +124,8 @@ export async function registerPassThrough(scope: FastifyInstance, opts: PassThro
 
 /**
  * Registers one forwarding client for several upstreams (a federated path's members: a pool per origin, each request
- * naming its upstream's whole URL) and returns the maker of each upstream's pass-through over it. Each answer waits
- * for its headers within its own upstream's budget (`budget` below), not the client's.
+ * naming its upstream's whole URL) and returns the maker of each upstream's pass-through over it. Each request bounds
+ * its answer by its own upstream's budget (`timeout` in `forward`, then `budget`).
  */
 export async function registerMembersPassThrough(scope: FastifyInstance): Promise<(opts: PassThroughOptions) => PassThrough> {
   await scope.register(replyFrom, { disableRequestLogging: true, undici: { connections: 128, pipelining: 1, bodyTimeout: 0, headersTimeout: 0 } });
@@ -235,6 +235,9 @@ export class PassThrough {
     const carried = upstreamTrace?.carrier;
     const text = x.renamed?.body ?? rawBodyOf(request);
     return reply.from(this.source, {
+      // A member's answer starts within its own budget (the client serving every member cannot bound it for each); its
+      // silence as long as that (undici's body timeout) ends a stream as the budget does.
+      ...(x.member ? { timeout: route.timeoutMs } : {}),
       // The body as it arrived (not serialized again from the parsed object), with its own Content-Type.
       ...(text !== undefined ? { body: text, contentType: String(request.headers['content-type']) } : {}),
       rewriteRequestHeaders: (_req, headers) => {
@@ -291,7 +294,10 @@ export class PassThrough {
       // `pipe` with the two ends tied by hand rather than `pipeline`, which hangs seven close listeners on the
       // response (past Node's leak warning with the ones above): an upstream that breaks ends the client's
       // stream, a client that leaves drops the upstream's answer.
-      stream.on('error', () => rep.raw.destroy());
+      stream.on('error', (e: { code?: unknown }) => {
+        if (e?.code === 'UND_ERR_BODY_TIMEOUT' && !rep.raw.writableEnded) endWithTimeout(request, rep.raw as ServerResponse, stream);
+        else rep.raw.destroy();
+      });
       atClose.push(() => {
         if (!stream.destroyed) stream.destroy();
       });
@@ -338,15 +344,12 @@ export class PassThrough {
    */
   private budget(request: FastifyRequest, raw: ServerResponse, upstream: UpstreamStream, sse: boolean, atClose: Array<() => void>): void {
     if (request.method !== 'POST' || !isObject(request.body) || request.body.method === 'subscriptions/listen') return;
-    const id = requestIdOf(request.body);
     const timer = setTimeout(() => {
       if (raw.writableEnded) return;
       request.log.warn({ upstream: this.route.name }, 'pass-through: the upstream answer outlived its budget; ended');
-      upstream.unpipe?.(raw);
-      if (sse && !raw.destroyed) {
-        const edge = catalogAnswer('GW_UPSTREAM_TIMEOUT');
-        raw.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, error: edge.error })}\n\n`, () => upstream.destroy());
-      } else {
+      if (sse && !raw.destroyed) endWithTimeout(request, raw, upstream);
+      else {
+        upstream.unpipe?.(raw);
         upstream.destroy();
         raw.destroy();
       }
@@ -354,6 +357,13 @@ export class PassThrough {
     timer.unref();
     atClose.push(() => clearTimeout(timer));
   }
+}
+
+/** Ends a passed-through SSE answer with the catalog's timeout as its last event (the upstream's rest dropped). */
+function endWithTimeout(request: FastifyRequest, raw: ServerResponse, upstream: UpstreamStream): void {
+  upstream.unpipe?.(raw);
+  const edge = catalogAnswer('GW_UPSTREAM_TIMEOUT');
+  raw.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: requestIdOf(request.body), error: edge.error })}\n\n`, () => upstream.destroy());
 }
 
 /** The client's reply as reply-from hands it to `onResponse`. */

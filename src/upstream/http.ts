@@ -385,7 +385,6 @@ function follow(cursor: SseCursor, id: string | undefined): void {
   if (id !== undefined) cursor.lastEventId = id === '' ? undefined : id;
 }
 
-/** What one exchange sends. */
 /**
  * A stop for one exchange that costs no AbortController: undici takes an EventEmitter that emits `abort` as a request's
  * signal. For a passed-through request's hot path, where a controller (and its signal's listeners) per request showed
@@ -403,6 +402,7 @@ export class ExchangeStop extends EventEmitter {
   }
 }
 
+/** What one exchange sends. */
 export interface HttpExchange {
   method: 'POST' | 'GET' | 'DELETE';
   headers: Record<string, string>;

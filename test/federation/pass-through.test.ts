@@ -52,7 +52,7 @@ t.test('a federated 2026-07-28 call passes through to its 2026-07-28 member unle
   const gw = await startGateway(
     {
       upstreams: [
-        { name: 'a', url: lines.url, path: '/mcp', expose: { namespace: 'a' } },
+        { name: 'a', url: lines.url, path: '/mcp', expose: { namespace: 'a' }, timeoutMs: 1500 },
         { name: 'b', url: tasks.url, path: '/mcp', expose: { namespace: 'b' }, tools: { test_simple_text: { task: 'always' } } },
       ],
     },
@@ -130,6 +130,11 @@ t.test('a federated 2026-07-28 call passes through to its 2026-07-28 member unle
   const wrapped = await post(gw.url, 'tools/call', { name: 'b_test_simple_text', arguments: {} }, { capabilities: DECLARING });
   t.match(wrapped.body.result?.task?.taskId ?? wrapped.body.result?.taskId, /^gwt_/, "the gateway's own task");
   await counted('a wrapped tool goes through the face', { '/mcp gateway': 1 });
+
+  // A member that does not start its answer within its budget (its own `timeoutMs`): the catalogued timeout.
+  const silent = await post(gw.url, 'tools/call', { name: 'a_test_cancellable_wait', arguments: { maxMs: 20_000 } });
+  t.equal(silent.status, 504, 'the member did not answer in time');
+  t.equal(silent.body.error?.message, 'Upstream timed out');
 
   // The member gone: the catalogued answer, which never says where the member was.
   await lines.close();

@@ -140,12 +140,14 @@ function relay(
   const sse = type === 'text/event-stream';
   if (stop.why !== undefined || (!sse && type !== 'application/json')) {
     body.destroy();
-    passed.release(true);
     if (stop.why !== undefined) {
-      // Stopped as the answer arrived: the member is told, and the request ends as the face ends a cancelled one.
+      // Stopped as the answer arrived: the member is told (before its session is given back), and the request ends
+      // as the face ends a cancelled one.
       passed.cancel(stop.why);
+      passed.release(true);
       return Promise.resolve(failWith(request, reply, member.name, req, new GatewayError('GW_REQUEST_CANCELLED')));
     }
+    passed.release(true);
     // No MCP answer (a proxy's error page, a wrong path): the catalogued error instead, as the face would answer.
     const e =
       passed.status >= 400
@@ -167,7 +169,8 @@ function relay(
       if (raw.writableEnded) return;
       body.unpipe?.(raw);
       body.destroy();
-      if (!timedOut) passed.cancel(stop.why ?? 'cancelled');
+      // The member stops too: its answer is no longer read (2025-11-25 basic/utilities/cancellation).
+      passed.cancel(timedOut ? 'the answer outlived its budget' : (stop.why ?? 'cancelled'));
       if (sse && !raw.destroyed && timedOut)
         raw.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: req.id, error: catalogAnswer('GW_UPSTREAM_TIMEOUT').error })}\n\n`);
       else if (sse && !raw.destroyed) raw.end();
