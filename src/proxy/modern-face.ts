@@ -46,7 +46,7 @@ import {
   type RequestOutcome,
 } from './request-outcome.js';
 import { traceRequest } from './request-trace.js';
-import { ResponseChannel } from './response.js';
+import { ResponseChannel, stopWhenClientLeaves } from './response.js';
 
 /** What the modern face needs (the listen bounds are read at each listen: a reload may change them). */
 export interface ModernFaceOptions {
@@ -143,10 +143,7 @@ export class ModernFace {
     // requests the gateway answers from its own records skip the signal (creating one is costly on this path).
     const stoppable = req.policy.kind === 'forward' || req.policy.kind === 'forward-input' || req.policy.kind === 'listen';
     const aborter = stoppable ? new AbortController() : undefined;
-    const onClose = () => {
-      if (!reply.raw.writableFinished) aborter?.abort(new Error('client closed the request'));
-    };
-    if (aborter) reply.raw.on('close', onClose);
+    const unwatch = aborter ? stopWhenClientLeaves(reply, aborter) : undefined;
     const started = Date.now();
     let outcome: RequestOutcome = OK;
     let taskId = typeof req.params.taskId === 'string' ? req.params.taskId : undefined;
@@ -172,7 +169,7 @@ export class ModernFace {
         channel.error(req.id, edge.error, edge.status, edge.retryAfterSeconds);
       }
     } finally {
-      if (aborter) reply.raw.off('close', onClose);
+      unwatch?.();
       if (aborter?.signal.aborted) outcome = clientClosed(outcome.failure);
       if (traced && taskId) annotateTrace(traced, { taskId });
       if (infoEnabled(request)) {

@@ -7,6 +7,18 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { catalogAnswer, type JsonObject, type JsonRpcErrorObject, type JsonRpcMessage, type RequestId } from '../translate/index.js';
 
+/**
+ * Stops `work` when the client goes away before its answer is finished (the connection closes first); returns what
+ * ends the watch, called once the request is done with.
+ */
+export function stopWhenClientLeaves(reply: FastifyReply, work: { abort(reason?: unknown): void }): () => void {
+  const onClose = () => {
+    if (!reply.raw.writableFinished) work.abort(new Error('client closed the request'));
+  };
+  reply.raw.on('close', onClose);
+  return () => reply.raw.off('close', onClose);
+}
+
 /** The response channel of one request. */
 export class ResponseChannel {
   private streaming = false;

@@ -1,7 +1,7 @@
 // A name no member of a federated path lists goes to the one member shown as it is (no namespace, filter, rename or
 // access rule) when every other member has a namespace: it answers it as through an endpoint of its own (the
 // conformance everything-server's unlisted test hooks). Any other unlisted name is the gateway's unknown tool.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
@@ -17,20 +17,28 @@ function hooksServer(): McpServer {
   return mcp;
 }
 
-t.test('the member shown as it is answers a name nobody lists; a name in a namespace stays unknown', async (t) => {
+/**
+ * One path over the hooks server shown as it is (`open`) and the legacy fixture (`other`) configured as `other` says;
+ * returns the gateway.
+ */
+async function federate(t: Test, other: Record<string, unknown>) {
   const open = await serveSdkSessions(hooksServer, 'sdk-400-json');
   t.teardown(() => open.close());
-  const other = await startLegacyFixture();
-  t.teardown(() => other.close());
-  const gw = await startGateway(
+  const fixture = await startLegacyFixture();
+  t.teardown(() => fixture.close());
+  return startGateway(
     {
       upstreams: [
         { name: 'open', url: open.url, path: '/mcp' },
-        { name: 'other', url: other.url, path: '/mcp', expose: { namespace: 'a' } },
+        { name: 'other', url: fixture.url, path: '/mcp', ...other },
       ],
     },
     { t },
   );
+}
+
+t.test('the member shown as it is answers a name nobody lists; a name in a namespace stays unknown', async (t) => {
+  const gw = await federate(t, { expose: { namespace: 'a' } });
   const names = ((await post(gw.url, 'tools/list')).body as any).result.tools.map((x: any) => x.name);
   t.ok(names.includes('listed') && !names.includes('hook'), 'the hook is not listed');
   const hook = await post(gw.url, 'tools/call', { name: 'hook', arguments: {} });
@@ -40,20 +48,8 @@ t.test('the member shown as it is answers a name nobody lists; a name in a names
 });
 
 t.test('with a second member without a namespace, nobody answers for the others: an unlisted name is unknown', async (t) => {
-  const open = await serveSdkSessions(hooksServer, 'sdk-400-json');
-  t.teardown(() => open.close());
-  const other = await startLegacyFixture();
-  t.teardown(() => other.close());
-  const gw = await startGateway(
-    {
-      upstreams: [
-        { name: 'open', url: open.url, path: '/mcp' },
-        // Unprefixed with an access rule: its denied names must answer as unknown ones, so no name may fall through.
-        { name: 'other', url: other.url, path: '/mcp', access: [{ when: {}, deny: ['greet'] }] },
-      ],
-    },
-    { t },
-  );
+  // Unprefixed with an access rule: its denied names must answer as unknown ones, so no name may fall through.
+  const gw = await federate(t, { access: [{ when: {}, deny: ['greet'] }] });
   const hook = await post(gw.url, 'tools/call', { name: 'hook', arguments: {} });
   t.same((hook.body as any).error, { code: -32602, message: 'Unknown tool: hook' });
   const denied = await post(gw.url, 'tools/call', { name: 'greet', arguments: {} });

@@ -38,7 +38,7 @@ import { channelError, exceptionToEdge, inBandError } from '../errors.js';
 import { legacyTaskSupport } from '../../tasks/index.js';
 import type { BackgroundFailure, ClientSession } from './session.js';
 import { CANCELLED, errorOutcome, INPUT_TIMEOUT, OK, UNSUPPORTED_RESULT_TYPE, upstreamErrorOutcome, type RequestOutcome } from '../request-outcome.js';
-import { ResponseChannel } from '../response.js';
+import { ResponseChannel, stopWhenClientLeaves } from '../response.js';
 
 /** The key of a client request id in a session's maps (a number and a string id of the same digits differ). */
 /** What stops a client request in flight: an AbortController, or anything else that can be told to stop. */
@@ -194,10 +194,7 @@ export class FaceCalls {
     const key = idKey(req.id);
     const aborter = new AbortController();
     const release = s.calls.track(key, aborter);
-    const onClose = () => {
-      if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));
-    };
-    reply.raw.on('close', onClose);
+    const unwatch = stopWhenClientLeaves(reply, aborter);
     try {
       return await run({ channel, canStream, signal: aborter.signal, key });
     } catch (e) {
@@ -209,7 +206,7 @@ export class FaceCalls {
       channel.error(req.id, edge.error, edge.status, edge.retryAfterSeconds);
       return errorOutcome(edge.error.code, e);
     } finally {
-      reply.raw.off('close', onClose);
+      unwatch();
       release();
       s.calls.dropAsked(key);
     }

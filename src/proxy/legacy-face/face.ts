@@ -47,6 +47,7 @@ import { answer, failInBand, failWith, storeTrouble } from './replies.js';
 import type { ClientSession } from './session.js';
 import { ClientSessions } from './shared.js';
 import { passToMember } from './member-pass.js';
+import { stopWhenClientLeaves } from '../response.js';
 import { infoEnabled, recordRequest } from '../operator-log.js';
 import { CLIENT_CLOSED, errorOutcome, OK, outcomeText, SESSION_CREATED, spanErrorCode, TASK_CREATED, type RequestOutcome } from '../request-outcome.js';
 import { identityOf } from '../auth.js';
@@ -117,13 +118,13 @@ function runsTasks(route: UpstreamRoute, upstreamCaps: JsonObject): boolean {
   return route.upstream.era === 'modern' ? declaresTasks(upstreamCaps) : legacySupportsToolTasks(upstreamCaps);
 }
 
-/** The legacy face of one upstream. */
 /** What the operator line says of a request beyond its method: the task it names, the member it passed through to. */
 interface Logged {
   taskId?: string;
   member?: string;
 }
 
+/** The legacy face of one upstream. */
 export class LegacyFace {
   private readonly sessions: ClientSessions;
   private readonly tasks: LegacyFaceTasks;
@@ -311,10 +312,7 @@ export class LegacyFace {
     const capabilities = modernClientCapabilities(init.capabilities);
     const caller: UpstreamCaller = { clientEra: 'legacy', principal, capabilities, clientInfo: init.clientInfo, ...(authorization ? { authorization } : {}) };
     const aborter = new AbortController();
-    const onClose = () => {
-      if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));
-    };
-    reply.raw.on('close', onClose);
+    const unwatch = stopWhenClientLeaves(reply, aborter);
     let identity: Awaited<ReturnType<UpstreamRoute['upstream']['identity']>>;
     let route: UpstreamRoute;
     try {
@@ -335,7 +333,7 @@ export class LegacyFace {
       });
       return refuseWith(reply, edge, body.id);
     } finally {
-      reply.raw.off('close', onClose);
+      unwatch();
     }
     const tasks = runsTasks(route, identity.capabilities);
     const decided = { tasks, legacyCapabilities: init.capabilities, clientInfo: init.clientInfo, protocolVersion: init.protocolVersion };
@@ -416,10 +414,7 @@ export class LegacyFace {
   ): Promise<RequestOutcome> {
     const { task, ...rest } = params;
     const aborter = new AbortController();
-    const onClose = () => {
-      if (!reply.raw.writableFinished) aborter.abort(new Error('client closed the request'));
-    };
-    reply.raw.on('close', onClose);
+    const unwatch = stopWhenClientLeaves(reply, aborter);
     try {
       const created = await this.tasks.create(s, s.route, s.contextOf(trace), rest, isObject(task) ? task.ttl : undefined, aborter.signal);
       if ('error' in created) return failInBand(reply, req.id, legacyError(created.error));
@@ -432,7 +427,7 @@ export class LegacyFace {
     } catch (e) {
       return failWith(request, reply, s.route.name, req, e);
     } finally {
-      reply.raw.off('close', onClose);
+      unwatch();
     }
   }
 

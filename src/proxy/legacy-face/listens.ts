@@ -23,7 +23,7 @@ import {
 import type { UpstreamListen } from '../../upstream/index.js';
 import { inBandError, refuse } from '../errors.js';
 import type { RequestOutcome } from '../request-outcome.js';
-import { openSse, writeSse } from '../response.js';
+import { openSse, stopWhenClientLeaves, writeSse } from '../response.js';
 import { idKey } from './calls.js';
 import { answer, failInBand } from './replies.js';
 import type { BackgroundFailure, ClientSession } from './session.js';
@@ -330,20 +330,17 @@ export class FaceListens {
    */
   private dropWhenGone(s: ClientSession, reply: FastifyReply, id: JsonRpcRequest['id'], uri: string): { signal: AbortSignal; done(): void } {
     const gone = new AbortController();
-    const onClose = () => {
-      if (!reply.raw.writableFinished) gone.abort(new Error('client closed the request'));
-    };
     const onGone = () => {
       s.stream.want(uri, false);
       void s.stream.refresh().catch(this.o.failed('debug', 'listen not refreshed as a subscribe was given up', s));
     };
     const release = s.calls.track(idKey(id), gone);
-    reply.raw.on('close', onClose);
+    const unwatch = stopWhenClientLeaves(reply, gone);
     gone.signal.addEventListener('abort', onGone, { once: true });
     return {
       signal: gone.signal,
       done: () => {
-        reply.raw.off('close', onClose);
+        unwatch();
         gone.signal.removeEventListener('abort', onGone);
         release();
       },

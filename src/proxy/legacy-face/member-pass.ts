@@ -20,6 +20,7 @@ import { catalogAnswer, GatewayError, singleHeader, type JsonObject, type JsonRp
 import type { TaskRuntime, UpstreamRoute } from '../../tasks/index.js';
 import { ExchangeStop, UpstreamHttpError, type PassedRequest } from '../../upstream/index.js';
 import { rawBodyOf } from '../raw-body.js';
+import { stopWhenClientLeaves } from '../response.js';
 import { passThroughOutcome, type RequestOutcome } from '../request-outcome.js';
 import { idKey } from './calls.js';
 import { failWith } from './replies.js';
@@ -101,10 +102,7 @@ export async function passToMember(
   // Its `notifications/cancelled` (or the session's end) reaches the member; a client that leaves drops the answer.
   const stop = new Stop();
   const untrack = s.calls.track(idKey(req.id), stop);
-  const onClose = () => {
-    if (!reply.raw.writableFinished) stop.abort(new Error('client closed the request'));
-  };
-  reply.raw.on('close', onClose);
+  const unwatch = stopWhenClientLeaves(reply, stop);
   try {
     let passed: PassedRequest;
     try {
@@ -118,7 +116,7 @@ export async function passToMember(
     }
     return { outcome: await relay(request, reply, req, member, passed, stop), member: member.name };
   } finally {
-    reply.raw.off('close', onClose);
+    unwatch();
     untrack();
   }
 }
