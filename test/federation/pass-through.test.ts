@@ -10,6 +10,7 @@ import t, { type Test } from 'tap';
 import { startLegacyFixture } from '../fixtures/legacy-server.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
 import { startModernFixture } from '../fixtures/modern-server.js';
+import { startServerEverything } from '../fixtures/server-everything.js';
 import { startGateway } from '../helpers/gateway.js';
 import { envelope, post } from '../helpers/modern.js';
 import { legacySession } from '../helpers/trace-stack.js';
@@ -241,4 +242,37 @@ t.test('a federated 2025-11-25 call passes through to its 2025-11-25 member on t
   t.notMatch(gone.body.error?.message ?? '', /127\.0\.0\.1|localhost|:\d{2,5}\b/, 'no address in the answer');
   const still = await call('l_test_simple_text');
   t.equal(still.body.result?.content?.[0]?.text, 'This is a simple text response for testing.', "the other member's calls go on");
+});
+
+t.test('in front of the npm server-everything, default configuration: a 2025-11-25 call passes through to it', async (t) => {
+  const ev = await startServerEverything();
+  t.teardown(() => ev.close());
+  const modern = await startModernFixture({ mode: 'modern' });
+  t.teardown(() => modern.close());
+  // No auth, no rules: only the namespaces that make one endpoint of the two.
+  const gw = await startGateway(
+    {
+      upstreams: [
+        { name: 'ev', url: ev.url, path: '/mcp', expose: { namespace: 'ev' } },
+        { name: 'm', url: modern.url, path: '/mcp', expose: { namespace: 'm' } },
+      ],
+    },
+    { t },
+  );
+  const counted = await callCounter(t, gw.url);
+  const c = await connectLegacy(gw.url);
+  t.teardown(() => c.client.close());
+  const echo = await c.client.callTool({ name: 'ev_echo', arguments: { message: 'hi' } });
+  t.strictSame(echo.content, [{ type: 'text', text: 'Echo: hi' }], "server-everything's own answer");
+  const seen: number[] = [];
+  const long = await c.client.callTool({ name: 'ev_trigger-long-running-operation', arguments: { duration: 0.1, steps: 2 } }, undefined, {
+    onprogress: (p) => seen.push(p.progress),
+  });
+  t.strictSame(seen, [1, 2], 'its progress reached the client');
+  t.match(JSON.stringify(long.content), /Long running operation completed/);
+  await counted('both passed through to server-everything', { 'ev passthrough': 2 });
+  // A 2026-07-28 client of the same endpoint reaches this 2025-11-25-only member through the face.
+  const translated = await post(gw.url, 'tools/call', { name: 'ev_echo', arguments: { message: 'hi' } });
+  t.strictSame(translated.body.result?.content, [{ type: 'text', text: 'Echo: hi' }]);
+  await counted('a modern client is translated', { '/mcp gateway': 1 });
 });
