@@ -33,6 +33,7 @@ import { createHash } from 'node:crypto';
 import { Redis, ReplyError } from 'ioredis';
 import { isTerminal, type JsonObject, type TaskId, type TaskRecord } from '../translate/index.js';
 import {
+  openOnce,
   StoreUnavailableError,
   TaskIdClashError,
   updateByReplace,
@@ -229,7 +230,7 @@ export class RedisTaskStore implements TaskStore {
   /** Pub/sub needs its own connection (a subscribed RESP2 connection takes no other command). */
   private readonly sub: Redis;
   private readonly topics = new Map<string, Topic>();
-  private connecting: Promise<void> | undefined;
+  private readonly opening = openOnce(() => this.open());
   /** The last error a connection reported (why a start failed). */
   private lastError: Error | undefined;
   private closing: Promise<void> | undefined;
@@ -265,11 +266,7 @@ export class RedisTaskStore implements TaskStore {
    */
   connect(): Promise<void> {
     if (this.closing) return Promise.reject(new StoreUnavailableError('connect: the store is closed'));
-    this.connecting ??= this.open().catch((err: unknown) => {
-      this.connecting = undefined;
-      throw err;
-    });
-    return this.connecting;
+    return this.opening();
   }
 
   private async open(): Promise<void> {

@@ -197,3 +197,16 @@ export async function updateByReplace(
   }
   throw new Error(`task ${taskId}: ${UPDATE_ATTEMPTS} conflicting writers in a row`);
 }
+
+/**
+ * `open`, run once however many callers ask while it runs or after it succeeded, and again after it failed: a store's
+ * `connect()` (called again while connected it resolves at once; after a failure it tries again).
+ */
+export function openOnce(open: () => Promise<void>): () => Promise<void> {
+  let opening: Promise<void> | undefined;
+  return () =>
+    (opening ??= open().catch((err: unknown) => {
+      opening = undefined;
+      throw err;
+    }));
+}

@@ -986,3 +986,28 @@ export async function rejectsUnavailable(t: Test, what: string, p: Promise<unkno
     t.fail(`${what}: ${outcome.settled === 'hung' ? `still pending after ${boundMs} ms` : 'resolved'} instead of rejecting with StoreUnavailableError`);
   }
 }
+
+/** One call of every store method (but close), about `r`, named: what an outage test expects to fail fast. */
+export function everyMethod(store: TaskStore, r: TaskRecord): Array<[string, () => Promise<unknown>]> {
+  return [
+    ['create', () => store.create(rec(), LONG_MS)],
+    ['get', () => store.get(r.taskId)],
+    ['replace', () => store.replace({ ...r, status: 'completed' }, 0)],
+    ['update', () => store.update(r.taskId, (x) => ({ ...x, statusMessage: 'x' }))],
+    ['list', () => store.list({ principal: 'principal-a', upstream: 'up-1', limit: 10 })],
+    ['activeCount', () => store.activeCount('principal-a')],
+    ['acquireLease', () => store.acquireLease(r.taskId, 'inst-a', LONG_MS)],
+    ['renewLeases', () => store.renewLeases('inst-a', [r.taskId], LONG_MS)],
+    ['releaseLease', () => store.releaseLease(r.taskId, 'inst-a', 'handover')],
+    ['claimExpiredLeases', () => store.claimExpiredLeases('inst-a', LONG_MS, 10)],
+    ['leaseOwner', () => store.leaseOwner(r.taskId)],
+    ['putValue', () => store.putValue('v', { a: 2 }, LONG_MS)],
+    ['getValue', () => store.getValue('v')],
+    ['touchValue', () => store.touchValue('v', LONG_MS)],
+    ['deleteValue', () => store.deleteValue('v')],
+    ['hit', () => store.hit('c', LONG_MS)],
+    ['publish', () => store.publish('events', { n: 0 })],
+    ['subscribe', () => store.subscribe('other', () => {})],
+    ['ping', () => store.ping()],
+  ];
+}

@@ -10,9 +10,9 @@ import { Redis } from 'ioredis';
 import t from 'tap';
 import { RedisTaskStore, StoreUnavailableError } from '../../src/store/index.js';
 import type { RedisStoreOptions } from '../../src/store/redis-store.js';
-import type { JsonObject, TaskRecord } from '../../src/translate/index.js';
+import type { JsonObject } from '../../src/translate/index.js';
 import { redisAvailable, redisForTest, serverBinaryMissing, startRedis } from '../helpers/redis-server.js';
-import { eventually, rec, rejectsUnavailable, storeContract } from '../helpers/store-contract.js';
+import { eventually, everyMethod, rec, rejectsUnavailable, storeContract } from '../helpers/store-contract.js';
 
 const LONG_MS = 600_000;
 /** Every key this run writes starts with this, whichever server it runs on. */
@@ -102,30 +102,6 @@ t.test('redis store', { skip: missing ?? false }, async (t) => {
       );
   });
 });
-
-/** One call of every store method (but close), about `r`, named. */
-function everyMethod(store: RedisTaskStore, r: TaskRecord): Array<[string, () => Promise<unknown>]> {
-  return [
-    ['create', () => store.create(rec(), LONG_MS)],
-    ['get', () => store.get(r.taskId)],
-    ['replace', () => store.replace({ ...r, status: 'completed' }, 0)],
-    ['update', () => store.update(r.taskId, (x) => ({ ...x, statusMessage: 'x' }))],
-    ['list', () => store.list({ principal: 'principal-a', upstream: 'up-1', limit: 10 })],
-    ['activeCount', () => store.activeCount('principal-a')],
-    ['acquireLease', () => store.acquireLease(r.taskId, 'inst-a', LONG_MS)],
-    ['renewLeases', () => store.renewLeases('inst-a', [r.taskId], LONG_MS)],
-    ['releaseLease', () => store.releaseLease(r.taskId, 'inst-a', 'handover')],
-    ['claimExpiredLeases', () => store.claimExpiredLeases('inst-a', LONG_MS, 10)],
-    ['leaseOwner', () => store.leaseOwner(r.taskId)],
-    ['putValue', () => store.putValue('v', { a: 2 }, LONG_MS)],
-    ['getValue', () => store.getValue('v')],
-    ['touchValue', () => store.touchValue('v', LONG_MS)],
-    ['deleteValue', () => store.deleteValue('v')],
-    ['publish', () => store.publish('events', { n: 0 })],
-    ['subscribe', () => store.subscribe('other', () => {})],
-    ['ping', () => store.ping()],
-  ];
-}
 
 t.test('redis outage', { skip: serverBinaryMissing() ?? false }, async (t) => {
   const COMMAND_MS = 300;
