@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { ConfigError, federatedPaths, sharedPaths, planReload, principalShare, redactedUrl, redisUrlProblem, wellKnownRootOwner } from './config/index.js';
+import { ConfigError, federatedPaths, sharedPaths, planReload, principalShare, wellKnownRootOwner } from './config/index.js';
 import type { GatewayConfig, UpstreamConfig } from './config/index.js';
 import {
   Authenticator,
@@ -16,7 +16,8 @@ import {
   type FederationPlan,
   type PassthroughUpstream,
 } from './proxy/index.js';
-import { MemoryTaskStore, observeStore, RedisTaskStore, type TaskStore } from './store/index.js';
+import { observeStore, type TaskStore } from './store/index.js';
+import { openStore } from './store-setup.js';
 import {
   FederationCollisionError,
   InstanceBus,
@@ -177,9 +178,9 @@ interface Settled {
  */
 async function startGateway(config: Readonly<GatewayConfig>, deps: GatewayDeps, s: Settled): Promise<Gateway> {
   const { stateKey, metrics, audit, logs, closers } = s;
-  const backing = deps.store ?? (await createStore(config, s.env));
+  const backing = deps.store ?? (await openStore(config, s.env));
   // Every store call of every layer passes this wrapper: failures are counted where they happen, nothing else changes.
-  const store = metrics ? observeStore(backing, (operation, kind) => metrics.storeError(operation, kind)) : backing;
+  const store = metrics ? observeStore(backing, metrics.storeObserver(config.store.kind)) : backing;
   // A store the caller passed is the caller's to close.
   if (deps.store === undefined) closers.add(() => store.close());
   // stdio upstreams: each child is served at a private loopback URL, so that everything below treats it as HTTP.
@@ -593,40 +594,4 @@ function secretOf(config: Readonly<GatewayConfig>, env: NodeJS.ProcessEnv): Uint
   if (!v) return undefined;
   if (v.length < 32) throw new ConfigError([`secret: ${config.secret.env} must be at least 32 characters`]);
   return Buffer.from(v, 'utf8');
-}
-
-/** The configured task store, connected. */
-async function createStore(config: Readonly<GatewayConfig>, env: NodeJS.ProcessEnv): Promise<TaskStore> {
-  const s = config.store;
-  if (s.kind === 'memory') return new MemoryTaskStore({ maxTasks: config.tasks.maxTasks, maxTtlMs: config.tasks.maxTtlMs });
-  const url = s.url ?? env[s.urlEnv];
-  if (!url) throw new ConfigError([`store.url: the Redis store needs a URL: set ${s.urlEnv} or store.url`]);
-  // store.url was checked with the file; the variable's value only now.
-  const problem = redisUrlProblem(url);
-  if (problem) throw new ConfigError([`store.url: ${s.urlEnv} (store.urlEnv) must hold ${problem}`]);
-  const store = new RedisTaskStore({
-    url,
-    keyPrefix: s.keyPrefix,
-    maxTtlMs: config.tasks.maxTtlMs,
-    commandTimeoutMs: s.commandTimeoutMs,
-    connectTimeoutMs: s.connectTimeoutMs,
-  });
-  try {
-    await store.connect();
-  } catch (e) {
-    const cause = e instanceof Error && e.cause instanceof Error ? e.cause : e;
-    const where = s.url !== undefined ? 'store.url' : s.urlEnv;
-    throw new StoreStartError(`cannot reach the Redis store at ${redactedUrl(url)} (${where}): ${cause instanceof Error ? cause.message : String(cause)}`, {
-      cause: e,
-    });
-  }
-  return store;
-}
-
-/** The configured task store could not be reached at start; the message names its URL (without a password) and why. */
-export class StoreStartError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'StoreStartError';
-  }
 }

@@ -5,7 +5,8 @@
  */
 import { parseArgs } from 'node:util';
 import { pino, type DestinationStream } from 'pino';
-import { buildGateway, DEFAULT_LOGGER, StoreStartError, type Gateway } from './app.js';
+import { buildGateway, DEFAULT_LOGGER, type Gateway } from './app.js';
+import { migrateStore, StoreStartError } from './store-setup.js';
 import { ConfigError, DEFAULTS, describeConfig, loadConfigFile, parseConfig, type ConfigOverrides, type GatewayConfig } from './config/index.js';
 import { GATEWAY_NAME, GATEWAY_VERSION } from './version.js';
 
@@ -102,7 +103,10 @@ Options:
   -p, --port PORT     listen port (default ${DEFAULTS.port}; 0 picks a free port)
       --check         validate the configuration (the file with the other flags) and print what would be served:
                       upstreams, paths, tool rules in order, store; exit 0 when valid, 2 when not (each problem by
-                      its key path). Listens nowhere and contacts no upstream and no Redis
+                      its key path). Listens nowhere and contacts no upstream and no store
+      --migrate       bring the Postgres store's schema (store.kind: postgres) to this version and exit: 0 when
+                      done or nothing to do, 2 when the store is not Postgres, 3 when it cannot be reached. For
+                      operators who migrate separately (store.migrate: off); with auto, the gateway does it at start
       --demo          after starting, run the bundled modern demo client against the gateway once
                       (logs only warnings then, unless LOG_LEVEL is set)
   -h, --help          show this help
@@ -118,7 +122,7 @@ Signals:
   SIGTERM, SIGINT    graceful shutdown: new connections are refused and requests arriving on connections already
                      open get 503 (Connection: close); requests in flight and wrapped tasks running here get up to
                      server.shutdownGraceMs (default ${DEFAULTS.shutdownGraceMs} ms) to finish, then running tasks are
-                     handed to another instance (Redis) or fail with GW_TASK_SHUT_DOWN (memory); exit 0.
+                     handed to another instance (Redis, Postgres) or fail with GW_TASK_SHUT_DOWN (memory); exit 0.
                      A second signal exits at once (exit 1). The exit never waits on standard output: a log
                      reader that went away (a closed or full pipe) does not keep the process
 
@@ -134,12 +138,13 @@ Environment:
   LOG_LEVEL                  log level (default info)
   MCP_GATEWAY_STATE_SECRET   the deployment's shared secret (HMAC key of principals and MRTR request states,
                              key of sealed values), at least 32 characters. Random per process when unset with the memory
-                             store; REQUIRED with the Redis store (every instance must hold the same one)
+                             store; REQUIRED with a shared store, Redis or Postgres (every instance must hold the same one)
   MCP_GATEWAY_REDIS_URL      the Redis URL (redis:// or rediss://) of "store: {kind: redis}" when the file
                              gives no store.url (store.urlEnv names another variable)
+  MCP_GATEWAY_POSTGRES_URL   the Postgres URL (postgres://…) of "store: {kind: postgres}", likewise
 
-Several instances share tasks, MRTR rounds and legacy sessions through one Redis: see
-config/gateway.redis.example.yaml and docs/deployment.md ("Several instances behind a load balancer (Redis)").
+Several instances share tasks, MRTR rounds and legacy sessions through one Redis or one Postgres (durable tasks):
+see config/gateway.redis.example.yaml, config/gateway.postgres.example.yaml and docs/several-instances.md.
 `;
 
 /** The flags as parsed. */
@@ -149,6 +154,7 @@ interface Flags {
   host?: string | undefined;
   port?: string | undefined;
   check?: boolean | undefined;
+  migrate?: boolean | undefined;
   demo?: boolean | undefined;
   help?: boolean | undefined;
   version?: boolean | undefined;
@@ -172,6 +178,7 @@ function readFlags(argv: string[]): { args: Flags; overrides: ConfigOverrides } 
         host: { type: 'string' },
         port: { type: 'string', short: 'p' },
         check: { type: 'boolean' },
+        migrate: { type: 'boolean' },
         demo: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
@@ -234,6 +241,18 @@ function withDemo(c: Readonly<GatewayConfig>, demoUpstream: DemoUpstream): Reado
   return parseConfig({ ...structuredClone(c), upstreams: [{ name: 'demo', path: DEFAULTS.path, url: demoUpstream.url, tools }] });
 }
 
+/** `--migrate`: the Postgres store's schema brought to this gateway's version; 0, or the exit code of what failed. */
+async function migrateOrExit(config: Readonly<GatewayConfig>): Promise<number> {
+  try {
+    process.stdout.write(`${await migrateStore(config)}\n`);
+    return 0;
+  } catch (e) {
+    if (!(e instanceof ConfigError) && !(e instanceof StoreStartError)) throw e;
+    process.stderr.write(`${e.message}\n`);
+    return e instanceof ConfigError ? 2 : EXIT_STORE_UNREACHABLE;
+  }
+}
+
 /** The gateway built, or the exit code of what only building can check (the store, the shared secret). */
 async function buildOrExit(config: Readonly<GatewayConfig>, demo: boolean | undefined, demoUpstream: DemoUpstream): Promise<Gateway | number> {
   // In --demo the transcript is the point: operator logs drop to warnings unless LOG_LEVEL says otherwise.
@@ -282,6 +301,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`configuration valid (${source}):\n${describeConfig(config, process.env).join('\n')}\n`);
     return 0;
   }
+  if (args.migrate) return migrateOrExit(config);
 
   let demoUpstream: DemoUpstream;
   if (config.upstreams.length === 0) {

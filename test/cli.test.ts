@@ -6,7 +6,9 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { DEFAULTS } from '../src/config/index.js';
+import { SCHEMA_VERSION } from '../src/store/index.js';
 import { post } from './helpers/modern.js';
+import { postgresBinaryMissing, startPostgres } from './helpers/postgres-server.js';
 import { freePort } from './helpers/redis-server.js';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -35,15 +37,16 @@ function runCli(args: string[], env: NodeJS.ProcessEnv = {}) {
 t.test('--help lists every flag and exits 0', async (t) => {
   const p = runCli(['--help']);
   t.equal(await p.exited, 0);
-  for (const flag of ['--config', '--upstream', '--host', '--port', '--check', '--demo', '--help', '--version']) t.match(p.out(), flag);
+  for (const flag of ['--config', '--upstream', '--host', '--port', '--check', '--migrate', '--demo', '--help', '--version']) t.match(p.out(), flag);
   t.match(p.out(), /MCP_GATEWAY_REDIS_URL/, 'names the Redis URL variable');
+  t.match(p.out(), /MCP_GATEWAY_POSTGRES_URL/, 'names the Postgres URL variable');
   // The exit codes a supervisor or script acts on (docs/operations.md § Exit codes).
   t.match(
     p.out(),
     /^Exit codes:\n {2}0 .*\n {2}1 .*\n {2}2 {2}a configuration error.*\n {2}3 {2}the task store could not be reached at start.*\n {2}4 {2}the listen address/m,
     'lists exit codes 0 to 4',
   );
-  t.match(p.out(), /MCP_GATEWAY_STATE_SECRET[^]*REQUIRED with the Redis store/, 'says the secret is required with Redis');
+  t.match(p.out(), /MCP_GATEWAY_STATE_SECRET[^]*REQUIRED with a shared store, Redis or Postgres/, 'says the secret is required with a shared store');
 });
 
 t.test('--help names files that exist, sections that are in them, and the drain as docs/operations.md says it', async (t) => {
@@ -51,7 +54,7 @@ t.test('--help names files that exist, sections that are in them, and the drain 
   t.equal(await p.exited, 0);
   const help = p.out().replace(/\n\s+/g, ' ');
   const files = [...help.matchAll(/\b((?:config|docs)\/[\w./-]+\.(?:ya?ml|md))\b/g)].map((m) => m[1] as string);
-  t.ok(files.includes('docs/deployment.md'), `names docs/deployment.md (${files.join(', ')})`);
+  t.ok(files.includes('docs/several-instances.md'), `names docs/several-instances.md (${files.join(', ')})`);
   for (const file of files) {
     const text = await readFile(join(root, file), 'utf8');
     t.pass(`${file} exists`);
@@ -107,7 +110,7 @@ t.test('--check on every file in config/ exits 0 and prints the upstreams, paths
     t.equal(await p.exited, 0, `${f}: valid (${p.err()})`);
     const out = p.out();
     t.match(out, `configuration valid (${join(dir, f)})`, `${f}: says so`);
-    t.match(out, /^store: (memory|redis)/m, `${f}: the store`);
+    t.match(out, /^store: (memory|redis|postgres)/m, `${f}: the store`);
     t.match(
       out,
       /^upstreams:\n {2}(- [\w.-]+: (url https?:\/\/\S+|command \[.*\]), path \/\S*, era \w+|\(none: the bundled demo upstream)/m,
@@ -274,7 +277,7 @@ t.test('--help names exactly the flags the CLI parses, each with its short form 
   t.same(byName(documented), byName(parsed), 'every parsed flag is in --help (short form and value included), and --help lists no other');
 
   // The environment: every variable the sources read by name, and the defaults of the configurable ones.
-  const read = new Set<string>([DEFAULTS.secretEnv, DEFAULTS.redisUrlEnv]);
+  const read = new Set<string>([DEFAULTS.secretEnv, DEFAULTS.redisUrlEnv, DEFAULTS.postgresUrlEnv]);
   for (const file of await srcFiles(join(root, 'src'))) {
     for (const m of (await readFile(file, 'utf8')).matchAll(/process\.env\.([A-Z][A-Z0-9_]*)/g)) read.add(m[1] as string);
   }
@@ -390,4 +393,127 @@ t.test('an stdio command that cannot start is logged with its program and workin
   t.equal(line?.cwd, dir, 'the working directory');
   t.match(String(line?.msg), `"no-such-program-xyz" could not be started (ENOENT) in ${dir}`);
   t.notMatch(p.out(), /sekrit-arg/, 'never the arguments');
+});
+
+/** Resolves to whether the CLI's standard output matches `re` within the bound (false once it exits without). */
+function outputMatches(p: ReturnType<typeof runCli>, re: RegExp, boundMs = 30_000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (re.test(p.out())) done(true);
+    };
+    const onExit = () => done(re.test(p.out()));
+    const timer = setTimeout(() => done(false), boundMs);
+    function done(matched: boolean) {
+      clearTimeout(timer);
+      p.child.stdout.off('data', check);
+      p.child.off('exit', onExit);
+      resolve(matched);
+    }
+    p.child.stdout.on('data', check);
+    p.child.once('exit', onExit);
+    check();
+  });
+}
+
+/** The versions a fresh schema gets (1 to SCHEMA_VERSION), as --migrate names them. */
+const VERSIONS = Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1).join(', ');
+const pgMissing = postgresBinaryMissing();
+if (pgMissing) t.comment(`Postgres CLI cases skipped: ${pgMissing}`);
+
+t.test(
+  '--migrate on a Postgres store: a migrate:off start is refused until it has run; it names the versions applied, then has nothing to do',
+  { skip: pgMissing ?? false },
+  async (t) => {
+    const server = await startPostgres();
+    t.teardown(() => server.dispose());
+    const dir = t.testdir({
+      'gw.json': JSON.stringify({ server: { port: 0 }, store: { kind: 'postgres', url: server.url, schema: 'cli_migrate', migrate: 'off' } }),
+    });
+    const config = join(dir, 'gw.json');
+
+    const refused = runCli(['--config', config], SECRET);
+    t.equal(await refused.exited, 3, 'the start on an unmigrated schema exits 3');
+    t.match(refused.err(), /schema "cli_migrate" is at version 0, this gateway needs \d+: run mcp-tasks-gateway --migrate/, 'and says to run --migrate');
+    t.notMatch(refused.err(), /^\s+at /m, 'no stack trace');
+
+    const first = runCli(['--migrate', '--config', config]);
+    t.equal(await first.exited, 0, first.err());
+    t.equal(
+      first.out(),
+      `postgres store at ${server.url}, schema cli_migrate: applied version${SCHEMA_VERSION > 1 ? 's' : ''} ${VERSIONS}; now at ${SCHEMA_VERSION}\n`,
+      'names the versions applied',
+    );
+    t.notMatch(first.out(), /"level"/, 'nothing started (no log lines)');
+
+    const second = runCli(['--migrate', '--config', config]);
+    t.equal(await second.exited, 0, second.err());
+    t.equal(
+      second.out(),
+      `postgres store at ${server.url}, schema cli_migrate: already at version ${SCHEMA_VERSION}, nothing to do\n`,
+      'the second run: nothing to do',
+    );
+
+    const started = runCli(['--config', config], SECRET);
+    t.ok(await outputMatches(started, /serving MCP endpoint/), `the migrate:off gateway starts now (${started.err()})`);
+    started.child.kill('SIGTERM');
+    t.equal(await started.exited, 0, 'and stops cleanly');
+  },
+);
+
+t.test('--migrate with a memory store: exit 2, saying only a postgres store has a schema to migrate', async (t) => {
+  const p = runCli(['--migrate']);
+  t.equal(await p.exited, 2);
+  t.equal(p.err(), 'invalid configuration:\n  - --migrate: the store is memory; only a postgres store has a schema to migrate\n');
+  t.equal(p.out(), '', 'nothing started');
+});
+
+t.test('--migrate with a Postgres that cannot be reached: exit 3, its URL without the password', async (t) => {
+  const port = await freePort();
+  const dir = t.testdir({ 'gw.json': JSON.stringify({ store: { kind: 'postgres' } }) });
+  const p = runCli(['--migrate', '--config', join(dir, 'gw.json')], { MCP_GATEWAY_POSTGRES_URL: `postgres://u:s3cret@127.0.0.1:${port}/x` });
+  t.equal(await p.exited, 3, p.err());
+  t.match(p.err(), `cannot migrate the Postgres store at postgres://u:***@127.0.0.1:${port}/x: `, 'names the URL, password masked');
+  t.match(p.err(), /ECONNREFUSED/, 'names the cause');
+  t.notMatch(p.err() + p.out(), /s3cret/, 'the password is not shown');
+  t.notMatch(p.err(), /^\s+at /m, 'no stack trace');
+});
+
+t.test('a Postgres store that cannot be reached at start: one line, its URL without the password, the cause (exit 3)', async (t) => {
+  const port = await freePort();
+  const dir = t.testdir({ 'gw.json': JSON.stringify({ store: { kind: 'postgres', url: `postgres://u:s3cret@127.0.0.1:${port}/x` } }) });
+  const p = runCli(['--config', join(dir, 'gw.json'), '--port', '0'], SECRET);
+  t.equal(await p.exited, 3);
+  const lines = p.err().split('\n').filter(Boolean);
+  t.equal(lines.length, 1, `one line on standard error (${p.err()})`);
+  t.match(lines[0], new RegExp(`^cannot reach the Postgres store at postgres://u:\\*\\*\\*@127\\.0\\.0\\.1:${port}/x \\(store\\.url\\): .*ECONNREFUSED`));
+  t.notMatch(p.err() + p.out(), /s3cret/, 'the password is not shown');
+});
+
+t.test('--check on a Postgres store prints its URL without the password and its schema, and contacts nothing', async (t) => {
+  const connections: string[] = [];
+  const holder = createServer((socket) => {
+    connections.push('connection');
+    socket.destroy();
+  });
+  holder.listen(0, '127.0.0.1');
+  await once(holder, 'listening');
+  t.teardown(() => new Promise<void>((resolve) => holder.close(() => resolve())));
+  const port = (holder.address() as AddressInfo).port;
+  const dir = t.testdir({
+    'url.json': JSON.stringify({
+      store: { kind: 'postgres', url: `postgres://u:s3cret@127.0.0.1:${port}/x`, schema: 'tenant_a', migrate: 'off', poolSize: 3 },
+    }),
+    'env.json': JSON.stringify({ store: { kind: 'postgres' } }),
+  });
+  const p = runCli(['--check', '--config', join(dir, 'url.json')], { MCP_GATEWAY_STATE_SECRET: '' });
+  t.equal(await p.exited, 0, p.err());
+  t.match(p.out(), `\nstore: postgres at postgres://u:***@127.0.0.1:${port}/x, schema tenant_a (migrate: off, pool 3)\n`, 'the store line, password masked');
+  t.notMatch(p.out() + p.err(), /s3cret/, 'the password is not shown');
+  t.match(p.out(), /note: MCP_GATEWAY_STATE_SECRET is not set here: the Postgres store needs the shared secret at start/);
+
+  const env = runCli(['--check', '--config', join(dir, 'env.json')], { MCP_GATEWAY_POSTGRES_URL: '', ...SECRET });
+  t.equal(await env.exited, 0, env.err());
+  t.match(env.out(), `\nstore: postgres at $MCP_GATEWAY_POSTGRES_URL, schema ${DEFAULTS.postgresSchema} (migrate: auto, pool ${DEFAULTS.postgresPoolSize})\n`);
+  t.match(env.out(), /note: MCP_GATEWAY_POSTGRES_URL is not set here: the Postgres store needs its URL at start/);
+  t.same(connections, [], 'no connection to the database');
 });

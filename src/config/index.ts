@@ -6,6 +6,7 @@ export {
   principalShare,
   sharedPaths,
   redactedUrl,
+  postgresUrlProblem,
   redisUrlProblem,
   wellKnownRootOwner,
   WHEN_ABSENT,

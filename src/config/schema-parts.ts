@@ -41,6 +41,17 @@ export function redisUrlProblem(value: string): string | undefined {
   return undefined;
 }
 
+/** Why `value` is not a Postgres URL the store takes (`postgres://…` or `postgresql://…`), or `undefined` when it is one. */
+export function postgresUrlProblem(value: string): string | undefined {
+  const shown = JSON.stringify(redactedUrl(value));
+  if (!/^postgres(ql)?:\/\//i.test(value)) return `a postgres:// or postgresql:// URL, got ${shown}`;
+  if (!URL.canParse(value)) return `not a valid URL: ${shown}`;
+  return undefined;
+}
+
+/** A Postgres schema name the store takes: a plain lower-case identifier, short enough that `<schema>_events` is a channel. */
+export const POSTGRES_SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,39}$/;
+
 export const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** The keys a reload applies without a restart (their schemas, as they stand in their object's shape). */

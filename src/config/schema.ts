@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.js';
 import { checkFederation, EndpointSchema } from './federation.js';
-import { doc, live, positiveInt, redisUrlProblem } from './schema-parts.js';
+import { doc, live, POSTGRES_SCHEMA_NAME, positiveInt, postgresUrlProblem, redisUrlProblem } from './schema-parts.js';
 import { checkRuleOrder } from './tool-rules.js';
 import { checkPassthrough, UpstreamSchema } from './upstream-schema.js';
 
@@ -21,7 +21,7 @@ export {
   type EndpointConfig,
   type ExposeConfig,
 } from './federation.js';
-export { redactedUrl, redisUrlProblem, WHEN_ABSENT } from './schema-parts.js';
+export { postgresUrlProblem, redactedUrl, redisUrlProblem, WHEN_ABSENT } from './schema-parts.js';
 export { JOB_STATUSES, JobSchema, TASK_MODES, ToolRuleSchema, type ToolRule } from './tool-rules.js';
 export {
   ANONYMOUS_SESSION_SCOPES,
@@ -49,7 +49,9 @@ const METRICS_DEFAULTS = {
 const READINESS_DEFAULTS = { storeCacheMs: DEFAULTS.readinessStoreCacheMs, upstreamCheckMs: DEFAULTS.readinessUpstreamCheckMs };
 
 const storeKind = <K extends string>(kind: K) =>
-  z.literal(kind).describe('task state: `memory` (one instance) or `redis` (several; docs/deployment.md § Several instances behind a load balancer (Redis))');
+  z
+    .literal(kind)
+    .describe('task state: `memory` (one instance), `redis` (several) or `postgres` (several, durable); docs/several-instances.md § Choosing a store');
 
 /** The whole configuration file. */
 export const ConfigSchema = z
@@ -213,9 +215,58 @@ export const ConfigSchema = z
             .describe('Redis: bound on each command (an outage is an error after this long, never a hang)'),
           connectTimeoutMs: positiveInt.default(DEFAULTS.redisConnectTimeoutMs).describe('Redis: bound on connecting'),
         }),
+        z.strictObject({
+          kind: storeKind('postgres'),
+          /** The Postgres URL; better given through `urlEnv`, so that a password stays out of files. */
+          url: z
+            .string()
+            .superRefine((v, ctx) => {
+              const problem = postgresUrlProblem(v);
+              if (problem) ctx.addIssue({ code: 'custom', message: problem });
+            })
+            .optional()
+            .meta({
+              ...doc(
+                'Postgres: the URL (`postgres://user@host:5432/db`, `?sslmode=…` honoured); better given through `urlEnv` (a password stays out of files)',
+                'unset: read from `urlEnv`',
+              ),
+              pattern: '^[Pp][Oo][Ss][Tt][Gg][Rr][Ee][Ss]([Qq][Ll])?://',
+            }),
+          urlEnv: z.string().min(1).default(DEFAULTS.postgresUrlEnv).describe('Postgres: the environment variable holding the URL when `url` is absent'),
+          /** The schema holding the gateway's tables (several deployments can share one database). */
+          schema: z
+            .string()
+            .regex(POSTGRES_SCHEMA_NAME, 'a lower-case identifier of at most 40 characters (letters, digits, _)')
+            .default(DEFAULTS.postgresSchema)
+            .describe("Postgres: the schema holding the gateway's tables (several deployments can share one database)"),
+          /** `auto`: the gateway migrates the schema at start; `off`: it refuses to start on an older schema (`--migrate` first). */
+          migrate: z
+            .enum(['auto', 'off'])
+            .default('auto')
+            .describe('Postgres: `auto` migrates the schema at start (safe with several instances); `off` refuses an older schema: run `--migrate` first'),
+          poolSize: positiveInt.default(DEFAULTS.postgresPoolSize).describe('Postgres: most connections of each instance (plus one for LISTEN)'),
+          commandTimeoutMs: positiveInt
+            .default(DEFAULTS.postgresCommandTimeoutMs)
+            .describe('Postgres: bound on each statement (an outage is an error after this long, never a hang)'),
+          connectTimeoutMs: positiveInt.default(DEFAULTS.postgresConnectTimeoutMs).describe('Postgres: bound on connecting'),
+          /** TLS to the database; absent: as the URL's `sslmode` says. */
+          tls: z
+            .strictObject({
+              mode: z
+                .enum(['disable', 'require', 'verify'])
+                .describe('`require`: encrypted, certificate not checked; `verify`: checked against `caFile` (else the system CAs) and the host name'),
+              caFile: z.string().min(1).optional().meta(doc('PEM file of the CA that signed the server certificate', 'unset: the system CAs')),
+              certFile: z.string().min(1).optional().meta(doc('PEM client certificate, for servers that authenticate clients by certificate', 'unset: none')),
+              keyFile: z.string().min(1).optional().meta(doc('PEM key of `certFile`', 'unset: none')),
+            })
+            .optional()
+            .meta(doc('Postgres: TLS to the database', "unset: as the URL's `sslmode` says")),
+        }),
       ])
       .default({ kind: 'memory' })
-      .describe('Where task state, MRTR rounds and legacy sessions live: `memory` (one instance) or `redis` (several instances sharing one Redis).'),
+      .describe(
+        'Where task state, MRTR rounds and legacy sessions live: `memory` (one instance), `redis` (several instances) or `postgres` (several, durable).',
+      ),
     /**
      * The shared secret of a deployment (HMAC key of principals and MRTR request states, key of sealed values): every instance must
      * hold the same one. Better given through the environment (`secretEnv`); required with a shared store.

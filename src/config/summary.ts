@@ -56,16 +56,20 @@ export function describeConfig(config: Readonly<GatewayConfig>, env: Readonly<Re
 
 function storeLine({ store }: Readonly<GatewayConfig>): string {
   if (store.kind === 'memory') return 'memory (this instance only)';
-  return `redis at ${store.url !== undefined ? withoutPassword(store.url) : `$${store.urlEnv}`}, key prefix ${store.keyPrefix}`;
+  const at = store.url !== undefined ? withoutPassword(store.url) : `$${store.urlEnv}`;
+  if (store.kind === 'redis') return `redis at ${at}, key prefix ${store.keyPrefix}`;
+  return `postgres at ${at}, schema ${store.schema} (migrate: ${store.migrate}, pool ${store.poolSize}${store.tls ? `, tls ${store.tls.mode}` : ''})`;
 }
 
 /** What the start would refuse for want of the environment, said (not failed) here: `--check` may run elsewhere. */
 function notes(config: Readonly<GatewayConfig>, env: Readonly<Record<string, string | undefined>>): string[] {
   const out: string[] = [];
-  if (config.store.kind === 'redis') {
-    if (config.store.url === undefined && !env[config.store.urlEnv]) out.push(`${config.store.urlEnv} is not set here: the Redis store needs its URL at start`);
+  if (config.store.kind !== 'memory') {
+    const what = config.store.kind === 'redis' ? 'Redis' : 'Postgres';
+    if (config.store.url === undefined && !env[config.store.urlEnv])
+      out.push(`${config.store.urlEnv} is not set here: the ${what} store needs its URL at start`);
     if (config.secret.value === undefined && !env[config.secret.env])
-      out.push(`${config.secret.env} is not set here: the Redis store needs the shared secret at start`);
+      out.push(`${config.secret.env} is not set here: the ${what} store needs the shared secret at start`);
   }
   const federated = federatedPaths(config);
   config.endpoints.forEach((e, i) => {

@@ -10,8 +10,9 @@ t.test('every file in config/ loads', async (t) => {
   t.ok(files.length >= 2, 'examples exist');
   for (const f of files) {
     const cfg = await loadConfigFile(new URL(f, dir).pathname);
-    if (f !== 'gateway.redis.example.yaml') t.equal(cfg.server.host, DEFAULTS.host, `${f}: default host`);
-    t.equal(cfg.store.kind, f === 'gateway.redis.example.yaml' ? 'redis' : 'memory', `${f}: its store`);
+    const shared = { 'gateway.redis.example.yaml': 'redis', 'gateway.postgres.example.yaml': 'postgres' }[f];
+    if (!shared) t.equal(cfg.server.host, DEFAULTS.host, `${f}: default host`);
+    t.equal(cfg.store.kind, shared ?? 'memory', `${f}: its store`);
   }
 });
 
@@ -52,5 +53,20 @@ t.test('the Redis example spells out the store defaults and the secret variable'
   });
   t.same(cfg.secret, { env: DEFAULTS.secretEnv });
   t.equal(cfg.tasks.leaseMs, DEFAULTS.leaseMs);
+  t.equal(cfg.upstreams[0]?.tools.refresh_index?.retryOnLoss, true);
+});
+
+t.test('the Postgres example spells out the store defaults and the secret variable', async (t) => {
+  const cfg = await loadConfigFile(new URL('gateway.postgres.example.yaml', dir).pathname);
+  t.same(cfg.store, {
+    kind: 'postgres',
+    urlEnv: DEFAULTS.postgresUrlEnv,
+    schema: DEFAULTS.postgresSchema,
+    migrate: 'auto',
+    poolSize: DEFAULTS.postgresPoolSize,
+    commandTimeoutMs: DEFAULTS.postgresCommandTimeoutMs,
+    connectTimeoutMs: DEFAULTS.postgresConnectTimeoutMs,
+  });
+  t.same(cfg.secret, { env: DEFAULTS.secretEnv });
   t.equal(cfg.upstreams[0]?.tools.refresh_index?.retryOnLoss, true);
 });
