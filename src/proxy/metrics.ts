@@ -145,6 +145,9 @@ const REQUEST_LABELS: RequestLabel[] = ['upstream', 'method', 'client_era', 'ups
 const DURATION_LABELS: DurationLabel[] = ['upstream', 'method', 'client_era', 'mode'];
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
+/** Store call buckets (seconds): from a memory store's microseconds to a store command's timeout. */
+const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
 /** One label set of `requests_total`: its count not yet handed to prom-client, and its duration series. */
 interface RequestSeries {
   readonly labels: Record<RequestLabel, string>;
@@ -256,6 +259,7 @@ export class GatewayMetrics {
   private readonly taskCounters = new Map<AuditEvent, Counter<'upstream' | 'tool'>>();
   private readonly rounds: Counter<'upstream'>;
   private readonly storeErrors: Counter<'operation' | 'kind'>;
+  private readonly storeDuration: Histogram<'store' | 'operation'>;
   private readonly upstreamErrors: Counter<'upstream' | 'kind'>;
   private readonly collisions: Counter<'endpoint' | 'kept' | 'hidden'>;
   private sources: ScrapeSources | undefined;
@@ -370,6 +374,13 @@ export class GatewayMetrics {
       labelNames: ['operation', 'kind'],
       registers,
     });
+    this.storeDuration = new Histogram({
+      name: `${METRIC_PREFIX}store_duration_seconds`,
+      help: 'Task store calls, by store (memory, redis, postgres) and operation, and how long each took (failed ones included).',
+      labelNames: ['store', 'operation'],
+      buckets: STORE_BUCKETS,
+      registers,
+    });
     this.collisions = new Counter({
       name: `${METRIC_PREFIX}federation_collisions_total`,
       help: 'Names a federated member showed that an earlier member of the same path already shows (hidden; docs/federation.md), by path and members.',
@@ -421,9 +432,20 @@ export class GatewayMetrics {
     this.collisions.inc({ endpoint, kept, hidden });
   }
 
-  /** Counts a failed store call (the store observer at the composition root). */
-  storeError(operation: string, kind: string): void {
-    this.storeErrors.inc({ operation, kind: isErrorKind(kind) ? kind : 'other' });
+  /**
+   * What the store wrapper at the composition root tells: each call's duration (one histogram series per operation,
+   * its child kept so that an observation does no label work) and each failed call.
+   */
+  storeObserver(store: string): { error(operation: string, kind: string): void; duration(operation: string, seconds: number): void } {
+    const series = new Map<string, { observe(v: number): void }>();
+    return {
+      error: (operation, kind) => this.storeErrors.inc({ operation, kind: isErrorKind(kind) ? kind : 'other' }),
+      duration: (operation, seconds) => {
+        let s = series.get(operation);
+        if (!s) series.set(operation, (s = this.storeDuration.labels({ store, operation })));
+        s.observe(seconds);
+      },
+    };
   }
 
   /** The task events of the audit trail, counted by upstream and (bounded) tool. */

@@ -12,6 +12,7 @@ import { post } from '../helpers/modern.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { createTask, DECLARING, pollToEnd } from '../helpers/task-helpers.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
+import { postgresBinaryMissing, startPostgres } from '../helpers/postgres-server.js';
 import { serverBinaryMissing, startRedis } from '../helpers/redis-server.js';
 
 // ── A strict reader of the text exposition format (Prometheus "Exposition formats", text format 0.0.4) ─────────────
@@ -343,27 +344,69 @@ t.test('requests by era and outcome; MRTR rounds and held calls; errors by catal
   t.equal(value(m, 'mcp_gateway_upstream_up', { upstream: 'fixture' }), 0, 'and the upstream is down');
 });
 
-t.test('store errors are counted by operation and catalog code', { skip: serverBinaryMissing() ?? false }, async (t) => {
-  const redis = await startRedis();
-  t.teardown(() => redis.stop());
-  const stack = await startStack(
-    {
-      tasks: { pollBurst: 1_000_000 },
-      store: { kind: 'redis', url: redis.url, commandTimeoutMs: 500, connectTimeoutMs: 5_000 },
-      secret: { value: 'x'.repeat(32) },
+/** The shared stores, each on a server of its own that the test stops. */
+const SHARED_STORES = [
+  {
+    kind: 'redis',
+    skip: serverBinaryMissing(),
+    start: async () => {
+      const s = await startRedis();
+      return { store: { kind: 'redis', url: s.url }, stop: () => s.stop(), dispose: () => s.stop() };
     },
-    { tools: { '*': { task: 'always' } } },
-    { tasks: 'sync', taskJobDelayMs: 0 },
+  },
+  {
+    kind: 'postgres',
+    skip: postgresBinaryMissing(),
+    start: async () => {
+      const s = await startPostgres();
+      return { store: { kind: 'postgres', url: s.url }, stop: () => s.stop(), dispose: () => s.dispose() };
+    },
+  },
+] as const;
+
+for (const backend of SHARED_STORES) {
+  t.test(
+    `${backend.kind}: store calls are timed by store and operation; errors counted by operation and catalog code`,
+    { skip: backend.skip ?? false },
+    async (t) => {
+      const server = await backend.start();
+      t.teardown(() => server.dispose());
+      const stack = await startStack(
+        {
+          tasks: { pollBurst: 1_000_000 },
+          store: { ...server.store, commandTimeoutMs: 500, connectTimeoutMs: 5_000 },
+          secret: { value: 'x'.repeat(32) },
+        },
+        { tools: { '*': { task: 'always' } } },
+        { tasks: 'sync', taskJobDelayMs: 0 },
+      );
+      t.teardown(() => stack.close());
+      // A task still running: every poll of it reads the store (a finished one may be answered from the Postgres
+      // store's copy of finished records, which is the point of that copy).
+      const task = await createTask(stack.url, 'slow_compute', { seconds: 60, label: 's' });
+      const before = (await scrape(stack)).families;
+      t.equal(value(before, 'mcp_gateway_store_errors_total'), 0, `none while ${backend.kind} answers`);
+      t.equal(before.get('mcp_gateway_store_duration_seconds')?.type, 'histogram');
+      t.ok(value(before, 'mcp_gateway_store_duration_seconds_count', { store: backend.kind, operation: 'create' }) >= 1, 'the task creation timed');
+      const gets = value(before, 'mcp_gateway_store_duration_seconds_count', { store: backend.kind, operation: 'get' });
+      await post(stack.url, 'tasks/get', { taskId: task.taskId }, { capabilities: DECLARING });
+      const after = (await scrape(stack)).families;
+      t.ok(value(after, 'mcp_gateway_store_duration_seconds_count', { store: backend.kind, operation: 'get' }) > gets, 'a poll’s read timed');
+      await server.stop();
+      const refused = await post(stack.url, 'tasks/get', { taskId: task.taskId }, { capabilities: DECLARING });
+      t.ok(refused.body.error, 'the store is unavailable');
+      const m = (await scrape(stack)).families;
+      t.ok(value(m, 'mcp_gateway_store_errors_total', { operation: 'get', kind: 'GW_STORE_UNAVAILABLE' }) >= 1, 'the failed get is counted');
+      t.same(labelValues(m, 'mcp_gateway_requests_total', 'outcome', { method: 'tasks/get' }), new Set(['ok', 'GW_STORE_UNAVAILABLE']));
+    },
   );
-  t.teardown(() => stack.close());
-  const task = await createTask(stack.url, 'slow_compute', { seconds: 0, label: 's' });
-  t.equal(value((await scrape(stack)).families, 'mcp_gateway_store_errors_total'), 0, 'none while Redis answers');
-  await redis.stop();
-  const refused = await post(stack.url, 'tasks/get', { taskId: task.taskId }, { capabilities: DECLARING });
-  t.ok(refused.body.error, 'the store is unavailable');
+}
+
+t.test('the default (memory) store is timed too', async (t) => {
+  const stack = await stackFor(t);
+  await createTask(stack.url, 'slow_compute', { seconds: 0, label: 'm' });
   const m = (await scrape(stack)).families;
-  t.ok(value(m, 'mcp_gateway_store_errors_total', { operation: 'get', kind: 'GW_STORE_UNAVAILABLE' }) >= 1, 'the failed get is counted');
-  t.same(labelValues(m, 'mcp_gateway_requests_total', 'outcome', { method: 'tasks/get' }), new Set(['GW_STORE_UNAVAILABLE']));
+  t.ok(value(m, 'mcp_gateway_store_duration_seconds_count', { store: 'memory', operation: 'create' }) >= 1);
 });
 
 t.test('a flood of distinct tool names and methods keeps the label sets bounded', async (t) => {
