@@ -3,8 +3,9 @@
  * legacy fixture: every limit answers its catalogued error (status, JSON-RPC code, message, Retry-After where the
  * catalog says), a limit that can be known before the upstream is called is checked before it is called (the
  * fixture's call counts prove the upstream never saw the refused call), and another principal is served meanwhile.
- * The poll limit is counted in the store: once with the memory store, once across two gateway instances sharing a
- * real Redis.
+ * The poll limit is counted in the store: with the memory store, and across two gateway instances sharing a real
+ * Redis, then a real PostgreSQL (each skipped, with the reason printed, when its server binary, or REDIS_URL / PG_URL,
+ * is not there).
  */
 import { randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
@@ -14,6 +15,8 @@ import { startGateway } from '../helpers/gateway.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { envelope, readReply, type RawReply } from '../helpers/modern.js';
 import { LEGACY_HEADERS } from '../helpers/legacy-face-stack.js';
+import { filePostgres, schemaFor } from '../helpers/file-postgres.js';
+import { postgresAvailable } from '../helpers/postgres-server.js';
 import { redisAvailable, redisForTest } from '../helpers/redis-server.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
 import type { LegacyFixtureOptions } from '../fixtures/legacy-server.js';
@@ -299,41 +302,61 @@ t.test('input rounds per call: an upstream that keeps asking is stopped at the l
 });
 
 const missingRedis = redisAvailable();
-t.test('the poll limit holds across gateway instances sharing a real Redis', { skip: missingRedis ?? false }, async (t) => {
-  const url = await redisForTest(t);
-  const stack = await stackWith(t, {}, {}, { tasks: 'sync' });
-  const gateways: Gateway[] = [];
-  const urls: string[] = [];
-  const keyPrefix = `mcpgw-limits-${randomUUID().slice(0, 8)}:`;
-  for (let i = 0; i < 2; i++) {
-    const cfg = {
-      store: { kind: 'redis', url, keyPrefix },
-      secret: { value: 'a-test-secret-of-at-least-32-characters!' },
-      tasks: { pollBurst: 2, adaptivePolling: false },
-      upstreams: [{ name: 'fixture', path: '/mcp', url: stack.fixture.url, tools: { gated_job: { task: 'always', pollIntervalMs: 60_000 } } }],
-    };
-    const g = await startGateway(cfg, { t });
-    gateways.push(g.gateway);
-    urls.push(g.url);
-  }
-  const [a, b] = urls as [string, string];
-  const id = taskIdOf(await tool(a, 'gated_job', { gate: 'r1' }, ALICE));
-  const bobId = taskIdOf(await tool(b, 'gated_job', { gate: 'r2' }, BOB));
-  t.equal((await getTask(a, id, ALICE)).status, 200, 'poll 1 on instance A');
-  t.equal((await getTask(b, id, ALICE)).status, 200, 'poll 2 on instance B');
-  isCatalogued(t, await getTask(a, id, ALICE), 'GW_POLL_TOO_FAST', 'poll 3 on instance A counts the one on B');
-  isCatalogued(t, await getTask(b, id, ALICE), 'GW_POLL_TOO_FAST', 'and on instance B');
-  t.equal((await getTask(b, bobId, BOB)).body?.result?.status, 'working', 'bob is served meanwhile');
-  stack.fixture.releaseGate('r1');
-  stack.fixture.releaseGate('r2');
-});
+const missingPostgres = postgresAvailable();
+if (missingPostgres) t.comment(`Postgres runs skipped: ${missingPostgres}`);
+/** One PostgreSQL for the file (started by the first test that needs it), each test in a schema of its own. */
+const postgres = filePostgres();
+t.teardown(() => postgres.dispose());
 
-for (const kind of ['memory', 'redis'] as const) {
+type StoreKind = 'memory' | 'redis' | 'postgres';
+const STORE_NAME = { memory: 'memory', redis: 'Redis', postgres: 'PostgreSQL' } as const;
+/** Why a test on `kind` cannot run here, or `false`. */
+const skipOf = (kind: StoreKind): string | false => (kind === 'redis' ? missingRedis : kind === 'postgres' ? missingPostgres : undefined) ?? false;
+
+/** The `store` section of a gateway configuration on `kind`, with a key prefix or schema of its own (named by `tag`). */
+async function storeOf(t: Test, kind: StoreKind, tag: string): Promise<Record<string, unknown>> {
+  if (kind === 'memory') return { kind: 'memory' };
+  if (kind === 'redis') return { kind: 'redis', url: await redisForTest(t), keyPrefix: `mcpgw-${tag}-${randomUUID().slice(0, 8)}:` };
+  return { kind: 'postgres', url: await postgres.url(), schema: schemaFor(`mcpgw_${tag}`), migrate: 'auto' };
+}
+
+for (const kind of ['redis', 'postgres'] as const) {
+  t.test(`the poll limit holds across gateway instances sharing a real ${STORE_NAME[kind]}`, { skip: skipOf(kind) }, async (t) => {
+    // Both instances on one key prefix or schema.
+    const store = await storeOf(t, kind, 'limits');
+    const stack = await stackWith(t, {}, {}, { tasks: 'sync' });
+    const gateways: Gateway[] = [];
+    const urls: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const cfg = {
+        store,
+        secret: { value: 'a-test-secret-of-at-least-32-characters!' },
+        tasks: { pollBurst: 2, adaptivePolling: false },
+        upstreams: [{ name: 'fixture', path: '/mcp', url: stack.fixture.url, tools: { gated_job: { task: 'always', pollIntervalMs: 60_000 } } }],
+      };
+      const g = await startGateway(cfg, { t });
+      gateways.push(g.gateway);
+      urls.push(g.url);
+    }
+    const [a, b] = urls as [string, string];
+    const id = taskIdOf(await tool(a, 'gated_job', { gate: 'r1' }, ALICE));
+    const bobId = taskIdOf(await tool(b, 'gated_job', { gate: 'r2' }, BOB));
+    t.equal((await getTask(a, id, ALICE)).status, 200, 'poll 1 on instance A');
+    t.equal((await getTask(b, id, ALICE)).status, 200, 'poll 2 on instance B');
+    isCatalogued(t, await getTask(a, id, ALICE), 'GW_POLL_TOO_FAST', 'poll 3 on instance A counts the one on B');
+    isCatalogued(t, await getTask(b, id, ALICE), 'GW_POLL_TOO_FAST', 'and on instance B');
+    t.equal((await getTask(b, bobId, BOB)).body?.result?.status, 'working', 'bob is served meanwhile');
+    stack.fixture.releaseGate('r1');
+    stack.fixture.releaseGate('r2');
+  });
+}
+
+for (const kind of ['memory', 'redis', 'postgres'] as const) {
   t.test(
     `${kind} store: a poll after waiting the retryAfterMs of a 429 is accepted; Retry-After is that wait in whole seconds`,
-    { skip: kind === 'redis' ? (missingRedis ?? false) : false },
+    { skip: skipOf(kind) },
     async (t) => {
-      const store = kind === 'redis' ? { kind: 'redis', url: await redisForTest(t), keyPrefix: `mcpgw-wait-${randomUUID().slice(0, 8)}:` } : { kind: 'memory' };
+      const store = await storeOf(t, kind, 'wait');
       const stack = await stackWith(
         t,
         { store, secret: { value: 'a-test-secret-of-at-least-32-characters!' }, tasks: { pollBurst: 1, adaptivePolling: false } },

@@ -6,13 +6,15 @@
  * takes the task over and fails it clearly, or runs the call exactly once more when its rule says `retryOnLoss`; a
  * run that lost its task writes nothing, and two concurrent finishes end in one outcome.
  *
- * The same suite runs twice: on one memory store object (it does reach both runtimes in one process: a stand-in for a
- * shared backend) and on a real Redis (each instance its own RedisTaskStore connections, one key prefix). Each runtime
+ * The same suite runs three times: on one memory store object (it does reach both runtimes in one process: a stand-in
+ * for a shared backend), on a real Redis (each instance its own RedisTaskStore connections, one key prefix) and on a
+ * real PostgreSQL (each instance its own PostgresTaskStore pool, one schema per pair); each real backend is skipped,
+ * with the reason printed, when its server binary (or REDIS_URL / PG_URL) is not there. Each runtime
  * sees its store through an `InstanceView` that says `scope: 'shared'` and can freeze that instance's store calls and
  * events (a FAKE pause: a frozen process is a failure a real store cannot produce on demand).
  */
 import t, { type Test } from 'tap';
-import { MemoryTaskStore, RedisTaskStore, type TaskStore } from '../../src/store/index.js';
+import { MemoryTaskStore, PostgresTaskStore, RedisTaskStore, type TaskStore } from '../../src/store/index.js';
 import type { ExpiredLease, ReplaceResult, TaskListQuery } from '../../src/store/task-store.js';
 import {
   InstanceBus,
@@ -29,6 +31,8 @@ import { isTerminal, type JsonObject, type TaskId, type TaskRecord } from '../..
 import { LegacyUpstreamClient } from '../../src/upstream/index.js';
 import { startLegacyFixture, type LegacyFixture } from '../fixtures/legacy-server.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
+import { filePostgres, schemaFor } from '../helpers/file-postgres.js';
+import { postgresAvailable } from '../helpers/postgres-server.js';
 import { redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { routeOver } from '../helpers/runtime-harness.js';
 
@@ -171,6 +175,23 @@ function redisBacking(server: RedisServer, prefix: string): Backing {
       const store = new RedisTaskStore({ url: server.url, keyPrefix: prefix, maxTtlMs: 600_000, commandTimeoutMs: 2_000, connectTimeoutMs: 2_000 });
       await store.connect();
       stores.push(store);
+      return store;
+    },
+    async close() {
+      await Promise.all(stores.map((s) => s.close()));
+    },
+  };
+}
+
+/** Stores on one real PostgreSQL, in a schema of their own per pair of instances. */
+function postgresBacking(url: string, schema: string): Backing {
+  const stores: PostgresTaskStore[] = [];
+  return {
+    name: 'postgres',
+    async storeFor() {
+      const store = new PostgresTaskStore({ url, schema, maxTtlMs: 600_000, commandTimeoutMs: 2_000, connectTimeoutMs: 2_000, poolSize: 4, migrate: 'auto' });
+      stores.push(store);
+      await store.connect();
       return store;
     },
     async close() {
@@ -458,6 +479,17 @@ if (noRedis) {
   });
   t.teardown(() => server?.stop());
   suite(async () => redisBacking(server!, `mrt${++pairs}:`), 'redis');
+}
+
+const noPostgres = postgresAvailable();
+if (noPostgres) {
+  t.comment(`postgres variant skipped: ${noPostgres}`);
+  t.test('postgres: two runtimes sharing one PostgreSQL', { skip: noPostgres }, () => {});
+} else {
+  // Started by the first pair that needs it, disposed of (data dir included) when the file ends.
+  const postgres = filePostgres();
+  t.teardown(() => postgres.dispose());
+  suite(async () => postgresBacking(await postgres.url(), schemaFor('mrt')), 'postgres');
 }
 
 t.test('one instance on the memory store: a task still running at shutdown ends failed, saying so', async (t) => {
