@@ -16,7 +16,9 @@
  * - a federated endpoint (5 upstreams of 50 tools on one path, each with a namespace) against a single-upstream endpoint,
  *   per era of the members and of the client: `tools/call` p50 ratio at one connection and throughput cost at 16, and
  *   `tools/list` from the federated endpoint's cache (p50 added); skipped when the gateway under test refuses a shared path;
- * - `tasks/get` throughput on completed tasks and task creation rate (a tool wrapped `always`), memory and Redis store;
+ * - `tasks/get` throughput on completed tasks and task creation rate (a tool wrapped `always`) at 16 connections, and task
+ *   creation p50/p99 at one connection (added over memory), per store: memory, Redis and Postgres (each server of its
+ *   own; a store whose server cannot start here is "not measured"), against the targets of the Postgres store;
  * - heap per stored terminal task (bench/heap.ts);
  * - polls per task with adaptive intervals, when bench/polling.ts exists.
  * The loader (and this harness) run on core 0, every server on core 1 when the machine has two cores. It writes
@@ -24,10 +26,13 @@
  * the same harness; `--quick` is one short round of a few configurations (the smoke test).
  *
  *   npm run bench [-- --quick] [--rounds 5] [--duration 1.5] [--gateway-dir DIR] [--out FILE] [--log-level info] [--source]
+ *                 [--only tasks]
  *
  * `--source` runs the gateway from DIR/src through tsx instead of DIR/dist (the smoke test: no stale build).
+ * `--only tasks` runs the tasks section alone (a raw legacy upstream, the stores' servers and the task gateways): it
+ * writes its tables to `--out`, else to a temp file, never to bench/RESULTS.md, and prints them.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -49,6 +54,7 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     'log-level': { type: 'string', default: process.env.LOG_LEVEL ?? 'info' },
     source: { type: 'boolean', default: false },
+    only: { type: 'string' },
   },
   strict: true,
 });
@@ -70,8 +76,21 @@ type Size = (typeof SIZES)[number];
 const TASK_CONNS = 16;
 /** Completed tasks `tasks/get` cycles over. */
 const TASKS_FOR_GET = QUICK ? 20 : 500;
+/** Running tasks the poll legs cycle over: each holds an upstream session for the whole run (raised below to fit). */
+const TASKS_RUNNING = QUICK ? 10 : 100;
 const GATEWAY_DIR = resolve(args['gateway-dir'] ?? ROOT);
-const OUT = resolve(args.out ?? join(ROOT, 'bench/RESULTS.md'));
+const ONLY = args.only;
+if (ONLY !== undefined && ONLY !== 'tasks') {
+  process.stderr.write(`bench: --only takes \`tasks\` (the one section that runs alone), got ${ONLY}\n`);
+  process.exit(2);
+}
+const RESULTS = join(ROOT, 'bench/RESULTS.md');
+// A partial run never replaces the full results: --out, else a temp file (the markdown is printed either way).
+const OUT = resolve(args.out ?? (ONLY ? join(tmpdir(), `mcp-bench-${ONLY}-${process.pid}.md`) : RESULTS));
+if (ONLY && OUT === RESULTS) {
+  process.stderr.write(`bench: --only ${ONLY} writes part of the results: not to ${relative(process.cwd(), RESULTS)}, give another --out\n`);
+  process.exit(2);
+}
 const LOG_LEVEL = args['log-level'];
 const SECRET = 'bench-shared-secret-at-least-32-characters-long';
 const NODE = process.execPath;
@@ -693,11 +712,107 @@ function federationTables(legs: FedLeg[], r: FedResults): string {
 // ---------------------------------------------------------------------------------------------------------------
 // Tasks
 
-type TaskLeg = 'get-memory' | 'get-redis' | 'create-memory' | 'create-redis';
+const STORES = ['memory', 'redis', 'postgres'] as const;
+type Store = (typeof STORES)[number];
+/**
+ * `get`: `tasks/get` on completed tasks, `poll`: on running ones (a store read and a poll count each: no store may answer
+ * them from a copy of finished records), and `create`: the task creation rate, both at TASK_CONNS connections
+ * (autocannon: throughput, whole-ms latencies); `latency`: task creation at one connection (hrtime: p50 and p99 to the
+ * microsecond), for what each store adds to it.
+ */
+type TaskMeasure = 'get' | 'poll' | 'create' | 'latency';
+const TASK_MEASURES: readonly TaskMeasure[] = ['get', 'poll', 'create', 'latency'];
+type TaskLeg = `${TaskMeasure}-${Store}`;
+/** The task gateways' endpoints: memory always, a shared store's when its server runs. */
+type TaskUrls = { memory: string } & Partial<Record<Exclude<Store, 'memory'>, string>>;
+type TaskResults = Partial<Record<TaskLeg, Cell[]>>;
+/** Why a store's legs did not run (its server cannot start on this machine, or the gateway under test refuses the store). */
+type TaskMissing = Partial<Record<Store, string>>;
+/** The issue's targets: `tasks/get` on Postgres at least this many per second per instance… */
+const PG_GET_TARGET_RPS = 5_000;
+/** … and Postgres's task creation p99 at most this much above Redis's. */
+const PG_CREATE_P99_OVER_REDIS_MS = 5;
+/** The task legs' servers, for the results' header. */
+const TASK_SERVERS =
+  'for the tasks, a gateway per store (memory, Redis, Postgres) in front of the raw legacy upstream, and a redis-server and a postgres of their own';
+/** Task creation answers in tens of ms under load: a short leg would count few answers or none. */
+const TASK_DURATION_MS = Math.max(DURATION_MS, 1000);
 
-async function createTasks(url: string, n: number): Promise<string[]> {
+/** The shared stores' servers (each a process of its own on the server core) and why one is missing. */
+interface TaskStores {
+  redis?: { url: string };
+  postgres?: { url: string };
+  missing: TaskMissing;
+  /** Stops Redis and disposes of Postgres (data dir included). */
+  stop(): Promise<void>;
+}
+
+async function startTaskStores(pinning: Pinning): Promise<TaskStores> {
+  const helpers = await storeModules(pinning);
+  const missing: TaskMissing = {};
+  const noRedis = helpers.redis.serverBinaryMissing();
+  if (noRedis) missing.redis = noRedis;
+  const noPostgres = helpers.postgres.postgresBinaryMissing();
+  if (noPostgres) missing.postgres = noPostgres;
+  const [redis, postgres] = await Promise.allSettled([
+    noRedis ? undefined : helpers.redis.startRedis(),
+    noPostgres ? undefined : helpers.postgres.startPostgres(),
+  ]);
+  // Once, however many callers ask (the run's end, and its `finally` if it fails).
+  let stopped: Promise<unknown> | undefined;
+  const stop = async (): Promise<void> => {
+    stopped ??= Promise.all([redis.status === 'fulfilled' && redis.value?.stop(), postgres.status === 'fulfilled' && postgres.value?.dispose()]);
+    await stopped;
+  };
+  for (const r of [redis, postgres]) {
+    if (r.status === 'rejected') {
+      await stop();
+      throw r.reason;
+    }
+  }
+  const running = (r: typeof redis | typeof postgres) => (r.status === 'fulfilled' ? r.value : undefined);
+  const r = running(redis);
+  const p = running(postgres);
+  return { ...(r ? { redis: r } : {}), ...(p ? { postgres: p } : {}), missing, stop };
+}
+
+/** A gateway per store in front of the raw legacy upstream at `upstreamUrl`, wrapping greet into a task. */
+async function startTaskGateways(pinning: Pinning, upstreamUrl: string, stores: TaskStores): Promise<TaskUrls> {
+  const config = (store: object) => ({
+    store,
+    // Rounds create tens of thousands of tasks: the memory store must not evict the ones tasks/get cycles over.
+    tasks: { maxActivePerPrincipal: 10_000, maxTasks: 1_000_000, pollBurst: 1_000_000_000 },
+    // Each running (held) task holds an upstream session: room for them beside the creations.
+    sessions: { maxPerUpstream: 1_024, maxPerPrincipal: 1_024 },
+    // Anonymous task creators share one upstream session (as before scopes): the legs measure task records, and a
+    // session per wrapped call would meet the anonymous principal's share of sessions at this creation rate.
+    upstreams: [{ name: 'raw', url: upstreamUrl, tools: { greet: { task: 'always' }, hold: { task: 'always' } }, sessions: { anonymousScope: 'shared' } }],
+  });
+  // A shared store needs the deployment's secret (the same on every instance).
+  const shared = { MCP_GATEWAY_STATE_SECRET: SECRET };
+  const [memory, redis, postgres] = await Promise.all([
+    gateway('gw-tasks-memory', pinning, { config: config({ kind: 'memory' }) }),
+    stores.redis && gateway('gw-tasks-redis', pinning, { config: config({ kind: 'redis', url: stores.redis.url, keyPrefix: 'mcpgw-bench:' }) }, shared),
+    // A gateway from before the Postgres store (--gateway-dir) refuses the configuration: its row says so.
+    stores.postgres &&
+      gateway('gw-tasks-postgres', pinning, { config: config({ kind: 'postgres', url: stores.postgres.url }) }, shared).catch((e: Error) => {
+        const lines = e.message
+          .split('\n')
+          .slice(1)
+          .map((x) => x.trim())
+          .filter(Boolean);
+        const why = lines.filter((x) => x.startsWith('- ')).map((x) => x.slice(2))[0] ?? lines.find((x) => /fatal|error/i.test(x)) ?? lines[0] ?? '';
+        stores.missing.postgres = `the gateway under test did not start with \`store: { kind: postgres }\`${why ? ` (${why.slice(0, 300)})` : ''}`;
+        process.stderr.write(`bench: gw-tasks-postgres did not start, its legs are skipped: ${e.message.slice(0, 3000)}\n`);
+        return undefined;
+      }),
+  ]);
+  return { memory: memory.url, ...(redis ? { redis: redis.url } : {}), ...(postgres ? { postgres: postgres.url } : {}) };
+}
+
+async function createTasks(url: string, n: number, tool: 'greet' | 'hold' = 'greet'): Promise<string[]> {
   const ids: string[] = [];
-  const shape = modernShape('tools/call', { name: 'greet', arguments: { name: 'bench' } }, 'greet', { extensions: { [TASKS_EXT]: {} } });
+  const shape = createShape(tool);
   for (let i = 0; i < n; i++) {
     const res = await fetch(url, { method: 'POST', headers: shape.headers, body: shape.body.replace('__ID__', `c${i}`) });
     const body = (await res.json()) as { result?: { resultType?: string; taskId?: string; task?: { taskId?: string } } };
@@ -706,6 +821,8 @@ async function createTasks(url: string, n: number): Promise<string[]> {
       throw new Error(`creating a task on ${url}: HTTP ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
     ids.push(id);
   }
+  // `hold` answers after the run: its tasks stay running.
+  if (tool === 'hold') return ids;
   // Every one completed before tasks/get is measured (the raw greet answers at once; bounded anyway).
   const deadline = Date.now() + 30_000;
   for (const id of ids) {
@@ -721,51 +838,123 @@ async function createTasks(url: string, n: number): Promise<string[]> {
   return ids;
 }
 
+/** `tools/call` of greet (or hold), which the task gateways wrap into a task (`always`): a task creation. */
+function createShape(tool: 'greet' | 'hold' = 'greet'): RequestShape {
+  return modernShape('tools/call', { name: tool, arguments: { name: 'bench' } }, tool, { extensions: { [TASKS_EXT]: {} } });
+}
+
 function getShape(taskId: string): RequestShape {
   return modernShape('tasks/get', { taskId }, taskId, { extensions: { [TASKS_EXT]: {} } });
 }
 
-async function runTasks(loader: Loader, urls: { memory: string; redis?: string }): Promise<Record<TaskLeg, Cell[]>> {
-  const n = TASKS_FOR_GET;
-  const ids = { memory: await createTasks(urls.memory, n), redis: urls.redis ? await createTasks(urls.redis, n) : [] };
-  const create = modernShape('tools/call', { name: 'greet', arguments: { name: 'bench' } }, 'greet', { extensions: { [TASKS_EXT]: {} } });
+/** Every leg of every store that runs, in the same rounds (leg order rotated per round). */
+async function runTasks(loader: Loader, urls: TaskUrls): Promise<TaskResults> {
+  const stores = STORES.filter((s) => urls[s] !== undefined);
+  const ids: Partial<Record<Store, string[]>> = {};
+  const running: Partial<Record<Store, string[]>> = {};
+  for (const s of stores) ids[s] = await createTasks(urls[s]!, TASKS_FOR_GET);
+  for (const s of stores) running[s] = await createTasks(urls[s]!, TASKS_RUNNING, 'hold');
+  const create = createShape();
   const spec = (leg: TaskLeg, durationMs: number): LoadSpec => {
-    const store = leg.endsWith('memory') ? 'memory' : 'redis';
-    return leg.startsWith('get')
-      ? { engine: 'autocannon', url: urls[store]!, connections: TASK_CONNS, durationMs, requests: ids[store].map(getShape), expect: '"status":"completed"' }
-      : { engine: 'autocannon', url: urls[store]!, connections: TASK_CONNS, durationMs, requests: [create], expect: '"resultType":"task"' };
+    const [measure, store] = leg.split('-') as [TaskMeasure, Store];
+    const url = urls[store]!;
+    if (measure === 'get')
+      return { engine: 'autocannon', url, connections: TASK_CONNS, durationMs, requests: ids[store]!.map(getShape), expect: '"status":"completed"' };
+    if (measure === 'poll')
+      return { engine: 'autocannon', url, connections: TASK_CONNS, durationMs, requests: running[store]!.map(getShape), expect: '"status":"working"' };
+    const one = measure === 'latency';
+    return { engine: one ? 'hrtime' : 'autocannon', url, connections: one ? 1 : TASK_CONNS, durationMs, requests: [create], expect: '"resultType":"task"' };
   };
-  const legs: TaskLeg[] = urls.redis ? ['get-memory', 'get-redis', 'create-memory', 'create-redis'] : ['get-memory', 'create-memory'];
-  const results = Object.fromEntries(legs.map((l) => [l, []])) as unknown as Record<TaskLeg, Cell[]>;
+  const legs = TASK_MEASURES.flatMap((m) => stores.map((s): TaskLeg => `${m}-${s}`));
+  const results: TaskResults = {};
   for (const leg of legs) checkClean(`warm-up ${leg}`, await loader.run(spec(leg, WARMUP_MS)), true);
   for (let round = 0; round < ROUNDS; round++) {
     for (const leg of rotate(legs, round)) {
-      // Task creation answers in tens of ms under load: a short leg would count few answers or none.
-      const r = await loader.run(spec(leg, Math.max(DURATION_MS, 1000)));
+      const r = await loader.run(spec(leg, TASK_DURATION_MS));
       checkClean(leg, r);
-      results[leg].push(r);
+      (results[leg] ??= []).push(r);
     }
     process.stdout.write(`tasks: round ${round + 1}/${ROUNDS} done (load ${load()})\n`);
   }
   return results;
 }
 
-function taskTable(r: Record<TaskLeg, Cell[]>, noRedis?: string): string {
+/** `mine[i][key] - base[i][key]` per round (the rounds' legs ran near each other). */
+const overRound = (mine: Cell[], base: Cell[], key: 'p50' | 'p99'): number[] => mine.map((r, i) => r[key] - (base[i]?.[key] ?? NaN));
+const signed = (x: number, digits: number): string => (Number.isFinite(x) ? `${x >= 0 ? '+' : ''}${x.toFixed(digits)}` : '–');
+const verdict = (met: boolean, measured: boolean): string => (measured ? (met ? 'met' : 'not met') : 'not measured');
+
+/** How the task legs were set up, for both task tables. */
+function tasksSetup(): string {
+  return (
+    `A gateway in front of the raw legacy upstream with \`tools: { greet: { task: always } }\` (\`tasks.maxActivePerPrincipal\` raised to 10,000 so that creation is never refused, \`tasks.maxTasks\` to 1,000,000 so that the memory store never evicts the tasks polled, \`sessions\` limits to 1,024 so that the running tasks' upstream sessions leave room), one per store, each a process of its own on the server core: ` +
+    `memory; Redis (a redis-server of its own on the server core, no persistence); Postgres (\`store: { kind: postgres }\`, the default pool, on a postgres of its own on the server core started as test/helpers/postgres-server.ts does: \`fsync=off\`, \`synchronous_commit=on\`, so a commit waits for its WAL write to reach the kernel, not the disk). ` +
+    `Anonymous modern clients declaring the tasks extension. Medians over ${ROUNDS} round(s) of ${TASK_DURATION_MS / 1000} s per leg, every leg of every store in the same rounds, leg order rotated per round (range over the rounds in parentheses).`
+  );
+}
+
+function taskTable(r: TaskResults, missing: TaskMissing): string {
+  const at = (leg: TaskLeg) => r[leg] ?? [];
   const rate = (leg: TaskLeg) =>
-    `${int(median(r[leg].map((x) => x.rps)))}${spread(
-      r[leg].map((x) => x.rps),
+    `${int(median(at(leg).map((x) => x.rps)))}${spread(
+      at(leg).map((x) => x.rps),
       0,
     )}`;
-  const p99 = (leg: TaskLeg) => fixed(median(r[leg].map((x) => x.p99)), 0);
-  return (
+  const p99 = (leg: TaskLeg) => fixed(median(at(leg).map((x) => x.p99)), 0);
+  let md =
     `\n### Tasks (${TASK_CONNS} connections, modern client declaring the tasks extension)\n\n` +
-    `| store | \`tasks/get\` req/s (completed tasks) | p99 ms | task creation /s (\`tools/call\` of a tool wrapped \`always\`) | p99 ms |\n|---|---:|---:|---:|---:|\n` +
-    `| memory | ${rate('get-memory')} | ${p99('get-memory')} | ${rate('create-memory')} | ${p99('create-memory')} |\n` +
-    (noRedis
-      ? `| redis | not measured: ${noRedis} | | | |\n`
-      : `| redis | ${rate('get-redis')} | ${p99('get-redis')} | ${rate('create-redis')} | ${p99('create-redis')} |\n`) +
-    `\nA gateway in front of the raw legacy upstream with \`tools: { greet: { task: always } }\` (\`tasks.maxActivePerPrincipal\` raised to 10,000 so that creation is never refused), one per store; Redis is a redis-server of its own on the server core. \`tasks/get\` cycles over ${QUICK ? 50 : 500} completed tasks. Medians over ${ROUNDS} round(s) (range in parentheses); p99 in whole ms (autocannon).\n`
-  );
+    `| store | \`tasks/get\` req/s (completed tasks) | p99 ms | \`tasks/get\` req/s (running tasks) | p99 ms | task creation /s (\`tools/call\` of a tool wrapped \`always\`) | p99 ms |\n|---|---:|---:|---:|---:|---:|---:|\n`;
+  for (const s of STORES) {
+    md += missing[s]
+      ? `| ${s} | not measured: ${missing[s]} | | | | | |\n`
+      : `| ${s} | ${rate(`get-${s}`)} | ${p99(`get-${s}`)} | ${rate(`poll-${s}`)} | ${p99(`poll-${s}`)} | ${rate(`create-${s}`)} | ${p99(`create-${s}`)} |\n`;
+  }
+  const pg = (leg: TaskLeg) => median(at(leg).map((x) => x.rps));
+  const target = (what: string, rps: number) => `${what}: ${int(rps)}/s, ${verdict(rps >= PG_GET_TARGET_RPS, Number.isFinite(rps))}`;
+  md += `\nTarget, \`tasks/get\` on Postgres ≥ ${int(PG_GET_TARGET_RPS)}/s per instance: ${missing.postgres ? `not measured (${missing.postgres})` : `${target('completed tasks', pg('get-postgres'))}; ${target('running tasks', pg('poll-postgres'))}`}.\n`;
+  md += `\n${tasksSetup()} \`tasks/get\` cycles over ${int(TASKS_FOR_GET)} completed tasks per store (the Postgres store answers a finished record it has read once from its in-process copy: a terminal record never changes), and over ${int(TASKS_RUNNING)} running ones (a wrapped \`hold\`, which the upstream answers after 10 minutes; \`tasks.pollBurst\` raised so that no poll is refused): each of those is a store read and a poll count. p99 in whole ms (autocannon).\n`;
+  return md;
+}
+
+/** Task creation at one connection: p50 and p99 per store, and what each adds over memory (within a round). */
+function taskLatencyTable(r: TaskResults, missing: TaskMissing): string {
+  const at = (s: Store) => r[`latency-${s}`] ?? [];
+  let md =
+    `\n### Task creation latency (1 connection)\n\n` +
+    `| store | creation p50 ms | p99 ms | p50 added over memory, ms | p99 added over memory, ms | creations measured |\n|---|---:|---:|---:|---:|---:|\n`;
+  for (const s of STORES) {
+    if (missing[s]) {
+      md += `| ${s} | not measured: ${missing[s]} | | | | |\n`;
+      continue;
+    }
+    const mine = at(s);
+    const added = (key: 'p50' | 'p99') => (s === 'memory' ? '' : withSpread(overRound(mine, at('memory'), key), 2));
+    md += `| ${s} | ${withSpread(
+      mine.map((x) => x.p50),
+      2,
+    )} | ${withSpread(
+      mine.map((x) => x.p99),
+      2,
+    )} | ${added('p50')} | ${added('p99')} | ${int(mine.reduce((n, x) => n + x.requests, 0))} |\n`;
+  }
+  const shared = !missing.redis && !missing.postgres;
+  const p99 = median(overRound(at('postgres'), at('redis'), 'p99'));
+  const p50 = median(overRound(at('postgres'), at('redis'), 'p50'));
+  md +=
+    `\nTarget, Postgres creation p99 at most ${PG_CREATE_P99_OVER_REDIS_MS} ms above Redis's (median of the per-round differences): ` +
+    (shared
+      ? `${signed(p99, 2)} ms${spread(overRound(at('postgres'), at('redis'), 'p99'), 2)}, ${verdict(p99 <= PG_CREATE_P99_OVER_REDIS_MS, Number.isFinite(p99))} (p50: ${signed(p50, 2)} ms).\n`
+      : `not measured (${missing.postgres ?? missing.redis}).\n`);
+  md +=
+    `\nOne creation after another (\`tools/call\` of greet, answered with the task: what the caller waits for), on one connection: undici Pool + \`process.hrtime.bigint()\`. ` +
+    `Added over memory: the store's p50 (p99) minus the memory gateway's in the same round. ${tasksSetup()}\n`;
+  return md;
+}
+
+/** The task section's tables. */
+async function tasksSection(loader: Loader, urls: TaskUrls, missing: TaskMissing): Promise<string> {
+  const r = await phase('tasks', () => runTasks(loader, urls));
+  return taskTable(r, missing) + taskLatencyTable(r, missing);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -842,41 +1031,34 @@ async function main(): Promise<void> {
   process.stdout.write(`bench: gateway ${gatewayCli}; ${pinning.describe}; logs in ${logDir}\n`);
   const loader = startLoader();
   let md = '';
+  let stores: TaskStores | undefined;
   try {
-    // A legacy upstream of its own for the initialize count: nothing else reaches it, so its counts are the count leg's.
-    const [legacyUp, modernUp, countUp] = await phase('starting the upstreams', () =>
-      Promise.all([rawUpstream('legacy', pinning), rawUpstream('modern', pinning), rawUpstream('legacy', pinning, 'upstream-legacy-count')]),
-    );
-    // One gateway per upstream, as a user runs it: clients of both eras use it (one pass-through, one translated).
-    // At info the gateway logs a line per request (to a file here); one more gateway without those lines shows their cost.
-    const quiet = ['info', 'debug', 'trace'].includes(LOG_LEVEL) && !QUICK;
-    // The task legs: a gateway per store wrapping greet into a task; Redis a redis-server of its own.
-    const { startRedis, serverBinaryMissing } = await redisModule(pinning);
-    const noRedis = serverBinaryMissing();
-    const redis = noRedis ? undefined : await startRedis();
-    try {
-      const taskConfig = (store: object) => ({
-        store,
-        tasks: { maxActivePerPrincipal: 10_000 },
-        // Anonymous task creators share one upstream session (as before scopes): the legs measure task records, and a
-        // session per wrapped call would meet the anonymous principal's share of sessions at this creation rate.
-        upstreams: [{ name: 'raw', url: legacyUp.url, tools: { greet: { task: 'always' } }, sessions: { anonymousScope: 'shared' } }],
-      });
+    if (ONLY === 'tasks') {
+      // The tasks section alone: the raw legacy upstream, the stores' servers and the task gateways.
+      const legacyUp = await phase('starting the upstream', () => rawUpstream('legacy', pinning));
+      stores = await phase('starting the task stores', () => startTaskStores(pinning));
+      const taskStores = stores;
+      const taskUrls = await phase('starting the task gateways', () => startTaskGateways(pinning, legacyUp.url, taskStores));
+      md += await tasksSection(loader, taskUrls, taskStores.missing);
+    } else {
+      // A legacy upstream of its own for the initialize count: nothing else reaches it, so its counts are the count leg's.
+      const [legacyUp, modernUp, countUp] = await phase('starting the upstreams', () =>
+        Promise.all([rawUpstream('legacy', pinning), rawUpstream('modern', pinning), rawUpstream('legacy', pinning, 'upstream-legacy-count')]),
+      );
+      // One gateway per upstream, as a user runs it: clients of both eras use it (one pass-through, one translated).
+      // At info the gateway logs a line per request (to a file here); one more gateway without those lines shows their cost.
+      const quiet = ['info', 'debug', 'trace'].includes(LOG_LEVEL) && !QUICK;
+      // The task legs: a gateway per store wrapping greet into a task; Redis and Postgres servers of their own.
+      stores = await phase('starting the task stores', () => startTaskStores(pinning));
+      const taskStores = stores;
       // Started together (idle gateways cost the others nothing): a cold start is most of a short run.
-      const [proxy, gwLegacy, gwModern, gwQuiet, memGw, redisGw, shimmed, gwCount] = await phase('starting the proxy and gateways', () =>
+      const [proxy, gwLegacy, gwModern, gwQuiet, taskUrls, shimmed, gwCount] = await phase('starting the proxy and gateways', () =>
         Promise.all([
           server('plain-proxy', [NODE, ...TSX, join(ROOT, 'bench/plain-proxy.ts'), legacyUp.url, '0'], pinning, LISTENING),
           gateway('gw-legacy-upstream', pinning, { upstream: legacyUp.url }),
           gateway('gw-modern-upstream', pinning, { upstream: modernUp.url }),
           quiet ? gateway('gw-legacy-upstream-warn', pinning, { upstream: legacyUp.url }, { LOG_LEVEL: 'warn' }) : undefined,
-          gateway('gw-tasks-memory', pinning, { config: taskConfig({ kind: 'memory' }) }),
-          redis &&
-            gateway(
-              'gw-tasks-redis',
-              pinning,
-              { config: taskConfig({ kind: 'redis', url: redis.url, keyPrefix: 'mcpgw-bench:' }) },
-              { MCP_GATEWAY_STATE_SECRET: SECRET },
-            ),
+          startTaskGateways(pinning, legacyUp.url, taskStores),
           // The upstream 20 ms away: the shim in front of the raw legacy upstream, a plain proxy and a gateway in front of it.
           (async () => {
             const shim = await server(
@@ -962,18 +1144,20 @@ async function main(): Promise<void> {
         'skipped' in fed
           ? `\n## Federated endpoint (${FED_MEMBERS} members × ${FED_TOOLS} tools)\n\nNot measured: ${fed.skipped}.\n`
           : federationTables(fed.legs, await phase('federation', () => runFederation(loader, fed.legs)));
-      md += taskTable(await phase('tasks', () => runTasks(loader, { memory: memGw.url, ...(redisGw ? { redis: redisGw.url } : {}) })), noRedis);
-    } finally {
-      await redis?.stop();
-    }
-    await Promise.all(servers.splice(0).map((s) => s.stop()));
+      md += await tasksSection(loader, taskUrls, taskStores.missing);
+      // Every server gone before the heap is measured (the gateways before their stores: a store going away under a
+      // gateway would only fill its log).
+      await Promise.all(servers.splice(0).map((s) => s.stop()));
+      await stores.stop();
 
-    md += heapTable(await phase('heap', () => runHeap(pinning)));
-    const polling = await phase('polling', runPolling);
-    if (polling) md += polling;
+      md += heapTable(await phase('heap', () => runHeap(pinning)));
+      const polling = await phase('polling', runPolling);
+      if (polling) md += polling;
+    }
   } finally {
     loader.close();
     await Promise.all(servers.splice(0).map((s) => s.stop()));
+    await stores?.stop();
   }
   const loadAfter = load();
   const m = machine();
@@ -983,27 +1167,88 @@ async function main(): Promise<void> {
       : `node --import tsx ${relative(process.cwd(), fileURLToPath(import.meta.url))} ${process.argv.slice(2).join(' ')}`.trim();
   const head =
     `# Benchmark results\n\n` +
-    `Written by \`npm run bench\` (bench/run.ts); rerun it to measure your machine. Only ratios measured within one run mean much; absolute figures move with the machine and its load.\n\n` +
+    `Written by \`npm run bench\` (bench/run.ts); rerun it to measure your machine. Only ratios measured within one run mean much; absolute figures move with the machine and its load.${ONLY ? ` A partial run: the ${ONLY} section alone (\`--only ${ONLY}\`).` : ''}\n\n` +
     `- command: \`${command}\`\n` +
     `- date: ${started.toISOString()} (took ${Math.round((Date.now() - started.getTime()) / 1000)} s)\n` +
     `- gateway: ${relative(ROOT, gatewayCli) || gatewayCli} — ${commitOf(GATEWAY_DIR)}; LOG_LEVEL=${LOG_LEVEL}\n` +
     `- machine: ${m.nproc} cores (${m.cpuModel}), ${fixed(m.memoryGiB, 1)} GiB, ${m.platform}, node ${m.node}\n` +
     `- load average (1/5/15 min): before ${loadBefore}, after ${loadAfter}\n` +
     `- pinning: ${pinning.describe}\n` +
-    `- every server is a process of its own on loopback: raw upstreams (bench/fixtures/raw-upstreams.ts), the plain proxy (bench/plain-proxy.ts), one gateway per upstream (serving clients of both eras); for the upstream ${SHIM_DELAY_MS} ms away, the delay shim (bench/fixtures/delay-shim.ts) with a plain proxy and a gateway of their own in front; for the initialize count, a raw legacy upstream and a gateway of their own; for the federated endpoint, ${FED_MEMBERS} raw upstreams of ${FED_TOOLS} tools per era, a gateway federating them and a gateway in front of the first alone\n`;
+    (ONLY
+      ? `- every server is a process of its own on loopback: a raw legacy upstream (bench/fixtures/raw-upstreams.ts); ${TASK_SERVERS}\n`
+      : `- every server is a process of its own on loopback: raw upstreams (bench/fixtures/raw-upstreams.ts), the plain proxy (bench/plain-proxy.ts), one gateway per upstream (serving clients of both eras); for the upstream ${SHIM_DELAY_MS} ms away, the delay shim (bench/fixtures/delay-shim.ts) with a plain proxy and a gateway of their own in front; for the initialize count, a raw legacy upstream and a gateway of their own; for the federated endpoint, ${FED_MEMBERS} raw upstreams of ${FED_TOOLS} tools per era, a gateway federating them and a gateway in front of the first alone; ${TASK_SERVERS}\n`);
   writeFileSync(OUT, `${head}${md}`);
   process.stdout.write(`${head}${md}\nwritten to ${OUT}\n`);
   rmSync(logDir, { recursive: true, force: true });
 }
 
-/** test/helpers/redis-server.ts, its redis-server pinned to the server core (through a wrapper it execs). */
-async function redisModule(pinning: Pinning): Promise<typeof import('../test/helpers/redis-server.js')> {
-  if (pinning.pinned && !process.env.REDIS_SERVER_BIN) {
-    const wrapper = join(logDir, 'redis-server');
-    writeFileSync(wrapper, `#!/bin/sh\nexec ${pinning.server.join(' ')} redis-server "$@"\n`, { mode: 0o755 });
-    process.env.REDIS_SERVER_BIN = wrapper;
+/**
+ * test/helpers/redis-server.ts and test/helpers/postgres-server.ts, their servers pinned to the server core through
+ * wrappers that exec them under taskset. Redis: a `redis-server` first on PATH, which execs the one PATH held before
+ * (REDIS_SERVER_BIN cannot be it: the helper reads it once, when it loads, and bench/lib/processes.ts, which takes
+ * freePort from it, has loaded it before the harness runs; a REDIS_SERVER_BIN given by the caller is used as is,
+ * unpinned). Postgres: PG_BIN_DIR, a directory whose `postgres` execs the real one (found as the helper finds it:
+ * PG_BIN_DIR when given, else on PATH, else the newest /usr/lib/postgresql/<v>/bin) and whose `initdb` links to the
+ * real one (the helper reads PG_BIN_DIR when it first starts a server).
+ */
+async function storeModules(pinning: Pinning): Promise<{
+  redis: typeof import('../test/helpers/redis-server.js');
+  postgres: typeof import('../test/helpers/postgres-server.js');
+}> {
+  const quote = (x: string) => `'${x.replaceAll("'", `'\\''`)}'`;
+  const wrapper = (dir: string, name: string, real: string) => {
+    mkdirSync(dir, { mode: 0o755 });
+    writeFileSync(join(dir, name), `#!/bin/sh\nexec ${[...pinning.server, real].map(quote).join(' ')} "$@"\n`, { mode: 0o755 });
+  };
+  // Not a resolved link: Debian's redis-server links to redis-check-rdb, which tells what to be from its argv[0].
+  const redisReal = pinning.pinned && !process.env.REDIS_SERVER_BIN ? onPath('redis-server') : undefined;
+  if (redisReal) {
+    const dir = join(logDir, 'redis-bin');
+    wrapper(dir, 'redis-server', redisReal);
+    process.env.PATH = `${dir}:${process.env.PATH ?? ''}`;
   }
-  return import('../test/helpers/redis-server.js');
+  const pgReal = pinning.pinned ? postgresBinaries() : undefined;
+  if (pgReal) {
+    const dir = join(logDir, 'pg-bin');
+    wrapper(dir, 'postgres', pgReal.postgres);
+    symlinkSync(pgReal.initdb, join(dir, 'initdb'));
+    // As root the helper runs them as the postgres OS user, who must reach them: the log dir becomes traversable (not listable).
+    if (process.getuid?.() === 0) chmodSync(logDir, 0o711);
+    process.env.PG_BIN_DIR = dir;
+  }
+  return { redis: await import('../test/helpers/redis-server.js'), postgres: await import('../test/helpers/postgres-server.js') };
+}
+
+/** The first executable `name` in a PATH directory (absolute ones only), as PATH spells it. */
+function onPath(name: string): string | undefined {
+  const executable = (f: string) => {
+    try {
+      accessSync(f, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return (process.env.PATH ?? '')
+    .split(':')
+    .filter((d) => d.startsWith('/'))
+    .map((d) => join(d, name))
+    .find(executable);
+}
+
+/** The real `initdb` and `postgres` (links resolved), where test/helpers/postgres-server.ts looks; none: it says why. */
+function postgresBinaries(): { initdb: string; postgres: string } | undefined {
+  const both = (d: string) => ['initdb', 'postgres'].every((b) => existsSync(join(d, b)));
+  const debian = '/usr/lib/postgresql';
+  const versions = existsSync(debian) ? readdirSync(debian).filter((v) => /^\d+(\.\d+)?$/.test(v)) : [];
+  const dir = process.env.PG_BIN_DIR
+    ? [process.env.PG_BIN_DIR].find(both)
+    : ((process.env.PATH ?? '').split(':').find((d) => d.startsWith('/') && both(d)) ??
+      versions
+        .sort((a, b) => Number(b) - Number(a))
+        .map((v) => join(debian, v, 'bin'))
+        .find(both));
+  return dir ? { initdb: realpathSync(join(dir, 'initdb')), postgres: realpathSync(join(dir, 'postgres')) } : undefined;
 }
 
 main().then(
