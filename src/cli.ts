@@ -130,7 +130,8 @@ Exit codes:
   0  a clean stop (or --check of a valid configuration, --help, --version)
   1  an unexpected failure, a second signal, or a close that hung past the grace
   2  a configuration error (each problem printed with its key path: the file, a flag, an environment variable)
-  3  the task store could not be reached at start (its URL, password removed, and the cause: ECONNREFUSED, …)
+  3  the task store could not be reached at start (its URL, password removed, and the cause: ECONNREFUSED, …),
+     or a Postgres schema is older than this version with store.migrate: off (run --migrate)
   4  the listen address could not be taken: the port is in use or needs privileges (pass --port), or the host is
      no address of this machine (pass --host); one line says which
 

@@ -43,7 +43,7 @@ t.test('--help lists every flag and exits 0', async (t) => {
   // The exit codes a supervisor or script acts on (docs/operations.md § Exit codes).
   t.match(
     p.out(),
-    /^Exit codes:\n {2}0 .*\n {2}1 .*\n {2}2 {2}a configuration error.*\n {2}3 {2}the task store could not be reached at start.*\n {2}4 {2}the listen address/m,
+    /^Exit codes:\n {2}0 .*\n {2}1 .*\n {2}2 {2}a configuration error.*\n {2}3 {2}the task store could not be reached at start.*\n(?: {5}.*\n)* {2}4 {2}the listen address/m,
     'lists exit codes 0 to 4',
   );
   t.match(p.out(), /MCP_GATEWAY_STATE_SECRET[^]*REQUIRED with a shared store, Redis or Postgres/, 'says the secret is required with a shared store');

@@ -341,7 +341,7 @@ export const ERROR_CATALOG = {
     status: 503,
     message: 'The task store is unavailable; retry shortly',
     retryAfterSeconds: 1,
-    doc: 'The task store (Redis) cannot be reached now: a fast, clear failure, never a hang.',
+    doc: 'The task store (Redis, Postgres) cannot be reached now: a fast, clear failure, never a hang.',
   },
   GW_MISSING_CAPABILITY: {
     rpc: ErrorCode.MissingRequiredClientCapability,
