@@ -4,7 +4,8 @@
  * schema migrated once however many instances start together, or checked and refused when migrating is off; expired
  * rows deleted by the reaper; bus messages too large for a NOTIFY payload; a stopped, killed or frozen database makes
  * every method fail fast with StoreUnavailableError, and the same store object works again, with every committed
- * record, once it is back; a create that resolved survives a crash of the database right after it. Skipped, with the
+ * record, once it is back; a create that resolved survives a crash of the database right after it; a finished record
+ * read once is answered from the store's copy (even while the database is away) until its row expires. Skipped, with the
  * reason printed, only when there is no PostgreSQL server binary (and no PG_URL); the outage and durability tests
  * take a server of their own away and back, so they need the binary even with PG_URL.
  */
@@ -434,5 +435,41 @@ t.test(
     t.equal(found.filter((x) => x !== undefined).length, 50, 'all 50 are there');
     t.same(found, records, 'each as it was created');
     t.same(await after.list({ principal: 'durable', upstream: 'up-1', limit: 100 }), { tasks: records, more: false }, 'and listed in order');
+  },
+);
+
+t.test(
+  'finished records: a copy read once answers later gets, even while the database is away, and goes with its row',
+  { skip: ownServer ?? false },
+  async (t) => {
+    const server = await startPostgres();
+    t.teardown(() => server.dispose());
+    const store = await connected({ url: server.url, commandTimeoutMs: 300, connectTimeoutMs: 300 });
+    t.teardown(() => store.close());
+    const finished = rec({ status: 'completed' });
+    const running = rec();
+    await store.create(finished, LONG_MS);
+    await store.create(running, LONG_MS);
+    const ended = rec();
+    await store.create(ended, LONG_MS);
+    const r = await store.replace({ ...ended, status: 'failed' }, 0);
+    t.ok(r.ok, 'a record ended by this store');
+    t.same(await store.get(finished.taskId), finished, 'read once');
+    const short = rec({ status: 'cancelled' });
+    await store.create(short, 300);
+    t.same(await store.get(short.taskId), short, 'a short-lived finished record, read once');
+
+    await server.stop();
+    t.same(await store.get(finished.taskId), finished, 'a finished record read before answers while the database is away');
+    t.equal((await store.get(ended.taskId))?.status, 'failed', 'so does one this store ended');
+    await t.rejects(store.get(running.taskId), StoreUnavailableError, 'a running one needs the database');
+    await t.rejects(store.replace({ ...finished, status: 'failed' }, 1), StoreUnavailableError, 'and every write does');
+    await eventually(
+      'the short-lived copy goes when its row expires',
+      async () => (await store.get(short.taskId).catch(() => 'unavailable')) === 'unavailable',
+    );
+    await server.restart();
+    await eventually('the database answers again', () => answers(store, running));
+    t.equal(await store.get(short.taskId), undefined, 'the expired one is gone there too');
   },
 );
