@@ -238,6 +238,8 @@ export class PostgresTaskStore implements TaskStore {
       if (err instanceof SchemaVersionError) throw new StoreUnavailableError(err.message, { cause: err });
       throw new StoreUnavailableError(`cannot reach Postgres: ${(err as Error).message}`, { cause: err });
     }
+    // A store closed while it was opening starts no reaper (close() has already cleared it).
+    if (this.closing) return;
     this.reaper ??= setInterval(() => void this.reap().catch(() => {}), this.opts.reapEveryMs ?? REAP_MS);
     this.reaper.unref();
   }
