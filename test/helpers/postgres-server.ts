@@ -11,7 +11,7 @@
  */
 import { type ChildProcess, type SpawnOptions, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { accessSync, chownSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -24,6 +24,8 @@ export interface PostgresServer {
   port: number;
   /** The cluster's data directory (removed by `dispose()`). */
   dataDir: string;
+  /** With `startPostgres({ tls: true })`: the server's self-signed certificate (its own CA), PEM; it also takes TLS. */
+  caFile?: string;
   /** Ends it (SIGINT: a fast shutdown, open sessions are ended) and resolves once it has exited. Idempotent. */
   stop(): Promise<void>;
   /**
@@ -291,10 +293,52 @@ async function initdb(s: Setup, base: string, dataDir: string, timeoutMs: number
   }
 }
 
+/**
+ * A self-signed certificate for 127.0.0.1 and localhost, and its key, in `base` (the key readable by the server's user
+ * only, as postgres demands), and the settings that make the server take TLS with them.
+ */
+function serverCertificate(s: Setup, base: string): string[] {
+  const [crt, key] = [join(base, 'server.crt'), join(base, 'server.key')];
+  selfSigned(crt, key, '127.0.0.1');
+  if (s.user) {
+    chownSync(crt, s.user.uid, s.user.gid);
+    chownSync(key, s.user.uid, s.user.gid);
+  }
+  return ['ssl=on', `ssl_cert_file=${crt}`, `ssl_key_file=${key}`];
+}
+
+/** Writes a self-signed certificate for `host` (an IP address, and localhost) and its key (mode 0600), with openssl. */
+export function selfSigned(crtFile: string, keyFile: string, host: string): void {
+  const r = spawnSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${host}`,
+      '-addext',
+      `subjectAltName=IP:${host},DNS:localhost`,
+      '-keyout',
+      keyFile,
+      '-out',
+      crtFile,
+    ],
+    { encoding: 'utf8' },
+  );
+  if (r.error || r.status !== 0) throw new Error(`openssl could not make a certificate: ${r.error?.message ?? r.stderr}`);
+  chmodSync(keyFile, 0o600);
+}
+
 /** Spawns postgres on `port` for `dataDir` and resolves once it logs that it accepts connections. */
-function spawnOn(s: Setup, base: string, dataDir: string, port: number, timeoutMs: number): Promise<ChildProcess> {
+function spawnOn(s: Setup, base: string, dataDir: string, port: number, timeoutMs: number, extra: readonly string[] = []): Promise<ChildProcess> {
   // -k: its Unix socket (and the socket's lock file) in the temp dir, not the distribution's /var/run/postgresql.
-  const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-k', base, ...SETTINGS.flatMap((c) => ['-c', c])];
+  const settings = [...SETTINGS, ...extra];
+  const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-k', base, ...settings.flatMap((c) => ['-c', c])];
   const child = spawn(s.postgres, args, spawnOptions(s, base));
   return new Promise((resolve, reject) => {
     let log = '';
@@ -338,7 +382,7 @@ function spawnOn(s: Setup, base: string, dataDir: string, port: number, timeoutM
  * Starts a postgres of its own: a new cluster (initdb) in a fresh temp dir, served on a free loopback port (retried on
  * a new port if another process took it meanwhile). Throws with the reason when `postgresBinaryMissing()` has one.
  */
-export async function startPostgres(): Promise<PostgresServer> {
+export async function startPostgres(opts: { tls?: boolean } = {}): Promise<PostgresServer> {
   const s = resolveSetup();
   if (typeof s === 'string') throw new Error(`cannot start postgres: ${s}`);
   const deadline = Date.now() + START_TIMEOUT_MS;
@@ -349,14 +393,16 @@ export async function startPostgres(): Promise<PostgresServer> {
   const entry = { child: () => child, base };
   live.add(entry);
   let port = 0;
+  const extra: string[] = [];
   try {
     // As root: the postgres user owns the temp dir (initdb creates the data dir in it, postgres its socket).
     if (s.user) chownSync(base, s.user.uid, s.user.gid);
     await initdb(s, base, dataDir, deadline - Date.now());
+    if (opts.tls) extra.push(...serverCertificate(s, base));
     for (let attempt = 1; !child; attempt++) {
       port = await freePort();
       try {
-        child = await spawnOn(s, base, dataDir, port, Math.max(deadline - Date.now(), 1));
+        child = await spawnOn(s, base, dataDir, port, Math.max(deadline - Date.now(), 1), extra);
       } catch (err) {
         if (attempt >= 3 || Date.now() >= deadline) throw err;
       }
@@ -370,6 +416,7 @@ export async function startPostgres(): Promise<PostgresServer> {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
     dataDir,
+    ...(opts.tls ? { caFile: join(base, 'server.crt') } : {}),
     stop: () => {
       server.resume();
       return end(child, 'SIGINT');
@@ -382,7 +429,7 @@ export async function startPostgres(): Promise<PostgresServer> {
       if (disposed) throw new Error('postgres server disposed of: it cannot be restarted');
       await server.stop();
       child = undefined;
-      child = await spawnOn(s, base, dataDir, port, START_TIMEOUT_MS);
+      child = await spawnOn(s, base, dataDir, port, START_TIMEOUT_MS, extra);
     },
     pause: () => {
       if (isRunning(child)) signalServer(child.pid!, 'SIGSTOP');

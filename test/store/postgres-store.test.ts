@@ -7,16 +7,19 @@
  * record, once it is back; a create that resolved survives a crash of the database right after it; a finished record
  * read once is answered from the store's copy (even while the database is away) until its row expires. Skipped, with the
  * reason printed, only when there is no PostgreSQL server binary (and no PG_URL); the outage and durability tests
- * take a server of their own away and back, so they need the binary even with PG_URL.
+ * take a server of their own away and back, so they need the binary even with PG_URL. Last, `store.tls` against a
+ * server that takes TLS: verified, required, refused by another CA.
  */
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import t, { type Test } from 'tap';
 import { PostgresTaskStore, SCHEMA_VERSION, StoreUnavailableError } from '../../src/store/index.js';
 import { quoted } from '../../src/store/postgres-schema.js';
 import type { PostgresStoreOptions } from '../../src/store/postgres-store.js';
 import type { JsonObject, TaskRecord } from '../../src/translate/index.js';
-import { postgresAvailable, postgresBinaryMissing, postgresForTest, startPostgres } from '../helpers/postgres-server.js';
+import { postgresAvailable, postgresBinaryMissing, postgresForTest, selfSigned, startPostgres } from '../helpers/postgres-server.js';
 import { eventually, everyMethod, rec, rejectsUnavailable, storeContract } from '../helpers/store-contract.js';
 
 const DEFAULTS = { maxTtlMs: 86_400_000, commandTimeoutMs: 1_000, connectTimeoutMs: 1_000, poolSize: 4, migrate: 'auto' as const };
@@ -473,3 +476,42 @@ t.test(
     t.equal(await store.get(short.taskId), undefined, 'the expired one is gone there too');
   },
 );
+
+// Debian's postgresql brings openssl (ssl-cert); elsewhere it may be missing.
+const noOpenssl = spawnSync('openssl', ['version']).status === 0 ? undefined : 'no openssl to make a certificate with';
+
+t.test('TLS (store.tls): verified against its CA, encrypted without verifying, refused by another CA', { skip: ownServer ?? noOpenssl ?? false }, async (t) => {
+  const server = await startPostgres({ tls: true });
+  t.teardown(() => server.dispose());
+  const caFile = server.caFile as string;
+  const raw = new pg.Client({ connectionString: server.url });
+  await raw.connect();
+  t.teardown(() => raw.end());
+  /** Whether each connection of the gateway's stores (by their application name) is encrypted. */
+  const encrypted = async (): Promise<boolean[]> =>
+    (
+      await raw.query<{ ssl: boolean }>("SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'mcp-tasks-gateway'")
+    ).rows.map((x) => x.ssl);
+
+  const verified = await connected({ url: server.url, tls: { mode: 'verify', caFile } });
+  const r = rec();
+  await verified.create(r, LONG_MS);
+  t.same(await verified.get(r.taskId), r, 'verify against the server’s CA: the store works');
+  let conns = await encrypted();
+  t.ok(conns.length >= 2 && conns.every(Boolean), `every connection of it is TLS (${conns.length}: the pool’s and the LISTEN one)`);
+  await verified.close();
+
+  const required = await connected({ url: server.url, tls: { mode: 'require' } });
+  await required.ping();
+  conns = await encrypted();
+  t.ok(conns.length >= 1 && conns.every(Boolean), 'require: encrypted, the certificate not checked');
+  await required.close();
+
+  const [otherCrt, otherKey] = [join(dirname(caFile), 'other.crt'), join(dirname(caFile), 'other.key')];
+  selfSigned(otherCrt, otherKey, '127.0.0.1');
+  const wrong = new PostgresTaskStore({ schema: schemaName(), ...DEFAULTS, url: server.url, tls: { mode: 'verify', caFile: otherCrt } });
+  const err = await wrong.connect().catch((e: unknown) => e);
+  t.ok(err instanceof StoreUnavailableError, 'verify against another CA: refused, as the store being unavailable', { found: String(err) });
+  t.match((err as StoreUnavailableError).detail, /certificate/i, 'the operator’s detail names the certificate');
+  await wrong.close();
+});
