@@ -7,6 +7,11 @@
 import { ConfigError, postgresUrlProblem, redactedUrl, redisUrlProblem, type GatewayConfig } from './config/index.js';
 import { MemoryTaskStore, PostgresTaskStore, RedisTaskStore, SCHEMA_VERSION, type TaskStore } from './store/index.js';
 
+type SharedStoreConfig = Exclude<GatewayConfig['store'], { kind: 'memory' }>;
+
+/** A shared store's name, as messages say it. */
+const STORE_NAME: Record<SharedStoreConfig['kind'], string> = { redis: 'Redis', postgres: 'Postgres' };
+
 /** The configured task store, connected. */
 export async function openStore(config: Readonly<GatewayConfig>, env: NodeJS.ProcessEnv): Promise<TaskStore> {
   const s = config.store;
@@ -28,21 +33,20 @@ export async function openStore(config: Readonly<GatewayConfig>, env: NodeJS.Pro
     await store.close().catch(() => {});
     const cause = e instanceof Error && e.cause instanceof Error ? e.cause : e;
     const where = s.url !== undefined ? 'store.url' : s.urlEnv;
-    const what = s.kind === 'redis' ? 'Redis' : 'Postgres';
-    throw new StoreStartError(`cannot reach the ${what} store at ${redactedUrl(url)} (${where}): ${cause instanceof Error ? cause.message : String(cause)}`, {
-      cause: e,
-    });
+    throw new StoreStartError(
+      `cannot reach the ${STORE_NAME[s.kind]} store at ${redactedUrl(url)} (${where}): ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        cause: e,
+      },
+    );
   }
   return store;
 }
 
-type SharedStoreConfig = Exclude<GatewayConfig['store'], { kind: 'memory' }>;
-
 /** A shared store's URL: `store.url`, else the variable `store.urlEnv` names (checked only now, as building reads it). */
 function storeUrlOf(s: SharedStoreConfig, env: NodeJS.ProcessEnv): string {
-  const what = s.kind === 'redis' ? 'Redis' : 'Postgres';
   const url = s.url ?? env[s.urlEnv];
-  if (!url) throw new ConfigError([`store.url: the ${what} store needs a URL: set ${s.urlEnv} or store.url`]);
+  if (!url) throw new ConfigError([`store.url: the ${STORE_NAME[s.kind]} store needs a URL: set ${s.urlEnv} or store.url`]);
   // store.url was checked with the file; the variable's value only now.
   const problem = s.kind === 'redis' ? redisUrlProblem(url) : postgresUrlProblem(url);
   if (problem) throw new ConfigError([`store.url: ${s.urlEnv} (store.urlEnv) must hold ${problem}`]);

@@ -171,6 +171,8 @@ export class PostgresTaskStore implements TaskStore {
   readonly scope = 'shared' as const;
   private readonly pool: pg.Pool;
   private readonly sql: ReturnType<typeof statements>;
+  /** The reaper's deletions, for this schema. */
+  private readonly reaping: readonly string[];
   private readonly channel: string;
   private readonly topics = new Map<string, Topic>();
   /** Terminal records by id, each until its row expires (see FINISHED_CACHE_BYTES). */
@@ -192,6 +194,7 @@ export class PostgresTaskStore implements TaskStore {
   constructor(readonly opts: PostgresStoreOptions) {
     const s = quoted(opts.schema);
     this.sql = statements(s);
+    this.reaping = reapers(s);
     this.channel = `${opts.schema}_events`;
     const ssl = sslOf(opts.tls);
     this.connection = {
@@ -404,7 +407,7 @@ export class PostgresTaskStore implements TaskStore {
    */
   async reap(): Promise<number> {
     let deleted = 0;
-    for (const statement of reapers(quoted(this.opts.schema))) {
+    for (const statement of this.reaping) {
       for (let round = 0; round < 100; round++) {
         const r = await this.command('reap', () => this.pool.query(statement));
         deleted += r.rowCount ?? 0;

@@ -5,8 +5,8 @@
  */
 import type { Test } from 'tap';
 import { startGatewayProcess, TEST_SECRET, type GatewayProcess } from '../helpers/gateway-process.js';
-import { post, type RawReply } from '../helpers/modern.js';
-import { DECLARING, TERMINAL } from '../helpers/task-helpers.js';
+import type { RawReply } from '../helpers/modern.js';
+import { getTask, TERMINAL } from '../helpers/task-helpers.js';
 
 /** A short lease: a lost instance's work is claimed by another within a few seconds. */
 export const LEASE_MS = 1500;
@@ -39,18 +39,6 @@ export function safe(p: Promise<RawReply>): Promise<RawReply> {
 }
 
 export const firstText = (result: any): string | undefined => result?.content?.[0]?.text;
-
-/** tasks/get as a declaring client. */
-export function getTask(url: string, taskId: string): Promise<RawReply> {
-  return post(url, 'tasks/get', { taskId }, { capabilities: DECLARING });
-}
-
-/** Creates a task with a tools/call as a declaring client; throws (with the reply) unless it is a CreateTaskResult. */
-export async function createTask(url: string, name: string, args: Record<string, unknown>): Promise<string> {
-  const r = await post(url, 'tools/call', { name, arguments: args }, { capabilities: DECLARING });
-  if (r.body?.result?.resultType !== 'task') throw new Error(`${name} on ${url}: no task (HTTP ${r.status} ${JSON.stringify(r.body)})`);
-  return r.body.result.taskId as string;
-}
 
 /** `fn` over `items`, at most `limit` at once, in order of the items. */
 export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {

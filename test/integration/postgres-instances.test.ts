@@ -21,12 +21,10 @@ import { startModernFixture } from '../fixtures/modern-server.js';
 import type { GatewayProcess } from '../helpers/gateway-process.js';
 import { post } from '../helpers/modern.js';
 import { postgresBinaryMissing, startPostgres } from '../helpers/postgres-server.js';
-import { DECLARING, TERMINAL } from '../helpers/task-helpers.js';
+import { createTask, DECLARING, getTask, TERMINAL } from '../helpers/task-helpers.js';
 import {
   answered,
-  createTask,
   firstText,
-  getTask,
   INSTANCE_LOST,
   isStoreUnavailable,
   lastLines,
@@ -116,7 +114,7 @@ async function partA(t: Test): Promise<void> {
   const pollers = startPollers(created, { workers: 16, spacingMs: 200, via: () => live });
   const loadStart = Date.now();
   await mapLimit(plan, 16, async (p) => {
-    p.taskId = await createTask((p.creator === 'A' ? A : B).url(p.path), p.tool, p.args);
+    p.taskId = (await createTask((p.creator === 'A' ? A : B).url(p.path), p.tool, p.args)).taskId;
     created.push(p);
   });
   const gated = plan.filter((p) => p.tool === 'gated_job');
@@ -255,7 +253,7 @@ async function partB(t: Test): Promise<void> {
   const create = (tasks: Durable[]) =>
     mapLimit(tasks, 10, async (p, i) => {
       const [tool, args] = p.kind === 'job' ? ['start_report', { topic: p.name, ...JOB }] : ['gated_job', { gate: p.name }];
-      p.taskId = await createTask((first[i % first.length] as GatewayProcess).url(p.path), tool as string, args);
+      p.taskId = (await createTask((first[i % first.length] as GatewayProcess).url(p.path), tool as string, args)).taskId;
     });
   // The upstream tasks first (held at their gates as long as needed), then the jobs (running on a timer), then the kill.
   const proxied = plan.filter((p) => p.kind === 'proxied');
@@ -357,12 +355,12 @@ async function partC(t: Test): Promise<void> {
   const pid = G.pid;
   const tasks: Before[] = [];
   for (let i = 0; i < 10; i++) {
-    tasks.push({ path: 'wrapped', taskId: await createTask(G.url('wrapped'), 'greet', { name: `pg-${i}` }), expected: `Hello, pg-${i}!` });
+    tasks.push({ path: 'wrapped', taskId: (await createTask(G.url('wrapped'), 'greet', { name: `pg-${i}` })).taskId, expected: `Hello, pg-${i}!` });
   }
   for (let i = 0; i < 15; i++) {
     const gate = `outage-${i}`;
     const opens = i < 10 ? 'gap' : 'after';
-    tasks.push({ path: 'wrapped', taskId: await createTask(G.url('wrapped'), 'gated_job', { gate }), expected: `released ${gate}`, gate, opens });
+    tasks.push({ path: 'wrapped', taskId: (await createTask(G.url('wrapped'), 'gated_job', { gate })).taskId, expected: `released ${gate}`, gate, opens });
   }
   const gated = tasks.filter((x) => x.gate);
   await waitUntil(

@@ -11,7 +11,6 @@
  * server that takes TLS: verified, required, refused by another CA.
  */
 import { spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import t, { type Test } from 'tap';
@@ -19,16 +18,14 @@ import { PostgresTaskStore, SCHEMA_VERSION, StoreUnavailableError } from '../../
 import { quoted } from '../../src/store/postgres-schema.js';
 import type { PostgresStoreOptions } from '../../src/store/postgres-store.js';
 import type { JsonObject, TaskRecord } from '../../src/translate/index.js';
+import { schemaFor } from '../helpers/file-postgres.js';
 import { postgresAvailable, postgresBinaryMissing, postgresForTest, selfSigned, startPostgres } from '../helpers/postgres-server.js';
 import { eventually, everyMethod, rec, rejectsUnavailable, storeContract } from '../helpers/store-contract.js';
 
 const DEFAULTS = { maxTtlMs: 86_400_000, commandTimeoutMs: 1_000, connectTimeoutMs: 1_000, poolSize: 4, migrate: 'auto' as const };
 
-/** A schema name of this run's own (every test store has one: two schemas share nothing). */
-const schemaName = (): string => `t_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-
 async function connected(opts: Partial<PostgresStoreOptions> & { url: string }): Promise<PostgresTaskStore> {
-  const store = new PostgresTaskStore({ schema: schemaName(), ...DEFAULTS, ...opts });
+  const store = new PostgresTaskStore({ schema: schemaFor('t'), ...DEFAULTS, ...opts });
   await store.connect();
   return store;
 }
@@ -59,17 +56,17 @@ t.test('postgres store', { skip: missing ?? false }, async (t) => {
   const url = await postgresForTest(t);
 
   storeContract(t, 'postgres', async ({ maxTtlMs }) => {
-    const opts = { url, schema: schemaName(), ...(maxTtlMs !== undefined ? { maxTtlMs } : {}) };
+    const opts = { url, schema: schemaFor('t'), ...(maxTtlMs !== undefined ? { maxTtlMs } : {}) };
     return {
       store: await connected(opts),
       // Another gateway instance: its own store object (own pool and LISTEN connection) on the same schema.
       peer: () => connected(opts),
-      isolated: () => connected({ ...opts, schema: schemaName() }),
+      isolated: () => connected({ ...opts, schema: schemaFor('t') }),
     };
   });
 
   t.test('migrations: five instances starting together on a fresh schema apply each version exactly once', async (t) => {
-    const schema = schemaName();
+    const schema = schemaFor('t');
     const stores = Array.from({ length: 5 }, () => new PostgresTaskStore({ url, schema, ...DEFAULTS }));
     t.teardown(() => Promise.all(stores.map((s) => s.close())));
     const outcomes = await Promise.allSettled(stores.map((s) => s.connect()));
@@ -103,7 +100,7 @@ t.test('postgres store', { skip: missing ?? false }, async (t) => {
     t.same(await stores[4]!.get(r.taskId), r, 'one schema for all');
 
     // Five operators running --migrate together: each version is applied by exactly one of them.
-    const other = schemaName();
+    const other = schemaFor('t');
     const operators = Array.from({ length: 5 }, () => new PostgresTaskStore({ url, schema: other, ...DEFAULTS, migrate: 'off' }));
     t.teardown(() => Promise.all(operators.map((s) => s.close())));
     const applied = await Promise.all(operators.map((s) => s.migrate()));
@@ -116,7 +113,7 @@ t.test('postgres store', { skip: missing ?? false }, async (t) => {
   });
 
   t.test('migrations: with migrate off, an unmigrated schema is refused until --migrate has run', async (t) => {
-    const schema = schemaName();
+    const schema = schemaFor('t');
     const off = new PostgresTaskStore({ url, schema, ...DEFAULTS, migrate: 'off' });
     t.teardown(() => off.close());
     const err = await off.connect().then(
@@ -161,7 +158,7 @@ t.test('postgres store', { skip: missing ?? false }, async (t) => {
   });
 
   t.test('migrations: a statement of the migration may wait longer than commandTimeoutMs (its own 60 s bound)', async (t) => {
-    const schema = schemaName();
+    const schema = schemaFor('t');
     // An operator creating the schema by hand in a transaction still open: CREATE SCHEMA IF NOT EXISTS waits for it.
     const holder = await rawClient(t, url);
     await holder.query('BEGIN');
@@ -509,7 +506,7 @@ t.test('TLS (store.tls): verified against its CA, encrypted without verifying, r
 
   const [otherCrt, otherKey] = [join(dirname(caFile), 'other.crt'), join(dirname(caFile), 'other.key')];
   selfSigned(otherCrt, otherKey, '127.0.0.1');
-  const wrong = new PostgresTaskStore({ schema: schemaName(), ...DEFAULTS, url: server.url, tls: { mode: 'verify', caFile: otherCrt } });
+  const wrong = new PostgresTaskStore({ schema: schemaFor('t'), ...DEFAULTS, url: server.url, tls: { mode: 'verify', caFile: otherCrt } });
   const err = await wrong.connect().catch((e: unknown) => e);
   t.ok(err instanceof StoreUnavailableError, 'verify against another CA: refused, as the store being unavailable', { found: String(err) });
   t.match((err as StoreUnavailableError).detail, /certificate/i, 'the operator’s detail names the certificate');
