@@ -1,9 +1,9 @@
 /**
  * A federated endpoint across instances (docs/federation.md, docs/several-instances.md § Leases and takeover): two
- * REAL gateway processes share one real redis-server and one configuration, whose path `/mcp` federates three members
- * (namespaces): `r` and `w`, a sync-only 2025-11-25 fixture whose `gated_job` is wrapped into a gateway-owned task
- * (`r` with `retryOnLoss: true`, `w` without), and `j`, a 2026-07-28 hand-rolled job server whose `start_report` is a
- * `task: job` rule. A client creates one task per member through an instance K, so K owns them (their records name
+ * REAL gateway processes share one real store (a redis-server, then a postgres, each of the test's own) and one
+ * configuration, whose path `/mcp` federates three members (namespaces): `r` and `w`, a sync-only 2025-11-25 fixture
+ * whose `gated_job` is wrapped into a gateway-owned task (`r` with `retryOnLoss: true`, `w` without), and `j`, a
+ * 2026-07-28 hand-rolled job server whose `start_report` is a `task: job` rule. A client creates one task per member through an instance K, so K owns them (their records name
  * the member); K is SIGKILLed; the client polls every task through the surviving instance B by its id until it ends:
  *  - `r_gated_job` runs once more on B (the sealed call opened by the claimer) and completes with the tool's result;
  *  - `w_gated_job` is failed by the claimer: "The gateway instance running this task was lost";
@@ -11,13 +11,14 @@
  *    job's result.
  * Another principal's lookup of the same ids through B is refused as an unknown task. Once for a 2026-07-28 client
  * (tasks extension, `tasks/get`) and once for a 2025-11-25 client (`tasks/get`, `tasks/result` in a session minted
- * on K and rebuilt on B). Skips, saying why, only when no `redis-server` binary is on PATH.
+ * on K and rebuilt on B). Each store's run skips, saying why, only when its server binary is missing.
  */
 import t, { type Test } from 'tap';
 import { startLegacyFixture, type LegacyFixture } from '../fixtures/legacy-server.js';
 import { waitForStats } from '../fixtures/legacy-task-tools.js';
 import { JOB_RULES, startJobServer, type JobServer } from '../fixtures/job-server.js';
 import { startGatewayProcess, TEST_SECRET, type GatewayProcess } from '../helpers/gateway-process.js';
+import { postgresBinaryMissing, startPostgres } from '../helpers/postgres-server.js';
 import { serverBinaryMissing, startRedis } from '../helpers/redis-server.js';
 import { post, readReply, type RawReply } from '../helpers/modern.js';
 import { LEGACY_HEADERS } from '../helpers/legacy-face-stack.js';
@@ -36,21 +37,43 @@ const MALLORY = 'Bearer mallory-token';
 
 t.setTimeout(600_000);
 
-const missing = serverBinaryMissing();
-if (missing) t.plan(0, `the federated takeover test needs a redis-server of its own: ${missing}`);
-else
-  t.test('two instances on Redis, a federated endpoint: the owner of tasks on different members is SIGKILLed; they end through the other instance', (t) =>
-    main(t),
+/** The shared stores the instances run on, each on a server of this test's own. */
+const BACKENDS = [
+  {
+    name: 'Redis',
+    missing: serverBinaryMissing(),
+    async start() {
+      const redis = await startRedis();
+      return { store: { kind: 'redis', url: redis.url, keyPrefix: 'fed-takeover:' }, stop: () => redis.stop() };
+    },
+  },
+  {
+    name: 'Postgres',
+    missing: postgresBinaryMissing(),
+    async start() {
+      const pg = await startPostgres();
+      return { store: { kind: 'postgres', url: pg.url, schema: 'fed_takeover' }, stop: () => pg.dispose() };
+    },
+  },
+];
+
+for (const backend of BACKENDS) {
+  if (backend.missing) t.comment(`the federated takeover test on ${backend.name} is skipped: ${backend.missing}`);
+  t.test(
+    `two instances on ${backend.name}, a federated endpoint: the owner of tasks on different members is SIGKILLed; they end through the other instance`,
+    { skip: backend.missing ?? false },
+    (t) => main(t, backend),
   );
+}
 
 interface Fixtures {
   sync: LegacyFixture;
   jobs: JobServer;
 }
 
-async function main(t: Test): Promise<void> {
-  const redis = await startRedis();
-  t.teardown(() => redis.stop());
+async function main(t: Test, backend: (typeof BACKENDS)[number]): Promise<void> {
+  const server = await backend.start();
+  t.teardown(() => server.stop());
   const sync = await startLegacyFixture({ tasks: 'sync', taskJobDelayMs: 0 });
   t.teardown(() => sync.close());
   const jobs = await startJobServer({ era: 'modern', stepMs: 50 });
@@ -58,7 +81,7 @@ async function main(t: Test): Promise<void> {
 
   const config = {
     secret: { value: TEST_SECRET },
-    store: { kind: 'redis', url: redis.url, keyPrefix: 'fed-takeover:', commandTimeoutMs: 500, connectTimeoutMs: 1000 },
+    store: { ...server.store, commandTimeoutMs: 500, connectTimeoutMs: 1000 },
     tasks: { leaseMs: LEASE_MS, pollIntervalMs: 50 },
     upstreams: [
       {
