@@ -10,7 +10,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
 import { createParser } from 'eventsource-parser';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { catalogError, GatewayError, jsonTooDeep, logFailure, NO_LOG, type LayerLogger } from '../translate/index.js';
 
 /** Largest single SSE event or JSON body accepted from an upstream. */
@@ -174,7 +174,7 @@ export class UpstreamResponse {
    */
   async *messages(cursor?: SseCursor): AsyncGenerator<unknown> {
     if (this.buffered !== undefined) {
-      yield* jsonTextMessages(this.buffered, this.framing);
+      yield* jsonTextMessages(this.buffered, this);
       return;
     }
     if (!this.isEventStream) {
@@ -200,14 +200,27 @@ export class UpstreamResponse {
       throw tooLarge();
     }
     if (declared >= 0) {
-      yield* jsonTextMessages(await body.text(), this.framing);
+      yield* jsonTextMessages(await body.text(), this);
       return;
     }
-    yield* chunkedJsonMessages(body, this.framing);
+    yield* chunkedJsonMessages(body, this);
+  }
+
+  /**
+   * The messages of a JSON answer of declared length (one value, or JSON lines), read whole by undici's own collector;
+   * `undefined` for any other answer (SSE, a chunked body, one already taken), which `messages` reads as it arrives.
+   * What the hot path of a plain call takes: no async generators between the body and the call.
+   */
+  wholeMessages(): Promise<unknown[]> | undefined {
+    if (this.body === undefined || this.isEventStream) return undefined;
+    const declared = Number(this.header('content-length'));
+    if (!(declared >= 0) || declared > MAX_UPSTREAM_MESSAGE_BYTES) return undefined;
+    const body = this.take() as Body;
+    return body.text().then((text) => [...jsonTextMessages(text, this)]);
   }
 
   /** The answer's media type, for an error that names the framing it could not read. */
-  private get framing(): string {
+  get framing(): string {
     const type = (this.header('content-type') ?? '').split(';')[0]?.trim();
     return type ? `Content-Type ${type}` : 'no Content-Type';
   }
@@ -229,6 +242,11 @@ function tooLarge(): GatewayError {
   return new GatewayError('GW_UPSTREAM_BAD_MESSAGE', { args: [`message larger than ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`] });
 }
 
+/** What names an answer's framing in an error, read only when one is raised. */
+interface Framed {
+  readonly framing: string;
+}
+
 /** Text that is JSON neither as one value nor as JSON lines: named by its framing, not as a broken stream. */
 function notJsonOrLines(framing: string): GatewayError {
   return new GatewayError('GW_UPSTREAM_BAD_MESSAGE', { args: [`the answer is not JSON or JSON lines (${framing})`] });
@@ -245,21 +263,21 @@ function tryJson(text: string): { value: unknown } | undefined {
 }
 
 /** The messages of one JSON value or line, refused naming the framing when it is not JSON. */
-function framedMessages(text: string, framing: string): Generator<unknown> {
+function framedMessages(text: string, framed: Framed): Generator<unknown> {
   const parsed = tryJson(text);
-  if (!parsed) throw notJsonOrLines(framing);
+  if (!parsed) throw notJsonOrLines(framed.framing);
   return spread(parsed.value);
 }
 
 /** The messages of a JSON body read whole: one value (parsed once), else newline-delimited JSON messages. */
-function* jsonTextMessages(text: string, framing: string): Generator<unknown> {
+function* jsonTextMessages(text: string, framed: Framed): Generator<unknown> {
   if (text.trim() === '') return;
   const whole = tryJson(text);
   if (whole) {
     yield* spread(whole.value);
     return;
   }
-  for (const line of text.split('\n')) if (line.trim() !== '') yield* framedMessages(line, framing);
+  for (const line of text.split('\n')) if (line.trim() !== '') yield* framedMessages(line, framed);
 }
 
 const NEWLINE = 0x0a;
@@ -272,7 +290,7 @@ const NEWLINE = 0x0a;
  * never occurs inside a UTF-8 sequence), so a long body costs no repeated copying; each message is bounded by
  * MAX_UPSTREAM_MESSAGE_BYTES.
  */
-async function* chunkedJsonMessages(body: Body, framing: string): AsyncGenerator<unknown> {
+async function* chunkedJsonMessages(body: Body, framed: Framed): AsyncGenerator<unknown> {
   /** The bytes not yet parsed: of the current line (JSON lines), or of the whole body (undecided, one value). */
   let pending: Buffer[] = [];
   let size = 0;
@@ -289,7 +307,7 @@ async function* chunkedJsonMessages(body: Body, framing: string): AsyncGenerator
             lines = false; // a value spread over lines: kept whole, parsed at the end
             break;
           }
-          if (!parsed) throw notJsonOrLines(framing);
+          if (!parsed) throw notJsonOrLines(framed.framing);
           lines = true;
           yield* spread(parsed.value);
         }
@@ -306,7 +324,7 @@ async function* chunkedJsonMessages(body: Body, framing: string): AsyncGenerator
     if (!body.readableEnded) body.destroy();
   }
   const last = joined(pending).toString('utf8');
-  if (last.trim() !== '') yield* framedMessages(last, framing);
+  if (last.trim() !== '') yield* framedMessages(last, framed);
 }
 
 /** The parts as one buffer, copying only when there are several. */
@@ -402,6 +420,23 @@ export class ExchangeStop extends EventEmitter {
   }
 }
 
+/**
+ * Where a URL's requests go, as undici's dispatcher takes them (origin, path and query), parsed once per URL: undici's
+ * own `request(url)` parses it again for every exchange. Keyed by the upstreams' URLs, a handful; cleared when full.
+ */
+const targets = new Map<string, { origin: string; path: string }>();
+
+function targetOf(url: string): { origin: string; path: string } {
+  let t = targets.get(url);
+  if (t === undefined) {
+    const u = new URL(url);
+    t = { origin: u.origin, path: `${u.pathname}${u.search}` };
+    if (targets.size >= 256) targets.clear();
+    targets.set(url, t);
+  }
+  return t;
+}
+
 /** What one exchange sends. */
 export interface HttpExchange {
   method: 'POST' | 'GET' | 'DELETE';
@@ -423,12 +458,14 @@ export interface HttpExchange {
  * (`fetchFailure`).
  */
 export async function exchange(url: string, x: HttpExchange): Promise<UpstreamResponse> {
-  const res = await request(url, {
+  const { origin, path } = targetOf(url);
+  const res = await agent.request({
+    origin,
+    path,
     method: x.method,
     headers: x.headers,
     ...(x.body !== undefined ? { body: x.body } : {}),
     ...(x.signal ? { signal: x.signal } : {}),
-    dispatcher: agent,
     ...(x.headersTimeoutMs !== undefined ? { headersTimeout: x.headersTimeoutMs } : {}),
   });
   return new UpstreamResponse(res.statusCode, res.headers, res.body);

@@ -31,7 +31,7 @@ import {
   type UpstreamIdentity,
   catalogError,
 } from '../../translate/index.js';
-import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamUnavailableError } from '../errors.js';
+import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.js';
 import { exchange, parseUpstreamJson, type ExchangeStop, type SseCursor, type UpstreamResponse } from '../http.js';
 import { SseResumption } from './sse-resume.js';
 import { drain } from '../call-wrappers.js';
@@ -420,8 +420,31 @@ export class LegacySession {
       throw new UpstreamHttpError(res.status, text.slice(0, 500), { challenge: res.challenge });
     }
     call.attach(res);
-    void this.pump(res, call, id);
+    const whole = res.wholeMessages();
+    if (whole === undefined) void this.pump(res, call, id);
+    else await this.settle(whole, res, call, id);
     return call;
+  }
+
+  /**
+   * Reads a JSON answer of declared length into its call before the call is handed out (the common answer to a plain
+   * call: the consumer finds it finished, with no stream to pump). Bounded like the headers (`timeoutMs`): nobody can
+   * cancel a call that has not been handed out yet, so a body that stalls is dropped here (GW_UPSTREAM_TIMEOUT).
+   */
+  private async settle(whole: Promise<unknown[]>, res: UpstreamResponse, call: LegacyCall, id: RequestId): Promise<void> {
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      res.cancel();
+    }, this.opts.timeoutMs);
+    try {
+      if (!(await this.relay(await whole, call, id))) throw new UpstreamUnavailableError(CLOSED_EARLY);
+    } catch (cause) {
+      call.push({ kind: 'failure', error: failureOf(cause, late, this.opts.timeoutMs) });
+    } finally {
+      clearTimeout(timer);
+      this.streamedCalls.delete(id);
+    }
   }
 
   /**
@@ -449,7 +472,7 @@ export class LegacySession {
         call.attach(stream);
       }
     } catch (cause) {
-      call.push({ kind: 'failure', error: cause instanceof GatewayError ? cause : new UpstreamUnavailableError('upstream stream broke', { cause }) });
+      call.push({ kind: 'failure', error: failureOf(cause, false, this.opts.timeoutMs) });
     } finally {
       this.streamedCalls.delete(id);
     }
@@ -466,7 +489,7 @@ export class LegacySession {
   }
 
   /** Relays one connection's messages to `call`; returns whether the call's response came. */
-  private async relay(messages: AsyncGenerator<unknown>, call: LegacyCall, id: RequestId): Promise<boolean> {
+  private async relay(messages: AsyncIterable<unknown> | Iterable<unknown>, call: LegacyCall, id: RequestId): Promise<boolean> {
     for await (const m of messages) {
       if (isResponse(m)) {
         if (m.id === id) {
@@ -572,6 +595,13 @@ export class LegacySession {
 
 /** Why a call failed whose stream ended without its response and could not be resumed. */
 const CLOSED_EARLY = 'upstream closed the stream before answering';
+
+/** What a call's answer that broke off becomes: a message refused as unusable says so; one cut off at `timeoutMs` is late. */
+function failureOf(cause: unknown, late: boolean, timeoutMs: number): Error {
+  if (cause instanceof GatewayError) return cause;
+  if (late) return new UpstreamTimeoutError(`the upstream's answer took longer than ${timeoutMs} ms to arrive`, { cause });
+  return new UpstreamUnavailableError('upstream stream broke', { cause });
+}
 
 /** Words with which servers say a session is gone: "no valid session ID provided", "Session not found", "invalid session". */
 const SESSION_GONE = /\bsession\b/i;

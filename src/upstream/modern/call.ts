@@ -117,7 +117,11 @@ export class ModernCall extends QueuedCall implements UpstreamCall {
  * Reads messages until the response to `id`, queueing notifications on the call. A server→client request is
  * skipped: a 2026-07-28 server MUST NOT send one (§Receiving Messages) and a client has no way to answer it.
  */
-export async function readResponse(call: ModernCall, messages: AsyncIterable<unknown>, id: RequestId): Promise<JsonRpcResponse | undefined> {
+export async function readResponse(
+  call: ModernCall,
+  messages: AsyncIterable<unknown> | Iterable<unknown>,
+  id: RequestId,
+): Promise<JsonRpcResponse | undefined> {
   try {
     for await (const m of messages) {
       if (isResponse(m)) {

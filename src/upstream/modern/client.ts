@@ -114,6 +114,20 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /** Headers that belong to the legacy transport and must never reach a 2026-07-28 upstream (§Earlier Revisions). */
 const LEGACY_ONLY_HEADERS = ['mcp-session-id', 'last-event-id'];
 
+/** Messages whose reading fails with `cause` (a whole answer's body that broke), for the reader to name it. */
+// biome-ignore lint/correctness/useYield: it only fails, as the stream it stands for would have
+async function* brokenMessages(cause: unknown): AsyncGenerator<unknown> {
+  throw cause;
+}
+
+/** Messages read whole, or as they arrive, as one async iterable. */
+function asAsync(messages: AsyncIterable<unknown> | Iterable<unknown>): AsyncIterable<unknown> {
+  if (Symbol.asyncIterator in messages) return messages;
+  return (async function* () {
+    yield* messages;
+  })();
+}
+
 /** The stateless client of one 2026-07-28 upstream. */
 export class ModernUpstreamClient implements UpstreamClient {
   /** The upstream layer's log (from the options; default nowhere). */
@@ -226,7 +240,7 @@ export class ModernUpstreamClient implements UpstreamClient {
     caller: UpstreamCaller,
     method: string,
     params: JsonObject | undefined,
-    first: AsyncIterable<unknown>,
+    first: AsyncIterable<unknown> | Iterable<unknown>,
     firstId: number,
     toolParams: HeaderParam[],
     asTask: boolean,
@@ -324,7 +338,7 @@ export class ModernUpstreamClient implements UpstreamClient {
     id: RequestId,
     controller: AbortController,
     toolParams: HeaderParam[] = [],
-  ): Promise<AsyncIterable<unknown>> {
+  ): Promise<AsyncIterable<unknown> | Iterable<unknown>> {
     const body = {
       jsonrpc: '2.0',
       id,
@@ -360,7 +374,12 @@ export class ModernUpstreamClient implements UpstreamClient {
     } catch (cause) {
       throw failureOf(cause, controller.signal);
     }
-    if (res.ok) return res.messages();
+    if (res.ok) {
+      // A JSON answer of declared length is read whole here (no async generators between its body and the call); a
+      // body that breaks meanwhile fails when read, as a stream does, so the reader names the failure the same way.
+      const whole = res.wholeMessages();
+      return whole === undefined ? res.messages() : await whole.catch(brokenMessages);
+    }
     const text = await res.text(MAX_ERROR_BODY_BYTES).catch(() => '');
     const parsed = safeJson(text);
     // 401/403 judge the caller's credentials whatever the body says: the client needs the status and the challenge
@@ -423,7 +442,7 @@ export class ModernUpstreamClient implements UpstreamClient {
       'upstream did not acknowledge subscriptions/listen in time',
     );
     try {
-      it = (await this.exchange(caller, 'subscriptions/listen', { notifications: { ...filter } }, id, controller))[Symbol.asyncIterator]();
+      it = asAsync(await this.exchange(caller, 'subscriptions/listen', { notifications: { ...filter } }, id, controller))[Symbol.asyncIterator]();
       while (accepted === undefined) {
         let step: IteratorResult<unknown>;
         try {
