@@ -22,6 +22,7 @@ import {
   NO_LOG,
   progressTokenOf,
   type JsonObject,
+  type JsonRpcResponse,
   type JsonRpcErrorObject,
   type LayerLogger,
   type ModernRequest,
@@ -232,7 +233,9 @@ export class TaskRuntime {
     const policy = this.policyFor(route, tool);
     const job = drivesJob(policy.task);
     const who = { tool, origin: 'modern' as const };
-    const facts = await this.factsOf(route, caller, tool, policy, { client: 'modern', declares: declaresTasks(caller.capabilities) }, hooks.signal);
+    const known = this.factsOf(route, caller, tool, policy, { client: 'modern', declares: declaresTasks(caller.capabilities) }, hooks.signal);
+    // Awaited only when the upstream's task support had to be asked (a microtask less on a plain call's path).
+    const facts = known instanceof Promise ? await known : known;
     const resuming = req.policy.kind === 'forward-input' && req.requestState !== undefined;
     const first = decideCall({ ...facts, turn: resuming ? 'resume' : 'start' });
     if (first.action === 'refuse') throw new MissingCapabilityError(TASKS_REQUIRED_CAPABILITIES, `a task for tool ${tool}`);
@@ -245,6 +248,7 @@ export class TaskRuntime {
     if (!resuming && this.windowMs(first.window, policy, route, Date.now()) > 0) this.o.bridge.admitHold(caller);
 
     let call: BridgedCall;
+    let sentAt: number | undefined;
     let window: CallWindow = first.window;
     // The params a gateway-owned task's call was sent with (another instance may send them again, `retryOnLoss`).
     let sent = legacyParams(req);
@@ -256,6 +260,14 @@ export class TaskRuntime {
         const next = decideCall({ ...facts, following: true, turn: 'resume' });
         if (next.action === 'send') window = next.window;
       }
+    } else if (!first.owned && !first.upstreamTask && first.window === 'budget' && !job) {
+      // A plain call (docs/performance.md §A plain call): sent at once; an answer that arrived whole with its headers
+      // (plain JSON) is the outcome, with no conversation around it; anything else is pumped as below.
+      sentAt = Date.now();
+      const direct = await route.upstream.call(caller, 'tools/call', sent, hooks.signal);
+      const settled = await settledResponse(direct);
+      if (settled) return plainOutcome(route, req, settled, false);
+      call = { conv: new Conversation(direct), progressToken: progressTokenOf(sent) };
     } else {
       if (first.owned) sent = withProgressToken(sent);
       call = {
@@ -264,7 +276,7 @@ export class TaskRuntime {
       };
     }
     let round = req;
-    let roundStart = Date.now();
+    let roundStart = sentAt ?? Date.now();
     for (;;) {
       const r = await this.o.bridge.round(route, round, caller, hooks, call, this.windowMs(window, policy, route, roundStart));
       if (r.kind === 'outcome') return r.outcome;
@@ -316,6 +328,8 @@ export class TaskRuntime {
     const policy = this.policyFor(route, tool);
     const first = decideCall({ ...(await this.factsOf(route, caller, tool, policy, { client: 'legacy', declares: false }, signal)), turn: 'start' });
     if (first.action !== 'send') throw new Error(`a ${first.action} decision for a call that takes no task`);
+    // A plain call is the upstream's call itself (the face pumps it; nothing here counts a window from its sending).
+    if (!first.upstreamTask && !first.owned && !drivesJob(policy.task)) return route.upstream.call(caller, 'tools/call', params, signal);
     const call = this.sendCall(route, caller, policy, tool, first, params, signal, this.upstreamTtl(policy));
     if (!first.upstreamTask) return call;
     // A job followed inside the call reports its status tool's message as the call's progress.
@@ -575,16 +589,17 @@ export class TaskRuntime {
    * can depend on it (a job is made of the server's own tools, a wrapped call a 2025-11-25 client asked as a task is a
    * gateway task at once: no tools/list for them).
    */
-  private async factsOf(
+  private factsOf(
     route: UpstreamRoute,
     caller: CallerContext,
     tool: string,
     policy: TaskPolicy,
     client: Pick<CallFacts, 'client' | 'declares'>,
     signal: AbortSignal | undefined,
-  ): Promise<Omit<CallFacts, 'turn'>> {
+  ): Omit<CallFacts, 'turn'> | Promise<Omit<CallFacts, 'turn'>> {
     const known = { mode: policy.task, ...client, upstreamDecides: route.upstream.era === 'modern', windowed: policy.afterMs !== undefined };
-    return { ...known, support: supportMatters(known) ? await this.support.of(route, caller, tool, signal) : 'forbidden' };
+    if (!supportMatters(known)) return { ...known, support: 'forbidden' };
+    return this.support.of(route, caller, tool, signal).then((support) => ({ ...known, support }));
   }
 
   /**
@@ -613,6 +628,19 @@ export class TaskRuntime {
  */
 function taskResult(record: TaskRecord, meta?: JsonObject): Outcome {
   return { kind: 'result', result: modernCreateTaskResult(record, meta) };
+}
+
+/**
+ * The response of a call that has finished with nothing else queued (its answer was read whole), taken; `undefined`
+ * when the call still has events to pump. A failure is thrown, the call stopped, as a conversation's pump would.
+ */
+async function settledResponse(call: UpstreamCall): Promise<JsonRpcResponse | undefined> {
+  if (!call.finished || call.pending !== 1) return undefined;
+  const e = await call.next();
+  if (e.kind === 'response') return e.message;
+  call.cancel('gateway error');
+  if (e.kind === 'failure') throw e.error;
+  throw new Error(`a plain call ended with a ${e.kind} event`);
 }
 
 /**
