@@ -104,10 +104,10 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
   // Said once per outcome (the probe at start's included), not per probe or refused request.
   logAvailability(route.name, availability, app.log);
 
-  /** The face decision, with the upstream's own tasks asked only when it needs them. */
-  const decide = async (facts: FaceFacts): Promise<FaceDecision> => {
+  /** The face decision, with the upstream's own tasks asked only when it needs them (a promise only then). */
+  const decide = (facts: FaceFacts): FaceDecision | Promise<FaceDecision> => {
     const d = decideFace(facts);
-    return d.face === 'ask' ? decideFace({ ...facts, upstreamHasTasks: await upstreamHasTasks(modernRoute) }) : d;
+    return d.face === 'ask' ? upstreamHasTasks(modernRoute).then((has) => decideFace({ ...facts, upstreamHasTasks: has })) : d;
   };
 
   const unavailable = (reply: FastifyReply, e: unknown, clientEra: Era, started: number, body?: unknown) => {
@@ -153,14 +153,18 @@ export async function registerMcpEndpoint(app: FastifyInstance, opts: EndpointOp
      */
     const serve = async (request: FastifyRequest, reply: FastifyReply, clientEra: Era, body: unknown) => {
       const started = Date.now();
-      let eras: UpstreamEras | undefined;
+      // Known eras and a decision that asks nothing are taken without a promise (every request of a known upstream).
+      let eras = availability.knownEras(clientEra);
       let failure: unknown;
-      try {
-        eras = await upstreamEra(request, clientEra);
-      } catch (e) {
-        failure = e;
+      if (eras === undefined) {
+        try {
+          eras = await upstreamEra(request, clientEra);
+        } catch (e) {
+          failure = e;
+        }
       }
-      const d = await decide({ clientEra, body, eras, rules, ...(eras === undefined ? { lastKnownEras: availability.current } : {}) });
+      const decided = decide({ clientEra, body, eras, rules, ...(eras === undefined ? { lastKnownEras: availability.current } : {}) });
+      const d = decided instanceof Promise ? await decided : decided;
       switch (d.face) {
         case 'pass-through':
           return passThrough.serve(request, reply, clientEra);

@@ -8,7 +8,7 @@
  * credentials has the probe asked again with its Authorization; that answer holds for everyone (eras belong to the
  * server, not the user).
  */
-import { GatewayError, logFailure, NO_LOG, type LayerLogger } from '../translate/index.js';
+import { GatewayError, logFailure, NO_LOG, type Era, type LayerLogger } from '../translate/index.js';
 import { downReason, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.js';
 import { probeLegacy, probeUpstream, type UpstreamEras } from './probe.js';
 
@@ -171,6 +171,21 @@ export class UpstreamAvailability {
   /** Whether the upstream refused the probe for want of credentials and its eras are not known yet. */
   get erasRefused(): boolean {
     return this.refused && !this.known && !this.down;
+  }
+
+  /**
+   * The eras a client of `clientEra` is served by when they are known without asking anything (`eras` and
+   * `legacyEras` would resolve to them at once), else `undefined`: the request path then awaits those. Saves every
+   * request a promise while the upstream is known.
+   */
+  knownEras(clientEra: Era): UpstreamEras | undefined {
+    const known = this.known;
+    if (this.down || !known) return undefined;
+    if (clientEra === 'legacy') {
+      this.legacyNeeded = true;
+      if (known.legacyUnasked && this.opts.probeLegacy) return undefined;
+    }
+    return known;
   }
 
   /**
