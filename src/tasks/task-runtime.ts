@@ -575,12 +575,14 @@ export class TaskRuntime {
 
   /** What is left of a round's window that started at `since` (0: none, the window has passed). */
   private windowMs(window: CallWindow, policy: TaskPolicy, route: UpstreamRoute, since: number): number {
-    const length = {
-      budget: route.timeoutMs,
-      'after-ms': policy.afterMs ?? 0,
-      creation: Math.min(policy.afterMs ?? CREATE_WINDOW_MS, route.timeoutMs),
-      none: 0,
-    }[window];
+    const length =
+      window === 'budget'
+        ? route.timeoutMs
+        : window === 'after-ms'
+          ? (policy.afterMs ?? 0)
+          : window === 'creation'
+            ? Math.min(policy.afterMs ?? CREATE_WINDOW_MS, route.timeoutMs)
+            : 0;
     return Math.max(0, since + length - Date.now());
   }
 

@@ -61,8 +61,12 @@ interface Outbound {
 
 /** One session's calls: its client requests in flight and the server→client requests their calls sent. */
 export class SessionCalls {
-  /** Client requests in flight, by request id key: aborting one cancels its upstream call. */
-  private readonly inflight = new Map<string, Abortable>();
+  /**
+   * Client requests in flight, with their request id keys: aborting one cancels its upstream call. An array, not a
+   * `Map` keyed per request (docs/performance.md: a `Map` with churn promotes what it points to); a session has a few
+   * requests in flight at a time.
+   */
+  private readonly inflight: { key: string; aborter: Abortable }[] = [];
   private readonly outbound = new Map<string, Outbound>();
   private nextOutbound = 0;
 
@@ -71,15 +75,21 @@ export class SessionCalls {
    * returned function marks it done.
    */
   track(key: string, aborter: Abortable): () => void {
-    this.inflight.set(key, aborter);
+    // A key tracked again replaces the earlier entry, as a map's set would.
+    const earlier = this.inflight.findIndex((e) => e.key === key);
+    if (earlier >= 0) this.inflight.splice(earlier, 1);
+    const entry = { key, aborter };
+    this.inflight.push(entry);
     return () => {
-      if (this.inflight.get(key) === aborter) this.inflight.delete(key);
+      const at = this.inflight.indexOf(entry);
+      if (at >= 0) this.inflight.splice(at, 1);
     };
   }
 
   /** Aborts the client request `id` names, if it is in flight. */
   cancel(id: RequestId, reason: string): void {
-    this.inflight.get(idKey(id))?.abort(new Error(reason));
+    const key = idKey(id);
+    this.inflight.find((e) => e.key === key)?.aborter.abort(new Error(reason));
   }
 
   /** Records a server→client request a call of request `o.owner` sent; returns the id minted for it. */
@@ -118,8 +128,7 @@ export class SessionCalls {
 
   /** The session ended: its requests in flight are aborted (their calls cancelled), their server→client requests dropped. */
   end(): void {
-    for (const c of this.inflight.values()) c.abort(new Error('session ended'));
-    this.inflight.clear();
+    for (const e of this.inflight.splice(0)) e.aborter.abort(new Error('session ended'));
     this.outbound.clear();
   }
 }

@@ -177,8 +177,13 @@ function legacyRoute({ mode, declares, support, upstreamDecides }: RouteFacts): 
 
 /** Whether a decision can depend on the upstream's task support (else it is made without asking the upstream). */
 export function supportMatters(facts: Omit<RouteFacts, 'support'>): boolean {
-  const first = callRoute({ ...facts, support: 'forbidden' });
-  return callRoute({ ...facts, support: 'optional' }) !== first || callRoute({ ...facts, support: 'required' }) !== first;
+  // One copy, its support varied (asked on every tool call).
+  const varied: RouteFacts = { ...facts, support: 'forbidden' };
+  const first = callRoute(varied);
+  varied.support = 'optional';
+  if (callRoute(varied) !== first) return true;
+  varied.support = 'required';
+  return callRoute(varied) !== first;
 }
 
 /** The window a call's first round gets. */

@@ -89,7 +89,11 @@ export class LegacySession {
    * the session's GET stream (the conformance suite's sse-retry server does, to whichever GET comes first), where it
    * still reaches its call.
    */
-  private readonly streamedCalls = new Map<RequestId, LegacyCall>();
+  /**
+   * Calls whose response may come on the GET stream, registered while their POST is answered. An array, not a `Map`,
+   * for the reason `forgetInputCall` gives: a session has one call at a time (checked out by one caller).
+   */
+  private readonly streamedCalls: LegacyCall[] = [];
   private readonly streamAbort = new AbortController();
   /** Who hears the notifications of the GET stream (list changes, resource updates); `undefined`: it ended. */
   private readonly streamListeners = new Set<(n: JsonRpcNotification | undefined) => void>();
@@ -325,7 +329,7 @@ export class LegacySession {
         continue;
       }
       if (isResponse(m)) {
-        this.streamedCalls.get(m.id as RequestId)?.push({ kind: 'response', message: m });
+        this.streamedCalls.find((c) => c.requestId === m.id)?.push({ kind: 'response', message: m });
         continue;
       }
       if (!isRequest(m)) continue;
@@ -363,6 +367,12 @@ export class LegacySession {
     if (at >= 0) this.inputCalls.splice(at, 1);
   }
 
+  /** Forgets a call whose response can no longer come on the GET stream. */
+  private unstream(call: LegacyCall): void {
+    const at = this.streamedCalls.indexOf(call);
+    if (at >= 0) this.streamedCalls.splice(at, 1);
+  }
+
   /** Resolves once an input-capable call is registered, or after `ms`. */
   private nextInputCall(ms: number): Promise<void> {
     return new Promise<void>((resolve) => {
@@ -393,12 +403,12 @@ export class LegacySession {
       for (const wake of [...this.callWaiters]) wake();
     }
     // Registered before the POST too: its response may come on the GET stream before the POST's headers are read.
-    this.streamedCalls.set(id, call);
+    this.streamedCalls.push(call);
     let res: UpstreamResponse;
     try {
       res = await this.post(message, signal, undefined, trace);
     } catch (e) {
-      this.streamedCalls.delete(id);
+      this.unstream(call);
       this.forgetInputCall(call);
       throw e;
     }
@@ -411,7 +421,7 @@ export class LegacySession {
       const parsed = safeJson(text);
       // 401/403 judge the caller's credentials whatever the body says: the client needs the status and the challenge
       // (2025-11-25 basic/authorization §Error Handling), not a JSON-RPC error inside them.
-      this.streamedCalls.delete(id);
+      this.unstream(call);
       if (isErrorResponse(parsed) && res.status !== 401 && res.status !== 403) {
         call.push({ kind: 'response', message: { ...parsed, id } });
         return call;
@@ -443,7 +453,7 @@ export class LegacySession {
       call.push({ kind: 'failure', error: failureOf(cause, late, this.opts.timeoutMs) });
     } finally {
       clearTimeout(timer);
-      this.streamedCalls.delete(id);
+      this.unstream(call);
     }
   }
 
@@ -474,7 +484,7 @@ export class LegacySession {
     } catch (cause) {
       call.push({ kind: 'failure', error: failureOf(cause, false, this.opts.timeoutMs) });
     } finally {
-      this.streamedCalls.delete(id);
+      this.unstream(call);
     }
   }
 

@@ -75,6 +75,7 @@ import type {
   UpstreamTaskRef,
   UpstreamTaskSnapshot,
 } from '../client.js';
+import { InFlight } from '../in-flight.js';
 import { fetchFailure, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.js';
 import { exchange, parseUpstreamJson, type UpstreamResponse } from '../http.js';
 import { abortReason, ModernCall, raceSignal, readResponse } from './call.js';
@@ -141,7 +142,7 @@ export class ModernUpstreamClient implements UpstreamClient {
   /** The `Mcp-Param-*` header declarations of the upstream's tools, learned from its `tools/list`. */
   private readonly tools: ToolHeaders;
   /** Every exchange in flight, so that `close()` can abort them. */
-  private readonly inFlight = new Set<AbortController>();
+  private readonly inFlight = new InFlight<AbortController>();
   private nextId = 1;
   private closed = false;
 
@@ -211,10 +212,10 @@ export class ModernUpstreamClient implements UpstreamClient {
     const onAbort = () => controller.abort(signal?.reason);
     if (signal?.aborted) onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
-    this.inFlight.add(controller);
+    const flying = this.inFlight.add(controller);
     const settle = () => {
       signal?.removeEventListener('abort', onAbort);
-      this.inFlight.delete(controller);
+      this.inFlight.remove(flying);
     };
     const id = this.nextId++;
     const call = new ModernCall(id, controller);
@@ -393,7 +394,7 @@ export class ModernUpstreamClient implements UpstreamClient {
     if (this.closed) throw new UpstreamUnavailableError('upstream client closed');
     // Shared by concurrent callers, so no caller's signal aborts it: each caller races its own (raceSignal).
     const controller = new AbortController();
-    this.inFlight.add(controller);
+    const flying = this.inFlight.add(controller);
     const clear = deadline(controller, this.opts.timeoutMs);
     const id = this.nextId++;
     try {
@@ -406,7 +407,7 @@ export class ModernUpstreamClient implements UpstreamClient {
       throw new UpstreamUnavailableError(`upstream closed the stream before answering ${method}`);
     } finally {
       clear();
-      this.inFlight.delete(controller);
+      this.inFlight.remove(flying);
     }
   }
 
@@ -418,17 +419,17 @@ export class ModernUpstreamClient implements UpstreamClient {
   async listen(caller: UpstreamCaller, filter: ListenFilter, signal: AbortSignal): Promise<UpstreamListen> {
     if (this.closed) throw new UpstreamUnavailableError('upstream client closed');
     const controller = new AbortController();
+    const flying = this.inFlight.add(controller);
     const onAbort = () => {
       controller.abort(signal.reason);
-      this.inFlight.delete(controller); // also when the consumer never starts reading the notifications
+      this.inFlight.remove(flying); // also when the consumer never starts reading the notifications
     };
     if (signal.aborted) onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
-    this.inFlight.add(controller);
     const cleanup = () => {
       controller.abort();
       signal.removeEventListener('abort', onAbort);
-      this.inFlight.delete(controller);
+      this.inFlight.remove(flying);
     };
     const id = this.nextId++;
     let it: AsyncIterator<unknown>;
@@ -521,8 +522,7 @@ export class ModernUpstreamClient implements UpstreamClient {
     if (this.closed) return;
     this.closed = true;
     const error = new UpstreamUnavailableError('upstream client closed');
-    for (const c of [...this.inFlight]) c.abort(error);
-    this.inFlight.clear();
+    for (const c of this.inFlight.drain()) c.abort(error);
   }
 }
 
