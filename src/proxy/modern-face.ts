@@ -88,7 +88,7 @@ export async function runRequest(
   const outcome = await bridge.forward(route, req, caller, hooks);
   // Job rules' plumbing tools are hidden and their start tools listed with their result tools' output schemas (docs/jobs.md).
   return req.method === 'tools/list' && outcome.kind === 'result'
-    ? { ...outcome, result: await runtime.listTools(route, caller, outcome.result, hooks.signal) }
+    ? { kind: 'result', result: await runtime.listTools(route, caller, outcome.result, hooks.signal) }
     : outcome;
 }
 
@@ -234,7 +234,7 @@ export class ModernFace {
           channel.error(id, outcome.error, upstreamErrorStatus(outcome.error));
           return { outcome: upstreamErrorOutcome(outcome.error.code) };
         }
-        channel.result(id, outcome.result);
+        channel.result(id, outcome.result, outcome.text);
         const created = outcome.result.resultType === 'task' && typeof outcome.result.taskId === 'string' ? { taskId: outcome.result.taskId } : {};
         return { outcome: resultOutcome(outcome.result.resultType), ...created };
       }

@@ -58,9 +58,13 @@ export class ResponseChannel {
     this.write(message);
   }
 
-  /** Sends the result and ends the response. */
-  result(id: RequestId, result: JsonObject): void {
-    this.finish({ jsonrpc: '2.0', id, result }, 200);
+  /**
+   * Sends the result and ends the response; `text`, when given, is the result's JSON text already, written as it is in
+   * a JSON body (an SSE event's data must be one line, which an upstream's own text need not be).
+   */
+  result(id: RequestId, result: JsonObject, text?: string): void {
+    if (text === undefined || this.ended || this.streaming) this.finish({ jsonrpc: '2.0', id, result }, 200);
+    else this.finishText(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${text}}`, 200);
   }
 
   /**
@@ -84,6 +88,12 @@ export class ResponseChannel {
       text = JSON.stringify({ jsonrpc: '2.0', id: 'id' in message ? message.id : null, error: answer.error });
       status = answer.status;
     }
+    this.finishText(text, status);
+  }
+
+  /** Ends the response with `text`, one JSON-RPC message serialized. */
+  private finishText(text: string, status: number): void {
+    if (this.ended) return;
     this.ended = true;
     if (this.keepAlive) clearInterval(this.keepAlive);
     if (this.streaming) {

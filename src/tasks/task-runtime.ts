@@ -266,7 +266,7 @@ export class TaskRuntime {
       sentAt = Date.now();
       const direct = await route.upstream.call(caller, 'tools/call', sent, hooks.signal);
       const settled = await settledResponse(direct);
-      if (settled) return plainOutcome(route, req, settled, false);
+      if (settled) return plainOutcome(route, req, settled.message, false, settled.raw);
       call = { conv: new Conversation(direct), progressToken: progressTokenOf(sent) };
     } else {
       if (first.owned) sent = withProgressToken(sent);
@@ -636,10 +636,10 @@ function taskResult(record: TaskRecord, meta?: JsonObject): Outcome {
  * The response of a call that has finished with nothing else queued (its answer was read whole), taken; `undefined`
  * when the call still has events to pump. A failure is thrown, the call stopped, as a conversation's pump would.
  */
-async function settledResponse(call: UpstreamCall): Promise<JsonRpcResponse | undefined> {
+async function settledResponse(call: UpstreamCall): Promise<{ message: JsonRpcResponse; raw?: string } | undefined> {
   if (!call.finished || call.pending !== 1) return undefined;
   const e = await call.next();
-  if (e.kind === 'response') return e.message;
+  if (e.kind === 'response') return e;
   call.cancel('gateway error');
   if (e.kind === 'failure') throw e.error;
   throw new Error(`a plain call ended with a ${e.kind} event`);

@@ -128,6 +128,7 @@ export {
 export { ERROR_CATALOG, GatewayErrorCode, type ErrorKind, type ErrorSpec, type InBandKind } from './error-catalog.js';
 export { answerOf, catalogAnswer, catalogError, GatewayError, taskFailure, type CatalogAnswer, type GatewayErrorOptions } from './gateway-error.js';
 export { jsonTooDeep } from './json-depth.js';
+export { splicedResult } from './json-splice.js';
 export { Tally } from './tally.js';
 export {
   extractTrace,

@@ -38,7 +38,7 @@ export function jsonTooDeep(text: string, maxDepth: number): boolean {
 }
 
 /** The index of the quote closing the string opened at `open`, or -1 when it is never closed. */
-function stringEnd(text: string, open: number): number {
+export function stringEnd(text: string, open: number): number {
   let at = open;
   for (;;) {
     at = text.indexOf('"', at + 1);

@@ -60,7 +60,11 @@ export interface UpstreamCaller {
 export type CallEvent =
   | { kind: 'notification'; message: JsonRpcNotification }
   | { kind: 'request'; message: JsonRpcRequest }
-  | { kind: 'response'; message: JsonRpcResponse }
+  /**
+   * `raw`: the message's JSON text as the upstream sent it, when its answer was that one message in plain JSON (a
+   * translation may splice it rather than serialize the parsed message again).
+   */
+  | { kind: 'response'; message: JsonRpcResponse; raw?: string }
   /** The upstream answered a call sent with `CallOptions.task` by creating a task (either era's CreateTaskResult). */
   | { kind: 'task'; task: UpstreamTask }
   | { kind: 'failure'; error: Error };

@@ -211,12 +211,17 @@ export class UpstreamResponse {
    * `undefined` for any other answer (SSE, a chunked body, one already taken), which `messages` reads as it arrives.
    * What the hot path of a plain call takes: no async generators between the body and the call.
    */
-  wholeMessages(): Promise<unknown[]> | undefined {
+  wholeMessages(): Promise<WholeMessages> | undefined {
     if (this.body === undefined || this.isEventStream) return undefined;
     const declared = Number(this.header('content-length'));
     if (!(declared >= 0) || declared > MAX_UPSTREAM_MESSAGE_BYTES) return undefined;
     const body = this.take() as Body;
-    return body.text().then((text) => [...jsonTextMessages(text, this)]);
+    return body.text().then((text) => {
+      const messages = [...jsonTextMessages(text, this)];
+      // One object: the text is that message's own (a batch or JSON lines is not).
+      const single = messages.length === 1 && typeof messages[0] === 'object' && messages[0] !== null && !Array.isArray(messages[0]);
+      return new WholeMessages(messages, single && text.trimStart().startsWith('{') ? text : undefined);
+    });
   }
 
   /** The answer's media type, for an error that names the framing it could not read. */
@@ -229,6 +234,21 @@ export class UpstreamResponse {
     const b = this.body;
     this.body = undefined;
     return b;
+  }
+}
+
+/**
+ * The messages of an answer read whole (`UpstreamResponse.wholeMessages`), iterable as they are, and the answer's
+ * text when it was one message (a translation may splice it).
+ */
+export class WholeMessages implements Iterable<unknown> {
+  constructor(
+    readonly messages: unknown[],
+    readonly text?: string,
+  ) {}
+
+  [Symbol.iterator](): Iterator<unknown> {
+    return this.messages[Symbol.iterator]();
   }
 }
 

@@ -19,6 +19,7 @@ import {
   modernParamsFromLegacy,
   progressTokenOf,
   relayedOnRequestStream,
+  splicedResult,
   requiredCapabilityFor,
   singleHeader,
   toolTaskSupport,
@@ -287,7 +288,9 @@ export class FaceCalls {
             channelError(channel, req.id, 'GW_UNSUPPORTED_RESULT_TYPE', { args: [r.failure.resultType] });
             return UNSUPPORTED_RESULT_TYPE;
           }
-          channel.result(req.id, req.method === 'tools/list' && s.tasks ? this.withTaskSupport(s, m.result, r.value) : r.value);
+          if (req.method === 'tools/list' && s.tasks) channel.result(req.id, this.withTaskSupport(s, m.result, r.value));
+          // A tool's result changes only at its top level: written from the upstream's own text when it came whole.
+          else channel.result(req.id, r.value, e.raw !== undefined && req.method === 'tools/call' ? splicedResult(e.raw, upstream, r.value) : undefined);
           return OK;
         }
         case 'failure':

@@ -26,6 +26,7 @@ import {
   modernError,
   modernResult,
   progressTokenOf,
+  splicedResult,
   relayedOnRequestStream,
   type JsonObject,
   type JsonRpcErrorObject,
@@ -53,8 +54,11 @@ import { InstanceGoneError, RemoteError, type InstanceBus } from '../instances/i
 import type { CallerContext, UpstreamRoute } from '../route.js';
 import type { Sealer } from '../instances/sealing.js';
 
-/** The outcome of a forwarded request, already in modern shape. */
-export type Outcome = { kind: 'result'; result: JsonObject } | { kind: 'error'; error: JsonRpcErrorObject };
+/**
+ * The outcome of a forwarded request, already in modern shape. `text`: the result's JSON text, spliced from the
+ * upstream's own (`splicedResult`); whoever changes `result` leaves it out.
+ */
+export type Outcome = { kind: 'result'; result: JsonObject; text?: string } | { kind: 'error'; error: JsonRpcErrorObject };
 
 /** Per-request hooks from the HTTP edge. */
 export interface ForwardHooks {
@@ -171,18 +175,22 @@ function invalidState(detail: string): InvalidRequestStateError {
 }
 
 /** A legacy response → the modern outcome of a request that was forwarded as it is. */
-export function plainOutcome(route: UpstreamRoute, req: ModernRequest, m: JsonRpcResponse, resumed: boolean): Outcome {
+export function plainOutcome(route: UpstreamRoute, req: ModernRequest, m: JsonRpcResponse, resumed: boolean, raw?: string): Outcome {
   if ('error' in m) {
     const uri = typeof req.params.uri === 'string' ? { uri: req.params.uri } : {};
     return { kind: 'error', error: modernError(asErrorObject(m.error), { method: req.method, ...uri }) };
   }
   const identity = route.upstream.knownIdentity;
-  const result = modernResult(req.method, isObject(m.result) ? m.result : {}, {
+  const upstream = isObject(m.result) ? m.result : {};
+  const result = modernResult(req.method, upstream, {
     ...(identity ? { serverInfo: identity.serverInfo } : {}),
     // 2026-07-28 server/utilities/caching: results of MRTR retries MUST NOT be cached.
     cache: resumed ? { ttlMs: 0, scope: 'private' } : route.cache,
   });
-  return { kind: 'result', result };
+  // A tool's result changes only at its top level: written from the upstream's own text (a large result is not
+  // serialized again), when the answer was that one message.
+  const text = raw !== undefined && req.method === 'tools/call' ? splicedResult(raw, upstream, result) : undefined;
+  return text === undefined ? { kind: 'result', result } : { kind: 'result', result, text };
 }
 
 /** The MRTR bridge of one gateway: holds calls that asked for input and resumes them on the client's retry. */

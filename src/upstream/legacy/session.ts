@@ -32,7 +32,7 @@ import {
   catalogError,
 } from '../../translate/index.js';
 import { fetchFailure, SessionExpiredError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.js';
-import { exchange, parseUpstreamJson, type ExchangeStop, type SseCursor, type UpstreamResponse } from '../http.js';
+import { exchange, parseUpstreamJson, type ExchangeStop, type SseCursor, type UpstreamResponse, type WholeMessages } from '../http.js';
 import { SseResumption } from './sse-resume.js';
 import { drain } from '../call-wrappers.js';
 import { LegacyCall } from './call.js';
@@ -441,14 +441,15 @@ export class LegacySession {
    * call: the consumer finds it finished, with no stream to pump). Bounded like the headers (`timeoutMs`): nobody can
    * cancel a call that has not been handed out yet, so a body that stalls is dropped here (GW_UPSTREAM_TIMEOUT).
    */
-  private async settle(whole: Promise<unknown[]>, res: UpstreamResponse, call: LegacyCall, id: RequestId): Promise<void> {
+  private async settle(whole: Promise<WholeMessages>, res: UpstreamResponse, call: LegacyCall, id: RequestId): Promise<void> {
     let late = false;
     const timer = setTimeout(() => {
       late = true;
       res.cancel();
     }, this.opts.timeoutMs);
     try {
-      if (!(await this.relay(await whole, call, id))) throw new UpstreamUnavailableError(CLOSED_EARLY);
+      const { messages, text } = await whole;
+      if (!(await this.relay(messages, call, id, text))) throw new UpstreamUnavailableError(CLOSED_EARLY);
     } catch (cause) {
       call.push({ kind: 'failure', error: failureOf(cause, late, this.opts.timeoutMs) });
     } finally {
@@ -499,11 +500,11 @@ export class LegacySession {
   }
 
   /** Relays one connection's messages to `call`; returns whether the call's response came. */
-  private async relay(messages: AsyncIterable<unknown> | Iterable<unknown>, call: LegacyCall, id: RequestId): Promise<boolean> {
+  private async relay(messages: AsyncIterable<unknown> | Iterable<unknown>, call: LegacyCall, id: RequestId, raw?: string): Promise<boolean> {
     for await (const m of messages) {
       if (isResponse(m)) {
         if (m.id === id) {
-          call.push({ kind: 'response', message: m });
+          call.push(raw === undefined ? { kind: 'response', message: m } : { kind: 'response', message: m, raw });
           return true;
         }
         continue;

@@ -77,7 +77,7 @@ import type {
 } from '../client.js';
 import { InFlight } from '../in-flight.js';
 import { fetchFailure, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.js';
-import { exchange, parseUpstreamJson, type UpstreamResponse } from '../http.js';
+import { exchange, parseUpstreamJson, WholeMessages, type UpstreamResponse } from '../http.js';
 import { abortReason, ModernCall, raceSignal, readResponse } from './call.js';
 import { sameHeaderParams, ToolHeaders } from './tool-headers.js';
 import { startClientTrace } from '../tracing.js';
@@ -298,7 +298,10 @@ export class ModernUpstreamClient implements UpstreamClient {
         const input = mrtr ? readInputRequired(response.result) : undefined;
         if (!input) {
           const result = method === 'tools/list' && isObject(response.result) ? this.tools.learn(response.result) : response.result;
-          call.push({ kind: 'response', message: { jsonrpc: '2.0', id: call.requestId, result } });
+          // The upstream's own text goes along while its result is passed on as it came (a translation may splice it).
+          const raw = result === response.result && messages instanceof WholeMessages ? messages.text : undefined;
+          const message: JsonRpcResponse = { jsonrpc: '2.0', id: call.requestId, result };
+          call.push(raw === undefined ? { kind: 'response', message } : { kind: 'response', message, raw });
           return;
         }
         if (!input.ok) {
