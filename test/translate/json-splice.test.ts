@@ -13,7 +13,7 @@ const toModern = (legacy: JsonObject) => modernResult('tools/call', legacy, { se
 function splice(raw: string, translate: (r: JsonObject) => JsonObject): { translated: JsonObject; text: string | undefined } {
   const original = (JSON.parse(raw) as { result: JsonObject }).result;
   const translated = translate(original);
-  return { translated, text: splicedResult(raw, original, translated) };
+  return { translated, text: splicedResult(raw, original, translated, 0) };
 }
 
 t.test('a legacy tools/call result gains resultType and _meta, its members copied as they came', async (t) => {
@@ -58,13 +58,19 @@ t.test('the other way: a modern result loses resultType and its serverInfo, and 
   t.same(JSON.parse(text as string), translated);
 });
 
+t.test('a short answer is serialized, not spliced (the scan would cost more)', async (t) => {
+  const raw = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'hi' }] } });
+  const original = (JSON.parse(raw) as { result: JsonObject }).result;
+  t.equal(splicedResult(raw, original, toModern(original)), undefined);
+});
+
 t.test('nothing is spliced where the text does not say exactly what was parsed', async (t) => {
   const none = (raw: string) => splice(raw, toModern).text;
   t.equal(none('{"jsonrpc":"2.0","id":1,"result":{"content":[],"content":[1]}}'), undefined, 'a duplicate key (the parse kept the last)');
   t.equal(none('{"jsonrpc":"2.0","id":1,"result":{"\\u005fmeta":{},"content":[]}}'), undefined, 'a key written with an escape');
   t.equal(none('{"jsonrpc":"2.0","id":1,"result":{"content":[]},"result":{"content":[]}}'), undefined, 'two results');
-  t.equal(splicedResult('[{"jsonrpc":"2.0","id":1,"result":{}}]', {}, { resultType: 'complete' }), undefined, 'a batch');
-  t.equal(splicedResult('{"jsonrpc":"2.0","id":1,"result":[1]}', {}, { resultType: 'complete' }), undefined, 'a result that is no object');
+  t.equal(splicedResult('[{"jsonrpc":"2.0","id":1,"result":{}}]', {}, { resultType: 'complete' }, 0), undefined, 'a batch');
+  t.equal(splicedResult('{"jsonrpc":"2.0","id":1,"result":[1]}', {}, { resultType: 'complete' }, 0), undefined, 'a result that is no object');
 });
 
 t.test('any result object, any formatting: the splice parses to the translated result', async (t) => {

@@ -177,14 +177,23 @@ function legacyRoute({ mode, declares, support, upstreamDecides }: RouteFacts): 
 
 /** Whether a decision can depend on the upstream's task support (else it is made without asking the upstream). */
 export function supportMatters(facts: Omit<RouteFacts, 'support'>): boolean {
-  // One copy, its support varied (asked on every tool call).
-  const varied: RouteFacts = { ...facts, support: 'forbidden' };
-  const first = callRoute(varied);
-  varied.support = 'optional';
-  if (callRoute(varied) !== first) return true;
-  varied.support = 'required';
-  return callRoute(varied) !== first;
+  // Asked on every tool call, of a handful of distinct facts: remembered (bounded by the modes × eras × flags).
+  const key = `${facts.mode}|${facts.declares}|${facts.client}|${facts.upstreamDecides}`;
+  let matters = SUPPORT_MATTERS.get(key);
+  if (matters === undefined) {
+    const varied: RouteFacts = { ...facts, support: 'forbidden' };
+    const first = callRoute(varied);
+    varied.support = 'optional';
+    const optional = callRoute(varied);
+    varied.support = 'required';
+    matters = optional !== first || callRoute(varied) !== first;
+    SUPPORT_MATTERS.set(key, matters);
+  }
+  return matters;
 }
+
+/** `supportMatters` by its facts (mode, declares, client era, upstreamDecides): a few dozen entries at most. */
+const SUPPORT_MATTERS = new Map<string, boolean>();
 
 /** The window a call's first round gets. */
 function startWindow(route: CallRoute, windowedTask: boolean, owned: boolean): CallWindow {
