@@ -22,14 +22,13 @@ import {
   NO_LOG,
   progressTokenOf,
   type JsonObject,
-  type JsonRpcResponse,
   type JsonRpcErrorObject,
   type LayerLogger,
   type ModernRequest,
   type TaskRecord,
   catalogError,
 } from '../translate/index.js';
-import { callNow, hideTask, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
+import { callNow, hideTask, settledResponse, UpstreamTimeoutError, type UpstreamCall } from '../upstream/index.js';
 import { NO_AUDIT } from './audit.js';
 import { callRoute, decideCall, supportMatters, type CallDecision, type CallFacts, type CallWindow } from './calls/call-decision.js';
 import { Conversation, MissingCapabilityError, type PumpResult } from './calls/conversation.js';
@@ -630,19 +629,6 @@ export class TaskRuntime {
  */
 function taskResult(record: TaskRecord, meta?: JsonObject): Outcome {
   return { kind: 'result', result: modernCreateTaskResult(record, meta) };
-}
-
-/**
- * The response of a call that has finished with nothing else queued (its answer was read whole), taken; `undefined`
- * when the call still has events to pump. A failure is thrown, the call stopped, as a conversation's pump would.
- */
-async function settledResponse(call: UpstreamCall): Promise<{ message: JsonRpcResponse; raw?: string } | undefined> {
-  if (!call.finished || call.pending !== 1) return undefined;
-  const e = await call.next();
-  if (e.kind === 'response') return e;
-  call.cancel('gateway error');
-  if (e.kind === 'failure') throw e.error;
-  throw new Error(`a plain call ended with a ${e.kind} event`);
 }
 
 /**

@@ -41,6 +41,19 @@ export async function queuedFinal(call: UpstreamCall): Promise<CallEvent | undef
   return undefined;
 }
 
+/**
+ * The response of a call that has finished with nothing else queued (its answer was read whole), taken; `undefined`
+ * when the call still has events to pump. A failure is thrown, the call stopped, as a conversation's pump would.
+ */
+export async function settledResponse(call: UpstreamCall): Promise<{ message: JsonRpcResponse; raw?: string } | undefined> {
+  if (!call.finished || call.pending !== 1) return undefined;
+  const e = await call.next();
+  if (e.kind === 'response') return e;
+  call.cancel('gateway error');
+  if (e.kind === 'failure') throw e.error;
+  throw new Error(`a plain call ended with a ${e.kind} event`);
+}
+
 function asError(e: unknown): Error {
   return e instanceof Error ? e : new Error(String(e));
 }

@@ -11,7 +11,7 @@ export {
 export type { UpstreamEras } from './probe.js';
 export { ExchangeStop } from './http.js';
 export { upstreamAvailability, UpstreamAvailability, UpstreamDownError, type AvailabilityChange } from './availability.js';
-export { callNow, hideTask, isFinal, queuedFinal, requestOnce, taskAsCall, type TaskCallOptions } from './call-wrappers.js';
+export { callNow, hideTask, isFinal, queuedFinal, requestOnce, settledResponse, taskAsCall, type TaskCallOptions } from './call-wrappers.js';
 export type {
   CallEvent,
   CallOptions,
