@@ -260,10 +260,15 @@ export class TaskRuntime {
         if (next.action === 'send') window = next.window;
       }
     } else if (!first.owned && !first.upstreamTask && first.window === 'budget' && !job) {
-      // A plain call (docs/performance.md §A plain call): sent at once; an answer that arrived whole with its headers
-      // (plain JSON) is the outcome, with no conversation around it; anything else is pumped as below.
+      // A plain call (docs/performance.md §The translated hop against a plain proxy): sent at once; an answer that
+      // arrived whole with its headers (plain JSON) is the outcome, with no conversation around it; anything else is
+      // pumped as below. A client gone meanwhile gets no answer (as a pump that saw it go).
       sentAt = Date.now();
       const direct = await route.upstream.call(caller, 'tools/call', sent, hooks.signal);
+      if (hooks.signal.aborted) {
+        direct.cancel('client closed the request');
+        return { kind: 'error', error: catalogError('GW_REQUEST_CANCELLED') };
+      }
       const settled = await settledResponse(direct);
       if (settled) return plainOutcome(route, req, settled.message, false, settled.raw);
       call = { conv: new Conversation(direct), progressToken: progressTokenOf(sent) };

@@ -175,6 +175,12 @@ export class FaceCalls {
             req.method === 'tools/call'
               ? await this.o.runtime.callToolPlain(s.route, modernParamsFromLegacy(isObject(req.params) ? req.params : {}) ?? {}, s.contextOf(trace), signal)
               : await s.route.upstream.call(s.callerOf(trace), req.method, modernParamsFromLegacy(req.params), signal);
+          // Cancelled while the call was being sent (a plain call is awaited to its answer's headers): whatever it
+          // answered is not the client's any more.
+          if (signal.aborted) {
+            call.cancel(String((signal.reason as Error | undefined)?.message ?? 'cancelled'));
+            return this.endCancelled(req, channel);
+          }
           return await this.pump(s, req, key, call, channel, canStream, signal);
         } catch (e) {
           call?.cancel('gateway error');

@@ -85,13 +85,10 @@ export class LegacySession {
   /** Calls that may ask for input, for stray server→client requests. */
   private readonly inputCalls: LegacyCall[] = [];
   /**
-   * Calls waiting for their response, by request id: a server that resumes a call's stream may deliver the response on
-   * the session's GET stream (the conformance suite's sse-retry server does, to whichever GET comes first), where it
-   * still reaches its call.
-   */
-  /**
-   * Calls whose response may come on the GET stream, registered while their POST is answered. An array, not a `Map`,
-   * for the reason `forgetInputCall` gives: a session has one call at a time (checked out by one caller).
+   * Calls waiting for their response: a server that resumes a call's stream may deliver the response on the session's
+   * GET stream (the conformance suite's sse-retry server does, to whichever GET comes first), where it still reaches
+   * its call. An array, not a `Map` by request id, for the reason `forgetInputCall` gives: a session has one call at a
+   * time (checked out by one caller).
    */
   private readonly streamedCalls: LegacyCall[] = [];
   private readonly streamAbort = new AbortController();
