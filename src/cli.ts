@@ -3,6 +3,7 @@
  * Process entry: flags, configuration, start, reload on SIGHUP, graceful shutdown on SIGTERM/SIGINT. The only file that
  * exits.
  */
+import { writeSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pino, type DestinationStream } from 'pino';
 import { buildGateway, DEFAULT_LOGGER, type Gateway } from './app.js';
@@ -43,15 +44,28 @@ interface LogOutput extends DestinationStream {
  * gone), the log is dropped: nothing is buffered for nobody.
  */
 function logStream(): LogOutput {
+  let lines: string[] = [];
+  let chars = 0;
+  let timer: NodeJS.Timeout | undefined;
   // minLength 1: each batch is written at once, and `flush` still waits for what is being written (at 0 it would not).
   const out = pino.destination({ dest: 1, sync: false, minLength: 1 } as Parameters<typeof pino.destination>[0]);
   let gone = false;
   out.on('error', () => {
     gone = true;
   });
-  let lines: string[] = [];
-  let chars = 0;
-  let timer: NodeJS.Timeout | undefined;
+  // An exit without `flush` (a second signal's process.exit): pino's own exit listener, registered with the destination
+  // above, writes what sonic-boom holds synchronously; the lines gathered here since, newer, are written after it the
+  // same way (nothing asynchronous completes at an exit).
+  process.on('exit', () => {
+    if (timer) clearTimeout(timer);
+    if (gone || lines.length === 0) return;
+    try {
+      writeSync(1, lines.join(''));
+    } catch {
+      // the output is gone
+    }
+    lines = [];
+  });
   const hand = () => {
     if (timer) clearTimeout(timer);
     timer = undefined;

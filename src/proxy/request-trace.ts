@@ -24,6 +24,12 @@ export function traceRequest(
     { path, clientEra, upstream },
   );
   const span = t?.span;
-  if (span) reply.raw.once('close', () => endHttpSpan(span, reply.statusCode));
+  // Ended once what closed the answer has run to its end: a face notes the request's outcome on the span just after it
+  // wrote the answer (in the same turn), and a short answer's response may close within that turn.
+  if (span)
+    reply.raw.once('close', () => {
+      const status = reply.statusCode;
+      setImmediate(() => endHttpSpan(span, status));
+    });
   return t;
 }

@@ -19,9 +19,6 @@ export function stopWhenClientLeaves(reply: FastifyReply, work: { abort(reason?:
   return () => reply.raw.off('close', onClose);
 }
 
-/** Below this many characters a JSON answer is written as a string (see `ResponseChannel.finish`). */
-const SHORT_BODY_CHARS = 16 * 1024;
-
 /** The response channel of one request. */
 export class ResponseChannel {
   private streaming = false;
@@ -103,13 +100,11 @@ export class ResponseChannel {
     }
     // Written straight to the socket, as one write: the gateway registers no send hooks and the body is serialized
     // here once, so Fastify's serialization and hook chain would only cost time on every answer.
-    // A short body goes as the string (Node writes it and the head as one string); a long one is encoded once, so that
-    // its length and the bytes written come from the same buffer (a large result is not scanned twice).
-    const body = text.length < SHORT_BODY_CHARS ? text : Buffer.from(text);
-    const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+    // Encoded once: its length and the bytes written come from the same buffer (a large result is not scanned twice).
+    const body = Buffer.from(text);
     const headers = this.reply.getHeaders();
     this.reply.hijack();
-    this.reply.raw.writeHead(status, { ...(headers as OutgoingHttpHeaders), 'content-type': 'application/json', 'content-length': length });
+    this.reply.raw.writeHead(status, { ...(headers as OutgoingHttpHeaders), 'content-type': 'application/json', 'content-length': body.length });
     this.reply.raw.end(body);
   }
 

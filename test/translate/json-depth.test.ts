@@ -2,6 +2,7 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { jsonTooDeep } from '../../src/translate/index.js';
+import { stringEnd } from '../../src/translate/json-depth.js';
 
 /** The nesting depth of a parsed value, computed the obvious (recursive) way. */
 function depthOf(v: unknown): number {
@@ -53,4 +54,11 @@ t.test('property: on any JSON value, the scan agrees with the recursive depth', 
     { numRuns: 500 },
   );
   t.pass('500 values');
+});
+
+t.test('stringEnd: the quote closing a string, escaped quotes and backslashes honoured; -1 for one never closed', async (t) => {
+  const text = '{"a":"x\\"y\\\\","b":1}';
+  t.equal(text.slice(5, stringEnd(text, 5) + 1), '"x\\"y\\\\"', 'past the escaped quote, at the quote after an escaped backslash');
+  t.equal(stringEnd('"never', 0), -1);
+  t.equal(stringEnd('""', 0), 1);
 });
