@@ -39,9 +39,10 @@ interface LogOutput extends DestinationStream {
  * itself is the cost, synchronous or not). Lines are gathered here and handed to pino's sonic-boom (asynchronous) as
  * one string per LOG_BATCH_CHARS, or whatever arrived within LOG_FLUSH_MS: sonic-boom's own batching appends each line
  * to a growing string and measures its byte length again per line, which showed in the hot path's profile. Whatever is
- * still buffered is written at an exit, within a bound and never synchronously: a write to a full pipe would block,
- * and sonic-boom's synchronous flush retries a closed pipe (EPIPE) for ever. Once the output fails (its reader is
- * gone), the log is dropped: nothing is buffered for nobody.
+ * still buffered is written at an exit through `exit()`, within a bound and never synchronously: a write to a full pipe
+ * would block, and sonic-boom's synchronous flush retries a closed pipe (EPIPE) for ever. A direct `process.exit` (a
+ * second signal) cannot wait: what is left is written synchronously then, as pino's own exit listener does. Once the
+ * output fails (its reader is gone), the log is dropped: nothing is buffered for nobody.
  */
 function logStream(): LogOutput {
   let lines: string[] = [];
