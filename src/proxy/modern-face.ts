@@ -76,7 +76,7 @@ function upstreamRunsTasks(route: UpstreamRoute, capabilities: JsonObject): bool
  * becomes), the rest through the MRTR bridge. The same for a request that arrived here and one relayed from another
  * instance.
  */
-export async function runRequest(
+export function runRequest(
   runtime: TaskRuntime,
   bridge: MrtrBridge,
   route: UpstreamRoute,
@@ -84,12 +84,14 @@ export async function runRequest(
   caller: CallerContext,
   hooks: ForwardHooks,
 ): Promise<Outcome> {
+  // The runtime's own promise, not one more around it (a plain call's path).
   if (req.method === 'tools/call') return runtime.callTool(route, req, caller, hooks);
-  const outcome = await bridge.forward(route, req, caller, hooks);
+  const forwarded = bridge.forward(route, req, caller, hooks);
+  if (req.method !== 'tools/list') return forwarded;
   // Job rules' plumbing tools are hidden and their start tools listed with their result tools' output schemas (docs/jobs.md).
-  return req.method === 'tools/list' && outcome.kind === 'result'
-    ? { kind: 'result', result: await runtime.listTools(route, caller, outcome.result, hooks.signal) }
-    : outcome;
+  return forwarded.then(async (outcome) =>
+    outcome.kind === 'result' ? { kind: 'result', result: await runtime.listTools(route, caller, outcome.result, hooks.signal) } : outcome,
+  );
 }
 
 /** The request's 2026-07-28 routing headers, as the request's validation reads them. */
@@ -129,15 +131,13 @@ export class ModernFace {
 
     const traced = traceRequest(request, reply, 'modern-face', 'modern', route.name);
     const { principal, authorization, subject } = identityOf(request);
-    const caller: CallerContext = {
-      principal,
-      ...(subject ? { subject } : {}),
-      capabilities: req.envelope.clientCapabilities,
-      ...(authorization ? { authorization } : {}),
-      ...(req.envelope.clientInfo ? { clientInfo: req.envelope.clientInfo } : {}),
-      ...(req.envelope.logLevel ? { logLevel: req.envelope.logLevel } : {}),
-      ...(traced ? { trace: traced.carrier } : {}),
-    };
+    // Assigned member by member: a spread of a conditional object per optional member costs an object each.
+    const caller: CallerContext = { principal, capabilities: req.envelope.clientCapabilities };
+    if (subject) caller.subject = subject;
+    if (authorization) caller.authorization = authorization;
+    if (req.envelope.clientInfo) caller.clientInfo = req.envelope.clientInfo;
+    if (req.envelope.logLevel) caller.logLevel = req.envelope.logLevel;
+    if (traced) caller.trace = traced.carrier;
     const channel = new ResponseChannel(reply, accept.includes('text/event-stream') || accept.includes('*/*'), this.opts.keepAliveMs);
     // Only what may outlive the client's patience (an upstream call, a listen stream) is stopped when it goes away;
     // requests the gateway answers from its own records skip the signal (creating one is costly on this path).
@@ -173,18 +173,12 @@ export class ModernFace {
       if (aborter?.signal.aborted) outcome = clientClosed(outcome.failure);
       if (traced && taskId) annotateTrace(traced, { taskId });
       if (infoEnabled(request)) {
-        request.log.info(
-          {
-            method: req.method,
-            era: 'modern',
-            upstream: route.name,
-            ...(taskId ? { taskId } : {}),
-            outcome: outcomeText(outcome),
-            ms: Date.now() - started,
-            ...(traced ? { traceId: traced.traceId } : {}),
-          },
-          'mcp request',
-        );
+        const line: Record<string, unknown> = { method: req.method, era: 'modern', upstream: route.name };
+        if (taskId) line.taskId = taskId;
+        line.outcome = outcomeText(outcome);
+        line.ms = Date.now() - started;
+        if (traced) line.traceId = traced.traceId;
+        request.log.info(line, 'mcp request');
       }
       recordRequest(request, {
         upstream: route.name,
@@ -224,12 +218,16 @@ export class ModernFace {
         // A federated endpoint's tool call is its member's, under the member's own name (docs/federation.md), from here
         // on: its held rounds and their states are the member route's wherever the retry lands.
         const on = route.federation && req.method === 'tools/call' ? await memberCall(route, req, caller, signal) : { route, req };
-        // A retry whose held call another instance holds is answered there (2026-07-28 basic/patterns/mrtr).
-        const outcome = await onMember(
-          route,
-          on.route,
-          async () => (await bridge.relay(on.route, on.req, caller, hooks)) ?? (await runRequest(runtime, bridge, on.route, on.req, caller, hooks)),
-        );
+        // A retry whose held call another instance holds is answered there (2026-07-28 basic/patterns/mrtr). A request
+        // that is neither a retry nor a federated member's runs at once (no closure or relay on the plain path).
+        const outcome =
+          on.route === route && !bridge.mayRelay(req)
+            ? await runRequest(runtime, bridge, route, req, caller, hooks)
+            : await onMember(
+                route,
+                on.route,
+                async () => (await bridge.relay(on.route, on.req, caller, hooks)) ?? (await runRequest(runtime, bridge, on.route, on.req, caller, hooks)),
+              );
         if (outcome.kind === 'error') {
           channel.error(id, outcome.error, upstreamErrorStatus(outcome.error));
           return { outcome: upstreamErrorOutcome(outcome.error.code) };

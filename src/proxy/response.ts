@@ -102,9 +102,12 @@ export class ResponseChannel {
     // here once, so Fastify's serialization and hook chain would only cost time on every answer.
     // Encoded once: its length and the bytes written come from the same buffer (a large result is not scanned twice).
     const body = Buffer.from(text);
-    const headers = this.reply.getHeaders();
+    // Fastify's getHeaders builds a fresh object: completed in place.
+    const headers = this.reply.getHeaders() as OutgoingHttpHeaders;
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = body.length;
     this.reply.hijack();
-    this.reply.raw.writeHead(status, { ...(headers as OutgoingHttpHeaders), 'content-type': 'application/json', 'content-length': body.length });
+    this.reply.raw.writeHead(status, headers);
     this.reply.raw.end(body);
   }
 

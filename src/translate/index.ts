@@ -103,6 +103,7 @@ export {
   withEnvelope,
   withoutSubscriptionId,
   type HeaderParam,
+  type ModernEnvelope,
 } from './modern-upstream.js';
 export {
   DEFAULT_TASK_MODE,

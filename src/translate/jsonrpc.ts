@@ -37,6 +37,15 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * Sets `o[k] = v` as an object spread or `JSON.parse` would: an own member, `__proto__` included (a plain assignment of
+ * that key would set the prototype). For copies built member by member instead of by spread and `delete`.
+ */
+export function putOwn(o: JsonObject, k: string, v: unknown): void {
+  if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else o[k] = v as JsonObject[string];
+}
+
 function isId(value: unknown): value is RequestId {
   return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
 }

@@ -6,7 +6,7 @@
  */
 import { ErrorCode, META, MODERN_VERSION } from './constants.js';
 import { encodeHeaderValue } from './headers.js';
-import { isObject, type JsonObject, type JsonRpcNotification } from './jsonrpc.js';
+import { isObject, putOwn, type JsonObject, type JsonRpcNotification } from './jsonrpc.js';
 import type { InputRequest } from './input.js';
 import { methodPolicy } from './methods.js';
 import { TRACEPARENT, TRACESTATE, type TraceCarrier } from './trace-context.js';
@@ -189,6 +189,9 @@ export interface ModernEnvelope {
   trace?: TraceCarrier;
 }
 
+/** The `_meta` keys `withEnvelope` sets itself (a caller's own values are dropped). */
+const ENVELOPE_KEYS = new Set<string>([META.protocolVersion, META.clientCapabilities, META.clientInfo, META.logLevel, TRACEPARENT, TRACESTATE]);
+
 /**
  * Params with the per-request envelope in `_meta`. The caller's other `_meta` keys (`progressToken`, `baggage`,
  * extension keys) are kept; the reserved envelope keys are always the gateway's, so that the body agrees with the
@@ -196,14 +199,14 @@ export interface ModernEnvelope {
  * own value was read at the edge, and a malformed one is not carried on).
  */
 export function withEnvelope(params: JsonObject | undefined, envelope: ModernEnvelope): JsonObject {
-  const meta: JsonObject = isObject(params?._meta) ? { ...params._meta } : {};
-  delete meta[META.logLevel];
+  // The caller's keys copied but for those the envelope sets (no `delete`: the params are serialized next).
+  const meta: JsonObject = {};
+  const theirs = params?._meta;
+  if (isObject(theirs)) for (const k in theirs) if (Object.hasOwn(theirs, k) && !ENVELOPE_KEYS.has(k)) putOwn(meta, k, theirs[k]);
   meta[META.protocolVersion] = MODERN_VERSION;
   meta[META.clientCapabilities] = envelope.capabilities;
   meta[META.clientInfo] = envelope.clientInfo;
   if (envelope.logLevel !== undefined) meta[META.logLevel] = envelope.logLevel;
-  delete meta[TRACEPARENT];
-  delete meta[TRACESTATE];
   if (envelope.trace !== undefined) {
     meta[TRACEPARENT] = envelope.trace.traceparent;
     if (envelope.trace.tracestate !== undefined) meta[TRACESTATE] = envelope.trace.tracestate;

@@ -3,7 +3,7 @@
  * 2026-07-28 basic §Error Codes).
  */
 import { ErrorCode, META, MODERN_VERSION, TASKS_EXTENSION } from './constants.js';
-import { isObject, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
+import { isObject, putOwn, type JsonObject, type JsonRpcErrorObject } from './jsonrpc.js';
 import { methodPolicy } from './methods.js';
 import { catalogError } from './gateway-error.js';
 
@@ -85,18 +85,30 @@ function stripToolExecution(result: JsonObject): JsonObject {
  * methods, the upstream's `serverInfo` in `_meta`, legacy-only fields removed.
  */
 export function modernResult(method: string, legacy: JsonObject, opts: { serverInfo?: JsonObject; cache: CacheHints }): JsonObject {
-  let result: JsonObject = { ...legacy };
+  // Copied member by member, `_meta` set aside: no `delete` on the copy (an object a member was deleted from is slower
+  // to read and to serialize, and this result is serialized next).
+  let result: JsonObject = {};
+  for (const k in legacy) if (k !== '_meta' && Object.hasOwn(legacy, k)) putOwn(result, k, legacy[k]);
   if (method === 'tools/list') result = stripToolExecution(result);
   result.resultType = 'complete';
   if (methodPolicy(method).cacheable) {
     if (typeof result.ttlMs !== 'number') result.ttlMs = opts.cache.ttlMs;
     if (result.cacheScope !== 'public' && result.cacheScope !== 'private') result.cacheScope = opts.cache.scope;
   }
-  const meta: JsonObject = isObject(result._meta) ? { ...result._meta } : {};
-  delete meta[META.relatedTask];
-  if (opts.serverInfo && meta[META.serverInfo] === undefined) meta[META.serverInfo] = opts.serverInfo;
-  if (Object.keys(meta).length > 0) result._meta = meta;
-  else delete result._meta;
+  const meta: JsonObject = {};
+  let metaMembers = 0;
+  if (isObject(legacy._meta)) {
+    for (const k in legacy._meta) {
+      if (k === META.relatedTask || !Object.hasOwn(legacy._meta, k)) continue;
+      putOwn(meta, k, legacy._meta[k]);
+      metaMembers++;
+    }
+  }
+  if (opts.serverInfo && meta[META.serverInfo] === undefined) {
+    meta[META.serverInfo] = opts.serverInfo;
+    metaMembers++;
+  }
+  if (metaMembers > 0) result._meta = meta;
   return result;
 }
 

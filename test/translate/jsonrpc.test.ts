@@ -5,6 +5,7 @@ import {
   isErrorResponse,
   isNotification,
   isObject,
+  putOwn,
   isRequest,
   isResponse,
   paramsOf,
@@ -31,6 +32,16 @@ t.test('isObject', async (t) => {
     [true, false],
   ];
   for (const [v, want] of table) t.equal(isObject(v), want, JSON.stringify(v) ?? String(v));
+});
+
+t.test('putOwn sets an own member, __proto__ included, as JSON.parse does', async (t) => {
+  const parsed = JSON.parse('{"a":1,"__proto__":{"polluted":true}}') as Record<string, unknown>;
+  const copy: Record<string, unknown> = {};
+  for (const k of Object.keys(parsed)) putOwn(copy, k, parsed[k]);
+  t.same(Object.keys(copy), ['a', '__proto__']);
+  t.equal(Object.getPrototypeOf(copy), Object.prototype, 'the prototype is untouched');
+  t.equal((copy as { polluted?: boolean }).polluted, undefined);
+  t.equal(JSON.stringify(copy), '{"a":1,"__proto__":{"polluted":true}}');
 });
 
 t.test('message classification', async (t) => {

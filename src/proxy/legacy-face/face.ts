@@ -246,19 +246,19 @@ export class LegacyFace {
       release();
       const ms = Date.now() - started;
       if (traced) annotateTrace(traced, { ...logged, errorCode: spanErrorCode(outcome) });
-      if (logs)
-        request.log.info(
-          {
-            method: body.method,
-            era: logged.member ? 'pass-through' : 'legacy-face',
-            upstream: logged.member ?? s.route.name,
-            ...(logged.taskId ? { taskId: logged.taskId } : {}),
-            outcome: outcomeText(outcome),
-            ms,
-            ...(traced ? { traceId: traced.traceId } : {}),
-          },
-          'mcp request',
-        );
+      if (logs) {
+        // Member by member, as the modern face's line: no conditional objects spread in.
+        const line: Record<string, unknown> = {
+          method: body.method,
+          era: logged.member ? 'pass-through' : 'legacy-face',
+          upstream: logged.member ?? s.route.name,
+        };
+        if (logged.taskId) line.taskId = logged.taskId;
+        line.outcome = outcomeText(outcome);
+        line.ms = ms;
+        if (traced) line.traceId = traced.traceId;
+        request.log.info(line, 'mcp request');
+      }
       recordRequest(request, {
         upstream: logged.member ?? s.route.name,
         method: body.method,

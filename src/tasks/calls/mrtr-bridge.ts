@@ -35,6 +35,7 @@ import {
   type JsonRpcResponse,
   type LayerLogger,
   type ModernRequest,
+  type CacheHints,
   Tally,
   catalogError,
 } from '../../translate/index.js';
@@ -174,6 +175,9 @@ function invalidState(detail: string): InvalidRequestStateError {
   return new InvalidRequestStateError(detail);
 }
 
+/** The cache hints of an MRTR retry's result. */
+const NO_CACHE: CacheHints = { ttlMs: 0, scope: 'private' };
+
 /** A legacy response → the modern outcome of a request that was forwarded as it is. */
 export function plainOutcome(route: UpstreamRoute, req: ModernRequest, m: JsonRpcResponse, resumed: boolean, raw?: string): Outcome {
   if ('error' in m) {
@@ -182,11 +186,10 @@ export function plainOutcome(route: UpstreamRoute, req: ModernRequest, m: JsonRp
   }
   const identity = route.upstream.knownIdentity;
   const upstream = isObject(m.result) ? m.result : {};
-  const result = modernResult(req.method, upstream, {
-    ...(identity ? { serverInfo: identity.serverInfo } : {}),
-    // 2026-07-28 server/utilities/caching: results of MRTR retries MUST NOT be cached.
-    cache: resumed ? { ttlMs: 0, scope: 'private' } : route.cache,
-  });
+  // 2026-07-28 server/utilities/caching: results of MRTR retries MUST NOT be cached.
+  const opts: { serverInfo?: JsonObject; cache: CacheHints } = { cache: resumed ? NO_CACHE : route.cache };
+  if (identity) opts.serverInfo = identity.serverInfo;
+  const result = modernResult(req.method, upstream, opts);
   // A tool's result changes only at its top level: written from the upstream's own text (a large result is not
   // serialized again), when the answer was that one message.
   const text = raw !== undefined && req.method === 'tools/call' ? splicedResult(raw, upstream, result) : undefined;
@@ -221,6 +224,11 @@ export class MrtrBridge {
     return this.opts.bus?.instanceId ?? 'local';
   }
 
+  /** Whether `req` may be a retry whose held call another instance holds (`relay` has something to look at). */
+  mayRelay(req: ModernRequest): boolean {
+    return req.policy.kind === 'forward-input' && req.requestState !== undefined && this.opts.bus !== undefined;
+  }
+
   /**
    * A retry whose call another instance holds: relayed there whole and answered with its outcome; `undefined` when
    * the retry is this instance's to serve (no state, a state this instance holds, or one it refuses itself).
@@ -229,7 +237,7 @@ export class MrtrBridge {
    */
   async relay(route: UpstreamRoute, req: ModernRequest, caller: CallerContext, hooks: ForwardHooks): Promise<Outcome | undefined> {
     const { bus, sealer } = this.opts;
-    if (!bus || !sealer || req.policy.kind !== 'forward-input' || req.requestState === undefined) return undefined;
+    if (!bus || !sealer || !this.mayRelay(req) || req.requestState === undefined) return undefined;
     const decoded = decodeRequestState(req.requestState, this.opts.stateKey, Date.now(), { sub: caller.principal, method: req.method, name: nameOf(req) });
     if (!decoded.ok || decoded.value.inst === bus.instanceId) return undefined;
     const holder = decoded.value.inst;

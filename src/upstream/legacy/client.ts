@@ -38,6 +38,7 @@ import type {
 } from '../client.js';
 import { SessionExpiredError, UpstreamHttpError, UpstreamTaskLostError, UpstreamUnavailableError } from '../errors.js';
 import type { LegacyCall } from './call.js';
+import type { Handover } from './pool-handover.js';
 import type { LegacySession } from './session.js';
 import { LegacyUpstreamTask, type LegacyTaskSession } from './task.js';
 import type { ExchangeStop } from '../http.js';
@@ -60,15 +61,20 @@ function traced(
 }
 
 /** What `send` makes, the CLIENT span of its call ended with the call's final event (or with the failure to send). */
-async function spanned<R>(trace: ClientTrace, send: () => Promise<R>, callOf: (r: R) => LegacyCall = (r) => r as unknown as LegacyCall): Promise<R> {
+function spanned<R>(trace: ClientTrace, send: () => Promise<R>, callOf: (r: R) => LegacyCall = (r) => r as unknown as LegacyCall): Promise<R> {
+  // Without a tracer there is no span to end: the send's own promise (no async frame around it).
+  return trace.span ? spannedSend(trace.span, send, callOf) : send();
+}
+
+async function spannedSend<R>(span: NonNullable<ClientTrace['span']>, send: () => Promise<R>, callOf: (r: R) => LegacyCall): Promise<R> {
   let r: R;
   try {
     r = await send();
   } catch (e) {
-    if (trace.span) endClientSpan(trace.span, { kind: 'failure', error: e instanceof Error ? e : new Error(String(e)) });
+    endClientSpan(span, { kind: 'failure', error: e instanceof Error ? e : new Error(String(e)) });
     throw e;
   }
-  if (trace.span) callOf(r).traceWith(trace.span);
+  callOf(r).traceWith(span);
   return r;
 }
 
@@ -152,7 +158,9 @@ export class LegacyUpstreamClient implements UpstreamClient {
     // A task-augmented request is never cancelled with notifications/cancelled (2025-11-25
     // basic/utilities/cancellation, Behavior Requirements): its answer is awaited, and a task it created cancelled.
     // One span for the call, a retry on a fresh session (the first one was gone upstream) included.
-    const handover = { ...(caller.logLevel !== undefined ? { logLevel: caller.logLevel } : {}), ...(opts?.patient ? { patient: true } : {}) };
+    const handover: Handover = {};
+    if (caller.logLevel !== undefined) handover.logLevel = caller.logLevel;
+    if (opts?.patient) handover.patient = true;
     const { value: call, hold } = await spanned(
       t.trace,
       () => this.pool.withHeldSession(key, (s) => s.request(method, t.params, undefined, t.trace.carrier), signal, handover),

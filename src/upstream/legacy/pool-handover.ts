@@ -25,9 +25,9 @@ export interface HandedSlot {
 /**
  * Resets what 2025-11-25 lets a client reset when a session passes to `holder` from someone else: a server that
  * asked for roots gets `notifications/roots/list_changed` (it asks again, and the question goes to the new holder),
- * and the holder's log level is set when it differs from the session's.
+ * and the holder's log level is set when it differs from the session's. Returns what to wait for, if anything.
  */
-export async function handOver(slot: HandedSlot, holder: string, handover: Handover | undefined): Promise<void> {
+export function handOver(slot: HandedSlot, holder: string, handover: Handover | undefined): Promise<unknown> | undefined {
   const s = slot.session;
   const previous = slot.holder;
   slot.holder = holder;
@@ -41,5 +41,6 @@ export async function handOver(slot: HandedSlot, holder: string, handover: Hando
     slot.logLevel = level;
     steps.push(s.setLogLevel(level));
   }
-  if (steps.length > 0) await Promise.all(steps);
+  // Nothing to wait for, most checkouts: no promise (the checkout goes on in the same turn).
+  return steps.length > 0 ? Promise.all(steps) : undefined;
 }

@@ -55,6 +55,7 @@ import {
   withoutSubscriptionId,
   type Era,
   type HeaderParam,
+  type ModernEnvelope,
   type JsonObject,
   type JsonRpcNotification,
   type JsonRpcResponse,
@@ -343,25 +344,18 @@ export class ModernUpstreamClient implements UpstreamClient {
     controller: AbortController,
     toolParams: HeaderParam[] = [],
   ): Promise<AsyncIterable<unknown> | Iterable<unknown>> {
-    const body = {
-      jsonrpc: '2.0',
-      id,
-      method,
-      params: withEnvelope(params, {
-        capabilities: caller.capabilities,
-        clientInfo: caller.clientInfo ?? this.opts.clientInfo,
-        ...(caller.logLevel !== undefined ? { logLevel: caller.logLevel } : {}),
-        ...(caller.trace !== undefined ? { trace: caller.trace } : {}),
-      }),
-    };
-    const headers: Record<string, string> = {
-      ...this.staticHeaders,
-      ...(caller.authorization ? { authorization: caller.authorization } : {}),
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...modernHeaders(method, params),
-      ...(toolParams.length > 0 ? paramHeaders(toolParams, params?.arguments) : {}),
-    };
+    // Built member by member (every call passes here: no conditional objects spread in).
+    const envelope: ModernEnvelope = { capabilities: caller.capabilities, clientInfo: caller.clientInfo ?? this.opts.clientInfo };
+    if (caller.logLevel !== undefined) envelope.logLevel = caller.logLevel;
+    if (caller.trace !== undefined) envelope.trace = caller.trace;
+    const body = { jsonrpc: '2.0', id, method, params: withEnvelope(params, envelope) };
+    // Later members win, as in the spread this replaces: the static headers, the caller's credentials, ours.
+    const headers: Record<string, string> = { ...this.staticHeaders };
+    if (caller.authorization) headers.authorization = caller.authorization;
+    headers['content-type'] = 'application/json';
+    headers.accept = 'application/json, text/event-stream';
+    Object.assign(headers, modernHeaders(method, params));
+    if (toolParams.length > 0) Object.assign(headers, paramHeaders(toolParams, params?.arguments));
     // The same context in the headers as in `_meta` (2026-07-28 basic §General fields › `_meta`), for what reads
     // the transport's (a proxy, an HTTP instrumentation).
     if (caller.trace) setTraceHeaders(headers, caller.trace);
