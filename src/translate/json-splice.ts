@@ -5,14 +5,9 @@
  * the largest cost of the translated path's large answers (docs/performance.md). The text was parsed whole already
  * (it is valid JSON): the scan below only finds member boundaries, skipping string contents with `indexOf`.
  */
-import { stringEnd } from './json-depth.js';
+import { CLOSE_ARRAY, CLOSE_OBJECT, nestEnd, OPEN_ARRAY, OPEN_OBJECT, QUOTE, stringEnd } from './json-depth.js';
 import type { JsonObject } from './jsonrpc.js';
 
-const QUOTE = 0x22; // "
-const OPEN_OBJECT = 0x7b; // {
-const CLOSE_OBJECT = 0x7d; // }
-const OPEN_ARRAY = 0x5b; // [
-const CLOSE_ARRAY = 0x5d; // ]
 const COMMA = 0x2c; // ,
 const COLON = 0x3a; // :
 
@@ -48,20 +43,7 @@ function afterString(text: string, open: number): number {
 function afterValue(text: string, at: number): number {
   const c = text.charCodeAt(at);
   if (c === QUOTE) return afterString(text, at);
-  if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-    let depth = 0;
-    for (let i = at; i < text.length; i++) {
-      const d = text.charCodeAt(i);
-      if (d === QUOTE) {
-        i = afterString(text, i) - 1;
-        if (i < 0) return -1;
-      } else if (d === OPEN_OBJECT || d === OPEN_ARRAY) depth++;
-      else if (d === CLOSE_OBJECT || d === CLOSE_ARRAY) {
-        if (--depth === 0) return i + 1;
-      }
-    }
-    return -1;
-  }
+  if (c === OPEN_OBJECT || c === OPEN_ARRAY) return nestEnd(text, at);
   // A number, true, false or null: up to the next delimiter.
   let i = at;
   while (i < text.length) {

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { jsonTooDeep } from '../../src/translate/index.js';
-import { stringEnd } from '../../src/translate/json-depth.js';
+import { CLOSE_ARRAY, CLOSE_OBJECT, nestEnd, OPEN_ARRAY, OPEN_OBJECT, QUOTE, stringEnd } from '../../src/translate/json-depth.js';
 
 /** The nesting depth of a parsed value, computed the obvious (recursive) way. */
 function depthOf(v: unknown): number {
@@ -61,4 +61,34 @@ t.test('stringEnd: the quote closing a string, escaped quotes and backslashes ho
   t.equal(text.slice(5, stringEnd(text, 5) + 1), '"x\\"y\\\\"', 'past the escaped quote, at the quote after an escaped backslash');
   t.equal(stringEnd('"never', 0), -1);
   t.equal(stringEnd('""', 0), 1);
+});
+
+t.test('the bytes the scans look for are the characters they name', async (t) => {
+  t.equal(String.fromCharCode(OPEN_OBJECT, CLOSE_OBJECT, OPEN_ARRAY, CLOSE_ARRAY, QUOTE), '{}[]"');
+});
+
+t.test('nestEnd: just past the object or array opened at `from`, brackets inside strings skipped; -1 when never closed', async (t) => {
+  const text = '{"a":[1,{"b":"]}"}],"c":{}} tail';
+  t.equal(nestEnd(text, 0), text.indexOf(' tail'), 'the whole object');
+  t.equal(text.slice(5, nestEnd(text, 5)), '[1,{"b":"]}"}]', 'a nested array, past the brackets in its string');
+  t.equal(nestEnd('[[]', 0), -1, 'never closed');
+  t.equal(nestEnd('["]', 0), -1, 'a string never closed');
+  t.equal(nestEnd('[[[]]]', 0, 2), -2, 'deeper than the bound');
+  t.equal(nestEnd('[[]]', 0, 2), 4, 'as deep as the bound');
+  t.equal(nestEnd(']][]', 0), -1, 'a close below depth 0 goes negative, so the text ends first');
+});
+
+t.test('property: nestEnd finds the end of any JSON object or array, wherever it starts', async (t) => {
+  const container = fc.oneof(
+    fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 4 }),
+    fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 }),
+  );
+  fc.assert(
+    fc.property(container, fc.string({ maxLength: 5 }), (v, tail) => {
+      const text = `  ${JSON.stringify(v)}${tail}`;
+      return nestEnd(text, 2) === 2 + JSON.stringify(v).length;
+    }),
+    { numRuns: 300 },
+  );
+  t.pass('300 values');
 });
