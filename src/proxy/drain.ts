@@ -10,17 +10,16 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { catalogAnswer, isObject } from '../translate/index.js';
 import type { TaskRuntime } from '../tasks/index.js';
+import { InFlight } from '../upstream/index.js';
 
 /** How long a shutdown waits for the last writes to open streams to be flushed before connections are closed. */
 const STREAM_FLUSH_MS = 1_000;
 
-/** A response not ended yet: a node of the drain's list. */
+/** A response not ended yet: a value of the drain's list. */
 interface OpenResponse {
   readonly res: ServerResponse;
   /** A notification stream (not waited for). */
   stream: boolean;
-  prev: OpenResponse | undefined;
-  next: OpenResponse | undefined;
 }
 
 declare module 'fastify' {
@@ -40,9 +39,9 @@ export class EdgeDrain {
    * its throughput (docs/performance.md). The likely cause: the `Map` is rehashed every few dozen requests, each table
    * it leaves behind still points to the responses open at that moment, and once such a table sits in V8's old space
    * the young collections keep whatever it points to until a full collection finds it dead. An entry is unlinked, and
-   * its own links cleared, when its response closes.
+   * its own links cleared, when its response closes (`InFlight`, the list the modern upstream client keeps its exchanges in).
    */
-  private head: OpenResponse | undefined;
+  private readonly open = new InFlight<OpenResponse>();
   private readonly waiters = new Set<() => void>();
 
   /** Registers the hooks; call first, so that a refusal during a drain runs before any other hook. */
@@ -60,12 +59,11 @@ export class EdgeDrain {
         return;
       }
       // A 2025-11-25 GET is the session's notification stream (2025-11-25 basic/transports §Listening for Messages).
-      const entry: OpenResponse = { res: reply.raw, stream: request.method === 'GET', prev: undefined, next: this.head };
-      if (this.head) this.head.prev = entry;
-      this.head = entry;
+      const entry: OpenResponse = { res: reply.raw, stream: request.method === 'GET' };
+      const node = this.open.add(entry);
       request.gwOpen = entry;
       reply.raw.once('close', () => {
-        this.unlink(entry);
+        this.open.remove(node);
         this.wake();
       });
       done();
@@ -78,14 +76,6 @@ export class EdgeDrain {
     });
   }
 
-  private unlink(entry: OpenResponse): void {
-    if (entry.prev) entry.prev.next = entry.next;
-    else if (this.head === entry) this.head = entry.next;
-    if (entry.next) entry.next.prev = entry.prev;
-    entry.prev = undefined;
-    entry.next = undefined;
-  }
-
   /** Whether a drain has begun. */
   get active(): boolean {
     return this.draining;
@@ -94,7 +84,7 @@ export class EdgeDrain {
   /** Requests in flight that the drain waits for (notification streams excluded). */
   get inFlight(): number {
     let n = 0;
-    for (let e = this.head; e; e = e.next) if (!e.stream) n++;
+    for (const e of this.open.values()) if (!e.stream) n++;
     return n;
   }
 
@@ -126,10 +116,8 @@ export class EdgeDrain {
    */
   async endOpen(boundMs: number): Promise<void> {
     const flushing: Array<Promise<void>> = [];
-    // Collected first: ending a response may unlink it (its close) while the list is walked.
-    const open: ServerResponse[] = [];
-    for (let e = this.head; e; e = e.next) open.push(e.res);
-    for (const res of open) {
+    // Collected first (values): ending a response may unlink it (its close) while the list is walked.
+    for (const { res } of this.open.values()) {
       if (!res.headersSent || res.writableEnded || res.destroyed) continue;
       flushing.push(new Promise<void>((resolve) => res.once('close', () => resolve())));
       // Whoever still writes to it (a relayed upstream stream, a handler finishing late) writes after its end: an

@@ -1,8 +1,8 @@
 /**
- * The exchanges a client has in flight, for its `close()` to abort them: an intrusive list, not a `Set`. A `Set` added
- * to and deleted from per request keeps rehashed tables that point at requests in flight, which promotes them out of
- * V8's young generation (docs/performance.md, the drain's `Map`); a node is unlinked, its links cleared, when its
- * exchange ends.
+ * What is in flight (a client's exchanges, for its `close()` to abort them; the edge's open responses, for a drain):
+ * an intrusive list, not a `Set`. A `Set` added to and deleted from per request keeps rehashed tables that point at
+ * requests in flight, which promotes them out of V8's young generation (docs/performance.md, the drain's `Map`); a
+ * node is unlinked, its links cleared, when its exchange ends.
  */
 export class InFlight<T> {
   private head: Node<T> | undefined;
@@ -23,6 +23,13 @@ export class InFlight<T> {
     if (node.next) node.next.prev = node.prev;
     node.prev = undefined;
     node.next = undefined;
+  }
+
+  /** Every value, newest first, as an array: the list itself is unchanged (a value may be removed while the array is walked). */
+  values(): T[] {
+    const out: T[] = [];
+    for (let n = this.head; n; n = n.next) out.push(n.value);
+    return out;
   }
 
   /** Takes every value out, newest first (the list is empty after). */

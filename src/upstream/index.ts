@@ -28,6 +28,7 @@ export type {
 } from './client.js';
 export { LegacyUpstreamClient } from './legacy/client.js';
 export { InputLedger } from './input-ledger.js';
+export { InFlight } from './in-flight.js';
 export { PolledTask, type PolledTaskOptions } from './polled-task.js';
 export { ModernUpstreamClient } from './modern/client.js';
 export { StdioHost, type StdioHostStatus } from './stdio/host.js';
