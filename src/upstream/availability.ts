@@ -175,8 +175,8 @@ export class UpstreamAvailability {
 
   /**
    * The eras a client of `clientEra` is served by when they are known without asking anything (`eras` and
-   * `legacyEras` would resolve to them at once), else `undefined`: the request path then awaits those. Saves every
-   * request a promise while the upstream is known.
+   * `legacyEras` start here and resolve to them at once), else `undefined`: the request path then awaits those. Saves
+   * every request a promise while the upstream is known.
    */
   knownEras(clientEra: Era): UpstreamEras | undefined {
     const known = this.known;
@@ -196,8 +196,10 @@ export class UpstreamAvailability {
    * when that probe is refused too, the caller gets a `refused` answer that is not remembered (see REFUSED).
    */
   eras(authorization?: string): Promise<UpstreamEras> {
+    // A 2026-07-28 client's reading: known and not down (the 2025-11-25 side is legacyEras' question).
+    const known = this.knownEras('modern');
+    if (known) return Promise.resolve(known);
     if (this.down) return Promise.reject(this.downError(this.down));
-    if (this.known) return Promise.resolve(this.known);
     if (this.refused && !this.pending) return this.probeWith(authorization);
     return this.probeNow().then((eras) => (eras.refused ? this.probeWith(authorization) : eras));
   }
@@ -209,6 +211,8 @@ export class UpstreamAvailability {
    */
   async legacyEras(authorization?: string): Promise<UpstreamEras> {
     this.legacyNeeded = true;
+    const known = this.knownEras('legacy');
+    if (known) return known;
     const eras = await this.eras(authorization);
     const ask = this.opts.probeLegacy;
     if (!eras.legacyUnasked || !ask) return eras;
