@@ -298,8 +298,14 @@ function specFor(p: PathDef, size: Size, conns: number, durationMs: number): Loa
 
 /** One leg's measurement in one round. */
 type Cell = LoadResult;
-/** results[size][conns][path] = one Cell per round. */
+/**
+ * results[size][conns][path] = one Cell per round; results[size][TAIL][path]: the same path's 16-connection leg again
+ * under the hrtime engine, for a sub-millisecond p99 under load (autocannon's is whole milliseconds).
+ */
 type PathResults = Record<Size, Record<number, Partial<Record<PathKey, Cell[]>>>>;
+/** The key of the 16-connection hrtime legs in `PathResults` (a connection count no leg uses). */
+const TAIL = -16;
+const TAIL_CONNS = 16;
 
 function checkClean(what: string, r: LoadResult, warmUp = false): void {
   // A warm-up may end before a slow leg's first answer on a loaded machine; a measured leg must have answers.
@@ -315,7 +321,7 @@ function checkClean(what: string, r: LoadResult, warmUp = false): void {
 const legDuration = (p: PathDef): number => (QUICK && p.key === 'gw-ml-anon' ? Math.max(DURATION_MS, 750) : DURATION_MS);
 
 async function runPaths(loader: Loader, paths: PathDef[]): Promise<PathResults> {
-  const results = Object.fromEntries(SIZES.map((s) => [s, Object.fromEntries(CONNS.map((c) => [c, {}]))])) as PathResults;
+  const results = Object.fromEntries(SIZES.map((s) => [s, Object.fromEntries([...CONNS, TAIL].map((c) => [c, {}]))])) as PathResults;
   // One unreported pass over every leg: a cold process otherwise charges JIT warm-up to whichever leg runs first.
   for (const size of SIZES) for (const p of paths) checkClean(`warm-up ${p.label}`, await loader.run(specFor(p, size, 16, WARMUP_MS)), true);
   for (let round = 0; round < ROUNDS; round++) {
@@ -325,6 +331,10 @@ async function runPaths(loader: Loader, paths: PathDef[]): Promise<PathResults> 
           const r = await loader.run(specFor(p, size, conns, legDuration(p)));
           checkClean(`${p.label}, ${size}, ${conns} conns`, r);
           ((results[size][conns]![p.key] ??= []) as Cell[]).push(r);
+          if (conns !== TAIL_CONNS) continue;
+          const tail = await loader.run({ ...specFor(p, size, conns, legDuration(p)), engine: 'hrtime' });
+          checkClean(`${p.label}, ${size}, ${conns} conns (hrtime)`, tail);
+          ((results[size][TAIL]![p.key] ??= []) as Cell[]).push(tail);
         }
       }
       process.stdout.write(`paths: round ${round + 1}/${ROUNDS}, ${size} done (load ${load()})\n`);
@@ -339,8 +349,8 @@ function pathTables(paths: PathDef[], results: PathResults): string {
     const at = (conns: number, key: PathKey) => results[size][conns]?.[key] ?? [];
     const cols = CONNS.filter((c) => c > 1);
     md += `\n### \`tools/call\`, ${size === 'small' ? 'small result (`greet`)' : '100 KB result (`big`)'}\n\n`;
-    md += `| path | 1 conn p50 ms | 1 conn p99 ms | p50 added over direct, ms | 1 conn req/s |${cols.map((c) => ` ${c} conns req/s | × plain proxy (${c}) |`).join('')}\n`;
-    md += `|---|---:|---:|---:|---:|${cols.map(() => '---:|---:|').join('')}\n`;
+    md += `| path | 1 conn p50 ms | 1 conn p99 ms | p50 added over direct, ms | 1 conn req/s |${cols.map((c) => ` ${c} conns req/s | × plain proxy (${c}) |`).join('')} ${TAIL_CONNS} conns p99 ms | p99 × plain proxy's (${TAIL_CONNS}) |\n`;
+    md += `|---|---:|---:|---:|---:|${cols.map(() => '---:|---:|').join('')}---:|---:|\n`;
     for (const p of paths) {
       const one = at(1, p.key);
       const direct = at(1, p.direct);
@@ -352,11 +362,16 @@ function pathTables(paths: PathDef[], results: PathResults): string {
         const ratio = p.key === 'proxy' ? [] : mine.map((r, i) => r.rps / (proxy[i]?.rps ?? NaN));
         row += ` ${int(median(mine.map((r) => r.rps)))} | ${ratio.length ? `${fixed(median(ratio), 2)}×${spread(ratio, 2)}` : ''} |`;
       }
+      // Lower is better here: a path's p99 over the plain proxy's in the same round.
+      const tail = at(TAIL, p.key);
+      const proxyTail = at(TAIL, 'proxy');
+      const tailRatio = p.key === 'proxy' ? [] : tail.map((r, i) => r.p99 / (proxyTail[i]?.p99 ?? NaN));
+      row += ` ${fixed(median(tail.map((r) => r.p99)), 2)} | ${tailRatio.length ? `${fixed(median(tailRatio), 2)}×${spread(tailRatio, 2)}` : ''} |`;
       md += `${row}\n`;
     }
   }
   const longer = paths.filter((p) => legDuration(p) !== DURATION_MS);
-  md += `\nMedians over ${ROUNDS} round(s) of ${DURATION_MS / 1000} s per leg${longer.length ? ` (${longer.map((p) => `${p.label}: ${legDuration(p) / 1000} s`).join('; ')})` : ''}; ratios and differences are computed within each round, then the median taken (range over the rounds in parentheses). 1-connection legs: undici Pool + \`process.hrtime.bigint()\` (sub-millisecond p50); more connections: autocannon (throughput; its latencies are whole milliseconds, so not shown). p50 added: the path's p50 minus the p50 of the direct path to the same upstream, in the same round. The gateways run at LOG_LEVEL=${LOG_LEVEL}, as users run them, logging to a file${paths.some((p) => p.key === 'gw-ml-quiet') ? '; the LOG_LEVEL=warn row is the translated path without the per-request log lines, for their cost' : ''}.\n`;
+  md += `\nMedians over ${ROUNDS} round(s) of ${DURATION_MS / 1000} s per leg${longer.length ? ` (${longer.map((p) => `${p.label}: ${legDuration(p) / 1000} s`).join('; ')})` : ''}; ratios and differences are computed within each round, then the median taken (range over the rounds in parentheses). 1-connection legs: undici Pool + \`process.hrtime.bigint()\` (sub-millisecond p50); more connections: autocannon (throughput; its latencies are whole milliseconds, so not shown); the ${TAIL_CONNS}-connection p99 comes from a leg of its own right after the autocannon one, the same load under the hrtime engine (one request in flight per connection), and its ratio is the path's p99 over the plain proxy's in the same round (lower is better). p50 added: the path's p50 minus the p50 of the direct path to the same upstream, in the same round. The gateways run at LOG_LEVEL=${LOG_LEVEL}, as users run them, logging to a file${paths.some((p) => p.key === 'gw-ml-quiet') ? '; the LOG_LEVEL=warn row is the translated path without the per-request log lines, for their cost' : ''}.\n`;
   return md;
 }
 
