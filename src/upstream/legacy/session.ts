@@ -446,7 +446,9 @@ export class LegacySession {
     }, this.opts.timeoutMs);
     try {
       const { messages, text } = await whole;
-      if (!(await this.relay(messages, call, id, text))) throw new UpstreamUnavailableError(CLOSED_EARLY);
+      // Relayed in this turn when nothing in it waits (a ping to answer does): no async iteration of an array.
+      const relayed = messages.some(isPing) ? await this.relay(messages, call, id, text) : this.relayNow(messages, call, id, text);
+      if (!relayed) throw new UpstreamUnavailableError(CLOSED_EARLY);
     } catch (cause) {
       call.push({ kind: 'failure', error: failureOf(cause, late, this.opts.timeoutMs) });
     } finally {
@@ -496,26 +498,34 @@ export class LegacySession {
     });
   }
 
+  /** `relay` for messages read whole, none of them a ping: synchronously. */
+  private relayNow(messages: readonly unknown[], call: LegacyCall, id: RequestId, raw?: string): boolean {
+    for (const m of messages) if (this.relayOne(m, call, id, raw)) return true;
+    return false;
+  }
+
+  /** Relays one message that needs no answer to `call`; returns whether it was the call's response. */
+  private relayOne(m: unknown, call: LegacyCall, id: RequestId, raw?: string): boolean {
+    if (isResponse(m)) {
+      if (m.id !== id) return false;
+      call.push(raw === undefined ? { kind: 'response', message: m } : { kind: 'response', message: m, raw });
+      return true;
+    }
+    if (isRequest(m)) {
+      if (m.method === 'roots/list') this.rootsAsked = true;
+      call.push({ kind: 'request', message: m });
+    } else if (isNotification(m)) call.push({ kind: 'notification', message: m });
+    return false;
+  }
+
   /** Relays one connection's messages to `call`; returns whether the call's response came. */
   private async relay(messages: AsyncIterable<unknown> | Iterable<unknown>, call: LegacyCall, id: RequestId, raw?: string): Promise<boolean> {
     for await (const m of messages) {
-      if (isResponse(m)) {
-        if (m.id === id) {
-          call.push(raw === undefined ? { kind: 'response', message: m } : { kind: 'response', message: m, raw });
-          return true;
-        }
+      if (isPing(m)) {
+        await this.respond(m.id, { result: {} }).catch(logFailure(this.log, 'debug', 'ping on a call stream not answered'));
         continue;
       }
-      if (isRequest(m)) {
-        if (m.method === 'ping') {
-          await this.respond(m.id, { result: {} }).catch(logFailure(this.log, 'debug', 'ping on a call stream not answered'));
-          continue;
-        }
-        if (m.method === 'roots/list') this.rootsAsked = true;
-        call.push({ kind: 'request', message: m });
-        continue;
-      }
-      if (isNotification(m)) call.push({ kind: 'notification', message: m });
+      if (this.relayOne(m, call, id, raw)) return true;
     }
     return false;
   }
@@ -603,6 +613,11 @@ export class LegacySession {
 
 /** Why a call failed whose stream ended without its response and could not be resumed. */
 const CLOSED_EARLY = 'upstream closed the stream before answering';
+
+/** A `ping` from the server on a call's stream, answered by the session. */
+function isPing(m: unknown): m is JsonRpcRequest {
+  return isRequest(m) && m.method === 'ping';
+}
 
 /** What a call's answer that broke off becomes: a message refused as unusable says so; one cut off at `timeoutMs` is late. */
 function failureOf(cause: unknown, late: boolean, timeoutMs: number): Error {

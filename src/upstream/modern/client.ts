@@ -78,8 +78,8 @@ import type {
 } from '../client.js';
 import { InFlight } from '../in-flight.js';
 import { fetchFailure, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.js';
-import { exchange, parseUpstreamJson, WholeMessages, type UpstreamResponse } from '../http.js';
-import { abortReason, ModernCall, raceSignal, readResponse } from './call.js';
+import { exchange, parseUpstreamJson, WholeMessages, type ExchangeStop, type UpstreamResponse } from '../http.js';
+import { abortReason, CallStop, ModernCall, raceSignal, readResponse } from './call.js';
 import { sameHeaderParams, ToolHeaders } from './tool-headers.js';
 import { startClientTrace } from '../tracing.js';
 import { ModernUpstreamTask } from './task.js';
@@ -143,7 +143,7 @@ export class ModernUpstreamClient implements UpstreamClient {
   /** The `Mcp-Param-*` header declarations of the upstream's tools, learned from its `tools/list`. */
   private readonly tools: ToolHeaders;
   /** Every exchange in flight, so that `close()` can abort them. */
-  private readonly inFlight = new InFlight<AbortController>();
+  private readonly inFlight = new InFlight<{ abort(reason?: unknown): void }>();
   private nextId = 1;
   private closed = false;
 
@@ -209,24 +209,25 @@ export class ModernUpstreamClient implements UpstreamClient {
     signal: AbortSignal | undefined,
     asTask: boolean,
   ): Promise<UpstreamCall> {
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(signal?.reason);
+    const stop = new CallStop();
+    const onAbort = () => stop.abort(signal?.reason);
     if (signal?.aborted) onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
-    const flying = this.inFlight.add(controller);
+    const flying = this.inFlight.add(stop);
     const settle = () => {
       signal?.removeEventListener('abort', onAbort);
       this.inFlight.remove(flying);
     };
     const id = this.nextId++;
-    const call = new ModernCall(id, controller);
+    const call = new ModernCall(id, stop);
     // One CLIENT span per call: its MRTR retries and a HeaderMismatch retry are exchanges of the same call.
     const traced = startClientTrace(caller.trace, this.name, method, params);
     const sender = traced.carrier === caller.trace ? caller : { ...caller, trace: traced.carrier };
     call.traceWith(traced.span);
     try {
-      const toolParams = method === 'tools/call' ? await this.tools.paramsFor(caller, params, controller.signal) : [];
-      const first = await this.exchange(sender, method, params, id, controller, toolParams);
+      // A tool whose headers are known needs no wait (and no signal).
+      const toolParams = method === 'tools/call' ? (this.tools.knownParams(params) ?? (await this.tools.paramsFor(caller, params, stop))) : [];
+      const first = await this.exchange(sender, method, params, id, stop, toolParams);
       void this.drive(call, sender, method, params, first, id, toolParams, asTask).finally(settle);
       return call;
     } catch (e) {
@@ -266,11 +267,11 @@ export class ModernUpstreamClient implements UpstreamClient {
           // §Client Behavior: on a HeaderMismatch, re-read the tool's schema and retry once if its headers changed.
           if (response.error.code === ErrorCode.HeaderMismatch && method === 'tools/call' && !headersRelearned) {
             headersRelearned = true;
-            const relearned = await this.tools.paramsFor(caller, params, call.signal, true);
+            const relearned = await this.tools.paramsFor(caller, params, call.stop, true);
             if (!sameHeaderParams(relearned, headerParams)) {
               headerParams = relearned;
               id = this.nextId++;
-              messages = await this.exchange(caller, method, sent, id, call.controller, headerParams);
+              messages = await this.exchange(caller, method, sent, id, call.stop, headerParams);
               continue;
             }
           }
@@ -278,7 +279,7 @@ export class ModernUpstreamClient implements UpstreamClient {
           if (!versionRetried && refusedListingOurVersion(response.error)) {
             versionRetried = true;
             id = this.nextId++;
-            messages = await this.exchange(caller, method, sent, id, call.controller, headerParams);
+            messages = await this.exchange(caller, method, sent, id, call.stop, headerParams);
             continue;
           }
           call.push({ kind: 'response', message: { ...response, id: call.requestId } });
@@ -324,7 +325,7 @@ export class ModernUpstreamClient implements UpstreamClient {
         round++;
         sent = retryParams(params, answers, input.value.requestState);
         id = this.nextId++;
-        messages = await this.exchange(caller, method, sent, id, call.controller, headerParams);
+        messages = await this.exchange(caller, method, sent, id, call.stop, headerParams);
       }
     } catch (e) {
       call.push({ kind: 'failure', error: e instanceof Error ? e : new Error(String(e)) });
@@ -341,7 +342,7 @@ export class ModernUpstreamClient implements UpstreamClient {
     method: string,
     params: JsonObject | undefined,
     id: RequestId,
-    controller: AbortController,
+    stop: AbortSignal | ExchangeStop,
     toolParams: HeaderParam[] = [],
   ): Promise<AsyncIterable<unknown> | Iterable<unknown>> {
     // Built member by member (every call passes here: no conditional objects spread in).
@@ -366,11 +367,11 @@ export class ModernUpstreamClient implements UpstreamClient {
         method: 'POST',
         headers,
         body: JSON.stringify(body),
-        signal: controller.signal,
+        signal: stop,
         headersTimeoutMs: this.opts.timeoutMs,
       });
     } catch (cause) {
-      throw failureOf(cause, controller.signal);
+      throw failureOf(cause, stop);
     }
     if (res.ok) {
       // A JSON answer of declared length is read whole here (no async generators between its body and the call); a
@@ -395,7 +396,7 @@ export class ModernUpstreamClient implements UpstreamClient {
     const clear = deadline(controller, this.opts.timeoutMs);
     const id = this.nextId++;
     try {
-      const messages = await this.exchange(caller, method, params, id, controller);
+      const messages = await this.exchange(caller, method, params, id, controller.signal);
       try {
         for await (const m of messages) if (isResponse(m) && (m.id === id || m.id === null)) return m;
       } catch (cause) {
@@ -440,7 +441,7 @@ export class ModernUpstreamClient implements UpstreamClient {
       'upstream did not acknowledge subscriptions/listen in time',
     );
     try {
-      it = asAsync(await this.exchange(caller, 'subscriptions/listen', { notifications: { ...filter } }, id, controller))[Symbol.asyncIterator]();
+      it = asAsync(await this.exchange(caller, 'subscriptions/listen', { notifications: { ...filter } }, id, controller.signal))[Symbol.asyncIterator]();
       while (accepted === undefined) {
         let step: IteratorResult<unknown>;
         try {
@@ -547,7 +548,7 @@ function deadline(controller: AbortController, ms: number, what = 'upstream did 
 }
 
 /** The error for a failed fetch or read: the timeout (with its cause), the abort reason, or unreachable. */
-function failureOf(cause: unknown, signal: AbortSignal): Error {
+function failureOf(cause: unknown, signal: { readonly aborted: boolean; readonly reason: unknown }): Error {
   if (signal.aborted) return abortReason(signal, cause);
   return fetchFailure(cause);
 }

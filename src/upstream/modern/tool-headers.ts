@@ -37,6 +37,14 @@ export class ToolHeaders {
     this.maxTools = maxTools ?? DEFAULT_MAX_TOOLS;
   }
 
+  /** The header parameters of the tool a `tools/call` names when they are known and fresh (no list to read); else `undefined`. */
+  knownParams(params: JsonObject | undefined): HeaderParam[] | undefined {
+    const name = params?.name;
+    if (typeof name !== 'string') return [];
+    const known = this.tools.get(name);
+    return known && known.expires > Date.now() ? (known.params ?? []) : undefined;
+  }
+
   /**
    * The header parameters of the tool a `tools/call` names, from the learned schemas; an unknown or stale tool
    * makes the client read `tools/list` first (shared by concurrent calls, bounded by `timeoutMs`). Best effort:
@@ -44,14 +52,16 @@ export class ToolHeaders {
    * Schemas are learned per upstream, not per caller: a caller shown another schema for the same tool name is
    * covered by the HeaderMismatch re-read in the client's `drive`.
    */
-  async paramsFor(caller: UpstreamCaller, params: JsonObject | undefined, signal: AbortSignal, force = false): Promise<HeaderParam[]> {
+  async paramsFor(caller: UpstreamCaller, params: JsonObject | undefined, stop: { readonly signal: AbortSignal }, force = false): Promise<HeaderParam[]> {
     const name = params?.name;
     if (typeof name !== 'string') return [];
-    const known = this.tools.get(name);
-    if (known && known.expires > Date.now() && !force) return known.params ?? [];
+    const known = force ? undefined : this.knownParams(params);
+    if (known) return known;
     this.pending ??= this.read(caller).finally(() => {
       this.pending = undefined;
     });
+    // The call's signal is asked for only here, where the call waits (`stop` makes one on demand).
+    const signal = stop.signal;
     try {
       await raceSignal(this.pending, signal);
     } catch (e) {
