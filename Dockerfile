@@ -28,6 +28,10 @@ RUN tar -xzf /tmp/gateway.tgz --strip-components=1 -C /app \
  && rm /tmp/gateway.tgz /tmp/package-lock.json \
  && npm cache clean --force
 USER node
+# A larger young generation for V8 (docs/performance.md § Large answers at high concurrency): with the default one, 64
+# answers of 100 KB in flight promote garbage to the old generation and cost twice the CPU per call. Up to about 100 MB
+# more resident under such load. A NODE_OPTIONS of your own replaces this one: keep the flag in it.
+ENV NODE_OPTIONS="--max-semi-space-size=32"
 EXPOSE 8080
 # Reachable from outside the container only on every interface (the gateway's own default is loopback). Bound to a
 # non-loopback address, the Host/Origin checks admit anything unless server.allowedHosts/allowedOrigins are set
